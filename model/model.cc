@@ -1,0 +1,25 @@
+#include "model/model.h"
+
+#include <algorithm>
+
+namespace splitbrain::model {
+
+Model::Model(std::string name, std::vector<Layer> layers)
+    : name_(std::move(name)), layers_(std::move(layers)), graph_(layers_.size()) {
+  for (size_t consumer = 0; consumer < layers_.size(); ++consumer) {
+    for (int producer : layers_[consumer].inputs) boost::add_edge(static_cast<size_t>(producer), consumer, graph_);
+  }
+}
+
+int Model::find(std::string_view layer_name) const {
+  auto it = std::find_if(layers_.begin(), layers_.end(), [&](const Layer& l) { return l.name == layer_name; });
+  return it == layers_.end() ? -1 : static_cast<int>(it - layers_.begin());
+}
+
+int64_t Model::parameter_count() const {
+  int64_t total = 0;
+  for (const Layer& layer : layers_) total += layer.cost.params;
+  return total;
+}
+
+}  // namespace splitbrain::model

@@ -1,0 +1,142 @@
+#pragma once
+// Operator kinds and their attributes. An op's attributes are exactly the fields a user can set
+// in a model file; everything else (shapes, parameter counts, FLOPs) is derived from them.
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "model/shape.h"
+
+namespace splitbrain::model {
+
+enum class OpKind {
+  input,
+  conv2d,
+  linear,
+  maxpool,
+  avgpool,
+  adaptive_avgpool,
+  relu,
+  gelu,
+  dropout,
+  flatten,
+  batchnorm,
+  layernorm,
+  add,
+  concat,
+  embedding,
+  matmul,
+  self_attention,
+  softmax_cross_entropy,
+};
+
+// Training data fed to the network. `shape` is per sample. Token inputs hold integer ids
+// (stored as int32) instead of values of the model's dtype.
+struct InputAttrs {
+  Shape shape;
+  bool tokens = false;
+  friend bool operator==(const InputAttrs&, const InputAttrs&) = default;
+};
+
+struct Conv2dAttrs {
+  int64_t out_channels = 0;
+  Size2 kernel;
+  Size2 stride{1, 1};
+  Size2 padding{0, 0};
+  Size2 dilation{1, 1};
+  int64_t groups = 1;
+  bool bias = true;
+  friend bool operator==(const Conv2dAttrs&, const Conv2dAttrs&) = default;
+};
+
+// y = x W^T + b over the last dimension of x. With `tied_to` the weight is the table of the
+// named embedding layer (GPT's output head); it is then counted once, at the embedding.
+struct LinearAttrs {
+  int64_t in_features = 0;  // 0 = take it from the input; the built model always has it set
+  int64_t out_features = 0;
+  bool bias = true;
+  std::string tied_to;
+  friend bool operator==(const LinearAttrs&, const LinearAttrs&) = default;
+};
+
+// maxpool and avgpool. Padding of average pooling counts the padded zeros (PyTorch's default).
+struct Pool2dAttrs {
+  Size2 kernel;
+  Size2 stride;  // PyTorch's default is the kernel size
+  Size2 padding{0, 0};
+  bool ceil_mode = false;
+  friend bool operator==(const Pool2dAttrs&, const Pool2dAttrs&) = default;
+};
+
+// Global average pooling is output_size {1, 1}.
+struct AdaptiveAvgPoolAttrs {
+  Size2 output_size{1, 1};
+  friend bool operator==(const AdaptiveAvgPoolAttrs&, const AdaptiveAvgPoolAttrs&) = default;
+};
+
+struct DropoutAttrs {
+  double probability = 0.5;
+  friend bool operator==(const DropoutAttrs&, const DropoutAttrs&) = default;
+};
+
+// batchnorm normalises each channel (dimension 0 of the per-sample shape) over batch and space;
+// layernorm normalises the last dimension. Both have a learned scale and shift.
+struct NormAttrs {
+  double epsilon = 1e-5;
+  friend bool operator==(const NormAttrs&, const NormAttrs&) = default;
+};
+
+// Joins inputs along a per-sample dimension (0 = channels for images).
+struct ConcatAttrs {
+  int64_t axis = 0;
+  friend bool operator==(const ConcatAttrs&, const ConcatAttrs&) = default;
+};
+
+// Looks up rows of a table of num_embeddings x embedding_dim. With `positional` the rows are the
+// positions 0..T-1 of the input sequence instead of its token ids (GPT's learned positions).
+struct EmbeddingAttrs {
+  int64_t num_embeddings = 0;
+  int64_t embedding_dim = 0;
+  bool positional = false;
+  friend bool operator==(const EmbeddingAttrs&, const EmbeddingAttrs&) = default;
+};
+
+// Batched product of two inputs: [..., M, K] x [..., K, N] (or [..., N, K] with transpose_b).
+struct MatMulAttrs {
+  bool transpose_b = false;
+  friend bool operator==(const MatMulAttrs&, const MatMulAttrs&) = default;
+};
+
+// Multi-head scaled dot-product attention on a fused q|k|v input of shape [T, 3D], giving
+// [T, D]. The projections around it are ordinary linear layers.
+struct SelfAttentionAttrs {
+  int64_t heads = 0;
+  bool causal = true;
+  friend bool operator==(const SelfAttentionAttrs&, const SelfAttentionAttrs&) = default;
+};
+
+// Ops with nothing to set: relu, gelu, flatten, add, softmax_cross_entropy.
+struct NoAttrs {
+  friend bool operator==(const NoAttrs&, const NoAttrs&) = default;
+};
+
+using OpAttrs = std::variant<NoAttrs, InputAttrs, Conv2dAttrs, LinearAttrs, Pool2dAttrs,
+                             AdaptiveAvgPoolAttrs, DropoutAttrs, NormAttrs, ConcatAttrs,
+                             EmbeddingAttrs, MatMulAttrs, SelfAttentionAttrs>;
+
+// The name used in model files and tables, e.g. "conv2d".
+std::string_view op_name(OpKind kind);
+// The kind for a name, or nullopt when the name is unknown.
+std::optional<OpKind> op_kind_from_name(std::string_view name);
+// Every kind, in declaration order (for help texts and error messages).
+std::span<const OpKind> all_op_kinds();
+// The attributes a kind takes, with their defaults.
+OpAttrs default_attrs(OpKind kind);
+// How many inputs a kind takes: {min, max}; max = -1 means "any number from min up".
+std::pair<int, int> input_arity(OpKind kind);
+
+}  // namespace splitbrain::model

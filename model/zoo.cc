@@ -1,0 +1,133 @@
+#include "model/zoo.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <charconv>
+
+#include "model/errors.h"
+#include "model/zoo/builders.h"
+
+namespace splitbrain::model {
+namespace {
+
+std::vector<ZooOption> classes_option(int64_t classes) {
+  return {{"classes", classes, "number of output classes"}};
+}
+
+std::vector<ZooOption> gpt_options(int64_t layers, int64_t hidden, int64_t heads, int64_t sequence) {
+  return {{"layers", layers, "transformer blocks"},
+          {"hidden", hidden, "model width"},
+          {"heads", heads, "attention heads"},
+          {"seq", sequence, "sequence length (tokens per sample)"},
+          {"vocab", 50257, "vocabulary size"},
+          {"positions", std::max<int64_t>(sequence, 1024), "learned positions"}};
+}
+
+template <int Depth>
+ZooEntry vgg_entry() {
+  return {fmt::format("vgg{}", Depth), fmt::format("VGG-{}, torchvision layout, 224x224x3, 1000 classes", Depth),
+          classes_option(1000),
+          [](const std::string& name, const ZooOptions& o) { return zoo::build_vgg_imagenet(name, Depth, o.at("classes")); }};
+}
+
+template <int Depth>
+ZooEntry vgg_cifar_entry() {
+  return {fmt::format("vgg{}-cifar10", Depth),
+          fmt::format("VGG-{} conv stack on 32x32x3 + classifier 512-4096-4096-10 (SplitBrain's setting)", Depth),
+          classes_option(10),
+          [](const std::string& name, const ZooOptions& o) { return zoo::build_vgg_cifar(name, Depth, o.at("classes")); }};
+}
+
+template <int Depth>
+ZooEntry resnet_entry() {
+  return {fmt::format("resnet{}", Depth), fmt::format("ResNet-{} (v1.5), torchvision layout, 224x224x3", Depth),
+          classes_option(1000),
+          [](const std::string& name, const ZooOptions& o) { return zoo::build_resnet(name, Depth, o.at("classes")); }};
+}
+
+const std::vector<ZooEntry>& entries() {
+  static const std::vector<ZooEntry> kEntries = {
+      vgg_entry<11>(),
+      vgg_entry<13>(),
+      vgg_entry<16>(),
+      vgg_entry<19>(),
+      vgg_cifar_entry<11>(),
+      vgg_cifar_entry<16>(),
+      {"alexnet", "AlexNet, torchvision layout, 224x224x3", classes_option(1000),
+       [](const std::string& name, const ZooOptions& o) { return zoo::build_alexnet(name, o.at("classes")); }},
+      resnet_entry<18>(),
+      resnet_entry<50>(),
+      {"mlp", "multi-layer perceptron on 28x28x1 (Fashion-MNIST)",
+       {{"hidden", 512, "width of each hidden layer"}, {"layers", 2, "hidden layers"}, {"classes", 10, "classes"}},
+       zoo::build_mlp},
+      {"fashion-vgg", "small VGG-style net for 28x28x1 Fashion-MNIST: 4 convs, FC 3136-256-10", {},
+       [](const std::string& name, const ZooOptions&) { return zoo::build_fashion_vgg(name); }},
+      {"gpt", "GPT-2-style transformer; set its size with options", gpt_options(12, 768, 12, 1024), zoo::build_gpt},
+      {"gpt2-small", "GPT-2 small: 12 layers, 768 wide, 12 heads, 1024 tokens, tied embeddings",
+       gpt_options(12, 768, 12, 1024), zoo::build_gpt},
+      {"gpt3-175b", "GPT-3 175B shape: 96 layers, 12288 wide, 96 heads, 2048 tokens",
+       gpt_options(96, 12288, 96, 2048), zoo::build_gpt},
+  };
+  return kEntries;
+}
+
+const ZooEntry* find_entry(std::string_view name) {
+  for (const ZooEntry& entry : entries()) {
+    if (entry.name == name) return &entry;
+  }
+  return nullptr;
+}
+
+std::string_view spec_name(std::string_view spec) { return spec.substr(0, spec.find(':')); }
+
+// "k=v,k=v" -> options, starting from the entry's defaults.
+ZooOptions parse_options(const ZooEntry& entry, std::string_view spec) {
+  ZooOptions options;
+  for (const ZooOption& option : entry.options) options[option.name] = option.default_value;
+  const size_t colon = spec.find(':');
+  if (colon == std::string_view::npos) return options;
+
+  std::vector<std::string> known;
+  for (const ZooOption& option : entry.options) known.push_back(option.name);
+  std::string_view rest = spec.substr(colon + 1);
+  while (!rest.empty()) {
+    const std::string_view item = rest.substr(0, rest.find(','));
+    rest = item.size() < rest.size() ? rest.substr(item.size() + 1) : std::string_view{};
+    const size_t eq = item.find('=');
+    const std::string_view key = item.substr(0, eq);
+    const auto it = options.find(key);
+    if (it == options.end()) {
+      throw ModelError(fmt::format("zoo model '{}': unknown option '{}' (options: {})", entry.name, key,
+                                   known.empty() ? "none" : fmt::format("{}", fmt::join(known, ", "))));
+    }
+    const std::string_view value = eq == std::string_view::npos ? std::string_view{} : item.substr(eq + 1);
+    int64_t parsed = 0;
+    const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), parsed);
+    if (value.empty() || error != std::errc{} || end != value.data() + value.size() || parsed <= 0) {
+      throw ModelError(fmt::format("zoo model '{}': option '{}' needs a positive integer, got '{}'", entry.name,
+                                   key, value));
+    }
+    it->second = parsed;
+  }
+  return options;
+}
+
+}  // namespace
+
+std::span<const ZooEntry> zoo_entries() { return entries(); }
+
+bool is_zoo_spec(std::string_view spec) { return find_entry(spec_name(spec)) != nullptr; }
+
+Model build_zoo_model(std::string_view spec) {
+  const ZooEntry* entry = find_entry(spec_name(spec));
+  if (entry == nullptr) {
+    std::vector<std::string_view> names;
+    for (const ZooEntry& e : entries()) names.push_back(e.name);
+    throw ModelError(fmt::format("unknown zoo model '{}' (known: {})", spec_name(spec), fmt::join(names, ", ")));
+  }
+  return entry->build(std::string(spec), parse_options(*entry, spec));
+}
+
+}  // namespace splitbrain::model
