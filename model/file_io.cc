@@ -1,0 +1,73 @@
+#include "model/file_io.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "model/errors.h"
+
+namespace splitbrain {
+
+std::string read_text_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(fmt::format("{}: is a directory, not a file", path.string()));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot open: {}", path.string(), std::strerror(errno)));
+  std::ostringstream content;
+  content << in.rdbuf();
+  return content.str();
+}
+
+nlohmann::json read_json_file(const std::filesystem::path& path) {
+  const std::string text = read_text_file(path);
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // e.byte is the 1-based offset of the offending character; report it as line and column.
+    size_t line = 1, column = 1;
+    for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
+      if (text[i] == '\n') ++line, column = 1;
+      else ++column;
+    }
+    std::string reason = e.what();
+    if (const size_t colon = reason.find("syntax error"); colon != std::string::npos) reason = reason.substr(colon);
+    throw InputError(fmt::format("{}:{}:{}: not valid JSON: {}", path.string(), line, column, reason));
+  }
+}
+
+void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
+  const std::filesystem::path temporary = path.string() + fmt::format(".tmp.{}", ::getpid());
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out) throw InputError(fmt::format("{}: cannot write: {}", path.string(), std::strerror(errno)));
+    out.write(content.data(), static_cast<std::streamsize>(content.size()));
+    out.flush();
+    if (!out) {
+      std::filesystem::remove(temporary);
+      throw InputError(fmt::format("{}: write failed: {}", path.string(), std::strerror(errno)));
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(temporary, path, ec);
+  if (ec) {
+    std::filesystem::remove(temporary);
+    throw InputError(fmt::format("{}: cannot rename the finished file into place: {}", path.string(), ec.message()));
+  }
+}
+
+void write_json_output(const std::string& path, const nlohmann::json& document) {
+  const std::string text = document.dump(2) + "\n";
+  if (path == "-") {
+    std::cout << text << std::flush;
+  } else {
+    write_file_atomically(path, text);
+  }
+}
+
+}  // namespace splitbrain

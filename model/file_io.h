@@ -1,0 +1,24 @@
+#pragma once
+// Reading and writing whole files the way every splitbrain command does: errors that name the
+// file, and writes that never leave a half-written file behind (temp file, then rename).
+// Lives in model/ because it is the bottom library every other one links.
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace splitbrain {
+
+// Throws InputError("<path>: cannot open: <reason>") when the file cannot be read.
+std::string read_text_file(const std::filesystem::path& path);
+// Parses a JSON file; throws InputError naming the file and the position of a syntax error.
+nlohmann::json read_json_file(const std::filesystem::path& path);
+// Writes `content` to a temporary file next to `path`, then renames it over `path`.
+// Throws InputError naming the file when it cannot be written (a bad output path is bad input).
+void write_file_atomically(const std::filesystem::path& path, std::string_view content);
+// Writes pretty JSON to a file atomically, or to standard output when path is "-".
+void write_json_output(const std::string& path, const nlohmann::json& document);
+
+}  // namespace splitbrain

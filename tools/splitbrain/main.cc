@@ -1,0 +1,33 @@
+// The `splitbrain` command: subcommands register in commands.h; this file only parses and maps
+// failures to exit codes (0 ok, 1 internal error, 2 bad input: flag, file, model, plan, cluster).
+
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "model/errors.h"
+#include "tools/splitbrain/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "splitbrain: plan, simulate and run hybrid data/model/pipeline/spatial-parallel training.\n"
+      "Models are zoo names (see `splitbrain models`, options as name:key=value,...) or JSON model files."};
+  app.set_version_flag("--version", "splitbrain 0.1.0");
+  app.require_subcommand(1);
+  splitbrain::tools::add_models_command(app);
+  splitbrain::tools::add_inspect_command(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);  // prints help, version, or the parse error
+    return code == 0 ? 0 : 2;
+  } catch (const splitbrain::InputError& e) {
+    std::cerr << fmt::format("splitbrain: error: {}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << fmt::format("splitbrain: internal error: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}
