@@ -1,0 +1,62 @@
+#pragma once
+// Op sharding rules: for each op kind, which roles it can split (plans/layer_sharding.h) and the
+// layouts that a choice of roles gives its tensors. These are SoyBean/Tofu's "aligned tilings"
+// generalised to a mesh: split the batch (replicated weight), split the output features (weight
+// rows; input replicated), split the contraction (weight columns; output a partial sum), split
+// height or sequence (domain parallelism, halo exchange for convolutions).
+//
+// All activation shapes here are global and carry the batch dimension first: [N, C, H, W] for
+// images, [N, F] for flat features, [N, T, D] for sequences, [N, T] for token ids.
+
+#include <optional>
+#include <vector>
+
+#include "model/dtype.h"
+#include "model/model.h"
+#include "plans/collective.h"
+#include "plans/layer_sharding.h"
+#include "plans/mesh.h"
+#include "plans/tensor_layout.h"
+
+namespace splitbrain::plans {
+
+// One trainable tensor of a layer and how it is split (weights and biases are separate).
+struct ParameterShard {
+  std::vector<int64_t> global_shape;
+  TensorLayout layout;
+  int64_t local_elements = 0;
+};
+
+struct LayerLayouts {
+  std::vector<TensorLayout> inputs;           // the layout each input must arrive in
+  TensorLayout output;                        // the layout the layer produces
+  // The layout of the gradient backward produces for each input (token inputs: empty layout).
+  // It differs from `inputs` where the input was replicated over axes that split the weight
+  // rows: each rank then holds a partial sum of the input gradient.
+  std::vector<TensorLayout> input_gradients;
+  std::vector<ParameterShard> parameters;     // empty for layers without parameters
+  // Axes over which the parameter gradients must be summed (ranks that saw different samples
+  // or positions with the same weight shard).
+  std::vector<int> gradient_sync_axes;
+  // Communication inside the op, per step of the layer: halo exchange of a spatially split
+  // convolution, batchnorm statistics over a split batch.
+  std::vector<Collective> forward_internal;
+  std::vector<Collective> backward_internal;
+  // This rank's share of the layer's FLOPs (1 / the number of ranks that split the work).
+  double work_fraction = 1.0;
+};
+
+// Whether `role` may split layer `layer` at all (e.g. relu cannot take a partial input, so no
+// `in`; layernorm normalises the features, so no `out`). Structural: no sizes involved.
+bool role_allowed(const model::Layer& layer, ShardRole role);
+
+// The layouts for layer `index` of `model` split by `sharding` on `mesh`, for `batch` samples
+// (the micro-batch when pipelining). Throws PlanError naming the layer and the role when the
+// sharding is not allowed or does not divide the shapes it splits.
+LayerLayouts layer_layouts(const model::Model& model, int index, const LayerSharding& sharding, const Mesh& mesh,
+                           int64_t batch, model::DType dtype);
+
+// The global shape, batch included, of a layer's output.
+std::vector<int64_t> activation_shape(const model::Layer& layer, int64_t batch);
+
+}  // namespace splitbrain::plans

@@ -1,0 +1,63 @@
+#pragma once
+// A plan: everything `splitbrain run` needs to train a model on a mesh, and everything
+// `splitbrain simulate` needs to predict it. The plan file (plans/plan_json.h) is its text form.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/dtype.h"
+#include "model/model.h"
+#include "plans/layer_sharding.h"
+#include "plans/mesh.h"
+
+namespace splitbrain::plans {
+
+enum class PipelineSchedule { gpipe, one_f_one_b };
+enum class OptimizerKind { sgd_momentum, adam };
+
+struct OptimizerConfig {
+  OptimizerKind kind = OptimizerKind::sgd_momentum;
+  double learning_rate = 0.01;
+  double momentum = 0.9;        // sgd_momentum
+  double beta1 = 0.9;           // adam
+  double beta2 = 0.999;         // adam
+  double epsilon = 1e-8;        // adam
+  double weight_decay = 0.0;
+  friend bool operator==(const OptimizerConfig&, const OptimizerConfig&) = default;
+};
+
+// Optimizer-state bytes per parameter element (fp32 state whatever the model dtype):
+// momentum 4, Adam 8 (first and second moments).
+int64_t optimizer_state_bytes_per_parameter(OptimizerKind kind);
+
+struct Plan {
+  std::string model_spec;                   // zoo spec or model file path, as written in the plan
+  std::shared_ptr<const model::Model> model;
+  int64_t global_batch = 1;                 // samples per optimizer step, over all ranks
+  model::DType dtype = model::DType::fp32;
+  Mesh mesh{{{"data", 1}}};
+
+  // One entry per model layer, in model order: which mesh axes split which role of the layer.
+  std::vector<LayerSharding> layers;
+
+  // Pipeline: the mesh axis whose coordinate is the stage (-1: no pipeline), the stage of
+  // each layer (non-decreasing in model order), micro-batches per step and their schedule.
+  int pipe_axis = -1;
+  std::vector<int> stage_of_layer;
+  int micro_batches = 1;
+  PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+
+  OptimizerConfig optimizer;
+  bool recompute_activations = false;  // keep only stage inputs; recompute in backward
+  int zero_stage = 0;                  // 0 off; 1 optimizer state, 2 + gradients, 3 + parameters
+  // Gradient synchronisation starts bucket by bucket while backward still runs.
+  bool overlap_gradient_sync = true;
+  int64_t gradient_bucket_bytes = 25'000'000;
+
+  int stage_count() const;
+  int64_t micro_batch_size() const { return global_batch / micro_batches; }
+};
+
+}  // namespace splitbrain::plans
