@@ -1,0 +1,145 @@
+#include "plans/compiled_plan.h"
+
+#include <fmt/format.h>
+
+#include "model/statistics.h"
+#include "plans/plan_error.h"
+#include "plans/redistribution.h"
+#include "plans/transfers.h"
+
+namespace splitbrain::plans {
+namespace {
+
+int64_t total_local_elements(const LayerLayouts& layouts) {
+  int64_t elements = 0;
+  for (const ParameterShard& p : layouts.parameters) elements += p.local_elements;
+  return elements;
+}
+
+int64_t round_up(int64_t value, int64_t multiple) { return (value + multiple - 1) / multiple * multiple; }
+
+Collective flat_collective(CollectiveKind kind, const Mesh& mesh, const std::vector<int>& axes, int64_t buffer_bytes,
+                           int64_t element_bytes) {
+  Collective c;
+  c.kind = kind;
+  c.axes = axes;
+  c.group_size = mesh.group_size(axes);
+  c.dim = kind == CollectiveKind::all_reduce ? -1 : 0;  // a flat buffer: its only dimension
+  c.buffer_bytes = buffer_bytes;
+  c.element_bytes = element_bytes;
+  return c;
+}
+
+InputTransfer compile_input(const Plan& plan, const std::vector<CompiledLayer>& layers, int consumer, int position) {
+  const model::Model& net = *plan.model;
+  const model::Layer& layer = net.layer(consumer);
+  const int producer = layer.inputs[static_cast<size_t>(position)];
+  const CompiledLayer& from = layers[static_cast<size_t>(producer)];
+  const CompiledLayer& to = layers[static_cast<size_t>(consumer)];
+  const std::vector<int64_t> shape = activation_shape(net.layer(producer), plan.micro_batch_size());
+  const int64_t element_bytes = model::output_element_bytes(net.layer(producer), plan.dtype);
+
+  InputTransfer transfer;
+  transfer.producer = producer;
+  transfer.input_position = position;
+  if (from.stage != to.stage) {
+    transfer.forward_send =
+        pipeline_send(plan.mesh, plan.pipe_axis, from.stage, to.stage, from.layouts.output, shape, element_bytes);
+  }
+  const TensorLayout& needed = to.layouts.inputs[static_cast<size_t>(position)];
+  transfer.forward = redistribute(from.layouts.output, needed, plan.mesh, shape, element_bytes);
+
+  // A gradient flows back when the producer, or something before it, has parameters.
+  transfer.gradient_flows = layer.needs_input_gradient;
+  if (transfer.gradient_flows) {
+    const TensorLayout& produced = to.layouts.input_gradients[static_cast<size_t>(position)];
+    transfer.backward = redistribute(produced, from.layouts.output, plan.mesh, shape, element_bytes);
+    if (from.stage != to.stage) {
+      transfer.backward_send =
+          pipeline_send(plan.mesh, plan.pipe_axis, to.stage, from.stage, from.layouts.output, shape, element_bytes);
+    }
+  }
+  return transfer;
+}
+
+std::vector<GradientBucket> compile_buckets(const Plan& plan, const std::vector<CompiledLayer>& layers) {
+  const int64_t element_bytes = gradient_element_bytes(plan);
+  std::vector<GradientBucket> buckets;
+  auto close = [&](GradientBucket& bucket) {
+    if (bucket.layers.empty()) return;
+    const int group = plan.mesh.group_size(bucket.axes);
+    if (group > 1) {
+      if (plan.zero_stage == 0) {
+        bucket.padded_elements = bucket.elements;
+        bucket.reduction = {flat_collective(CollectiveKind::all_reduce, plan.mesh, bucket.axes,
+                                            bucket.elements * element_bytes, element_bytes)};
+      } else {
+        bucket.padded_elements = round_up(bucket.elements, group);
+        const int64_t bytes = bucket.padded_elements * element_bytes;
+        bucket.reduction = {flat_collective(CollectiveKind::reduce_scatter, plan.mesh, bucket.axes, bytes, element_bytes)};
+        // Stages 1 and 2 keep whole parameters, so the updated slices are gathered back; stage 3
+        // keeps only the slice and gathers per layer when it is needed (CompiledLayer).
+        if (plan.zero_stage < 3) {
+          bucket.gather = {flat_collective(CollectiveKind::all_gather, plan.mesh, bucket.axes, bytes, element_bytes)};
+        }
+      }
+      buckets.push_back(bucket);
+    }
+    bucket = GradientBucket{};
+  };
+
+  GradientBucket open;
+  for (int i = static_cast<int>(layers.size()) - 1; i >= 0; --i) {
+    const CompiledLayer& layer = layers[static_cast<size_t>(i)];
+    const int64_t elements = total_local_elements(layer.layouts);
+    if (elements == 0) continue;
+    const bool fits = open.layers.empty() || (open.stage == layer.stage && open.axes == layer.layouts.gradient_sync_axes &&
+                                              open.elements * element_bytes < plan.gradient_bucket_bytes);
+    if (!fits) close(open);
+    if (open.layers.empty()) {
+      open.stage = layer.stage;
+      open.axes = layer.layouts.gradient_sync_axes;
+    }
+    open.layers.push_back(i);
+    open.elements += elements;
+  }
+  close(open);
+  return buckets;
+}
+
+}  // namespace
+
+int64_t gradient_element_bytes(const Plan& plan) { return model::bytes_per_element(plan.dtype); }
+
+CompiledPlan compile_plan(const Plan& plan) {
+  const model::Model& net = *plan.model;
+  if (static_cast<int>(plan.layers.size()) != net.size()) {
+    throw PlanError(fmt::format("plan: {} layer shardings for a model of {} layers", plan.layers.size(), net.size()));
+  }
+  if (plan.micro_batches < 1 || plan.global_batch % plan.micro_batches != 0) {
+    throw PlanError(fmt::format("plan: micro_batches {} must divide the batch {}", plan.micro_batches, plan.global_batch));
+  }
+  CompiledPlan compiled;
+  compiled.micro_batch = plan.micro_batch_size();
+  compiled.layers.resize(static_cast<size_t>(net.size()));
+  for (int i = 0; i < net.size(); ++i) {
+    CompiledLayer& layer = compiled.layers[static_cast<size_t>(i)];
+    layer.stage = plan.stage_of_layer.empty() ? 0 : plan.stage_of_layer[static_cast<size_t>(i)];
+    layer.layouts = layer_layouts(net, i, plan.layers[static_cast<size_t>(i)], plan.mesh, compiled.micro_batch, plan.dtype);
+    for (int position = 0; position < static_cast<int>(net.layer(i).inputs.size()); ++position) {
+      layer.inputs.push_back(compile_input(plan, compiled.layers, i, position));
+    }
+    const int64_t elements = total_local_elements(layer.layouts);
+    const int group = plan.mesh.group_size(layer.layouts.gradient_sync_axes);
+    if (plan.zero_stage == 3 && elements > 0 && group > 1) {
+      const int64_t bytes = round_up(elements, group) * model::bytes_per_element(plan.dtype);
+      layer.parameter_gathers = {
+          flat_collective(CollectiveKind::all_gather, plan.mesh, layer.layouts.gradient_sync_axes, bytes,
+                          model::bytes_per_element(plan.dtype))};
+    }
+  }
+  compiled.buckets = compile_buckets(plan, compiled.layers);
+  return compiled;
+}
+
+}  // namespace splitbrain::plans

@@ -1,0 +1,66 @@
+#pragma once
+// A plan made concrete: for every layer its layouts and the exact communication around it, and
+// the gradient buckets. This is THE list the simulator costs and the executor runs, so the bytes
+// each rank sends are predicted exactly; everything here is per micro-batch unless it says
+// otherwise (gradient buckets are once per step).
+
+#include <optional>
+#include <vector>
+
+#include "plans/collective.h"
+#include "plans/op_sharding.h"
+#include "plans/plan.h"
+
+namespace splitbrain::plans {
+
+// How one input of a layer gets to it, and how its gradient gets back.
+struct InputTransfer {
+  int producer = -1;        // layer index
+  int input_position = 0;   // which input of the consumer
+  // Forward: when the producer sits on an earlier pipeline stage, its output (in the producer's
+  // layout) is first sent to the consumer's stage; then it is redistributed there into the
+  // layout the consumer needs.
+  std::optional<Collective> forward_send;
+  std::vector<Collective> forward;
+  // Backward (only when the producer needs a gradient): the gradient the consumer produced is
+  // redistributed into the producer's output layout on the consumer's stage, then sent back.
+  std::vector<Collective> backward;
+  std::optional<Collective> backward_send;
+  bool gradient_flows = false;
+};
+
+struct CompiledLayer {
+  int stage = 0;
+  LayerLayouts layouts;
+  std::vector<InputTransfer> inputs;
+  // ZeRO stage 3: parameters are gathered before forward and again before backward.
+  std::vector<Collective> parameter_gathers;
+};
+
+// Parameters whose gradients are synchronised by one collective: consecutive in backward order
+// (reverse model order), on one stage, with the same synchronisation axes, filling up to the
+// plan's bucket size. With ZeRO stage >= 1 a bucket is reduce-scattered, the optimizer updates
+// each rank's slice, and the updated slices are all-gathered back.
+struct GradientBucket {
+  int stage = 0;
+  std::vector<int> layers;           // layer indices, in backward order
+  int64_t elements = 0;              // local gradient elements in the bucket (before padding)
+  int64_t padded_elements = 0;       // rounded up so a reduce-scatter splits evenly
+  std::vector<int> axes;             // synchronisation axes
+  std::vector<Collective> reduction; // all_reduce, or reduce_scatter (ZeRO >= 1)
+  std::vector<Collective> gather;    // all_gather of updated parameters (ZeRO >= 1)
+};
+
+struct CompiledPlan {
+  int64_t micro_batch = 0;
+  std::vector<CompiledLayer> layers;       // one per model layer
+  std::vector<GradientBucket> buckets;     // in the order backward fills them
+};
+
+// Throws PlanError (naming the layer) when a layer's sharding is invalid.
+CompiledPlan compile_plan(const Plan& plan);
+
+// Gradient element size: gradients are kept in the model dtype.
+int64_t gradient_element_bytes(const Plan& plan);
+
+}  // namespace splitbrain::plans

@@ -1,0 +1,143 @@
+// compile_plan: the communication around every layer and the gradient buckets, for the plan
+// families the planner emits.
+
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "model/zoo.h"
+#include "plans/compiled_plan.h"
+#include "plans/plan_error.h"
+
+namespace splitbrain::plans {
+namespace {
+
+Plan make_plan(const std::string& model_spec, Mesh mesh, int64_t batch,
+               const std::function<LayerSharding(const model::Layer&)>& shard) {
+  Plan plan;
+  plan.model_spec = model_spec;
+  plan.model = std::make_shared<model::Model>(model::build_zoo_model(model_spec));
+  plan.global_batch = batch;
+  plan.mesh = std::move(mesh);
+  for (const model::Layer& layer : plan.model->layers()) plan.layers.push_back(shard(layer));
+  plan.stage_of_layer.assign(plan.layers.size(), 0);
+  return plan;
+}
+
+int64_t bytes_of(const std::vector<Collective>& list) {
+  int64_t total = 0;
+  for (const Collective& c : list) total += group_bytes_sent(c);
+  return total;
+}
+
+TEST(CompiledPlan, DataParallelMovesOnlyGradients) {
+  const Plan plan = make_plan("fashion-vgg", Mesh({{"data", 2}}), 64, [](const model::Layer&) {
+    return LayerSharding{{0}, {}, {}, {}};
+  });
+  const CompiledPlan compiled = compile_plan(plan);
+  for (const CompiledLayer& layer : compiled.layers) {
+    for (const InputTransfer& input : layer.inputs) {
+      EXPECT_TRUE(input.forward.empty());
+      EXPECT_TRUE(input.backward.empty());
+    }
+  }
+  // 870,634 parameters = 3.48 MB of fp32 gradients: one bucket under the 25 MB default.
+  ASSERT_EQ(compiled.buckets.size(), 1u);
+  EXPECT_EQ(compiled.buckets[0].elements, 870'634);
+  ASSERT_EQ(compiled.buckets[0].reduction.size(), 1u);
+  EXPECT_EQ(compiled.buckets[0].reduction[0].kind, CollectiveKind::all_reduce);
+  EXPECT_EQ(compiled.buckets[0].reduction[0].buffer_bytes, 870'634 * 4);
+  EXPECT_EQ(compiled.buckets[0].layers.front(), plan.model->find("fc2"));  // backward order
+}
+
+TEST(CompiledPlan, SplitBrainGathersActivationsIntoTheShardedClassifier) {
+  // Mesh {data: 1, model: 2}: convs split the batch over both axes; fc1 and fc2 split the batch
+  // over data and their output features over model (SplitBrain's group of g = 2).
+  const Mesh mesh({{"data", 1}, {"model", 2}});
+  const Plan plan = make_plan("fashion-vgg", mesh, 64, [](const model::Layer& layer) {
+    if (layer.kind == model::OpKind::linear || layer.name == "relu5" || layer.name == "dropout1") {
+      return LayerSharding{{0}, {1}, {}, {}};
+    }
+    if (layer.kind == model::OpKind::softmax_cross_entropy) return LayerSharding{{0}, {}, {}, {}};
+    return LayerSharding{{0, 1}, {}, {}, {}};
+  });
+  const CompiledPlan compiled = compile_plan(plan);
+  const model::Model& net = *plan.model;
+
+  // flatten [64, 3136], batch split 2 ways -> fc1 wants the whole batch: all-gather on dim 0.
+  const InputTransfer& into_fc1 = compiled.layers[static_cast<size_t>(net.find("fc1"))].inputs[0];
+  ASSERT_EQ(into_fc1.forward.size(), 1u);
+  EXPECT_EQ(into_fc1.forward[0].kind, CollectiveKind::all_gather);
+  EXPECT_EQ(into_fc1.forward[0].dim, 0);
+  EXPECT_EQ(into_fc1.forward[0].buffer_bytes, 64 * 3136 * 4);
+  // Backward: fc1's input gradient is a partial sum over model; the flatten output is split on
+  // the batch over model: a reduce-scatter on dim 0.
+  ASSERT_EQ(into_fc1.backward.size(), 1u);
+  EXPECT_EQ(into_fc1.backward[0].kind, CollectiveKind::reduce_scatter);
+
+  // fc2's logits are split over model; the loss wants whole rows: all-gather on dim 1.
+  const InputTransfer& into_loss = compiled.layers[static_cast<size_t>(net.find("loss"))].inputs[0];
+  ASSERT_EQ(into_loss.forward.size(), 1u);
+  EXPECT_EQ(into_loss.forward[0].kind, CollectiveKind::all_gather);
+  EXPECT_EQ(into_loss.forward[0].dim, 1);
+
+  // fc1 -> relu5 -> dropout1 -> fc2: fc2 splits its *output* features, so it needs its input
+  // whole: all-gather of [64, 256] on dim 1 (Gholami's forward all-gather of Y).
+  const InputTransfer& into_fc2 = compiled.layers[static_cast<size_t>(net.find("fc2"))].inputs[0];
+  ASSERT_EQ(into_fc2.forward.size(), 1u);
+  EXPECT_EQ(into_fc2.forward[0].kind, CollectiveKind::all_gather);
+  EXPECT_EQ(group_bytes_sent(into_fc2.forward[0]), 2 * (64 * 256 * 4) / 2);
+
+  // Gradients: the convs sync over both axes, the classifier over data (size 1: nothing).
+  ASSERT_EQ(compiled.buckets.size(), 1u);
+  EXPECT_EQ(compiled.buckets[0].axes, (std::vector<int>{0, 1}));
+  EXPECT_EQ(compiled.buckets[0].elements, 320 + 9248 + 18496 + 36928);
+}
+
+TEST(CompiledPlan, PipelineSendsActivationsForwardAndGradientsBack) {
+  const Mesh mesh({{"pipe", 2}, {"data", 2}});
+  Plan plan = make_plan("fashion-vgg", mesh, 64, [](const model::Layer&) { return LayerSharding{{1}, {}, {}, {}}; });
+  plan.pipe_axis = 0;
+  plan.micro_batches = 4;
+  const int fc1 = plan.model->find("fc1");
+  for (int i = fc1; i < plan.model->size(); ++i) plan.stage_of_layer[static_cast<size_t>(i)] = 1;
+  const CompiledPlan compiled = compile_plan(plan);
+  EXPECT_EQ(compiled.micro_batch, 16);
+  const InputTransfer& into_fc1 = compiled.layers[static_cast<size_t>(fc1)].inputs[0];
+  ASSERT_TRUE(into_fc1.forward_send.has_value());
+  EXPECT_EQ(into_fc1.forward_send->kind, CollectiveKind::send_recv);
+  EXPECT_EQ(into_fc1.forward_send->buffer_bytes, 16 / 2 * 3136 * 4);  // this rank's half of a micro-batch
+  ASSERT_TRUE(into_fc1.backward_send.has_value());
+  EXPECT_EQ(into_fc1.backward_send->source_index, 1);
+  EXPECT_EQ(into_fc1.backward_send->destination_index, 0);
+  // One bucket per stage, each synchronised over data.
+  ASSERT_EQ(compiled.buckets.size(), 2u);
+  EXPECT_EQ(compiled.buckets[0].stage, 1);
+  EXPECT_EQ(compiled.buckets[1].stage, 0);
+}
+
+TEST(CompiledPlan, ZeroShardsTheBucketsAndPadsThem) {
+  Plan plan = make_plan("fashion-vgg", Mesh({{"data", 4}}), 64, [](const model::Layer&) {
+    return LayerSharding{{0}, {}, {}, {}};
+  });
+  plan.zero_stage = 2;
+  const CompiledPlan compiled = compile_plan(plan);
+  ASSERT_EQ(compiled.buckets.size(), 1u);
+  const GradientBucket& bucket = compiled.buckets[0];
+  EXPECT_EQ(bucket.padded_elements, 870'636);  // next multiple of 4
+  EXPECT_EQ(bucket.reduction[0].kind, CollectiveKind::reduce_scatter);
+  EXPECT_EQ(bucket.gather[0].kind, CollectiveKind::all_gather);
+  // A reduce-scatter plus an all-gather move what one all-reduce would: 2 (n-1)/n S each rank.
+  EXPECT_EQ(bytes_of(bucket.reduction) + bytes_of(bucket.gather), 4 * 2 * 3 * (870'636 * 4 / 4));
+}
+
+TEST(CompiledPlan, RejectsMicroBatchesThatDoNotDivide) {
+  Plan plan = make_plan("fashion-vgg", Mesh({{"data", 2}}), 64, [](const model::Layer&) {
+    return LayerSharding{{0}, {}, {}, {}};
+  });
+  plan.micro_batches = 5;
+  EXPECT_THROW(compile_plan(plan), PlanError);
+}
+
+}  // namespace
+}  // namespace splitbrain::plans
