@@ -24,23 +24,6 @@ std::string read_text_file(const std::filesystem::path& path) {
   return content.str();
 }
 
-nlohmann::json read_json_file(const std::filesystem::path& path) {
-  const std::string text = read_text_file(path);
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    // e.byte is the 1-based offset of the offending character; report it as line and column.
-    size_t line = 1, column = 1;
-    for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
-      if (text[i] == '\n') ++line, column = 1;
-      else ++column;
-    }
-    std::string reason = e.what();
-    if (const size_t colon = reason.find("syntax error"); colon != std::string::npos) reason = reason.substr(colon);
-    throw InputError(fmt::format("{}:{}:{}: not valid JSON: {}", path.string(), line, column, reason));
-  }
-}
-
 void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
   const std::filesystem::path temporary = path.string() + fmt::format(".tmp.{}", ::getpid());
   {

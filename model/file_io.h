@@ -13,8 +13,6 @@ namespace splitbrain {
 
 // Throws InputError("<path>: cannot open: <reason>") when the file cannot be read.
 std::string read_text_file(const std::filesystem::path& path);
-// Parses a JSON file; throws InputError naming the file and the position of a syntax error.
-nlohmann::json read_json_file(const std::filesystem::path& path);
 // Writes `content` to a temporary file next to `path`, then renames it over `path`.
 // Throws InputError naming the file when it cannot be written (a bad output path is bad input).
 void write_file_atomically(const std::filesystem::path& path, std::string_view content);

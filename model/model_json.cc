@@ -16,16 +16,20 @@ using nlohmann::json;
 
 // A 2-D size is written [h, w]; a single integer n means [n, n].
 Size2 read_size2(JsonObjectReader& fields, std::string_view key, std::optional<Size2> fallback) {
-  if (!fields.has(key)) {
-    if (!fallback) fields.required(key);  // throws "is required"
+  const json* value = fields.optional(key);
+  if (value == nullptr) {
+    if (!fallback) fields.required(key);  // throws "missing required field"
     return *fallback;
   }
-  const json& value = fields.required(key);
-  if (value.is_number_integer()) return {value.get<int64_t>(), value.get<int64_t>()};
-  if (value.is_array() && value.size() == 2 && value[0].is_number_integer() && value[1].is_number_integer()) {
-    return {value[0].get<int64_t>(), value[1].get<int64_t>()};
+  if (value->is_number()) {
+    const int64_t n = fields.required_int(key);
+    return {n, n};
   }
-  fields.fail(key, fmt::format("expected an integer or [height, width], got {}", value.dump()));
+  if (value->is_array() && value->size() == 2) {
+    const JsonArrayReader pair = fields.array(key);
+    return {pair.int_at(0), pair.int_at(1)};
+  }
+  fields.fail(key, fmt::format("expected an integer or [height, width], got {}", describe_json(*value)));
 }
 
 json size2_to_json(Size2 size) { return json::array({size.h, size.w}); }
@@ -142,7 +146,7 @@ std::string layer_where(const std::string& source, const json& layer, size_t ind
 }  // namespace
 
 Model model_from_json(const json& document, const std::string& source) {
-  JsonObjectReader top(document, source);
+  JsonObjectReader top(document, source, throwing<ModelError>);
   const std::string format = top.required_string("format");
   if (format != kModelFormatName) {
     top.fail("format", fmt::format("expected \"{}\", got \"{}\" (is this a model file?)", kModelFormatName, format));
@@ -153,15 +157,16 @@ Model model_from_json(const json& document, const std::string& source) {
                                      version));
   }
   const std::string name = top.required_string("name");
-  const json& layers = top.required("layers");
+  const JsonArrayReader layers = top.array("layers");
   top.optional_string("description", "");
   top.reject_unknown_keys();
-  if (!layers.is_array()) top.fail("layers", "expected a list of layer objects");
 
   GraphBuilder graph(name, source);
   std::string previous;
   for (size_t i = 0; i < layers.size(); ++i) {
-    JsonObjectReader fields(layers[i], layer_where(source, layers[i], i));
+    // Each layer is its own `where` ("net.json: layer 'fc'") rather than a child path
+    // ("layers[3]"): users know their layers by name.
+    JsonObjectReader fields(layers.at(i), layer_where(source, layers.at(i), i), throwing<ModelError>);
     LayerSpec spec;
     spec.name = fields.required_string("name");
     const std::string op = fields.required_string("op");
@@ -173,7 +178,8 @@ Model model_from_json(const json& document, const std::string& source) {
     }
     spec.kind = *kind;
     // A layer without "inputs" reads the layer listed just before it: plain chains stay short.
-    if (fields.has("inputs")) {
+    // optional(), not has(), so "inputs" is listed among the allowed keys in errors.
+    if (fields.optional("inputs") != nullptr) {
       spec.inputs = fields.optional_string_list("inputs");
     } else if (spec.kind != OpKind::input && !previous.empty()) {
       spec.inputs = {previous};
@@ -200,7 +206,12 @@ json model_to_json(const Model& model) {
   return {{"format", kModelFormatName}, {"version", kModelFormatVersion}, {"name", model.name()}, {"layers", layers}};
 }
 
-Model load_model_file(const std::filesystem::path& path) { return model_from_json(read_json_file(path), path.string()); }
+// Parsed strictly (duplicate keys are errors): a model file is
+// user input, and a repeated key would otherwise silently override the first.
+Model load_model_file(const std::filesystem::path& path) {
+  const std::string source = path.string();
+  return model_from_json(parse_json_strict(read_text_file(path), source, throwing<ModelError>), source);
+}
 
 void save_model_file(const Model& model, const std::filesystem::path& path) {
   write_file_atomically(path, model_to_json(model).dump(2) + "\n");

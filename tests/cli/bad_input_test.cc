@@ -26,13 +26,13 @@ TEST(CliBadInput, MalformedJson) {
 TEST(CliBadInput, UnknownOp) {
   const std::string path = model_file("unknown-op.json", R"([{"name": "data", "op": "input", "shape": [4]},
       {"name": "mystery", "op": "warp"}])");
-  expect_rejected(run_splitbrain("inspect --model " + path), path + ": layer 'mystery': field 'op': unknown op 'warp'");
+  expect_rejected(run_splitbrain("inspect --model " + path), path + ": layer 'mystery': op: unknown op 'warp'");
 }
 
 TEST(CliBadInput, UnknownKey) {
   const std::string path = model_file("unknown-key.json", R"([{"name": "data", "op": "input", "shape": [4]},
       {"name": "fc", "op": "linear", "out_features": 3, "out_feature": 3}])");
-  expect_rejected(run_splitbrain("inspect --model " + path), path + ": layer 'fc': field 'out_feature': unknown key");
+  expect_rejected(run_splitbrain("inspect --model " + path), path + ": layer 'fc': out_feature: unknown key");
 }
 
 TEST(CliBadInput, ZeroSize) {

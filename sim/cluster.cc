@@ -1,0 +1,227 @@
+#include "sim/cluster.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <stdexcept>
+#include <utility>
+
+#include "sim/cluster_error.h"
+
+namespace splitbrain::sim {
+namespace {
+
+[[noreturn]] void fail(std::string_view source, std::string_view field, std::string_view problem) {
+  throw ClusterError(fmt::format("{}: {}: {}", source, field, problem));
+}
+
+void require_positive(double value, std::string_view source, std::string_view field) {
+  // `!(value > 0)` also rejects NaN.
+  if (!(value > 0.0) || !std::isfinite(value)) fail(source, field, "must be positive and finite");
+}
+
+void validate_curve(const EfficiencyCurve& curve, std::string_view source,
+                    const std::string& path, std::string_view size_key) {
+  if (!(curve.max_efficiency > 0.0 && curve.max_efficiency <= 1.0)) {
+    fail(source, path + ".max_efficiency", "must be in (0, 1]");
+  }
+  if (!(curve.half_efficiency_size >= 0.0) || !std::isfinite(curve.half_efficiency_size)) {
+    fail(source, fmt::format("{}.{}", path, size_key), "must be non-negative and finite");
+  }
+}
+
+// Devices per unit of level `level` (1 for level -1, the device itself).
+int64_t block_size(const Cluster& cluster, int level) {
+  int64_t block = 1;
+  for (int i = 0; i <= level; ++i) block *= cluster.levels[static_cast<size_t>(i)].fan_out;
+  return block;
+}
+
+std::vector<int> devices_of(const Cluster& cluster, std::span<const int> ranks) {
+  std::vector<int> devices;
+  devices.reserve(ranks.size());
+  for (int rank : ranks) devices.push_back(device_of_rank(cluster, rank));
+  std::vector<int> sorted = devices;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+    // A group lists each member once; a repeat is a bug in the caller, not bad input.
+    throw std::invalid_argument(
+        fmt::format("cluster '{}': a communication group names the same rank or device twice",
+                    cluster.name));
+  }
+  return devices;
+}
+
+}  // namespace
+
+double Device::peak_flops_per_second(model::DType dtype) const {
+  switch (dtype) {
+    case model::DType::fp32: return peak_fp32_flops_per_second;
+    case model::DType::fp16: return peak_fp16_flops_per_second;
+    case model::DType::bf16: return peak_bf16_flops_per_second;
+  }
+  throw std::logic_error("unhandled DType");
+}
+
+const EfficiencyCurve& Device::efficiency(OpClass op_class) const {
+  switch (op_class) {
+    case OpClass::gemm: return gemm_efficiency;
+    case OpClass::conv: return conv_efficiency;
+    case OpClass::elementwise: return elementwise_efficiency;
+  }
+  throw std::logic_error("unhandled OpClass");
+}
+
+int64_t device_count(const Cluster& cluster) {
+  return block_size(cluster, static_cast<int>(cluster.levels.size()) - 1);
+}
+
+int rank_count(const Cluster& cluster) {
+  if (!cluster.placement.empty()) return static_cast<int>(cluster.placement.size());
+  // validate_cluster keeps the device count within int.
+  return static_cast<int>(device_count(cluster));
+}
+
+int device_of_rank(const Cluster& cluster, int rank) {
+  const int ranks = rank_count(cluster);
+  if (rank < 0 || rank >= ranks) {
+    throw ClusterError(fmt::format("cluster '{}': rank {} does not exist: the cluster has {} ranks",
+                                   cluster.name, rank, ranks));
+  }
+  if (cluster.placement.empty()) return rank;
+  return cluster.placement[static_cast<size_t>(rank)];
+}
+
+void validate_cluster(const Cluster& cluster, std::string_view source) {
+  if (cluster.name.empty()) fail(source, "name", "must not be empty");
+  const Device& device = cluster.device;
+  if (device.name.empty()) fail(source, "device.name", "must not be empty");
+  require_positive(device.peak_fp32_flops_per_second, source, "device.peak_flops_per_second.fp32");
+  require_positive(device.peak_fp16_flops_per_second, source, "device.peak_flops_per_second.fp16");
+  require_positive(device.peak_bf16_flops_per_second, source, "device.peak_flops_per_second.bf16");
+  if (device.memory_capacity_bytes <= 0) fail(source, "device.memory_capacity_bytes", "must be positive");
+  require_positive(device.memory_bandwidth_bytes_per_second, source,
+                   "device.memory_bandwidth_bytes_per_second");
+  for (OpClass op_class : {OpClass::gemm, OpClass::conv, OpClass::elementwise}) {
+    validate_curve(device.efficiency(op_class), source,
+                   fmt::format("device.efficiency.{}", op_class_name(op_class)), "half_efficiency_flops");
+  }
+  validate_curve(device.memory_efficiency, source, "device.memory_efficiency", "half_efficiency_bytes");
+
+  if (cluster.levels.empty()) fail(source, "levels", "must list at least one level");
+  int64_t devices = 1;
+  for (size_t i = 0; i < cluster.levels.size(); ++i) {
+    const Level& level = cluster.levels[i];
+    const std::string path = fmt::format("levels[{}]", i);
+    if (level.name.empty()) fail(source, path + ".name", "must not be empty");
+    for (size_t j = 0; j < i; ++j) {
+      if (cluster.levels[j].name == level.name) {
+        fail(source, path + ".name", fmt::format("'{}' is used by levels[{}] too", level.name, j));
+      }
+    }
+    if (level.fan_out < 1) fail(source, path + ".fan_out", "must be at least 1 (a level of zero devices)");
+    devices *= level.fan_out;
+    if (devices > INT_MAX) fail(source, path + ".fan_out", "the cluster's device count exceeds 2^31-1");
+    require_positive(level.link.bandwidth_bytes_per_second, source, path + ".link.bandwidth_bytes_per_second");
+    if (!(level.link.latency_seconds >= 0.0) || !std::isfinite(level.link.latency_seconds)) {
+      fail(source, path + ".link.latency_seconds", "must be non-negative and finite");
+    }
+  }
+
+  for (plans::CollectiveKind kind : kAlgorithmKinds) {
+    const Algorithm algorithm = cluster.algorithms.for_kind(kind);
+    if (!algorithm_supports(algorithm, kind)) {
+      fail(source, fmt::format("algorithms.{}", plans::collective_name(kind)),
+           fmt::format("algorithm '{}' does not implement {}", algorithm_name(algorithm),
+                       plans::collective_name(kind)));
+    }
+  }
+
+  if (cluster.placement.empty()) return;
+  std::vector<bool> used(static_cast<size_t>(devices), false);
+  for (size_t r = 0; r < cluster.placement.size(); ++r) {
+    const int device_index = cluster.placement[r];
+    const std::string path = fmt::format("placement[{}]", r);
+    if (device_index < 0 || device_index >= devices) {
+      fail(source, path, fmt::format("device {} does not exist (the cluster has {})", device_index, devices));
+    }
+    if (used[static_cast<size_t>(device_index)]) {
+      fail(source, path, fmt::format("device {} is given to two ranks", device_index));
+    }
+    used[static_cast<size_t>(device_index)] = true;
+  }
+}
+
+GroupShape group_shape(const Cluster& cluster, std::span<const int> ranks) {
+  const std::vector<int> devices = devices_of(cluster, ranks);
+  GroupShape shape;
+  if (devices.size() < 2) return shape;
+
+  // The spanned level is the lowest one whose unit holds every member.
+  const int levels = static_cast<int>(cluster.levels.size());
+  for (int level = 0; level < levels && shape.spanned_level < 0; ++level) {
+    const int64_t block = block_size(cluster, level);
+    const int64_t unit = devices.front() / block;
+    const bool together = std::all_of(devices.begin(), devices.end(),
+                                      [&](int d) { return d / block == unit; });
+    if (together) shape.spanned_level = level;
+  }
+
+  // fan_in[i]: distinct sub-units (level i-1) per level-i unit, maximised over units.
+  for (int level = 0; level <= shape.spanned_level; ++level) {
+    const int64_t block = block_size(cluster, level);
+    const int64_t sub_block = block_size(cluster, level - 1);
+    std::vector<std::pair<int64_t, int64_t>> units;
+    units.reserve(devices.size());
+    for (int d : devices) units.emplace_back(d / block, d / sub_block);
+    std::sort(units.begin(), units.end());
+    units.erase(std::unique(units.begin(), units.end()), units.end());
+    int best = 0;
+    for (size_t i = 0; i < units.size();) {
+      size_t j = i;
+      while (j < units.size() && units[j].first == units[i].first) ++j;
+      best = std::max(best, static_cast<int>(j - i));
+      i = j;
+    }
+    shape.fan_in.push_back(best);
+  }
+  return shape;
+}
+
+int level_spanned(const Cluster& cluster, std::span<const int> ranks) {
+  return group_shape(cluster, ranks).spanned_level;
+}
+
+Link bottleneck_link(const Cluster& cluster, const GroupShape& shape) {
+  Link slowest;
+  bool any = false;
+  for (int level = 0; level <= shape.spanned_level; ++level) {
+    if (shape.fan_in[static_cast<size_t>(level)] < 2) continue;  // no traffic at this level
+    const Link& link = cluster.levels[static_cast<size_t>(level)].link;
+    if (!any) {
+      slowest = link;
+      any = true;
+    } else {
+      slowest.bandwidth_bytes_per_second =
+          std::min(slowest.bandwidth_bytes_per_second, link.bandwidth_bytes_per_second);
+      slowest.latency_seconds = std::max(slowest.latency_seconds, link.latency_seconds);
+    }
+  }
+  if (!any) throw std::invalid_argument("bottleneck_link: the group crosses no link");
+  return slowest;
+}
+
+double achieved_flops_per_second(const Cluster& cluster, OpClass op_class, model::DType dtype,
+                                 double flops) {
+  const Device& device = cluster.device;
+  return device.peak_flops_per_second(dtype) * device.efficiency(op_class).efficiency(flops);
+}
+
+double achieved_memory_bytes_per_second(const Cluster& cluster, double bytes) {
+  const Device& device = cluster.device;
+  return device.memory_bandwidth_bytes_per_second * device.memory_efficiency.efficiency(bytes);
+}
+
+}  // namespace splitbrain::sim

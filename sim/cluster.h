@@ -1,0 +1,113 @@
+#pragma once
+// The cluster description the cost model reads: one kind of device, a hierarchy of levels
+// (innermost first) each with the link its traffic crosses, the collective algorithm per kind,
+// and how ranks are placed on devices.
+//
+// Units are in the names; GB = 1e9 everywhere. Link bandwidth is the per-device injection
+// bandwidth at that level, in one direction (e.g. NVLink3: 300e9 per A100; 8 HDR HCAs per DGX
+// node: 25e9 per GPU), because the alpha-beta formulas in collective_cost.cc charge each rank
+// for the bytes it sends.
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/dtype.h"
+#include "sim/collective_algorithm.h"
+#include "sim/efficiency.h"
+
+namespace splitbrain::sim {
+
+struct Device {
+  std::string name;  // e.g. "A100-SXM4-80GB"
+  double peak_fp32_flops_per_second = 0.0;
+  double peak_fp16_flops_per_second = 0.0;
+  double peak_bf16_flops_per_second = 0.0;
+  int64_t memory_capacity_bytes = 0;
+  double memory_bandwidth_bytes_per_second = 0.0;
+  // Compute efficiency per op class; the curve's size is the op's FLOPs.
+  EfficiencyCurve gemm_efficiency;
+  EfficiencyCurve conv_efficiency;
+  EfficiencyCurve elementwise_efficiency;
+  // Memory-bandwidth efficiency; the curve's size is the bytes an op moves to and from memory.
+  EfficiencyCurve memory_efficiency;
+
+  double peak_flops_per_second(model::DType dtype) const;
+  const EfficiencyCurve& efficiency(OpClass op_class) const;
+
+  bool operator==(const Device&) const = default;
+};
+
+struct Link {
+  double bandwidth_bytes_per_second = 0.0;  // per device, one direction
+  double latency_seconds = 0.0;             // alpha: start-up cost of one message
+
+  bool operator==(const Link&) const = default;
+};
+
+// One level of the hierarchy: `fan_out` units of the level below (devices, for the innermost
+// level) make up one unit of this level, and they talk to each other over `link`.
+struct Level {
+  std::string name;  // e.g. "node", "cluster"
+  int fan_out = 1;
+  Link link;
+
+  bool operator==(const Level&) const = default;
+};
+
+struct Cluster {
+  std::string name;
+  std::string description;
+  std::vector<std::string> sources;  // where the numbers come from
+  Device device;
+  std::vector<Level> levels;  // innermost first; at least one
+  CollectiveAlgorithms algorithms;
+  // Optional: placement[r] is the device that rank r runs on (distinct devices). Empty means
+  // rank r = device r, devices numbered node-major (device d sits in node d / fan_out[0]).
+  std::vector<int> placement;
+
+  bool operator==(const Cluster&) const = default;
+};
+
+// Product of the fan-outs.
+int64_t device_count(const Cluster& cluster);
+// Ranks the cluster can host: placement.size() if a placement is given, else device_count.
+int rank_count(const Cluster& cluster);
+// The device that `rank` runs on; throws ClusterError when the cluster has no such rank.
+int device_of_rank(const Cluster& cluster, int rank);
+
+// Checks every value rule (positive sizes and bandwidths, efficiencies in (0, 1], algorithms
+// that implement their kind, placement within range and distinct). Throws ClusterError
+// "<source>: <field path>: <problem>", with field paths as in the JSON format.
+void validate_cluster(const Cluster& cluster, std::string_view source);
+
+// The index of the outermost level whose boundary the group crosses: 0 when all ranks sit
+// inside one innermost unit (one node), 1 when they span nodes of one level-1 unit, ...
+// Returns -1 for a group of fewer than two ranks (no link is crossed).
+int level_spanned(const Cluster& cluster, std::span<const int> ranks);
+
+// How a group sits on the hierarchy; what the hierarchical algorithm and the bottleneck-link
+// rule need. fan_in[i] (i = 0..spanned_level) is the largest number of distinct level-(i-1)
+// units (devices, for i = 0) that hold group members inside one level-i unit: for 16 ranks on
+// two full DGX nodes, fan_in = {8, 2}; for one rank on each of 4 nodes, fan_in = {1, 4}.
+struct GroupShape {
+  int spanned_level = -1;
+  std::vector<int> fan_in;
+};
+GroupShape group_shape(const Cluster& cluster, std::span<const int> ranks);
+
+// The slowest link that the group's traffic actually crosses: the lowest bandwidth and the
+// highest latency among levels 0..spanned_level with fan_in > 1. Flat (non-hierarchical)
+// algorithms are costed with it, because a ring or tree step waits for its slowest hop.
+Link bottleneck_link(const Cluster& cluster, const GroupShape& shape);
+
+// peak(dtype) * efficiency(op_class, flops). For elementwise ops this is the arithmetic rate
+// only; their time is usually set by achieved_memory_bytes_per_second (take the roofline max).
+double achieved_flops_per_second(const Cluster& cluster, OpClass op_class, model::DType dtype,
+                                 double flops);
+// memory_bandwidth * memory_efficiency(bytes).
+double achieved_memory_bytes_per_second(const Cluster& cluster, double bytes);
+
+}  // namespace splitbrain::sim

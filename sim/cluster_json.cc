@@ -1,0 +1,207 @@
+#include "sim/cluster_json.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "model/json_object_reader.h"
+#include "sim/cluster_error.h"
+
+namespace splitbrain::sim {
+namespace {
+using nlohmann::json;
+
+// Every error from the shared reader is a ClusterError naming the source and the field path.
+constexpr JsonErrorFactory kClusterError = throwing<ClusterError>;
+
+EfficiencyCurve read_curve(JsonObjectReader& parent, std::string_view key, std::string_view size_key) {
+  JsonObjectReader reader = parent.object(key);
+  EfficiencyCurve curve;
+  curve.max_efficiency = reader.required_number("max_efficiency");
+  curve.half_efficiency_size = reader.required_number(size_key);
+  reader.reject_unknown_keys();
+  return curve;
+}
+
+Device read_device(JsonObjectReader& root) {
+  JsonObjectReader reader = root.object("device");
+  Device device;
+  device.name = reader.required_string("name");
+  {
+    JsonObjectReader peak = reader.object("peak_flops_per_second");
+    device.peak_fp32_flops_per_second = peak.required_number("fp32");
+    device.peak_fp16_flops_per_second = peak.required_number("fp16");
+    device.peak_bf16_flops_per_second = peak.required_number("bf16");
+    peak.reject_unknown_keys();
+  }
+  device.memory_capacity_bytes = reader.required_int("memory_capacity_bytes");
+  device.memory_bandwidth_bytes_per_second = reader.required_number("memory_bandwidth_bytes_per_second");
+  {
+    JsonObjectReader efficiency = reader.object("efficiency");
+    device.gemm_efficiency = read_curve(efficiency, "gemm", "half_efficiency_flops");
+    device.conv_efficiency = read_curve(efficiency, "conv", "half_efficiency_flops");
+    device.elementwise_efficiency = read_curve(efficiency, "elementwise", "half_efficiency_flops");
+    efficiency.reject_unknown_keys();
+  }
+  device.memory_efficiency = read_curve(reader, "memory_efficiency", "half_efficiency_bytes");
+  reader.reject_unknown_keys();
+  return device;
+}
+
+std::vector<Level> read_levels(JsonObjectReader& root) {
+  const JsonArrayReader array = root.array("levels");
+  std::vector<Level> levels;
+  for (size_t i = 0; i < array.size(); ++i) {
+    JsonObjectReader reader = array.object_at(i);
+    Level level;
+    level.name = reader.required_string("name");
+    level.fan_out = reader.required_int32("fan_out");
+    JsonObjectReader link = reader.object("link");
+    level.link.bandwidth_bytes_per_second = link.required_number("bandwidth_bytes_per_second");
+    level.link.latency_seconds = link.required_number("latency_seconds");
+    link.reject_unknown_keys();
+    reader.reject_unknown_keys();
+    levels.push_back(std::move(level));
+  }
+  return levels;
+}
+
+CollectiveAlgorithms read_algorithms(JsonObjectReader& root) {
+  JsonObjectReader reader = root.object("algorithms");
+  CollectiveAlgorithms algorithms;
+  for (plans::CollectiveKind kind : kAlgorithmKinds) {
+    const std::string_view key = plans::collective_name(kind);
+    const std::string name = reader.required_string(key);
+    const std::optional<Algorithm> algorithm = algorithm_from_name(name);
+    if (!algorithm) {
+      reader.fail(key, fmt::format("unknown algorithm '{}' (expected one of: ring, tree, "
+                                   "recursive_doubling, bruck, hierarchical, pairwise)",
+                                   name));
+    }
+    algorithms.for_kind(kind) = *algorithm;
+  }
+  reader.reject_unknown_keys();
+  return algorithms;
+}
+
+nlohmann::ordered_json curve_json(const EfficiencyCurve& curve, std::string_view size_key) {
+  nlohmann::ordered_json out;
+  out["max_efficiency"] = curve.max_efficiency;
+  out[std::string(size_key)] = curve.half_efficiency_size;
+  return out;
+}
+
+}  // namespace
+
+Cluster cluster_from_json(const json& document, std::string_view source) {
+  JsonObjectReader root(document, std::string(source), kClusterError);
+  const std::string format = root.required_string("format");
+  if (format != kClusterFormatName) {
+    root.fail("format", fmt::format("expected \"{}\", got \"{}\"", kClusterFormatName, format));
+  }
+  const int64_t version = root.required_int("version");
+  if (version != kClusterFormatVersion) {
+    root.fail("version", fmt::format("unsupported version {} (this build reads version {})", version,
+                                     kClusterFormatVersion));
+  }
+  Cluster cluster;
+  cluster.name = root.required_string("name");
+  cluster.description = root.required_string("description");
+  if (const std::optional<JsonArrayReader> sources = root.optional_array("sources")) {
+    for (size_t i = 0; i < sources->size(); ++i) cluster.sources.push_back(sources->string_at(i));
+  }
+  cluster.device = read_device(root);
+  cluster.levels = read_levels(root);
+  cluster.algorithms = read_algorithms(root);
+  if (const std::optional<JsonArrayReader> placement = root.optional_array("placement")) {
+    for (size_t i = 0; i < placement->size(); ++i) cluster.placement.push_back(placement->int32_at(i));
+  }
+  root.reject_unknown_keys();
+  validate_cluster(cluster, source);
+  return cluster;
+}
+
+Cluster parse_cluster_json(std::string_view text, std::string_view source) {
+  return cluster_from_json(parse_json_strict(text, source, kClusterError), source);
+}
+
+Cluster read_cluster_file(const std::filesystem::path& path) {
+  const std::string source = path.string();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ClusterError(fmt::format("{}: cannot open cluster file: {}", source, std::strerror(errno)));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw ClusterError(fmt::format("{}: cannot read cluster file", source));
+  return parse_cluster_json(text.str(), source);
+}
+
+}  // namespace splitbrain::sim
+
+namespace splitbrain::sim {
+
+nlohmann::ordered_json cluster_to_json(const Cluster& cluster) {
+  using nlohmann::ordered_json;
+  ordered_json out;
+  out["format"] = kClusterFormatName;
+  out["version"] = kClusterFormatVersion;
+  out["name"] = cluster.name;
+  out["description"] = cluster.description;
+  out["sources"] = cluster.sources;
+
+  const Device& device = cluster.device;
+  ordered_json device_json;
+  device_json["name"] = device.name;
+  device_json["peak_flops_per_second"] = {{"fp32", device.peak_fp32_flops_per_second},
+                                          {"fp16", device.peak_fp16_flops_per_second},
+                                          {"bf16", device.peak_bf16_flops_per_second}};
+  device_json["memory_capacity_bytes"] = device.memory_capacity_bytes;
+  device_json["memory_bandwidth_bytes_per_second"] = device.memory_bandwidth_bytes_per_second;
+  ordered_json efficiency;
+  for (OpClass op_class : {OpClass::gemm, OpClass::conv, OpClass::elementwise}) {
+    efficiency[std::string(op_class_name(op_class))] =
+        curve_json(device.efficiency(op_class), "half_efficiency_flops");
+  }
+  device_json["efficiency"] = std::move(efficiency);
+  device_json["memory_efficiency"] = curve_json(device.memory_efficiency, "half_efficiency_bytes");
+  out["device"] = std::move(device_json);
+
+  ordered_json levels = ordered_json::array();
+  for (const Level& level : cluster.levels) {
+    ordered_json level_json;
+    level_json["name"] = level.name;
+    level_json["fan_out"] = level.fan_out;
+    level_json["link"] = {{"bandwidth_bytes_per_second", level.link.bandwidth_bytes_per_second},
+                          {"latency_seconds", level.link.latency_seconds}};
+    levels.push_back(std::move(level_json));
+  }
+  out["levels"] = std::move(levels);
+
+  ordered_json algorithms;
+  for (plans::CollectiveKind kind : kAlgorithmKinds) {
+    algorithms[std::string(plans::collective_name(kind))] = algorithm_name(cluster.algorithms.for_kind(kind));
+  }
+  out["algorithms"] = std::move(algorithms);
+  if (!cluster.placement.empty()) out["placement"] = cluster.placement;
+  return out;
+}
+
+std::string cluster_json_text(const Cluster& cluster) { return cluster_to_json(cluster).dump(2) + "\n"; }
+
+void write_cluster_file(const Cluster& cluster, const std::filesystem::path& path) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) {
+    throw ClusterError(fmt::format("{}: cannot write cluster file: {}", path.string(), std::strerror(errno)));
+  }
+  out << cluster_json_text(cluster);
+  out.flush();
+  if (!out) throw ClusterError(fmt::format("{}: cannot write cluster file", path.string()));
+}
+
+}  // namespace splitbrain::sim

@@ -1,0 +1,192 @@
+#include "sim/cluster_json.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/cluster_error.h"
+#include "sim/cluster_presets.h"
+#include "test_clusters.h"
+
+namespace splitbrain::sim {
+namespace {
+using nlohmann::json;
+
+std::string write_text(const std::string& file_name, const std::string& text) {
+  const std::filesystem::path path = testing::scratch_file(file_name);
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+// A valid cluster document to break one field at a time.
+json valid_document() { return json::parse(cluster_json_text(testing::two_level_cluster())); }
+
+// Reads `document` from a file and expects a ClusterError naming the file and the field.
+void expect_error(const json& document, const std::string& field_and_problem) {
+  const std::string path = write_text("bad.json", document.dump(2));
+  try {
+    read_cluster_file(path);
+    FAIL() << "expected ClusterError containing '" << field_and_problem << "'";
+  } catch (const ClusterError& error) {
+    const std::string message = error.what();
+    EXPECT_EQ(message.rfind(path + ": ", 0), 0u) << message;  // starts with the file
+    EXPECT_NE(message.find(field_and_problem), std::string::npos) << message;
+  }
+}
+
+TEST(ClusterJson, WriteThenReadGivesAnIdenticalClusterForEveryPreset) {
+  for (const std::string& name : cluster_preset_names()) {
+    SCOPED_TRACE(name);
+    const Cluster preset = cluster_preset(name);
+    const std::filesystem::path path = testing::scratch_file(name + ".json");
+    write_cluster_file(preset, path);
+    const Cluster read_back = read_cluster_file(path);
+    EXPECT_EQ(read_back, preset);
+    EXPECT_EQ(cluster_json_text(read_back), cluster_json_text(preset));  // and the text is stable
+  }
+}
+
+TEST(ClusterJson, RoundTripKeepsPlacementAndAlgorithms) {
+  Cluster cluster = testing::two_level_cluster();
+  cluster.placement = {3, 7, 11, 15, 0};
+  cluster.algorithms = {Algorithm::bruck, Algorithm::tree, Algorithm::hierarchical, Algorithm::bruck};
+  cluster.sources = {"a", "b"};
+  cluster.device.conv_efficiency.half_efficiency_size = 0.1 + 0.2;  // a double without a short form
+  EXPECT_EQ(parse_cluster_json(cluster_json_text(cluster), "memory"), cluster);
+}
+
+TEST(ClusterJson, SourcesAndPlacementAreOptional) {
+  json document = valid_document();
+  document.erase("sources");
+  EXPECT_TRUE(parse_cluster_json(document.dump(), "doc").sources.empty());
+  EXPECT_FALSE(document.contains("placement"));  // the writer leaves an empty placement out
+}
+
+TEST(ClusterJson, IntegersMayBeWrittenInExponentForm) {
+  json document = valid_document();
+  document["device"]["memory_capacity_bytes"] = 8.589934592e10;
+  EXPECT_EQ(parse_cluster_json(document.dump(), "doc").device.memory_capacity_bytes, 85'899'345'920);
+  document["levels"][0]["fan_out"] = 2.5;
+  EXPECT_THROW(parse_cluster_json(document.dump(), "doc"), ClusterError);
+}
+
+TEST(ClusterJsonErrors, MalformedJson) {
+  const std::string path = write_text("malformed.json", R"({ "format": "splitbrain-cluster", "version": 1,)");
+  try {
+    read_cluster_file(path);
+    FAIL() << "expected ClusterError";
+  } catch (const ClusterError& error) {
+    // The position, as editors take it: "<path>:<line>:<column>: not valid JSON: ...".
+    EXPECT_EQ(std::string(error.what()).rfind(path + ":1:", 0), 0u) << error.what();
+    EXPECT_NE(std::string(error.what()).find(": not valid JSON: "), std::string::npos) << error.what();
+  }
+}
+
+TEST(ClusterJsonErrors, UnknownKey) {
+  json document = valid_document();
+  document["levels"][0]["link"]["bandwith_bytes_per_second"] = 1e9;
+  expect_error(document, "levels[0].link.bandwith_bytes_per_second: unknown key");
+}
+
+TEST(ClusterJsonErrors, UnknownTopLevelKey) {
+  json document = valid_document();
+  document["algorithm"] = "ring";
+  expect_error(document, ": algorithm: unknown key");
+}
+
+TEST(ClusterJsonErrors, MissingField) {
+  json document = valid_document();
+  document["device"].erase("memory_bandwidth_bytes_per_second");
+  expect_error(document, "device.memory_bandwidth_bytes_per_second: missing required field");
+}
+
+TEST(ClusterJsonErrors, NegativeBandwidth) {
+  json document = valid_document();
+  document["levels"][1]["link"]["bandwidth_bytes_per_second"] = -25e9;
+  expect_error(document, "levels[1].link.bandwidth_bytes_per_second: must be positive");
+}
+
+TEST(ClusterJsonErrors, UnknownAlgorithm) {
+  json document = valid_document();
+  document["algorithms"]["all_reduce"] = "butterfly";
+  expect_error(document, "algorithms.all_reduce: unknown algorithm 'butterfly'");
+}
+
+TEST(ClusterJsonErrors, AlgorithmThatDoesNotImplementItsKind) {
+  json document = valid_document();
+  document["algorithms"]["all_to_all"] = "ring";
+  expect_error(document, "algorithms.all_to_all: algorithm 'ring' does not implement all_to_all");
+}
+
+TEST(ClusterJsonErrors, ZeroDevices) {
+  json document = valid_document();
+  document["levels"][0]["fan_out"] = 0;
+  expect_error(document, "levels[0].fan_out: must be at least 1");
+}
+
+TEST(ClusterJsonErrors, NoLevels) {
+  json document = valid_document();
+  document["levels"] = json::array();
+  expect_error(document, "levels: must list at least one level");
+}
+
+TEST(ClusterJsonErrors, WrongType) {
+  json document = valid_document();
+  document["levels"][0]["fan_out"] = "4";
+  expect_error(document, "levels[0].fan_out: expected an integer, got string");
+}
+
+TEST(ClusterJsonErrors, ZeroPeakFlops) {
+  json document = valid_document();
+  document["device"]["peak_flops_per_second"]["bf16"] = 0;
+  expect_error(document, "device.peak_flops_per_second.bf16: must be positive");
+}
+
+TEST(ClusterJsonErrors, EfficiencyAboveOne) {
+  json document = valid_document();
+  document["device"]["efficiency"]["conv"]["max_efficiency"] = 1.2;
+  expect_error(document, "device.efficiency.conv.max_efficiency: must be in (0, 1]");
+}
+
+TEST(ClusterJsonErrors, PlacementOutOfRange) {
+  json document = valid_document();
+  document["placement"] = {0, 1, 16};
+  expect_error(document, "placement[2]: device 16 does not exist");
+}
+
+TEST(ClusterJsonErrors, WrongFormatOrVersion) {
+  json document = valid_document();
+  document["format"] = "splitbrain-plan";
+  expect_error(document, "format: expected \"splitbrain-cluster\"");
+  document = valid_document();
+  document["version"] = 2;
+  expect_error(document, "version: unsupported version 2");
+}
+
+TEST(ClusterJsonErrors, DuplicateKey) {
+  std::string text = cluster_json_text(testing::two_level_cluster());
+  text.replace(text.find("\"name\""), 6, "\"name\": \"x\", \"name\"");
+  const std::string path = write_text("duplicate.json", text);
+  try {
+    read_cluster_file(path);
+    FAIL() << "expected ClusterError";
+  } catch (const ClusterError& error) {
+    EXPECT_EQ(std::string(error.what()), path + ": duplicate key 'name'");
+  }
+}
+
+TEST(ClusterJsonErrors, MissingFile) {
+  const std::string path = (testing::scratch_file("none") / "absent.json").string();
+  try {
+    read_cluster_file(path);
+    FAIL() << "expected ClusterError";
+  } catch (const ClusterError& error) {
+    EXPECT_EQ(std::string(error.what()).rfind(path + ": cannot open cluster file", 0), 0u) << error.what();
+  }
+}
+
+}  // namespace
+}  // namespace splitbrain::sim
