@@ -33,6 +33,8 @@ struct OptimizerConfig {
 int64_t optimizer_state_bytes_per_parameter(OptimizerKind kind);
 
 struct Plan {
+  std::string family;                       // a label such as "data-parallel" or "splitbrain g=4"
+  std::string description;
   std::string model_spec;                   // zoo spec or model file path, as written in the plan
   std::shared_ptr<const model::Model> model;
   int64_t global_batch = 1;                 // samples per optimizer step, over all ranks

@@ -1,0 +1,17 @@
+#include "plans/plan.h"
+
+namespace splitbrain::plans {
+
+int64_t optimizer_state_bytes_per_parameter(OptimizerKind kind) {
+  // Optimizer state stays fp32 whatever the model dtype: mixed-precision training keeps its
+  // moments in full precision, so the count does not depend on Plan::dtype.
+  switch (kind) {
+    case OptimizerKind::sgd_momentum: return 4;  // one momentum buffer
+    case OptimizerKind::adam: return 8;          // first and second moments
+  }
+  return 0;
+}
+
+int Plan::stage_count() const { return pipe_axis < 0 ? 1 : mesh.axis(pipe_axis).size; }
+
+}  // namespace splitbrain::plans

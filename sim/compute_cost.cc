@@ -1,0 +1,170 @@
+#include "sim/compute_cost.h"
+
+#include <algorithm>
+#include <span>
+#include <vector>
+
+#include "model/statistics.h"
+#include "plans/tensor_layout.h"
+
+namespace splitbrain::sim {
+namespace {
+
+using model::Layer;
+using model::OpKind;
+
+// The bytes one rank moves to and from memory for the tensors a layer touches, for one
+// micro-batch. Every figure is local (this rank's shard), in bytes.
+struct LocalBytes {
+  double inputs = 0;        // every input, in the layout the layer reads it
+  double saved_inputs = 0;  // the inputs backward reads again (SavedForBackward::inputs)
+  double input_grads = 0;   // gradients written for the inputs (none for token ids)
+  double params = 0;        // parameters, and equally their gradients (kept in the model dtype)
+  double output = 0;        // the output as written by forward
+  double output_grad = 0;   // the gradient of the output, in the model dtype
+  double extras = 0;        // masks, indices, probabilities kept for backward
+};
+
+// Local element counts: exact on a mesh, or `work_fraction` of the global count without one.
+class LocalCounter {
+ public:
+  LocalCounter(const plans::Mesh* mesh, double work_fraction) : mesh_(mesh), work_fraction_(work_fraction) {}
+
+  double count(const plans::TensorLayout& layout, std::span<const int64_t> global_shape) const {
+    if (mesh_ != nullptr) return static_cast<double>(plans::local_element_count(layout, *mesh_, global_shape));
+    double global = 1.0;
+    for (int64_t extent : global_shape) global *= static_cast<double>(extent);
+    return global * work_fraction_;
+  }
+
+ private:
+  const plans::Mesh* mesh_;
+  double work_fraction_;
+};
+
+LocalBytes local_bytes(const model::Model& model, const Layer& layer, const plans::LayerLayouts& layouts,
+                       const LocalCounter& counter, int64_t micro_batch, model::DType dtype) {
+  const auto element_bytes = static_cast<double>(model::bytes_per_element(dtype));
+  LocalBytes bytes;
+  const std::vector<int>& saved_positions = layer.cost.saved.inputs;
+  for (size_t k = 0; k < layer.inputs.size() && k < layouts.inputs.size(); ++k) {
+    const Layer& producer = model.layer(layer.inputs[k]);
+    const std::vector<int64_t> shape = plans::activation_shape(producer, micro_batch);
+    const double elements = counter.count(layouts.inputs[k], shape);
+    const double read = elements * static_cast<double>(model::output_element_bytes(producer, dtype));
+    bytes.inputs += read;
+    if (std::find(saved_positions.begin(), saved_positions.end(), static_cast<int>(k)) != saved_positions.end()) {
+      bytes.saved_inputs += read;
+    }
+    // A partial-sum input gradient is as large locally as a replicated one: the layout's local
+    // count ignores partial axes, which is what the rank writes.
+    if (!producer.output_is_tokens && k < layouts.input_gradients.size()) {
+      bytes.input_grads += counter.count(layouts.input_gradients[k], shape) * element_bytes;
+    }
+  }
+  for (const plans::ParameterShard& shard : layouts.parameters) {
+    bytes.params += static_cast<double>(shard.local_elements) * element_bytes;
+  }
+  const std::vector<int64_t> out_shape = plans::activation_shape(layer, micro_batch);
+  const double out_elements = counter.count(layouts.output, out_shape);
+  bytes.output = out_elements * static_cast<double>(model::output_element_bytes(layer, dtype));
+  bytes.output_grad = layer.output_is_tokens ? 0.0 : out_elements * element_bytes;
+  // Extras are per sample and follow the output's split (a pool index per output element, a
+  // dropout mask per element, the loss's probabilities per row).
+  const double global_out = static_cast<double>(micro_batch * model::num_elements(layer.output_shape));
+  const double out_fraction = global_out > 0 ? out_elements / global_out : 0.0;
+  const model::SavedForBackward& saved = layer.cost.saved;
+  bytes.extras = static_cast<double>(micro_batch) *
+                 (static_cast<double>(saved.extra_elements) * element_bytes + static_cast<double>(saved.extra_bytes)) *
+                 out_fraction;
+  return bytes;
+}
+
+// conv2d and linear compute the input gradient from the output gradient and the weight alone
+// (dX = dY W); every other op with an input gradient reads the tensors it saved.
+bool input_gradient_needs_saved_tensors(OpKind kind) { return kind != OpKind::conv2d && kind != OpKind::linear; }
+
+// Roofline: the slower of doing the arithmetic and moving the bytes, each at its achieved rate.
+// A phase without FLOPs is free (a view such as flatten, or a gradient nobody needs), except
+// for the few ops that copy data without arithmetic (concat).
+double phase_seconds(const Cluster& cluster, OpClass op_class, model::DType dtype, double flops, double bytes,
+                     bool copies_without_flops) {
+  double seconds = 0.0;
+  if (flops > 0.0) {
+    seconds = flops / achieved_flops_per_second(cluster, op_class, dtype, flops);
+  } else if (!copies_without_flops) {
+    return 0.0;
+  }
+  if (bytes > 0.0) seconds = std::max(seconds, bytes / achieved_memory_bytes_per_second(cluster, bytes));
+  return seconds;
+}
+
+LayerComputeSeconds compute_seconds(const Cluster& cluster, const model::Model& model, int index,
+                                    const plans::LayerLayouts& layouts, const plans::Mesh* mesh, int64_t micro_batch,
+                                    model::DType dtype) {
+  const Layer& layer = model.layer(index);
+  LayerComputeSeconds seconds;
+  if (micro_batch <= 0 || layouts.work_fraction <= 0.0) return seconds;
+  const LocalCounter counter(mesh, layouts.work_fraction);
+  const LocalBytes b = local_bytes(model, layer, layouts, counter, micro_batch, dtype);
+  const double scale = static_cast<double>(micro_batch) * layouts.work_fraction;
+  const OpClass op_class = op_class_of(layer);
+  const bool copies = layer.kind == OpKind::concat;
+  const double saved = b.saved_inputs + (layer.cost.saved.output ? b.output : 0.0) + b.extras;
+
+  // Forward reads the inputs and the parameters, writes the output (and any masks or indices).
+  seconds.forward = phase_seconds(cluster, op_class, dtype, layer.cost.forward_flops * scale,
+                                  b.inputs + b.params + b.output + b.extras, copies);
+  // Input gradient: reads the output gradient and the parameters (+ the saved tensors where
+  // the op needs them), writes the input gradients.
+  if (layer.needs_input_gradient) {
+    const double reads = b.output_grad + b.params + (input_gradient_needs_saved_tensors(layer.kind) ? saved : 0.0);
+    seconds.backward_input =
+        phase_seconds(cluster, op_class, dtype, layer.cost.backward_input_flops * scale, reads + b.input_grads, copies);
+  }
+  // Weight gradient: reads the output gradient and the saved input, writes the parameter
+  // gradient (as large as the local parameters).
+  if (b.params > 0.0) {
+    seconds.backward_weight = phase_seconds(cluster, op_class, dtype, layer.cost.backward_weight_flops * scale,
+                                            b.output_grad + saved + b.params, false);
+  }
+  return seconds;
+}
+
+}  // namespace
+
+LayerComputeSeconds layer_compute_seconds(const Cluster& cluster, const model::Model& model, int index,
+                                          const plans::LayerLayouts& layouts, int64_t micro_batch,
+                                          model::DType dtype) {
+  return compute_seconds(cluster, model, index, layouts, nullptr, micro_batch, dtype);
+}
+
+LayerComputeSeconds layer_compute_seconds(const Cluster& cluster, const model::Model& model, int index,
+                                          const plans::LayerLayouts& layouts, const plans::Mesh& mesh,
+                                          int64_t micro_batch, model::DType dtype) {
+  return compute_seconds(cluster, model, index, layouts, &mesh, micro_batch, dtype);
+}
+
+double optimizer_step_seconds(const Cluster& cluster, const plans::Plan& plan, int64_t local_parameter_elements) {
+  if (local_parameter_elements <= 0) return 0.0;
+  const int64_t element_bytes = model::bytes_per_element(plan.dtype);
+  // Low-precision training keeps an fp32 master copy that the update reads and writes too.
+  const int64_t master_bytes = plan.dtype == model::DType::fp32 ? 0 : 4;
+  const int64_t bytes_per_parameter =
+      element_bytes + element_bytes + plans::optimizer_state_bytes_per_parameter(plan.optimizer.kind) + master_bytes;
+  // Every byte is read once and written once (a fused update kernel).
+  const double bytes = 2.0 * static_cast<double>(local_parameter_elements * bytes_per_parameter);
+  return bytes / achieved_memory_bytes_per_second(cluster, bytes);
+}
+
+OpClass op_class_of(const model::Layer& layer) {
+  switch (layer.kind) {
+    case OpKind::conv2d: return OpClass::conv;
+    case OpKind::linear:
+    case OpKind::matmul:
+    case OpKind::self_attention: return OpClass::gemm;
+    default: return OpClass::elementwise;
+  }
+}
+
+}  // namespace splitbrain::sim

@@ -1,0 +1,43 @@
+#pragma once
+// Time one rank spends computing a layer, by a roofline over its local FLOPs and the bytes it
+// moves through memory, each at the device's achieved (size-dependent) rate.
+
+#include <cstdint>
+
+#include "model/dtype.h"
+#include "model/model.h"
+#include "plans/mesh.h"
+#include "plans/op_sharding.h"
+#include "plans/plan.h"
+#include "sim/cluster.h"
+
+namespace splitbrain::sim {
+
+struct LayerComputeSeconds {
+  double forward = 0.0;
+  double backward_input = 0.0;   // gradient with respect to the inputs (0 when not needed)
+  double backward_weight = 0.0;  // gradient with respect to the parameters
+};
+
+// One micro-batch of `micro_batch` samples through layer `index`, split by `layouts`.
+LayerComputeSeconds layer_compute_seconds(const Cluster& cluster, const model::Model& model, int index,
+                                          const plans::LayerLayouts& layouts, int64_t micro_batch,
+                                          model::DType dtype);
+
+// The same with every local size counted exactly on `mesh` (plans::local_element_count): an input
+// replicated over an axis that splits the output is read whole by every rank. The overload above
+// has no mesh and takes every local activation as work_fraction of the global one (parameters
+// are exact either way: ParameterShard carries its local size). Prefer this one.
+LayerComputeSeconds layer_compute_seconds(const Cluster& cluster, const model::Model& model, int index,
+                                          const plans::LayerLayouts& layouts, const plans::Mesh& mesh,
+                                          int64_t micro_batch, model::DType dtype);
+
+// The optimizer update of `local_parameter_elements` parameters: a memory-bound pass that reads
+// and writes parameters, gradients and optimizer state.
+double optimizer_step_seconds(const Cluster& cluster, const plans::Plan& plan, int64_t local_parameter_elements);
+
+// The op class whose efficiency curve applies to a layer (conv2d: conv; linear, matmul,
+// attention: gemm; everything else: elementwise).
+OpClass op_class_of(const model::Layer& layer);
+
+}  // namespace splitbrain::sim

@@ -1,0 +1,28 @@
+#pragma once
+// Memory per rank, in the categories the executor's tracking allocator reports, so predicted and
+// measured line up category by category.
+
+#include <cstdint>
+
+#include "plans/compiled_plan.h"
+#include "plans/plan.h"
+
+namespace splitbrain::sim {
+
+struct MemoryBreakdown {
+  int64_t params = 0;       // local parameter shards (whole parameters under ZeRO 0-2)
+  int64_t grads = 0;        // local gradient buffers (sharded under ZeRO 2-3)
+  int64_t optimizer = 0;    // optimizer state (+ fp32 master weights for fp16/bf16), ZeRO >= 1 shards it
+  int64_t activations = 0;  // tensors kept for backward, for every micro-batch in flight
+  int64_t buffers = 0;      // communication buffers and the working set of the largest layer
+  int64_t total() const { return params + grads + optimizer + activations + buffers; }
+};
+
+// The memory of a rank on pipeline stage `stage` (all ranks of a stage hold the same amounts).
+MemoryBreakdown stage_memory(const plans::Plan& plan, const plans::CompiledPlan& compiled, int stage);
+
+// Micro-batches whose activations a stage keeps at once: GPipe all of them; 1F1B at most
+// (stages - stage) (Narayanan et al. 2019, PipeDream-Flush).
+int micro_batches_in_flight(const plans::Plan& plan, int stage);
+
+}  // namespace splitbrain::sim

@@ -1,0 +1,25 @@
+#include "sim/plan_collective_cost.h"
+
+#include "sim/collective_cost.h"
+
+namespace splitbrain::sim {
+
+double plan_collective_seconds(const Cluster& cluster, const plans::Mesh& mesh, const plans::Collective& collective,
+                               int rank) {
+  const std::vector<int> group = mesh.group(rank, collective.axes);
+  switch (collective.kind) {
+    case plans::CollectiveKind::halo_exchange:
+      return halo_exchange_seconds(cluster, group, collective.halo_rows * collective.row_bytes);
+    case plans::CollectiveKind::send_recv:
+      return send_seconds(cluster, group.at(static_cast<size_t>(collective.source_index)),
+                          group.at(static_cast<size_t>(collective.destination_index)), collective.buffer_bytes);
+    case plans::CollectiveKind::all_gather:
+    case plans::CollectiveKind::reduce_scatter:
+    case plans::CollectiveKind::all_reduce:
+    case plans::CollectiveKind::all_to_all:
+      return collective_seconds(cluster, collective.kind, group, collective.buffer_bytes);
+  }
+  return 0.0;
+}
+
+}  // namespace splitbrain::sim

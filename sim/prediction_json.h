@@ -1,0 +1,24 @@
+#pragma once
+// The prediction as JSON: the contract `splitbrain compare` and users read. Top-level keys:
+//   iteration_seconds, samples_per_second,
+//   phases {compute_forward, compute_backward, comm_exposed, bubble, optimizer},
+//   ranks [{rank, stage, peak_memory_bytes, memory {params, grads, optimizer, activations,
+//           buffers}, comm_bytes_sent}],
+//   collectives [{layer, stage, phase, kind, axes, bytes, bytes_sent_per_rank, count, seconds}],
+// plus the plan's identity (model, batch, dtype, mesh, cluster) and per-layer and per-stage times.
+
+#include <nlohmann/json.hpp>
+
+#include "plans/plan.h"
+#include "sim/cluster.h"
+#include "sim/simulation.h"
+
+namespace splitbrain::sim {
+
+constexpr std::string_view kPredictionFormatName = "splitbrain-prediction";
+constexpr int kPredictionFormatVersion = 1;
+
+nlohmann::ordered_json prediction_to_json(const plans::Plan& plan, const Cluster& cluster,
+                                          const Prediction& prediction);
+
+}  // namespace splitbrain::sim

@@ -1,0 +1,220 @@
+#include "sim/simulation.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "sim/cluster_error.h"
+#include "sim/plan_collective_cost.h"
+
+namespace splitbrain::sim {
+namespace {
+
+using plans::Collective;
+using plans::CompiledPlan;
+using plans::Plan;
+
+// The rank that stands for stage `stage`: coordinate `stage` on the pipeline axis, 0 elsewhere.
+int first_rank_of_stage(const Plan& plan, int stage) {
+  std::vector<int> coordinates(static_cast<size_t>(plan.mesh.axis_count()), 0);
+  if (plan.pipe_axis >= 0) coordinates[static_cast<size_t>(plan.pipe_axis)] = stage;
+  return plan.mesh.rank_of(coordinates);
+}
+
+class StepBuilder {
+ public:
+  StepBuilder(const Plan& plan, const CompiledPlan& compiled, const Cluster& cluster, Prediction& out)
+      : plan_(plan), compiled_(compiled), cluster_(cluster), out_(out) {
+    for (int s = 0; s < plan.stage_count(); ++s) first_rank_.push_back(first_rank_of_stage(plan, s));
+    out_.stages.resize(static_cast<size_t>(plan.stage_count()));
+    out_.layers.resize(compiled.layers.size());
+  }
+
+  // Costs a collective, records its use, returns the seconds of all its runs.
+  double use(int layer, int stage, StepPhase phase, const Collective& collective, int count) {
+    const double seconds = plan_collective_seconds(cluster_, plan_.mesh, collective, first_rank_[static_cast<size_t>(stage)]);
+    out_.collectives.push_back({layer, stage, phase, collective, count, seconds});
+    return seconds;
+  }
+
+  void cost_layers() {
+    const int micro_batches = plan_.micro_batches;
+    for (int i = 0; i < static_cast<int>(compiled_.layers.size()); ++i) {
+      const plans::CompiledLayer& layer = compiled_.layers[static_cast<size_t>(i)];
+      LayerTiming& timing = out_.layers[static_cast<size_t>(i)];
+      StageWork& work = out_.stages[static_cast<size_t>(layer.stage)].work;
+      timing.compute =
+          layer_compute_seconds(cluster_, *plan_.model, i, layer.layouts, plan_.mesh, compiled_.micro_batch, plan_.dtype);
+      for (const plans::InputTransfer& input : layer.inputs) {
+        const int producer_stage = compiled_.layers[static_cast<size_t>(input.producer)].stage;
+        if (input.forward_send) {
+          out_.stages[static_cast<size_t>(producer_stage)].work.send_forward_seconds +=
+              use(i, producer_stage, StepPhase::forward, *input.forward_send, micro_batches);
+        }
+        for (const Collective& c : input.forward) timing.forward_comm_seconds += use(i, layer.stage, StepPhase::forward, c, micro_batches);
+        for (const Collective& c : input.backward) timing.backward_comm_seconds += use(i, layer.stage, StepPhase::backward, c, micro_batches);
+        if (input.backward_send) {
+          work.send_backward_seconds += use(i, layer.stage, StepPhase::backward, *input.backward_send, micro_batches);
+        }
+      }
+      for (const Collective& c : layer.layouts.forward_internal) timing.forward_comm_seconds += use(i, layer.stage, StepPhase::forward, c, micro_batches);
+      for (const Collective& c : layer.layouts.backward_internal) timing.backward_comm_seconds += use(i, layer.stage, StepPhase::backward, c, micro_batches);
+      for (const Collective& c : layer.parameter_gathers) {
+        // ZeRO 3 gathers the parameters for the forward and again for the backward pass.
+        timing.forward_comm_seconds += use(i, layer.stage, StepPhase::parameter_gather, c, micro_batches);
+        timing.backward_comm_seconds += use(i, layer.stage, StepPhase::parameter_gather, c, micro_batches);
+      }
+      work.forward_seconds += timing.compute.forward + timing.forward_comm_seconds;
+      work.backward_seconds += timing.compute.backward_input + timing.compute.backward_weight + timing.backward_comm_seconds;
+    }
+  }
+
+  // When each layer's backward finishes in the stage's last backward pass: the moment its
+  // gradient bucket can start reducing.
+  std::vector<double> last_backward_finish() const {
+    std::vector<double> finish(compiled_.layers.size(), 0.0);
+    for (int stage = 0; stage < plan_.stage_count(); ++stage) {
+      double t = 0.0;
+      for (const ScheduledPass& pass : out_.timeline.passes) {
+        if (pass.stage == stage && pass.kind == PassKind::backward && pass.micro_batch == plan_.micro_batches - 1) t = pass.start_seconds;
+      }
+      for (int i = static_cast<int>(compiled_.layers.size()) - 1; i >= 0; --i) {
+        if (compiled_.layers[static_cast<size_t>(i)].stage != stage) continue;
+        const LayerTiming& timing = out_.layers[static_cast<size_t>(i)];
+        t += timing.compute.backward_input + timing.compute.backward_weight + timing.backward_comm_seconds;
+        finish[static_cast<size_t>(i)] = t;
+      }
+    }
+    return finish;
+  }
+
+  void cost_step_end() {
+    const std::vector<double> finish = last_backward_finish();
+    std::vector<double> stream_free(static_cast<size_t>(plan_.stage_count()), 0.0);
+    for (size_t b = 0; b < compiled_.buckets.size(); ++b) {
+      const plans::GradientBucket& bucket = compiled_.buckets[b];
+      const auto s = static_cast<size_t>(bucket.stage);
+      const double backward_end = out_.timeline.stage_end_seconds[s];
+      const double ready = plan_.overlap_gradient_sync ? finish[static_cast<size_t>(bucket.layers.back())] : backward_end;
+      double seconds = 0.0;
+      for (const Collective& c : bucket.reduction) seconds += use(-1, bucket.stage, StepPhase::gradient_sync, c, 1);
+      const double start = std::max(ready, stream_free[s]);
+      stream_free[s] = start + seconds;
+      out_.gradient_sync.push_back({bucket.stage, static_cast<int>(b), start, stream_free[s]});
+      for (const Collective& c : bucket.gather) {
+        out_.stages[s].gather_seconds += use(-1, bucket.stage, StepPhase::parameter_gather, c, 1);
+      }
+    }
+    for (int stage = 0; stage < plan_.stage_count(); ++stage) {
+      StageTiming& timing = out_.stages[static_cast<size_t>(stage)];
+      timing.backward_end_seconds = out_.timeline.stage_end_seconds[static_cast<size_t>(stage)];
+      timing.sync_end_seconds = std::max(timing.backward_end_seconds, stream_free[static_cast<size_t>(stage)]);
+      timing.optimizer_seconds = optimizer_step_seconds(cluster_, plan_, optimizer_elements(stage));
+      timing.end_seconds = timing.sync_end_seconds + timing.optimizer_seconds + timing.gather_seconds;
+    }
+  }
+
+  // Parameter elements the optimizer of a stage's rank updates (its ZeRO slice when sharded).
+  int64_t optimizer_elements(int stage) const {
+    int64_t elements = 0;
+    for (const plans::CompiledLayer& layer : compiled_.layers) {
+      if (layer.stage != stage) continue;
+      int64_t local = 0;
+      for (const plans::ParameterShard& p : layer.layouts.parameters) local += p.local_elements;
+      const int group = plan_.mesh.group_size(layer.layouts.gradient_sync_axes);
+      elements += plan_.zero_stage >= 1 ? (local + group - 1) / group : local;
+    }
+    return elements;
+  }
+
+  void summarise() {
+    auto critical = std::max_element(out_.stages.begin(), out_.stages.end(),
+                                     [](const StageTiming& a, const StageTiming& b) { return a.end_seconds < b.end_seconds; });
+    out_.critical_stage = static_cast<int>(critical - out_.stages.begin());
+    out_.iteration_seconds = critical->end_seconds;
+    out_.samples_per_second = static_cast<double>(plan_.global_batch) / out_.iteration_seconds;
+
+    PhaseSeconds& phases = out_.phases;
+    const double m = plan_.micro_batches;
+    for (size_t i = 0; i < compiled_.layers.size(); ++i) {
+      if (compiled_.layers[i].stage != out_.critical_stage) continue;
+      const LayerTiming& t = out_.layers[i];
+      phases.compute_forward += m * t.compute.forward;
+      phases.compute_backward += m * (t.compute.backward_input + t.compute.backward_weight);
+      phases.comm_exposed += m * (t.forward_comm_seconds + t.backward_comm_seconds);
+    }
+    phases.comm_exposed += critical->sync_end_seconds - critical->backward_end_seconds + critical->gather_seconds;
+    phases.optimizer = critical->optimizer_seconds;
+    const double accounted = phases.compute_forward + phases.compute_backward + phases.comm_exposed + phases.optimizer;
+    phases.bubble = std::max(0.0, out_.iteration_seconds - accounted);
+  }
+
+  void account_ranks() {
+    std::vector<MemoryBreakdown> memory;
+    for (int s = 0; s < plan_.stage_count(); ++s) memory.push_back(stage_memory(plan_, compiled_, s));
+    for (int rank = 0; rank < plan_.mesh.rank_count(); ++rank) {
+      const int stage = plan_.pipe_axis >= 0 ? plan_.mesh.coordinate(rank, plan_.pipe_axis) : 0;
+      RankPrediction r{rank, stage, memory[static_cast<size_t>(stage)], 0};
+      for (const CollectiveUse& u : out_.collectives) {
+        // Pipeline hand-overs involve two stages; bytes_sent tells the sender from the rest.
+        const bool involved = u.collective.kind == plans::CollectiveKind::send_recv || u.stage == stage;
+        if (!involved) continue;
+        r.comm_bytes_sent += u.count * plans::bytes_sent(u.collective, plan_.mesh.index_in_group(rank, u.collective.axes));
+      }
+      out_.ranks.push_back(r);
+    }
+  }
+
+ private:
+  const Plan& plan_;
+  const CompiledPlan& compiled_;
+  const Cluster& cluster_;
+  Prediction& out_;
+  std::vector<int> first_rank_;
+};
+
+}  // namespace
+
+std::string_view step_phase_name(StepPhase phase) {
+  switch (phase) {
+    case StepPhase::forward: return "forward";
+    case StepPhase::backward: return "backward";
+    case StepPhase::gradient_sync: return "gradient_sync";
+    case StepPhase::parameter_gather: return "parameter_gather";
+  }
+  return "unknown";
+}
+
+Prediction simulate(const Plan& plan, const CompiledPlan& compiled, const Cluster& cluster) {
+  if (plan.mesh.rank_count() > rank_count(cluster)) {
+    throw ClusterError(fmt::format("cluster '{}' has {} devices but the plan's mesh {} needs {}", cluster.name,
+                                   rank_count(cluster), plan.mesh.to_string(), plan.mesh.rank_count()));
+  }
+  Prediction prediction;
+  StepBuilder step(plan, compiled, cluster, prediction);
+  step.cost_layers();
+  std::vector<StageWork> work;
+  for (const StageTiming& stage : prediction.stages) work.push_back(stage.work);
+  prediction.timeline = schedule_pipeline(work, plan.micro_batches, plan.schedule);
+  step.cost_step_end();
+  step.summarise();
+  step.account_ranks();
+  return prediction;
+}
+
+Prediction simulate(const Plan& plan, const Cluster& cluster) { return simulate(plan, plans::compile_plan(plan), cluster); }
+
+double total_communication_seconds(const Prediction& prediction) {
+  double total = 0.0;
+  for (const CollectiveUse& u : prediction.collectives) total += u.count * u.seconds;
+  return total;
+}
+
+int64_t peak_memory_bytes(const Prediction& prediction) {
+  int64_t peak = 0;
+  for (const RankPrediction& r : prediction.ranks) peak = std::max(peak, r.memory.total());
+  return peak;
+}
+
+}  // namespace splitbrain::sim

@@ -1,0 +1,91 @@
+#pragma once
+// One training step of a plan on a cluster, predicted: compute per layer (roofline), the exact
+// communication of the compiled plan costed by the alpha-beta model, the pipeline timeline,
+// gradient synchronisation overlapped with backward bucket by bucket, the optimizer step, and
+// the memory and bytes sent of every rank.
+
+#include <string>
+#include <vector>
+
+#include "plans/compiled_plan.h"
+#include "plans/plan.h"
+#include "sim/cluster.h"
+#include "sim/compute_cost.h"
+#include "sim/memory_model.h"
+#include "sim/pipeline_schedule.h"
+
+namespace splitbrain::sim {
+
+// Where a step's time goes on its slowest stage; they add up to the iteration time.
+struct PhaseSeconds {
+  double compute_forward = 0.0;
+  double compute_backward = 0.0;
+  double comm_exposed = 0.0;  // communication nothing else hides: activations, exposed gradient sync
+  double bubble = 0.0;        // waiting for other pipeline stages
+  double optimizer = 0.0;
+};
+
+enum class StepPhase { forward, backward, gradient_sync, parameter_gather };
+std::string_view step_phase_name(StepPhase phase);
+
+// One collective of the step: how often it runs per step and what one run costs.
+struct CollectiveUse {
+  int layer = -1;  // the layer it belongs to; -1 for gradient buckets
+  int stage = 0;
+  StepPhase phase = StepPhase::forward;
+  plans::Collective collective;
+  int count = 1;          // runs per step (micro-batches for activations, 1 for gradient buckets)
+  double seconds = 0.0;   // one run, for the group of the stage's first rank
+};
+
+struct LayerTiming {  // per micro-batch
+  LayerComputeSeconds compute;
+  double forward_comm_seconds = 0.0;
+  double backward_comm_seconds = 0.0;
+};
+
+struct SyncInterval {  // one gradient bucket on the communication stream
+  int stage = 0;
+  int bucket = 0;
+  double start_seconds = 0.0;
+  double end_seconds = 0.0;
+};
+
+struct StageTiming {
+  StageWork work;                      // per micro-batch
+  double backward_end_seconds = 0.0;   // last backward pass done
+  double sync_end_seconds = 0.0;       // last gradient reduction done
+  double optimizer_seconds = 0.0;
+  double gather_seconds = 0.0;         // ZeRO 1/2: updated parameters gathered after the step
+  double end_seconds = 0.0;
+};
+
+struct RankPrediction {
+  int rank = 0;
+  int stage = 0;
+  MemoryBreakdown memory;
+  int64_t comm_bytes_sent = 0;  // per step, every collective it takes part in
+};
+
+struct Prediction {
+  double iteration_seconds = 0.0;
+  double samples_per_second = 0.0;
+  PhaseSeconds phases;
+  int critical_stage = 0;  // the stage that finishes last
+  std::vector<RankPrediction> ranks;
+  std::vector<CollectiveUse> collectives;
+  std::vector<LayerTiming> layers;
+  std::vector<StageTiming> stages;
+  PipelineTimeline timeline;
+  std::vector<SyncInterval> gradient_sync;
+};
+
+// Throws PlanError/ClusterError when the plan does not fit the cluster (too few devices).
+Prediction simulate(const plans::Plan& plan, const plans::CompiledPlan& compiled, const Cluster& cluster);
+Prediction simulate(const plans::Plan& plan, const Cluster& cluster);
+
+// Sum over the step's collectives of seconds x count: all communication, hidden or not.
+double total_communication_seconds(const Prediction& prediction);
+int64_t peak_memory_bytes(const Prediction& prediction);  // max over ranks
+
+}  // namespace splitbrain::sim

@@ -1,0 +1,198 @@
+// layer_compute_seconds, optimizer_step_seconds and op_class_of against hand arithmetic on a
+// cluster with flat efficiency curves (half_efficiency_size 0: the asymptote at any size), so
+// every golden value below is a division worked out in the comment next to it.
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <memory>
+
+#include "model/graph_builder.h"
+#include "plans/compiled_plan.h"
+#include "sim/compute_cost.h"
+
+namespace splitbrain::sim {
+namespace {
+
+using model::OpKind;
+
+// fp32 peak 1 TFLOP/s; conv reaches 50%, gemm 80%, elementwise 50%; memory 100 GB/s at 100%.
+Cluster flat_cluster() {
+  Cluster cluster;
+  cluster.name = "flat";
+  cluster.device.name = "flat-device";
+  cluster.device.peak_fp32_flops_per_second = 1e12;
+  cluster.device.peak_fp16_flops_per_second = 4e12;
+  cluster.device.peak_bf16_flops_per_second = 4e12;
+  cluster.device.memory_capacity_bytes = 16'000'000'000;
+  cluster.device.memory_bandwidth_bytes_per_second = 100e9;
+  cluster.device.gemm_efficiency = {0.8, 0.0};
+  cluster.device.conv_efficiency = {0.5, 0.0};
+  cluster.device.elementwise_efficiency = {0.5, 0.0};
+  cluster.device.memory_efficiency = {1.0, 0.0};
+  cluster.levels = {{"node", 8, {100e9, 1e-6}}};
+  return cluster;
+}
+
+// data [3, 32, 32] -> conv (16 channels, 3x3, padding 1) -> relu -> flatten.
+model::Model conv_net() {
+  model::GraphBuilder b("conv-net", "test");
+  b.add("data", OpKind::input, model::InputAttrs{{3, 32, 32}, false}, {});
+  model::Conv2dAttrs conv;
+  conv.out_channels = 16;
+  conv.kernel = {3, 3};
+  conv.padding = {1, 1};
+  b.add("conv", OpKind::conv2d, conv, {"data"});
+  b.add("relu", OpKind::relu, model::NoAttrs{}, {"conv"});
+  b.add("flat", OpKind::flatten, model::NoAttrs{}, {"relu"});
+  return b.build();
+}
+
+// data [1024] -> fc1 (1024) -> fc2 (1024): fc2's input needs a gradient, fc1's does not.
+model::Model linear_net() {
+  model::GraphBuilder b("linear-net", "test");
+  b.add("data", OpKind::input, model::InputAttrs{{1024}, false}, {});
+  model::LinearAttrs fc;
+  fc.out_features = 1024;
+  b.add("fc1", OpKind::linear, fc, {"data"});
+  b.add("fc2", OpKind::linear, fc, {"fc1"});
+  return b.build();
+}
+
+plans::LayerLayouts layouts_of(const model::Model& net, int index, const plans::Mesh& mesh, int64_t batch,
+                               const plans::LayerSharding& sharding = {}) {
+  return plans::layer_layouts(net, index, sharding, mesh, batch, model::DType::fp32);
+}
+
+TEST(ComputeCost, ConvIsComputeBoundAndMatchesHandArithmetic) {
+  const model::Model net = conv_net();
+  const plans::Mesh mesh({{"data", 1}});
+  const int conv = net.find("conv");
+  const LayerComputeSeconds t =
+      layer_compute_seconds(flat_cluster(), net, conv, layouts_of(net, conv, mesh, 8), mesh, 8, model::DType::fp32);
+  // Per sample: 16*32*32 = 16,384 outputs x 27 MACs = 442,368 MACs; forward 2 x MACs + 16,384
+  // bias adds = 901,120 FLOPs; x 8 samples = 7,208,960 FLOPs at 0.5e12 -> 14.41792 us.
+  // Bytes: input 8*3072*4 = 98,304 + weights 448*4 = 1,792 + output 8*16,384*4 = 524,288 =
+  // 624,384 B at 100e9 -> 6.24384 us. Compute-bound.
+  EXPECT_NEAR(t.forward, 14.41792e-6, 1e-12);
+  // The conv reads the raw data: nothing upstream has parameters, so no input gradient.
+  EXPECT_EQ(t.backward_input, 0.0);
+  // Weight gradient: 2 x MACs + 16,384 bias sums per sample = the forward FLOPs.
+  EXPECT_NEAR(t.backward_weight, 14.41792e-6, 1e-12);
+}
+
+TEST(ComputeCost, LinearAtBatchOneIsMemoryBound) {
+  const model::Model net = linear_net();
+  const plans::Mesh mesh({{"data", 1}});
+  const int fc2 = net.find("fc2");
+  const LayerComputeSeconds t =
+      layer_compute_seconds(flat_cluster(), net, fc2, layouts_of(net, fc2, mesh, 1), mesh, 1, model::DType::fp32);
+  // Forward: 2 x 1,048,576 MACs + 1,024 bias = 2,098,176 FLOPs at 0.8e12 -> 2.62272 us.
+  // Bytes: weights (1,048,576 + 1,024) x 4 = 4,198,400 + input 4,096 + output 4,096 =
+  // 4,206,592 B at 100e9 -> 42.06592 us. Memory-bound: the weight read dominates.
+  EXPECT_NEAR(t.forward, 42.06592e-6, 1e-12);
+  // Input gradient: reads dY (4,096) and W (4,198,400), writes dX (4,096): the same bytes.
+  EXPECT_NEAR(t.backward_input, 42.06592e-6, 1e-12);
+  // Weight gradient: reads dY (4,096) and the saved input (4,096), writes dW (4,198,400).
+  EXPECT_NEAR(t.backward_weight, 42.06592e-6, 1e-12);
+  // fc1 reads the data: no input gradient.
+  const int fc1 = net.find("fc1");
+  EXPECT_EQ(layer_compute_seconds(flat_cluster(), net, fc1, layouts_of(net, fc1, mesh, 1), mesh, 1,
+                                  model::DType::fp32)
+                .backward_input,
+            0.0);
+}
+
+TEST(ComputeCost, ViewsCostNothingAndElementwiseOpsAreBandwidthBound) {
+  const model::Model net = conv_net();
+  const plans::Mesh mesh({{"data", 1}});
+  const int flat = net.find("flat");
+  const LayerComputeSeconds view =
+      layer_compute_seconds(flat_cluster(), net, flat, layouts_of(net, flat, mesh, 8), mesh, 8, model::DType::fp32);
+  EXPECT_EQ(view.forward, 0.0);
+  EXPECT_EQ(view.backward_input, 0.0);
+  EXPECT_EQ(view.backward_weight, 0.0);
+  const int relu = net.find("relu");
+  const LayerComputeSeconds r =
+      layer_compute_seconds(flat_cluster(), net, relu, layouts_of(net, relu, mesh, 8), mesh, 8, model::DType::fp32);
+  // Forward reads 524,288 B and writes 524,288 B: 1,048,576 B at 100e9 = 10.48576 us, against
+  // 131,072 FLOPs at 0.5e12 = 0.26 us.
+  EXPECT_NEAR(r.forward, 10.48576e-6, 1e-12);
+  EXPECT_EQ(r.backward_weight, 0.0);  // no parameters
+}
+
+TEST(ComputeCost, MonotoneInBatch) {
+  const model::Model net = conv_net();
+  const plans::Mesh mesh({{"data", 1}});
+  const Cluster cluster = flat_cluster();
+  double previous = 0.0;
+  for (int64_t batch : {1, 2, 4, 8, 16, 32, 64}) {
+    for (int i = 0; i < net.size(); ++i) {
+      const LayerComputeSeconds t =
+          layer_compute_seconds(cluster, net, i, layouts_of(net, i, mesh, batch), mesh, batch, model::DType::fp32);
+      EXPECT_GE(t.forward, 0.0);
+      EXPECT_GE(t.backward_input, 0.0);
+      EXPECT_GE(t.backward_weight, 0.0);
+    }
+    const int conv = net.find("conv");
+    const LayerComputeSeconds t =
+        layer_compute_seconds(cluster, net, conv, layouts_of(net, conv, mesh, batch), mesh, batch, model::DType::fp32);
+    const double total = t.forward + t.backward_input + t.backward_weight;
+    EXPECT_GT(total, previous) << "batch " << batch;
+    previous = total;
+  }
+}
+
+TEST(ComputeCost, SplittingTheWorkTakesLessTime) {
+  const model::Model net = conv_net();
+  const int conv = net.find("conv");
+  const Cluster cluster = flat_cluster();
+  const plans::Mesh one({{"data", 1}});
+  const plans::Mesh two({{"data", 2}});
+  const plans::LayerLayouts whole = layouts_of(net, conv, one, 8);
+  const plans::LayerLayouts split = layouts_of(net, conv, two, 8, plans::LayerSharding{{0}, {}, {}, {}});
+  ASSERT_DOUBLE_EQ(split.work_fraction, 0.5);
+  const double t_whole = layer_compute_seconds(cluster, net, conv, whole, one, 8, model::DType::fp32).forward;
+  const double t_split = layer_compute_seconds(cluster, net, conv, split, two, 8, model::DType::fp32).forward;
+  EXPECT_NEAR(t_split, t_whole / 2, 1e-15);  // compute-bound at a flat efficiency: exactly half
+
+  // The overload without a mesh takes activations as work_fraction of the global tensors.
+  plans::LayerLayouts halved = whole;
+  halved.work_fraction = 0.5;
+  EXPECT_LT(layer_compute_seconds(cluster, net, conv, halved, 8, model::DType::fp32).forward,
+            layer_compute_seconds(cluster, net, conv, whole, 8, model::DType::fp32).forward);
+  EXPECT_NEAR(layer_compute_seconds(cluster, net, conv, whole, 8, model::DType::fp32).forward, t_whole, 1e-15);
+}
+
+TEST(ComputeCost, ZeroWorkIsFree) {
+  const model::Model net = conv_net();
+  const plans::Mesh mesh({{"data", 1}});
+  const int data = net.find("data");
+  const LayerComputeSeconds t =
+      layer_compute_seconds(flat_cluster(), net, data, layouts_of(net, data, mesh, 8), mesh, 8, model::DType::fp32);
+  EXPECT_EQ(t.forward + t.backward_input + t.backward_weight, 0.0);
+}
+
+TEST(ComputeCost, OptimizerStepStreamsTheModelStates) {
+  plans::Plan plan;
+  plan.optimizer.kind = plans::OptimizerKind::sgd_momentum;
+  // fp32 SGD: (4 param + 4 grad + 4 momentum) x 2 = 24 B per parameter; 1e6 parameters ->
+  // 24e6 B at 100e9 = 240 us.
+  EXPECT_NEAR(optimizer_step_seconds(flat_cluster(), plan, 1'000'000), 240e-6, 1e-12);
+  // bf16 Adam: (2 + 2 + 8 moments + 4 fp32 master) x 2 = 32 B per parameter -> 320 us.
+  plan.dtype = model::DType::bf16;
+  plan.optimizer.kind = plans::OptimizerKind::adam;
+  EXPECT_NEAR(optimizer_step_seconds(flat_cluster(), plan, 1'000'000), 320e-6, 1e-12);
+  EXPECT_EQ(optimizer_step_seconds(flat_cluster(), plan, 0), 0.0);
+}
+
+TEST(ComputeCost, OpClasses) {
+  const model::Model net = conv_net();
+  EXPECT_EQ(op_class_of(net.layer(net.find("conv"))), OpClass::conv);
+  EXPECT_EQ(op_class_of(net.layer(net.find("relu"))), OpClass::elementwise);
+  const model::Model fc = linear_net();
+  EXPECT_EQ(op_class_of(fc.layer(fc.find("fc1"))), OpClass::gemm);
+}
+
+}  // namespace
+}  // namespace splitbrain::sim

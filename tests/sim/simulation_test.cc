@@ -1,0 +1,123 @@
+// simulate(): the step's pieces add up, overlap hides gradient synchronisation, and every rank's
+// bytes are exactly what its collectives send.
+
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "model/errors.h"
+#include "model/zoo.h"
+#include "plans/compiled_plan.h"
+#include "sim/chrome_trace.h"
+#include "sim/cluster_presets.h"
+#include "sim/prediction_json.h"
+#include "sim/simulation.h"
+
+namespace splitbrain::sim {
+namespace {
+
+using plans::LayerSharding;
+
+plans::Plan make_plan(const std::string& model_spec, plans::Mesh mesh, int64_t batch,
+                      const std::function<LayerSharding(const model::Layer&)>& shard) {
+  plans::Plan plan;
+  plan.model_spec = model_spec;
+  plan.model = std::make_shared<model::Model>(model::build_zoo_model(model_spec));
+  plan.global_batch = batch;
+  plan.mesh = std::move(mesh);
+  for (const model::Layer& layer : plan.model->layers()) plan.layers.push_back(shard(layer));
+  plan.stage_of_layer.assign(plan.layers.size(), 0);
+  return plan;
+}
+
+plans::Plan data_parallel(const std::string& model_spec, int ranks, int64_t batch) {
+  return make_plan(model_spec, plans::Mesh({{"data", ranks}}), batch, [](const model::Layer&) {
+    return LayerSharding{{0}, {}, {}, {}};
+  });
+}
+
+TEST(Simulation, PhasesAddUpToTheIteration) {
+  const plans::Plan plan = data_parallel("vgg16-cifar10", 8, 256);
+  const Prediction p = simulate(plan, cluster_preset("dgx-a100-80g"));
+  const PhaseSeconds& ph = p.phases;
+  EXPECT_GT(p.iteration_seconds, 0.0);
+  EXPECT_NEAR(ph.compute_forward + ph.compute_backward + ph.comm_exposed + ph.bubble + ph.optimizer, p.iteration_seconds,
+              1e-12);
+  EXPECT_DOUBLE_EQ(p.samples_per_second, 256 / p.iteration_seconds);
+  EXPECT_EQ(p.ranks.size(), 8u);
+}
+
+TEST(Simulation, OverlapHidesGradientSynchronisation) {
+  plans::Plan plan = data_parallel("vgg16-cifar10", 8, 256);
+  plan.gradient_bucket_bytes = 4'000'000;
+  const Cluster cluster = cluster_preset("v100-pcie-10gbe");  // slow network: sync matters
+  plan.overlap_gradient_sync = false;
+  const Prediction serial = simulate(plan, cluster);
+  plan.overlap_gradient_sync = true;
+  const Prediction overlapped = simulate(plan, cluster);
+  EXPECT_LT(overlapped.phases.comm_exposed, serial.phases.comm_exposed);
+  EXPECT_LT(overlapped.iteration_seconds, serial.iteration_seconds);
+  // Without overlap all of the synchronisation is exposed.
+  EXPECT_NEAR(serial.phases.comm_exposed, total_communication_seconds(serial), 1e-12);
+}
+
+TEST(Simulation, BytesPerRankAreTheCompiledCollectives) {
+  // SplitBrain on {data: 2, model: 2}: convs batch over both, classifier features over model.
+  const plans::Plan plan = make_plan("fashion-vgg", plans::Mesh({{"data", 2}, {"model", 2}}), 64, [](const model::Layer& l) {
+    if (l.kind == model::OpKind::linear || l.name == "relu5" || l.name == "dropout1") return LayerSharding{{0}, {1}, {}, {}};
+    if (l.kind == model::OpKind::softmax_cross_entropy) return LayerSharding{{0}, {}, {}, {}};
+    return LayerSharding{{0, 1}, {}, {}, {}};
+  });
+  const plans::CompiledPlan compiled = plans::compile_plan(plan);
+  const Prediction p = simulate(plan, compiled, cluster_preset("dgx-a100-80g"));
+  int64_t expected_rank3 = 0;
+  for (const plans::CompiledLayer& layer : compiled.layers) {
+    for (const plans::InputTransfer& input : layer.inputs) {
+      for (const auto* list : {&input.forward, &input.backward}) {
+        for (const plans::Collective& c : *list) expected_rank3 += plans::bytes_sent(c, plan.mesh.index_in_group(3, c.axes));
+      }
+    }
+  }
+  for (const plans::GradientBucket& bucket : compiled.buckets) {
+    for (const plans::Collective& c : bucket.reduction) expected_rank3 += plans::bytes_sent(c, plan.mesh.index_in_group(3, c.axes));
+  }
+  EXPECT_GT(expected_rank3, 0);
+  EXPECT_EQ(p.ranks[3].comm_bytes_sent, expected_rank3);
+}
+
+TEST(Simulation, RefusesAPlanLargerThanTheCluster) {
+  EXPECT_THROW(simulate(data_parallel("fashion-vgg", 4, 64), cluster_preset("local-cpu")), InputError);
+}
+
+TEST(Simulation, JsonAndTraceFollowTheContract) {
+  const plans::Plan plan = data_parallel("fashion-vgg", 2, 64);
+  const plans::CompiledPlan compiled = plans::compile_plan(plan);
+  const Cluster cluster = cluster_preset("local-cpu");
+  const Prediction p = simulate(plan, compiled, cluster);
+  const auto json = prediction_to_json(plan, cluster, p);
+  for (const char* key : {"iteration_seconds", "samples_per_second", "phases", "ranks", "collectives"}) {
+    EXPECT_TRUE(json.contains(key)) << key;
+  }
+  for (const char* key : {"compute_forward", "compute_backward", "comm_exposed", "bubble", "optimizer"}) {
+    EXPECT_TRUE(json["phases"].contains(key)) << key;
+  }
+  const auto& rank = json["ranks"][0];
+  for (const char* key : {"rank", "peak_memory_bytes", "memory", "comm_bytes_sent"}) EXPECT_TRUE(rank.contains(key)) << key;
+  for (const char* key : {"params", "grads", "optimizer", "activations", "buffers"}) EXPECT_TRUE(rank["memory"].contains(key));
+  const auto& collective = json["collectives"][0];
+  for (const char* key : {"kind", "axes", "bytes", "seconds"}) EXPECT_TRUE(collective.contains(key)) << key;
+
+  const auto trace = prediction_trace(plan, compiled, p);
+  int compute_events = 0;
+  int communication_events = 0;
+  for (const auto& event : trace["traceEvents"]) {
+    if (event["ph"] != "X") continue;
+    EXPECT_GE(event["dur"].get<double>(), 0.0);
+    (event["tid"] == 0 ? compute_events : communication_events)++;
+  }
+  EXPECT_GT(compute_events, 0);
+  EXPECT_GT(communication_events, 0);  // the gradient bucket
+}
+
+}  // namespace
+}  // namespace splitbrain::sim
