@@ -53,28 +53,23 @@ bool algorithm_supports(Algorithm algorithm, CollectiveKind kind) {
   return false;
 }
 
-Algorithm CollectiveAlgorithms::for_kind(CollectiveKind kind) const {
+namespace {
+// One mapping from kind to member for both the const and the mutable accessor.
+template <class Algorithms>
+auto& algorithm_for(Algorithms& algorithms, CollectiveKind kind) {
   switch (kind) {
-    case CollectiveKind::all_gather: return all_gather;
-    case CollectiveKind::reduce_scatter: return reduce_scatter;
-    case CollectiveKind::all_reduce: return all_reduce;
-    case CollectiveKind::all_to_all: return all_to_all;
+    case CollectiveKind::all_gather: return algorithms.all_gather;
+    case CollectiveKind::reduce_scatter: return algorithms.reduce_scatter;
+    case CollectiveKind::all_reduce: return algorithms.all_reduce;
+    case CollectiveKind::all_to_all: return algorithms.all_to_all;
     case CollectiveKind::halo_exchange:
     case CollectiveKind::send_recv: break;
   }
   no_algorithm(kind);
 }
+}  // namespace
 
-Algorithm& CollectiveAlgorithms::for_kind(CollectiveKind kind) {
-  switch (kind) {
-    case CollectiveKind::all_gather: return all_gather;
-    case CollectiveKind::reduce_scatter: return reduce_scatter;
-    case CollectiveKind::all_reduce: return all_reduce;
-    case CollectiveKind::all_to_all: return all_to_all;
-    case CollectiveKind::halo_exchange:
-    case CollectiveKind::send_recv: break;
-  }
-  no_algorithm(kind);
-}
+Algorithm CollectiveAlgorithms::for_kind(CollectiveKind kind) const { return algorithm_for(*this, kind); }
+Algorithm& CollectiveAlgorithms::for_kind(CollectiveKind kind) { return algorithm_for(*this, kind); }
 
 }  // namespace splitbrain::sim

@@ -6,6 +6,7 @@
 
 #include "model/zoo.h"
 #include "plans/compiled_plan.h"
+#include "plans/plan_builder.h"
 #include "sim/cluster_presets.h"
 #include "sim/simulation.h"
 
@@ -17,16 +18,9 @@ using plans::LayerSharding;
 // A plan on `mesh` where parameter layers take `with_parameters` and the others `without`.
 plans::Plan make_plan(const std::string& model_spec, plans::Mesh mesh, int64_t batch, LayerSharding with_parameters,
                       LayerSharding without) {
-  plans::Plan plan;
-  plan.model_spec = model_spec;
-  plan.model = std::make_shared<model::Model>(model::build_zoo_model(model_spec));
-  plan.global_batch = batch;
-  plan.mesh = std::move(mesh);
-  for (const model::Layer& layer : plan.model->layers()) {
-    plan.layers.push_back(layer.cost.params > 0 ? with_parameters : without);
-  }
-  plan.stage_of_layer.assign(plan.layers.size(), 0);
-  return plan;
+  return plans::build_plan(model_spec, std::move(mesh), batch, [&](const model::Layer& layer) {
+    return layer.cost.params > 0 ? with_parameters : without;
+  });
 }
 
 void simulate_plan(benchmark::State& state, const plans::Plan& plan) {

@@ -7,21 +7,14 @@
 
 #include "model/zoo.h"
 #include "plans/compiled_plan.h"
+#include "plans/plan_builder.h"
 #include "plans/plan_error.h"
 
 namespace splitbrain::plans {
 namespace {
 
-Plan make_plan(const std::string& model_spec, Mesh mesh, int64_t batch,
-               const std::function<LayerSharding(const model::Layer&)>& shard) {
-  Plan plan;
-  plan.model_spec = model_spec;
-  plan.model = std::make_shared<model::Model>(model::build_zoo_model(model_spec));
-  plan.global_batch = batch;
-  plan.mesh = std::move(mesh);
-  for (const model::Layer& layer : plan.model->layers()) plan.layers.push_back(shard(layer));
-  plan.stage_of_layer.assign(plan.layers.size(), 0);
-  return plan;
+Plan make_plan(const std::string& model_spec, Mesh mesh, int64_t batch, const ShardingRule& rule) {
+  return build_plan(model_spec, std::move(mesh), batch, rule);
 }
 
 int64_t bytes_of(const std::vector<Collective>& list) {

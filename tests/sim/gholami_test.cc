@@ -13,6 +13,7 @@
 #include <functional>
 
 #include "model/zoo.h"
+#include "plans/plan_builder.h"
 #include "sim/cluster_presets.h"
 #include "sim/simulation.h"
 
@@ -34,14 +35,8 @@ double all_gather(int p, double bytes) {
 }
 double all_reduce(int p, double bytes) { return 2 * all_gather(p, bytes); }
 
-Plan alexnet_plan(Mesh mesh, const std::function<LayerSharding(const model::Layer&)>& shard) {
-  Plan plan;
-  plan.model_spec = "alexnet";
-  plan.model = std::make_shared<model::Model>(model::build_zoo_model("alexnet"));
-  plan.global_batch = kBatch;
-  plan.mesh = std::move(mesh);
-  for (const model::Layer& layer : plan.model->layers()) plan.layers.push_back(shard(layer));
-  plan.stage_of_layer.assign(plan.layers.size(), 0);
+Plan alexnet_plan(Mesh mesh, const plans::ShardingRule& rule) {
+  Plan plan = plans::build_plan("alexnet", std::move(mesh), kBatch, rule);
   plan.gradient_bucket_bytes = 0;  // one all-reduce per layer, as in the paper's sums
   plan.overlap_gradient_sync = false;
   return plan;

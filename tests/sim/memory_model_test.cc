@@ -11,6 +11,7 @@
 #include "model/zoo.h"
 #include "plans/compiled_plan.h"
 #include "plans/plan_error.h"
+#include "plans/plan_builder.h"
 #include "sim/memory_model.h"
 
 namespace splitbrain::sim {
@@ -23,16 +24,9 @@ using plans::Plan;
 
 constexpr int64_t kVgg16Params = 138'357'544;  // torchvision
 
-Plan make_plan(std::shared_ptr<const model::Model> net, Mesh mesh, int64_t batch,
-               const std::function<LayerSharding(const model::Layer&)>& shard) {
-  Plan plan;
-  plan.model_spec = net->name();
-  plan.model = std::move(net);
-  plan.global_batch = batch;
-  plan.mesh = std::move(mesh);
-  for (const model::Layer& layer : plan.model->layers()) plan.layers.push_back(shard(layer));
-  plan.stage_of_layer.assign(plan.layers.size(), 0);
-  return plan;
+Plan make_plan(std::shared_ptr<const model::Model> net, Mesh mesh, int64_t batch, const plans::ShardingRule& rule) {
+  const std::string spec = net->name();
+  return plans::build_plan(std::move(net), spec, std::move(mesh), batch, rule);
 }
 
 LayerSharding batch_on_axis_0(const model::Layer&) { return LayerSharding{{0}, {}, {}, {}}; }

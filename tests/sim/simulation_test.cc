@@ -8,6 +8,7 @@
 #include "model/errors.h"
 #include "model/zoo.h"
 #include "plans/compiled_plan.h"
+#include "plans/plan_builder.h"
 #include "sim/chrome_trace.h"
 #include "sim/cluster_presets.h"
 #include "sim/prediction_json.h"
@@ -18,16 +19,8 @@ namespace {
 
 using plans::LayerSharding;
 
-plans::Plan make_plan(const std::string& model_spec, plans::Mesh mesh, int64_t batch,
-                      const std::function<LayerSharding(const model::Layer&)>& shard) {
-  plans::Plan plan;
-  plan.model_spec = model_spec;
-  plan.model = std::make_shared<model::Model>(model::build_zoo_model(model_spec));
-  plan.global_batch = batch;
-  plan.mesh = std::move(mesh);
-  for (const model::Layer& layer : plan.model->layers()) plan.layers.push_back(shard(layer));
-  plan.stage_of_layer.assign(plan.layers.size(), 0);
-  return plan;
+plans::Plan make_plan(const std::string& model_spec, plans::Mesh mesh, int64_t batch, const plans::ShardingRule& rule) {
+  return plans::build_plan(model_spec, std::move(mesh), batch, rule);
 }
 
 plans::Plan data_parallel(const std::string& model_spec, int ranks, int64_t batch) {
