@@ -30,12 +30,13 @@ Collective flat_collective(CollectiveKind kind, const Mesh& mesh, const std::vec
   return c;
 }
 
-InputTransfer compile_input(const Plan& plan, const std::vector<CompiledLayer>& layers, int consumer, int position) {
+}  // namespace
+
+InputTransfer compile_input(const Plan& plan, const CompiledLayer& from, const CompiledLayer& to, int consumer,
+                            int position) {
   const model::Model& net = *plan.model;
   const model::Layer& layer = net.layer(consumer);
   const int producer = layer.inputs[static_cast<size_t>(position)];
-  const CompiledLayer& from = layers[static_cast<size_t>(producer)];
-  const CompiledLayer& to = layers[static_cast<size_t>(consumer)];
   const std::vector<int64_t> shape = activation_shape(net.layer(producer), plan.micro_batch_size());
   const int64_t element_bytes = model::output_element_bytes(net.layer(producer), plan.dtype);
 
@@ -61,6 +62,8 @@ InputTransfer compile_input(const Plan& plan, const std::vector<CompiledLayer>& 
   }
   return transfer;
 }
+
+namespace {
 
 std::vector<GradientBucket> compile_buckets(const Plan& plan, const std::vector<CompiledLayer>& layers) {
   const int64_t element_bytes = gradient_element_bytes(plan);
@@ -127,7 +130,8 @@ CompiledPlan compile_plan(const Plan& plan) {
     layer.stage = plan.stage_of_layer.empty() ? 0 : plan.stage_of_layer[static_cast<size_t>(i)];
     layer.layouts = layer_layouts(net, i, plan.layers[static_cast<size_t>(i)], plan.mesh, compiled.micro_batch, plan.dtype);
     for (int position = 0; position < static_cast<int>(net.layer(i).inputs.size()); ++position) {
-      layer.inputs.push_back(compile_input(plan, compiled.layers, i, position));
+      const int producer = net.layer(i).inputs[static_cast<size_t>(position)];
+      layer.inputs.push_back(compile_input(plan, compiled.layers[static_cast<size_t>(producer)], layer, i, position));
     }
     const int64_t elements = total_local_elements(layer.layouts);
     const int group = plan.mesh.group_size(layer.layouts.gradient_sync_axes);

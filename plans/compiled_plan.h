@@ -60,6 +60,12 @@ struct CompiledPlan {
 // Throws PlanError (naming the layer) when a layer's sharding is invalid.
 CompiledPlan compile_plan(const Plan& plan);
 
+// The transfer into input `position` of layer `consumer` from its producer, given both layers'
+// layouts and stages (`from` is the producer's). compile_plan uses it for every edge; the planner
+// uses it to cost a candidate edge without compiling a whole plan.
+InputTransfer compile_input(const Plan& plan, const CompiledLayer& from, const CompiledLayer& to, int consumer,
+                            int position);
+
 // Gradient element size: gradients are kept in the model dtype.
 int64_t gradient_element_bytes(const Plan& plan);
 

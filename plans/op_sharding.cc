@@ -170,6 +170,19 @@ bool role_allowed(const Layer& layer, ShardRole role) {
   return false;
 }
 
+bool chooses_own_sharding(const Layer& layer) {
+  if (layer.kind == OpKind::input || layer.inputs.empty() || layer.cost.params > 0) return true;
+  return layer.kind == OpKind::linear && !layer.attr<model::LinearAttrs>().tied_to.empty();
+}
+
+LayerSharding inherited_sharding(const Layer& layer, const LayerSharding& producer) {
+  LayerSharding inherited = producer;
+  for (ShardRole role : kAllRoles) {
+    if (!role_allowed(layer, role)) inherited.axes(role).clear();
+  }
+  return inherited;
+}
+
 std::vector<int64_t> activation_shape(const Layer& layer, int64_t batch) { return model::with_batch(layer.output_shape, batch); }
 
 LayerLayouts layer_layouts(const model::Model& model, int index, const LayerSharding& sharding, const Mesh& mesh,

@@ -56,6 +56,15 @@ bool role_allowed(const model::Layer& layer, ShardRole role);
 LayerLayouts layer_layouts(const model::Model& model, int index, const LayerSharding& sharding, const Mesh& mesh,
                            int64_t batch, model::DType dtype);
 
+// Whether a layer chooses its own sharding (it has parameters, shares an embedding's weight, or
+// is an input) rather than following the layer it reads: plan files list or default only these,
+// and the planner decides only these.
+bool chooses_own_sharding(const model::Layer& layer);
+
+// The sharding a layer that does not choose its own takes: its first producer's, without the
+// roles the op cannot take (their axes then replicate it; redistribution handles the change).
+LayerSharding inherited_sharding(const model::Layer& layer, const LayerSharding& producer);
+
 // The global shape, batch included, of a layer's output.
 std::vector<int64_t> activation_shape(const model::Layer& layer, int64_t batch);
 

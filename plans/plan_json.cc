@@ -204,11 +204,6 @@ void read_options(JsonObjectReader& top, Plan& plan) {
   fields.reject_unknown_keys();
 }
 
-bool takes_default(const model::Layer& layer) {
-  if (layer.kind == model::OpKind::input || layer.inputs.empty() || layer.cost.params > 0) return true;
-  return layer.kind == model::OpKind::linear && !layer.attr<model::LinearAttrs>().tied_to.empty();
-}
-
 ordered_json sharding_to_json(const LayerSharding& sharding, const Mesh& mesh) {
   ordered_json out = ordered_json::object();
   for (ShardRole role : kRoles) {
@@ -236,7 +231,7 @@ std::vector<LayerSharding> resolve_layer_shardings(const model::Model& model,
     const model::Layer& layer = model.layer(i);
     if (const auto& own = listed[static_cast<size_t>(i)]) {
       result.push_back(*own);
-    } else if (takes_default(layer)) {
+    } else if (chooses_own_sharding(layer)) {
       if (!default_sharding) {
         throw PlanError(fmt::format("{}: layer '{}': it has parameters (or is an input) but is not listed in "
                                     "\"layers\", and the plan has no \"default\" sharding",
@@ -245,13 +240,8 @@ std::vector<LayerSharding> resolve_layer_shardings(const model::Model& model,
       result.push_back(*default_sharding);
     } else {
       // Parameter-free layers follow their producer, so a plan only has to talk about the layers
-      // that own weights. Roles the op cannot take are dropped: their axes then replicate it, and
-      // the redistribution into and out of this layer handles the change of layout.
-      LayerSharding inherited = result[static_cast<size_t>(layer.inputs.front())];
-      for (ShardRole role : kRoles) {
-        if (!role_allowed(layer, role)) inherited.axes(role).clear();
-      }
-      result.push_back(std::move(inherited));
+      // that own weights.
+      result.push_back(inherited_sharding(layer, result[static_cast<size_t>(layer.inputs.front())]));
     }
   }
   return result;

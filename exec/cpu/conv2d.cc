@@ -1,0 +1,121 @@
+#include "exec/cpu/conv2d.h"
+
+#include <string>
+#include <unordered_map>
+
+#include "exec/cpu/dnnl_check.h"
+
+namespace splitbrain::exec::cpu {
+
+namespace {
+
+int64_t out_extent(int64_t in, int64_t pad_lo, int64_t pad_hi, int64_t kernel, int64_t stride, int64_t dilation) {
+  const int64_t span = dilation * (kernel - 1) + 1;
+  const int64_t padded = in + pad_lo + pad_hi;
+  return padded < span ? 0 : (padded - span) / stride + 1;
+}
+
+void require(bool ok, const std::string& what) {
+  if (!ok) throw KernelArgumentError("Conv2dKernel: " + what);
+}
+
+void check(const Conv2dShape& s) {
+  require(s.batch > 0 && s.in_channels > 0 && s.height > 0 && s.width > 0, "input dims must be positive");
+  require(s.out_channels > 0 && s.kernel_h > 0 && s.kernel_w > 0, "out_channels and kernel must be positive");
+  require(s.stride_h > 0 && s.stride_w > 0 && s.dilation_h > 0 && s.dilation_w > 0,
+          "stride and dilation must be positive");
+  require(s.pad_top >= 0 && s.pad_bottom >= 0 && s.pad_left >= 0 && s.pad_right >= 0, "padding must be >= 0");
+  require(s.groups > 0 && s.in_channels % s.groups == 0 && s.out_channels % s.groups == 0,
+          "groups (" + std::to_string(s.groups) + ") must divide in_channels and out_channels");
+  require(s.out_height() > 0 && s.out_width() > 0, "the kernel does not fit the padded input");
+}
+
+}  // namespace
+
+int64_t Conv2dShape::out_height() const { return out_extent(height, pad_top, pad_bottom, kernel_h, stride_h, dilation_h); }
+int64_t Conv2dShape::out_width() const { return out_extent(width, pad_left, pad_right, kernel_w, stride_w, dilation_w); }
+
+Conv2dKernel::Conv2dKernel(CpuContext& context, const Conv2dShape& shape) : context_(context), shape_(shape) {
+  check(shape);
+  const auto& s = shape;
+  const dnnl::engine& engine = context.engine();
+  const Dims x_dims{s.batch, s.in_channels, s.height, s.width};
+  const Dims y_dims{s.batch, s.out_channels, s.out_height(), s.out_width()};
+  // Grouped weights are 5-D for oneDNN (g, oc/g, ic/g, kh, kw): the same bytes as PyTorch's
+  // [oc, ic/g, kh, kw], so the caller's buffer needs no reshuffling.
+  const Dims w_dims = s.groups == 1 ? Dims{s.out_channels, s.in_channels, s.kernel_h, s.kernel_w}
+                                    : Dims{s.groups, s.out_channels / s.groups, s.in_channels / s.groups,
+                                           s.kernel_h, s.kernel_w};
+  const Dims strides{s.stride_h, s.stride_w};
+  const Dims dilates{s.dilation_h - 1, s.dilation_w - 1};
+  const Dims pad_l{s.pad_top, s.pad_left};
+  const Dims pad_r{s.pad_bottom, s.pad_right};
+  bias_md_ = plain_desc({s.out_channels});
+  const dnnl::memory::desc no_bias;
+  const auto algo = dnnl::algorithm::convolution_direct;
+
+  dnnl::convolution_forward::primitive_desc fwd_pd;
+  SB_DNNL_CHECK(fwd_pd = dnnl::convolution_forward::primitive_desc(
+                    dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, algo, any_desc(x_dims),
+                                                    any_desc(w_dims), s.bias ? bias_md_ : no_bias,
+                                                    any_desc(y_dims), strides, dilates, pad_l, pad_r),
+                    engine));
+  SB_DNNL_CHECK(forward_ = dnnl::convolution_forward(fwd_pd));
+  fwd_x_ = StagedMemory(plain_desc(x_dims), fwd_pd.src_desc(), engine);
+  fwd_w_ = StagedMemory(plain_desc(w_dims), fwd_pd.weights_desc(), engine);
+  fwd_y_ = StagedMemory(plain_desc(y_dims), fwd_pd.dst_desc(), engine);
+
+  dnnl::convolution_backward_data::primitive_desc bwd_pd;
+  SB_DNNL_CHECK(bwd_pd = dnnl::convolution_backward_data::primitive_desc(
+                    dnnl::convolution_backward_data::desc(algo, any_desc(x_dims), any_desc(w_dims),
+                                                          any_desc(y_dims), strides, dilates, pad_l, pad_r),
+                    engine, fwd_pd));
+  SB_DNNL_CHECK(backward_data_ = dnnl::convolution_backward_data(bwd_pd));
+  bwd_dy_ = StagedMemory(plain_desc(y_dims), bwd_pd.diff_dst_desc(), engine);
+  bwd_w_ = StagedMemory(plain_desc(w_dims), bwd_pd.weights_desc(), engine);
+  bwd_dx_ = StagedMemory(plain_desc(x_dims), bwd_pd.diff_src_desc(), engine);
+
+  dnnl::convolution_backward_weights::primitive_desc bww_pd;
+  SB_DNNL_CHECK(bww_pd = dnnl::convolution_backward_weights::primitive_desc(
+                    dnnl::convolution_backward_weights::desc(algo, any_desc(x_dims), any_desc(w_dims),
+                                                             s.bias ? bias_md_ : no_bias, any_desc(y_dims),
+                                                             strides, dilates, pad_l, pad_r),
+                    engine, fwd_pd));
+  SB_DNNL_CHECK(backward_weights_ = dnnl::convolution_backward_weights(bww_pd));
+  bww_x_ = StagedMemory(plain_desc(x_dims), bww_pd.src_desc(), engine);
+  bww_dy_ = StagedMemory(plain_desc(y_dims), bww_pd.diff_dst_desc(), engine);
+  bww_dw_ = StagedMemory(plain_desc(w_dims), bww_pd.diff_weights_desc(), engine);
+}
+
+void Conv2dKernel::forward(const float* x, const float* w, const float* b, float* y) {
+  dnnl::stream& stream = context_.stream();
+  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, fwd_x_.read(stream, x)},
+                                             {DNNL_ARG_WEIGHTS, fwd_w_.read(stream, w)},
+                                             {DNNL_ARG_DST, fwd_y_.target(y)}};
+  if (shape_.bias) args.emplace(DNNL_ARG_BIAS, wrap(bias_md_, context_.engine(), b));
+  SB_DNNL_CHECK(forward_.execute(stream, args));
+  fwd_y_.copy_back(stream, y);
+  SB_DNNL_CHECK(stream.wait());
+}
+
+void Conv2dKernel::backward_data(const float* dy, const float* w, float* dx) {
+  dnnl::stream& stream = context_.stream();
+  SB_DNNL_CHECK(backward_data_.execute(stream, {{DNNL_ARG_DIFF_DST, bwd_dy_.read(stream, dy)},
+                                                {DNNL_ARG_WEIGHTS, bwd_w_.read(stream, w)},
+                                                {DNNL_ARG_DIFF_SRC, bwd_dx_.target(dx)}}));
+  bwd_dx_.copy_back(stream, dx);
+  SB_DNNL_CHECK(stream.wait());
+}
+
+void Conv2dKernel::backward_weights(const float* x, const float* dy, float* dw, float* db) {
+  dnnl::stream& stream = context_.stream();
+  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, bww_x_.read(stream, x)},
+                                             {DNNL_ARG_DIFF_DST, bww_dy_.read(stream, dy)},
+                                             {DNNL_ARG_DIFF_WEIGHTS, bww_dw_.target(dw)}};
+  if (shape_.bias) args.emplace(DNNL_ARG_DIFF_BIAS, wrap(bias_md_, context_.engine(), db));
+  SB_DNNL_CHECK(backward_weights_.execute(stream, args));
+  bww_dw_.copy_back(stream, dw);
+  SB_DNNL_CHECK(stream.wait());
+}
+
+}  // namespace splitbrain::exec::cpu
