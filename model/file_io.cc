@@ -44,13 +44,20 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
   }
 }
 
-void write_json_output(const std::string& path, const nlohmann::json& document) {
-  const std::string text = document.dump(2) + "\n";
+void write_text_output(const std::string& path, std::string_view text) {
   if (path == "-") {
     std::cout << text << std::flush;
   } else {
     write_file_atomically(path, text);
   }
+}
+
+void write_json_output(const std::string& path, const nlohmann::json& document) {
+  write_text_output(path, document.dump(2) + "\n");
+}
+
+void write_json_output(const std::string& path, const nlohmann::ordered_json& document) {
+  write_text_output(path, document.dump(2) + "\n");
 }
 
 }  // namespace splitbrain

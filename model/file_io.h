@@ -16,7 +16,10 @@ std::string read_text_file(const std::filesystem::path& path);
 // Writes `content` to a temporary file next to `path`, then renames it over `path`.
 // Throws InputError naming the file when it cannot be written (a bad output path is bad input).
 void write_file_atomically(const std::filesystem::path& path, std::string_view content);
+// Writes text to a file atomically, or to standard output when path is "-".
+void write_text_output(const std::string& path, std::string_view text);
 // Writes pretty JSON to a file atomically, or to standard output when path is "-".
 void write_json_output(const std::string& path, const nlohmann::json& document);
+void write_json_output(const std::string& path, const nlohmann::ordered_json& document);
 
 }  // namespace splitbrain

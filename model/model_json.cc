@@ -87,6 +87,8 @@ OpAttrs read_attrs(OpKind kind, JsonObjectReader& fields) {
   throw std::logic_error("unhandled OpKind in model_from_json");
 }
 
+}  // namespace
+
 void write_attrs(const OpAttrs& attrs, json& out) {
   std::visit(
       [&](const auto& a) {
@@ -135,6 +137,8 @@ void write_attrs(const OpAttrs& attrs, json& out) {
       },
       attrs);
 }
+
+namespace {
 
 std::string layer_where(const std::string& source, const json& layer, size_t index) {
   if (layer.is_object() && layer.contains("name") && layer["name"].is_string()) {

@@ -26,6 +26,10 @@ nlohmann::json model_to_json(const Model& model);
 Model load_model_file(const std::filesystem::path& path);
 void save_model_file(const Model& model, const std::filesystem::path& path);
 
+// Adds the attributes of an op to a layer's JSON object, every field spelled out (what model
+// files hold; also a canonical text of the attributes, e.g. to recognise identical layers).
+void write_attrs(const OpAttrs& attrs, nlohmann::json& out);
+
 // A zoo spec ("vgg16", "gpt:layers=4") or the path of a model file.
 Model resolve_model(std::string_view zoo_spec_or_path);
 

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 #include <numeric>
 
 #include "sim/cluster_error.h"
@@ -31,11 +33,19 @@ class StepBuilder {
     out_.layers.resize(compiled.layers.size());
   }
 
-  // Costs a collective, records its use, returns the seconds of all its runs.
+  // Costs a collective, records its use, returns the seconds of one run. Deep models repeat
+  // the same collectives block after block, so prices are memoised per stage.
   double use(int layer, int stage, StepPhase phase, const Collective& collective, int count) {
-    const double seconds = plan_collective_seconds(cluster_, plan_.mesh, collective, first_rank_[static_cast<size_t>(stage)]);
-    out_.collectives.push_back({layer, stage, phase, collective, count, seconds});
-    return seconds;
+    const auto key = std::make_tuple(stage, collective.kind, collective.axes, collective.buffer_bytes, collective.element_bytes,
+                                     collective.halo_rows * collective.row_bytes, collective.source_index,
+                                     collective.destination_index);
+    auto it = prices_.find(key);
+    if (it == prices_.end()) {
+      const double price = plan_collective_seconds(cluster_, plan_.mesh, collective, first_rank_[static_cast<size_t>(stage)]);
+      it = prices_.emplace(key, price).first;
+    }
+    out_.collectives.push_back({layer, stage, phase, collective, count, it->second});
+    return it->second;
   }
 
   void cost_layers() {
@@ -153,14 +163,33 @@ class StepBuilder {
   void account_ranks() {
     std::vector<MemoryBreakdown> memory;
     for (int s = 0; s < plan_.stage_count(); ++s) memory.push_back(stage_memory(plan_, compiled_, s));
+    // Most collectives send the same bytes from every member: add those once per stage. Only
+    // the others (pipeline hand-overs, uneven all-reduce chunks, halo edges) are added rank by
+    // rank, with each rank's index in the group of that collective's axes.
+    std::vector<int64_t> uniform(static_cast<size_t>(plan_.stage_count()), 0);
+    std::vector<const CollectiveUse*> varying;
+    for (const CollectiveUse& u : out_.collectives) {
+      const int64_t first = plans::bytes_sent(u.collective, 0);
+      bool same = u.collective.kind != plans::CollectiveKind::send_recv;
+      for (int i = 1; same && i < u.collective.group_size; ++i) same = plans::bytes_sent(u.collective, i) == first;
+      if (same) uniform[static_cast<size_t>(u.stage)] += u.count * first;
+      else varying.push_back(&u);
+    }
+    std::map<std::vector<int>, std::vector<int>> index_by_axes;
+    for (const CollectiveUse* u : varying) {
+      auto [it, inserted] = index_by_axes.try_emplace(u->collective.axes);
+      if (!inserted) continue;
+      for (int rank = 0; rank < plan_.mesh.rank_count(); ++rank) it->second.push_back(plan_.mesh.index_in_group(rank, u->collective.axes));
+    }
     for (int rank = 0; rank < plan_.mesh.rank_count(); ++rank) {
       const int stage = plan_.pipe_axis >= 0 ? plan_.mesh.coordinate(rank, plan_.pipe_axis) : 0;
-      RankPrediction r{rank, stage, memory[static_cast<size_t>(stage)], 0};
-      for (const CollectiveUse& u : out_.collectives) {
+      RankPrediction r{rank, stage, memory[static_cast<size_t>(stage)], uniform[static_cast<size_t>(stage)]};
+      for (const CollectiveUse* u : varying) {
         // Pipeline hand-overs involve two stages; bytes_sent tells the sender from the rest.
-        const bool involved = u.collective.kind == plans::CollectiveKind::send_recv || u.stage == stage;
+        const bool involved = u->collective.kind == plans::CollectiveKind::send_recv || u->stage == stage;
         if (!involved) continue;
-        r.comm_bytes_sent += u.count * plans::bytes_sent(u.collective, plan_.mesh.index_in_group(rank, u.collective.axes));
+        const int index = index_by_axes.at(u->collective.axes)[static_cast<size_t>(rank)];
+        r.comm_bytes_sent += u->count * plans::bytes_sent(u->collective, index);
       }
       out_.ranks.push_back(r);
     }
@@ -172,6 +201,7 @@ class StepBuilder {
   const Cluster& cluster_;
   Prediction& out_;
   std::vector<int> first_rank_;
+  std::map<std::tuple<int, plans::CollectiveKind, std::vector<int>, int64_t, int64_t, int64_t, int, int>, double> prices_;
 };
 
 }  // namespace

@@ -48,7 +48,7 @@ void run_models(const ModelsOptions& options) {
     table.print(std::cout);
     std::cout << "\nFLOPs count a multiply-add as 2. Use a name with options as name:key=value,...\n";
   } else {
-    write_json_output(options.json_path, {{"models", entries}});
+    write_json_output(options.json_path, nlohmann::json{{"models", entries}});
   }
 }
 

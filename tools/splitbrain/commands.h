@@ -9,5 +9,6 @@ namespace splitbrain::tools {
 void add_models_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
 void add_simulate_command(CLI::App& app);
+void add_plan_command(CLI::App& app);
 
 }  // namespace splitbrain::tools

@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   splitbrain::tools::add_models_command(app);
   splitbrain::tools::add_inspect_command(app);
+  splitbrain::tools::add_plan_command(app);
   splitbrain::tools::add_simulate_command(app);
 
   try {

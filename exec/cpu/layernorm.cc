@@ -1,0 +1,63 @@
+#include "exec/cpu/layernorm.h"
+
+#include "exec/cpu/dnnl_check.h"
+#include "exec/cpu/staged_memory.h"
+
+namespace splitbrain::exec::cpu {
+
+LayerNormKernel::LayerNormKernel(CpuContext& context, const LayerNormShape& shape)
+    : context_(context), shape_(shape) {
+  if (shape.rows <= 0 || shape.features <= 0 || !(shape.epsilon >= 0))
+    throw KernelArgumentError("LayerNormKernel: rows and features must be positive, epsilon >= 0");
+  const dnnl::engine& engine = context.engine();
+  data_md_ = plain_desc({shape.rows, shape.features});
+  stat_md_ = plain_desc({shape.rows});
+  param_md_ = plain_desc({shape.features});
+  // use_scale and use_shift take gamma and beta as two separate arrays (use_scale_shift would
+  // want them packed into one [2, features] buffer).
+  const auto flags = dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
+  const auto epsilon = static_cast<float>(shape.epsilon);
+
+  dnnl::layer_normalization_forward::primitive_desc fwd_pd;
+  SB_DNNL_CHECK(fwd_pd = dnnl::layer_normalization_forward::primitive_desc(
+                    dnnl::layer_normalization_forward::desc(dnnl::prop_kind::forward_training, data_md_, stat_md_,
+                                                            epsilon, flags),
+                    engine));
+  SB_DNNL_CHECK(forward_ = dnnl::layer_normalization_forward(fwd_pd));
+  dnnl::layer_normalization_backward::primitive_desc bwd_pd;
+  SB_DNNL_CHECK(bwd_pd = dnnl::layer_normalization_backward::primitive_desc(
+                    dnnl::layer_normalization_backward::desc(dnnl::prop_kind::backward, data_md_, data_md_, stat_md_,
+                                                             epsilon, flags),
+                    engine, fwd_pd));
+  SB_DNNL_CHECK(backward_ = dnnl::layer_normalization_backward(bwd_pd));
+  unused_shift_.assign(static_cast<std::size_t>(shape.features), 0.0f);
+}
+
+void LayerNormKernel::forward(const float* x, const float* gamma, const float* beta, float* y, float* mean,
+                              float* variance) {
+  const dnnl::engine& engine = context_.engine();
+  SB_DNNL_CHECK(forward_.execute(context_.stream(), {{DNNL_ARG_SRC, wrap(data_md_, engine, x)},
+                                                     {DNNL_ARG_SCALE, wrap(param_md_, engine, gamma)},
+                                                     {DNNL_ARG_SHIFT, wrap(param_md_, engine, beta)},
+                                                     {DNNL_ARG_DST, wrap(data_md_, engine, y)},
+                                                     {DNNL_ARG_MEAN, wrap(stat_md_, engine, mean)},
+                                                     {DNNL_ARG_VARIANCE, wrap(stat_md_, engine, variance)}}));
+  SB_DNNL_CHECK(context_.stream().wait());
+}
+
+void LayerNormKernel::backward(const float* x, const float* dy, const float* gamma, const float* mean,
+                               const float* variance, float* dx, float* dgamma, float* dbeta) {
+  const dnnl::engine& engine = context_.engine();
+  SB_DNNL_CHECK(backward_.execute(context_.stream(), {{DNNL_ARG_SRC, wrap(data_md_, engine, x)},
+                                                      {DNNL_ARG_DIFF_DST, wrap(data_md_, engine, dy)},
+                                                      {DNNL_ARG_SCALE, wrap(param_md_, engine, gamma)},
+                                                      {DNNL_ARG_SHIFT, wrap(param_md_, engine, unused_shift_.data())},
+                                                      {DNNL_ARG_MEAN, wrap(stat_md_, engine, mean)},
+                                                      {DNNL_ARG_VARIANCE, wrap(stat_md_, engine, variance)},
+                                                      {DNNL_ARG_DIFF_SRC, wrap(data_md_, engine, dx)},
+                                                      {DNNL_ARG_DIFF_SCALE, wrap(param_md_, engine, dgamma)},
+                                                      {DNNL_ARG_DIFF_SHIFT, wrap(param_md_, engine, dbeta)}}));
+  SB_DNNL_CHECK(context_.stream().wait());
+}
+
+}  // namespace splitbrain::exec::cpu

@@ -1,0 +1,59 @@
+#include "exec/cpu/softmax_cross_entropy.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "exec/cpu/dnnl_check.h"
+
+namespace splitbrain::exec::cpu {
+
+namespace {
+
+void check(const SoftmaxCrossEntropyShape& s, const int32_t* labels) {
+  if (s.rows <= 0 || s.classes <= 0)
+    throw KernelArgumentError("softmax_cross_entropy: rows and classes must be positive");
+  for (int64_t r = 0; r < s.rows; ++r)
+    if (labels[r] < 0 || labels[r] >= s.classes)
+      throw KernelArgumentError("softmax_cross_entropy: label " + std::to_string(labels[r]) + " of row " +
+                                std::to_string(r) + " is outside [0, " + std::to_string(s.classes) + ")");
+}
+
+}  // namespace
+
+double softmax_cross_entropy_forward(const SoftmaxCrossEntropyShape& s, const float* logits, const int32_t* labels,
+                                     float* probs) {
+  check(s, labels);
+  double loss = 0.0;
+  for (int64_t r = 0; r < s.rows; ++r) {
+    const float* x = logits + r * s.classes;
+    float* p = probs + r * s.classes;
+    // Subtracting the row maximum keeps every exp() in (0, 1]: no overflow for large logits.
+    const float max = *std::max_element(x, x + s.classes);
+    const float target = x[labels[r]];  // read before p (which may be x) is overwritten
+    double sum = 0.0;
+    for (int64_t c = 0; c < s.classes; ++c) {
+      const float e = std::exp(x[c] - max);
+      p[c] = e;
+      sum += e;
+    }
+    const double log_sum = std::log(sum);
+    loss += log_sum - (static_cast<double>(target) - max);
+    const auto inv = static_cast<float>(1.0 / sum);
+    for (int64_t c = 0; c < s.classes; ++c) p[c] *= inv;
+  }
+  return loss;
+}
+
+void softmax_cross_entropy_backward(const SoftmaxCrossEntropyShape& s, const float* probs, const int32_t* labels,
+                                    float scale, float* dlogits) {
+  check(s, labels);
+  for (int64_t r = 0; r < s.rows; ++r) {
+    const float* p = probs + r * s.classes;
+    float* d = dlogits + r * s.classes;
+    for (int64_t c = 0; c < s.classes; ++c) d[c] = p[c] * scale;
+    d[labels[r]] -= scale;
+  }
+}
+
+}  // namespace splitbrain::exec::cpu

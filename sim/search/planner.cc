@@ -1,0 +1,93 @@
+#include "sim/search/planner.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "model/errors.h"
+#include "plans/compiled_plan.h"
+#include "sim/search/families.h"
+
+namespace splitbrain::sim {
+namespace {
+
+bool same_plan(const plans::Plan& a, const plans::Plan& b) {
+  return a.mesh == b.mesh && a.layers == b.layers && a.stage_of_layer == b.stage_of_layer &&
+         a.micro_batches == b.micro_batches && a.zero_stage == b.zero_stage &&
+         a.recompute_activations == b.recompute_activations;
+}
+
+// Adds a priced plan, or merges its label into an identical plan already listed (SplitBrain
+// with groups of N is model parallelism's classifier split, a SoyBean optimum may coincide with
+// a named family...).
+void add_unique(std::vector<PricedPlan>& plans, PricedPlan plan) {
+  for (PricedPlan& existing : plans) {
+    if (same_plan(existing.plan, plan.plan)) {
+      existing.plan.family += " = " + plan.plan.family;
+      return;
+    }
+  }
+  plans.push_back(std::move(plan));
+}
+
+}  // namespace
+
+void validate_request(const PlannerRequest& request) {
+  if (request.devices < 1) throw InputError(fmt::format("devices: must be at least 1, got {}", request.devices));
+  if (request.devices > rank_count(request.cluster)) {
+    throw InputError(fmt::format("devices: cluster '{}' has {} devices; {} cannot be placed on it (use a larger cluster file)",
+                                 request.cluster.name, rank_count(request.cluster), request.devices));
+  }
+  if (request.global_batch < 1) throw InputError(fmt::format("batch: must be at least 1, got {}", request.global_batch));
+  if (request.memory_limit_bytes < 1) throw InputError("memory-limit: must be positive");
+}
+
+PlannerResult plan_training(const PlannerRequest& request, const std::function<void(std::string_view)>& progress) {
+  validate_request(request);
+  const auto started = std::chrono::steady_clock::now();
+  auto say = [&](std::string_view line) {
+    if (progress) progress(line);
+  };
+  PlannerResult result;
+  SearchStats& stats = result.stats;
+
+  say("named families: data-parallel, model-parallel, splitbrain, gholami-grid, domain-parallel");
+  std::vector<plans::Plan> named;
+  if (auto dp = data_parallel_plan(request)) named.push_back(std::move(*dp));
+  if (auto mp = model_parallel_plan(request)) named.push_back(std::move(*mp));
+  for (auto* family : {&splitbrain_plans, &gholami_grid_plans, &domain_parallel_plans}) {
+    for (plans::Plan& plan : (*family)(request)) named.push_back(std::move(plan));
+  }
+  for (plans::Plan& plan : named) add_unique(result.plans, price_plan(request, std::move(plan), stats));
+
+  say("searched: soybean per-layer tilings");
+  for (PricedPlan& plan : soybean_plans(request, stats)) add_unique(result.plans, std::move(plan));
+  say("searched: pipelines (stage partition and micro-batches)");
+  for (PricedPlan& plan : pipeline_plans(request, stats)) add_unique(result.plans, std::move(plan));
+  say("searched: every mesh for the overall best");
+  if (auto best = best_plan(request, stats)) add_unique(result.plans, std::move(*best));
+  if (result.plans.empty()) {
+    throw InputError(fmt::format("batch: no plan can split a batch of {} over {} devices of {}", request.global_batch,
+                                 request.devices, request.model_spec));
+  }
+
+  for (const PricedPlan& plan : result.plans) {
+    if (plan.plan.family.starts_with("data-parallel")) result.data_parallel_peak_bytes = peak_memory_bytes(plan.prediction);
+  }
+  PlannerRequest one_device = request;
+  one_device.devices = 1;
+  if (auto single = data_parallel_plan(one_device)) {
+    ++stats.plans_simulated;
+    result.single_device_seconds = simulate(*single, plans::compile_plan(*single), request.cluster).iteration_seconds;
+  }
+  // Plans that fit come first, each group by predicted step time: rank 1 is the plan to run.
+  std::stable_sort(result.plans.begin(), result.plans.end(), [](const PricedPlan& a, const PricedPlan& b) {
+    if (a.feasible != b.feasible) return a.feasible;
+    return a.prediction.iteration_seconds < b.prediction.iteration_seconds;
+  });
+  result.search_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return result;
+}
+
+}  // namespace splitbrain::sim

@@ -1,0 +1,37 @@
+#pragma once
+// What the user asks the planner: a model, a batch, a cluster, a number of devices.
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+
+#include "model/dtype.h"
+#include "model/model.h"
+#include "plans/plan.h"
+#include "sim/cluster.h"
+
+namespace splitbrain::sim {
+
+struct PlannerRequest {
+  std::shared_ptr<const model::Model> model;
+  std::string model_spec;  // as the user named it; written into emitted plans
+  int devices = 1;
+  int64_t global_batch = 1;
+  model::DType dtype = model::DType::fp32;
+  Cluster cluster;
+  int64_t memory_limit_bytes = std::numeric_limits<int64_t>::max();  // also capped by the device
+  plans::OptimizerConfig optimizer;
+  int max_pipeline_stages = 64;
+  int max_model_axis = 64;
+  int max_space_axis = 8;
+
+  // The memory a rank may use: the smaller of the device's capacity and the user's limit.
+  int64_t effective_memory_limit() const;
+};
+
+// A plan skeleton for a mesh: model, batch, dtype and optimizer filled in, every layer
+// replicated, one stage; the families and the search fill in the rest.
+plans::Plan skeleton_plan(const PlannerRequest& request, const plans::Mesh& mesh);
+
+}  // namespace splitbrain::sim

@@ -1,0 +1,221 @@
+#include "sim/search/searched_plans.h"
+
+#include <fmt/format.h>
+
+#include "model/statistics.h"
+#include "plans/compiled_plan.h"
+#include "plans/plan_error.h"
+#include "sim/collective_cost.h"
+#include "sim/search/cost_table.h"
+#include "sim/search/sharding_search.h"
+#include "sim/search/stage_partition.h"
+
+namespace splitbrain::sim {
+namespace {
+
+using plans::LayerSharding;
+
+bool model_has_convolutions(const model::Model& net) {
+  for (const model::Layer& layer : net.layers()) {
+    if (layer.kind == model::OpKind::conv2d) return true;
+  }
+  return false;
+}
+
+// Stage hand-over costs: cut_seconds[i] sends, forward and back, every tensor produced before
+// layer i and read at or after it, between the first two ranks of the pipe axis.
+std::vector<double> cut_seconds(const PlannerRequest& request, CostTable& table, const SearchMesh& mesh,
+                                const std::vector<LayerSharding>& layers) {
+  const model::Model& net = table.model();
+  const plans::Plan& skeleton = table.skeleton();
+  const std::vector<int> pipe_group = skeleton.mesh.group(0, {mesh.pipe});
+  std::vector<double> send_of_output(static_cast<size_t>(net.size()), 0.0);
+  std::vector<int> last_reader(static_cast<size_t>(net.size()), -1);
+  for (int v = 0; v < net.size(); ++v) {
+    const model::Layer& layer = net.layer(v);
+    const plans::LayerLayouts* l = table.layouts(v, layers[static_cast<size_t>(v)]);
+    const int64_t bytes = plans::local_element_count(l->output, skeleton.mesh, plans::activation_shape(layer, skeleton.micro_batch_size())) *
+                          model::output_element_bytes(layer, skeleton.dtype);
+    send_of_output[static_cast<size_t>(v)] = 2 * send_seconds(request.cluster, pipe_group[0], pipe_group[1], bytes);
+    for (int u : layer.inputs) last_reader[static_cast<size_t>(u)] = std::max(last_reader[static_cast<size_t>(u)], v);
+  }
+  std::vector<double> cuts(static_cast<size_t>(net.size()) + 1, 0.0);
+  for (int i = 1; i < net.size(); ++i) {
+    for (int u = 0; u < i; ++u) {
+      if (last_reader[static_cast<size_t>(u)] >= i) cuts[static_cast<size_t>(i)] += send_of_output[static_cast<size_t>(u)];
+    }
+  }
+  return cuts;
+}
+
+std::optional<std::vector<int>> partition(const PlannerRequest& request, CostTable& table, const SearchMesh& mesh,
+                                          const std::vector<LayerSharding>& layers, int micro_batches) {
+  const model::Model& net = table.model();
+  StagePartitionInput input;
+  for (int v = 0; v < net.size(); ++v) {
+    const LayerSharding& own = layers[static_cast<size_t>(v)];
+    const ChoiceCost& cost = table.layer_cost(v, own);
+    double seconds = cost.seconds_per_micro_batch;
+    const auto& inputs = net.layer(v).inputs;
+    for (size_t p = 0; p < inputs.size(); ++p) {
+      seconds += table.edge_seconds(v, static_cast<int>(p), layers[static_cast<size_t>(inputs[p])], own);
+    }
+    input.layer_seconds.push_back(seconds);
+    input.layer_fixed_bytes.push_back(cost.fixed_bytes);
+    input.layer_activation_bytes.push_back(cost.activation_bytes);
+  }
+  input.cut_seconds = cut_seconds(request, table, mesh, layers);
+  input.stages = mesh.size_of(mesh.pipe);
+  input.micro_batches = micro_batches;
+  input.memory_limit_bytes = request.effective_memory_limit();
+  return partition_stages(input);
+}
+
+LayerSharding batch_over_data(const SearchMesh& mesh) {
+  LayerSharding sharding;
+  if (mesh.data >= 0) sharding.batch = {mesh.data};
+  return sharding;
+}
+
+}  // namespace
+
+std::vector<int> micro_batch_options(int64_t batch, int stages) {
+  if (stages <= 1) return {1};
+  std::vector<int> options;
+  for (int factor : {1, 2, 4, 8}) {
+    const int m = stages * factor;
+    if (batch % m == 0) options.push_back(m);
+  }
+  return options;
+}
+
+std::optional<plans::Plan> searched_plan(const PlannerRequest& request, const SearchMesh& mesh, int micro_batches,
+                                         const std::vector<LayerSharding>* given, SearchStats& stats) {
+  plans::Plan skeleton = skeleton_plan(request, mesh.mesh);
+  if (request.global_batch % micro_batches != 0) return std::nullopt;
+  skeleton.micro_batches = micro_batches;
+  skeleton.pipe_axis = mesh.pipe;
+  const int stages = mesh.size_of(mesh.pipe);
+  CostTable table(skeleton, request.cluster, std::min(micro_batches, stages));
+  ++stats.meshes_searched;
+
+  std::vector<LayerSharding> layers(static_cast<size_t>(skeleton.model->size()));
+  if (given == nullptr) {
+    ShardingSearchOptions options;
+    // Without a pipeline one rank holds everything; with one, the stages share the load and
+    // the partition enforces each stage's limit.
+    const int64_t limit = request.effective_memory_limit();
+    options.memory_limit_bytes = limit > std::numeric_limits<int64_t>::max() / stages ? limit : limit * stages;
+    const auto found = search_shardings(table, mesh, options);
+    if (!found) {
+      stats.layer_prices += table.evaluations();
+      return std::nullopt;
+    }
+    layers = found->layers;
+  } else {
+    layers = *given;
+    for (int v = 0; v < skeleton.model->size(); ++v) {
+      if (!plans::chooses_own_sharding(skeleton.model->layer(v))) continue;
+      if (table.layouts(v, layers[static_cast<size_t>(v)]) == nullptr) return std::nullopt;
+    }
+    fill_followers(table, layers);
+  }
+  skeleton.layers = layers;
+  if (mesh.pipe >= 0) {
+    const auto stage_of_layer = partition(request, table, mesh, layers, micro_batches);
+    stats.layer_prices += table.evaluations();
+    if (!stage_of_layer) return std::nullopt;
+    skeleton.stage_of_layer = *stage_of_layer;
+    skeleton.schedule = plans::PipelineSchedule::one_f_one_b;
+  } else {
+    stats.layer_prices += table.evaluations();
+  }
+  return skeleton;
+}
+
+PricedPlan price_plan(const PlannerRequest& request, plans::Plan plan, SearchStats& stats) {
+  const int64_t limit = request.effective_memory_limit();
+  auto price = [&](const plans::Plan& p) {
+    ++stats.plans_simulated;
+    return simulate(p, plans::compile_plan(p), request.cluster);
+  };
+  PricedPlan priced{plan, price(plan), false};
+  priced.feasible = peak_memory_bytes(priced.prediction) <= limit;
+  if (priced.feasible) return priced;
+  // Over the limit: shard the optimizer state (and more), or recompute activations.
+  std::optional<PricedPlan> best;
+  for (int zero : {1, 2, 3}) {
+    for (bool recompute : {false, true}) {
+      plans::Plan variant = plan;
+      variant.zero_stage = zero;
+      variant.recompute_activations = recompute;
+      variant.family += fmt::format(" +zero{}{}", zero, recompute ? " +recompute" : "");
+      PricedPlan candidate{variant, price(variant), false};
+      candidate.feasible = peak_memory_bytes(candidate.prediction) <= limit;
+      if (candidate.feasible && (!best || candidate.prediction.iteration_seconds < best->prediction.iteration_seconds)) {
+        best = std::move(candidate);
+      }
+    }
+    if (best) break;  // a lower ZeRO stage that fits communicates less than a higher one
+  }
+  return best ? *best : priced;
+}
+
+std::vector<PricedPlan> soybean_plans(const PlannerRequest& request, SearchStats& stats) {
+  std::vector<PricedPlan> result;
+  for (int model_axis : divisors(request.devices)) {
+    if (model_axis < 2 || model_axis > request.max_model_axis) continue;
+    const SearchMesh mesh = make_search_mesh(1, request.devices / model_axis, 1, model_axis);
+    auto plan = searched_plan(request, mesh, 1, nullptr, stats);
+    if (!plan) continue;
+    plan->family = fmt::format("soybean m={}", model_axis);
+    result.push_back(price_plan(request, std::move(*plan), stats));
+  }
+  return result;
+}
+
+std::vector<PricedPlan> pipeline_plans(const PlannerRequest& request, SearchStats& stats) {
+  std::vector<PricedPlan> result;
+  for (int stages : divisors(request.devices)) {
+    if (stages < 2 || stages > request.max_pipeline_stages) continue;
+    const SearchMesh mesh = make_search_mesh(stages, request.devices / stages, 1, 1);
+    const std::vector<LayerSharding> batch_split(static_cast<size_t>(request.model->size()), batch_over_data(mesh));
+    std::optional<PricedPlan> best;
+    for (int micro : micro_batch_options(request.global_batch, stages)) {
+      auto plan = searched_plan(request, mesh, micro, &batch_split, stats);
+      if (!plan) continue;
+      plan->family = fmt::format("pipeline {} stages", stages);
+      PricedPlan priced = price_plan(request, std::move(*plan), stats);
+      if (!best || priced.prediction.iteration_seconds < best->prediction.iteration_seconds) best = std::move(priced);
+    }
+    if (best) result.push_back(std::move(*best));
+  }
+  return result;
+}
+
+std::optional<PricedPlan> best_plan(const PlannerRequest& request, SearchStats& stats) {
+  const bool spatial = model_has_convolutions(*request.model);
+  const int devices_per_node = request.cluster.levels.front().fan_out;
+  std::optional<PricedPlan> best;
+  for (const SearchMesh& mesh : enumerate_search_meshes(request.devices, request.max_pipeline_stages,
+                                                        spatial ? request.max_space_axis : 1,
+                                                        std::min(request.max_model_axis, devices_per_node))) {
+    // The sharding DP runs once per mesh, at the first micro-batch count; the others reuse its
+    // choices and only re-cut the stages (the choices barely move with the micro-batch size).
+    std::optional<std::vector<LayerSharding>> layers;
+    for (int micro : micro_batch_options(request.global_batch, mesh.size_of(mesh.pipe))) {
+      auto plan = searched_plan(request, mesh, micro, layers ? &*layers : nullptr, stats);
+      if (!plan) continue;
+      if (!layers) layers = plan->layers;
+      plan->family = "best";
+      PricedPlan priced = price_plan(request, std::move(*plan), stats);
+      const bool better = !best || (priced.feasible && !best->feasible) ||
+                          (priced.feasible == best->feasible &&
+                           priced.prediction.iteration_seconds < best->prediction.iteration_seconds);
+      if (better) best = std::move(priced);
+    }
+  }
+  return best;
+}
+
+}  // namespace splitbrain::sim

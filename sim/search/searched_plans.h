@@ -1,0 +1,52 @@
+#pragma once
+// Plans found by search rather than by rule:
+//   soybean m=M     the per-layer optimum (sharding DP) on {data: N/M, model: M}, no pipeline;
+//   pipeline P      {pipe: P, data: N/P}: the batch split over data, stages by the partition DP,
+//                   the number of micro-batches searched (1F1B);
+//   best            every mesh {pipe, data, space, model}: sharding DP, stage partition,
+//                   micro-batches, and ZeRO / activation recompute where memory needs them.
+// Every finalist is priced by the full simulator, which has the last word.
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "sim/search/families.h"
+#include "sim/search/planner_request.h"
+#include "sim/search/search_mesh.h"
+#include "sim/simulation.h"
+
+namespace splitbrain::sim {
+
+struct SearchStats {
+  int64_t plans_simulated = 0;       // complete plans priced by simulate()
+  int64_t layer_prices = 0;          // distinct (layer, sharding) and (edge, shardings) prices
+  int64_t meshes_searched = 0;
+};
+
+struct PricedPlan {
+  plans::Plan plan;  // its `family` names it
+  Prediction prediction;
+  bool feasible = false;  // every rank within the memory limit
+};
+
+// The plan for one mesh and micro-batch count: each layer's sharding found by the DP, or taken
+// from `given` (deciding layers; the others follow) when it is not null; stages by partition
+// when the mesh has a pipe axis. nullopt when nothing fits (the batch does not divide, or no
+// assignment fits in memory).
+std::optional<plans::Plan> searched_plan(const PlannerRequest& request, const SearchMesh& mesh, int micro_batches,
+                                         const std::vector<plans::LayerSharding>* given, SearchStats& stats);
+
+// Prices a plan; when it is over the memory limit, tries ZeRO stages 1-3 and activation
+// recompute and returns the fastest variant that fits (or the original, marked infeasible).
+PricedPlan price_plan(const PlannerRequest& request, plans::Plan plan, SearchStats& stats);
+
+std::vector<PricedPlan> soybean_plans(const PlannerRequest& request, SearchStats& stats);
+std::vector<PricedPlan> pipeline_plans(const PlannerRequest& request, SearchStats& stats);
+std::optional<PricedPlan> best_plan(const PlannerRequest& request, SearchStats& stats);
+
+// Micro-batch counts worth trying on `stages` stages: 1 without a pipeline, else stages x
+// {1, 2, 4, 8} where they divide the batch.
+std::vector<int> micro_batch_options(int64_t batch, int stages);
+
+}  // namespace splitbrain::sim

@@ -1,0 +1,271 @@
+#include "sim/search/sharding_search.h"
+
+#include <algorithm>
+
+namespace splitbrain::sim {
+namespace {
+
+using plans::LayerSharding;
+
+// The sharding a non-deciding layer takes after a producer sharded as `producer`.
+LayerSharding follower_sharding(CostTable& table, int v, const LayerSharding& producer) {
+  LayerSharding inherited = plans::inherited_sharding(table.model().layer(v), producer);
+  if (table.layouts(v, inherited) != nullptr) return inherited;
+  LayerSharding batch_only;
+  batch_only.batch = inherited.batch;
+  if (table.layouts(v, batch_only) != nullptr) return batch_only;
+  return LayerSharding{};
+}
+
+// One partial assignment: decisions 0..k, the last being `choice` (an index into the
+// candidates of decision k), the rest reachable through `parent`.
+struct Entry {
+  double per_micro_batch = 0.0;
+  double per_step = 0.0;
+  int64_t memory_bytes = 0;
+  int parent = -1;
+  int choice = 0;
+};
+
+class ShardingDp {
+ public:
+  ShardingDp(CostTable& table, const SearchMesh& mesh, const ShardingSearchOptions& options)
+      : table_(table), net_(table.model()), options_(options), micro_batches_(table.skeleton().micro_batches) {
+    const int n = net_.size();
+    anchor_.assign(static_cast<size_t>(n), -1);
+    for (int v = 0; v < n; ++v) {
+      const model::Layer& layer = net_.layer(v);
+      if (plans::chooses_own_sharding(layer)) {
+        anchor_[static_cast<size_t>(v)] = static_cast<int>(decisions_.size());
+        decisions_.push_back(v);
+        candidates_.push_back(decision_candidates(table_, v, mesh));
+      } else {
+        anchor_[static_cast<size_t>(v)] = anchor_[static_cast<size_t>(layer.inputs.front())];
+      }
+    }
+    // Each layer is priced at the step that makes the last of the decisions it depends on.
+    priced_at_.resize(decisions_.size());
+    for (int v = 0; v < n; ++v) {
+      int step = anchor_[static_cast<size_t>(v)];
+      for (int u : net_.layer(v).inputs) step = std::max(step, anchor_[static_cast<size_t>(u)]);
+      priced_at_[static_cast<size_t>(step)].push_back(v);
+    }
+    precompute_followers();
+    codes_.resize(static_cast<size_t>(n));
+    for (int v = 0; v < n; ++v) {
+      const size_t choices = candidates_[static_cast<size_t>(anchor_[static_cast<size_t>(v)])].size();
+      for (size_t c = 0; c < choices; ++c) codes_[static_cast<size_t>(v)].push_back(sharding_code(sharding_of(v, static_cast<int>(c))));
+    }
+  }
+
+  bool has_candidates() const {
+    return std::none_of(candidates_.begin(), candidates_.end(), [](const auto& c) { return c.empty(); });
+  }
+
+  std::optional<ShardingAssignment> run() {
+    if (!has_candidates()) return std::nullopt;
+    std::vector<std::vector<int>> previous;  // per candidate of the previous decision: its entries
+    for (size_t k = 0; k < decisions_.size(); ++k) {
+      std::vector<std::vector<int>> current(candidates_[k].size());
+      for (size_t c = 0; c < candidates_[k].size(); ++c) {
+        std::vector<int> made;
+        if (k == 0) {
+          extend(-1, static_cast<int>(k), static_cast<int>(c), made);
+        } else {
+          for (const auto& entries : previous) {
+            for (int e : entries) extend(e, static_cast<int>(k), static_cast<int>(c), made);
+          }
+        }
+        current[c] = pareto(std::move(made));
+      }
+      previous = std::move(current);
+    }
+    int best = -1;
+    for (const auto& entries : previous) {
+      for (int e : entries) {
+        if (best < 0 || objective(arena_[static_cast<size_t>(e)]) < objective(arena_[static_cast<size_t>(best)])) best = e;
+      }
+    }
+    if (best < 0) return std::nullopt;
+    return assignment(best);
+  }
+
+ private:
+  double objective(const Entry& e) const { return micro_batches_ * e.per_micro_batch + e.per_step; }
+
+  uint64_t code_of(int v, int choice) const {
+    return codes_[static_cast<size_t>(v)][static_cast<size_t>(choice)];
+  }
+
+  // The sharding of layer v when its anchor decision took candidate `choice`.
+  const LayerSharding& sharding_of(int v, int choice) const {
+    const int k = anchor_[static_cast<size_t>(v)];
+    if (decisions_[static_cast<size_t>(k)] == v) return candidates_[static_cast<size_t>(k)][static_cast<size_t>(choice)];
+    return followers_[static_cast<size_t>(v)][static_cast<size_t>(choice)];
+  }
+
+  void precompute_followers() {
+    followers_.resize(static_cast<size_t>(net_.size()));
+    for (int v = 0; v < net_.size(); ++v) {
+      const int k = anchor_[static_cast<size_t>(v)];
+      if (decisions_[static_cast<size_t>(k)] == v) continue;
+      const int producer = net_.layer(v).inputs.front();
+      // The producer follows the same decision (a follower's anchor is its producer's).
+      for (size_t c = 0; c < candidates_[static_cast<size_t>(k)].size(); ++c) {
+        followers_[static_cast<size_t>(v)].push_back(follow(v, sharding_of(producer, static_cast<int>(c))));
+      }
+    }
+  }
+
+  LayerSharding follow(int v, const LayerSharding& producer) { return follower_sharding(table_, v, producer); }
+
+  // The candidate decision `k` took on the path ending at entry `e` (which decided `at`).
+  int choice_on_path(int e, int at, int k) const {
+    while (at > k) {
+      e = arena_[static_cast<size_t>(e)].parent;
+      --at;
+    }
+    return arena_[static_cast<size_t>(e)].choice;
+  }
+
+  void extend(int parent, int k, int choice, std::vector<int>& made) {
+    Entry entry;
+    if (parent >= 0) entry = arena_[static_cast<size_t>(parent)];
+    entry.parent = parent;
+    entry.choice = choice;
+    auto choice_of = [&](int decision) { return decision == k ? choice : choice_on_path(parent, k - 1, decision); };
+    for (int v : priced_at_[static_cast<size_t>(k)]) {
+      const int own_choice = choice_of(anchor_[static_cast<size_t>(v)]);
+      const LayerSharding& own = sharding_of(v, own_choice);
+      const uint64_t own_code = code_of(v, own_choice);
+      const ChoiceCost& cost = table_.layer_cost(v, own, own_code);
+      entry.per_micro_batch += cost.seconds_per_micro_batch;
+      entry.per_step += cost.seconds_per_step;
+      entry.memory_bytes += cost.memory_bytes;
+      const auto& inputs = net_.layer(v).inputs;
+      for (size_t position = 0; position < inputs.size(); ++position) {
+        const int u = inputs[position];
+        const int input_choice = choice_of(anchor_[static_cast<size_t>(u)]);
+        entry.per_micro_batch += table_.edge_seconds(v, static_cast<int>(position), sharding_of(u, input_choice),
+                                                     code_of(u, input_choice), own, own_code);
+      }
+    }
+    if (entry.memory_bytes > options_.memory_limit_bytes) return;
+    arena_.push_back(entry);
+    made.push_back(static_cast<int>(arena_.size()) - 1);
+  }
+
+  // Non-dominated entries in (objective, memory), at most pareto_limit of them: the fastest
+  // ones and the one with the least memory.
+  std::vector<int> pareto(std::vector<int> entries) const {
+    std::sort(entries.begin(), entries.end(), [&](int a, int b) {
+      const Entry& x = arena_[static_cast<size_t>(a)];
+      const Entry& y = arena_[static_cast<size_t>(b)];
+      return objective(x) != objective(y) ? objective(x) < objective(y) : x.memory_bytes < y.memory_bytes;
+    });
+    std::vector<int> front;
+    for (int e : entries) {
+      if (front.empty() || arena_[static_cast<size_t>(e)].memory_bytes < arena_[static_cast<size_t>(front.back())].memory_bytes) {
+        front.push_back(e);
+      }
+    }
+    const auto limit = static_cast<size_t>(std::max(options_.pareto_limit, 2));
+    if (front.size() > limit) {
+      const int least_memory = front.back();
+      front.resize(limit - 1);
+      front.push_back(least_memory);
+    }
+    return front;
+  }
+
+  ShardingAssignment assignment(int e) const {
+    ShardingAssignment result;
+    result.seconds = objective(arena_[static_cast<size_t>(e)]);
+    result.memory_bytes = arena_[static_cast<size_t>(e)].memory_bytes;
+    std::vector<int> choices(decisions_.size());
+    for (int k = static_cast<int>(decisions_.size()) - 1; k >= 0; --k) {
+      choices[static_cast<size_t>(k)] = arena_[static_cast<size_t>(e)].choice;
+      e = arena_[static_cast<size_t>(e)].parent;
+    }
+    for (int v = 0; v < net_.size(); ++v) {
+      result.layers.push_back(sharding_of(v, choices[static_cast<size_t>(anchor_[static_cast<size_t>(v)])]));
+    }
+    return result;
+  }
+
+  CostTable& table_;
+  const model::Model& net_;
+  ShardingSearchOptions options_;
+  double micro_batches_;
+  std::vector<int> decisions_;                          // layer index of each decision
+  std::vector<std::vector<LayerSharding>> candidates_;  // per decision
+  std::vector<int> anchor_;                             // per layer: the decision it follows
+  std::vector<std::vector<int>> priced_at_;             // per decision: layers priced then
+  std::vector<std::vector<LayerSharding>> followers_;   // per follower, per anchor candidate
+  std::vector<std::vector<uint64_t>> codes_;            // per layer, per anchor candidate
+  std::vector<Entry> arena_;
+};
+
+LayerSharding with_role(LayerSharding sharding, plans::ShardRole role, int axis) {
+  if (axis >= 0) sharding.axes(role).push_back(axis);
+  return sharding;
+}
+
+}  // namespace
+
+std::vector<LayerSharding> decision_candidates(CostTable& table, int layer, const SearchMesh& mesh) {
+  using plans::ShardRole;
+  const bool is_input = table.model().layer(layer).kind == model::OpKind::input;
+  std::vector<std::optional<ShardRole>> space_roles = {std::nullopt};
+  if (mesh.space >= 0) space_roles = {ShardRole::spatial, ShardRole::batch, std::nullopt};
+  std::vector<std::optional<ShardRole>> model_roles = {std::nullopt};
+  if (mesh.model >= 0) {
+    model_roles = is_input ? std::vector<std::optional<ShardRole>>{ShardRole::batch, std::nullopt}
+                           : std::vector<std::optional<ShardRole>>{ShardRole::batch, ShardRole::out, ShardRole::in, std::nullopt};
+  }
+  std::vector<LayerSharding> result;
+  for (const auto& space_role : space_roles) {
+    for (const auto& model_role : model_roles) {
+      // Batch axes in mesh order (data, space, model), so the batch blocks follow rank order.
+      LayerSharding sharding = with_role({}, ShardRole::batch, mesh.data);
+      if (space_role) sharding = with_role(sharding, *space_role, mesh.space);
+      if (model_role) sharding = with_role(sharding, *model_role, mesh.model);
+      if (table.layouts(layer, sharding) != nullptr) result.push_back(sharding);
+    }
+  }
+  return result;
+}
+
+void fill_followers(CostTable& table, std::vector<LayerSharding>& layers) {
+  const model::Model& net = table.model();
+  for (int v = 0; v < net.size(); ++v) {
+    const model::Layer& layer = net.layer(v);
+    if (plans::chooses_own_sharding(layer)) continue;
+    layers[static_cast<size_t>(v)] = follower_sharding(table, v, layers[static_cast<size_t>(layer.inputs.front())]);
+  }
+}
+
+std::optional<ShardingAssignment> search_shardings(CostTable& table, const SearchMesh& mesh,
+                                                   const ShardingSearchOptions& options) {
+  ShardingDp dp(table, mesh, options);
+  return dp.run();
+}
+
+double assignment_seconds(CostTable& table, const std::vector<LayerSharding>& layers) {
+  const model::Model& net = table.model();
+  double per_micro_batch = 0.0;
+  double per_step = 0.0;
+  for (int v = 0; v < net.size(); ++v) {
+    const LayerSharding& own = layers[static_cast<size_t>(v)];
+    const ChoiceCost& cost = table.layer_cost(v, own);
+    per_micro_batch += cost.seconds_per_micro_batch;
+    per_step += cost.seconds_per_step;
+    const auto& inputs = net.layer(v).inputs;
+    for (size_t p = 0; p < inputs.size(); ++p) {
+      per_micro_batch += table.edge_seconds(v, static_cast<int>(p), layers[static_cast<size_t>(inputs[p])], own);
+    }
+  }
+  return table.skeleton().micro_batches * per_micro_batch + per_step;
+}
+
+}  // namespace splitbrain::sim

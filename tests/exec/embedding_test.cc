@@ -1,0 +1,65 @@
+// Embedding gather and scatter-add, whole table and vocabulary-split (the two halves' outputs
+// sum to the whole output; their gradients are the whole gradient's row ranges).
+
+#include "exec/cpu/embedding.h"
+
+#include <gtest/gtest.h>
+
+#include "exec/cpu/dnnl_check.h"
+#include "tests/exec/kernel_test_util.h"
+
+namespace splitbrain::exec::cpu {
+namespace {
+
+using testing::random_floats;
+
+TEST(Embedding, WholeAndVocabularySplitTables) {
+  const int64_t vocab = 10, dim = 3, count = 12;
+  const std::vector<int32_t> ids{3, 0, 9, 3, 5, 5, 5, 1, 8, 9, 2, 3};
+  const auto table = random_floats(static_cast<std::size_t>(vocab * dim), 91);
+  const auto dy = random_floats(static_cast<std::size_t>(count * dim), 92);
+  std::vector<float> y(static_cast<std::size_t>(count * dim));
+  std::vector<float> dtable(table.size(), 0.0f);
+  const EmbeddingShape whole{count, dim, vocab, 0, vocab};
+  embedding_forward(whole, ids.data(), table.data(), y.data());
+  embedding_backward(whole, ids.data(), dy.data(), dtable.data());
+  std::vector<double> dtable_ref(table.size(), 0.0);
+  for (int64_t i = 0; i < count; ++i)
+    for (int64_t j = 0; j < dim; ++j) {
+      const auto yi = static_cast<std::size_t>(i * dim + j), ti = static_cast<std::size_t>(ids[static_cast<std::size_t>(i)] * dim + j);
+      EXPECT_EQ(y[yi], table[ti]);
+      dtable_ref[ti] += dy[yi];
+    }
+  testing::expect_close(dtable, dtable_ref, 1e-6, "dtable");
+
+  // Two ranks holding rows [0, 4) and [4, 10).
+  std::vector<float> summed(y.size(), 0.0f);
+  for (const auto& [begin, end] : {std::pair<int64_t, int64_t>{0, 4}, {4, 10}}) {
+    const EmbeddingShape part{count, dim, vocab, begin, end};
+    const auto offset = static_cast<std::ptrdiff_t>(begin * dim);
+    std::vector<float> yp(y.size()), dpart(static_cast<std::size_t>((end - begin) * dim), 0.0f);
+    embedding_forward(part, ids.data(), table.data() + offset, yp.data());
+    embedding_backward(part, ids.data(), dy.data(), dpart.data());
+    for (std::size_t i = 0; i < y.size(); ++i) summed[i] += yp[i];
+    for (std::size_t i = 0; i < dpart.size(); ++i) EXPECT_EQ(dpart[i], dtable[static_cast<std::size_t>(offset) + i]);
+  }
+  EXPECT_EQ(summed, y);
+}
+
+TEST(Embedding, BackwardAccumulatesAndPositionsAreOffset) {
+  const std::vector<int32_t> ids{1};
+  const std::vector<float> dy{1.0f, 2.0f};
+  std::vector<float> dtable{0.0f, 0.0f, 5.0f, 5.0f};  // already holds the tied head's gradient
+  embedding_backward({1, 2, 2, 0, 2}, ids.data(), dy.data(), dtable.data());
+  EXPECT_EQ(dtable, (std::vector<float>{0.0f, 0.0f, 6.0f, 7.0f}));
+
+  std::vector<int32_t> positions(6);
+  embedding_positions(2, 3, 4, positions.data());  // a rank holding positions 4..6 of each sample
+  EXPECT_EQ(positions, (std::vector<int32_t>{4, 5, 6, 4, 5, 6}));
+  const std::vector<int32_t> bad{10};
+  std::vector<float> y(2);
+  EXPECT_THROW(embedding_forward({1, 2, 10, 0, 10}, bad.data(), dtable.data(), y.data()), KernelArgumentError);
+}
+
+}  // namespace
+}  // namespace splitbrain::exec::cpu

@@ -1,0 +1,101 @@
+// The planner: every family is scored, memory limits are honoured, bad requests are refused.
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "model/errors.h"
+#include "model/zoo.h"
+#include "sim/cluster_presets.h"
+#include "sim/search/planner.h"
+
+namespace splitbrain::sim {
+namespace {
+
+PlannerRequest request_for(const std::string& model_spec, int devices, int64_t batch, const std::string& cluster) {
+  PlannerRequest request;
+  request.model = std::make_shared<model::Model>(model::build_zoo_model(model_spec));
+  request.model_spec = model_spec;
+  request.devices = devices;
+  request.global_batch = batch;
+  request.cluster = cluster_preset(cluster);
+  return request;
+}
+
+bool has_family(const PlannerResult& result, const std::string& prefix) {
+  for (const PricedPlan& p : result.plans) {
+    if (p.plan.family.find(prefix) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(Planner, ScoresEveryFamily) {
+  const PlannerResult result = plan_training(request_for("vgg11-cifar10", 8, 256, "dgx-a100-80g"));
+  for (const char* family : {"data-parallel", "model-parallel", "splitbrain g=2", "splitbrain g=8", "gholami-grid 2x4",
+                             "domain-parallel s=2", "pipeline 2 stages", "soybean m=", "best"}) {
+    EXPECT_TRUE(has_family(result, family)) << family;
+  }
+  EXPECT_GT(result.single_device_seconds, 0.0);
+  EXPECT_GT(result.data_parallel_peak_bytes, 0);
+  // Fitting plans first, each group fastest first.
+  for (size_t i = 1; i < result.plans.size(); ++i) {
+    const PricedPlan& a = result.plans[i - 1];
+    const PricedPlan& b = result.plans[i];
+    if (a.feasible == b.feasible) {
+      EXPECT_LE(a.prediction.iteration_seconds, b.prediction.iteration_seconds);
+    } else {
+      EXPECT_TRUE(a.feasible);
+    }
+  }
+}
+
+TEST(Planner, BestIsAtLeastAsFastAsEveryFittingFamily) {
+  const PlannerResult result = plan_training(request_for("fashion-vgg", 4, 128, "v100-pcie-10gbe"));
+  double best = 0.0;
+  for (const PricedPlan& p : result.plans) {
+    if (p.plan.family.find("best") != std::string::npos) best = p.prediction.iteration_seconds;
+  }
+  ASSERT_GT(best, 0.0);
+  EXPECT_LE(result.plans.front().prediction.iteration_seconds, best);
+}
+
+TEST(Planner, MemoryLimitDecidesFeasibility) {
+  PlannerRequest request = request_for("vgg16-cifar10", 8, 256, "dgx-a100-80g");
+  request.memory_limit_bytes = 150'000'000;  // below data parallelism's need, above the sharded plans'
+  const PlannerResult result = plan_training(request);
+  int fitting = 0;
+  int over = 0;
+  for (const PricedPlan& p : result.plans) {
+    const int64_t peak = peak_memory_bytes(p.prediction);
+    EXPECT_EQ(p.feasible, peak <= request.memory_limit_bytes) << p.plan.family;
+    (p.feasible ? fitting : over)++;
+  }
+  EXPECT_GT(fitting, 0);
+  EXPECT_GT(over, 0);
+  EXPECT_TRUE(result.plans.front().feasible);
+}
+
+TEST(Planner, DeviceMemoryIsAlwaysALimit) {
+  PlannerRequest request = request_for("vgg16", 2, 512, "v100-pcie-10gbe");  // 16 GB V100s
+  const PlannerResult result = plan_training(request);
+  for (const PricedPlan& p : result.plans) {
+    if (p.feasible) {
+      EXPECT_LE(peak_memory_bytes(p.prediction), request.cluster.device.memory_capacity_bytes);
+    }
+  }
+}
+
+TEST(Planner, RefusesImpossibleRequests) {
+  EXPECT_THROW(plan_training(request_for("fashion-vgg", 0, 64, "local-cpu")), InputError);
+  EXPECT_THROW(plan_training(request_for("fashion-vgg", 4, 64, "local-cpu")), InputError);  // local-cpu has 2
+  EXPECT_THROW(plan_training(request_for("fashion-vgg", 1'000'000, 64, "cori-knl")), InputError);
+}
+
+TEST(Planner, OneDeviceIsPlainTraining) {
+  const PlannerResult result = plan_training(request_for("mlp", 1, 64, "local-cpu"));
+  ASSERT_FALSE(result.plans.empty());
+  EXPECT_NEAR(result.plans.front().prediction.iteration_seconds, result.single_device_seconds, 1e-12);
+}
+
+}  // namespace
+}  // namespace splitbrain::sim

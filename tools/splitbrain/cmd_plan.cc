@@ -1,0 +1,112 @@
+// `splitbrain plan`: rank hybrid partitions of a training job by predicted step time.
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "model/errors.h"
+#include "model/file_io.h"
+#include "model/model_json.h"
+#include "plans/plan_json.h"
+#include "sim/cluster_presets.h"
+#include "sim/search/planner.h"
+#include "tools/splitbrain/byte_size.h"
+#include "tools/splitbrain/commands.h"
+#include "tools/splitbrain/human_units.h"
+#include "tools/splitbrain/plan_report.h"
+
+namespace splitbrain::tools {
+namespace {
+
+struct PlanOptions {
+  std::string model;
+  std::string cluster = "local-cpu";
+  int devices = 0;
+  int64_t batch = 0;
+  std::string dtype = "fp32";
+  std::string optimizer = "sgd";
+  int top = 15;
+  std::string memory_limit;
+  std::string json_path;
+  std::string csv_path;
+  std::string emit_dir;
+  int explain = 0;
+};
+
+std::string slug(std::string_view family) {
+  std::string out;
+  for (char c : family) {
+    if (std::isalnum(static_cast<unsigned char>(c))) out += c;
+    else if (!out.empty() && out.back() != '-') out += '-';
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out;
+}
+
+void run_plan(const PlanOptions& options) {
+  sim::PlannerRequest request;
+  request.model = std::make_shared<model::Model>(model::resolve_model(options.model));
+  request.model_spec = options.model;
+  request.cluster = sim::resolve_cluster(options.cluster);
+  request.devices = options.devices;
+  request.global_batch = options.batch;
+  request.dtype = model::parse_dtype(options.dtype);
+  request.optimizer.kind = options.optimizer == "adam" ? plans::OptimizerKind::adam : plans::OptimizerKind::sgd_momentum;
+  if (!options.memory_limit.empty()) request.memory_limit_bytes = parse_byte_size(options.memory_limit, "--memory-limit");
+
+  const bool quiet = options.json_path == "-" || options.csv_path == "-";
+  const sim::PlannerResult result = sim::plan_training(request, [&](std::string_view line) {
+    if (!quiet) std::cerr << "[plan] " << line << '\n';
+  });
+  if (options.explain > static_cast<int>(result.plans.size())) {
+    throw InputError(fmt::format("--explain: rank {} does not exist; the search found {} plans", options.explain,
+                                 result.plans.size()));
+  }
+
+  std::vector<std::string> plan_files(result.plans.size());
+  if (!options.emit_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(options.emit_dir, ec);
+    if (ec) throw InputError(fmt::format("--emit-plans: cannot create {}: {}", options.emit_dir, ec.message()));
+    for (size_t i = 0; i < result.plans.size(); ++i) {
+      const auto path = std::filesystem::path(options.emit_dir) / fmt::format("{:02d}-{}.json", i + 1, slug(result.plans[i].plan.family));
+      plans::save_plan_file(result.plans[i].plan, path);
+      plan_files[i] = path.string();
+    }
+  }
+  const PlanReport report{request, result, plan_files};
+  if (!options.json_path.empty()) write_json_output(options.json_path, plan_report_json(report));
+  if (!options.csv_path.empty()) write_text_output(options.csv_path, plan_report_csv(report));
+  if (options.json_path != "-" && options.csv_path != "-") {
+    print_plan_table(std::cout, report, options.top);
+    if (options.explain > 0) print_plan_explanation(std::cout, report, options.explain - 1);
+  }
+}
+
+}  // namespace
+
+void add_plan_command(CLI::App& app) {
+  auto options = std::make_shared<PlanOptions>();
+  CLI::App* command = app.add_subcommand("plan", "Rank hybrid data/model/pipeline/spatial partitions by predicted step time");
+  command->add_option("--model", options->model, "Zoo name (with options) or model file")->type_name("NAME|FILE")->required();
+  command->add_option("--cluster", options->cluster, "Cluster preset or cluster file")->type_name("NAME|FILE")->default_val("local-cpu");
+  command->add_option("--devices", options->devices, "Number of devices (ranks)")->required()->check(CLI::PositiveNumber);
+  command->add_option("--batch", options->batch, "Global batch per optimizer step")->required()->check(CLI::PositiveNumber);
+  command->add_option("--dtype", options->dtype, "Element type")->check(CLI::IsMember({"fp32", "fp16", "bf16"}))->default_val("fp32");
+  command->add_option("--optimizer", options->optimizer, "Optimizer (sets the state memory)")
+      ->check(CLI::IsMember({"sgd", "adam"}))
+      ->default_val("sgd");
+  command->add_option("--top", options->top, "Rows of the table")->check(CLI::PositiveNumber)->default_val(15);
+  command->add_option("--memory-limit", options->memory_limit, "Memory per device (default: the device's), e.g. 40GB")
+      ->type_name("BYTES");
+  command->add_option("--json", options->json_path, "Write the ranking as JSON to FILE (- for standard output)")->type_name("FILE|-");
+  command->add_option("--csv", options->csv_path, "Write the ranking as CSV to FILE (- for standard output)")->type_name("FILE|-");
+  command->add_option("--emit-plans", options->emit_dir, "Write every ranked plan as a plan file into DIR")->type_name("DIR");
+  command->add_option("--explain", options->explain, "Show the per-layer choices and costs of the plan ranked RANK")
+      ->type_name("RANK")
+      ->check(CLI::PositiveNumber);
+  command->callback([options] { run_plan(*options); });
+}
+
+}  // namespace splitbrain::tools
