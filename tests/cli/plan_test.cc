@@ -1,0 +1,86 @@
+// `splitbrain plan` as users run it: the ranking contract, emitted plans that simulate, the
+// explanation, and bad requests refused with exit code 2.
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/run_command.h"
+
+namespace splitbrain::testing_support {
+namespace {
+
+void expect_rejected(const CommandResult& r, const std::string& expected_message) {
+  EXPECT_EQ(r.exit_code, 2) << "stdout: " << r.out << "\nstderr: " << r.err;
+  EXPECT_NE(r.err.find(expected_message), std::string::npos) << "stderr: " << r.err;
+}
+
+TEST(CliPlan, JsonContractAndEmittedPlansThatSimulate) {
+  const std::string dir = std::filesystem::path(write_temp_file("plans-dir-marker", "")).parent_path() / "emitted";
+  const CommandResult r = run_splitbrain("plan --model vgg11-cifar10 --cluster dgx-a100-80g --devices 4 --batch 128 --json - --emit-plans " + dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  const auto& plans = doc.at("plans");
+  ASSERT_GE(plans.size(), 6u);
+  double previous = 0.0;
+  bool previous_feasible = true;
+  for (const auto& plan : plans) {
+    for (const char* key : {"family", "mesh", "iteration_seconds", "peak_memory_bytes", "feasible", "plan_file"}) {
+      EXPECT_TRUE(plan.contains(key)) << key;
+    }
+    const bool feasible = plan.at("feasible").get<bool>();
+    if (feasible == previous_feasible) {
+      EXPECT_GE(plan.at("iteration_seconds").get<double>(), previous);
+    }
+    previous = plan.at("iteration_seconds").get<double>();
+    previous_feasible = feasible;
+  }
+  // The emitted plan of rank 1 simulates to the same time as the ranking says.
+  const std::string file = plans[0].at("plan_file");
+  const CommandResult sim = run_splitbrain("simulate --plan " + file + " --cluster dgx-a100-80g --json -");
+  ASSERT_EQ(sim.exit_code, 0) << sim.err;
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(sim.out).at("iteration_seconds").get<double>(),
+                   plans[0].at("iteration_seconds").get<double>());
+}
+
+TEST(CliPlan, TableCsvAndExplanation) {
+  const std::string csv = write_temp_file("ranking.csv", "");
+  const CommandResult r = run_splitbrain("plan --model fashion-vgg --devices 2 --batch 64 --csv " + csv + " --explain 1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* text : {"rank", "family", "speedup", "saving vs DP", "data-parallel", "rank 1:", "sharding", "fc1"}) {
+    EXPECT_NE(r.out.find(text), std::string::npos) << text;
+  }
+  std::ifstream in(csv);
+  std::string header;
+  std::getline(in, header);
+  EXPECT_EQ(header.rfind("rank,family,mesh,iteration_seconds", 0), 0u) << header;
+}
+
+TEST(CliPlan, MemoryLimitMarksPlansThatDoNotFit) {
+  const CommandResult r = run_splitbrain("plan --model vgg16-cifar10 --cluster dgx-a100-80g --devices 8 --batch 256 --memory-limit 150MB --json -");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc.at("memory_limit_bytes").get<int64_t>(), 150'000'000);
+  for (const auto& plan : doc.at("plans")) {
+    EXPECT_EQ(plan.at("feasible").get<bool>(), plan.at("peak_memory_bytes").get<int64_t>() <= 150'000'000);
+  }
+}
+
+TEST(CliPlan, BadRequestsExitTwo) {
+  expect_rejected(run_splitbrain("plan --model fashion-vgg --devices 0 --batch 64"), "--devices");
+  expect_rejected(run_splitbrain("plan --model nosuchnet --devices 2 --batch 64"), "nosuchnet");
+  expect_rejected(run_splitbrain("plan --model fashion-vgg --cluster nosuchcluster --devices 2 --batch 64"), "nosuchcluster");
+  expect_rejected(run_splitbrain("plan --model fashion-vgg --devices 2 --batch 64 --memory-limit lots"), "--memory-limit");
+  expect_rejected(run_splitbrain("plan --model fashion-vgg --devices 2 --batch 64 --explain 999"), "--explain");
+  expect_rejected(run_splitbrain("plan --model fashion-vgg --devices 2 --batch 0"), "--batch");
+}
+
+TEST(CliPlan, AMillionDevicesIsRefusedQuickly) {
+  expect_rejected(run_splitbrain("plan --model gpt3-175b --cluster cori-knl --devices 1000000 --batch 1000000"),
+                  "cluster 'cori-knl' has 9688 devices");
+}
+
+}  // namespace
+}  // namespace splitbrain::testing_support

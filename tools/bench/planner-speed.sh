@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Times the planner: vgg16 on 64 devices (target < 1 s), the GPT-3 175B shape on 1024 devices
+# (target < 10 s), and plan evaluations per second (target >= 10,000). Writes results/planner-speed/.
+set -euo pipefail
+exec bash "$(dirname "$0")/run-benchmark.sh" planner_benchmark planner-speed "Planner speed" \
+  "Targets: PlanVgg16On64 < 1000 ms; PlanGpt3On1024 < 10000 ms; >= 10,000 plan evaluations per second. EvaluateAssignments prices complete random vgg16 plans with the search's evaluator (memoised layer and edge costs, as the DP does); SimulateAssignments runs the full simulator on each (compile, timeline, memory and bytes of all 64 ranks)." \
+  "bash tools/bench/planner-speed.sh" --
