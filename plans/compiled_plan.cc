@@ -54,7 +54,7 @@ InputTransfer compile_input(const Plan& plan, const CompiledLayer& from, const C
   transfer.gradient_flows = layer.needs_input_gradient;
   if (transfer.gradient_flows) {
     const TensorLayout& produced = to.layouts.input_gradients[static_cast<size_t>(position)];
-    transfer.backward = redistribute(produced, from.layouts.output, plan.mesh, shape, element_bytes);
+    transfer.backward = redistribute(produced, gradient_layout(from.layouts.output), plan.mesh, shape, element_bytes);
     if (from.stage != to.stage) {
       transfer.backward_send =
           pipeline_send(plan.mesh, plan.pipe_axis, to.stage, from.stage, from.layouts.output, shape, element_bytes);

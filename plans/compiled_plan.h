@@ -23,7 +23,8 @@ struct InputTransfer {
   std::optional<Collective> forward_send;
   std::vector<Collective> forward;
   // Backward (only when the producer needs a gradient): the gradient the consumer produced is
-  // redistributed into the producer's output layout on the consumer's stage, then sent back.
+  // redistributed into the gradient layout of the producer's output (plans::gradient_layout:
+  // whole where the output is a partial sum) on the consumer's stage, then sent back.
   std::vector<Collective> backward;
   std::optional<Collective> backward_send;
   bool gradient_flows = false;

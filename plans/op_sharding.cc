@@ -15,7 +15,7 @@ using model::Layer;
 using model::OpKind;
 
 constexpr std::array kAllRoles = {ShardRole::batch, ShardRole::out, ShardRole::in, ShardRole::spatial};
-constexpr int64_t kStatisticBytes = 4;  // batchnorm statistics are reduced in fp32
+constexpr int64_t kStatisticBytes = 8;  // batchnorm statistics are summed in fp64 (E[x^2] - E[x]^2 cancels)
 
 // Which dimension of an activation each role splits. Images [N, C, H, W]: channels 1, height 2.
 // Flat [N, F]: features 1. Sequences [N, T, D]: features 2, positions 1. Tokens [N, T]: positions 1.
@@ -130,7 +130,8 @@ void check_axes(const Layer& layer, const LayerSharding& sharding, const Mesh& m
 }
 
 // Batchnorm over a split batch or height needs the statistics of all samples: two all-reduces
-// of 2 values per local channel (sum and sum of squares forward; the two gradient sums backward).
+// of 2 fp64 values per local channel (sum and sum of squares forward; the two gradient sums
+// backward).
 void add_batchnorm_statistics(const RuleContext& rule, int64_t local_channels, LayerLayouts& out) {
   const std::vector<int> axes = rule.axes_of({ShardRole::batch, ShardRole::spatial});
   if (rule.mesh().group_size(axes) == 1) return;

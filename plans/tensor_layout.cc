@@ -23,6 +23,12 @@ TensorLayout replicated(int tensor_rank) {
   return layout;
 }
 
+TensorLayout gradient_layout(const TensorLayout& layout) {
+  TensorLayout gradient = layout;
+  gradient.partial_axes.clear();
+  return gradient;
+}
+
 void validate(const TensorLayout& layout, const Mesh& mesh, std::span<const int64_t> global_shape) {
   if (layout.dim_axes.size() != global_shape.size()) {
     throw PlanError(fmt::format("layout: dim_axes has {} entries but the tensor has {} dims",

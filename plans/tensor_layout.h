@@ -33,6 +33,10 @@ struct TensorLayout {
 // The fully replicated layout of a tensor with `tensor_rank` dimensions.
 TensorLayout replicated(int tensor_rank);
 
+// The layout of the gradient of a tensor held in `layout`: the same splits, but whole where the
+// tensor is a partial sum (every partial term's gradient is the gradient of the sum).
+TensorLayout gradient_layout(const TensorLayout& layout);
+
 // Throws PlanError naming the dim or axis unless: one dim_axes entry per dim of global_shape;
 // axis indices in range; each axis used at most once over all dims and partial_axes; every
 // extent >= 0 and divisible by the product of the sizes of the axes splitting it.

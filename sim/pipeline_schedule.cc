@@ -5,28 +5,6 @@
 
 namespace splitbrain::sim {
 
-std::vector<std::pair<PassKind, int>> pass_order(int stage, int stages, int micro_batches,
-                                                 plans::PipelineSchedule schedule) {
-  std::vector<std::pair<PassKind, int>> order;
-  if (schedule == plans::PipelineSchedule::gpipe) {
-    for (int m = 0; m < micro_batches; ++m) order.emplace_back(PassKind::forward, m);
-    for (int m = 0; m < micro_batches; ++m) order.emplace_back(PassKind::backward, m);
-    return order;
-  }
-  // 1F1B: stage s runs (stages - s - 1) warm-up forwards so the last stage can start its first
-  // backward as early as possible; then alternates; then drains the remaining backwards.
-  const int warmup = std::min(stages - stage - 1, micro_batches);
-  int next_forward = 0;
-  int next_backward = 0;
-  for (; next_forward < warmup; ++next_forward) order.emplace_back(PassKind::forward, next_forward);
-  while (next_forward < micro_batches) {
-    order.emplace_back(PassKind::forward, next_forward++);
-    order.emplace_back(PassKind::backward, next_backward++);
-  }
-  while (next_backward < micro_batches) order.emplace_back(PassKind::backward, next_backward++);
-  return order;
-}
-
 PipelineTimeline schedule_pipeline(std::span<const StageWork> stages, int micro_batches,
                                    plans::PipelineSchedule schedule) {
   const int stage_count = static_cast<int>(stages.size());

@@ -7,6 +7,7 @@
 #include <span>
 #include <vector>
 
+#include "plans/pipeline_order.h"
 #include "plans/plan.h"
 
 namespace splitbrain::sim {
@@ -20,7 +21,8 @@ struct StageWork {
   double send_backward_seconds = 0.0;  // gradients to the previous stage
 };
 
-enum class PassKind { forward, backward };
+using plans::PassKind;
+using plans::pass_order;
 
 struct ScheduledPass {
   int stage = 0;
@@ -35,10 +37,6 @@ struct PipelineTimeline {
   std::vector<double> stage_end_seconds; // when each stage finishes its last backward pass
   double end_seconds = 0.0;              // the latest of them
 };
-
-// The order in which stage `stage` of `stages` runs its passes.
-std::vector<std::pair<PassKind, int>> pass_order(int stage, int stages, int micro_batches,
-                                                 plans::PipelineSchedule schedule);
 
 PipelineTimeline schedule_pipeline(std::span<const StageWork> stages, int micro_batches,
                                    plans::PipelineSchedule schedule);

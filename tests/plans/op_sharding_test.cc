@@ -102,7 +102,7 @@ TEST(OpSharding, BatchnormOverASplitBatchReducesItsStatistics) {
   ASSERT_EQ(l.forward_internal.size(), 1u);
   EXPECT_EQ(l.forward_internal[0].kind, CollectiveKind::all_reduce);
   EXPECT_EQ(l.forward_internal[0].axes, std::vector<int>{kData});
-  EXPECT_EQ(l.forward_internal[0].buffer_bytes, 2 * (64 / 4) * 4);  // sum and sum of squares per local channel
+  EXPECT_EQ(l.forward_internal[0].buffer_bytes, 2 * (64 / 4) * 8);  // fp64 sum and sum of squares per local channel
 }
 
 TEST(OpSharding, AttentionSplitsWholeHeadsAndConvStridesCannotSplitHeight) {

@@ -1,0 +1,139 @@
+#include "exec/comm/communicator.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "exec/comm/collective_ops.h"
+
+namespace splitbrain::exec::comm {
+namespace {
+
+using plans::CollectiveKind;
+
+bool dim_in_range(int dim, const std::vector<int64_t>& shape) {
+  return dim >= 0 && dim < static_cast<int>(shape.size());
+}
+
+}  // namespace
+
+int Communicator::index_in_group(const plans::Collective& collective) const {
+  return mesh().index_in_group(rank(), collective.axes);
+}
+
+int Communicator::check(const plans::Collective& c, const std::vector<int64_t>& shape,
+                        int64_t element_bytes) const {
+  const auto fail = [&](const std::string& why) {
+    return std::invalid_argument(fmt::format("{} on rank {}: {}", plans::to_string(c, mesh()),
+                                             rank(), why));
+  };
+  const int me = index_in_group(c);  // PlanError for bad axes
+  const int n = mesh().group_size(c.axes);
+  if (c.group_size != n) {
+    throw fail(fmt::format("group_size {} but the axes hold {} ranks", c.group_size, n));
+  }
+  if (c.element_bytes != element_bytes) {
+    throw fail(fmt::format("element_bytes {} but the array has {}-byte elements", c.element_bytes,
+                           element_bytes));
+  }
+  const int64_t local_bytes = element_count(shape) * element_bytes;
+  // buffer_bytes per kind, as plans/collective.h defines it.
+  const int64_t expected_buffer =
+      c.kind == CollectiveKind::all_gather ? local_bytes * n : local_bytes;
+  if (c.buffer_bytes != expected_buffer) {
+    throw fail(fmt::format("buffer_bytes {} but the local array makes it {}", c.buffer_bytes,
+                           expected_buffer));
+  }
+  switch (c.kind) {
+    case CollectiveKind::all_gather:
+    case CollectiveKind::reduce_scatter:
+    case CollectiveKind::halo_exchange:
+      if (!dim_in_range(c.dim, shape)) throw fail(fmt::format("dim {} out of range", c.dim));
+      break;
+    case CollectiveKind::all_to_all:
+      if (!dim_in_range(c.dim, shape) || !dim_in_range(c.other_dim, shape) ||
+          c.dim == c.other_dim) {
+        throw fail(fmt::format("bad dims {} and {}", c.dim, c.other_dim));
+      }
+      if (shape[static_cast<std::size_t>(c.other_dim)] % n != 0) {
+        throw fail(fmt::format("dim {} of extent {} is not {} blocks", c.other_dim,
+                               shape[static_cast<std::size_t>(c.other_dim)], n));
+      }
+      break;
+    case CollectiveKind::send_recv:
+      if (c.source_index < 0 || c.source_index >= n || c.destination_index < 0 ||
+          c.destination_index >= n || c.source_index == c.destination_index) {
+        throw fail(fmt::format("bad stages {} -> {}", c.source_index, c.destination_index));
+      }
+      break;
+    case CollectiveKind::all_reduce:
+      break;
+  }
+  if (c.kind == CollectiveKind::reduce_scatter &&
+      shape[static_cast<std::size_t>(c.dim)] % n != 0) {
+    throw fail(fmt::format("dim {} of extent {} is not {} blocks", c.dim,
+                           shape[static_cast<std::size_t>(c.dim)], n));
+  }
+  if (c.kind == CollectiveKind::halo_exchange) {
+    const RowView v = row_view(shape, element_bytes, c.dim);
+    // row_bytes counts one index along dim over the whole local array (all outer indices).
+    if (c.row_bytes != v.outer * v.row_bytes) {
+      throw fail(fmt::format("row_bytes {} but a row of the local array is {} bytes", c.row_bytes,
+                             v.outer * v.row_bytes));
+    }
+    if (c.halo_rows < 0 || (n > 1 && c.halo_rows > v.rows)) {
+      throw fail(fmt::format("{} halo rows from a block of {} rows", c.halo_rows, v.rows));
+    }
+  }
+  return me;
+}
+
+MPI_Comm Communicator::comm_for(const plans::Collective& c) {
+  return c.group_size == 1 ? MPI_COMM_NULL : communicators_.get(c.axes);
+}
+
+LocalBytes Communicator::run(const plans::Collective& c, const LocalBytes& input,
+                             std::string_view label) {
+  check_size(input, "Communicator::run");
+  const int me = check(c, input.shape, input.element_bytes);
+  const int n = c.group_size;
+  LocalBytes out;
+  switch (c.kind) {
+    case CollectiveKind::all_gather:
+      out = ops::all_gather(comm_for(c), n, input, c.dim);
+      break;
+    case CollectiveKind::all_to_all:
+      out = ops::all_to_all(comm_for(c), n, input, c.dim, c.other_dim);
+      break;
+    case CollectiveKind::halo_exchange:
+      out = ops::halo_exchange(comm_for(c), n, me, input, c.dim, c.halo_rows);
+      break;
+    case CollectiveKind::send_recv:
+      out = ops::send_recv(comm_for(c), me, input, c.source_index, c.destination_index);
+      break;
+    case CollectiveKind::reduce_scatter:
+    case CollectiveKind::all_reduce:
+      throw std::invalid_argument(fmt::format(
+          "{}: a reduction needs fp32 data (the LocalArray overload), not raw bytes",
+          plans::to_string(c, mesh())));
+  }
+  // Counted only once the data has moved, so a failed call leaves the totals as they were.
+  counter_.add(label, c.kind, plans::bytes_sent(c, me));
+  return out;
+}
+
+LocalArray Communicator::run(const plans::Collective& c, const LocalArray& input,
+                             std::string_view label) {
+  check_size(input, "Communicator::run");
+  if (c.kind == CollectiveKind::reduce_scatter || c.kind == CollectiveKind::all_reduce) {
+    const int me = check(c, input.shape, static_cast<int64_t>(sizeof(float)));
+    LocalArray out = c.kind == CollectiveKind::all_reduce
+                         ? ops::all_reduce(comm_for(c), c.group_size, input)
+                         : ops::reduce_scatter(comm_for(c), c.group_size, input, c.dim);
+    counter_.add(label, c.kind, plans::bytes_sent(c, me));
+    return out;
+  }
+  return to_floats(run(c, to_bytes(input), label));
+}
+
+}  // namespace splitbrain::exec::comm

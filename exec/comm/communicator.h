@@ -1,0 +1,54 @@
+#pragma once
+// Runs one plans::Collective on this rank's local array, exactly as plans/collective.h defines it,
+// and counts the bytes the plan says this rank sends (byte_counter.h). Before any MPI call it
+// checks that the collective describes the array it is given (buffer_bytes, row_bytes,
+// element_bytes, divisibility), so the counted bytes are the bytes really moved; a mismatch is a
+// bug in the caller and throws std::invalid_argument naming the collective.
+//
+// Every member of the collective's group must call run() with the same collective (send_recv:
+// every member may call it; only the source and destination communicate).
+
+#include <string_view>
+
+#include "exec/comm/byte_counter.h"
+#include "exec/comm/local_array.h"
+#include "exec/comm/mesh_communicators.h"
+#include "plans/collective.h"
+
+namespace splitbrain::exec::comm {
+
+class Communicator {
+ public:
+  // `communicators` must outlive this object.
+  explicit Communicator(MeshCommunicators& communicators) : communicators_(communicators) {}
+
+  // fp32 data: every kind. Label keys the byte count ("conv3/forward", say).
+  LocalArray run(const plans::Collective& collective, const LocalArray& input,
+                 std::string_view label);
+  // Raw elements of any width (int32 token ids, say): every kind that only moves data
+  // (all_gather, all_to_all, halo_exchange, send_recv); the reductions throw
+  // std::invalid_argument since summing needs the element type.
+  LocalBytes run(const plans::Collective& collective, const LocalBytes& input,
+                 std::string_view label);
+
+  // This rank's member index in the collective's group.
+  int index_in_group(const plans::Collective& collective) const;
+
+  const plans::Mesh& mesh() const { return communicators_.mesh(); }
+  int rank() const { return communicators_.rank(); }
+  MeshCommunicators& communicators() { return communicators_; }
+  ByteCounter& counter() { return counter_; }
+  const ByteCounter& counter() const { return counter_; }
+
+ private:
+  // Checks `collective` against an input of `shape` and `element_bytes`; returns the member index.
+  int check(const plans::Collective& collective, const std::vector<int64_t>& shape,
+            int64_t element_bytes) const;
+  // The group's communicator, or MPI_COMM_NULL for a group of one (nothing to talk to).
+  MPI_Comm comm_for(const plans::Collective& collective);
+
+  MeshCommunicators& communicators_;
+  ByteCounter counter_;
+};
+
+}  // namespace splitbrain::exec::comm

@@ -1,0 +1,35 @@
+#include "exec/cpu/ops/cpu_backend.h"
+
+#include <fmt/format.h>
+
+#include "exec/cpu/ops/op_factories.h"
+#include "model/errors.h"
+
+namespace splitbrain::exec::cpu {
+
+OpFactory cpu_backend(int threads) {
+  auto context = std::make_shared<CpuContext>(threads);
+  return [context](const OpContext& op) -> std::unique_ptr<LayerOp> {
+    const model::Layer& layer = op.model->layer(op.layer);
+    switch (layer.kind) {
+      case model::OpKind::conv2d: return make_conv2d_op(*context, op);
+      case model::OpKind::linear: return make_linear_op(*context, op);
+      case model::OpKind::maxpool:
+      case model::OpKind::avgpool:
+      case model::OpKind::adaptive_avgpool: return make_pooling_op(*context, op);
+      case model::OpKind::relu:
+      case model::OpKind::gelu: return make_activation_op(*context, op);
+      case model::OpKind::dropout: return make_dropout_op(op);
+      case model::OpKind::flatten: return make_reshape_op(op);
+      case model::OpKind::batchnorm: return make_batchnorm_op(op);
+      case model::OpKind::layernorm: return make_layernorm_op(*context, op);
+      case model::OpKind::add: return make_add_op(*context, op);
+      case model::OpKind::softmax_cross_entropy: return make_loss_op(op);
+      default: break;
+    }
+    throw InputError(fmt::format("layer '{}': the CPU executor cannot run {} layers yet (status table in README.md)",
+                                 layer.name, model::op_name(layer.kind)));
+  };
+}
+
+}  // namespace splitbrain::exec::cpu

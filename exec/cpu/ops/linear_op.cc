@@ -1,0 +1,65 @@
+// y = x W^T + b over the last dimension of the local block. Splitting the output features
+// splits W's rows; splitting the contraction splits its columns and leaves partial sums (the
+// bias is added by the first rank of that group only).
+
+#include <fmt/format.h>
+
+#include "exec/cpu/linear.h"
+#include "exec/cpu/ops/op_factories.h"
+#include "model/errors.h"
+
+namespace splitbrain::exec::cpu {
+namespace {
+
+class LinearOp final : public LayerOp {
+ public:
+  LinearOp(CpuContext& context, const OpContext& op, const LinearShape& shape, bool has_bias_parameter)
+      : kernel_(context, shape), adds_bias_(op.adds_bias), has_bias_(has_bias_parameter),
+        zero_bias_(static_cast<size_t>(shape.out_features), 0.0f) {}
+
+  void forward(int, int64_t, std::span<const LocalArray* const> inputs, std::span<const LocalArray* const> params,
+               LocalArray& output) override {
+    const float* bias = nullptr;
+    if (has_bias_) bias = adds_bias_ ? params[bias_index()]->values.data() : zero_bias_.data();
+    kernel_.forward(inputs[0]->values.data(), params[0]->values.data(), bias, output.values.data());
+  }
+
+  void backward(int, std::span<const LocalArray* const> inputs, const LocalArray&, const LocalArray& output_grad,
+                std::span<const LocalArray* const> params, std::span<LocalArray> input_grads,
+                std::span<LocalArray* const> param_grads) override {
+    const float* dy = output_grad.values.data();
+    if (!input_grads.empty()) kernel_.backward_data(dy, params[0]->values.data(), input_grads[0].values.data());
+    std::vector<float> dw(param_grads[0]->values.size());
+    std::vector<float> db(has_bias_ ? param_grads[bias_index()]->values.size() : 0);
+    kernel_.backward_weights(inputs[0]->values.data(), dy, dw.data(), db.empty() ? nullptr : db.data());
+    for (size_t i = 0; i < dw.size(); ++i) param_grads[0]->values[i] += dw[i];
+    for (size_t i = 0; i < db.size(); ++i) param_grads[bias_index()]->values[i] += db[i];
+  }
+
+ private:
+  static size_t bias_index() { return 1; }
+  LinearKernel kernel_;
+  bool adds_bias_;
+  bool has_bias_;
+  std::vector<float> zero_bias_;
+};
+
+}  // namespace
+
+std::unique_ptr<LayerOp> make_linear_op(CpuContext& context, const OpContext& op) {
+  const model::Layer& layer = op.model->layer(op.layer);
+  const auto& a = layer.attr<model::LinearAttrs>();
+  if (!a.tied_to.empty()) {
+    throw InputError(fmt::format("layer '{}': weights tied to an embedding are not supported by the executor yet", layer.name));
+  }
+  const auto& x = op.input_shapes[0];
+  LinearShape shape;
+  shape.rows = 1;
+  for (size_t d = 0; d + 1 < x.size(); ++d) shape.rows *= x[d];
+  shape.in_features = x.back();
+  shape.out_features = op.output_shape.back();
+  shape.bias = a.bias;
+  return std::make_unique<LinearOp>(context, op, shape, a.bias);
+}
+
+}  // namespace splitbrain::exec::cpu

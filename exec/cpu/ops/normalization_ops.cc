@@ -1,0 +1,143 @@
+// Batchnorm (training mode) and layernorm. Batchnorm over a batch or height split by the plan
+// needs every sample's statistics: its per-channel sums are all-reduced in fp64 over those axes
+// (the collectives the plan lists inside the layer, counted like every other).
+
+#include <mpi.h>
+
+#include <map>
+
+#include "exec/comm/mpi_check.h"
+#include "exec/cpu/batchnorm.h"
+#include "exec/cpu/layernorm.h"
+#include "exec/cpu/ops/op_factories.h"
+
+namespace splitbrain::exec::cpu {
+namespace {
+
+class BatchNormOp final : public LayerOp {
+ public:
+  explicit BatchNormOp(const OpContext& op) : op_(op) {
+    const auto& x = op.input_shapes[0];
+    shape_.batch = x[0];
+    shape_.channels = x[1];
+    shape_.spatial = x.size() == 4 ? x[2] * x[3] : 1;
+    epsilon_ = op.model->layer(op.layer).attr<model::NormAttrs>().epsilon;
+  }
+
+  void forward(int micro, int64_t, std::span<const LocalArray* const> inputs, std::span<const LocalArray* const> params,
+               LocalArray& output) override {
+    const auto c = static_cast<size_t>(shape_.channels);
+    std::vector<double> sums(2 * c);
+    batchnorm_local_sums(shape_, inputs[0]->values.data(), sums.data(), sums.data() + c);
+    const double count = reduce(sums, op_.layouts->forward_internal, "forward");
+    Statistics& s = statistics_[micro];
+    s.mean.resize(c);
+    s.inv_std.resize(c);
+    batchnorm_statistics(shape_.channels, sums.data(), sums.data() + c, count, epsilon_, s.mean.data(), s.inv_std.data());
+    batchnorm_normalize(shape_, inputs[0]->values.data(), s.mean.data(), s.inv_std.data(), params[0]->values.data(),
+                        params[1]->values.data(), output.values.data());
+  }
+
+  void backward(int micro, std::span<const LocalArray* const> inputs, const LocalArray&, const LocalArray& output_grad,
+                std::span<const LocalArray* const> params, std::span<LocalArray> input_grads,
+                std::span<LocalArray* const> param_grads) override {
+    const auto c = static_cast<size_t>(shape_.channels);
+    const Statistics& s = statistics_.at(micro);
+    std::vector<double> sums(2 * c);
+    batchnorm_backward_local_sums(shape_, inputs[0]->values.data(), output_grad.values.data(), s.mean.data(),
+                                  s.inv_std.data(), sums.data(), sums.data() + c);
+    // Parameter gradients from this rank's samples only: the gradient buckets sum the ranks.
+    std::vector<float> dgamma(c);
+    std::vector<float> dbeta(c);
+    batchnorm_parameter_gradients(shape_.channels, sums.data(), sums.data() + c, dgamma.data(), dbeta.data());
+    for (size_t k = 0; k < c; ++k) {
+      param_grads[0]->values[k] += dgamma[k];
+      param_grads[1]->values[k] += dbeta[k];
+    }
+    const double count = reduce(sums, op_.layouts->backward_internal, "backward");
+    if (!input_grads.empty()) {
+      batchnorm_backward_data(shape_, inputs[0]->values.data(), output_grad.values.data(), s.mean.data(), s.inv_std.data(),
+                              params[0]->values.data(), sums.data(), sums.data() + c, count, input_grads[0].values.data());
+    }
+  }
+
+  void release(int micro) override { statistics_.erase(micro); }
+
+ private:
+  struct Statistics {
+    std::vector<float> mean;
+    std::vector<float> inv_std;
+  };
+
+  // Sums `values` over the plan's statistics collective (if any); returns the global count of
+  // elements per channel.
+  double reduce(std::vector<double>& values, const std::vector<plans::Collective>& collectives, const char* phase) {
+    double count = static_cast<double>(shape_.count());
+    for (const plans::Collective& c : collectives) {
+      comm::Communicator& communicator = *op_.communicator;
+      SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE, MPI_SUM,
+                                 communicator.communicators().get(c.axes)));
+      communicator.counter().add(op_.model->layer(op_.layer).name + "/" + phase, c.kind,
+                                 plans::bytes_sent(c, communicator.index_in_group(c)));
+      count *= c.group_size;
+    }
+    return count;
+  }
+
+  OpContext op_;
+  BatchNormShape shape_;
+  double epsilon_ = 1e-5;
+  std::map<int, Statistics> statistics_;
+};
+
+class LayerNormOp final : public LayerOp {
+ public:
+  LayerNormOp(CpuContext& context, const LayerNormShape& shape) : kernel_(context, shape) {}
+  void forward(int micro, int64_t, std::span<const LocalArray* const> inputs, std::span<const LocalArray* const> params,
+               LocalArray& output) override {
+    Statistics& s = statistics_[micro];
+    s.mean.resize(static_cast<size_t>(kernel_.shape().rows));
+    s.variance.resize(static_cast<size_t>(kernel_.shape().rows));
+    kernel_.forward(inputs[0]->values.data(), params[0]->values.data(), params[1]->values.data(), output.values.data(),
+                    s.mean.data(), s.variance.data());
+  }
+  void backward(int micro, std::span<const LocalArray* const> inputs, const LocalArray&, const LocalArray& output_grad,
+                std::span<const LocalArray* const> params, std::span<LocalArray> input_grads,
+                std::span<LocalArray* const> param_grads) override {
+    const Statistics& s = statistics_.at(micro);
+    std::vector<float> dx(inputs[0]->values.size());
+    std::vector<float> dgamma(param_grads[0]->values.size());
+    std::vector<float> dbeta(param_grads[1]->values.size());
+    kernel_.backward(inputs[0]->values.data(), output_grad.values.data(), params[0]->values.data(), s.mean.data(),
+                     s.variance.data(), dx.data(), dgamma.data(), dbeta.data());
+    if (!input_grads.empty()) input_grads[0].values = std::move(dx);
+    for (size_t k = 0; k < dgamma.size(); ++k) {
+      param_grads[0]->values[k] += dgamma[k];
+      param_grads[1]->values[k] += dbeta[k];
+    }
+  }
+  void release(int micro) override { statistics_.erase(micro); }
+
+ private:
+  struct Statistics {
+    std::vector<float> mean;
+    std::vector<float> variance;
+  };
+  LayerNormKernel kernel_;
+  std::map<int, Statistics> statistics_;
+};
+
+}  // namespace
+
+std::unique_ptr<LayerOp> make_batchnorm_op(const OpContext& op) { return std::make_unique<BatchNormOp>(op); }
+
+std::unique_ptr<LayerOp> make_layernorm_op(CpuContext& context, const OpContext& op) {
+  const auto& x = op.input_shapes[0];
+  LayerNormShape shape;
+  shape.features = x.back();
+  shape.rows = comm::element_count(x) / shape.features;
+  shape.epsilon = op.model->layer(op.layer).attr<model::NormAttrs>().epsilon;
+  return std::make_unique<LayerNormOp>(context, shape);
+}
+
+}  // namespace splitbrain::exec::cpu

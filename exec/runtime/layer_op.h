@@ -1,0 +1,70 @@
+#pragma once
+// The one interface between the backend-neutral runtime and a backend's compute: a layer's
+// forward and backward on LOCAL tensors that are already in the layouts the plan gives them.
+// The runtime owns every tensor, moves them between layouts (plans/ redistribution over MPI),
+// schedules passes, synchronises gradients and updates parameters; a backend (exec/cpu/ops:
+// oneDNN; a CUDA backend later) only computes. So no orchestration is written twice.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "exec/comm/communicator.h"
+#include "exec/comm/local_array.h"
+#include "model/model.h"
+#include "plans/op_sharding.h"
+
+namespace splitbrain::exec {
+
+using comm::LocalArray;
+
+// Everything an op needs to know about its piece of the layer, fixed for the whole run.
+struct OpContext {
+  const model::Model* model = nullptr;
+  int layer = 0;
+  const plans::LayerLayouts* layouts = nullptr;
+  const plans::Mesh* mesh = nullptr;
+  int rank = 0;
+  std::vector<std::vector<int64_t>> input_shapes;  // local, per input
+  std::vector<int64_t> output_shape;               // local
+  std::vector<int64_t> output_global_shape;        // batch dimension = the micro-batch
+  std::vector<int64_t> output_offset;              // where this rank's block starts (global)
+  std::vector<std::vector<int64_t>> parameter_shapes;  // local, per parameter tensor
+  // Splitting the contraction leaves partial sums: only the first rank of that group adds the
+  // bias, so the sum over the group has it once.
+  bool adds_bias = true;
+  uint64_t seed = 0;
+  int64_t global_batch = 1;  // samples per optimizer step (the loss is their mean)
+  comm::Communicator* communicator = nullptr;  // for collectives inside the op (batchnorm)
+  // Labels of the micro-batch's samples [first, first + count) (the loss reads them).
+  std::function<std::vector<int32_t>(int micro, int64_t first, int64_t count)> labels;
+};
+
+class LayerOp {
+ public:
+  virtual ~LayerOp() = default;
+  // Computes `output` (already shaped) from the inputs; keeps what backward needs for `micro`.
+  virtual void forward(int micro, int64_t step, std::span<const LocalArray* const> inputs,
+                       std::span<const LocalArray* const> params, LocalArray& output) = 0;
+  // Writes the gradient of each input that needs one into input_grads (already shaped, in the
+  // layer's input-gradient layouts) and ADDS the parameter gradients into param_grads, so
+  // micro-batches accumulate.
+  virtual void backward(int micro, std::span<const LocalArray* const> inputs, const LocalArray& output,
+                        const LocalArray& output_grad, std::span<const LocalArray* const> params,
+                        std::span<LocalArray> input_grads, std::span<LocalArray* const> param_grads) = 0;
+  // Drops what forward kept for `micro` (after its backward).
+  virtual void release(int /*micro*/) {}
+  // Training (dropout active, the default) or evaluation (dropout is the identity).
+  virtual void set_training(bool /*training*/) {}
+  // Bytes kept for backward beyond the tensors the runtime holds (masks, pooling indices).
+  virtual int64_t kept_bytes() const { return 0; }
+  // The loss op's share of the step's mean loss from `micro` on this rank: the sum of its rows'
+  // losses divided by the number of rows in the whole step (0 for every other op).
+  virtual double loss_sum(int /*micro*/) const { return 0.0; }
+};
+
+using OpFactory = std::function<std::unique_ptr<LayerOp>(const OpContext&)>;
+
+}  // namespace splitbrain::exec

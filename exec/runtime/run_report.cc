@@ -1,0 +1,101 @@
+#include "exec/runtime/run_report.h"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <array>
+
+#include "exec/comm/mpi_check.h"
+#include "plans/collective_kind.h"
+
+namespace splitbrain::exec {
+namespace {
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0.0;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+// What each rank contributes, as doubles for one MPI_Gather.
+enum Field { kPeak, kParams, kGrads, kOptimizer, kActivations, kBuffers, kRss, kBytesPerStep, kFields };
+
+}  // namespace
+
+nlohmann::ordered_json gather_run_report(Trainer& trainer, const plans::Plan& plan, const RunRecord& record) {
+  const int steps = static_cast<int>(record.steps.size());
+  std::vector<const StepResult*> measured;
+  for (int i = record.warmup; i < steps; ++i) measured.push_back(&record.steps[static_cast<size_t>(i)]);
+  auto median_of = [&](double StepSeconds::*field) {
+    std::vector<double> values;
+    for (const StepResult* s : measured) values.push_back(s->seconds.*field);
+    return median(values);
+  };
+
+  const MemoryTracker& memory = trainer.memory();
+  std::array<double, kFields> mine{};
+  mine[kPeak] = static_cast<double>(memory.peak_total());
+  mine[kParams] = static_cast<double>(memory.peak(MemoryCategory::params));
+  mine[kGrads] = static_cast<double>(memory.peak(MemoryCategory::grads));
+  mine[kOptimizer] = static_cast<double>(memory.peak(MemoryCategory::optimizer));
+  mine[kActivations] = static_cast<double>(memory.peak(MemoryCategory::activations));
+  mine[kBuffers] = static_cast<double>(memory.peak(MemoryCategory::buffers));
+  mine[kRss] = static_cast<double>(peak_resident_bytes());
+  mine[kBytesPerStep] = steps > 0 ? static_cast<double>(record.bytes.total().bytes) / steps : 0.0;
+  const int ranks = plan.mesh.rank_count();
+  std::vector<double> all(static_cast<size_t>(ranks * kFields));
+  SB_MPI_CHECK(MPI_Gather(mine.data(), kFields, MPI_DOUBLE, all.data(), kFields, MPI_DOUBLE, 0,
+                          trainer.communicator().communicators().world()));
+
+  nlohmann::ordered_json rank_list = nlohmann::ordered_json::array();
+  for (int r = 0; r < ranks; ++r) {
+    const double* f = all.data() + static_cast<size_t>(r * kFields);
+    auto bytes = [](double v) { return static_cast<int64_t>(v); };
+    rank_list.push_back({{"rank", r},
+                         {"peak_memory_bytes", bytes(f[kPeak])},
+                         {"memory",
+                          {{"params", bytes(f[kParams])},
+                           {"grads", bytes(f[kGrads])},
+                           {"optimizer", bytes(f[kOptimizer])},
+                           {"activations", bytes(f[kActivations])},
+                           {"buffers", bytes(f[kBuffers])}}},
+                         {"peak_rss_bytes", bytes(f[kRss])},
+                         {"comm_bytes_sent", bytes(f[kBytesPerStep])}});
+  }
+  nlohmann::ordered_json collectives = nlohmann::ordered_json::array();
+  for (const auto& [key, count] : record.bytes.entries()) {
+    collectives.push_back({{"label", key.first},
+                           {"kind", plans::collective_name(key.second)},
+                           {"bytes", steps > 0 ? count.bytes / steps : 0},
+                           {"calls", steps > 0 ? count.calls / steps : 0}});
+  }
+  nlohmann::ordered_json losses = nlohmann::ordered_json::array();
+  for (const StepResult& s : record.steps) losses.push_back(s.loss);
+  const double iteration = median_of(&StepSeconds::total);
+  nlohmann::ordered_json mesh = nlohmann::ordered_json::object();
+  for (const plans::MeshAxis& axis : plan.mesh.axes()) mesh[axis.name] = axis.size;
+  return {{"format", "splitbrain-measurement"},
+          {"version", 1},
+          {"family", plan.family},
+          {"model", plan.model_spec},
+          {"batch", plan.global_batch},
+          {"micro_batches", plan.micro_batches},
+          {"dtype", model::dtype_name(plan.dtype)},
+          {"mesh", mesh},
+          {"steps", steps},
+          {"warmup_steps", record.warmup},
+          {"iteration_seconds", iteration},
+          {"samples_per_second", iteration > 0 ? static_cast<double>(plan.global_batch) / iteration : 0.0},
+          {"phases",
+           {{"compute_forward", median_of(&StepSeconds::compute_forward)},
+            {"compute_backward", median_of(&StepSeconds::compute_backward)},
+            {"comm_exposed", median_of(&StepSeconds::communication) + median_of(&StepSeconds::gradient_sync)},
+            {"bubble", 0.0},
+            {"optimizer", median_of(&StepSeconds::optimizer)}}},
+          {"ranks", rank_list},
+          {"collectives", collectives},
+          {"losses", losses}};
+}
+
+}  // namespace splitbrain::exec

@@ -1,0 +1,26 @@
+#pragma once
+// The measured report of a run, in the prediction's vocabulary so `compare` can line them up:
+//   iteration_seconds and samples_per_second (medians over the measured steps),
+//   phases {compute_forward, compute_backward, comm_exposed, bubble, optimizer} (medians, rank 0),
+//   ranks [{rank, peak_memory_bytes, memory {params, grads, optimizer, activations, buffers},
+//           peak_rss_bytes, comm_bytes_sent (per step)}],
+//   collectives [{label, kind, bytes (per step, rank 0)}], losses (every step).
+
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "exec/comm/byte_counter.h"
+#include "exec/runtime/trainer.h"
+
+namespace splitbrain::exec {
+
+struct RunRecord {
+  std::vector<StepResult> steps;  // every step, warm-up included
+  int warmup = 0;                 // leading steps left out of the timing medians
+  comm::ByteCounter bytes;        // counted over all of `steps`
+};
+
+// Collective over all ranks; the returned document is complete on rank 0 only.
+nlohmann::ordered_json gather_run_report(Trainer& trainer, const plans::Plan& plan, const RunRecord& record);
+
+}  // namespace splitbrain::exec

@@ -1,0 +1,360 @@
+#include "exec/runtime/trainer.h"
+
+#include <fmt/format.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+
+#include "exec/comm/mpi_check.h"
+#include "exec/comm/redistribution_runner.h"
+#include "exec/runtime/parameter_init.h"
+#include "model/errors.h"
+#include "model/statistics.h"
+#include "plans/redistribution.h"
+
+namespace splitbrain::exec {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+std::vector<int64_t> local_shape_of(const plans::TensorLayout& layout, const plans::Mesh& mesh,
+                                    const std::vector<int64_t>& global) {
+  return plans::local_shape(layout, mesh, global);
+}
+
+// Whether this rank is the first of the group over `axes` (its rows are the group's).
+bool first_in_group(const plans::Mesh& mesh, int rank, const std::vector<int>& axes) {
+  return axes.empty() || mesh.index_in_group(rank, axes) == 0;
+}
+
+std::vector<int> axes_not_splitting(const plans::TensorLayout& layout, const plans::Mesh& mesh) {
+  std::vector<int> axes;
+  for (int axis = 0; axis < mesh.axis_count(); ++axis) {
+    bool used = false;
+    for (const auto& dim : layout.dim_axes) used = used || std::find(dim.begin(), dim.end(), axis) != dim.end();
+    if (!used) axes.push_back(axis);
+  }
+  return axes;
+}
+
+}  // namespace
+
+// What one micro-batch keeps between its forward and backward passes, per layer.
+struct Trainer::MicroBatchState {
+  std::vector<TrackedArray> outputs;
+  std::vector<std::vector<TrackedArray>> inputs;  // redistributed, per input position
+  std::vector<TrackedArray> output_grads;
+};
+
+Trainer::Trainer(const plans::Plan& plan, comm::MeshCommunicators& communicators, const OpFactory& backend, uint64_t seed)
+    : plan_(plan), compiled_(plans::compile_plan(plan)), communicators_(communicators), communicator_(communicators),
+      seed_(seed), backend_(backend) {
+  if (plan.stage_count() > 1) {
+    throw InputError(fmt::format("plan '{}': pipelines ({} stages) are not supported by the executor yet; "
+                                 "use a plan without a pipeline axis",
+                                 plan.family, plan.stage_count()));
+  }
+  if (plan.zero_stage != 0) throw InputError("plan: ZeRO (zero_stage > 0) is not supported by the executor yet");
+  if (plan.recompute_activations) throw InputError("plan: activation recompute is not supported by the executor yet");
+  const model::Model& net = *plan.model;
+  const plans::Mesh& mesh = plan.mesh;
+  const int rank = communicators.rank();
+
+  // Every communicator the plan needs, created up front: creation is collective over all ranks.
+  std::vector<std::vector<int>> axis_sets;
+  auto note = [&](const plans::Collective& c) { axis_sets.push_back(c.axes); };
+  for (const plans::CompiledLayer& layer : compiled_.layers) {
+    for (const auto& input : layer.inputs) {
+      for (const auto& c : input.forward) note(c);
+      for (const auto& c : input.backward) note(c);
+    }
+    for (const auto& c : layer.layouts.forward_internal) note(c);
+  }
+  for (const auto& bucket : compiled_.buckets) {
+    for (const auto& c : bucket.reduction) note(c);
+  }
+  communicators.create(axis_sets);
+
+  optimizer_ = std::make_unique<Optimizer>(plan.optimizer, memory_);
+  ops_.resize(static_cast<size_t>(net.size()));
+  contexts_.resize(static_cast<size_t>(net.size()));
+  parameters_.resize(static_cast<size_t>(net.size()));
+  const int64_t micro_batch = compiled_.micro_batch;
+  for (int v = 0; v < net.size(); ++v) {
+    const model::Layer& layer = net.layer(v);
+    const plans::LayerLayouts& layouts = compiled_.layers[static_cast<size_t>(v)].layouts;
+    OpContext& ctx = contexts_[static_cast<size_t>(v)];
+    ctx.model = &net;
+    ctx.layer = v;
+    ctx.layouts = &layouts;
+    ctx.mesh = &mesh;
+    ctx.rank = rank;
+    for (size_t p = 0; p < layer.inputs.size(); ++p) {
+      const auto global = plans::activation_shape(net.layer(layer.inputs[p]), micro_batch);
+      ctx.input_shapes.push_back(local_shape_of(layouts.inputs[p], mesh, global));
+    }
+    ctx.output_global_shape = plans::activation_shape(layer, micro_batch);
+    ctx.output_shape = local_shape_of(layouts.output, mesh, ctx.output_global_shape);
+    ctx.output_offset = plans::local_offset(layouts.output, mesh, ctx.output_global_shape, rank);
+    ctx.adds_bias = first_in_group(mesh, rank, layouts.output.partial_axes);
+    ctx.seed = seed;
+    ctx.global_batch = plan.global_batch;
+    ctx.communicator = &communicator_;
+    ctx.labels = [this](int micro, int64_t first, int64_t count) {
+      return data_->labels(steps_, micro * compiled_.micro_batch + first, count);
+    };
+    LayerParameters& params = parameters_[static_cast<size_t>(v)];
+    for (size_t k = 0; k < layouts.parameters.size(); ++k) {
+      const plans::ParameterShard& shard = layouts.parameters[k];
+      const auto shape = local_shape_of(shard.layout, mesh, shard.global_shape);
+      ctx.parameter_shapes.push_back(shape);
+      TrackedArray value = make_tracked(memory_, MemoryCategory::params, shape);
+      initialize_parameter(layer, v, static_cast<int>(k), shard, plans::local_offset(shard.layout, mesh, shard.global_shape, rank),
+                           seed, *value);
+      params.values.push_back(value);
+      params.grads.push_back(make_tracked(memory_, MemoryCategory::grads, shape));
+      optimizer_->add_parameter(static_cast<int64_t>(value->values.size()));
+    }
+    if (layer.kind != model::OpKind::input) ops_[static_cast<size_t>(v)] = backend_(ctx);
+    if (layer.kind == model::OpKind::softmax_cross_entropy) {
+      counts_loss_ = first_in_group(mesh, rank, axes_not_splitting(layouts.inputs[0], mesh));
+    }
+  }
+}
+
+Trainer::~Trainer() = default;
+
+TrackedArray Trainer::read_input(int layer, int micro) {
+  const OpContext& ctx = contexts_[static_cast<size_t>(layer)];
+  // The batch block this rank holds, read whole; channel or height splits are cut afterwards.
+  std::vector<int64_t> whole = ctx.output_global_shape;
+  whole[0] = ctx.output_shape[0];
+  comm::LocalArray samples;
+  samples.shape = whole;
+  samples.values.resize(static_cast<size_t>(comm::element_count(whole)));
+  data_->images(steps_, micro * compiled_.micro_batch + ctx.output_offset[0], whole[0], samples.values.data());
+  if (whole == ctx.output_shape) return adopt_tracked(memory_, MemoryCategory::activations, std::move(samples));
+  std::vector<int64_t> offset = ctx.output_offset;
+  offset[0] = 0;
+  comm::LocalArray block = comm::to_floats(comm::sub_array(comm::to_bytes(samples), offset, ctx.output_shape));
+  return adopt_tracked(memory_, MemoryCategory::activations, std::move(block));
+}
+
+void Trainer::forward(int micro, MicroBatchState& state, StepSeconds& seconds) {
+  const model::Model& net = *plan_.model;
+  for (int v = 0; v < net.size(); ++v) {
+    const model::Layer& layer = net.layer(v);
+    const plans::LayerLayouts& layouts = compiled_.layers[static_cast<size_t>(v)].layouts;
+    if (layer.kind == model::OpKind::input) {
+      state.outputs[static_cast<size_t>(v)] = read_input(v, micro);
+      continue;
+    }
+    const auto communication_start = Clock::now();
+    std::vector<const comm::LocalArray*> inputs;
+    for (size_t p = 0; p < layer.inputs.size(); ++p) {
+      const int u = layer.inputs[p];
+      const plans::TensorLayout& from = compiled_.layers[static_cast<size_t>(u)].layouts.output;
+      const auto global = plans::activation_shape(net.layer(u), compiled_.micro_batch);
+      const auto steps = plans::plan_redistribution(from, layouts.inputs[p], plan_.mesh, global,
+                                                    model::output_element_bytes(net.layer(u), plan_.dtype));
+      TrackedArray input = state.outputs[static_cast<size_t>(u)];
+      if (!steps.empty()) {
+        input = adopt_tracked(memory_, MemoryCategory::activations,
+                              comm::run_redistribution(communicator_, steps, global, *input, layer.name + "/forward"));
+      }
+      state.inputs[static_cast<size_t>(v)].push_back(input);
+      inputs.push_back(input.get());
+    }
+    seconds.communication += seconds_since(communication_start);
+    const auto compute_start = Clock::now();
+    TrackedArray output = make_tracked(memory_, MemoryCategory::activations, contexts_[static_cast<size_t>(v)].output_shape);
+    std::vector<const comm::LocalArray*> params;
+    for (const TrackedArray& value : parameters_[static_cast<size_t>(v)].values) params.push_back(value.get());
+    ops_[static_cast<size_t>(v)]->forward(micro, steps_, inputs, params, *output);
+    state.outputs[static_cast<size_t>(v)] = output;
+    seconds.compute_forward += seconds_since(compute_start);
+  }
+}
+
+void Trainer::backward(int micro, MicroBatchState& state, StepSeconds& seconds) {
+  const model::Model& net = *plan_.model;
+  for (int v = net.size() - 1; v >= 0; --v) {
+    const model::Layer& layer = net.layer(v);
+    if (layer.kind == model::OpKind::input) continue;
+    const plans::CompiledLayer& compiled = compiled_.layers[static_cast<size_t>(v)];
+    TrackedArray& output_grad = state.output_grads[static_cast<size_t>(v)];
+    if (!output_grad) output_grad = make_tracked(memory_, MemoryCategory::activations, contexts_[static_cast<size_t>(v)].output_shape);
+
+    const auto compute_start = Clock::now();
+    std::vector<const comm::LocalArray*> inputs;
+    std::vector<comm::LocalArray> input_grads;
+    for (const TrackedArray& input : state.inputs[static_cast<size_t>(v)]) {
+      inputs.push_back(input.get());
+      // A layer whose inputs need no gradient (nothing upstream learns) skips computing it.
+      if (!layer.needs_input_gradient) continue;
+      comm::LocalArray grad;
+      grad.shape = input->shape;
+      grad.values.assign(input->values.size(), 0.0f);
+      input_grads.push_back(std::move(grad));
+    }
+    LayerParameters& params = parameters_[static_cast<size_t>(v)];
+    std::vector<const comm::LocalArray*> values;
+    for (const TrackedArray& value : params.values) values.push_back(value.get());
+    std::vector<comm::LocalArray*> grads;
+    for (const TrackedArray& grad : params.grads) grads.push_back(grad.get());
+    ops_[static_cast<size_t>(v)]->backward(micro, inputs, *state.outputs[static_cast<size_t>(v)], *output_grad, values,
+                                           input_grads, grads);
+    ops_[static_cast<size_t>(v)]->release(micro);
+    seconds.compute_backward += seconds_since(compute_start);
+
+    const auto communication_start = Clock::now();
+    for (size_t p = 0; p < layer.inputs.size(); ++p) {
+      if (!compiled.inputs[p].gradient_flows) continue;
+      const int u = layer.inputs[p];
+      const plans::TensorLayout target = plans::gradient_layout(compiled_.layers[static_cast<size_t>(u)].layouts.output);
+      const auto global = plans::activation_shape(net.layer(u), compiled_.micro_batch);
+      const auto steps = plans::plan_redistribution(compiled.layouts.input_gradients[p], target, plan_.mesh, global,
+                                                    model::output_element_bytes(net.layer(u), plan_.dtype));
+      comm::LocalArray grad = comm::run_redistribution(communicator_, steps, global, std::move(input_grads[p]),
+                                                       layer.name + "/backward");
+      TrackedArray& accumulated = state.output_grads[static_cast<size_t>(u)];
+      if (!accumulated) {
+        accumulated = adopt_tracked(memory_, MemoryCategory::activations, std::move(grad));
+      } else {
+        for (size_t i = 0; i < grad.values.size(); ++i) accumulated->values[i] += grad.values[i];
+      }
+    }
+    seconds.communication += seconds_since(communication_start);
+    state.outputs[static_cast<size_t>(v)].reset();
+    state.inputs[static_cast<size_t>(v)].clear();
+    output_grad.reset();
+  }
+  state.outputs.front().reset();
+}
+
+void Trainer::synchronise_gradients(StepSeconds& seconds) {
+  const auto start = Clock::now();
+  for (const plans::GradientBucket& bucket : compiled_.buckets) {
+    // Pack the bucket's gradients in bucket order, reduce them in one collective, unpack.
+    comm::LocalArray flat;
+    flat.shape = {bucket.padded_elements};
+    flat.values.reserve(static_cast<size_t>(bucket.padded_elements));
+    for (int v : bucket.layers) {
+      for (const TrackedArray& grad : parameters_[static_cast<size_t>(v)].grads) {
+        flat.values.insert(flat.values.end(), grad->values.begin(), grad->values.end());
+      }
+    }
+    flat.values.resize(static_cast<size_t>(bucket.padded_elements), 0.0f);
+    memory_.allocate(MemoryCategory::buffers, bucket.padded_elements * 4);
+    for (const plans::Collective& c : bucket.reduction) flat = communicator_.run(c, flat, "gradients");
+    size_t at = 0;
+    for (int v : bucket.layers) {
+      for (const TrackedArray& grad : parameters_[static_cast<size_t>(v)].grads) {
+        std::copy_n(flat.values.begin() + static_cast<std::ptrdiff_t>(at), grad->values.size(), grad->values.begin());
+        at += grad->values.size();
+      }
+    }
+    memory_.release(MemoryCategory::buffers, bucket.padded_elements * 4);
+  }
+  seconds.gradient_sync += seconds_since(start);
+}
+
+double Trainer::evaluate(BatchSource& data, int64_t steps) {
+  const model::Model& net = *plan_.model;
+  const int loss = net.size() - 1;
+  if (net.layer(loss).kind != model::OpKind::softmax_cross_entropy) throw InputError("evaluate: the model does not end in a loss");
+  for (auto& op : ops_) {
+    if (op) op->set_training(false);
+  }
+  data_ = &data;
+  const int64_t saved_steps = steps_;
+  double counts[2] = {0.0, 0.0};  // correct, seen
+  for (int64_t s = 0; s < steps; ++s) {
+    steps_ = s;
+    for (int micro = 0; micro < plan_.micro_batches; ++micro) {
+      MicroBatchState state;
+      state.outputs.resize(static_cast<size_t>(net.size()));
+      state.inputs.resize(static_cast<size_t>(net.size()));
+      state.output_grads.resize(static_cast<size_t>(net.size()));
+      StepSeconds ignored;
+      forward(micro, state, ignored);
+      if (counts_loss_) {
+        // The loss's input holds this rank's rows of logits, whole over the classes.
+        const comm::LocalArray& logits = *state.inputs[static_cast<size_t>(loss)][0];
+        const int64_t rows = logits.shape[0];
+        const int64_t classes = logits.shape[1];
+        const auto labels =
+            data.labels(s, micro * compiled_.micro_batch + contexts_[static_cast<size_t>(loss)].output_offset[0], rows);
+        for (int64_t r = 0; r < rows; ++r) {
+          const auto row = logits.values.begin() + r * classes;
+          const auto best = std::max_element(row, row + classes) - row;
+          counts[0] += best == labels[static_cast<size_t>(r)] ? 1.0 : 0.0;
+          counts[1] += 1.0;
+        }
+      }
+      for (auto& op : ops_) {
+        if (op) op->release(micro);
+      }
+    }
+  }
+  for (auto& op : ops_) {
+    if (op) op->set_training(true);
+  }
+  steps_ = saved_steps;
+  data_ = nullptr;
+  SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_DOUBLE, MPI_SUM, communicators_.world()));
+  return counts[1] > 0 ? counts[0] / counts[1] : 0.0;
+}
+
+double Trainer::global_loss(double local_weighted_sum) const {
+  // Logging, not training: this all-reduce is not part of the plan and its bytes are not counted.
+  double total = 0.0;
+  SB_MPI_CHECK(MPI_Allreduce(&local_weighted_sum, &total, 1, MPI_DOUBLE, MPI_SUM, communicators_.world()));
+  return total;
+}
+
+StepResult Trainer::step(BatchSource& data) {
+  data_ = &data;
+  const model::Model& net = *plan_.model;
+  StepResult result;
+  SB_MPI_CHECK(MPI_Barrier(communicators_.world()));
+  const auto start = Clock::now();
+  double loss_sum = 0.0;
+  for (int micro = 0; micro < plan_.micro_batches; ++micro) {
+    MicroBatchState state;
+    state.outputs.resize(static_cast<size_t>(net.size()));
+    state.inputs.resize(static_cast<size_t>(net.size()));
+    state.output_grads.resize(static_cast<size_t>(net.size()));
+    forward(micro, state, result.seconds);
+    const model::Layer& last = net.layer(net.size() - 1);
+    if (last.kind == model::OpKind::softmax_cross_entropy && counts_loss_) {
+      loss_sum += ops_.back()->loss_sum(micro);
+    }
+    backward(micro, state, result.seconds);
+  }
+  synchronise_gradients(result.seconds);
+  const auto optimizer_start = Clock::now();
+  std::vector<comm::LocalArray*> values;
+  std::vector<const comm::LocalArray*> grads;
+  for (LayerParameters& params : parameters_) {
+    for (TrackedArray& value : params.values) values.push_back(value.get());
+    for (TrackedArray& grad : params.grads) grads.push_back(grad.get());
+  }
+  optimizer_->step(values, grads);
+  for (LayerParameters& params : parameters_) {
+    for (TrackedArray& grad : params.grads) std::fill(grad->values.begin(), grad->values.end(), 0.0f);
+  }
+  result.seconds.optimizer = seconds_since(optimizer_start);
+  result.seconds.total = seconds_since(start);
+  ++steps_;
+  data_ = nullptr;
+  // The loss op already divides by the global number of rows; sum over the ranks that own rows.
+  result.loss = global_loss(loss_sum);
+  return result;
+}
+
+}  // namespace splitbrain::exec

@@ -1,0 +1,89 @@
+#pragma once
+// Runs training steps of a plan on this rank: the backend-neutral runtime. For every layer of
+// the rank's stage it moves the inputs into the layouts the plan chose (plans::
+// plan_redistribution over MPI, the same steps the simulator costs), calls the backend's op,
+// runs the backward pass the same way in reverse, synchronises the gradient buckets of the
+// compiled plan, and updates the parameters. Time, bytes and memory are measured in the
+// simulator's categories.
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "exec/comm/communicator.h"
+#include "exec/comm/mesh_communicators.h"
+#include "exec/runtime/batch_source.h"
+#include "exec/runtime/layer_op.h"
+#include "exec/runtime/memory_tracker.h"
+#include "exec/runtime/optimizer.h"
+#include "exec/runtime/tracked_array.h"
+#include "plans/compiled_plan.h"
+#include "plans/plan.h"
+
+namespace splitbrain::exec {
+
+// Seconds of one step on this rank, by phase (the prediction's vocabulary).
+struct StepSeconds {
+  double total = 0.0;
+  double compute_forward = 0.0;
+  double compute_backward = 0.0;
+  double communication = 0.0;   // redistribution and collectives inside layers (blocking)
+  double gradient_sync = 0.0;   // gradient buckets (after backward: not overlapped)
+  double optimizer = 0.0;
+};
+
+struct StepResult {
+  double loss = 0.0;  // mean over the global batch, identical on every rank
+  StepSeconds seconds;
+};
+
+struct LayerParameters {
+  std::vector<TrackedArray> values;
+  std::vector<TrackedArray> grads;
+};
+
+class Trainer {
+ public:
+  // Throws InputError for a plan the executor cannot run yet (pipelines, ZeRO), naming why.
+  Trainer(const plans::Plan& plan, comm::MeshCommunicators& communicators, const OpFactory& backend, uint64_t seed);
+  ~Trainer();
+
+  StepResult step(BatchSource& data);
+  // Forward passes only (dropout off) over `steps` batches of `data`; returns the fraction of
+  // samples whose highest logit is their label. Collective: every rank calls it.
+  double evaluate(BatchSource& data, int64_t steps);
+
+  int64_t steps_taken() const { return steps_; }
+  MemoryTracker& memory() { return memory_; }
+  comm::Communicator& communicator() { return communicator_; }
+  // This rank's parameter shards, per model layer (empty for layers without parameters).
+  std::vector<LayerParameters>& parameters() { return parameters_; }
+  Optimizer& optimizer() { return *optimizer_; }
+  void set_steps_taken(int64_t steps) { steps_ = steps; }
+  const plans::CompiledPlan& compiled() const { return compiled_; }
+
+ private:
+  struct MicroBatchState;
+  void forward(int micro, MicroBatchState& state, StepSeconds& seconds);
+  void backward(int micro, MicroBatchState& state, StepSeconds& seconds);
+  void synchronise_gradients(StepSeconds& seconds);
+  double global_loss(double local_weighted_sum) const;
+  TrackedArray read_input(int layer, int micro);
+
+  const plans::Plan& plan_;
+  plans::CompiledPlan compiled_;
+  comm::MeshCommunicators& communicators_;
+  comm::Communicator communicator_;
+  MemoryTracker memory_;
+  uint64_t seed_;
+  int64_t steps_ = 0;
+  BatchSource* data_ = nullptr;  // during a step
+  OpFactory backend_;  // kept: the backend's shared state (its engine) must outlive the ops
+  std::vector<std::unique_ptr<LayerOp>> ops_;  // per layer
+  std::vector<OpContext> contexts_;
+  std::vector<LayerParameters> parameters_;
+  std::unique_ptr<Optimizer> optimizer_;
+  bool counts_loss_ = false;  // this rank's loss rows are not duplicates of another rank's
+};
+
+}  // namespace splitbrain::exec

@@ -1,0 +1,145 @@
+// `splitbrain run` (under mpirun): train with a plan for real on CPUs (oneDNN + MPI) and measure
+// time, memory and bytes in the prediction's vocabulary.
+
+#include <fmt/format.h>
+#include <mpi.h>
+
+#include <iostream>
+
+#include "exec/comm/mesh_communicators.h"
+#include "exec/comm/mpi_check.h"
+#include "exec/cpu/ops/cpu_backend.h"
+#include "exec/data/dataset_spec.h"
+#include "exec/runtime/run_report.h"
+#include "exec/runtime/trainer.h"
+#include "model/errors.h"
+#include "model/file_io.h"
+#include "plans/plan_json.h"
+#include "tools/splitbrain/commands.h"
+#include "tools/splitbrain/dataset_batches.h"
+
+namespace splitbrain::tools {
+namespace {
+
+struct RunOptions {
+  std::string plan_path;
+  int64_t iterations = 10;
+  int64_t warmup = 2;
+  double epochs = 0.0;
+  std::string data = "synthetic";
+  std::string report_path;
+  bool evaluate = false;
+  uint64_t seed = 1;
+  int threads = 1;
+  double learning_rate = 0.0;  // 0: the plan's
+  int log_every = 10;
+};
+
+// MPI for the length of the command; `splitbrain run` started without mpirun is a 1-rank job.
+class MpiSession {
+ public:
+  MpiSession() {
+    int provided = 0;
+    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+  }
+  ~MpiSession() { MPI_Finalize(); }
+  MpiSession(const MpiSession&) = delete;
+  MpiSession& operator=(const MpiSession&) = delete;
+};
+
+void check_data_fits(const exec::data::Dataset& data, const model::Model& net, const std::string& spec) {
+  const model::Layer& input = net.layer(0);
+  const auto shape = data.sample_shape();
+  const model::Shape samples{shape.channels, shape.height, shape.width};
+  if (input.output_shape != samples) {
+    throw InputError(fmt::format("--data {}: samples are {} but model '{}' takes {}", spec, model::shape_to_string(samples),
+                                 net.name(), model::shape_to_string(input.output_shape)));
+  }
+  const model::Layer& loss = net.layer(net.size() - 1);
+  const int64_t classes = loss.kind == model::OpKind::softmax_cross_entropy ? net.layer(loss.inputs[0]).output_shape.back() : 0;
+  if (classes < data.class_count()) {
+    throw InputError(fmt::format("--data {}: {} classes but model '{}' predicts {}", spec, data.class_count(), net.name(), classes));
+  }
+}
+
+void train(const RunOptions& options) {
+  plans::Plan plan = plans::load_plan_file(options.plan_path);
+  if (options.learning_rate > 0) plan.optimizer.learning_rate = options.learning_rate;
+  exec::comm::MeshCommunicators communicators(plan.mesh);
+  const bool leader = communicators.rank() == 0;
+  const exec::data::DatasetSpec spec = exec::data::parse_dataset_spec(options.data);
+  DatasetBatches train_batches(exec::data::open_dataset(spec, exec::data::Split::kTrain), plan.global_batch, options.seed);
+  check_data_fits(train_batches.dataset(), *plan.model, options.data);
+
+  exec::Trainer trainer(plan, communicators, exec::cpu::cpu_backend(options.threads), options.seed);
+  const int64_t steps_per_epoch = train_batches.dataset().sample_count() / plan.global_batch;
+  const int64_t steps = options.epochs > 0 ? static_cast<int64_t>(options.epochs * static_cast<double>(steps_per_epoch))
+                                           : options.warmup + options.iterations;
+  if (leader) {
+    std::cout << fmt::format("[run] {} on {} ranks, mesh {}, batch {}, {} steps ({} per epoch), data {}\n",
+                             plan.model_spec, plan.mesh.rank_count(), plan.mesh.to_string(), plan.global_batch, steps,
+                             steps_per_epoch, options.data)
+              << std::flush;
+  }
+  exec::RunRecord record;
+  record.warmup = static_cast<int>(std::min<int64_t>(options.warmup, steps));
+  for (int64_t i = 0; i < steps; ++i) {
+    record.steps.push_back(trainer.step(train_batches));
+    if (leader && ((i + 1) % options.log_every == 0 || i + 1 == steps)) {
+      std::cout << fmt::format("[run] step {}/{}  loss {:.4f}  {:.1f} ms\n", i + 1, steps, record.steps.back().loss,
+                               record.steps.back().seconds.total * 1e3)
+                << std::flush;
+    }
+  }
+  record.bytes = trainer.communicator().counter();
+  nlohmann::ordered_json report = exec::gather_run_report(trainer, plan, record);
+  if (options.evaluate) {
+    DatasetBatches test_batches(exec::data::open_dataset(spec, exec::data::Split::kTest), plan.global_batch, options.seed);
+    const double accuracy = trainer.evaluate(test_batches, test_batches.dataset().sample_count() / plan.global_batch);
+    report["test_accuracy"] = accuracy;
+    if (leader) std::cout << fmt::format("[run] test accuracy {:.2f}%\n", 100 * accuracy);
+  }
+  if (leader) {
+    std::cout << fmt::format("[run] step {:.3f} ms (median of {}), {:.1f} samples/s, peak tracked memory rank 0: {:.1f} MB, "
+                             "sent per step rank 0: {} bytes\n",
+                             report["iteration_seconds"].get<double>() * 1e3, steps - record.warmup,
+                             report["samples_per_second"].get<double>(),
+                             report["ranks"][0]["peak_memory_bytes"].get<double>() / 1e6,
+                             report["ranks"][0]["comm_bytes_sent"].get<int64_t>());
+    if (!options.report_path.empty()) write_json_output(options.report_path, report);
+  }
+}
+
+void run_command(const RunOptions& options) {
+  MpiSession mpi;
+  try {
+    train(options);
+  } catch (const InputError& e) {
+    exec::comm::abort_job(e.what(), 2);
+  } catch (const std::exception& e) {
+    exec::comm::abort_job(fmt::format("internal error: {}", e.what()), 1);
+  }
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+  auto o = std::make_shared<RunOptions>();
+  CLI::App* command = app.add_subcommand("run", "Train with a plan for real (start it with mpirun -np <ranks of the plan>)");
+  command->add_option("--plan", o->plan_path, "Plan file")->type_name("FILE")->required();
+  command->add_option("--iters", o->iterations, "Measured steps after the warm-up")->check(CLI::PositiveNumber)->default_val(10);
+  command->add_option("--warmup", o->warmup, "Steps run before measuring")->check(CLI::NonNegativeNumber)->default_val(2);
+  command->add_option("--epochs", o->epochs, "Train for this many epochs instead of --iters (fractions allowed)")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--data", o->data, "fashion-mnist[:DIR] | cifar10:DIR | synthetic[:options]")->default_val("synthetic");
+  command->add_option("--report", o->report_path, "Write the measured report (JSON) to FILE (- for standard output)")
+      ->type_name("FILE|-");
+  command->add_flag("--eval", o->evaluate, "After training, measure accuracy on the test split");
+  command->add_option("--seed", o->seed, "Seed of the initial weights, the data order and dropout")->default_val(1);
+  command->add_option("--threads", o->threads, "oneDNN threads per rank")->check(CLI::PositiveNumber)->default_val(1);
+  command->add_option("--lr", o->learning_rate, "Learning rate (default: the plan's)")->check(CLI::PositiveNumber);
+  command->add_option("--log-every", o->log_every, "Print the loss every N steps")->check(CLI::PositiveNumber)->default_val(10);
+  command->callback([o] { run_command(*o); });
+}
+
+}  // namespace splitbrain::tools
