@@ -10,6 +10,7 @@
 #include "exec/comm/mpi_check.h"
 #include "exec/cpu/ops/cpu_backend.h"
 #include "exec/data/dataset_spec.h"
+#include "exec/runtime/checkpoint.h"
 #include "exec/runtime/run_report.h"
 #include "exec/runtime/trainer.h"
 #include "model/errors.h"
@@ -33,6 +34,9 @@ struct RunOptions {
   int threads = 1;
   double learning_rate = 0.0;  // 0: the plan's
   int log_every = 10;
+  std::string checkpoint_dir;
+  int64_t checkpoint_every = 0;
+  std::string resume_dir;
 };
 
 // MPI for the length of the command; `splitbrain run` started without mpirun is a 1-rank job.
@@ -72,6 +76,10 @@ void train(const RunOptions& options) {
   check_data_fits(train_batches.dataset(), *plan.model, options.data);
 
   exec::Trainer trainer(plan, communicators, exec::cpu::cpu_backend(options.threads), options.seed);
+  if (!options.resume_dir.empty()) {
+    exec::load_checkpoint(trainer, plan, options.resume_dir);
+    if (leader) std::cout << fmt::format("[run] resumed from {} at step {}\n", options.resume_dir, trainer.steps_taken());
+  }
   const int64_t steps_per_epoch = train_batches.dataset().sample_count() / plan.global_batch;
   const int64_t steps = options.epochs > 0 ? static_cast<int64_t>(options.epochs * static_cast<double>(steps_per_epoch))
                                            : options.warmup + options.iterations;
@@ -85,6 +93,10 @@ void train(const RunOptions& options) {
   record.warmup = static_cast<int>(std::min<int64_t>(options.warmup, steps));
   for (int64_t i = 0; i < steps; ++i) {
     record.steps.push_back(trainer.step(train_batches));
+    const bool due = options.checkpoint_every > 0 && trainer.steps_taken() % options.checkpoint_every == 0;
+    if (!options.checkpoint_dir.empty() && (due || i + 1 == steps)) {
+      exec::save_checkpoint(trainer, plan, options.checkpoint_dir);
+    }
     if (leader && ((i + 1) % options.log_every == 0 || i + 1 == steps)) {
       std::cout << fmt::format("[run] step {}/{}  loss {:.4f}  {:.1f} ms\n", i + 1, steps, record.steps.back().loss,
                                record.steps.back().seconds.total * 1e3)
@@ -139,6 +151,10 @@ void add_run_command(CLI::App& app) {
   command->add_option("--threads", o->threads, "oneDNN threads per rank")->check(CLI::PositiveNumber)->default_val(1);
   command->add_option("--lr", o->learning_rate, "Learning rate (default: the plan's)")->check(CLI::PositiveNumber);
   command->add_option("--log-every", o->log_every, "Print the loss every N steps")->check(CLI::PositiveNumber)->default_val(10);
+  command->add_option("--checkpoint", o->checkpoint_dir, "Write checkpoints into DIR (every --checkpoint-every steps and at the end)")
+      ->type_name("DIR");
+  command->add_option("--checkpoint-every", o->checkpoint_every, "Steps between checkpoints")->check(CLI::PositiveNumber);
+  command->add_option("--resume", o->resume_dir, "Continue from the checkpoint in DIR")->type_name("DIR");
   command->callback([o] { run_command(*o); });
 }
 

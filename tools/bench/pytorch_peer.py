@@ -1,0 +1,147 @@
+#!/usr/bin/python3
+"""PyTorch CPU peer of `splitbrain run` for tools/bench/executor-vs-pytorch.sh.
+
+Trains vgg11-cifar10 (the zoo's network: torchvision VGG cfg "A" conv stack on 3x32x32, then
+512 -> 4096 -> 4096 -> 10 with ReLU and Dropout(0.5), cross-entropy, SGD momentum 0.9) on random
+inputs and labels, and times whole training steps (zero_grad, forward, loss, backward, optimizer).
+
+  pytorch_peer.py --ranks 1 --batch 64 --iters 10 --warmup 2 --threads 1 --out FILE
+  pytorch_peer.py --ranks 2 --batch 64 ...      # DistributedDataParallel over gloo, batch per rank
+
+Writes FILE (JSON): iteration_seconds (median of rank 0's timed steps, as `splitbrain run`
+reports), step_seconds of every rank, losses of rank 0, torch version and settings. FILE is
+written to FILE.tmp and renamed.
+"""
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+import torch.nn as nn
+
+CFG_A = [64, "M", 128, "M", 256, 256, "M", 512, 512, "M", 512, 512, "M"]
+
+
+def vgg11_cifar10():
+    layers, channels = [], 3
+    for v in CFG_A:
+        if v == "M":
+            layers.append(nn.MaxPool2d(kernel_size=2, stride=2))
+        else:
+            layers += [nn.Conv2d(channels, v, kernel_size=3, padding=1), nn.ReLU(inplace=True)]
+            channels = v
+    return nn.Sequential(
+        *layers,
+        nn.Flatten(),
+        nn.Linear(512, 4096), nn.ReLU(inplace=True), nn.Dropout(0.5),
+        nn.Linear(4096, 4096), nn.ReLU(inplace=True), nn.Dropout(0.5),
+        nn.Linear(4096, 10),
+    )
+
+
+def train(rank, args, port, result_queue):
+    torch.set_num_threads(args.threads)
+    torch.set_num_interop_threads(1)
+    if args.ranks > 1:
+        if args.pin:
+            os.sched_setaffinity(0, {rank % os.cpu_count()})
+        os.environ["MASTER_ADDR"] = "127.0.0.1"
+        os.environ["MASTER_PORT"] = str(port)
+        dist.init_process_group("gloo", rank=rank, world_size=args.ranks)
+    torch.manual_seed(args.seed)  # same initial weights on every rank, as DDP broadcasts anyway
+    model = vgg11_cifar10()
+    if args.ranks > 1:
+        model = nn.parallel.DistributedDataParallel(model)
+    model.train()
+    optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
+    loss_fn = nn.CrossEntropyLoss()
+    generator = torch.Generator().manual_seed(args.seed + 1 + rank)
+    batches = [(torch.randn(args.batch, 3, 32, 32, generator=generator),
+                torch.randint(0, 10, (args.batch,), generator=generator)) for _ in range(4)]
+    steps, losses = [], []
+    for step in range(args.warmup + args.iters):
+        x, y = batches[step % len(batches)]
+        start = time.perf_counter()
+        optimizer.zero_grad(set_to_none=True)
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        value = loss.item()
+        steps.append(time.perf_counter() - start)
+        losses.append(value)
+    if args.ranks > 1:
+        dist.barrier()
+        dist.destroy_process_group()
+    result_queue.put((rank, steps[args.warmup:], losses))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--ranks", type=int, default=1)
+    parser.add_argument("--batch", type=int, default=64, help="samples per rank")
+    parser.add_argument("--iters", type=int, default=10)
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--lr", type=float, default=0.01)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--no-pin", dest="pin", action="store_false",
+                        help="do not pin rank r to core r (pinned by default, like mpirun --bind-to core)")
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+
+    if args.ranks == 1:
+        results = []
+
+        class Collect:
+            def put(self, item):
+                results.append(item)
+        train(0, args, 0, Collect())
+    else:
+        context = mp.get_context("spawn")
+        queue = context.SimpleQueue()
+        port = free_port()
+        processes = [context.Process(target=train, args=(r, args, port, queue)) for r in range(args.ranks)]
+        for p in processes:
+            p.start()
+        results = [queue.get() for _ in processes]
+        for p in processes:
+            p.join()
+            if p.exitcode != 0:
+                sys.exit(f"pytorch_peer: a rank exited with code {p.exitcode}")
+    results.sort(key=lambda r: r[0])
+    document = {
+        "format": "pytorch-peer",
+        "torch": torch.__version__,
+        "mkldnn": torch.backends.mkldnn.is_available(),
+        "ranks": args.ranks,
+        "batch_per_rank": args.batch,
+        "global_batch": args.batch * args.ranks,
+        "threads_per_rank": args.threads,
+        "warmup_steps": args.warmup,
+        "iters": args.iters,
+        "iteration_seconds": statistics.median(results[0][1]),
+        "step_seconds": {str(rank): steps for rank, steps, _ in results},
+        "losses": results[0][2],
+    }
+    with open(args.out + ".tmp", "w") as f:
+        json.dump(document, f, indent=2)
+    os.replace(args.out + ".tmp", args.out)
+    print(f"[pytorch] {args.ranks} rank(s), batch {args.batch} per rank: "
+          f"{document['iteration_seconds'] * 1e3:.1f} ms per step (median of {args.iters})", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
