@@ -11,5 +11,6 @@ void add_inspect_command(CLI::App& app);
 void add_simulate_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
 void add_run_command(CLI::App& app);
+void add_compare_command(CLI::App& app);
 
 }  // namespace splitbrain::tools
