@@ -5,6 +5,7 @@
 
 #include "exec/cpu/conv2d.h"
 #include "exec/cpu/ops/op_factories.h"
+#include "exec/cpu/ops/op_helpers.h"
 #include "model/errors.h"
 
 namespace splitbrain::exec::cpu {
@@ -13,12 +14,12 @@ namespace {
 class Conv2dOp final : public LayerOp {
  public:
   Conv2dOp(CpuContext& context, const OpContext& op, const Conv2dShape& shape)
-      : kernel_(context, shape), adds_bias_(op.adds_bias), zero_bias_(static_cast<size_t>(shape.out_channels), 0.0f) {}
+      : kernel_(context, shape), bias_(op.adds_bias, shape.out_channels) {}
 
   void forward(int, int64_t, std::span<const LocalArray* const> inputs, std::span<const LocalArray* const> params,
                LocalArray& output) override {
     const float* bias = nullptr;
-    if (kernel_.shape().bias) bias = adds_bias_ ? params[1]->values.data() : zero_bias_.data();
+    if (kernel_.shape().bias) bias = bias_.pick(*params[1]);
     kernel_.forward(inputs[0]->values.data(), params[0]->values.data(), bias, output.values.data());
   }
 
@@ -31,14 +32,13 @@ class Conv2dOp final : public LayerOp {
     std::vector<float> dw(param_grads[0]->values.size());
     std::vector<float> db(kernel_.shape().bias ? param_grads[1]->values.size() : 0);
     kernel_.backward_weights(inputs[0]->values.data(), dy, dw.data(), db.empty() ? nullptr : db.data());
-    for (size_t i = 0; i < dw.size(); ++i) param_grads[0]->values[i] += dw[i];
-    for (size_t i = 0; i < db.size(); ++i) param_grads[1]->values[i] += db[i];
+    add_into(dw, *param_grads[0]);
+    if (!db.empty()) add_into(db, *param_grads[1]);
   }
 
  private:
   Conv2dKernel kernel_;
-  bool adds_bias_;
-  std::vector<float> zero_bias_;
+  BiasSource bias_;
 };
 
 }  // namespace
@@ -62,12 +62,7 @@ std::unique_ptr<LayerOp> make_conv2d_op(CpuContext& context, const OpContext& op
   shape.height = x[2];
   shape.width = x[3];
   shape.out_channels = w[0];
-  shape.kernel_h = a.kernel.h;
-  shape.kernel_w = a.kernel.w;
-  shape.stride_h = a.stride.h;
-  shape.stride_w = a.stride.w;
-  shape.pad_top = shape.pad_bottom = a.padding.h;
-  shape.pad_left = shape.pad_right = a.padding.w;
+  copy_window(a, shape);
   shape.dilation_h = a.dilation.h;
   shape.dilation_w = a.dilation.w;
   shape.groups = a.groups;

@@ -6,6 +6,7 @@
 
 #include "exec/cpu/linear.h"
 #include "exec/cpu/ops/op_factories.h"
+#include "exec/cpu/ops/op_helpers.h"
 #include "model/errors.h"
 
 namespace splitbrain::exec::cpu {
@@ -14,13 +15,12 @@ namespace {
 class LinearOp final : public LayerOp {
  public:
   LinearOp(CpuContext& context, const OpContext& op, const LinearShape& shape, bool has_bias_parameter)
-      : kernel_(context, shape), adds_bias_(op.adds_bias), has_bias_(has_bias_parameter),
-        zero_bias_(static_cast<size_t>(shape.out_features), 0.0f) {}
+      : kernel_(context, shape), has_bias_(has_bias_parameter), bias_(op.adds_bias, shape.out_features) {}
 
   void forward(int, int64_t, std::span<const LocalArray* const> inputs, std::span<const LocalArray* const> params,
                LocalArray& output) override {
     const float* bias = nullptr;
-    if (has_bias_) bias = adds_bias_ ? params[bias_index()]->values.data() : zero_bias_.data();
+    if (has_bias_) bias = bias_.pick(*params[bias_index()]);
     kernel_.forward(inputs[0]->values.data(), params[0]->values.data(), bias, output.values.data());
   }
 
@@ -32,16 +32,15 @@ class LinearOp final : public LayerOp {
     std::vector<float> dw(param_grads[0]->values.size());
     std::vector<float> db(has_bias_ ? param_grads[bias_index()]->values.size() : 0);
     kernel_.backward_weights(inputs[0]->values.data(), dy, dw.data(), db.empty() ? nullptr : db.data());
-    for (size_t i = 0; i < dw.size(); ++i) param_grads[0]->values[i] += dw[i];
-    for (size_t i = 0; i < db.size(); ++i) param_grads[bias_index()]->values[i] += db[i];
+    add_into(dw, *param_grads[0]);
+    if (!db.empty()) add_into(db, *param_grads[bias_index()]);
   }
 
  private:
   static size_t bias_index() { return 1; }
   LinearKernel kernel_;
-  bool adds_bias_;
   bool has_bias_;
-  std::vector<float> zero_bias_;
+  BiasSource bias_;
 };
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "exec/cpu/batchnorm.h"
 #include "exec/cpu/layernorm.h"
 #include "exec/cpu/ops/op_factories.h"
+#include "exec/cpu/ops/op_helpers.h"
 
 namespace splitbrain::exec::cpu {
 namespace {
@@ -50,10 +51,8 @@ class BatchNormOp final : public LayerOp {
     std::vector<float> dgamma(c);
     std::vector<float> dbeta(c);
     batchnorm_parameter_gradients(shape_.channels, sums.data(), sums.data() + c, dgamma.data(), dbeta.data());
-    for (size_t k = 0; k < c; ++k) {
-      param_grads[0]->values[k] += dgamma[k];
-      param_grads[1]->values[k] += dbeta[k];
-    }
+    add_into(dgamma, *param_grads[0]);
+    add_into(dbeta, *param_grads[1]);
     const double count = reduce(sums, op_.layouts->backward_internal, "backward");
     if (!input_grads.empty()) {
       batchnorm_backward_data(shape_, inputs[0]->values.data(), output_grad.values.data(), s.mean.data(), s.inv_std.data(),
@@ -111,10 +110,8 @@ class LayerNormOp final : public LayerOp {
     kernel_.backward(inputs[0]->values.data(), output_grad.values.data(), params[0]->values.data(), s.mean.data(),
                      s.variance.data(), dx.data(), dgamma.data(), dbeta.data());
     if (!input_grads.empty()) input_grads[0].values = std::move(dx);
-    for (size_t k = 0; k < dgamma.size(); ++k) {
-      param_grads[0]->values[k] += dgamma[k];
-      param_grads[1]->values[k] += dbeta[k];
-    }
+    add_into(dgamma, *param_grads[0]);
+    add_into(dbeta, *param_grads[1]);
   }
   void release(int micro) override { statistics_.erase(micro); }
 

@@ -5,6 +5,7 @@
 
 #include "exec/cpu/adaptive_avgpool.h"
 #include "exec/cpu/ops/op_factories.h"
+#include "exec/cpu/ops/op_helpers.h"
 #include "exec/cpu/pooling.h"
 
 namespace splitbrain::exec::cpu {
@@ -69,12 +70,7 @@ std::unique_ptr<LayerOp> make_pooling_op(CpuContext& context, const OpContext& o
   shape.channels = x[1];
   shape.height = x[2];
   shape.width = x[3];
-  shape.kernel_h = a.kernel.h;
-  shape.kernel_w = a.kernel.w;
-  shape.stride_h = a.stride.h;
-  shape.stride_w = a.stride.w;
-  shape.pad_top = shape.pad_bottom = a.padding.h;
-  shape.pad_left = shape.pad_right = a.padding.w;
+  copy_window(a, shape);
   shape.ceil_mode = a.ceil_mode;
   return std::make_unique<PoolingOp>(context, layer.kind == model::OpKind::maxpool ? PoolKind::max : PoolKind::average, shape);
 }

@@ -1,0 +1,40 @@
+#pragma once
+// Small pieces every CPU op shares.
+
+#include <vector>
+
+#include "exec/comm/local_array.h"
+#include "model/op.h"
+
+namespace splitbrain::exec::cpu {
+
+// Micro-batches accumulate parameter gradients: kernels write fresh ones into `fresh`.
+inline void add_into(const std::vector<float>& fresh, comm::LocalArray& total) {
+  for (size_t i = 0; i < fresh.size(); ++i) total.values[i] += fresh[i];
+}
+
+// Under a split contraction the output is a partial sum, so only the first rank of that group
+// adds the bias; the others add zeros (and still compute the bias gradient, to stay replicas).
+class BiasSource {
+ public:
+  BiasSource(bool adds_bias, int64_t size) : adds_(adds_bias), zeros_(static_cast<size_t>(size), 0.0f) {}
+  const float* pick(const comm::LocalArray& bias) const { return adds_ ? bias.values.data() : zeros_.data(); }
+
+ private:
+  bool adds_;
+  std::vector<float> zeros_;
+};
+
+// Copies a window's kernel, stride and symmetric padding into a kernel shape (conv and pool
+// shapes name these fields alike).
+template <class KernelShape, class WindowAttrs>
+void copy_window(const WindowAttrs& window, KernelShape& shape) {
+  shape.kernel_h = window.kernel.h;
+  shape.kernel_w = window.kernel.w;
+  shape.stride_h = window.stride.h;
+  shape.stride_w = window.stride.w;
+  shape.pad_top = shape.pad_bottom = window.padding.h;
+  shape.pad_left = shape.pad_right = window.padding.w;
+}
+
+}  // namespace splitbrain::exec::cpu
