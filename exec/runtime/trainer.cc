@@ -73,6 +73,7 @@ Trainer::Trainer(const plans::Plan& plan, comm::MeshCommunicators& communicators
       for (const auto& c : input.backward) note(c);
     }
     for (const auto& c : layer.layouts.forward_internal) note(c);
+    for (const auto& c : layer.layouts.backward_internal) note(c);
   }
   for (const auto& bucket : compiled_.buckets) {
     for (const auto& c : bucket.reduction) note(c);

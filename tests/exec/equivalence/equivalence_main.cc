@@ -1,0 +1,85 @@
+// main() of the equivalence tests, run under mpirun. Two modes, chosen by one flag:
+//   --write-reference FILE   (1 rank) trains the replicated 1-rank plan and writes FILE;
+//   --reference FILE         (any ranks) trains every plan the planner emits for the world size
+//                            and compares it with FILE.
+// Every rank runs every test (they are collective); rank 0 prints GoogleTest's report, the other
+// ranks print their own failures prefixed with their rank, and the exit code is non-zero on every
+// rank when any rank failed.
+
+#include <mpi.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+
+#include "tests/exec/equivalence/equivalence_options.h"
+
+namespace splitbrain::equivalence {
+
+Options& options() {
+  static Options instance;
+  return instance;
+}
+
+}  // namespace splitbrain::equivalence
+
+namespace {
+
+class RankFailurePrinter : public ::testing::EmptyTestEventListener {
+ public:
+  explicit RankFailurePrinter(int rank) : rank_(rank) {}
+  void OnTestPartResult(const ::testing::TestPartResult& result) override {
+    if (!result.failed()) return;
+    std::fprintf(stderr, "[rank %d] %s:%d: %s\n", rank_, result.file_name() ? result.file_name() : "?",
+                 result.line_number(), result.summary());
+  }
+
+ private:
+  int rank_;
+};
+
+// Reads our flags (GoogleTest has removed its own); false with a message on anything else.
+bool parse_flags(int argc, char** argv, splitbrain::equivalence::Options& options) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if ((flag == "--write-reference" || flag == "--reference") && i + 1 < argc) {
+      (flag == "--reference" ? options.reference_path : options.write_reference_path) = argv[++i];
+    } else {
+      std::fprintf(stderr, "exec_equivalence_tests: unknown or incomplete argument '%s'\n", flag.c_str());
+      return false;
+    }
+  }
+  if (options.reference_path.empty() == options.write_reference_path.empty()) {
+    std::fprintf(stderr, "usage: exec_equivalence_tests (--write-reference FILE | --reference FILE) [gtest flags]\n");
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  ::testing::InitGoogleTest(&argc, argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  splitbrain::equivalence::Options& options = splitbrain::equivalence::options();
+  if (!parse_flags(argc, argv, options)) {
+    MPI_Finalize();
+    return 2;
+  }
+  // The two modes are two test suites; the flag picks one.
+  GTEST_FLAG_SET(filter, options.write_reference_path.empty() ? "Equivalence.*" : "Reference.*");
+  ::testing::TestEventListeners& listeners = ::testing::UnitTest::GetInstance()->listeners();
+  if (rank != 0) {
+    delete listeners.Release(listeners.default_result_printer());
+    listeners.Append(new RankFailurePrinter(rank));
+  }
+  const int mine = RUN_ALL_TESTS();
+  int worst = 0;
+  MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (rank == 0 && mine == 0 && worst != 0) std::fprintf(stderr, "FAILED on another rank (its failures are printed above)\n");
+  MPI_Finalize();
+  return worst;
+}
