@@ -8,11 +8,12 @@
 # (< 1: ours is faster). One `perf record -g` of the 1-rank run names the executor's hotspots.
 # Writes results/executor-vs-pytorch/{results.json, README.md, perf-top.txt}; nothing is left
 # half-written (files are made in a temporary folder and renamed).
-# Knobs (environment): ROUNDS (3), ITERS (10 timed steps), WARMUP (2), PERF (1: record hotspots).
+# Knobs (environment): ROUNDS (3), ITERS (8 timed steps per run), WARMUP (2), PERF (1: record
+# hotspots), PERF_ITERS (6). About 8 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=results/executor-vs-pytorch
-rounds=${ROUNDS:-3} iters=${ITERS:-10} warmup=${WARMUP:-2} do_perf=${PERF:-1}
+rounds=${ROUNDS:-3} iters=${ITERS:-8} warmup=${WARMUP:-2} do_perf=${PERF:-1} perf_iters=${PERF_ITERS:-6}
 python=/usr/bin/python3  # the PyTorch 1.13 CPU install
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/executor-vs-pytorch.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -60,22 +61,30 @@ loadavg_end=$(cut -d' ' -f1-3 /proc/loadavg)
 : > "$tmp/perf-top.txt"
 if [ "$do_perf" = 1 ] && command -v perf > /dev/null; then
   echo "[bench] perf record -g of the 1-rank run" >&2
-  if perf record -g -F 499 -o "$tmp/perf.data" -- "$sb" run --plan "$tmp/plan-1rank.json" --data "$data" \
-       --iters 4 --warmup 1 --threads 1 --log-every 1000 > /dev/null 2> "$tmp/perf-record.log"; then
+  # DNNL_JIT_PROFILE=2: oneDNN writes /tmp/perf-PID.map so its JIT kernels get names; the
+  # command records its PID so that exactly that file is removed afterwards.
+  if DNNL_JIT_PROFILE=2 perf record -g -F 499 -o "$tmp/perf.data" -- sh -c 'echo $$ > "$1"; shift; exec "$@"' sh \
+       "$tmp/perf.pid" "$sb" run --plan "$tmp/plan-1rank.json" --data "$data" --iters "$perf_iters" --warmup 1 \
+       --threads 1 --log-every 1000 > /dev/null 2> "$tmp/perf-record.log"; then
+    clean() { grep -v '^#' | grep -v '^$' | sed -e 's/ *- *- *$//' -e 's/ *$//'; }
     {
-      echo "# perf record -g -F 499 of: splitbrain run (vgg11-cifar10, 1 rank, batch 64, --threads 1, 5 steps)"
-      echo "# self time by symbol (perf report --no-children --sort dso,symbol)"
-      perf report -i "$tmp/perf.data" --no-children --sort dso,symbol --stdio -g none --percent-limit 0.5 2> /dev/null \
-        | grep -v '^#' | grep -v '^$' | head -40
+      echo "# perf record -g -F 499 of: splitbrain run (vgg11-cifar10, 1 rank, batch 64, fp32, --threads 1,"
+      echo "# 1 warm-up + $perf_iters steps; start-up is in the profile too). [JIT] = oneDNN's generated kernels."
       echo
-      echo "# inclusive time by symbol (perf report --children --sort symbol), top 40"
-      perf report -i "$tmp/perf.data" --children --sort symbol --stdio -g none --percent-limit 2 2> /dev/null \
-        | grep -v '^#' | grep -v '^$' | head -40
+      echo "## self time by shared object"
+      perf report -i "$tmp/perf.data" --no-children --sort dso --stdio -g none 2> /dev/null | clean \
+        | sed 's/\[JIT\] tid [0-9]*/[JIT] oneDNN kernels/' | head -8
+      echo
+      echo "## self time by symbol (JIT kernels of the same name summed)"
+      perf report -i "$tmp/perf.data" --no-children --sort symbol --stdio -g none 2> /dev/null | clean \
+        | awk '{p = $1; sub(/%/, "", p); $1 = ""; $2 = ""; sub(/^ +/, ""); s[$0] += p}
+               END {for (k in s) if (s[k] >= 0.4) printf "%6.2f%%  %s\n", s[k], k}' | sort -rn | head -30
     } > "$tmp/perf-top.txt"
   else
-    echo "[bench] perf record failed (see below); no hotspots recorded" >&2
+    echo "[bench] perf record failed; no hotspots recorded:" >&2
     cat "$tmp/perf-record.log" >&2
   fi
+  if [ -s "$tmp/perf.pid" ]; then rm -f "/tmp/perf-$(cat "$tmp/perf.pid").map"; fi
 fi
 
 machine=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
@@ -184,7 +193,7 @@ reading.append("- With two logical CPUs, the 2-rank runs use the whole machine, 
 lines += ["Reading:", ""] + reading + [""]
 if perf_text.strip():
     lines += ["Hotspots of the 1-rank executor run (`perf record -g`; full list in `perf-top.txt`):", "", "```"]
-    lines += [l for l in perf_text.splitlines() if l.strip()][:22] + ["```", ""]
+    lines += perf_text.rstrip().splitlines()[:34] + ["```", ""]
 lines += ["`results.json` holds every number above; the losses of both sides stay near ln 10 = 2.30 on random labels "
           f"(last: ours {one['ours_final_loss']:.3f}, PyTorch {one['pytorch_final_loss']:.3f}).", ""]
 
