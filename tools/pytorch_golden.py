@@ -109,7 +109,7 @@ def batch(step):
     i = np.arange(BATCH, dtype=np.float64).reshape(BATCH, 1, 1, 1)
     h = np.arange(28, dtype=np.float64).reshape(1, 1, 28, 1)
     w = np.arange(28, dtype=np.float64).reshape(1, 1, 1, 28)
-    image = 0.5 * np.sin(0.37 * i + 0.11 * h + 0.07 * w + 0.5 * step) + 0.25 * np.cos(0.05 * h * w)
+    image = 0.5 * np.sin(0.37 * i + 0.11 * h + 0.07 * w + 0.5 * step) + 0.25 * np.cos(0.05 * (h * w))
     labels = (3 * np.arange(BATCH, dtype=np.int64) + step) % 10
     return torch.from_numpy(image.astype(np.float32)), torch.from_numpy(labels)
 
@@ -190,14 +190,16 @@ def write_json(golden, path):
     temporary = path + ".tmp"
     with open(temporary, "w") as out:
         out.write("\n".join(lines) + "\n")
-    json.loads(open(temporary).read())  # sanity: it parses
+    with open(temporary) as written:
+        json.load(written)  # it parses
     os.replace(temporary, path)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     here = os.path.dirname(os.path.abspath(__file__))
-    parser.add_argument("--output", default=os.path.join(here, "..", "tests", "exec", "golden", "fashion_vgg_golden.json"))
+    default = os.path.join(here, "..", "tests", "exec", "golden", "fashion_vgg_golden.json")
+    parser.add_argument("--output", default=default, help="where to write (default: the committed golden file)")
     args = parser.parse_args()
 
     torch.set_num_threads(1)
@@ -228,8 +230,8 @@ def main():
         "steps": STEPS,
         "learning_rate": LEARNING_RATE,
         "momentum": MOMENTUM,
-        "batch_formula": "image[i][0][h][w] = float32(0.5 sin(0.37 i + 0.11 h + 0.07 w + 0.5 step) + 0.25 cos(0.05 h w)); "
-                         "label[i] = (3 i + step) % 10",
+        "batch_formula": "image[i][0][h][w] = float32(0.5 sin(0.37 i + 0.11 h + 0.07 w + 0.5 step) "
+                         "+ 0.25 cos(0.05 h w)); label[i] = (3 i + step) % 10",
         "layer_indices": {name: layer for name, layer, _ in PARAMETER_LAYERS},
         "losses": losses,
         "initial_parameters": initial,
