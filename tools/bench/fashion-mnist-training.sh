@@ -9,7 +9,7 @@ mkdir -p "$out"
 cmake --build build --target splitbrain -j "$(nproc)" > /dev/null
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 command=(mpirun -np 2 ./build/tools/splitbrain run --plan plans/examples/fashion-vgg-splitbrain-2.json
-         --data fashion-mnist --epochs 2 --lr 0.02 --eval --log-every 50 --report "$out/report.json.tmp")
+         --data fashion-mnist --epochs 2 --lr 0.04 --eval --log-every 50 --report "$out/report.json.tmp")
 echo "\$ ${command[*]}" > "$out/console.txt.tmp"
 "${command[@]}" 2>&1 | tee -a "$out/console.txt.tmp"
 mv "$out/report.json.tmp" "$out/report.json"
@@ -22,7 +22,7 @@ text = f"""# Fashion-MNIST, hybrid plan on 2 ranks
 
 Command: `bash tools/bench/fashion-mnist-training.sh` (plan `plans/examples/fashion-vgg-splitbrain-2.json`:
 mesh {{data: 1, model: 2}}, convs split the batch over both ranks, fc1/fc2 split their output
-features over them; batch {r['batch']}, SGD momentum 0.9, lr 0.02, 2 epochs, seed 1, one thread per rank).
+features over them; batch {r['batch']}, SGD momentum 0.9, lr 0.04, 2 epochs, seed 1, one thread per rank).
 
 | | |
 |---|---|
