@@ -79,6 +79,14 @@ Trainer::Trainer(const plans::Plan& plan, comm::MeshCommunicators& communicators
     for (const auto& c : bucket.reduction) note(c);
   }
   communicators.create(axis_sets);
+  buckets_ready_after_.resize(compiled_.layers.size());
+  overlap_ = plan.overlap_gradient_sync;
+  for (size_t b = 0; b < compiled_.buckets.size(); ++b) {
+    const plans::GradientBucket& bucket = compiled_.buckets[b];
+    overlap_ = overlap_ && bucket.reduction.size() == 1 && bucket.reduction[0].kind == plans::CollectiveKind::all_reduce;
+    // Buckets list their layers in backward order: the last one finishes last.
+    buckets_ready_after_[static_cast<size_t>(bucket.layers.back())].push_back(b);
+  }
 
   optimizer_ = std::make_unique<Optimizer>(plan.optimizer, memory_);
   ops_.resize(static_cast<size_t>(net.size()));
@@ -233,33 +241,74 @@ void Trainer::backward(int micro, MicroBatchState& state, StepSeconds& seconds) 
     state.outputs[static_cast<size_t>(v)].reset();
     state.inputs[static_cast<size_t>(v)].clear();
     output_grad.reset();
+    if (overlap_ && micro == plan_.micro_batches - 1) {
+      for (size_t b : buckets_ready_after_[static_cast<size_t>(v)]) start_bucket(b);
+      progress_buckets();
+    }
   }
   state.outputs.front().reset();
 }
 
+std::vector<float> Trainer::pack_bucket(const plans::GradientBucket& bucket) {
+  std::vector<float> flat;
+  flat.reserve(static_cast<size_t>(bucket.padded_elements));
+  for (int v : bucket.layers) {
+    for (const TrackedArray& grad : parameters_[static_cast<size_t>(v)].grads) {
+      flat.insert(flat.end(), grad->values.begin(), grad->values.end());
+    }
+  }
+  flat.resize(static_cast<size_t>(bucket.padded_elements), 0.0f);
+  return flat;
+}
+
+void Trainer::unpack_bucket(const plans::GradientBucket& bucket, const std::vector<float>& flat) {
+  size_t at = 0;
+  for (int v : bucket.layers) {
+    for (const TrackedArray& grad : parameters_[static_cast<size_t>(v)].grads) {
+      std::copy_n(flat.begin() + static_cast<std::ptrdiff_t>(at), grad->values.size(), grad->values.begin());
+      at += grad->values.size();
+    }
+  }
+}
+
+void Trainer::start_bucket(size_t b) {
+  const plans::GradientBucket& bucket = compiled_.buckets[b];
+  const plans::Collective& c = bucket.reduction.front();
+  PendingBucket pending{b, pack_bucket(bucket), MPI_REQUEST_NULL};
+  memory_.allocate(MemoryCategory::buffers, bucket.padded_elements * 4);
+  SB_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, pending.flat.data(), static_cast<int>(pending.flat.size()), MPI_FLOAT, MPI_SUM,
+                              communicators_.get(c.axes), &pending.request));
+  communicator_.counter().add("gradients", c.kind, plans::bytes_sent(c, communicator_.index_in_group(c)));
+  pending_.push_back(std::move(pending));
+}
+
+void Trainer::progress_buckets() {
+  for (PendingBucket& pending : pending_) {
+    int done = 0;
+    if (pending.request != MPI_REQUEST_NULL) SB_MPI_CHECK(MPI_Test(&pending.request, &done, MPI_STATUS_IGNORE));
+  }
+}
+
 void Trainer::synchronise_gradients(StepSeconds& seconds) {
   const auto start = Clock::now();
-  for (const plans::GradientBucket& bucket : compiled_.buckets) {
-    // Pack the bucket's gradients in bucket order, reduce them in one collective, unpack.
-    comm::LocalArray flat;
-    flat.shape = {bucket.padded_elements};
-    flat.values.reserve(static_cast<size_t>(bucket.padded_elements));
-    for (int v : bucket.layers) {
-      for (const TrackedArray& grad : parameters_[static_cast<size_t>(v)].grads) {
-        flat.values.insert(flat.values.end(), grad->values.begin(), grad->values.end());
-      }
+  if (overlap_) {
+    // Only what backward did not hide is waited for here: the exposed part of the sync.
+    for (PendingBucket& pending : pending_) {
+      SB_MPI_CHECK(MPI_Wait(&pending.request, MPI_STATUS_IGNORE));
+      const plans::GradientBucket& bucket = compiled_.buckets[pending.bucket];
+      unpack_bucket(bucket, pending.flat);
+      memory_.release(MemoryCategory::buffers, bucket.padded_elements * 4);
     }
-    flat.values.resize(static_cast<size_t>(bucket.padded_elements), 0.0f);
-    memory_.allocate(MemoryCategory::buffers, bucket.padded_elements * 4);
-    for (const plans::Collective& c : bucket.reduction) flat = communicator_.run(c, flat, "gradients");
-    size_t at = 0;
-    for (int v : bucket.layers) {
-      for (const TrackedArray& grad : parameters_[static_cast<size_t>(v)].grads) {
-        std::copy_n(flat.values.begin() + static_cast<std::ptrdiff_t>(at), grad->values.size(), grad->values.begin());
-        at += grad->values.size();
-      }
+    pending_.clear();
+  } else {
+    for (const plans::GradientBucket& bucket : compiled_.buckets) {
+      // Pack the bucket's gradients, reduce them with the plan's collectives, unpack.
+      comm::LocalArray flat{{bucket.padded_elements}, pack_bucket(bucket)};
+      memory_.allocate(MemoryCategory::buffers, bucket.padded_elements * 4);
+      for (const plans::Collective& c : bucket.reduction) flat = communicator_.run(c, flat, "gradients");
+      unpack_bucket(bucket, flat.values);
+      memory_.release(MemoryCategory::buffers, bucket.padded_elements * 4);
     }
-    memory_.release(MemoryCategory::buffers, bucket.padded_elements * 4);
   }
   seconds.gradient_sync += seconds_since(start);
 }

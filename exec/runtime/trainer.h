@@ -6,6 +6,8 @@
 // compiled plan, and updates the parameters. Time, bytes and memory are measured in the
 // simulator's categories.
 
+#include <mpi.h>
+
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -67,6 +69,12 @@ class Trainer {
   void forward(int micro, MicroBatchState& state, StepSeconds& seconds);
   void backward(int micro, MicroBatchState& state, StepSeconds& seconds);
   void synchronise_gradients(StepSeconds& seconds);
+  // Overlap (plan.overlap_gradient_sync): a bucket's all-reduce starts as soon as backward has
+  // produced its last gradient, and MPI is nudged between layers so it progresses meanwhile.
+  void start_bucket(size_t bucket);
+  void progress_buckets();
+  std::vector<float> pack_bucket(const plans::GradientBucket& bucket);
+  void unpack_bucket(const plans::GradientBucket& bucket, const std::vector<float>& flat);
   double global_loss(double local_weighted_sum) const;
   TrackedArray read_input(int layer, int micro);
 
@@ -84,6 +92,14 @@ class Trainer {
   std::vector<LayerParameters> parameters_;
   std::unique_ptr<Optimizer> optimizer_;
   bool counts_loss_ = false;  // this rank's loss rows are not duplicates of another rank's
+  struct PendingBucket {
+    size_t bucket = 0;
+    std::vector<float> flat;
+    MPI_Request request = MPI_REQUEST_NULL;
+  };
+  bool overlap_ = false;
+  std::vector<std::vector<size_t>> buckets_ready_after_;  // per layer: buckets it completes
+  std::vector<PendingBucket> pending_;
 };
 
 }  // namespace splitbrain::exec
