@@ -142,7 +142,8 @@ void add_batchnorm_statistics(const RuleContext& rule, int64_t local_channels, L
   statistics.buffer_bytes = 2 * local_channels * kStatisticBytes;
   statistics.element_bytes = kStatisticBytes;
   out.forward_internal.push_back(statistics);
-  out.backward_internal.push_back(statistics);
+  // Backward sums are needed for the input gradient only (parameter gradients use local sums).
+  if (rule.layer().needs_input_gradient) out.backward_internal.push_back(statistics);
 }
 
 }  // namespace
@@ -231,7 +232,8 @@ LayerLayouts layer_layouts(const model::Model& model, int index, const LayerShar
       if (!sharding.spatial.empty() && a.kernel.h > 1) {
         const Collective halo = halo_exchange(out.inputs[0], mesh, x, model::bytes_per_element(dtype), 2, a.kernel.h / 2);
         out.forward_internal.push_back(halo);
-        out.backward_internal.push_back(halo);  // the halo rows' gradients go back to their owners
+        // The halo rows' gradients go back to their owners: only when an input gradient is made.
+        if (layer.needs_input_gradient) out.backward_internal.push_back(halo);
       }
       break;
     }

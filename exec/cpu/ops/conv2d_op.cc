@@ -1,8 +1,14 @@
 // Convolution on the local block: batch and output-channel splits need nothing special; an
-// input-channel split leaves partial sums (only the first rank of that group adds the bias).
+// input-channel split leaves partial sums (only the first rank of that group adds the bias); a
+// height split computes on the block extended by its neighbours' boundary rows (the plan's halo
+// exchange) and sends those rows' gradients back in backward.
 
 #include <fmt/format.h>
 
+#include <map>
+#include <optional>
+
+#include "exec/comm/halo_reduce.h"
 #include "exec/cpu/conv2d.h"
 #include "exec/cpu/ops/op_factories.h"
 #include "exec/cpu/ops/op_helpers.h"
@@ -14,31 +20,54 @@ namespace {
 class Conv2dOp final : public LayerOp {
  public:
   Conv2dOp(CpuContext& context, const OpContext& op, const Conv2dShape& shape)
-      : kernel_(context, shape), bias_(op.adds_bias, shape.out_channels) {}
+      : kernel_(context, shape), bias_(op.adds_bias, shape.out_channels), op_(op) {
+    if (!op.layouts->forward_internal.empty()) halo_ = op.layouts->forward_internal.front();
+  }
 
-  void forward(int, int64_t, std::span<const LocalArray* const> inputs, std::span<const LocalArray* const> params,
+  void forward(int micro, int64_t, std::span<const LocalArray* const> inputs, std::span<const LocalArray* const> params,
                LocalArray& output) override {
     const float* bias = nullptr;
     if (kernel_.shape().bias) bias = bias_.pick(*params[1]);
-    kernel_.forward(inputs[0]->values.data(), params[0]->values.data(), bias, output.values.data());
+    const LocalArray* x = inputs[0];
+    if (halo_) {
+      extended_[micro] = op_.communicator->run(*halo_, *x, label("forward"));
+      x = &extended_[micro];
+    }
+    kernel_.forward(x->values.data(), params[0]->values.data(), bias, output.values.data());
   }
 
-  void backward(int, std::span<const LocalArray* const> inputs, const LocalArray&, const LocalArray& output_grad,
+  void backward(int micro, std::span<const LocalArray* const> inputs, const LocalArray&, const LocalArray& output_grad,
                 std::span<const LocalArray* const> params, std::span<LocalArray> input_grads,
                 std::span<LocalArray* const> param_grads) override {
     const float* dy = output_grad.values.data();
-    if (!input_grads.empty()) kernel_.backward_data(dy, params[0]->values.data(), input_grads[0].values.data());
+    const LocalArray& x = halo_ ? extended_.at(micro) : *inputs[0];
+    if (!input_grads.empty()) {
+      if (halo_) {
+        LocalArray extended_grad{x.shape, std::vector<float>(x.values.size())};
+        kernel_.backward_data(dy, params[0]->values.data(), extended_grad.values.data());
+        input_grads[0] = comm::halo_reduce(*op_.communicator, *halo_, extended_grad, label("backward"));
+      } else {
+        kernel_.backward_data(dy, params[0]->values.data(), input_grads[0].values.data());
+      }
+    }
     // The kernel writes fresh gradients; micro-batches accumulate.
     std::vector<float> dw(param_grads[0]->values.size());
     std::vector<float> db(kernel_.shape().bias ? param_grads[1]->values.size() : 0);
-    kernel_.backward_weights(inputs[0]->values.data(), dy, dw.data(), db.empty() ? nullptr : db.data());
+    kernel_.backward_weights(x.values.data(), dy, dw.data(), db.empty() ? nullptr : db.data());
     add_into(dw, *param_grads[0]);
     if (!db.empty()) add_into(db, *param_grads[1]);
   }
 
+  void release(int micro) override { extended_.erase(micro); }
+
  private:
+  std::string label(const char* phase) const { return op_.model->layer(op_.layer).name + "/" + phase; }
+
   Conv2dKernel kernel_;
   BiasSource bias_;
+  OpContext op_;
+  std::optional<plans::Collective> halo_;  // the height split's halo exchange, when there is one
+  std::map<int, LocalArray> extended_;     // the halo-extended input, per micro-batch
 };
 
 }  // namespace
@@ -46,10 +75,6 @@ class Conv2dOp final : public LayerOp {
 std::unique_ptr<LayerOp> make_conv2d_op(CpuContext& context, const OpContext& op) {
   const model::Layer& layer = op.model->layer(op.layer);
   const auto& a = layer.attr<model::Conv2dAttrs>();
-  if (!op.layouts->forward_internal.empty()) {
-    throw InputError(fmt::format("layer '{}': height-split (spatial) convolutions are not supported by the executor yet",
-                                 layer.name));
-  }
   const auto& x = op.input_shapes[0];
   const auto& w = op.parameter_shapes[0];
   if (a.groups != 1 && w[0] != a.out_channels) {
@@ -59,10 +84,14 @@ std::unique_ptr<LayerOp> make_conv2d_op(CpuContext& context, const OpContext& op
   Conv2dShape shape;
   shape.batch = x[0];
   shape.in_channels = x[1];
-  shape.height = x[2];
+  // A height split receives halo rows from its neighbours (zeros at the tensor's edges), so the
+  // kernel sees the extended block and pads only the width.
+  const int64_t halo_rows = op.layouts->forward_internal.empty() ? 0 : op.layouts->forward_internal.front().halo_rows;
+  shape.height = x[2] + 2 * halo_rows;
   shape.width = x[3];
   shape.out_channels = w[0];
   copy_window(a, shape);
+  if (halo_rows > 0) shape.pad_top = shape.pad_bottom = 0;
   shape.dilation_h = a.dilation.h;
   shape.dilation_w = a.dilation.w;
   shape.groups = a.groups;

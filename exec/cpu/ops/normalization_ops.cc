@@ -53,8 +53,8 @@ class BatchNormOp final : public LayerOp {
     batchnorm_parameter_gradients(shape_.channels, sums.data(), sums.data() + c, dgamma.data(), dbeta.data());
     add_into(dgamma, *param_grads[0]);
     add_into(dbeta, *param_grads[1]);
-    const double count = reduce(sums, op_.layouts->backward_internal, "backward");
     if (!input_grads.empty()) {
+      const double count = reduce(sums, op_.layouts->backward_internal, "backward");
       batchnorm_backward_data(shape_, inputs[0]->values.data(), output_grad.values.data(), s.mean.data(), s.inv_std.data(),
                               params[0]->values.data(), sums.data(), sums.data() + c, count, input_grads[0].values.data());
     }
