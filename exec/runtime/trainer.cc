@@ -12,6 +12,7 @@
 #include "exec/runtime/parameter_init.h"
 #include "model/errors.h"
 #include "model/statistics.h"
+#include "plans/pipeline_order.h"
 #include "plans/redistribution.h"
 
 namespace splitbrain::exec {
@@ -53,16 +54,12 @@ struct Trainer::MicroBatchState {
 Trainer::Trainer(const plans::Plan& plan, comm::MeshCommunicators& communicators, const OpFactory& backend, uint64_t seed)
     : plan_(plan), compiled_(plans::compile_plan(plan)), communicators_(communicators), communicator_(communicators),
       seed_(seed), backend_(backend) {
-  if (plan.stage_count() > 1) {
-    throw InputError(fmt::format("plan '{}': pipelines ({} stages) are not supported by the executor yet; "
-                                 "use a plan without a pipeline axis",
-                                 plan.family, plan.stage_count()));
-  }
   if (plan.zero_stage != 0) throw InputError("plan: ZeRO (zero_stage > 0) is not supported by the executor yet");
   if (plan.recompute_activations) throw InputError("plan: activation recompute is not supported by the executor yet");
   const model::Model& net = *plan.model;
   const plans::Mesh& mesh = plan.mesh;
   const int rank = communicators.rank();
+  stage_ = plan.pipe_axis >= 0 ? mesh.coordinate(rank, plan.pipe_axis) : 0;
 
   // Every communicator the plan needs, created up front: creation is collective over all ranks.
   std::vector<std::vector<int>> axis_sets;
@@ -78,11 +75,14 @@ Trainer::Trainer(const plans::Plan& plan, comm::MeshCommunicators& communicators
   for (const auto& bucket : compiled_.buckets) {
     for (const auto& c : bucket.reduction) note(c);
   }
+  if (plan.pipe_axis >= 0) axis_sets.push_back({plan.pipe_axis});
   communicators.create(axis_sets);
+  link_ = std::make_unique<StageLink>(communicator_, plan.pipe_axis, plan.micro_batches);
   buckets_ready_after_.resize(compiled_.layers.size());
   overlap_ = plan.overlap_gradient_sync;
   for (size_t b = 0; b < compiled_.buckets.size(); ++b) {
     const plans::GradientBucket& bucket = compiled_.buckets[b];
+    if (bucket.stage != stage_) continue;
     overlap_ = overlap_ && bucket.reduction.size() == 1 && bucket.reduction[0].kind == plans::CollectiveKind::all_reduce;
     // Buckets list their layers in backward order: the last one finishes last.
     buckets_ready_after_[static_cast<size_t>(bucket.layers.back())].push_back(b);
@@ -116,6 +116,7 @@ Trainer::Trainer(const plans::Plan& plan, comm::MeshCommunicators& communicators
     ctx.labels = [this](int micro, int64_t first, int64_t count) {
       return data_->labels(steps_, micro * compiled_.micro_batch + first, count);
     };
+    if (!on_my_stage(v)) continue;  // another stage holds this layer
     LayerParameters& params = parameters_[static_cast<size_t>(v)];
     for (size_t k = 0; k < layouts.parameters.size(); ++k) {
       const plans::ParameterShard& shard = layouts.parameters[k];
@@ -130,7 +131,11 @@ Trainer::Trainer(const plans::Plan& plan, comm::MeshCommunicators& communicators
     }
     if (layer.kind != model::OpKind::input) ops_[static_cast<size_t>(v)] = backend_(ctx);
     if (layer.kind == model::OpKind::softmax_cross_entropy) {
-      counts_loss_ = first_in_group(mesh, rank, axes_not_splitting(layouts.inputs[0], mesh));
+      // Ranks that hold the same loss rows (replicas on axes that do not split them; the pipe
+      // axis does not count: only the last stage has a loss) report it once.
+      std::vector<int> replicas = axes_not_splitting(layouts.inputs[0], mesh);
+      std::erase(replicas, plan.pipe_axis);
+      counts_loss_ = first_in_group(mesh, rank, replicas);
     }
   }
 }
@@ -153,24 +158,46 @@ TrackedArray Trainer::read_input(int layer, int micro) {
   return adopt_tracked(memory_, MemoryCategory::activations, std::move(block));
 }
 
+void Trainer::send_forward(int producer, int micro, const TrackedArray& output) {
+  const model::Model& net = *plan_.model;
+  for (int consumer : net.layer(producer).consumers) {
+    const plans::CompiledLayer& compiled = compiled_.layers[static_cast<size_t>(consumer)];
+    for (size_t p = 0; p < compiled.inputs.size(); ++p) {
+      const plans::InputTransfer& transfer = compiled.inputs[p];
+      if (transfer.producer != producer || !transfer.forward_send) continue;
+      link_->send(output, *transfer.forward_send, link_->tag(consumer, static_cast<int>(p), micro, false),
+                  net.layer(consumer).name + "/forward");
+    }
+  }
+}
+
 void Trainer::forward(int micro, MicroBatchState& state, StepSeconds& seconds) {
   const model::Model& net = *plan_.model;
   for (int v = 0; v < net.size(); ++v) {
+    if (!on_my_stage(v)) continue;
     const model::Layer& layer = net.layer(v);
-    const plans::LayerLayouts& layouts = compiled_.layers[static_cast<size_t>(v)].layouts;
+    const plans::CompiledLayer& compiled = compiled_.layers[static_cast<size_t>(v)];
+    const plans::LayerLayouts& layouts = compiled.layouts;
     if (layer.kind == model::OpKind::input) {
       state.outputs[static_cast<size_t>(v)] = read_input(v, micro);
+      send_forward(v, micro, state.outputs[static_cast<size_t>(v)]);
       continue;
     }
     const auto communication_start = Clock::now();
     std::vector<const comm::LocalArray*> inputs;
     for (size_t p = 0; p < layer.inputs.size(); ++p) {
       const int u = layer.inputs[p];
+      const plans::InputTransfer& transfer = compiled.inputs[p];
+      TrackedArray input = state.outputs[static_cast<size_t>(u)];
+      if (transfer.forward_send) {  // the producer sits on an earlier stage
+        input = adopt_tracked(memory_, MemoryCategory::activations,
+                              link_->receive(contexts_[static_cast<size_t>(u)].output_shape, *transfer.forward_send,
+                                             link_->tag(v, static_cast<int>(p), micro, false)));
+      }
       const plans::TensorLayout& from = compiled_.layers[static_cast<size_t>(u)].layouts.output;
       const auto global = plans::activation_shape(net.layer(u), compiled_.micro_batch);
       const auto steps = plans::plan_redistribution(from, layouts.inputs[p], plan_.mesh, global,
                                                     model::output_element_bytes(net.layer(u), plan_.dtype));
-      TrackedArray input = state.outputs[static_cast<size_t>(u)];
       if (!steps.empty()) {
         input = adopt_tracked(memory_, MemoryCategory::activations,
                               comm::run_redistribution(communicator_, steps, global, *input, layer.name + "/forward"));
@@ -186,6 +213,7 @@ void Trainer::forward(int micro, MicroBatchState& state, StepSeconds& seconds) {
     ops_[static_cast<size_t>(v)]->forward(micro, steps_, inputs, params, *output);
     state.outputs[static_cast<size_t>(v)] = output;
     seconds.compute_forward += seconds_since(compute_start);
+    send_forward(v, micro, output);
   }
 }
 
@@ -193,9 +221,24 @@ void Trainer::backward(int micro, MicroBatchState& state, StepSeconds& seconds) 
   const model::Model& net = *plan_.model;
   for (int v = net.size() - 1; v >= 0; --v) {
     const model::Layer& layer = net.layer(v);
-    if (layer.kind == model::OpKind::input) continue;
+    if (layer.kind == model::OpKind::input || !on_my_stage(v)) continue;
     const plans::CompiledLayer& compiled = compiled_.layers[static_cast<size_t>(v)];
     TrackedArray& output_grad = state.output_grads[static_cast<size_t>(v)];
+    // Gradients from consumers on later stages arrive over the pipeline.
+    for (int consumer : layer.consumers) {
+      const plans::CompiledLayer& later = compiled_.layers[static_cast<size_t>(consumer)];
+      for (size_t p = 0; p < later.inputs.size(); ++p) {
+        const plans::InputTransfer& transfer = later.inputs[p];
+        if (transfer.producer != v || !transfer.backward_send) continue;
+        comm::LocalArray grad = link_->receive(contexts_[static_cast<size_t>(v)].output_shape, *transfer.backward_send,
+                                               link_->tag(consumer, static_cast<int>(p), micro, true));
+        if (!output_grad) {
+          output_grad = adopt_tracked(memory_, MemoryCategory::activations, std::move(grad));
+        } else {
+          for (size_t i = 0; i < grad.values.size(); ++i) output_grad->values[i] += grad.values[i];
+        }
+      }
+    }
     if (!output_grad) output_grad = make_tracked(memory_, MemoryCategory::activations, contexts_[static_cast<size_t>(v)].output_shape);
 
     const auto compute_start = Clock::now();
@@ -230,6 +273,11 @@ void Trainer::backward(int micro, MicroBatchState& state, StepSeconds& seconds) 
                                                     model::output_element_bytes(net.layer(u), plan_.dtype));
       comm::LocalArray grad = comm::run_redistribution(communicator_, steps, global, std::move(input_grads[p]),
                                                        layer.name + "/backward");
+      if (compiled.inputs[p].backward_send) {  // the producer sits on an earlier stage
+        link_->send(std::make_shared<const comm::LocalArray>(std::move(grad)), *compiled.inputs[p].backward_send,
+                    link_->tag(v, static_cast<int>(p), micro, true), layer.name + "/backward");
+        continue;
+      }
       TrackedArray& accumulated = state.output_grads[static_cast<size_t>(u)];
       if (!accumulated) {
         accumulated = adopt_tracked(memory_, MemoryCategory::activations, std::move(grad));
@@ -302,6 +350,7 @@ void Trainer::synchronise_gradients(StepSeconds& seconds) {
     pending_.clear();
   } else {
     for (const plans::GradientBucket& bucket : compiled_.buckets) {
+      if (bucket.stage != stage_) continue;
       // Pack the bucket's gradients, reduce them with the plan's collectives, unpack.
       comm::LocalArray flat{{bucket.padded_elements}, pack_bucket(bucket)};
       memory_.allocate(MemoryCategory::buffers, bucket.padded_elements * 4);
@@ -317,6 +366,7 @@ double Trainer::evaluate(BatchSource& data, int64_t steps) {
   const model::Model& net = *plan_.model;
   const int loss = net.size() - 1;
   if (net.layer(loss).kind != model::OpKind::softmax_cross_entropy) throw InputError("evaluate: the model does not end in a loss");
+  if (plan_.stage_count() > 1) throw InputError("--eval: evaluation of pipelined plans is not supported by the executor yet");
   for (auto& op : ops_) {
     if (op) op->set_training(false);
   }
@@ -374,18 +424,25 @@ StepResult Trainer::step(BatchSource& data) {
   SB_MPI_CHECK(MPI_Barrier(communicators_.world()));
   const auto start = Clock::now();
   double loss_sum = 0.0;
-  for (int micro = 0; micro < plan_.micro_batches; ++micro) {
-    MicroBatchState state;
+  std::vector<MicroBatchState> states(static_cast<size_t>(plan_.micro_batches));
+  for (MicroBatchState& state : states) {
     state.outputs.resize(static_cast<size_t>(net.size()));
     state.inputs.resize(static_cast<size_t>(net.size()));
     state.output_grads.resize(static_cast<size_t>(net.size()));
-    forward(micro, state, result.seconds);
-    const model::Layer& last = net.layer(net.size() - 1);
-    if (last.kind == model::OpKind::softmax_cross_entropy && counts_loss_) {
-      loss_sum += ops_.back()->loss_sum(micro);
-    }
-    backward(micro, state, result.seconds);
   }
+  // This stage's passes in the plan's schedule (GPipe or 1F1B; one forward and one backward
+  // without a pipeline): the same order the simulator times.
+  for (const auto& [kind, micro] : plans::pass_order(stage_, plan_.stage_count(), plan_.micro_batches, plan_.schedule)) {
+    MicroBatchState& state = states[static_cast<size_t>(micro)];
+    if (kind == plans::PassKind::forward) {
+      forward(micro, state, result.seconds);
+      if (counts_loss_) loss_sum += ops_.back()->loss_sum(micro);
+    } else {
+      backward(micro, state, result.seconds);
+      state = MicroBatchState{};
+    }
+  }
+  link_->finish_sends();
   synchronise_gradients(result.seconds);
   const auto optimizer_start = Clock::now();
   std::vector<comm::LocalArray*> values;

@@ -18,6 +18,7 @@
 #include "exec/runtime/layer_op.h"
 #include "exec/runtime/memory_tracker.h"
 #include "exec/runtime/optimizer.h"
+#include "exec/runtime/stage_link.h"
 #include "exec/runtime/tracked_array.h"
 #include "plans/compiled_plan.h"
 #include "plans/plan.h"
@@ -97,6 +98,10 @@ class Trainer {
     std::vector<float> flat;
     MPI_Request request = MPI_REQUEST_NULL;
   };
+  int stage_ = 0;                      // this rank's pipeline stage
+  std::unique_ptr<StageLink> link_;    // hand-overs to the other stages
+  bool on_my_stage(int layer) const { return compiled_.layers[static_cast<size_t>(layer)].stage == stage_; }
+  void send_forward(int producer, int micro, const TrackedArray& output);
   bool overlap_ = false;
   std::vector<std::vector<size_t>> buckets_ready_after_;  // per layer: buckets it completes
   std::vector<PendingBucket> pending_;

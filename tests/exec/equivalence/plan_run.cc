@@ -82,7 +82,7 @@ std::vector<int32_t> FormulaBatches::labels(int64_t, int64_t first, int64_t coun
 }
 
 GatheredTensor gather_tensor(const std::vector<float>& local, const plans::TensorLayout& layout, const plans::Mesh& mesh,
-                             const std::vector<int64_t>& global_shape) {
+                             const std::vector<int64_t>& global_shape, const std::function<bool(int)>& holds) {
   const int rank = world_rank();
   const int size = world_size();
   const int count = static_cast<int>(local.size());
@@ -105,6 +105,7 @@ GatheredTensor gather_tensor(const std::vector<float>& local, const plans::Tenso
   const std::vector<int64_t> shape = plans::local_shape(layout, mesh, global_shape);
   const int64_t block = product(shape);
   for (int r = 0; r < size; ++r) {
+    if (!holds(r)) continue;
     if (counts[static_cast<size_t>(r)] != block) {
       out.problem = "rank " + std::to_string(r) + " holds " + std::to_string(counts[static_cast<size_t>(r)]) +
                     " elements, its layout says " + std::to_string(block);
@@ -163,8 +164,12 @@ PlanOutcome run_plan(const plans::Plan& plan, const sim::Cluster& cluster, int s
         if (!shard.layout.partial_axes.empty()) {
           throw std::logic_error("parameter " + parameter_name(net.layer(v), static_cast<int>(k)) + " is a partial sum");
         }
-        const auto& local = trainer.parameters()[static_cast<size_t>(v)].values[k]->values;
-        GatheredTensor whole = gather_tensor(local, shard.layout, p.mesh, shard.global_shape);
+        const int stage = trainer.compiled().layers[static_cast<size_t>(v)].stage;
+        auto holds = [&](int r) { return p.pipe_axis < 0 || p.mesh.coordinate(r, p.pipe_axis) == stage; };
+        const auto& values = trainer.parameters()[static_cast<size_t>(v)].values;
+        const std::vector<float> nothing;
+        const auto& local = values.empty() ? nothing : values[k]->values;
+        GatheredTensor whole = gather_tensor(local, shard.layout, p.mesh, shard.global_shape, holds);
         GlobalParameter parameter{v, static_cast<int>(k), parameter_name(net.layer(v), static_cast<int>(k)),
                                   shard.global_shape, std::move(whole.values)};
         if (world_rank() == 0) {

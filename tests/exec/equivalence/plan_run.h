@@ -4,6 +4,7 @@
 // rank's communicator counted, and the simulator's prediction for the same plan.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -72,7 +73,8 @@ struct GatheredTensor {
   int64_t worst_index = -1;   // -1 when every copy agrees exactly
   std::string problem;        // rank 0: a rank's block of the wrong size, or elements nobody holds
 };
+// `holds(r)`: whether rank r holds the tensor at all (a pipeline stage holds only its layers).
 GatheredTensor gather_tensor(const std::vector<float>& local, const plans::TensorLayout& layout, const plans::Mesh& mesh,
-                             const std::vector<int64_t>& global_shape);
+                             const std::vector<int64_t>& global_shape, const std::function<bool(int)>& holds);
 
 }  // namespace splitbrain::equivalence
