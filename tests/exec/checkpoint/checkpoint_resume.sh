@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 10 steps straight, and 5 steps + a stopped job + 5 resumed steps, must end with bitwise
+# 10 steps straight, and 5 steps + a killed job + 5 resumed steps, must end with bitwise
 # identical weights and optimizer state on every rank (the checkpoint files are compared).
 # A corrupt or foreign checkpoint must be refused with exit code 2.
 # Usage: checkpoint_resume.sh SPLITBRAIN_BINARY SOURCE_DIR MPIEXEC
@@ -11,7 +11,18 @@ plan=$source/plans/examples/fashion-vgg-splitbrain-2.json
 run=("$mpiexec" -np 2 "$binary" run --plan "$plan" --data synthetic:shape=1x28x28 --warmup 0 --log-every 100)
 
 "${run[@]}" --iters 10 --checkpoint "$work/straight" > "$work/straight.log"
-"${run[@]}" --iters 5 --checkpoint "$work/first-half" > "$work/first.log"
+# The second job would run 1000 steps; it is killed (SIGKILL, no clean-up) as soon as its
+# step-5 checkpoint is complete, long before the step-10 one starts.
+"${run[@]}" --iters 1000 --checkpoint-every 5 --checkpoint "$work/first-half" > "$work/first.log" 2>&1 &
+job=$!
+for _ in $(seq 1 600); do
+  grep -qs '"step": 5' "$work/first-half/checkpoint.json" && break
+  sleep 0.05
+done
+kill -9 "$job" 2> /dev/null || true
+pkill -9 -f "checkpoint $work/first-half" 2> /dev/null || true
+wait "$job" 2> /dev/null || true
+grep -q '"step": 5' "$work/first-half/checkpoint.json" || { echo "the step-5 checkpoint never appeared"; cat "$work/first.log"; exit 1; }
 "${run[@]}" --iters 5 --resume "$work/first-half" --checkpoint "$work/resumed" > "$work/resumed.log"
 grep -q "resumed from $work/first-half at step 5" "$work/resumed.log"
 for rank in 0 1; do
@@ -28,4 +39,4 @@ status=$?
 set -e
 [ "$status" -eq 2 ] || { echo "expected exit 2 for a truncated checkpoint, got $status"; cat "$work/bad.log"; exit 1; }
 grep -q "rank-1.bin: truncated checkpoint" "$work/bad.log" || { cat "$work/bad.log"; exit 1; }
-echo "checkpoint/resume: bitwise identical after 10 steps; truncated checkpoint refused"
+echo "checkpoint/resume: killed after step 5, resumed: bitwise identical to 10 straight steps; truncated checkpoint refused"
