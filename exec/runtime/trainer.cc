@@ -206,6 +206,7 @@ void Trainer::forward(int micro, MicroBatchState& state, StepSeconds& seconds) {
       inputs.push_back(input.get());
     }
     seconds.communication += seconds_since(communication_start);
+    record(fmt::format("fwd {} mb{}", layer.name, micro), true, communication_start);
     const auto compute_start = Clock::now();
     TrackedArray output = make_tracked(memory_, MemoryCategory::activations, contexts_[static_cast<size_t>(v)].output_shape);
     std::vector<const comm::LocalArray*> params;
@@ -213,6 +214,7 @@ void Trainer::forward(int micro, MicroBatchState& state, StepSeconds& seconds) {
     ops_[static_cast<size_t>(v)]->forward(micro, steps_, inputs, params, *output);
     state.outputs[static_cast<size_t>(v)] = output;
     seconds.compute_forward += seconds_since(compute_start);
+    record(fmt::format("fwd {} mb{}", layer.name, micro), false, compute_start);
     send_forward(v, micro, output);
   }
 }
@@ -262,6 +264,7 @@ void Trainer::backward(int micro, MicroBatchState& state, StepSeconds& seconds) 
                                            input_grads, grads);
     ops_[static_cast<size_t>(v)]->release(micro);
     seconds.compute_backward += seconds_since(compute_start);
+    record(fmt::format("bwd {} mb{}", layer.name, micro), false, compute_start);
 
     const auto communication_start = Clock::now();
     for (size_t p = 0; p < layer.inputs.size(); ++p) {
@@ -286,6 +289,7 @@ void Trainer::backward(int micro, MicroBatchState& state, StepSeconds& seconds) 
       }
     }
     seconds.communication += seconds_since(communication_start);
+    record(fmt::format("bwd {} mb{}", layer.name, micro), true, communication_start);
     state.outputs[static_cast<size_t>(v)].reset();
     state.inputs[static_cast<size_t>(v)].clear();
     output_grad.reset();
@@ -360,6 +364,13 @@ void Trainer::synchronise_gradients(StepSeconds& seconds) {
     }
   }
   seconds.gradient_sync += seconds_since(start);
+  record("gradient buckets", true, start);
+}
+
+void Trainer::record(std::string name, bool communication, Clock::time_point start) {
+  const double seconds = seconds_since(start);
+  if (seconds < 1e-6) return;  // nothing happened (no collective, say)
+  timeline_.push_back({std::move(name), communication, std::chrono::duration<double>(start - step_start_).count(), seconds});
 }
 
 double Trainer::evaluate(BatchSource& data, int64_t steps) {
@@ -423,6 +434,8 @@ StepResult Trainer::step(BatchSource& data) {
   StepResult result;
   SB_MPI_CHECK(MPI_Barrier(communicators_.world()));
   const auto start = Clock::now();
+  step_start_ = start;
+  timeline_.clear();
   double loss_sum = 0.0;
   std::vector<MicroBatchState> states(static_cast<size_t>(plan_.micro_batches));
   for (MicroBatchState& state : states) {
@@ -456,6 +469,7 @@ StepResult Trainer::step(BatchSource& data) {
     for (TrackedArray& grad : params.grads) std::fill(grad->values.begin(), grad->values.end(), 0.0f);
   }
   result.seconds.optimizer = seconds_since(optimizer_start);
+  record("optimizer step", false, optimizer_start);
   result.seconds.total = seconds_since(start);
   ++steps_;
   data_ = nullptr;

@@ -8,7 +8,9 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdint>
+#include <string>
 #include <memory>
 #include <vector>
 
@@ -40,6 +42,14 @@ struct StepResult {
   StepSeconds seconds;
 };
 
+// One interval of the last step on this rank, for the measured Chrome trace.
+struct TimelineEvent {
+  std::string name;
+  bool communication = false;  // else compute
+  double start_seconds = 0.0;  // since the step began
+  double seconds = 0.0;
+};
+
 struct LayerParameters {
   std::vector<TrackedArray> values;
   std::vector<TrackedArray> grads;
@@ -64,6 +74,8 @@ class Trainer {
   Optimizer& optimizer() { return *optimizer_; }
   void set_steps_taken(int64_t steps) { steps_ = steps; }
   const plans::CompiledPlan& compiled() const { return compiled_; }
+  // What this rank did during the last step, in order.
+  const std::vector<TimelineEvent>& last_step_timeline() const { return timeline_; }
 
  private:
   struct MicroBatchState;
@@ -102,6 +114,9 @@ class Trainer {
   std::unique_ptr<StageLink> link_;    // hand-overs to the other stages
   bool on_my_stage(int layer) const { return compiled_.layers[static_cast<size_t>(layer)].stage == stage_; }
   void send_forward(int producer, int micro, const TrackedArray& output);
+  void record(std::string name, bool communication, std::chrono::steady_clock::time_point start);
+  std::vector<TimelineEvent> timeline_;
+  std::chrono::steady_clock::time_point step_start_;
   bool overlap_ = false;
   std::vector<std::vector<size_t>> buckets_ready_after_;  // per layer: buckets it completes
   std::vector<PendingBucket> pending_;

@@ -11,6 +11,7 @@
 #include "exec/cpu/ops/cpu_backend.h"
 #include "exec/data/dataset_spec.h"
 #include "exec/runtime/checkpoint.h"
+#include "exec/runtime/measured_trace.h"
 #include "exec/runtime/run_report.h"
 #include "exec/runtime/trainer.h"
 #include "model/errors.h"
@@ -29,6 +30,7 @@ struct RunOptions {
   double epochs = 0.0;
   std::string data = "synthetic";
   std::string report_path;
+  std::string trace_path;
   bool evaluate = false;
   uint64_t seed = 1;
   int threads = 1;
@@ -105,6 +107,8 @@ void train(const RunOptions& options) {
   }
   record.bytes = trainer.communicator().counter();
   nlohmann::ordered_json report = exec::gather_run_report(trainer, plan, record);
+  const nlohmann::json trace = exec::gather_measured_trace(trainer);
+  if (leader && !options.trace_path.empty()) write_json_output(options.trace_path, trace);
   if (options.evaluate) {
     DatasetBatches test_batches(exec::data::open_dataset(spec, exec::data::Split::kTest), plan.global_batch, options.seed);
     const double accuracy = trainer.evaluate(test_batches, test_batches.dataset().sample_count() / plan.global_batch);
@@ -146,6 +150,8 @@ void add_run_command(CLI::App& app) {
   command->add_option("--data", o->data, "fashion-mnist[:DIR] | cifar10:DIR | synthetic[:options]")->default_val("synthetic");
   command->add_option("--report", o->report_path, "Write the measured report (JSON) to FILE (- for standard output)")
       ->type_name("FILE|-");
+  command->add_option("--trace", o->trace_path, "Write a Chrome trace of the last measured step (open in Perfetto)")
+      ->type_name("FILE");
   command->add_flag("--eval", o->evaluate, "After training, measure accuracy on the test split");
   command->add_option("--seed", o->seed, "Seed of the initial weights, the data order and dropout")->default_val(1);
   command->add_option("--threads", o->threads, "oneDNN threads per rank")->check(CLI::PositiveNumber)->default_val(1);

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# A 2-rank run writes the measured report (the prediction's keys) and a Chrome trace with a
+# compute and a communication row per rank; `compare` accepts report and prediction and finds
+# the bytes equal. Usage: run_report.sh SPLITBRAIN_BINARY SOURCE_DIR MPIEXEC
+set -euo pipefail
+binary=$1 source=$2 mpiexec=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+plan=$source/plans/examples/fashion-vgg-splitbrain-2.json
+"$mpiexec" -np 2 "$binary" run --plan "$plan" --data synthetic:shape=1x28x28 --warmup 1 --iters 2 \
+  --report "$work/measured.json" --trace "$work/trace.json" > "$work/run.log"
+"$binary" simulate --plan "$plan" --json "$work/predicted.json"
+/usr/bin/python3 - "$work" <<'PY'
+import json, sys
+work = sys.argv[1]
+m = json.load(open(f"{work}/measured.json"))
+for key in ("iteration_seconds", "samples_per_second", "phases", "ranks", "collectives", "losses"):
+    assert key in m, key
+for key in ("compute_forward", "compute_backward", "comm_exposed", "bubble", "optimizer"):
+    assert key in m["phases"], key
+assert len(m["ranks"]) == 2
+for r in m["ranks"]:
+    for key in ("params", "grads", "optimizer", "activations", "buffers"):
+        assert r["memory"][key] >= 0, key
+    assert r["peak_memory_bytes"] > 0 and r["peak_rss_bytes"] > 0 and r["comm_bytes_sent"] > 0
+t = json.load(open(f"{work}/trace.json"))
+rows = {(e["pid"], e["tid"]) for e in t["traceEvents"] if e["ph"] == "X"}
+assert rows == {(0, 0), (0, 1), (1, 0), (1, 1)}, rows
+print("report and trace: ok")
+PY
+"$binary" compare "$work/predicted.json" "$work/measured.json" --out "$work/compare" > "$work/compare.log"
+grep -q '"bytes_equal": true' "$work/compare/comparison.json" || { cat "$work/compare.log"; exit 1; }
+# Reports of different plans are refused.
+"$binary" simulate --plan "$source/plans/examples/fashion-vgg-data-parallel-2.json" --json "$work/other.json"
+set +e
+"$binary" compare "$work/other.json" "$work/measured.json" > "$work/refused.log" 2>&1
+status=$?
+set -e
+[ "$status" -eq 2 ] && grep -q "different plans" "$work/refused.log" || { cat "$work/refused.log"; exit 1; }
+echo "run report, trace and compare: ok"
