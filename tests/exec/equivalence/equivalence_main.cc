@@ -14,6 +14,7 @@
 #include <string>
 
 #include "tests/exec/equivalence/equivalence_options.h"
+#include "tests/exec/mpi_gtest.h"
 
 namespace splitbrain::equivalence {
 
@@ -25,19 +26,6 @@ Options& options() {
 }  // namespace splitbrain::equivalence
 
 namespace {
-
-class RankFailurePrinter : public ::testing::EmptyTestEventListener {
- public:
-  explicit RankFailurePrinter(int rank) : rank_(rank) {}
-  void OnTestPartResult(const ::testing::TestPartResult& result) override {
-    if (!result.failed()) return;
-    std::fprintf(stderr, "[rank %d] %s:%d: %s\n", rank_, result.file_name() ? result.file_name() : "?",
-                 result.line_number(), result.summary());
-  }
-
- private:
-  int rank_;
-};
 
 // Reads our flags (GoogleTest has removed its own); false with a message on anything else.
 bool parse_flags(int argc, char** argv, splitbrain::equivalence::Options& options) {
@@ -71,15 +59,7 @@ int main(int argc, char** argv) {
   }
   // The two modes are two test suites; the flag picks one.
   GTEST_FLAG_SET(filter, options.write_reference_path.empty() ? "Equivalence.*" : "Reference.*");
-  ::testing::TestEventListeners& listeners = ::testing::UnitTest::GetInstance()->listeners();
-  if (rank != 0) {
-    delete listeners.Release(listeners.default_result_printer());
-    listeners.Append(new RankFailurePrinter(rank));
-  }
-  const int mine = RUN_ALL_TESTS();
-  int worst = 0;
-  MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (rank == 0 && mine == 0 && worst != 0) std::fprintf(stderr, "FAILED on another rank (its failures are printed above)\n");
+  const int worst = splitbrain::testing_support::run_tests_on_all_ranks();
   MPI_Finalize();
   return worst;
 }
