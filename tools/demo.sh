@@ -21,9 +21,9 @@ rm -rf "$out" && mkdir -p "$out"
 echo "== [3/5] plan $model on 2 ranks of $cluster (batch $batch)"
 "$splitbrain" plan --model "$model" --cluster "$cluster" --devices 2 --batch "$batch" --top 8 --emit-plans "$out/plans" \
   --json "$out/ranking.json"
-# The best-ranked plan the executor can run today (pipelines, height splits, ZeRO and recompute
-# are planned and simulated but not executed yet), and the data-parallel baseline.
-best=$(ls "$out"/plans/*.json | grep -Ev 'pipeline|domain|zero|recompute' | head -n 1)
+# The best-ranked plan the executor can run today (ZeRO and recompute are planned and simulated
+# but not executed yet), and the data-parallel baseline.
+best=$(ls "$out"/plans/*.json | grep -Ev 'zero|recompute' | head -n 1)
 baseline=$(ls "$out"/plans/*-data-parallel*.json | head -n 1)
 
 for plan in "$best" "$baseline"; do
