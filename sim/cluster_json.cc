@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/json_object_reader.h"
+#include "model/file_io.h"
 #include "sim/cluster_error.h"
 
 namespace splitbrain::sim {
@@ -195,13 +196,7 @@ nlohmann::ordered_json cluster_to_json(const Cluster& cluster) {
 std::string cluster_json_text(const Cluster& cluster) { return cluster_to_json(cluster).dump(2) + "\n"; }
 
 void write_cluster_file(const Cluster& cluster, const std::filesystem::path& path) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) {
-    throw ClusterError(fmt::format("{}: cannot write cluster file: {}", path.string(), std::strerror(errno)));
-  }
-  out << cluster_json_text(cluster);
-  out.flush();
-  if (!out) throw ClusterError(fmt::format("{}: cannot write cluster file", path.string()));
+  write_file_atomically(path, cluster_json_text(cluster));  // never half a file: temp, then rename
 }
 
 }  // namespace splitbrain::sim

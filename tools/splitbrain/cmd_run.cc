@@ -19,6 +19,7 @@
 #include "plans/plan_json.h"
 #include "tools/splitbrain/commands.h"
 #include "tools/splitbrain/dataset_batches.h"
+#include "tools/splitbrain/mpi_session.h"
 
 namespace splitbrain::tools {
 namespace {
@@ -39,18 +40,6 @@ struct RunOptions {
   std::string checkpoint_dir;
   int64_t checkpoint_every = 0;
   std::string resume_dir;
-};
-
-// MPI for the length of the command; `splitbrain run` started without mpirun is a 1-rank job.
-class MpiSession {
- public:
-  MpiSession() {
-    int provided = 0;
-    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
-  }
-  ~MpiSession() { MPI_Finalize(); }
-  MpiSession(const MpiSession&) = delete;
-  MpiSession& operator=(const MpiSession&) = delete;
 };
 
 void check_data_fits(const exec::data::Dataset& data, const model::Model& net, const std::string& spec) {

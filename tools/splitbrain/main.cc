@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   splitbrain::tools::add_simulate_command(app);
   splitbrain::tools::add_run_command(app);
   splitbrain::tools::add_compare_command(app);
+  splitbrain::tools::add_calibrate_command(app);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,23 @@
+#pragma once
+// Least-squares fits for calibration: a line y = intercept + slope x (collective time against
+// bytes: latency and inverse bandwidth), and the saturating efficiency curve of sim/efficiency.h
+// from rates measured at several sizes (1/rate is linear in 1/size).
+
+#include <span>
+
+namespace splitbrain::tools {
+
+struct Line {
+  double intercept = 0.0;
+  double slope = 0.0;
+};
+Line fit_line(std::span<const double> x, std::span<const double> y);
+
+struct SaturatingRate {
+  double peak = 0.0;       // the rate work of infinite size would reach
+  double half_size = 0.0;  // the size that reaches half of it
+};
+// rate(size) = peak * size / (size + half_size)  <=>  1/rate = 1/peak + (half_size/peak) / size.
+SaturatingRate fit_saturating_rate(std::span<const double> sizes, std::span<const double> rates);
+
+}  // namespace splitbrain::tools
