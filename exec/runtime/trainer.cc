@@ -10,6 +10,7 @@
 #include "exec/comm/mpi_check.h"
 #include "exec/comm/redistribution_runner.h"
 #include "exec/runtime/parameter_init.h"
+#include "exec/runtime/tied_parameters.h"
 #include "model/errors.h"
 #include "model/statistics.h"
 #include "plans/pipeline_order.h"
@@ -56,6 +57,7 @@ Trainer::Trainer(const plans::Plan& plan, comm::MeshCommunicators& communicators
       seed_(seed), backend_(backend) {
   if (plan.zero_stage != 0) throw InputError("plan: ZeRO (zero_stage > 0) is not supported by the executor yet");
   if (plan.recompute_activations) throw InputError("plan: activation recompute is not supported by the executor yet");
+  check_tied_weights(plan, compiled_);
   const model::Model& net = *plan.model;
   const plans::Mesh& mesh = plan.mesh;
   const int rank = communicators.rank();
@@ -209,9 +211,8 @@ void Trainer::forward(int micro, MicroBatchState& state, StepSeconds& seconds) {
     record(fmt::format("fwd {} mb{}", layer.name, micro), true, communication_start);
     const auto compute_start = Clock::now();
     TrackedArray output = make_tracked(memory_, MemoryCategory::activations, contexts_[static_cast<size_t>(v)].output_shape);
-    std::vector<const comm::LocalArray*> params;
-    for (const TrackedArray& value : parameters_[static_cast<size_t>(v)].values) params.push_back(value.get());
-    ops_[static_cast<size_t>(v)]->forward(micro, steps_, inputs, params, *output);
+    const ParameterViews params = parameter_views(net, parameters_, v);
+    ops_[static_cast<size_t>(v)]->forward(micro, steps_, inputs, params.values, *output);
     state.outputs[static_cast<size_t>(v)] = output;
     seconds.compute_forward += seconds_since(compute_start);
     record(fmt::format("fwd {} mb{}", layer.name, micro), false, compute_start);
@@ -255,13 +256,9 @@ void Trainer::backward(int micro, MicroBatchState& state, StepSeconds& seconds) 
       grad.values.assign(input->values.size(), 0.0f);
       input_grads.push_back(std::move(grad));
     }
-    LayerParameters& params = parameters_[static_cast<size_t>(v)];
-    std::vector<const comm::LocalArray*> values;
-    for (const TrackedArray& value : params.values) values.push_back(value.get());
-    std::vector<comm::LocalArray*> grads;
-    for (const TrackedArray& grad : params.grads) grads.push_back(grad.get());
-    ops_[static_cast<size_t>(v)]->backward(micro, inputs, *state.outputs[static_cast<size_t>(v)], *output_grad, values,
-                                           input_grads, grads);
+    const ParameterViews params = parameter_views(net, parameters_, v);
+    ops_[static_cast<size_t>(v)]->backward(micro, inputs, *state.outputs[static_cast<size_t>(v)], *output_grad,
+                                           params.values, input_grads, params.grads);
     ops_[static_cast<size_t>(v)]->release(micro);
     seconds.compute_backward += seconds_since(compute_start);
     record(fmt::format("bwd {} mb{}", layer.name, micro), false, compute_start);

@@ -25,6 +25,10 @@ OpFactory cpu_backend(int threads) {
       case model::OpKind::layernorm: return make_layernorm_op(*context, op);
       case model::OpKind::add: return make_add_op(*context, op);
       case model::OpKind::softmax_cross_entropy: return make_loss_op(op);
+      case model::OpKind::embedding: return make_embedding_op(op);
+      case model::OpKind::self_attention: return make_self_attention_op(*context, op);
+      case model::OpKind::matmul: return make_matmul_op(*context, op);
+      case model::OpKind::concat: return make_concat_op(*context, op);
       default: break;
     }
     throw InputError(fmt::format("layer '{}': the CPU executor cannot run {} layers yet (status table in README.md)",

@@ -1,13 +1,12 @@
 // y = x W^T + b over the last dimension of the local block. Splitting the output features
 // splits W's rows; splitting the contraction splits its columns and leaves partial sums (the
-// bias is added by the first rank of that group only).
-
-#include <fmt/format.h>
+// bias is added by the first rank of that group only). A linear tied to an embedding (GPT's
+// output head) gets the embedding's table block as its weight and adds its weight gradient into
+// the table's (the runtime passes them first: exec/runtime/tied_parameters.h).
 
 #include "exec/cpu/linear.h"
 #include "exec/cpu/ops/op_factories.h"
 #include "exec/cpu/ops/op_helpers.h"
-#include "model/errors.h"
 
 namespace splitbrain::exec::cpu {
 namespace {
@@ -48,9 +47,6 @@ class LinearOp final : public LayerOp {
 std::unique_ptr<LayerOp> make_linear_op(CpuContext& context, const OpContext& op) {
   const model::Layer& layer = op.model->layer(op.layer);
   const auto& a = layer.attr<model::LinearAttrs>();
-  if (!a.tied_to.empty()) {
-    throw InputError(fmt::format("layer '{}': weights tied to an embedding are not supported by the executor yet", layer.name));
-  }
   const auto& x = op.input_shapes[0];
   LinearShape shape;
   shape.rows = 1;

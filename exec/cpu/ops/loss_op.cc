@@ -1,5 +1,8 @@
 // Softmax cross-entropy over the classes of each local row. The step's loss is the mean over
 // the global batch, so each rank scales its rows' losses (and their gradients) by 1 / batch.
+// Sequences ([N, T, classes] logits, one label per position) average each sample over its
+// positions first, so the scale is 1 / (batch * positions); with the positions split, this rank
+// takes its positions' labels and its loss is its share of the sample's (the plan's partial sum).
 
 #include <fmt/format.h>
 
@@ -8,6 +11,7 @@
 #include "exec/cpu/ops/op_factories.h"
 #include "exec/cpu/softmax_cross_entropy.h"
 #include "model/errors.h"
+#include "plans/tensor_layout.h"
 
 namespace splitbrain::exec::cpu {
 namespace {
@@ -16,17 +20,27 @@ class LossOp final : public LayerOp {
  public:
   explicit LossOp(const OpContext& op) : op_(op) {
     const auto& x = op.input_shapes[0];
-    shape_.rows = x[0];
-    shape_.classes = x[1];
+    samples_ = x[0];
+    shape_.classes = x.back();
+    shape_.rows = comm::element_count(x) / shape_.classes;
+    if (x.size() == 3) {
+      positions_ = op.model->layer(op.model->layer(op.layer).inputs[0]).output_shape[0];
+      local_positions_ = x[1];
+      // The logits split their positions like the loss's input layout; find where ours start.
+      const auto logits_global = plans::activation_shape(op.model->layer(op.model->layer(op.layer).inputs[0]),
+                                                         op.output_global_shape[0]);
+      first_position_ = plans::local_offset(op.layouts->inputs[0], *op.mesh, logits_global, op.rank)[1];
+    }
+    scale_ = 1.0 / (static_cast<double>(op.global_batch) * static_cast<double>(positions_));
   }
 
   void forward(int micro, int64_t, std::span<const LocalArray* const> inputs, std::span<const LocalArray* const>,
                LocalArray& output) override {
     State& s = states_[micro];
-    s.labels = op_.labels(micro, op_.output_offset[0], shape_.rows);
+    s.labels = local_labels(op_.labels(micro, op_.output_offset[0], samples_));
     s.probabilities.resize(inputs[0]->values.size());
     const double sum = softmax_cross_entropy_forward(shape_, inputs[0]->values.data(), s.labels.data(), s.probabilities.data());
-    s.loss = sum / static_cast<double>(op_.global_batch);
+    s.loss = sum * scale_;
     std::fill(output.values.begin(), output.values.end(), static_cast<float>(s.loss));
   }
 
@@ -35,7 +49,7 @@ class LossOp final : public LayerOp {
     const State& s = states_.at(micro);
     if (input_grads.empty()) return;
     softmax_cross_entropy_backward(shape_, s.probabilities.data(), s.labels.data(),
-                                   static_cast<float>(1.0 / static_cast<double>(op_.global_batch)),
+                                   static_cast<float>(scale_),
                                    input_grads[0].values.data());
   }
 
@@ -43,6 +57,24 @@ class LossOp final : public LayerOp {
   double loss_sum(int micro) const override { return states_.at(micro).loss; }
 
  private:
+  // The source gives one label per sample, or per position of each sample for sequences: keep
+  // this rank's positions of each.
+  std::vector<int32_t> local_labels(std::vector<int32_t> all) const {
+    const auto expected = static_cast<size_t>(samples_ * positions_);
+    if (all.size() != expected) {
+      throw InputError(fmt::format("layer '{}': the data gave {} labels for {} samples, the loss needs {} ({} per sample)",
+                                   op_.model->layer(op_.layer).name, all.size(), samples_, expected, positions_));
+    }
+    if (local_positions_ == positions_) return all;
+    std::vector<int32_t> mine;
+    mine.reserve(static_cast<size_t>(shape_.rows));
+    for (int64_t n = 0; n < samples_; ++n) {
+      const auto first = all.begin() + n * positions_ + first_position_;
+      mine.insert(mine.end(), first, first + local_positions_);
+    }
+    return mine;
+  }
+
   struct State {
     std::vector<int32_t> labels;
     std::vector<float> probabilities;
@@ -51,14 +83,20 @@ class LossOp final : public LayerOp {
 
   OpContext op_;
   SoftmaxCrossEntropyShape shape_;
+  int64_t samples_ = 0;
+  int64_t positions_ = 1;  // labels per sample
+  int64_t local_positions_ = 1;
+  int64_t first_position_ = 0;
+  double scale_ = 1.0;  // d(step loss) / d(summed loss)
   std::map<int, State> states_;
 };
 
 }  // namespace
 
 std::unique_ptr<LayerOp> make_loss_op(const OpContext& op) {
-  if (op.input_shapes[0].size() != 2) {
-    throw InputError(fmt::format("layer '{}': the executor's loss takes [batch, classes] logits (sequence losses are not supported yet)",
+  if (op.input_shapes[0].size() != 2 && op.input_shapes[0].size() != 3) {
+    throw InputError(fmt::format("layer '{}': the executor's loss takes [batch, classes] or [batch, positions, classes] "
+                                 "logits (other ranks are not supported by the executor yet)",
                                  op.model->layer(op.layer).name));
   }
   return std::make_unique<LossOp>(op);

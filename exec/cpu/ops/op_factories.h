@@ -18,5 +18,9 @@ std::unique_ptr<LayerOp> make_batchnorm_op(const OpContext& op);
 std::unique_ptr<LayerOp> make_layernorm_op(CpuContext& context, const OpContext& op);
 std::unique_ptr<LayerOp> make_add_op(CpuContext& context, const OpContext& op);
 std::unique_ptr<LayerOp> make_loss_op(const OpContext& op);
+std::unique_ptr<LayerOp> make_embedding_op(const OpContext& op);
+std::unique_ptr<LayerOp> make_self_attention_op(CpuContext& context, const OpContext& op);
+std::unique_ptr<LayerOp> make_matmul_op(CpuContext& context, const OpContext& op);
+std::unique_ptr<LayerOp> make_concat_op(CpuContext& context, const OpContext& op);
 
 }  // namespace splitbrain::exec::cpu

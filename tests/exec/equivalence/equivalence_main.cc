@@ -2,6 +2,7 @@
 //   --write-reference FILE   (1 rank) trains the replicated 1-rank plan and writes FILE;
 //   --reference FILE         (any ranks) trains every plan the planner emits for the world size
 //                            and compares it with FILE.
+//   --model SPEC --batch N   the model (a zoo spec, default fashion-vgg) and global batch (16).
 // Every rank runs every test (they are collective); rank 0 prints GoogleTest's report, the other
 // ranks print their own failures prefixed with their rank, and the exit code is non-zero on every
 // rank when any rank failed.
@@ -11,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "tests/exec/equivalence/equivalence_options.h"
@@ -33,13 +35,22 @@ bool parse_flags(int argc, char** argv, splitbrain::equivalence::Options& option
     const std::string flag = argv[i];
     if ((flag == "--write-reference" || flag == "--reference") && i + 1 < argc) {
       (flag == "--reference" ? options.reference_path : options.write_reference_path) = argv[++i];
+    } else if (flag == "--model" && i + 1 < argc) {
+      options.model_spec = argv[++i];
+    } else if (flag == "--batch" && i + 1 < argc) {
+      options.batch = std::atoll(argv[++i]);
+      if (options.batch < 1) {
+        std::fprintf(stderr, "exec_equivalence_tests: --batch must be a positive number\n");
+        return false;
+      }
     } else {
       std::fprintf(stderr, "exec_equivalence_tests: unknown or incomplete argument '%s'\n", flag.c_str());
       return false;
     }
   }
   if (options.reference_path.empty() == options.write_reference_path.empty()) {
-    std::fprintf(stderr, "usage: exec_equivalence_tests (--write-reference FILE | --reference FILE) [gtest flags]\n");
+    std::fprintf(stderr, "usage: exec_equivalence_tests (--write-reference FILE | --reference FILE) [--model SPEC] "
+                         "[--batch N] [gtest flags]\n");
     return false;
   }
   return true;

@@ -1,6 +1,7 @@
 #pragma once
 // The command line of exec_equivalence_tests (see equivalence_main.cc).
 
+#include <cstdint>
 #include <string>
 
 namespace splitbrain::equivalence {
@@ -8,6 +9,10 @@ namespace splitbrain::equivalence {
 struct Options {
   std::string write_reference_path;  // 1-rank mode: where to write the reference
   std::string reference_path;        // compare mode: the reference to read
+  // The model trained and its global batch (--model, --batch): an image net gets formula
+  // images, a token model formula token sequences (plan_run.h).
+  std::string model_spec = "fashion-vgg";
+  int64_t batch = 16;
 };
 
 Options& options();

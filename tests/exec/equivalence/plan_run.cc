@@ -152,7 +152,9 @@ PlanOutcome run_plan(const plans::Plan& plan, const sim::Cluster& cluster, int s
     exec::Trainer trainer(p, communicators, exec::cpu::cpu_backend(1), 1);
     const model::Layer& loss = net.layer(net.size() - 1);
     const auto classes = static_cast<int>(net.layer(loss.inputs.at(0)).output_shape.back());
-    FormulaBatches data(product(net.layer(0).output_shape), classes);
+    FormulaBatches images(product(net.layer(0).output_shape), classes);
+    TokenBatches tokens(classes, product(net.layer(0).output_shape));
+    exec::BatchSource& data = net.layer(0).output_is_tokens ? static_cast<exec::BatchSource&>(tokens) : images;
     const auto start = std::chrono::steady_clock::now();
     for (int s = 0; s < steps; ++s) out.losses.push_back(trainer.step(data).loss);
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "exec/comm/byte_counter.h"
+#include "exec/data/token_sequences.h"
 #include "exec/runtime/batch_source.h"
 #include "plans/plan.h"
 #include "sim/cluster.h"
@@ -27,6 +28,21 @@ class FormulaBatches : public exec::BatchSource {
  private:
   int64_t sample_elements_;
   int classes_;
+};
+
+// Token models: the same sequences whatever the split (exec/data/token_sequences.h, seed 1).
+class TokenBatches : public exec::BatchSource {
+ public:
+  TokenBatches(int64_t vocab, int64_t positions) : sequences_({vocab, positions, 1}) {}
+  void images(int64_t step, int64_t first, int64_t count, float* out) override {
+    sequences_.inputs(step, first, count, out);
+  }
+  std::vector<int32_t> labels(int64_t step, int64_t first, int64_t count) override {
+    return sequences_.labels(step, first, count);
+  }
+
+ private:
+  exec::data::TokenSequences sequences_;
 };
 
 // One parameter tensor of the model, whole (global shape, row-major).

@@ -14,6 +14,10 @@
 // exec/runtime/optimizer.cc: buf_1 = g_1 + weight_decay * p, weight_decay = 0 here), so after
 // step 1 optimizer().first_moments()[i] IS the step-1 gradient of parameter i, bit for bit.
 // Parameters are registered in layer order, weight (0) before bias (1).
+//
+// The same test checks the tiny GPT of tools/pytorch_golden_gpt.py (gpt_golden.json, given with
+// --golden FILE): token sequences (exec/data/token_sequences.h) in place of the image formula,
+// and the output head tied to the token embedding (the table's gradient is the sum of both uses).
 
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -32,6 +36,7 @@
 
 #include "exec/comm/mesh_communicators.h"
 #include "exec/cpu/ops/cpu_backend.h"
+#include "exec/data/token_sequences.h"
 #include "exec/runtime/batch_source.h"
 #include "exec/runtime/trainer.h"
 #include "plans/plan_builder.h"
@@ -45,9 +50,11 @@ using Json = nlohmann::json;
 constexpr double kRelative = 1e-4;  // fp32 against fp32: different kernels, different sum orders
 constexpr double kAbsolute = 1e-6;  // floor for values near zero (cancellation in a sum)
 
+std::string golden_path = SPLITBRAIN_GOLDEN_FILE;  // --golden FILE
+
 Json load_golden() {
-  std::ifstream in(SPLITBRAIN_GOLDEN_FILE);
-  if (!in) throw std::runtime_error(std::string("cannot open ") + SPLITBRAIN_GOLDEN_FILE);
+  std::ifstream in(golden_path);
+  if (!in) throw std::runtime_error("cannot open " + golden_path);
   return Json::parse(in);
 }
 
@@ -75,7 +82,20 @@ class FormulaBatch final : public BatchSource {
   }
 };
 
-// A 1-rank data-parallel plan of fashion-vgg with the golden file's batch and SGD settings.
+// Token models read the token sequences the GPT script reproduces, seeded as the golden file says.
+class TokenBatch final : public BatchSource {
+ public:
+  TokenBatch(int64_t vocab, int64_t positions, uint64_t seed) : sequences_({vocab, positions, seed}) {}
+  void images(int64_t step, int64_t first, int64_t count, float* out) override { sequences_.inputs(step, first, count, out); }
+  std::vector<int32_t> labels(int64_t step, int64_t first, int64_t count) override {
+    return sequences_.labels(step, first, count);
+  }
+
+ private:
+  splitbrain::exec::data::TokenSequences sequences_;
+};
+
+// A 1-rank data-parallel plan of the golden file's model with the golden file's batch and SGD settings.
 splitbrain::plans::Plan golden_plan(const Json& golden) {
   using splitbrain::plans::LayerSharding;
   splitbrain::plans::Plan plan =
@@ -164,6 +184,12 @@ class GoldenTest : public ::testing::Test {
                                          golden_.at("seed").get<uint64_t>());
   }
   const splitbrain::model::Model& net() const { return *plan_->model; }
+  std::unique_ptr<BatchSource> batches() const {
+    if (!net().layer(0).output_is_tokens) return std::make_unique<FormulaBatch>();
+    const auto& logits = net().layer(net().layer(net().size() - 1).inputs.at(0));
+    return std::make_unique<TokenBatch>(logits.output_shape.back(), net().layer(0).output_shape.at(0),
+                                        golden_.at("seed").get<uint64_t>());
+  }
 
   Json golden_;
   std::unique_ptr<splitbrain::plans::Plan> plan_;
@@ -200,12 +226,12 @@ TEST_F(GoldenTest, InitialParametersAreExactlyTheScripts) {
 }
 
 TEST_F(GoldenTest, LossesAndStepOneGradientsMatchPyTorch) {
-  FormulaBatch data;
+  const std::unique_ptr<BatchSource> data = batches();
   const Json& losses = golden_.at("losses");
   ASSERT_EQ(losses.size(), golden_.at("steps").get<size_t>());
   worst_ratio = 0.0;
   for (size_t step = 0; step < losses.size(); ++step) {
-    const double loss = trainer_->step(data).loss;
+    const double loss = trainer_->step(*data).loss;
     const double expected = losses[step].get<double>();
     expect_close(loss, expected, expected, "loss of step " + std::to_string(step + 1), kRelative, 0.0);
     if (step != 0) continue;
@@ -227,6 +253,9 @@ TEST_F(GoldenTest, LossesAndStepOneGradientsMatchPyTorch) {
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   ::testing::InitGoogleTest(&argc, argv);
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::string(argv[i]) == "--golden") golden_path = argv[i + 1];
+  }
   const int failed = RUN_ALL_TESTS();
   MPI_Finalize();
   return failed;

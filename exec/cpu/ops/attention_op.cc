@@ -1,0 +1,68 @@
+// Multi-head self-attention on the local block. The rules allow the batch and `out` (the heads):
+// the fused q|k|v features are head-major, so this rank's contiguous block of them is whole
+// heads, and attention never mixes heads or samples; the sequence stays whole on every rank.
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <map>
+
+#include "exec/cpu/attention.h"
+#include "exec/cpu/ops/op_factories.h"
+
+namespace splitbrain::exec::cpu {
+namespace {
+
+class SelfAttentionOp final : public LayerOp {
+ public:
+  SelfAttentionOp(CpuContext& context, const AttentionShape& shape) : kernel_(context, shape) {}
+
+  void forward(int micro, int64_t, std::span<const LocalArray* const> inputs, std::span<const LocalArray* const>,
+               LocalArray& output) override {
+    std::vector<float>& probabilities = probabilities_[micro];
+    probabilities.resize(static_cast<size_t>(kernel_.probs_elements()));
+    kernel_.forward(inputs[0]->values.data(), output.values.data(), probabilities.data());
+  }
+
+  void backward(int micro, std::span<const LocalArray* const> inputs, const LocalArray&, const LocalArray& output_grad,
+                std::span<const LocalArray* const>, std::span<LocalArray> input_grads, std::span<LocalArray* const>) override {
+    if (input_grads.empty()) return;
+    kernel_.backward(inputs[0]->values.data(), probabilities_.at(micro).data(), output_grad.values.data(),
+                     input_grads[0].values.data());
+  }
+
+  void release(int micro) override { probabilities_.erase(micro); }
+  int64_t kept_bytes() const override {
+    int64_t bytes = 0;
+    for (const auto& [micro, p] : probabilities_) bytes += static_cast<int64_t>(p.size() * sizeof(float));
+    return bytes;
+  }
+
+ private:
+  SelfAttentionKernel kernel_;
+  std::map<int, std::vector<float>> probabilities_;
+};
+
+}  // namespace
+
+std::unique_ptr<LayerOp> make_self_attention_op(CpuContext& context, const OpContext& op) {
+  const model::Layer& layer = op.model->layer(op.layer);
+  const auto& a = layer.attr<model::SelfAttentionAttrs>();
+  const auto& x = op.input_shapes[0];  // [N, T, 3 * D] local
+  const int64_t global_width = op.output_global_shape.back();
+  const int64_t local_width = op.output_shape.back();
+  const int64_t head_dim = global_width / a.heads;
+  if (x.size() != 3 || op.output_global_shape[1] != x[1] || local_width % head_dim != 0 || x[2] != 3 * local_width) {
+    throw std::logic_error(fmt::format("layer '{}': local input [{}] does not hold whole heads of width {}", layer.name,
+                                       fmt::join(x, ", "), head_dim));
+  }
+  AttentionShape shape;
+  shape.batch = x[0];
+  shape.seq = x[1];
+  shape.heads = local_width / head_dim;
+  shape.head_dim = head_dim;
+  shape.causal = a.causal;
+  return std::make_unique<SelfAttentionOp>(context, shape);
+}
+
+}  // namespace splitbrain::exec::cpu
