@@ -25,6 +25,7 @@
 #include "tests/exec/equivalence/equivalence_options.h"
 #include "tests/exec/equivalence/plan_run.h"
 #include "tests/exec/equivalence/reference_file.h"
+#include "tests/exec/equivalence/tied_variants.h"
 
 namespace splitbrain::equivalence {
 namespace {
@@ -150,17 +151,20 @@ const Suite& suite() {
     s.reference = read_reference(options().reference_path);
     const int ranks = world_size();
     const sim::PlannerResult planned = sim::plan_training(request_for(ranks));
+    std::vector<plans::Plan> to_run;
+    for (const sim::PricedPlan& p : planned.plans) to_run.push_back(p.plan);
+    append_tied_variants(to_run);
     // Every rank must train the same list, or the collectives would not match.
     std::string names;
-    for (const sim::PricedPlan& p : planned.plans) names += plan_name(p.plan) + ";";
+    for (const plans::Plan& p : to_run) names += plan_name(p) + ";";
     const auto hash = static_cast<unsigned long long>(std::hash<std::string>{}(names));
     unsigned long long lowest = 0;
     unsigned long long highest = 0;
     MPI_Allreduce(&hash, &lowest, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
     MPI_Allreduce(&hash, &highest, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
     if (lowest != highest) exec::comm::abort_job("the planner emitted different plans on different ranks: " + names);
-    for (const sim::PricedPlan& p : planned.plans) {
-      s.outcomes.push_back(run_plan(p.plan, request_for(ranks).cluster, kSteps));
+    for (const plans::Plan& p : to_run) {
+      s.outcomes.push_back(run_plan(p, request_for(ranks).cluster, kSteps));
       const PlanOutcome& o = s.outcomes.back();
       if (world_rank() != 0) continue;
       if (o.status == RunStatus::ran) {

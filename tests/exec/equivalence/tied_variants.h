@@ -1,0 +1,20 @@
+#pragma once
+// The executor refuses plans whose tied output head is split unlike its embedding's table (it
+// would need communication the plan does not list: exec/runtime/tied_parameters.h). The planner
+// emits such plans for GPT (model-parallel, Gholami grids, SplitBrain), and they are the ones
+// that split the attention heads and the embeddings' columns. So that those layers are still
+// checked against the 1-rank run, every such plan is also run with the head's sharding aligned
+// to its embedding's; and a plan whose embeddings split their columns also runs with them
+// splitting their rows instead (the vocabulary and the positions: partial sums).
+
+#include <vector>
+
+#include "plans/plan.h"
+
+namespace splitbrain::equivalence {
+
+// Appends the variants of `plans` described above (none for models without a tied weight, nor
+// for pipelines: there the head and the table sit on different stages).
+void append_tied_variants(std::vector<plans::Plan>& plans);
+
+}  // namespace splitbrain::equivalence
