@@ -2,7 +2,7 @@
 //   --write-reference FILE   (1 rank) trains the replicated 1-rank plan and writes FILE;
 //   --reference FILE         (any ranks) trains every plan the planner emits for the world size
 //                            and compares it with FILE.
-//   --model SPEC --batch N   the model (a zoo spec, default fashion-vgg) and global batch (16).
+//   --model SPEC --batch N   the model (a zoo spec or model file, default fashion-vgg) and global batch (16).
 // Every rank runs every test (they are collective); rank 0 prints GoogleTest's report, the other
 // ranks print their own failures prefixed with their rank, and the exit code is non-zero on every
 // rank when any rank failed.

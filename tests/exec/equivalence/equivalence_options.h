@@ -9,8 +9,8 @@ namespace splitbrain::equivalence {
 struct Options {
   std::string write_reference_path;  // 1-rank mode: where to write the reference
   std::string reference_path;        // compare mode: the reference to read
-  // The model trained and its global batch (--model, --batch): an image net gets formula
-  // images, a token model formula token sequences (plan_run.h).
+  // The model trained (a zoo spec or model file) and its global batch (--model, --batch): an
+  // image net gets formula images, a token model formula token sequences (plan_run.h).
   std::string model_spec = "fashion-vgg";
   int64_t batch = 16;
 };

@@ -18,7 +18,7 @@
 #include <string>
 
 #include "exec/comm/mpi_check.h"
-#include "model/zoo.h"
+#include "model/model_json.h"
 #include "sim/cluster_presets.h"
 #include "sim/search/planner.h"
 #include "sim/search/planner_request.h"
@@ -51,7 +51,7 @@ int world_size() {
 
 sim::PlannerRequest request_for(int devices) {
   sim::PlannerRequest request;
-  request.model = std::make_shared<model::Model>(model::build_zoo_model(options().model_spec));
+  request.model = std::make_shared<model::Model>(model::resolve_model(options().model_spec));
   request.model_spec = options().model_spec;
   request.devices = devices;
   request.global_batch = options().batch;
