@@ -1,30 +1,56 @@
 #include "exec/runtime/tied_parameters.h"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 
 #include "model/errors.h"
+#include "plans/tensor_layout.h"
 
 namespace splitbrain::exec {
 namespace {
 
-std::vector<int> sorted(std::vector<int> axes) {
-  std::sort(axes.begin(), axes.end());
-  return axes;
+// What one mesh axis does to the tied weight, seen from one of the two layers.
+enum class AxisPart { none, rows, columns, samples };
+
+std::string_view part_name(AxisPart part) {
+  switch (part) {
+    case AxisPart::rows: return "splits the vocabulary rows";
+    case AxisPart::columns: return "splits the columns";
+    case AxisPart::samples: return "splits the samples or positions";
+    case AxisPart::none: break;
+  }
+  return "is not used";
 }
 
-std::string axis_names(const plans::Mesh& mesh, const std::vector<int>& axes) {
-  std::vector<std::string> names;
-  for (int axis : axes) names.push_back(mesh.axis(axis).name);
-  return names.empty() ? "none" : fmt::format("{}", fmt::join(names, "+"));
+bool contains(const std::vector<int>& axes, int axis) { return std::find(axes.begin(), axes.end(), axis) != axes.end(); }
+
+// The table is [vocabulary, width]: the embedding splits its rows with `in` and its columns with
+// `out`; the head ([out_features = vocabulary, in_features = width]) the other way round.
+AxisPart embedding_part(const plans::LayerSharding& s, int axis) {
+  if (contains(s.in, axis)) return AxisPart::rows;
+  if (contains(s.out, axis)) return AxisPart::columns;
+  if (contains(s.batch, axis) || contains(s.spatial, axis)) return AxisPart::samples;
+  return AxisPart::none;
 }
 
-std::string layout_text(const plans::Mesh& mesh, const plans::TensorLayout& layout) {
-  std::vector<std::string> dims;
-  for (const auto& axes : layout.dim_axes) dims.push_back(axis_names(mesh, axes));
-  return fmt::format("[{}]", fmt::join(dims, ", "));
+AxisPart head_part(const plans::LayerSharding& s, int axis) {
+  if (contains(s.out, axis)) return AxisPart::rows;
+  if (contains(s.in, axis)) return AxisPart::columns;
+  if (contains(s.batch, axis) || contains(s.spatial, axis)) return AxisPart::samples;
+  return AxisPart::none;
+}
+
+bool is_prefix(const std::vector<int>& prefix, const std::vector<int>& axes) {
+  return prefix.size() <= axes.size() && std::equal(prefix.begin(), prefix.end(), axes.begin());
+}
+
+// The layout of the weight block the head needs.
+plans::TensorLayout head_weight_layout(const plans::LayerSharding& s) {
+  plans::TensorLayout layout = plans::replicated(2);
+  layout.dim_axes[0] = s.out;
+  layout.dim_axes[1] = s.in;
+  return layout;
 }
 
 }  // namespace
@@ -43,47 +69,87 @@ void check_tied_weights(const plans::Plan& plan, const plans::CompiledPlan& comp
     if (table < 0) continue;
     const std::string& name = net.layer(v).name;
     const std::string& owner = net.layer(table).name;
-    const plans::CompiledLayer& head = compiled.layers[static_cast<size_t>(v)];
-    const plans::CompiledLayer& embedding = compiled.layers[static_cast<size_t>(table)];
-    if (head.stage != embedding.stage) {
+    const int head_stage = compiled.layers[static_cast<size_t>(v)].stage;
+    const int table_stage = compiled.layers[static_cast<size_t>(table)].stage;
+    if (head_stage != table_stage) {
       throw InputError(fmt::format("layer '{}': its weight is tied to '{}' on another pipeline stage (stage {} vs {}); "
                                    "sharing it across stages is not supported by the executor yet",
-                                   name, owner, head.stage, embedding.stage));
+                                   name, owner, head_stage, table_stage));
     }
-    // The weight block the head needs: [out_features, in_features] split by its out and in roles.
-    const plans::LayerSharding& sharding = plan.layers[static_cast<size_t>(v)];
-    plans::TensorLayout needed = plans::replicated(2);
-    needed.dim_axes[0] = sharding.out;
-    needed.dim_axes[1] = sharding.in;
-    const plans::TensorLayout& held = embedding.layouts.parameters.at(0).layout;
-    if (!(needed == held)) {
-      throw InputError(fmt::format("layer '{}': roles out/in split its tied weight as {}, but '{}' holds the table as {}; "
-                                   "a tied weight split differently from its embedding is not supported by the executor yet",
-                                   name, layout_text(mesh, needed), owner, layout_text(mesh, held)));
+    const plans::LayerSharding& head = plan.layers[static_cast<size_t>(v)];
+    const plans::LayerSharding& embedding = plan.layers[static_cast<size_t>(table)];
+    for (int axis = 0; axis < mesh.axis_count(); ++axis) {
+      const AxisPart e = embedding_part(embedding, axis);
+      const AxisPart h = head_part(head, axis);
+      const bool fine = e == AxisPart::samples ? h != AxisPart::none : h == e;
+      if (!fine) {
+        throw InputError(fmt::format("layer '{}': mesh axis '{}' {} of its tied weight but {} of the table of '{}'; "
+                                     "sharing the table so would need communication the plan does not list, which is "
+                                     "not supported by the executor yet",
+                                     name, mesh.axis(axis).name, part_name(h), part_name(e), owner));
+      }
     }
-    std::vector<int> head_sync = sharding.batch;
-    head_sync.insert(head_sync.end(), sharding.spatial.begin(), sharding.spatial.end());
-    if (sorted(head_sync) != sorted(embedding.layouts.gradient_sync_axes)) {
-      throw InputError(fmt::format("layer '{}': roles batch/spatial sum its tied weight's gradient over {}, but '{}' "
-                                   "synchronises the table over {}; this is not supported by the executor yet",
-                                   name, axis_names(mesh, head_sync), owner,
-                                   axis_names(mesh, embedding.layouts.gradient_sync_axes)));
+    const plans::TensorLayout needed = head_weight_layout(head);
+    const plans::TensorLayout& held = compiled.layers[static_cast<size_t>(table)].layouts.parameters.at(0).layout;
+    for (size_t d = 0; d < 2; ++d) {
+      if (!is_prefix(held.dim_axes[d], needed.dim_axes[d])) {
+        throw InputError(fmt::format("layer '{}': its tied weight's dimension {} is split over its axes in another "
+                                     "order than '{}''s table; this is not supported by the executor yet",
+                                     name, d, owner));
+      }
     }
   }
 }
 
-ParameterViews parameter_views(const model::Model& net, std::vector<LayerParameters>& parameters, int layer) {
+ParameterViews parameter_views(const plans::Plan& plan, const plans::CompiledPlan& compiled, int rank,
+                               std::vector<LayerParameters>& parameters, int layer) {
   ParameterViews views;
-  const int table = tied_table_layer(net, layer);
+  const int table = tied_table_layer(*plan.model, layer);
   if (table >= 0) {
     LayerParameters& owner = parameters[static_cast<size_t>(table)];
-    views.values.push_back(owner.values.at(0).get());
-    views.grads.push_back(owner.grads.at(0).get());
+    comm::LocalArray& values = *owner.values.at(0);
+    comm::LocalArray& grads = *owner.grads.at(0);
+    const plans::ParameterShard& shard = compiled.layers[static_cast<size_t>(table)].layouts.parameters.at(0);
+    const plans::TensorLayout needed = head_weight_layout(plan.layers[static_cast<size_t>(layer)]);
+    const auto shape = plans::local_shape(needed, plan.mesh, shard.global_shape);
+    if (shape == values.shape) {
+      views.values.push_back(&values);
+      views.grads.push_back(&grads);
+    } else {
+      // Rows and columns of the needed block within this rank's block of the table.
+      const auto needed_at = plans::local_offset(needed, plan.mesh, shard.global_shape, rank);
+      const auto held_at = plans::local_offset(shard.layout, plan.mesh, shard.global_shape, rank);
+      views.block_offset = {needed_at[0] - held_at[0], needed_at[1] - held_at[1]};
+      views.weight_block = std::make_unique<comm::LocalArray>();
+      views.weight_block->shape = shape;
+      views.weight_block->values.reserve(static_cast<size_t>(shape[0] * shape[1]));
+      for (int64_t r = 0; r < shape[0]; ++r) {
+        const auto row = values.values.begin() + (views.block_offset[0] + r) * values.shape[1] + views.block_offset[1];
+        views.weight_block->values.insert(views.weight_block->values.end(), row, row + shape[1]);
+      }
+      views.grad_block = std::make_unique<comm::LocalArray>();
+      views.grad_block->shape = shape;
+      views.grad_block->values.assign(views.weight_block->values.size(), 0.0f);
+      views.table_grad = &grads;
+      views.values.push_back(views.weight_block.get());
+      views.grads.push_back(views.grad_block.get());
+    }
   }
   LayerParameters& own = parameters[static_cast<size_t>(layer)];
   for (const TrackedArray& value : own.values) views.values.push_back(value.get());
   for (const TrackedArray& grad : own.grads) views.grads.push_back(grad.get());
   return views;
+}
+
+void ParameterViews::add_tied_gradient() const {
+  if (!grad_block) return;
+  const int64_t rows = grad_block->shape[0];
+  const int64_t columns = grad_block->shape[1];
+  for (int64_t r = 0; r < rows; ++r) {
+    float* target = table_grad->values.data() + (block_offset[0] + r) * table_grad->shape[1] + block_offset[1];
+    const float* source = grad_block->values.data() + r * columns;
+    for (int64_t c = 0; c < columns; ++c) target[c] += source[c];
+  }
 }
 
 }  // namespace splitbrain::exec

@@ -2,16 +2,24 @@
 // A linear tied to an embedding (GPT's lm_head reads wte's table) owns no weight: the plan gives
 // the table to the embedding alone (plans/op_sharding.cc), so it sits in the embedding's
 // gradient bucket and is synchronised once, with the bytes the simulator counts. The runtime
-// lends the tied linear the embedding's table block as its weight and the table's gradient as
-// its weight gradient; the op ADDS into that gradient and the embedding, later in backward,
-// adds its own part, before the bucket is reduced.
+// lends the tied linear the block of the table it needs as its weight, and ADDS the linear's
+// weight gradient into the table's gradient (the embedding, later in backward, adds its own),
+// before the bucket is reduced over the embedding's synchronisation axes.
 //
-// That is exact only when the linear needs the very block the embedding holds, summed over the
-// same axes: the linear's weight layout ([vocab, width] split by its out and in roles) must be
-// the table's ([vocab, width] split by the embedding's in and out roles), both must synchronise
-// their gradients over the same mesh axes, and both must sit on the same pipeline stage. Any
-// other plan would need communication the plan does not list, so it is refused.
+// That needs no communication the plan does not list when, for every mesh axis,
+//   - an axis the table's gradient is summed over (the embedding's batch or positions) splits
+//     the head's samples or its weight: the sum then adds each rank's distinct contribution
+//     once (a head replicated over such an axis would be counted twice);
+//   - any other axis plays the same part for both: it splits the same dimension of the table
+//     (vocabulary rows or columns), or neither uses it;
+//   - on a dimension both split, the embedding's axes come first (the head's block then lies
+//     inside the rank's table block);
+// and the head sits on the embedding's pipeline stage. So a replicated table serves a head that
+// splits its vocabulary over the data axes (SplitBrain's plans), and a head split exactly like
+// the table uses it whole. Other plans are refused: they would need a gather of the table and a
+// reduction of its gradient that the plan does not list.
 
+#include <memory>
 #include <vector>
 
 #include "exec/runtime/trainer.h"
@@ -24,16 +32,26 @@ namespace splitbrain::exec {
 // The embedding layer whose table layer `layer` uses as its weight, or -1.
 int tied_table_layer(const model::Model& net, int layer);
 
-// Throws InputError naming the tied layer, its embedding and what differs when a plan ties a
-// weight in a way the executor cannot run without extra communication.
+// Throws InputError naming the tied layer, its embedding, the mesh axis and what differs when a
+// plan ties a weight in a way the executor cannot run without extra communication.
 void check_tied_weights(const plans::Plan& plan, const plans::CompiledPlan& compiled);
 
 // The parameter tensors layer `layer` computes with and the gradients it adds into: the tied
-// table first (if any), then the layer's own.
+// weight first (if any), then the layer's own. When the head needs only part of this rank's
+// table block, the views hold a copy of that part and a zeroed gradient for it, which
+// add_tied_gradient() adds into the table's gradient once the op's backward has run.
 struct ParameterViews {
   std::vector<const comm::LocalArray*> values;
   std::vector<comm::LocalArray*> grads;
+
+  std::unique_ptr<comm::LocalArray> weight_block;  // a copy of part of the table, or null
+  std::unique_ptr<comm::LocalArray> grad_block;
+  comm::LocalArray* table_grad = nullptr;
+  std::vector<int64_t> block_offset;  // of the part within this rank's table block
+
+  void add_tied_gradient() const;
 };
-ParameterViews parameter_views(const model::Model& net, std::vector<LayerParameters>& parameters, int layer);
+ParameterViews parameter_views(const plans::Plan& plan, const plans::CompiledPlan& compiled, int rank,
+                               std::vector<LayerParameters>& parameters, int layer);
 
 }  // namespace splitbrain::exec

@@ -211,7 +211,7 @@ void Trainer::forward(int micro, MicroBatchState& state, StepSeconds& seconds) {
     record(fmt::format("fwd {} mb{}", layer.name, micro), true, communication_start);
     const auto compute_start = Clock::now();
     TrackedArray output = make_tracked(memory_, MemoryCategory::activations, contexts_[static_cast<size_t>(v)].output_shape);
-    const ParameterViews params = parameter_views(net, parameters_, v);
+    const ParameterViews params = parameter_views(plan_, compiled_, communicators_.rank(), parameters_, v);
     ops_[static_cast<size_t>(v)]->forward(micro, steps_, inputs, params.values, *output);
     state.outputs[static_cast<size_t>(v)] = output;
     seconds.compute_forward += seconds_since(compute_start);
@@ -256,9 +256,10 @@ void Trainer::backward(int micro, MicroBatchState& state, StepSeconds& seconds) 
       grad.values.assign(input->values.size(), 0.0f);
       input_grads.push_back(std::move(grad));
     }
-    const ParameterViews params = parameter_views(net, parameters_, v);
+    const ParameterViews params = parameter_views(plan_, compiled_, communicators_.rank(), parameters_, v);
     ops_[static_cast<size_t>(v)]->backward(micro, inputs, *state.outputs[static_cast<size_t>(v)], *output_grad,
                                            params.values, input_grads, params.grads);
+    params.add_tied_gradient();
     ops_[static_cast<size_t>(v)]->release(micro);
     seconds.compute_backward += seconds_since(compute_start);
     record(fmt::format("bwd {} mb{}", layer.name, micro), false, compute_start);
