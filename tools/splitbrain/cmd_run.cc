@@ -20,6 +20,7 @@
 #include "tools/splitbrain/commands.h"
 #include "tools/splitbrain/dataset_batches.h"
 #include "tools/splitbrain/mpi_session.h"
+#include "tools/splitbrain/token_batches.h"
 
 namespace splitbrain::tools {
 namespace {
@@ -57,21 +58,49 @@ void check_data_fits(const exec::data::Dataset& data, const model::Model& net, c
   }
 }
 
+// The training batches and how many make an epoch (0: the source has no epochs).
+struct TrainingData {
+  std::unique_ptr<exec::BatchSource> batches;
+  int64_t steps_per_epoch = 0;
+};
+
+// Token models (GPT) read synthetic token sequences ("--data tokens"); every other model reads
+// the data set --data names.
+TrainingData open_training_data(const RunOptions& options, const plans::Plan& plan) {
+  const model::Model& net = *plan.model;
+  if (!net.layer(0).output_is_tokens) {
+    const exec::data::DatasetSpec spec = exec::data::parse_dataset_spec(options.data);
+    auto batches = std::make_unique<DatasetBatches>(exec::data::open_dataset(spec, exec::data::Split::kTrain),
+                                                    plan.global_batch, options.seed);
+    check_data_fits(batches->dataset(), net, options.data);
+    const int64_t steps_per_epoch = batches->dataset().sample_count() / plan.global_batch;
+    return {std::move(batches), steps_per_epoch};
+  }
+  if (options.data != "tokens" && options.data != "synthetic") {
+    throw InputError(fmt::format("--data {}: model '{}' reads token ids; its data is 'tokens' (synthetic token sequences)",
+                                 options.data, net.name()));
+  }
+  if (options.epochs > 0) throw InputError("--epochs: token sequences have no epochs; give --iters");
+  if (options.evaluate) throw InputError("--eval: evaluation of token models is not supported by the executor yet");
+  const model::Layer& loss = net.layer(net.size() - 1);
+  const int64_t vocab = net.layer(loss.inputs.at(0)).output_shape.back();
+  return {std::make_unique<TokenBatches>(vocab, net.layer(0).output_shape.at(0), options.seed), 0};
+}
+
 void train(const RunOptions& options) {
   plans::Plan plan = plans::load_plan_file(options.plan_path);
   if (options.learning_rate > 0) plan.optimizer.learning_rate = options.learning_rate;
   exec::comm::MeshCommunicators communicators(plan.mesh);
   const bool leader = communicators.rank() == 0;
-  const exec::data::DatasetSpec spec = exec::data::parse_dataset_spec(options.data);
-  DatasetBatches train_batches(exec::data::open_dataset(spec, exec::data::Split::kTrain), plan.global_batch, options.seed);
-  check_data_fits(train_batches.dataset(), *plan.model, options.data);
+  TrainingData data = open_training_data(options, plan);
+  exec::BatchSource& train_batches = *data.batches;
 
   exec::Trainer trainer(plan, communicators, exec::cpu::cpu_backend(options.threads), options.seed);
   if (!options.resume_dir.empty()) {
     exec::load_checkpoint(trainer, plan, options.resume_dir);
     if (leader) std::cout << fmt::format("[run] resumed from {} at step {}\n", options.resume_dir, trainer.steps_taken());
   }
-  const int64_t steps_per_epoch = train_batches.dataset().sample_count() / plan.global_batch;
+  const int64_t steps_per_epoch = data.steps_per_epoch;
   const int64_t steps = options.epochs > 0 ? static_cast<int64_t>(options.epochs * static_cast<double>(steps_per_epoch))
                                            : options.warmup + options.iterations;
   if (leader) {
@@ -99,6 +128,7 @@ void train(const RunOptions& options) {
   const nlohmann::json trace = exec::gather_measured_trace(trainer);
   if (leader && !options.trace_path.empty()) write_json_output(options.trace_path, trace);
   if (options.evaluate) {
+    const exec::data::DatasetSpec spec = exec::data::parse_dataset_spec(options.data);
     DatasetBatches test_batches(exec::data::open_dataset(spec, exec::data::Split::kTest), plan.global_batch, options.seed);
     const double accuracy = trainer.evaluate(test_batches, test_batches.dataset().sample_count() / plan.global_batch);
     report["test_accuracy"] = accuracy;
@@ -136,7 +166,7 @@ void add_run_command(CLI::App& app) {
   command->add_option("--warmup", o->warmup, "Steps run before measuring")->check(CLI::NonNegativeNumber)->default_val(2);
   command->add_option("--epochs", o->epochs, "Train for this many epochs instead of --iters (fractions allowed)")
       ->check(CLI::PositiveNumber);
-  command->add_option("--data", o->data, "fashion-mnist[:DIR] | cifar10:DIR | synthetic[:options]")->default_val("synthetic");
+  command->add_option("--data", o->data, "fashion-mnist[:DIR] | cifar10:DIR | synthetic[:options] | tokens (token models)")->default_val("synthetic");
   command->add_option("--report", o->report_path, "Write the measured report (JSON) to FILE (- for standard output)")
       ->type_name("FILE|-");
   command->add_option("--trace", o->trace_path, "Write a Chrome trace of the last measured step (open in Perfetto)")

@@ -1,11 +1,11 @@
 #pragma once
-// The executor refuses plans whose tied output head is split unlike its embedding's table (it
-// would need communication the plan does not list: exec/runtime/tied_parameters.h). The planner
-// emits such plans for GPT (model-parallel, Gholami grids, SplitBrain), and they are the ones
-// that split the attention heads and the embeddings' columns. So that those layers are still
-// checked against the 1-rank run, every such plan is also run with the head's sharding aligned
-// to its embedding's; and a plan whose embeddings split their columns also runs with them
-// splitting their rows instead (the vocabulary and the positions: partial sums).
+// The executor refuses plans whose tied output head would need a table block or a gradient sum
+// that the plan does not list (exec/runtime/tied_parameters.h). The planner emits such plans
+// for GPT (model-parallel, Gholami grids: the head splits the vocabulary where the table splits
+// its columns), and they are the ones that split the attention heads. So that those layers are
+// still checked against the 1-rank run, every such plan is also run with the head's sharding
+// aligned to its embedding's; and a plan whose embeddings split their columns also runs with
+// them splitting their rows instead (the vocabulary and the positions: partial sums).
 
 #include <vector>
 
