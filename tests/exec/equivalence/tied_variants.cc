@@ -29,11 +29,39 @@ bool accepted(const plans::Plan& plan) {
 
 }  // namespace
 
+// A head that splits its contraction over the axes that split the table's samples: it then
+// computes with a column block of the rank's whole table and adds that block's gradient back.
+bool append_contraction_split(std::vector<plans::Plan>& plans, const plans::Plan& original) {
+  plans::Plan split = original;
+  const model::Model& net = *split.model;
+  bool changed = false;
+  for (int v = 0; v < net.size(); ++v) {
+    const int table = exec::tied_table_layer(net, v);
+    if (table < 0) continue;
+    plans::LayerSharding& head = split.layers[static_cast<size_t>(v)];
+    const plans::LayerSharding& embedding = split.layers[static_cast<size_t>(table)];
+    if (embedding.batch.empty() || !head.in.empty() || head.batch != embedding.batch) continue;
+    head.in = head.batch;
+    head.batch.clear();
+    changed = true;
+  }
+  split.family += " + head contraction split";
+  if (!changed || !accepted(split)) return false;
+  plans.push_back(split);
+  return true;
+}
+
 void append_tied_variants(std::vector<plans::Plan>& plans) {
   const size_t planned = plans.size();
+  bool contraction_split = false;
   for (size_t i = 0; i < planned; ++i) {
     const plans::Plan& original = plans[i];
-    if (original.pipe_axis >= 0 || accepted(original)) continue;
+    if (original.pipe_axis >= 0) continue;
+    if (accepted(original)) {
+      // Once per run is enough: the first data-parallel-like plan.
+      if (!contraction_split) contraction_split = append_contraction_split(plans, original);
+      continue;
+    }
     plans::Plan aligned = original;
     const model::Model& net = *aligned.model;
     bool columns_split = false;

@@ -5,7 +5,9 @@
 // its columns), and they are the ones that split the attention heads. So that those layers are
 // still checked against the 1-rank run, every such plan is also run with the head's sharding
 // aligned to its embedding's; and a plan whose embeddings split their columns also runs with
-// them splitting their rows instead (the vocabulary and the positions: partial sums).
+// them splitting their rows instead (the vocabulary and the positions: partial sums). One plan
+// whose head is split like its table's samples also runs with the head splitting its contraction
+// over those axes instead (it then uses a column block of the rank's table).
 
 #include <vector>
 
