@@ -10,8 +10,10 @@ namespace splitbrain::exec {
 class BatchSource {
  public:
   virtual ~BatchSource() = default;
-  // Samples [first, first + count) of step `step`'s global batch, whole, NCHW float32.
+  // Samples [first, first + count) of step `step`'s global batch, whole, NCHW float32 (token
+  // models: their token ids as floats).
   virtual void images(int64_t step, int64_t first, int64_t count, float* out) = 0;
+  // One label per sample; for a sequence loss one per position, sample-major (count * positions).
   virtual std::vector<int32_t> labels(int64_t step, int64_t first, int64_t count) = 0;
 };
 
