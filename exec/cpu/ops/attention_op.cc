@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include <map>
+#include <stdexcept>
 
 #include "exec/cpu/attention.h"
 #include "exec/cpu/ops/op_factories.h"

@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <map>
+#include <stdexcept>
 
 #include "exec/cpu/embedding.h"
 #include "exec/cpu/ops/op_factories.h"

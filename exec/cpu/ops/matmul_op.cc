@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <stdexcept>
+
 #include "exec/cpu/batched_matmul.h"
 #include "exec/cpu/ops/op_factories.h"
 
