@@ -81,9 +81,9 @@ void check_tied_weights(const plans::Plan& plan, const plans::CompiledPlan& comp
     for (int axis = 0; axis < mesh.axis_count(); ++axis) {
       const AxisPart e = embedding_part(embedding, axis);
       const AxisPart h = head_part(head, axis);
-      const bool fine = e == AxisPart::samples ? h != AxisPart::none : h == e;
+      const bool fine = e == AxisPart::samples || h == e;
       if (!fine) {
-        throw InputError(fmt::format("layer '{}': mesh axis '{}' {} of its tied weight but {} of the table of '{}'; "
+        throw InputError(fmt::format("layer '{}': mesh axis '{}' {} for it but {} for '{}', whose table is its weight; "
                                      "sharing the table so would need communication the plan does not list, which is "
                                      "not supported by the executor yet",
                                      name, mesh.axis(axis).name, part_name(h), part_name(e), owner));
@@ -101,6 +101,24 @@ void check_tied_weights(const plans::Plan& plan, const plans::CompiledPlan& comp
   }
 }
 
+namespace {
+
+// Whether this rank adds the head's weight gradient: not when it is a replica, other than the
+// first, over axes the table's gradient is summed over.
+bool adds_head_gradient(const plans::Plan& plan, int rank, int layer, int table) {
+  const plans::LayerSharding& embedding = plan.layers[static_cast<size_t>(table)];
+  const plans::LayerSharding& head = plan.layers[static_cast<size_t>(layer)];
+  std::vector<int> replicas;
+  for (int axis = 0; axis < plan.mesh.axis_count(); ++axis) {
+    if (embedding_part(embedding, axis) == AxisPart::samples && head_part(head, axis) == AxisPart::none) {
+      replicas.push_back(axis);
+    }
+  }
+  return replicas.empty() || plan.mesh.index_in_group(rank, replicas) == 0;
+}
+
+}  // namespace
+
 ParameterViews parameter_views(const plans::Plan& plan, const plans::CompiledPlan& compiled, int rank,
                                std::vector<LayerParameters>& parameters, int layer) {
   ParameterViews views;
@@ -112,9 +130,17 @@ ParameterViews parameter_views(const plans::Plan& plan, const plans::CompiledPla
     const plans::ParameterShard& shard = compiled.layers[static_cast<size_t>(table)].layouts.parameters.at(0);
     const plans::TensorLayout needed = head_weight_layout(plan.layers[static_cast<size_t>(layer)]);
     const auto shape = plans::local_shape(needed, plan.mesh, shard.global_shape);
+    const bool adds = adds_head_gradient(plan, rank, layer, table);
     if (shape == values.shape) {
       views.values.push_back(&values);
-      views.grads.push_back(&grads);
+      if (adds) {
+        views.grads.push_back(&grads);
+      } else {
+        views.grad_block = std::make_unique<comm::LocalArray>();
+        views.grad_block->shape = shape;
+        views.grad_block->values.assign(values.values.size(), 0.0f);
+        views.grads.push_back(views.grad_block.get());
+      }
     } else {
       // Rows and columns of the needed block within this rank's block of the table.
       const auto needed_at = plans::local_offset(needed, plan.mesh, shard.global_shape, rank);
@@ -130,7 +156,7 @@ ParameterViews parameter_views(const plans::Plan& plan, const plans::CompiledPla
       views.grad_block = std::make_unique<comm::LocalArray>();
       views.grad_block->shape = shape;
       views.grad_block->values.assign(views.weight_block->values.size(), 0.0f);
-      views.table_grad = &grads;
+      views.table_grad = adds ? &grads : nullptr;
       views.values.push_back(views.weight_block.get());
       views.grads.push_back(views.grad_block.get());
     }
@@ -142,7 +168,7 @@ ParameterViews parameter_views(const plans::Plan& plan, const plans::CompiledPla
 }
 
 void ParameterViews::add_tied_gradient() const {
-  if (!grad_block) return;
+  if (!grad_block || !table_grad) return;
   const int64_t rows = grad_block->shape[0];
   const int64_t columns = grad_block->shape[1];
   for (int64_t r = 0; r < rows; ++r) {

@@ -7,9 +7,10 @@
 // before the bucket is reduced over the embedding's synchronisation axes.
 //
 // That needs no communication the plan does not list when, for every mesh axis,
-//   - an axis the table's gradient is summed over (the embedding's batch or positions) splits
-//     the head's samples or its weight: the sum then adds each rank's distinct contribution
-//     once (a head replicated over such an axis would be counted twice);
+//   - an axis the table's gradient is summed over (the embedding's batch or positions) may do
+//     anything to the head: if it splits the head's samples or weight, the sum adds each rank's
+//     distinct contribution once; if it replicates the head, its ranks hold the same
+//     contribution and only the first of them adds it (the rule of a partial sum's bias);
 //   - any other axis plays the same part for both: it splits the same dimension of the table
 //     (vocabulary rows or columns), or neither uses it;
 //   - on a dimension both split, the embedding's axes come first (the head's block then lies
@@ -39,14 +40,15 @@ void check_tied_weights(const plans::Plan& plan, const plans::CompiledPlan& comp
 // The parameter tensors layer `layer` computes with and the gradients it adds into: the tied
 // weight first (if any), then the layer's own. When the head needs only part of this rank's
 // table block, the views hold a copy of that part and a zeroed gradient for it, which
-// add_tied_gradient() adds into the table's gradient once the op's backward has run.
+// add_tied_gradient() adds into the table's gradient once the op's backward has run (or drops,
+// on a replica of the head that is not the first).
 struct ParameterViews {
   std::vector<const comm::LocalArray*> values;
   std::vector<comm::LocalArray*> grads;
 
   std::unique_ptr<comm::LocalArray> weight_block;  // a copy of part of the table, or null
-  std::unique_ptr<comm::LocalArray> grad_block;
-  comm::LocalArray* table_grad = nullptr;
+  std::unique_ptr<comm::LocalArray> grad_block;    // the head's weight gradient when not direct
+  comm::LocalArray* table_grad = nullptr;          // where grad_block is added, or null: dropped
   std::vector<int64_t> block_offset;  // of the part within this rank's table block
 
   void add_tied_gradient() const;

@@ -29,37 +29,43 @@ bool accepted(const plans::Plan& plan) {
 
 }  // namespace
 
-// A head that splits its contraction over the axes that split the table's samples: it then
-// computes with a column block of the rank's whole table and adds that block's gradient back.
-bool append_contraction_split(std::vector<plans::Plan>& plans, const plans::Plan& original) {
-  plans::Plan split = original;
-  const model::Model& net = *split.model;
-  bool changed = false;
-  for (int v = 0; v < net.size(); ++v) {
-    const int table = exec::tied_table_layer(net, v);
-    if (table < 0) continue;
-    plans::LayerSharding& head = split.layers[static_cast<size_t>(v)];
-    const plans::LayerSharding& embedding = split.layers[static_cast<size_t>(table)];
-    if (embedding.batch.empty() || !head.in.empty() || head.batch != embedding.batch) continue;
-    head.in = head.batch;
-    head.batch.clear();
-    changed = true;
+// Variants of a plan whose tied head splits the samples like its table: the head splitting its
+// contraction over those axes instead (it computes with a column block of the rank's table and
+// adds that block's gradient back), and the head replicated over them (every rank computes the
+// same gradient; only the first of them adds it). Returns whether any was added.
+bool append_head_variants(std::vector<plans::Plan>& plans, const plans::Plan& original) {
+  bool added = false;
+  for (const bool contraction : {true, false}) {
+    plans::Plan variant = original;
+    const model::Model& net = *variant.model;
+    bool changed = false;
+    for (int v = 0; v < net.size(); ++v) {
+      const int table = exec::tied_table_layer(net, v);
+      if (table < 0) continue;
+      plans::LayerSharding& head = variant.layers[static_cast<size_t>(v)];
+      const plans::LayerSharding& embedding = variant.layers[static_cast<size_t>(table)];
+      if (embedding.batch.empty() || !head.in.empty() || head.batch != embedding.batch) continue;
+      if (contraction) head.in = head.batch;
+      head.batch.clear();
+      changed = true;
+    }
+    variant.family += contraction ? " + head contraction split" : " + head replicated";
+    if (!changed || !accepted(variant)) continue;
+    plans.push_back(variant);
+    added = true;
   }
-  split.family += " + head contraction split";
-  if (!changed || !accepted(split)) return false;
-  plans.push_back(split);
-  return true;
+  return added;
 }
 
 void append_tied_variants(std::vector<plans::Plan>& plans) {
   const size_t planned = plans.size();
-  bool contraction_split = false;
+  bool head_variants = false;
   for (size_t i = 0; i < planned; ++i) {
-    const plans::Plan& original = plans[i];
+    const plans::Plan original = plans[i];  // a copy: push_back below may move the list
     if (original.pipe_axis >= 0) continue;
     if (accepted(original)) {
-      // Once per run is enough: the first data-parallel-like plan.
-      if (!contraction_split) contraction_split = append_contraction_split(plans, original);
+      // Once per run is enough: the first plan whose head splits the samples like its table.
+      if (!head_variants) head_variants = append_head_variants(plans, original);
       continue;
     }
     plans::Plan aligned = original;

@@ -6,8 +6,9 @@
 // still checked against the 1-rank run, every such plan is also run with the head's sharding
 // aligned to its embedding's; and a plan whose embeddings split their columns also runs with
 // them splitting their rows instead (the vocabulary and the positions: partial sums). One plan
-// whose head is split like its table's samples also runs with the head splitting its contraction
-// over those axes instead (it then uses a column block of the rank's table).
+// whose head splits the samples like its table also runs with the head splitting its
+// contraction over those axes instead (a column block of the rank's table), and with the head
+// replicated over them (only the first replica adds its gradient).
 
 #include <vector>
 
