@@ -94,7 +94,7 @@ void check_tied_weights(const plans::Plan& plan, const plans::CompiledPlan& comp
     for (size_t d = 0; d < 2; ++d) {
       if (!is_prefix(held.dim_axes[d], needed.dim_axes[d])) {
         throw InputError(fmt::format("layer '{}': its tied weight's dimension {} is split over its axes in another "
-                                     "order than '{}''s table; this is not supported by the executor yet",
+                                     "order than the table of '{}'; this is not supported by the executor yet",
                                      name, d, owner));
       }
     }
