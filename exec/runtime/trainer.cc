@@ -9,6 +9,7 @@
 
 #include "exec/comm/mpi_check.h"
 #include "exec/comm/redistribution_runner.h"
+#include "exec/runtime/micro_batch_state.h"
 #include "exec/runtime/parameter_init.h"
 #include "exec/runtime/zero_sharding.h"
 #include "model/errors.h"
@@ -45,17 +46,9 @@ std::vector<int> axes_not_splitting(const plans::TensorLayout& layout, const pla
 
 }  // namespace
 
-// What one micro-batch keeps between its forward and backward passes, per layer.
-struct Trainer::MicroBatchState {
-  std::vector<TrackedArray> outputs;
-  std::vector<std::vector<TrackedArray>> inputs;  // redistributed, per input position
-  std::vector<TrackedArray> output_grads;
-};
-
 Trainer::Trainer(const plans::Plan& plan, comm::MeshCommunicators& communicators, const OpFactory& backend, uint64_t seed)
     : plan_(plan), compiled_(plans::compile_plan(plan)), communicators_(communicators), communicator_(communicators),
       seed_(seed), backend_(backend) {
-  if (plan.recompute_activations) throw InputError("plan: activation recompute is not supported by the executor yet");
   const model::Model& net = *plan.model;
   const plans::Mesh& mesh = plan.mesh;
   const int rank = communicators.rank();
@@ -187,6 +180,7 @@ void Trainer::forward(int micro, MicroBatchState& state, StepSeconds& seconds) {
     const plans::CompiledLayer& compiled = compiled_.layers[static_cast<size_t>(v)];
     const plans::LayerLayouts& layouts = compiled.layouts;
     if (layer.kind == model::OpKind::input) {
+      if (state.recomputing) continue;  // kept from the first forward
       state.outputs[static_cast<size_t>(v)] = read_input(v, micro);
       send_forward(v, micro, state.outputs[static_cast<size_t>(v)]);
       continue;
@@ -197,10 +191,13 @@ void Trainer::forward(int micro, MicroBatchState& state, StepSeconds& seconds) {
       const int u = layer.inputs[p];
       const plans::InputTransfer& transfer = compiled.inputs[p];
       TrackedArray input = state.outputs[static_cast<size_t>(u)];
-      if (transfer.forward_send) {  // the producer sits on an earlier stage
+      if (transfer.forward_send && state.recomputing) {  // kept from the first forward
+        input = state.received.at({v, static_cast<int>(p)});
+      } else if (transfer.forward_send) {  // the producer sits on an earlier stage
         input = adopt_tracked(memory_, MemoryCategory::activations,
                               link_->receive(contexts_[static_cast<size_t>(u)].output_shape, *transfer.forward_send,
                                              link_->tag(v, static_cast<int>(p), micro, false)));
+        if (plan_.recompute_activations) state.received[{v, static_cast<int>(p)}] = input;
       }
       const plans::TensorLayout& from = compiled_.layers[static_cast<size_t>(u)].layouts.output;
       const auto global = plans::activation_shape(net.layer(u), compiled_.micro_batch);
@@ -224,8 +221,8 @@ void Trainer::forward(int micro, MicroBatchState& state, StepSeconds& seconds) {
     release_gathered_parameters(v);
     state.outputs[static_cast<size_t>(v)] = output;
     seconds.compute_forward += seconds_since(compute_start);
-    record(fmt::format("fwd {} mb{}", layer.name, micro), false, compute_start);
-    send_forward(v, micro, output);
+    record(fmt::format("{} {} mb{}", state.recomputing ? "refwd" : "fwd", layer.name, micro), false, compute_start);
+    if (!state.recomputing) send_forward(v, micro, output);
   }
 }
 
@@ -399,7 +396,9 @@ StepResult Trainer::step(BatchSource& data) {
     if (kind == plans::PassKind::forward) {
       forward(micro, state, result.seconds);
       if (counts_loss_) loss_sum += ops_.back()->loss_sum(micro);
+      if (plan_.recompute_activations) drop_recomputable(micro, state);
     } else {
+      if (plan_.recompute_activations) recompute_forward(micro, state, result.seconds);
       backward(micro, state, result.seconds);
       state = MicroBatchState{};
     }

@@ -87,6 +87,11 @@ class Trainer {
   struct MicroBatchState;
   void forward(int micro, MicroBatchState& state, StepSeconds& seconds);
   void backward(int micro, MicroBatchState& state, StepSeconds& seconds);
+  // Activation recompute (activation_recompute.cc): after a micro-batch's forward only the
+  // stage's inputs stay (what sim::stage_memory counts); its forward runs again, without
+  // reading or receiving anything, right before its backward.
+  void drop_recomputable(int micro, MicroBatchState& state);
+  void recompute_forward(int micro, MicroBatchState& state, StepSeconds& seconds);
   void synchronise_gradients(StepSeconds& seconds);
   // Overlap (plan.overlap_gradient_sync): a bucket's all-reduce starts as soon as backward has
   // produced its last gradient, and MPI is nudged between layers so it progresses meanwhile.

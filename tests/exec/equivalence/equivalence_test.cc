@@ -380,18 +380,36 @@ TEST(Equivalence, ModelStatesPerRankEqualTheMemoryModel) {
   }
 }
 
-// Recompute keeps only the stage's inputs between forward and backward: the tracked activation
-// peak must be below the same plan's without recompute (same results: the tests above).
+// Recompute keeps only the stage's inputs between forward and backward, so on a pipeline's first
+// stage, which has the most micro-batches in flight, the tracked activation peak must be below
+// the same plan's without recompute. Everywhere it must cost no more than the memory model says
+// (with one micro-batch in flight, the stage's inputs on top: one full set is rebuilt anyway;
+// later stages may peak in a backward, where recompute saves nothing). The results are the same
+// (the tests above).
 TEST(Equivalence, RecomputeLowersTheActivationPeak) {
-  int recomputed = 0;
+  const int rank = world_rank();
+  int lowered = 0;
   for (const PlanOutcome& o : suite().outcomes) {
     if (o.status != RunStatus::ran || !o.plan.recompute_activations) continue;
     const PlanOutcome* base = base_of(o, suite().outcomes);
     ASSERT_NE(base, nullptr) << plan_name(o.plan);
-    ++recomputed;
-    EXPECT_LT(o.activations_bytes, base->activations_bytes) << plan_name(o.plan) << " rank " << world_rank();
+    if (base->status != RunStatus::ran) continue;
+    const int stage = o.plan.pipe_axis >= 0 ? o.plan.mesh.coordinate(rank, o.plan.pipe_axis) : 0;
+    if (stage == 0 && sim::micro_batches_in_flight(o.plan, stage) > 1) {
+      ++lowered;
+      EXPECT_LT(o.activations_bytes, base->activations_bytes) << plan_name(o.plan) << " rank " << rank;
+    }
+    const int64_t predicted_cost = o.prediction.ranks.at(static_cast<size_t>(rank)).memory.activations -
+                                   base->prediction.ranks.at(static_cast<size_t>(rank)).memory.activations;
+    EXPECT_LE(o.activations_bytes - base->activations_bytes, std::max<int64_t>(predicted_cost, 0))
+        << plan_name(o.plan) << " rank " << rank;
   }
-  EXPECT_GT(recomputed, 0) << "no recompute plan ran";
+  // Pipelines on 2 and 4 ranks put several micro-batches in flight on their first stage.
+  int any = 0;
+  MPI_Allreduce(&lowered, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (world_size() > 1) {
+    EXPECT_GT(any, 0) << "no recompute plan had micro-batches in flight to save";
+  }
 }
 
 // --eval after training: every plan (pipelines included) classifies the same samples as the
