@@ -412,6 +412,18 @@ TEST(Equivalence, RecomputeLowersTheActivationPeak) {
   }
 }
 
+// Recompute runs the same forward again from the same inputs: the losses are those of the same
+// plan without it, to the bit (ZeRO may reorder sums, so only recompute alone is held to this).
+TEST(Equivalence, RecomputeReproducesTheLossesExactly) {
+  for (const PlanOutcome& o : suite().outcomes) {
+    if (o.status != RunStatus::ran || !o.plan.recompute_activations || o.plan.zero_stage != 0) continue;
+    const PlanOutcome* base = base_of(o, suite().outcomes);
+    ASSERT_NE(base, nullptr) << plan_name(o.plan);
+    if (base->status != RunStatus::ran) continue;
+    EXPECT_EQ(o.losses, base->losses) << plan_name(o.plan);
+  }
+}
+
 // --eval after training: every plan (pipelines included) classifies the same samples as the
 // 1-rank run with the same weights (they agree to 1e-4, far from any logit tie here).
 TEST(Equivalence, EvaluationAccuracyEqualsOneRank) {
