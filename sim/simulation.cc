@@ -75,8 +75,20 @@ class StepBuilder {
         timing.forward_comm_seconds += use(i, layer.stage, StepPhase::parameter_gather, c, micro_batches);
         timing.backward_comm_seconds += use(i, layer.stage, StepPhase::parameter_gather, c, micro_batches);
       }
+      if (plan_.recompute_activations && plan_.model->layer(i).kind != model::OpKind::input) {
+        // The forward runs again before the backward from the kept stage inputs: its compute,
+        // the redistributions into the layer and the collectives in it (not the pipeline
+        // hand-overs, which are kept), and one more ZeRO 3 gather.
+        timing.recompute_seconds = timing.compute.forward;
+        for (const plans::InputTransfer& input : layer.inputs) {
+          for (const Collective& c : input.forward) timing.backward_comm_seconds += use(i, layer.stage, StepPhase::forward, c, micro_batches);
+        }
+        for (const Collective& c : layer.layouts.forward_internal) timing.backward_comm_seconds += use(i, layer.stage, StepPhase::forward, c, micro_batches);
+        for (const Collective& c : layer.parameter_gathers) timing.backward_comm_seconds += use(i, layer.stage, StepPhase::parameter_gather, c, micro_batches);
+      }
       work.forward_seconds += timing.compute.forward + timing.forward_comm_seconds;
-      work.backward_seconds += timing.compute.backward_input + timing.compute.backward_weight + timing.backward_comm_seconds;
+      work.backward_seconds += timing.recompute_seconds + timing.compute.backward_input + timing.compute.backward_weight +
+                               timing.backward_comm_seconds;
     }
   }
 
@@ -92,7 +104,8 @@ class StepBuilder {
       for (int i = static_cast<int>(compiled_.layers.size()) - 1; i >= 0; --i) {
         if (compiled_.layers[static_cast<size_t>(i)].stage != stage) continue;
         const LayerTiming& timing = out_.layers[static_cast<size_t>(i)];
-        t += timing.compute.backward_input + timing.compute.backward_weight + timing.backward_comm_seconds;
+        t += timing.recompute_seconds + timing.compute.backward_input + timing.compute.backward_weight +
+             timing.backward_comm_seconds;
         finish[static_cast<size_t>(i)] = t;
       }
     }
@@ -160,7 +173,7 @@ class StepBuilder {
       if (compiled_.layers[i].stage != out_.critical_stage) continue;
       const LayerTiming& t = out_.layers[i];
       phases.compute_forward += m * t.compute.forward;
-      phases.compute_backward += m * (t.compute.backward_input + t.compute.backward_weight);
+      phases.compute_backward += m * (t.recompute_seconds + t.compute.backward_input + t.compute.backward_weight);
       phases.comm_exposed += m * (t.forward_comm_seconds + t.backward_comm_seconds);
     }
     phases.comm_exposed += critical->sync_end_seconds - critical->backward_end_seconds + critical->gather_seconds;
