@@ -77,7 +77,14 @@ std::vector<GradientBucket> compile_buckets(const Plan& plan, const std::vector<
         bucket.reduction = {flat_collective(CollectiveKind::all_reduce, plan.mesh, bucket.axes,
                                             bucket.elements * element_bytes, element_bytes)};
       } else {
-        bucket.padded_elements = round_up(bucket.elements, group);
+        // Stage 3 holds parameters in per-layer slices (the per-layer gathers pad each layer to
+        // the group), and the reduce-scatter must hand each rank the gradients of exactly those
+        // slices: the bucket is the layers' padded sizes added up. Stages 1-2 pad the bucket once.
+        int64_t layer_padded = 0;
+        for (int i : bucket.layers) {
+          layer_padded += round_up(total_local_elements(layers[static_cast<size_t>(i)].layouts), group);
+        }
+        bucket.padded_elements = plan.zero_stage == 3 ? layer_padded : round_up(bucket.elements, group);
         const int64_t bytes = bucket.padded_elements * element_bytes;
         bucket.reduction = {flat_collective(CollectiveKind::reduce_scatter, plan.mesh, bucket.axes, bytes, element_bytes)};
         // Stages 1 and 2 keep whole parameters, so the updated slices are gathered back; stage 3

@@ -46,7 +46,7 @@ struct GradientBucket {
   int stage = 0;
   std::vector<int> layers;           // layer indices, in backward order
   int64_t elements = 0;              // local gradient elements in the bucket (before padding)
-  int64_t padded_elements = 0;       // rounded up so a reduce-scatter splits evenly
+  int64_t padded_elements = 0;       // rounded up so a reduce-scatter splits evenly (ZeRO 3: per layer)
   std::vector<int> axes;             // synchronisation axes
   std::vector<Collective> reduction; // all_reduce, or reduce_scatter (ZeRO >= 1)
   std::vector<Collective> gather;    // all_gather of updated parameters (ZeRO >= 1)

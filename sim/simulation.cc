@@ -75,8 +75,20 @@ class StepBuilder {
         timing.forward_comm_seconds += use(i, layer.stage, StepPhase::parameter_gather, c, micro_batches);
         timing.backward_comm_seconds += use(i, layer.stage, StepPhase::parameter_gather, c, micro_batches);
       }
+      if (plan_.recompute_activations && plan_.model->layer(i).kind != model::OpKind::input) {
+        // The forward runs again before the backward from the kept stage inputs: its compute,
+        // the redistributions into the layer and the collectives in it (not the pipeline
+        // hand-overs, which are kept), and one more ZeRO 3 gather.
+        timing.recompute_seconds = timing.compute.forward;
+        for (const plans::InputTransfer& input : layer.inputs) {
+          for (const Collective& c : input.forward) timing.backward_comm_seconds += use(i, layer.stage, StepPhase::forward, c, micro_batches);
+        }
+        for (const Collective& c : layer.layouts.forward_internal) timing.backward_comm_seconds += use(i, layer.stage, StepPhase::forward, c, micro_batches);
+        for (const Collective& c : layer.parameter_gathers) timing.backward_comm_seconds += use(i, layer.stage, StepPhase::parameter_gather, c, micro_batches);
+      }
       work.forward_seconds += timing.compute.forward + timing.forward_comm_seconds;
-      work.backward_seconds += timing.compute.backward_input + timing.compute.backward_weight + timing.backward_comm_seconds;
+      work.backward_seconds += timing.recompute_seconds + timing.compute.backward_input + timing.compute.backward_weight +
+                               timing.backward_comm_seconds;
     }
   }
 
@@ -92,7 +104,8 @@ class StepBuilder {
       for (int i = static_cast<int>(compiled_.layers.size()) - 1; i >= 0; --i) {
         if (compiled_.layers[static_cast<size_t>(i)].stage != stage) continue;
         const LayerTiming& timing = out_.layers[static_cast<size_t>(i)];
-        t += timing.compute.backward_input + timing.compute.backward_weight + timing.backward_comm_seconds;
+        t += timing.recompute_seconds + timing.compute.backward_input + timing.compute.backward_weight +
+             timing.backward_comm_seconds;
         finish[static_cast<size_t>(i)] = t;
       }
     }
@@ -102,6 +115,10 @@ class StepBuilder {
   void cost_step_end() {
     const std::vector<double> finish = last_backward_finish();
     std::vector<double> stream_free(static_cast<size_t>(plan_.stage_count()), 0.0);
+    // Overlapped reductions that do not hide (cluster.communication_overlap < 1) take their
+    // time from the stage's compute: the backward ends that much later.
+    std::vector<double> stolen(static_cast<size_t>(plan_.stage_count()), 0.0);
+    const double hides = cluster_.communication_overlap;
     for (size_t b = 0; b < compiled_.buckets.size(); ++b) {
       const plans::GradientBucket& bucket = compiled_.buckets[b];
       const auto s = static_cast<size_t>(bucket.stage);
@@ -109,6 +126,10 @@ class StepBuilder {
       const double ready = plan_.overlap_gradient_sync ? finish[static_cast<size_t>(bucket.layers.back())] : backward_end;
       double seconds = 0.0;
       for (const Collective& c : bucket.reduction) seconds += use(-1, bucket.stage, StepPhase::gradient_sync, c, 1);
+      if (plan_.overlap_gradient_sync) {
+        stolen[s] += (1.0 - hides) * seconds;
+        seconds *= hides;
+      }
       const double start = std::max(ready, stream_free[s]);
       stream_free[s] = start + seconds;
       out_.gradient_sync.push_back({bucket.stage, static_cast<int>(b), start, stream_free[s]});
@@ -119,7 +140,8 @@ class StepBuilder {
     for (int stage = 0; stage < plan_.stage_count(); ++stage) {
       StageTiming& timing = out_.stages[static_cast<size_t>(stage)];
       timing.backward_end_seconds = out_.timeline.stage_end_seconds[static_cast<size_t>(stage)];
-      timing.sync_end_seconds = std::max(timing.backward_end_seconds, stream_free[static_cast<size_t>(stage)]);
+      timing.sync_end_seconds = std::max(timing.backward_end_seconds + stolen[static_cast<size_t>(stage)],
+                                         stream_free[static_cast<size_t>(stage)] + stolen[static_cast<size_t>(stage)]);
       timing.optimizer_seconds = optimizer_step_seconds(cluster_, plan_, optimizer_elements(stage));
       timing.end_seconds = timing.sync_end_seconds + timing.optimizer_seconds + timing.gather_seconds;
     }
@@ -151,7 +173,7 @@ class StepBuilder {
       if (compiled_.layers[i].stage != out_.critical_stage) continue;
       const LayerTiming& t = out_.layers[i];
       phases.compute_forward += m * t.compute.forward;
-      phases.compute_backward += m * (t.compute.backward_input + t.compute.backward_weight);
+      phases.compute_backward += m * (t.recompute_seconds + t.compute.backward_input + t.compute.backward_weight);
       phases.comm_exposed += m * (t.forward_comm_seconds + t.backward_comm_seconds);
     }
     phases.comm_exposed += critical->sync_end_seconds - critical->backward_end_seconds + critical->gather_seconds;

@@ -42,6 +42,9 @@ struct LayerTiming {  // per micro-batch
   LayerComputeSeconds compute;
   double forward_comm_seconds = 0.0;
   double backward_comm_seconds = 0.0;
+  // Activation recompute: the forward computed again inside the backward pass (its collectives
+  // are in backward_comm_seconds).
+  double recompute_seconds = 0.0;
 };
 
 struct SyncInterval {  // one gradient bucket on the communication stream

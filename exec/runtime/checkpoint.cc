@@ -20,12 +20,16 @@ std::filesystem::path rank_file(const std::filesystem::path& directory, int rank
   return directory / fmt::format("rank-{}.bin", rank);
 }
 
-// Every array the checkpoint holds, in a fixed order: parameters, then optimizer moments.
+// Every array the checkpoint holds, in a fixed order: parameters (whole, then ZeRO 3's slices,
+// which stand for the parameters it does not keep whole), then optimizer moments.
 std::vector<std::vector<float>*> state_arrays(Trainer& trainer) {
   std::vector<std::vector<float>*> arrays;
   for (LayerParameters& layer : trainer.parameters()) {
-    for (TrackedArray& value : layer.values) arrays.push_back(&value->values);
+    for (TrackedArray& value : layer.values) {
+      if (value) arrays.push_back(&value->values);
+    }
   }
+  for (std::vector<float>* slice : trainer.sharded_state()) arrays.push_back(slice);
   for (auto& moment : trainer.optimizer().first_moments()) arrays.push_back(&moment);
   for (auto& moment : trainer.optimizer().second_moments()) arrays.push_back(&moment);
   return arrays;

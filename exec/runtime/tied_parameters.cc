@@ -76,6 +76,12 @@ void check_tied_weights(const plans::Plan& plan, const plans::CompiledPlan& comp
                                    "sharing it across stages is not supported by the executor yet",
                                    name, owner, head_stage, table_stage));
     }
+    const bool table_sliced = plan.mesh.group_size(compiled.layers[static_cast<size_t>(table)].layouts.gradient_sync_axes) > 1;
+    if (plan.zero_stage >= 3 && table_sliced) {
+      throw InputError(fmt::format("layer '{}': under ZeRO 3 the table of '{}' is gathered for that layer only, and "
+                                   "a gather for the tied head is not in the plan; this is not supported by the "
+                                   "executor yet", name, owner));
+    }
     const plans::LayerSharding& head = plan.layers[static_cast<size_t>(v)];
     const plans::LayerSharding& embedding = plan.layers[static_cast<size_t>(table)];
     for (int axis = 0; axis < mesh.axis_count(); ++axis) {

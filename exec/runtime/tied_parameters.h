@@ -15,7 +15,8 @@
 //     (vocabulary rows or columns), or neither uses it;
 //   - on a dimension both split, the embedding's axes come first (the head's block then lies
 //     inside the rank's table block);
-// and the head sits on the embedding's pipeline stage. So a replicated table serves a head that
+// and the head sits on the embedding's pipeline stage, and ZeRO 3 does not slice the table (it
+// is gathered for the embedding only). So a replicated table serves a head that
 // splits its vocabulary over the data axes (SplitBrain's plans), and a head split exactly like
 // the table uses it whole. Other plans are refused: they would need a gather of the table and a
 // reduction of its gradient that the plan does not list.

@@ -9,8 +9,11 @@
 
 #include "exec/comm/mpi_check.h"
 #include "exec/comm/redistribution_runner.h"
+#include "exec/runtime/correct_predictions.h"
+#include "exec/runtime/micro_batch_state.h"
 #include "exec/runtime/parameter_init.h"
 #include "exec/runtime/tied_parameters.h"
+#include "exec/runtime/zero_sharding.h"
 #include "model/errors.h"
 #include "model/statistics.h"
 #include "plans/pipeline_order.h"
@@ -45,18 +48,9 @@ std::vector<int> axes_not_splitting(const plans::TensorLayout& layout, const pla
 
 }  // namespace
 
-// What one micro-batch keeps between its forward and backward passes, per layer.
-struct Trainer::MicroBatchState {
-  std::vector<TrackedArray> outputs;
-  std::vector<std::vector<TrackedArray>> inputs;  // redistributed, per input position
-  std::vector<TrackedArray> output_grads;
-};
-
 Trainer::Trainer(const plans::Plan& plan, comm::MeshCommunicators& communicators, const OpFactory& backend, uint64_t seed)
     : plan_(plan), compiled_(plans::compile_plan(plan)), communicators_(communicators), communicator_(communicators),
       seed_(seed), backend_(backend) {
-  if (plan.zero_stage != 0) throw InputError("plan: ZeRO (zero_stage > 0) is not supported by the executor yet");
-  if (plan.recompute_activations) throw InputError("plan: activation recompute is not supported by the executor yet");
   check_tied_weights(plan, compiled_);
   const model::Model& net = *plan.model;
   const plans::Mesh& mesh = plan.mesh;
@@ -73,9 +67,11 @@ Trainer::Trainer(const plans::Plan& plan, comm::MeshCommunicators& communicators
     }
     for (const auto& c : layer.layouts.forward_internal) note(c);
     for (const auto& c : layer.layouts.backward_internal) note(c);
+    for (const auto& c : layer.parameter_gathers) note(c);
   }
   for (const auto& bucket : compiled_.buckets) {
     for (const auto& c : bucket.reduction) note(c);
+    for (const auto& c : bucket.gather) note(c);
   }
   if (plan.pipe_axis >= 0) axis_sets.push_back({plan.pipe_axis});
   communicators.create(axis_sets);
@@ -120,16 +116,21 @@ Trainer::Trainer(const plans::Plan& plan, comm::MeshCommunicators& communicators
     };
     if (!on_my_stage(v)) continue;  // another stage holds this layer
     LayerParameters& params = parameters_[static_cast<size_t>(v)];
+    // ZeRO keeps sharded layers' model states as slices (setup_zero): stage 3's whole parameters
+    // exist here only to be cut, stage 2-3's whole gradients only during backward.
+    const bool sharded = zero_shards(v);
+    const MemoryCategory value_category =
+        sharded && plan.zero_stage >= 3 ? MemoryCategory::buffers : MemoryCategory::params;
     for (size_t k = 0; k < layouts.parameters.size(); ++k) {
       const plans::ParameterShard& shard = layouts.parameters[k];
       const auto shape = local_shape_of(shard.layout, mesh, shard.global_shape);
       ctx.parameter_shapes.push_back(shape);
-      TrackedArray value = make_tracked(memory_, MemoryCategory::params, shape);
+      TrackedArray value = make_tracked(memory_, value_category, shape);
       initialize_parameter(layer, v, static_cast<int>(k), shard, plans::local_offset(shard.layout, mesh, shard.global_shape, rank),
                            seed, *value);
       params.values.push_back(value);
-      params.grads.push_back(make_tracked(memory_, MemoryCategory::grads, shape));
-      optimizer_->add_parameter(static_cast<int64_t>(value->values.size()));
+      params.grads.push_back(sharded && plan.zero_stage >= 2 ? nullptr : make_tracked(memory_, MemoryCategory::grads, shape));
+      if (!sharded) optimizer_->add_parameter(static_cast<int64_t>(value->values.size()));
     }
     if (layer.kind != model::OpKind::input) ops_[static_cast<size_t>(v)] = backend_(ctx);
     if (layer.kind == model::OpKind::softmax_cross_entropy) {
@@ -140,6 +141,7 @@ Trainer::Trainer(const plans::Plan& plan, comm::MeshCommunicators& communicators
       counts_loss_ = first_in_group(mesh, rank, replicas);
     }
   }
+  setup_zero();
 }
 
 Trainer::~Trainer() = default;
@@ -181,6 +183,7 @@ void Trainer::forward(int micro, MicroBatchState& state, StepSeconds& seconds) {
     const plans::CompiledLayer& compiled = compiled_.layers[static_cast<size_t>(v)];
     const plans::LayerLayouts& layouts = compiled.layouts;
     if (layer.kind == model::OpKind::input) {
+      if (state.recomputing) continue;  // kept from the first forward
       state.outputs[static_cast<size_t>(v)] = read_input(v, micro);
       send_forward(v, micro, state.outputs[static_cast<size_t>(v)]);
       continue;
@@ -191,10 +194,13 @@ void Trainer::forward(int micro, MicroBatchState& state, StepSeconds& seconds) {
       const int u = layer.inputs[p];
       const plans::InputTransfer& transfer = compiled.inputs[p];
       TrackedArray input = state.outputs[static_cast<size_t>(u)];
-      if (transfer.forward_send) {  // the producer sits on an earlier stage
+      if (transfer.forward_send && state.recomputing) {  // kept from the first forward
+        input = state.received.at({v, static_cast<int>(p)});
+      } else if (transfer.forward_send) {  // the producer sits on an earlier stage
         input = adopt_tracked(memory_, MemoryCategory::activations,
                               link_->receive(contexts_[static_cast<size_t>(u)].output_shape, *transfer.forward_send,
                                              link_->tag(v, static_cast<int>(p), micro, false)));
+        if (plan_.recompute_activations) state.received[{v, static_cast<int>(p)}] = input;
       }
       const plans::TensorLayout& from = compiled_.layers[static_cast<size_t>(u)].layouts.output;
       const auto global = plans::activation_shape(net.layer(u), compiled_.micro_batch);
@@ -211,12 +217,14 @@ void Trainer::forward(int micro, MicroBatchState& state, StepSeconds& seconds) {
     record(fmt::format("fwd {} mb{}", layer.name, micro), true, communication_start);
     const auto compute_start = Clock::now();
     TrackedArray output = make_tracked(memory_, MemoryCategory::activations, contexts_[static_cast<size_t>(v)].output_shape);
+    gather_parameters(v, seconds);
     const ParameterViews params = parameter_views(plan_, compiled_, communicators_.rank(), parameters_, v);
     ops_[static_cast<size_t>(v)]->forward(micro, steps_, inputs, params.values, *output);
+    release_gathered_parameters(v);
     state.outputs[static_cast<size_t>(v)] = output;
     seconds.compute_forward += seconds_since(compute_start);
-    record(fmt::format("fwd {} mb{}", layer.name, micro), false, compute_start);
-    send_forward(v, micro, output);
+    record(fmt::format("{} {} mb{}", state.recomputing ? "refwd" : "fwd", layer.name, micro), false, compute_start);
+    if (!state.recomputing) send_forward(v, micro, output);
   }
 }
 
@@ -256,11 +264,16 @@ void Trainer::backward(int micro, MicroBatchState& state, StepSeconds& seconds) 
       grad.values.assign(input->values.size(), 0.0f);
       input_grads.push_back(std::move(grad));
     }
+    gather_parameters(v, seconds);
+    ensure_gradient_accumulators(v);
+    // A tied head adds into its embedding's gradient, which ZeRO 2 creates at first use.
+    if (const int table = tied_table_layer(net, v); table >= 0) ensure_gradient_accumulators(table);
     const ParameterViews params = parameter_views(plan_, compiled_, communicators_.rank(), parameters_, v);
     ops_[static_cast<size_t>(v)]->backward(micro, inputs, *state.outputs[static_cast<size_t>(v)], *output_grad,
                                            params.values, input_grads, params.grads);
     params.add_tied_gradient();
     ops_[static_cast<size_t>(v)]->release(micro);
+    release_gathered_parameters(v);
     seconds.compute_backward += seconds_since(compute_start);
     record(fmt::format("bwd {} mb{}", layer.name, micro), false, compute_start);
 
@@ -309,7 +322,6 @@ double Trainer::evaluate(BatchSource& data, int64_t steps) {
   const model::Model& net = *plan_.model;
   const int loss = net.size() - 1;
   if (net.layer(loss).kind != model::OpKind::softmax_cross_entropy) throw InputError("evaluate: the model does not end in a loss");
-  if (plan_.stage_count() > 1) throw InputError("--eval: evaluation of pipelined plans is not supported by the executor yet");
   for (auto& op : ops_) {
     if (op) op->set_training(false);
   }
@@ -326,24 +338,29 @@ double Trainer::evaluate(BatchSource& data, int64_t steps) {
       StepSeconds ignored;
       forward(micro, state, ignored);
       if (counts_loss_) {
-        // The loss's input holds this rank's rows of logits, whole over the classes.
+        // The loss's input holds this rank's rows of logits (of its positions, for sequences),
+        // whole over the classes.
         const comm::LocalArray& logits = *state.inputs[static_cast<size_t>(loss)][0];
-        const int64_t rows = logits.shape[0];
-        const int64_t classes = logits.shape[1];
-        const auto labels =
-            data.labels(s, micro * compiled_.micro_batch + contexts_[static_cast<size_t>(loss)].output_offset[0], rows);
-        for (int64_t r = 0; r < rows; ++r) {
-          const auto row = logits.values.begin() + r * classes;
-          const auto best = std::max_element(row, row + classes) - row;
-          counts[0] += best == labels[static_cast<size_t>(r)] ? 1.0 : 0.0;
-          counts[1] += 1.0;
-        }
+        const auto labels = data.labels(
+            s, micro * compiled_.micro_batch + contexts_[static_cast<size_t>(loss)].output_offset[0], logits.shape[0]);
+        const auto logits_global = plans::activation_shape(net.layer(net.layer(loss).inputs[0]), compiled_.micro_batch);
+        const int64_t first_position =
+            logits.shape.size() == 3
+                ? plans::local_offset(compiled_.layers[static_cast<size_t>(loss)].layouts.inputs[0], plan_.mesh,
+                                      logits_global, communicators_.rank())[1]
+                : 0;
+        const PredictionCount count = count_correct(logits, labels, first_position);
+        counts[0] += count.correct;
+        counts[1] += count.seen;
       }
       for (auto& op : ops_) {
         if (op) op->release(micro);
       }
     }
   }
+  // Pipelines: each stage ran its forwards in micro-batch order, receiving from the stage before
+  // and sending on; the last stage counted. The sends' buffers may go once they are done.
+  link_->finish_sends();
   for (auto& op : ops_) {
     if (op) op->set_training(true);
   }
@@ -382,26 +399,32 @@ StepResult Trainer::step(BatchSource& data) {
     if (kind == plans::PassKind::forward) {
       forward(micro, state, result.seconds);
       if (counts_loss_) loss_sum += ops_.back()->loss_sum(micro);
+      if (plan_.recompute_activations) drop_recomputable(micro, state);
     } else {
+      if (plan_.recompute_activations) recompute_forward(micro, state, result.seconds);
       backward(micro, state, result.seconds);
       state = MicroBatchState{};
     }
   }
   link_->finish_sends();
-  synchronise_gradients(result.seconds);
-  const auto optimizer_start = Clock::now();
-  std::vector<comm::LocalArray*> values;
-  std::vector<const comm::LocalArray*> grads;
-  for (LayerParameters& params : parameters_) {
-    for (TrackedArray& value : params.values) values.push_back(value.get());
-    for (TrackedArray& grad : params.grads) grads.push_back(grad.get());
+  if (plan_.zero_stage > 0) {
+    update_sharded(result.seconds);
+  } else {
+    synchronise_gradients(result.seconds);
+    const auto optimizer_start = Clock::now();
+    std::vector<comm::LocalArray*> values;
+    std::vector<const comm::LocalArray*> grads;
+    for (LayerParameters& params : parameters_) {
+      for (TrackedArray& value : params.values) values.push_back(value.get());
+      for (TrackedArray& grad : params.grads) grads.push_back(grad.get());
+    }
+    optimizer_->step(values, grads);
+    for (LayerParameters& params : parameters_) {
+      for (TrackedArray& grad : params.grads) std::fill(grad->values.begin(), grad->values.end(), 0.0f);
+    }
+    result.seconds.optimizer = seconds_since(optimizer_start);
+    record("optimizer step", false, optimizer_start);
   }
-  optimizer_->step(values, grads);
-  for (LayerParameters& params : parameters_) {
-    for (TrackedArray& grad : params.grads) std::fill(grad->values.begin(), grad->values.end(), 0.0f);
-  }
-  result.seconds.optimizer = seconds_since(optimizer_start);
-  record("optimizer step", false, optimizer_start);
   result.seconds.total = seconds_since(start);
   ++steps_;
   data_ = nullptr;

@@ -57,7 +57,7 @@ struct LayerParameters {
 
 class Trainer {
  public:
-  // Throws InputError for a plan the executor cannot run yet (pipelines, ZeRO), naming why.
+  // Throws InputError for a plan the executor cannot run yet, naming why.
   Trainer(const plans::Plan& plan, comm::MeshCommunicators& communicators, const OpFactory& backend, uint64_t seed);
   ~Trainer();
 
@@ -74,6 +74,12 @@ class Trainer {
   Optimizer& optimizer() { return *optimizer_; }
   void set_steps_taken(int64_t steps) { steps_ = steps; }
   const plans::CompiledPlan& compiled() const { return compiled_; }
+  // This rank's local block of every parameter tensor of `layer`, whole (ZeRO 3 keeps only a
+  // slice between uses: it is gathered here, outside the plan's collectives and uncounted).
+  // Collective over the layer's gradient-sync group under ZeRO 3: every member calls it.
+  std::vector<std::vector<float>> local_parameter_values(int layer);
+  // ZeRO's per-bucket slices this rank owns (parameters under stage 3), for checkpoints.
+  std::vector<std::vector<float>*> sharded_state();
   // What this rank did during the last step, in order.
   const std::vector<TimelineEvent>& last_step_timeline() const { return timeline_; }
 
@@ -81,6 +87,11 @@ class Trainer {
   struct MicroBatchState;
   void forward(int micro, MicroBatchState& state, StepSeconds& seconds);
   void backward(int micro, MicroBatchState& state, StepSeconds& seconds);
+  // Activation recompute (activation_recompute.cc): after a micro-batch's forward only the
+  // stage's inputs stay (what sim::stage_memory counts); its forward runs again, without
+  // reading or receiving anything, right before its backward.
+  void drop_recomputable(int micro, MicroBatchState& state);
+  void recompute_forward(int micro, MicroBatchState& state, StepSeconds& seconds);
   void synchronise_gradients(StepSeconds& seconds);
   // Overlap (plan.overlap_gradient_sync): a bucket's all-reduce starts as soon as backward has
   // produced its last gradient, and MPI is nudged between layers so it progresses meanwhile.
@@ -116,6 +127,25 @@ class Trainer {
   void send_forward(int producer, int micro, const TrackedArray& output);
   void record(std::string name, bool communication, std::chrono::steady_clock::time_point start);
   std::vector<TimelineEvent> timeline_;
+
+  // ZeRO (zero_sharding.cc). A layer is sharded when its gradients sync over a group of more
+  // than one rank (it sits in a gradient bucket); the others keep whole model states.
+  struct ZeroState;
+  std::unique_ptr<ZeroState> zero_;
+  bool zero_shards(int layer) const;
+  // After the parameters exist: the buckets' slices (optimizer state, stage 2-3 gradients, stage
+  // 3 parameters, which then leave the whole tensors unallocated between uses).
+  void setup_zero();
+  // Stage 3: gathers `layer`'s parameters before its forward or backward (the plan's
+  // parameter_gathers) and frees them afterwards. No-ops for unsharded layers and other stages.
+  void gather_parameters(int layer, StepSeconds& seconds);
+  void release_gathered_parameters(int layer);
+  // Stages 2-3: the whole gradients of a sharded layer live only from its backward until its
+  // bucket is reduce-scattered (a communication buffer, not the kept gradient).
+  void ensure_gradient_accumulators(int layer);
+  // The step's end under ZeRO: reduce-scatter every bucket, update this rank's slices, gather
+  // the updated parameters back (stages 1-2).
+  void update_sharded(StepSeconds& seconds);
   std::chrono::steady_clock::time_point step_start_;
   bool overlap_ = false;
   std::vector<std::vector<size_t>> buckets_ready_after_;  // per layer: buckets it completes

@@ -54,6 +54,24 @@ TEST(Simulation, OverlapHidesGradientSynchronisation) {
   EXPECT_NEAR(serial.phases.comm_exposed, total_communication_seconds(serial), 1e-12);
 }
 
+TEST(Simulation, CommunicationThatDoesNotHideIsChargedToTheStep) {
+  // cluster.communication_overlap = 0 (CPU ranks copying with their own cores): overlapped
+  // buckets expose all of their time, as if not overlapped; halfway, half of it.
+  plans::Plan plan = data_parallel("vgg16-cifar10", 8, 256);
+  plan.gradient_bucket_bytes = 4'000'000;
+  Cluster cluster = cluster_preset("v100-pcie-10gbe");
+  plan.overlap_gradient_sync = true;
+  const Prediction hidden = simulate(plan, cluster);
+  cluster.communication_overlap = 0.0;
+  const Prediction exposed = simulate(plan, cluster);
+  EXPECT_NEAR(exposed.phases.comm_exposed, total_communication_seconds(exposed), 1e-9);
+  EXPECT_GT(exposed.iteration_seconds, hidden.iteration_seconds);
+  cluster.communication_overlap = 0.5;
+  const Prediction half = simulate(plan, cluster);
+  EXPECT_GE(half.phases.comm_exposed, 0.5 * total_communication_seconds(half) - 1e-9);
+  EXPECT_LT(half.phases.comm_exposed, exposed.phases.comm_exposed);
+}
+
 TEST(Simulation, BytesPerRankAreTheCompiledCollectives) {
   // SplitBrain on {data: 2, model: 2}: convs batch over both, classifier features over model.
   const plans::Plan plan = make_plan("fashion-vgg", plans::Mesh({{"data", 2}, {"model", 2}}), 64, [](const model::Layer& l) {
@@ -76,6 +94,35 @@ TEST(Simulation, BytesPerRankAreTheCompiledCollectives) {
   }
   EXPECT_GT(expected_rank3, 0);
   EXPECT_EQ(p.ranks[3].comm_bytes_sent, expected_rank3);
+}
+
+TEST(Simulation, RecomputeRunsTheForwardAgainInsideTheBackward) {
+  // Model-parallel fashion-vgg on {model: 2}: the linear layers' inputs are redistributed.
+  plans::Plan plan = make_plan("fashion-vgg", plans::Mesh({{"model", 2}}), 64, [](const model::Layer& l) {
+    if (l.kind == model::OpKind::linear) return LayerSharding{{}, {0}, {}, {}};
+    return LayerSharding{{}, {}, {}, {}};
+  });
+  const Cluster cluster = cluster_preset("dgx-a100-80g");
+  const plans::CompiledPlan compiled = plans::compile_plan(plan);
+  const Prediction plain = simulate(plan, compiled, cluster);
+  plan.recompute_activations = true;
+  const Prediction recomputed = simulate(plan, compiled, cluster);
+  // Every forward redistribution and collective inside a layer is sent a second time (no
+  // pipeline here, no ZeRO 3 gathers); nothing else changes.
+  int64_t forward_bytes = 0;
+  for (const plans::CompiledLayer& layer : compiled.layers) {
+    for (const plans::InputTransfer& input : layer.inputs) {
+      for (const plans::Collective& c : input.forward) forward_bytes += plans::bytes_sent(c, plan.mesh.index_in_group(0, c.axes));
+    }
+    for (const plans::Collective& c : layer.layouts.forward_internal) {
+      forward_bytes += plans::bytes_sent(c, plan.mesh.index_in_group(0, c.axes));
+    }
+  }
+  EXPECT_GT(forward_bytes, 0);
+  EXPECT_EQ(recomputed.ranks[0].comm_bytes_sent, plain.ranks[0].comm_bytes_sent + forward_bytes);
+  // The forward's compute is paid again in the backward.
+  EXPECT_NEAR(recomputed.phases.compute_backward - plain.phases.compute_backward, plain.phases.compute_forward, 1e-12);
+  EXPECT_GT(recomputed.iteration_seconds, plain.iteration_seconds);
 }
 
 TEST(Simulation, RefusesAPlanLargerThanTheCluster) {

@@ -4,6 +4,9 @@
 // final weights within 1e-4 relative to max(|ref|, 1e-3)), and every rank sends exactly the
 // bytes the simulator predicts for the same plan, in total, per collective kind and per layer.
 // Plans the executor refuses are listed by name and must say why; they are not silently skipped.
+// Besides the planner's plans (which use ZeRO and recompute only when memory is short, never for
+// this small model), their ZeRO 1-3 and recompute variants run too, and every run's tracked
+// parameters, gradients and optimizer state per rank must equal the simulator's memory model.
 
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -19,6 +22,8 @@
 
 #include "exec/comm/mpi_check.h"
 #include "model/model_json.h"
+#include "plans/compiled_plan.h"
+#include "sim/memory_model.h"
 #include "sim/cluster_presets.h"
 #include "sim/search/planner.h"
 #include "sim/search/planner_request.h"
@@ -60,6 +65,45 @@ sim::PlannerRequest request_for(int devices) {
 }
 
 std::string plan_name(const plans::Plan& plan) { return plan.family + " " + plan.mesh.to_string(); }
+
+// What the executor is checked on beyond the planner's choices: ZeRO 1-3 of every plan whose
+// gradients sync over a group (something to shard), recompute of every plan, and both at once on
+// the data-parallel plan. Named like the planner names such variants.
+std::vector<plans::Plan> plans_to_run(const std::vector<sim::PricedPlan>& planned) {
+  std::vector<plans::Plan> out;
+  for (const sim::PricedPlan& p : planned) out.push_back(p.plan);
+  for (const sim::PricedPlan& p : planned) {
+    if (p.plan.zero_stage != 0 || p.plan.recompute_activations) continue;
+    const bool syncs = !plans::compile_plan(p.plan).buckets.empty();
+    for (int zero = 1; zero <= 3 && syncs; ++zero) {
+      plans::Plan variant = p.plan;
+      variant.zero_stage = zero;
+      variant.family += " +zero" + std::to_string(zero);
+      out.push_back(variant);
+    }
+    plans::Plan recompute = p.plan;
+    recompute.recompute_activations = true;
+    recompute.family += " +recompute";
+    out.push_back(recompute);
+    if (syncs && p.plan.family.starts_with("data-parallel")) {
+      recompute.zero_stage = 3;
+      recompute.family = p.plan.family + " +zero3 +recompute";
+      out.push_back(recompute);
+    }
+  }
+  return out;
+}
+
+// The run of the same plan without ZeRO and recompute, when `o` is such a variant.
+const PlanOutcome* base_of(const PlanOutcome& o, const std::vector<PlanOutcome>& all) {
+  for (const PlanOutcome& candidate : all) {
+    if (&candidate != &o && candidate.plan.zero_stage == 0 && !candidate.plan.recompute_activations &&
+        o.plan.family.starts_with(candidate.plan.family + " +") && candidate.plan.mesh.to_string() == o.plan.mesh.to_string()) {
+      return &candidate;
+    }
+  }
+  return nullptr;
+}
 
 double relative(double value, double reference, double floor) {
   return std::abs(value - reference) / std::max(std::abs(reference), floor);
@@ -151,8 +195,7 @@ const Suite& suite() {
     s.reference = read_reference(options().reference_path);
     const int ranks = world_size();
     const sim::PlannerResult planned = sim::plan_training(request_for(ranks));
-    std::vector<plans::Plan> to_run;
-    for (const sim::PricedPlan& p : planned.plans) to_run.push_back(p.plan);
+    std::vector<plans::Plan> to_run = plans_to_run(planned.plans);
     append_tied_variants(to_run);
     // Every rank must train the same list, or the collectives would not match.
     std::string names;
@@ -163,8 +206,8 @@ const Suite& suite() {
     MPI_Allreduce(&hash, &lowest, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
     MPI_Allreduce(&hash, &highest, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
     if (lowest != highest) exec::comm::abort_job("the planner emitted different plans on different ranks: " + names);
-    for (const plans::Plan& p : to_run) {
-      s.outcomes.push_back(run_plan(p, request_for(ranks).cluster, kSteps));
+    for (const plans::Plan& plan : to_run) {
+      s.outcomes.push_back(run_plan(plan, request_for(ranks).cluster, kSteps));
       const PlanOutcome& o = s.outcomes.back();
       if (world_rank() != 0) continue;
       if (o.status == RunStatus::ran) {
@@ -174,9 +217,12 @@ const Suite& suite() {
         }
         const WeightDifference weights = compare_weights(o.parameters, s.reference.parameters);
         std::printf("[equivalence %d ranks] ran     %-28s %.2f s  loss max rel diff %.3g  weights max rel diff %.3g  "
-                    "replicas %.3g  rank 0 sent %lld B/step\n",
+                    "replicas %.3g  rank 0 sent %lld B/step  params/grads/optimizer/activations %lld/%lld/%lld/%lld B  "
+                    "accuracy %.4f\n",
                     ranks, plan_name(o.plan).c_str(), o.seconds, loss, weights.worst, o.replica_disagreement,
-                    static_cast<long long>(o.bytes.total().bytes / kSteps));
+                    static_cast<long long>(o.bytes.total().bytes / kSteps), static_cast<long long>(o.params_bytes),
+                    static_cast<long long>(o.grads_bytes), static_cast<long long>(o.optimizer_bytes),
+                    static_cast<long long>(o.activations_bytes), o.accuracy);
       } else {
         std::printf("[equivalence %d ranks] %s %-28s %s\n", ranks, o.status == RunStatus::refused ? "REFUSED" : "FAILED ",
                     plan_name(o.plan).c_str(), o.message.c_str());
@@ -309,6 +355,92 @@ TEST(Equivalence, BytesSentPerLayerAndPhaseEqualThePrediction) {
   }
 }
 
+// Parameters, gradients and optimizer state are what ZeRO shards; the simulator's memory model
+// says how many bytes of each a rank keeps, and the tracked peaks must be exactly that.
+TEST(Equivalence, ModelStatesPerRankEqualTheMemoryModel) {
+  const int rank = world_rank();
+  int zero_plans = 0;
+  for (const PlanOutcome& o : suite().outcomes) {
+    if (o.status != RunStatus::ran) continue;
+    zero_plans += o.plan.zero_stage > 0 ? 1 : 0;
+    const sim::MemoryBreakdown& predicted = o.prediction.ranks.at(static_cast<size_t>(rank)).memory;
+    EXPECT_EQ(o.params_bytes, predicted.params) << plan_name(o.plan) << " rank " << rank;
+    EXPECT_EQ(o.grads_bytes, predicted.grads) << plan_name(o.plan) << " rank " << rank;
+    EXPECT_EQ(o.optimizer_bytes, predicted.optimizer) << plan_name(o.plan) << " rank " << rank;
+    // ZeRO must really shrink what it shards (the memory model could be wrong in the same way).
+    const PlanOutcome* base = base_of(o, suite().outcomes);
+    if (o.plan.zero_stage == 0 || base == nullptr || base->status != RunStatus::ran) continue;
+    const auto sharded = [&](int64_t bytes, int64_t whole, int from_stage) {
+      return o.plan.zero_stage >= from_stage ? bytes < whole : bytes == whole;
+    };
+    EXPECT_TRUE(sharded(o.params_bytes, base->params_bytes, 3)) << plan_name(o.plan) << " params " << o.params_bytes;
+    EXPECT_TRUE(sharded(o.grads_bytes, base->grads_bytes, 2)) << plan_name(o.plan) << " grads " << o.grads_bytes;
+    EXPECT_TRUE(sharded(o.optimizer_bytes, base->optimizer_bytes, 1)) << plan_name(o.plan) << " optimizer";
+  }
+  if (world_size() > 1) {
+    EXPECT_GT(zero_plans, 0) << "no ZeRO plan ran";
+  }
+}
+
+// Recompute keeps only the stage's inputs between forward and backward, so on a pipeline's first
+// stage, which has the most micro-batches in flight, the tracked activation peak must be below
+// the same plan's without recompute. Everywhere it must cost no more than the memory model says
+// (with one micro-batch in flight, the stage's inputs on top: one full set is rebuilt anyway;
+// later stages may peak in a backward, where recompute saves nothing). The results are the same
+// (the tests above).
+TEST(Equivalence, RecomputeLowersTheActivationPeak) {
+  const int rank = world_rank();
+  int lowered = 0;
+  for (const PlanOutcome& o : suite().outcomes) {
+    if (o.status != RunStatus::ran || !o.plan.recompute_activations) continue;
+    const PlanOutcome* base = base_of(o, suite().outcomes);
+    ASSERT_NE(base, nullptr) << plan_name(o.plan);
+    if (base->status != RunStatus::ran) continue;
+    const int stage = o.plan.pipe_axis >= 0 ? o.plan.mesh.coordinate(rank, o.plan.pipe_axis) : 0;
+    if (stage == 0 && sim::micro_batches_in_flight(o.plan, stage) > 1) {
+      ++lowered;
+      EXPECT_LT(o.activations_bytes, base->activations_bytes) << plan_name(o.plan) << " rank " << rank;
+    }
+    const int64_t predicted_cost = o.prediction.ranks.at(static_cast<size_t>(rank)).memory.activations -
+                                   base->prediction.ranks.at(static_cast<size_t>(rank)).memory.activations;
+    EXPECT_LE(o.activations_bytes - base->activations_bytes, std::max<int64_t>(predicted_cost, 0))
+        << plan_name(o.plan) << " rank " << rank;
+  }
+  // Pipelines on 2 and 4 ranks put several micro-batches in flight on their first stage (for
+  // models whose pipelines the executor runs: GPT's tie the head to the first stage's table).
+  int any = 0;
+  MPI_Allreduce(&lowered, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  bool pipelines_ran = false;
+  for (const PlanOutcome& o : suite().outcomes) {
+    pipelines_ran = pipelines_ran || (o.status == RunStatus::ran && o.plan.recompute_activations && o.plan.pipe_axis >= 0);
+  }
+  if (world_size() > 1 && pipelines_ran) {
+    EXPECT_GT(any, 0) << "no recompute plan had micro-batches in flight to save";
+  }
+}
+
+// Recompute runs the same forward again from the same inputs: the losses are those of the same
+// plan without it, to the bit (ZeRO may reorder sums, so only recompute alone is held to this).
+TEST(Equivalence, RecomputeReproducesTheLossesExactly) {
+  for (const PlanOutcome& o : suite().outcomes) {
+    if (o.status != RunStatus::ran || !o.plan.recompute_activations || o.plan.zero_stage != 0) continue;
+    const PlanOutcome* base = base_of(o, suite().outcomes);
+    ASSERT_NE(base, nullptr) << plan_name(o.plan);
+    if (base->status != RunStatus::ran) continue;
+    EXPECT_EQ(o.losses, base->losses) << plan_name(o.plan);
+  }
+}
+
+// --eval after training: every plan (pipelines included) classifies the same samples as the
+// 1-rank run with the same weights (they agree to 1e-4, far from any logit tie here).
+TEST(Equivalence, EvaluationAccuracyEqualsOneRank) {
+  const Suite& s = suite();
+  for (const PlanOutcome& o : s.outcomes) {
+    if (o.status != RunStatus::ran) continue;
+    EXPECT_EQ(o.accuracy, s.reference.accuracy) << plan_name(o.plan);
+  }
+}
+
 // The 1-rank run: every layer replicated on {data: 1}, written for the runs above to compare with.
 TEST(Reference, WriteTheOneRankRun) {
   ASSERT_EQ(world_size(), 1) << "the reference is the 1-rank run: start it with mpirun -np 1";
@@ -321,7 +453,8 @@ TEST(Reference, WriteTheOneRankRun) {
   for (double loss : o.losses) ASSERT_TRUE(std::isfinite(loss));
   EXPECT_NE(o.losses.front(), o.losses.back()) << "the weights did not change the loss: nothing was trained";
   EXPECT_EQ(o.bytes.total().bytes, 0);
-  Reference reference{options().model_spec, options().batch, o.losses, o.parameters};
+  EXPECT_GT(o.accuracy, 0.0) << "nothing classified right: the evaluation is not counting";
+  Reference reference{options().model_spec, options().batch, o.losses, o.parameters, o.accuracy};
   write_reference(options().write_reference_path, reference);
   std::printf("[equivalence reference] losses:");
   for (double loss : o.losses) std::printf(" %.6f", loss);

@@ -159,8 +159,15 @@ PlanOutcome run_plan(const plans::Plan& plan, const sim::Cluster& cluster, int s
     for (int s = 0; s < steps; ++s) out.losses.push_back(trainer.step(data).loss);
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     out.bytes = trainer.communicator().counter();
+    const exec::MemoryTracker& memory = trainer.memory();
+    out.params_bytes = memory.peak(exec::MemoryCategory::params);
+    out.grads_bytes = memory.peak(exec::MemoryCategory::grads);
+    out.optimizer_bytes = memory.peak(exec::MemoryCategory::optimizer);
+    out.activations_bytes = memory.peak(exec::MemoryCategory::activations);
+    out.accuracy = trainer.evaluate(data, kEvaluationSteps);
     for (int v = 0; v < net.size(); ++v) {
       const auto& shards = trainer.compiled().layers[static_cast<size_t>(v)].layouts.parameters;
+      const std::vector<std::vector<float>> values = trainer.local_parameter_values(v);
       for (size_t k = 0; k < shards.size(); ++k) {
         const plans::ParameterShard& shard = shards[k];
         if (!shard.layout.partial_axes.empty()) {
@@ -168,9 +175,8 @@ PlanOutcome run_plan(const plans::Plan& plan, const sim::Cluster& cluster, int s
         }
         const int stage = trainer.compiled().layers[static_cast<size_t>(v)].stage;
         auto holds = [&](int r) { return p.pipe_axis < 0 || p.mesh.coordinate(r, p.pipe_axis) == stage; };
-        const auto& values = trainer.parameters()[static_cast<size_t>(v)].values;
         const std::vector<float> nothing;
-        const auto& local = values.empty() ? nothing : values[k]->values;
+        const auto& local = values.empty() ? nothing : values[k];
         GatheredTensor whole = gather_tensor(local, shard.layout, p.mesh, shard.global_shape, holds);
         GlobalParameter parameter{v, static_cast<int>(k), parameter_name(net.layer(v), static_cast<int>(k)),
                                   shard.global_shape, std::move(whole.values)};

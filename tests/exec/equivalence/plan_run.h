@@ -69,6 +69,13 @@ struct PlanOutcome {
   std::string replica_where;
   std::string gather_problem;     // rank 0: what did not add up when placing the blocks
   exec::comm::ByteCounter bytes;  // this rank's, over all steps
+  // This rank's tracked peaks over the training steps, by category (bytes).
+  int64_t params_bytes = 0;
+  int64_t grads_bytes = 0;
+  int64_t optimizer_bytes = 0;
+  int64_t activations_bytes = 0;
+  // After training: the fraction of kEvaluationSteps batches' samples classified right (--eval).
+  double accuracy = 0.0;
   sim::Prediction prediction;     // ran only
   double seconds = 0.0;           // wall time of the steps
 };
@@ -79,6 +86,7 @@ struct PlanOutcome {
 // comes back `failed`. An exception on only some ranks is printed at once (the others may then
 // wait in a collective until the test's timeout).
 PlanOutcome run_plan(const plans::Plan& plan, const sim::Cluster& cluster, int steps);
+constexpr int64_t kEvaluationSteps = 4;
 
 // Gathers this rank's block `local` of a tensor of `global_shape` split by `layout` onto rank 0
 // of MPI_COMM_WORLD (mesh rank = world rank); rank 0 gets the whole tensor and the largest

@@ -13,6 +13,7 @@ void write_reference(const std::string& path, const Reference& reference) {
   file["model"] = reference.model_spec;
   file["global_batch"] = reference.global_batch;
   file["losses"] = reference.losses;
+  file["accuracy"] = reference.accuracy;
   file["parameters"] = nlohmann::json::array();
   for (const GlobalParameter& p : reference.parameters) {
     file["parameters"].push_back(
@@ -40,6 +41,7 @@ Reference read_reference(const std::string& path) {
     reference.model_spec = file.at("model").get<std::string>();
     reference.global_batch = file.at("global_batch").get<int64_t>();
     reference.losses = file.at("losses").get<std::vector<double>>();
+    reference.accuracy = file.at("accuracy").get<double>();
     for (const nlohmann::json& p : file.at("parameters")) {
       GlobalParameter parameter;
       parameter.layer = p.at("layer").get<int>();

@@ -15,6 +15,7 @@ struct Reference {
   int64_t global_batch = 0;
   std::vector<double> losses;
   std::vector<GlobalParameter> parameters;
+  double accuracy = 0.0;  // of the trained weights (Trainer::evaluate), the same for every plan
 };
 
 // Writes through a temporary name and a rename, so a failed run never leaves half a file.
