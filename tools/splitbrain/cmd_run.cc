@@ -58,11 +58,17 @@ void check_data_fits(const exec::data::Dataset& data, const model::Model& net, c
   }
 }
 
-// The training batches and how many make an epoch (0: the source has no epochs).
+// The training batches and how many make an epoch (0: the source has no epochs); for --eval,
+// the held-out batches and how many of them to evaluate.
 struct TrainingData {
   std::unique_ptr<exec::BatchSource> batches;
   int64_t steps_per_epoch = 0;
+  std::unique_ptr<exec::BatchSource> held_out;
+  int64_t held_out_steps = 0;
 };
+
+// Token sequences are endless: --eval reads this many batches of the next seed's sequences.
+constexpr int64_t kTokenEvaluationSteps = 16;
 
 // Token models (GPT) read synthetic token sequences ("--data tokens"); every other model reads
 // the data set --data names.
@@ -73,18 +79,32 @@ TrainingData open_training_data(const RunOptions& options, const plans::Plan& pl
     auto batches = std::make_unique<DatasetBatches>(exec::data::open_dataset(spec, exec::data::Split::kTrain),
                                                     plan.global_batch, options.seed);
     check_data_fits(batches->dataset(), net, options.data);
-    const int64_t steps_per_epoch = batches->dataset().sample_count() / plan.global_batch;
-    return {std::move(batches), steps_per_epoch};
+    TrainingData data;
+    data.steps_per_epoch = batches->dataset().sample_count() / plan.global_batch;
+    data.batches = std::move(batches);
+    if (options.evaluate) {
+      auto test = std::make_unique<DatasetBatches>(exec::data::open_dataset(spec, exec::data::Split::kTest),
+                                                   plan.global_batch, options.seed);
+      data.held_out_steps = test->dataset().sample_count() / plan.global_batch;
+      data.held_out = std::move(test);
+    }
+    return data;
   }
   if (options.data != "tokens" && options.data != "synthetic") {
     throw InputError(fmt::format("--data {}: model '{}' reads token ids; its data is 'tokens' (synthetic token sequences)",
                                  options.data, net.name()));
   }
   if (options.epochs > 0) throw InputError("--epochs: token sequences have no epochs; give --iters");
-  if (options.evaluate) throw InputError("--eval: evaluation of token models is not supported by the executor yet");
   const model::Layer& loss = net.layer(net.size() - 1);
   const int64_t vocab = net.layer(loss.inputs.at(0)).output_shape.back();
-  return {std::make_unique<TokenBatches>(vocab, net.layer(0).output_shape.at(0), options.seed), 0};
+  const int64_t positions = net.layer(0).output_shape.at(0);
+  TrainingData data;
+  data.batches = std::make_unique<TokenBatches>(vocab, positions, options.seed);
+  if (options.evaluate) {
+    data.held_out = std::make_unique<TokenBatches>(vocab, positions, options.seed + 1);
+    data.held_out_steps = kTokenEvaluationSteps;
+  }
+  return data;
 }
 
 void train(const RunOptions& options) {
@@ -128,9 +148,7 @@ void train(const RunOptions& options) {
   const nlohmann::json trace = exec::gather_measured_trace(trainer);
   if (leader && !options.trace_path.empty()) write_json_output(options.trace_path, trace);
   if (options.evaluate) {
-    const exec::data::DatasetSpec spec = exec::data::parse_dataset_spec(options.data);
-    DatasetBatches test_batches(exec::data::open_dataset(spec, exec::data::Split::kTest), plan.global_batch, options.seed);
-    const double accuracy = trainer.evaluate(test_batches, test_batches.dataset().sample_count() / plan.global_batch);
+    const double accuracy = trainer.evaluate(*data.held_out, data.held_out_steps);
     report["test_accuracy"] = accuracy;
     if (leader) std::cout << fmt::format("[run] test accuracy {:.2f}%\n", 100 * accuracy);
   }
@@ -171,7 +189,9 @@ void add_run_command(CLI::App& app) {
       ->type_name("FILE|-");
   command->add_option("--trace", o->trace_path, "Write a Chrome trace of the last measured step (open in Perfetto)")
       ->type_name("FILE");
-  command->add_flag("--eval", o->evaluate, "After training, measure accuracy on the test split");
+  command->add_flag("--eval", o->evaluate,
+                    "After training, measure accuracy on the test split (token models: next-token accuracy on "
+                    "16 batches of the next seed's sequences)");
   command->add_option("--seed", o->seed, "Seed of the initial weights, the data order and dropout")->default_val(1);
   command->add_option("--threads", o->threads, "oneDNN threads per rank")->check(CLI::PositiveNumber)->default_val(1);
   command->add_option("--lr", o->learning_rate, "Learning rate (default: the plan's)")->check(CLI::PositiveNumber);

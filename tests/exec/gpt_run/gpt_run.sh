@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `splitbrain run` trains a tiny GPT end to end: the planner's SplitBrain plan for 2 ranks,
-# emitted as a file, runs under mpirun on synthetic token sequences, the loss falls, and the
-# measured bytes per step equal the simulator's prediction for the plan. Bad data for a token
-# model and a plan the executor cannot run exit with code 2 and say why.
+# emitted as a file, runs under mpirun on synthetic token sequences, the loss falls, held-out
+# sequences are predicted far better than by guessing, and the measured bytes per step equal the
+# simulator's prediction for the plan. Bad data for a token model, --epochs, and a plan the
+# executor cannot run exit with code 2 and say why.
 # Usage: gpt_run.sh SPLITBRAIN_BINARY MPIEXEC
 set -uo pipefail
 binary=$1 mpiexec=$2
@@ -21,7 +22,7 @@ model_plan=$(grep -l '"family": "model-parallel' "$work"/plans/*.json | head -1)
 
 # Training: 60 steps of SGD with momentum (the plan's) at a learning rate that learns quickly.
 if "$mpiexec" -np 2 "$binary" run --plan "$splitbrain_plan" --data tokens --iters 60 --warmup 0 --lr 0.2 --log-every 1 \
-     --report "$work/measured.json" > "$work/run.log" 2>&1; then
+     --eval --report "$work/measured.json" > "$work/run.log" 2>&1; then
   "$binary" simulate --plan "$splitbrain_plan" --json "$work/predicted.json" > /dev/null 2>&1 || fail "simulate"
   python3 - "$work/measured.json" "$work/predicted.json" "$work/run.log" <<'PY' || failures=$((failures + 1))
 import json, re, sys
@@ -31,12 +32,16 @@ ok = True
 first, last = sum(losses[:5]) / 5, sum(losses[-5:]) / 5
 if len(losses) != 60 or not last < 0.7 * first:  # measured: about 4.57 -> 2.4
     print(f"FAIL the loss did not fall by 30% in 60 steps: {losses}"); ok = False
+# Next-token accuracy on held-out sequences, far above guessing (1/96) once the loss has fallen.
+accuracy = measured.get("test_accuracy", -1.0)
+if not accuracy > 10 / 96:
+    print(f"FAIL held-out next-token accuracy {accuracy}, guessing gives {1 / 96:.4f}"); ok = False
 for rank, (m, p) in enumerate(zip(measured["ranks"], predicted["ranks"])):
     if m["comm_bytes_sent"] != p["comm_bytes_sent"]:
         print(f"FAIL rank {rank} sent {m['comm_bytes_sent']} bytes per step, predicted {p['comm_bytes_sent']}"); ok = False
 if ok:
-    print(f"ok   trained: mean loss of the first 5 steps {first:.4f}, of the last 5 {last:.4f}; "
-          "bytes per step equal the prediction on every rank")
+    print(f"ok   trained: mean loss of the first 5 steps {first:.4f}, of the last 5 {last:.4f}; held-out accuracy "
+          f"{accuracy:.4f}; bytes per step equal the prediction on every rank")
 sys.exit(0 if ok else 1)
 PY
 else
@@ -57,8 +62,8 @@ expect() {  # expect NAME MESSAGE -- COMMAND...
 }
 expect "image data for a token model" "reads token ids; its data is 'tokens'" -- \
   "$mpiexec" -np 2 "$binary" run --plan "$splitbrain_plan" --data fashion-mnist --iters 1
-expect "evaluation of a token model" "--eval: evaluation of token models is not supported by the executor yet" -- \
-  "$mpiexec" -np 2 "$binary" run --plan "$splitbrain_plan" --data tokens --iters 1 --eval
+expect "epochs of endless token sequences" "--epochs: token sequences have no epochs" -- \
+  "$mpiexec" -np 2 "$binary" run --plan "$splitbrain_plan" --data tokens --epochs 1
 expect "tied head split unlike its table" "layer 'lm_head': mesh axis 'model' splits the vocabulary rows" -- \
   "$mpiexec" -np 2 "$binary" run --plan "$model_plan" --data tokens --iters 1
 
