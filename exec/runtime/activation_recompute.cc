@@ -19,7 +19,9 @@ void Trainer::drop_recomputable(int micro, MicroBatchState& state) {
     state.inputs[i].clear();
     if (net.layer(v).kind == model::OpKind::input) continue;  // a stage input: kept
     state.outputs[i].reset();
+    const int64_t kept = ops_[i]->kept_bytes();
     ops_[i]->release(micro);  // what the op kept for backward (masks, indices)
+    count_kept_by_op(v, kept);
   }
 }
 

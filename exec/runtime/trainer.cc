@@ -217,12 +217,15 @@ void Trainer::forward(int micro, MicroBatchState& state, StepSeconds& seconds) {
     gather_parameters(v, seconds);
     std::vector<const comm::LocalArray*> params;
     for (const TrackedArray& value : parameters_[static_cast<size_t>(v)].values) params.push_back(value.get());
+    const int64_t kept = ops_[static_cast<size_t>(v)]->kept_bytes();
     ops_[static_cast<size_t>(v)]->forward(micro, steps_, inputs, params, *output);
+    count_kept_by_op(v, kept);
     release_gathered_parameters(v);
     state.outputs[static_cast<size_t>(v)] = output;
     seconds.compute_forward += seconds_since(compute_start);
     record(fmt::format("{} {} mb{}", state.recomputing ? "refwd" : "fwd", layer.name, micro), false, compute_start);
     if (!state.recomputing) send_forward(v, micro, output);
+    release_after_forward(v, state);
   }
 }
 
@@ -242,26 +245,29 @@ void Trainer::backward(int micro, MicroBatchState& state, StepSeconds& seconds) 
         comm::LocalArray grad = link_->receive(contexts_[static_cast<size_t>(v)].output_shape, *transfer.backward_send,
                                                link_->tag(consumer, static_cast<int>(p), micro, true));
         if (!output_grad) {
-          output_grad = adopt_tracked(memory_, MemoryCategory::activations, std::move(grad));
+          output_grad = adopt_tracked(memory_, MemoryCategory::buffers, std::move(grad));
         } else {
           for (size_t i = 0; i < grad.values.size(); ++i) output_grad->values[i] += grad.values[i];
         }
       }
     }
-    if (!output_grad) output_grad = make_tracked(memory_, MemoryCategory::activations, contexts_[static_cast<size_t>(v)].output_shape);
+    if (!output_grad) output_grad = make_tracked(memory_, MemoryCategory::buffers, contexts_[static_cast<size_t>(v)].output_shape);
 
     const auto compute_start = Clock::now();
     std::vector<const comm::LocalArray*> inputs;
     std::vector<comm::LocalArray> input_grads;
+    int64_t input_grad_bytes = 0;  // the backward's working set, with the output gradients
     for (const TrackedArray& input : state.inputs[static_cast<size_t>(v)]) {
       inputs.push_back(input.get());
       // A layer whose inputs need no gradient (nothing upstream learns) skips computing it.
       if (!layer.needs_input_gradient) continue;
       comm::LocalArray grad;
-      grad.shape = input->shape;
-      grad.values.assign(input->values.size(), 0.0f);
+      grad.shape = input->shape;  // a released input keeps its shape
+      grad.values.assign(static_cast<size_t>(comm::element_count(grad.shape)), 0.0f);
+      input_grad_bytes += static_cast<int64_t>(grad.values.size() * sizeof(float));
       input_grads.push_back(std::move(grad));
     }
+    memory_.allocate(MemoryCategory::buffers, input_grad_bytes);
     gather_parameters(v, seconds);
     ensure_gradient_accumulators(v);
     LayerParameters& params = parameters_[static_cast<size_t>(v)];
@@ -271,7 +277,9 @@ void Trainer::backward(int micro, MicroBatchState& state, StepSeconds& seconds) 
     for (const TrackedArray& grad : params.grads) grads.push_back(grad.get());
     ops_[static_cast<size_t>(v)]->backward(micro, inputs, *state.outputs[static_cast<size_t>(v)], *output_grad, values,
                                            input_grads, grads);
+    const int64_t kept = ops_[static_cast<size_t>(v)]->kept_bytes();
     ops_[static_cast<size_t>(v)]->release(micro);
+    count_kept_by_op(v, kept);
     release_gathered_parameters(v);
     seconds.compute_backward += seconds_since(compute_start);
     record(fmt::format("bwd {} mb{}", layer.name, micro), false, compute_start);
@@ -284,8 +292,11 @@ void Trainer::backward(int micro, MicroBatchState& state, StepSeconds& seconds) 
       const auto global = plans::activation_shape(net.layer(u), compiled_.micro_batch);
       const auto steps = plans::plan_redistribution(compiled.layouts.input_gradients[p], target, plan_.mesh, global,
                                                     model::output_element_bytes(net.layer(u), plan_.dtype));
+      const auto grad_bytes = static_cast<int64_t>(input_grads[p].values.size() * sizeof(float));
       comm::LocalArray grad = comm::run_redistribution(communicator_, steps, global, std::move(input_grads[p]),
                                                        layer.name + "/backward");
+      memory_.release(MemoryCategory::buffers, grad_bytes);  // now `grad` (counted below, or sent)
+      input_grad_bytes -= grad_bytes;
       if (compiled.inputs[p].backward_send) {  // the producer sits on an earlier stage
         link_->send(std::make_shared<const comm::LocalArray>(std::move(grad)), *compiled.inputs[p].backward_send,
                     link_->tag(v, static_cast<int>(p), micro, true), layer.name + "/backward");
@@ -293,11 +304,12 @@ void Trainer::backward(int micro, MicroBatchState& state, StepSeconds& seconds) 
       }
       TrackedArray& accumulated = state.output_grads[static_cast<size_t>(u)];
       if (!accumulated) {
-        accumulated = adopt_tracked(memory_, MemoryCategory::activations, std::move(grad));
+        accumulated = adopt_tracked(memory_, MemoryCategory::buffers, std::move(grad));
       } else {
         for (size_t i = 0; i < grad.values.size(); ++i) accumulated->values[i] += grad.values[i];
       }
     }
+    memory_.release(MemoryCategory::buffers, input_grad_bytes);  // gradients nothing upstream takes
     seconds.communication += seconds_since(communication_start);
     record(fmt::format("bwd {} mb{}", layer.name, micro), true, communication_start);
     state.outputs[static_cast<size_t>(v)].reset();
@@ -331,6 +343,7 @@ double Trainer::evaluate(BatchSource& data, int64_t steps) {
     steps_ = s;
     for (int micro = 0; micro < plan_.micro_batches; ++micro) {
       MicroBatchState state;
+      state.keeps_everything = true;  // the logits are read after the forward
       state.outputs.resize(static_cast<size_t>(net.size()));
       state.inputs.resize(static_cast<size_t>(net.size()));
       state.output_grads.resize(static_cast<size_t>(net.size()));

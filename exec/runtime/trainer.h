@@ -92,6 +92,10 @@ class Trainer {
   // reading or receiving anything, right before its backward.
   void drop_recomputable(int micro, MicroBatchState& state);
   void recompute_forward(int micro, MicroBatchState& state, StepSeconds& seconds);
+  // activation_release.cc: after layer v's forward, let go of what no backward reads; and count
+  // what an op keeps itself (LayerOp::kept_bytes) as activations, given its figure before.
+  void release_after_forward(int v, MicroBatchState& state);
+  void count_kept_by_op(int v, int64_t kept_before);
   void synchronise_gradients(StepSeconds& seconds);
   // Overlap (plan.overlap_gradient_sync): a bucket's all-reduce starts as soon as backward has
   // produced its last gradient, and MPI is nudged between layers so it progresses meanwhile.
