@@ -63,8 +63,9 @@ class Trainer {
 
   StepResult step(BatchSource& data);
   // Forward passes only (dropout off) over `steps` batches of `data`; returns the fraction of
-  // samples whose highest logit is their label. Collective: every rank calls it.
-  double evaluate(BatchSource& data, int64_t steps);
+  // samples whose highest logit is their label, and (when asked) the mean loss per batch.
+  // Collective: every rank calls it.
+  double evaluate(BatchSource& data, int64_t steps, double* mean_loss = nullptr);
 
   int64_t steps_taken() const { return steps_; }
   MemoryTracker& memory() { return memory_; }

@@ -256,7 +256,8 @@ std::vector<std::vector<float>> Trainer::local_parameter_values(int layer) {
   size_t at = 0;
   for (const auto& shape : contexts_[v].parameter_shapes) {
     const auto elements = static_cast<size_t>(comm::element_count(shape));
-    out.emplace_back(whole.begin() + static_cast<std::ptrdiff_t>(at), whole.begin() + static_cast<std::ptrdiff_t>(at + elements));
+    const auto first = whole.begin() + static_cast<std::ptrdiff_t>(at);
+    out.emplace_back(first, first + static_cast<std::ptrdiff_t>(elements));
     at += elements;
   }
   return out;

@@ -97,8 +97,9 @@ std::vector<plans::Plan> plans_to_run(const std::vector<sim::PricedPlan>& planne
 // The run of the same plan without ZeRO and recompute, when `o` is such a variant.
 const PlanOutcome* base_of(const PlanOutcome& o, const std::vector<PlanOutcome>& all) {
   for (const PlanOutcome& candidate : all) {
-    if (&candidate != &o && candidate.plan.zero_stage == 0 && !candidate.plan.recompute_activations &&
-        o.plan.family.starts_with(candidate.plan.family + " +") && candidate.plan.mesh.to_string() == o.plan.mesh.to_string()) {
+    const bool plain = candidate.plan.zero_stage == 0 && !candidate.plan.recompute_activations;
+    if (&candidate != &o && plain && o.plan.family.starts_with(candidate.plan.family + " +") &&
+        candidate.plan.mesh.to_string() == o.plan.mesh.to_string()) {
       return &candidate;
     }
   }
@@ -216,11 +217,11 @@ const Suite& suite() {
         const WeightDifference weights = compare_weights(o.parameters, s.reference.parameters);
         std::printf("[equivalence %d ranks] ran     %-28s %.2f s  loss max rel diff %.3g  weights max rel diff %.3g  "
                     "replicas %.3g  rank 0 sent %lld B/step  params/grads/optimizer/activations %lld/%lld/%lld/%lld B  "
-                    "accuracy %.4f\n",
+                    "accuracy %.4f  evaluation loss %.6f\n",
                     ranks, plan_name(o.plan).c_str(), o.seconds, loss, weights.worst, o.replica_disagreement,
                     static_cast<long long>(o.bytes.total().bytes / kSteps), static_cast<long long>(o.params_bytes),
                     static_cast<long long>(o.grads_bytes), static_cast<long long>(o.optimizer_bytes),
-                    static_cast<long long>(o.activations_bytes), o.accuracy);
+                    static_cast<long long>(o.activations_bytes), o.accuracy, o.evaluation_loss);
       } else {
         std::printf("[equivalence %d ranks] %s %-28s %s\n", ranks, o.status == RunStatus::refused ? "REFUSED" : "FAILED ",
                     plan_name(o.plan).c_str(), o.message.c_str());
@@ -425,12 +426,15 @@ TEST(Equivalence, RecomputeReproducesTheLossesExactly) {
 }
 
 // --eval after training: every plan (pipelines included) classifies the same samples as the
-// 1-rank run with the same weights (they agree to 1e-4, far from any logit tie here).
-TEST(Equivalence, EvaluationAccuracyEqualsOneRank) {
+// 1-rank run with the same weights (they agree to 1e-4, far from any logit tie here), and its
+// evaluation loss, which sees every logit, is the 1-rank run's within the loss tolerance.
+TEST(Equivalence, EvaluationEqualsOneRank) {
   const Suite& s = suite();
   for (const PlanOutcome& o : s.outcomes) {
     if (o.status != RunStatus::ran) continue;
     EXPECT_EQ(o.accuracy, s.reference.accuracy) << plan_name(o.plan);
+    EXPECT_LE(relative(o.evaluation_loss, s.reference.evaluation_loss, 0.0), kLossTolerance)
+        << plan_name(o.plan) << ": evaluation loss " << o.evaluation_loss << ", 1 rank " << s.reference.evaluation_loss;
   }
 }
 
@@ -447,7 +451,9 @@ TEST(Reference, WriteTheOneRankRun) {
   EXPECT_NE(o.losses.front(), o.losses.back()) << "the weights did not change the loss: nothing was trained";
   EXPECT_EQ(o.bytes.total().bytes, 0);
   EXPECT_GT(o.accuracy, 0.0) << "nothing classified right: the evaluation is not counting";
-  Reference reference{kModel, kBatch, o.losses, o.parameters, o.accuracy};
+  EXPECT_GT(o.evaluation_loss, 0.0);
+  EXPECT_TRUE(std::isfinite(o.evaluation_loss));
+  Reference reference{kModel, kBatch, o.losses, o.parameters, o.accuracy, o.evaluation_loss};
   write_reference(options().write_reference_path, reference);
   std::printf("[equivalence reference] losses:");
   for (double loss : o.losses) std::printf(" %.6f", loss);
