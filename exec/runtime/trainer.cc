@@ -78,7 +78,10 @@ Trainer::Trainer(const plans::Plan& plan, comm::MeshCommunicators& communicators
   for (size_t b = 0; b < compiled_.buckets.size(); ++b) {
     const plans::GradientBucket& bucket = compiled_.buckets[b];
     if (bucket.stage != stage_) continue;
-    overlap_ = overlap_ && bucket.reduction.size() == 1 && bucket.reduction[0].kind == plans::CollectiveKind::all_reduce;
+    // One all-reduce, or ZeRO's one reduce-scatter, each has a non-blocking MPI call.
+    overlap_ = overlap_ && bucket.reduction.size() == 1 &&
+               (bucket.reduction[0].kind == plans::CollectiveKind::all_reduce ||
+                bucket.reduction[0].kind == plans::CollectiveKind::reduce_scatter);
     // Buckets list their layers in backward order: the last one finishes last.
     buckets_ready_after_[static_cast<size_t>(bucket.layers.back())].push_back(b);
   }

@@ -94,8 +94,9 @@ class Trainer {
   void drop_recomputable(int micro, MicroBatchState& state);
   void recompute_forward(int micro, MicroBatchState& state, StepSeconds& seconds);
   void synchronise_gradients(StepSeconds& seconds);
-  // Overlap (plan.overlap_gradient_sync): a bucket's all-reduce starts as soon as backward has
-  // produced its last gradient, and MPI is nudged between layers so it progresses meanwhile.
+  // Overlap (plan.overlap_gradient_sync): a bucket's all-reduce (ZeRO: reduce-scatter) starts
+  // as soon as backward has produced its last gradient, and MPI is nudged between layers so it
+  // progresses meanwhile.
   void start_bucket(size_t bucket);
   void progress_buckets();
   std::vector<float> pack_bucket(const plans::GradientBucket& bucket);
@@ -121,6 +122,7 @@ class Trainer {
     size_t bucket = 0;
     std::vector<float> flat;
     MPI_Request request = MPI_REQUEST_NULL;
+    std::vector<float> slice;  // ZeRO: where the reduce-scatter puts this rank's part
   };
   int stage_ = 0;                      // this rank's pipeline stage
   std::unique_ptr<StageLink> link_;    // hand-overs to the other stages
@@ -144,6 +146,11 @@ class Trainer {
   // Stages 2-3: the whole gradients of a sharded layer live only from its backward until its
   // bucket is reduce-scattered (a communication buffer, not the kept gradient).
   void ensure_gradient_accumulators(int layer);
+  // A bucket's gradients packed for its reduce-scatter (stage 3: member by member); stages 2-3
+  // free the whole gradients they came from.
+  std::vector<float> pack_for_reduce_scatter(size_t zero_bucket);
+  // Overlap: the reduce-scatter of compiled bucket `bucket` starts (MPI_Ireduce_scatter_block).
+  void start_sharded_bucket(size_t bucket);
   // The step's end under ZeRO: reduce-scatter every bucket, update this rank's slices, gather
   // the updated parameters back (stages 1-2).
   void update_sharded(StepSeconds& seconds);

@@ -67,8 +67,9 @@ sim::PlannerRequest request_for(int devices) {
 std::string plan_name(const plans::Plan& plan) { return plan.family + " " + plan.mesh.to_string(); }
 
 // What the executor is checked on beyond the planner's choices: ZeRO 1-3 of every plan whose
-// gradients sync over a group (something to shard), recompute of every plan, and both at once on
-// the data-parallel plan. Named like the planner names such variants.
+// gradients sync over a group (something to shard), recompute of every plan, and on the
+// data-parallel plan both at once and ZeRO with the buckets reduced after backward instead of
+// during it (the planner's plans overlap). Named like the planner names such variants.
 std::vector<plans::Plan> plans_to_run(const std::vector<sim::PricedPlan>& planned) {
   std::vector<plans::Plan> out;
   for (const sim::PricedPlan& p : planned) out.push_back(p.plan);
@@ -89,6 +90,13 @@ std::vector<plans::Plan> plans_to_run(const std::vector<sim::PricedPlan>& planne
       recompute.zero_stage = 3;
       recompute.family = p.plan.family + " +zero3 +recompute";
       out.push_back(recompute);
+      for (int zero = 1; zero <= 3; ++zero) {
+        plans::Plan serial = p.plan;
+        serial.zero_stage = zero;
+        serial.overlap_gradient_sync = false;
+        serial.family += " +zero" + std::to_string(zero) + " +sync-after-backward";
+        out.push_back(serial);
+      }
     }
   }
   return out;
