@@ -74,6 +74,28 @@ const EfficiencyCurve& Device::efficiency(OpClass op_class) const {
   throw std::logic_error("unhandled OpClass");
 }
 
+const EfficiencyCurve& Device::efficiency(OpClass op_class, KernelPass pass) const {
+  if (pass == KernelPass::backward) {
+    const std::optional<EfficiencyCurve>* curve = nullptr;
+    switch (op_class) {
+      case OpClass::gemm: curve = &backward.gemm; break;
+      case OpClass::conv: curve = &backward.conv; break;
+      case OpClass::elementwise: curve = &backward.elementwise; break;
+    }
+    if (curve != nullptr && curve->has_value()) return **curve;
+  }
+  return efficiency(op_class);
+}
+
+const EfficiencyCurve& Device::memory_efficiency_of(KernelPass pass) const {
+  return pass == KernelPass::backward && backward.memory ? *backward.memory : memory_efficiency;
+}
+
+const Link& Level::link_for(plans::CollectiveKind kind) const {
+  const auto it = collective_links.find(kind);
+  return it == collective_links.end() ? link : it->second;
+}
+
 int64_t device_count(const Cluster& cluster) {
   return block_size(cluster, static_cast<int>(cluster.levels.size()) - 1);
 }
@@ -109,6 +131,17 @@ void validate_cluster(const Cluster& cluster, std::string_view source) {
                    fmt::format("device.efficiency.{}", op_class_name(op_class)), "half_efficiency_flops");
   }
   validate_curve(device.memory_efficiency, source, "device.memory_efficiency", "half_efficiency_bytes");
+  for (OpClass op_class : {OpClass::gemm, OpClass::conv, OpClass::elementwise}) {
+    if (&device.efficiency(op_class, KernelPass::backward) == &device.efficiency(op_class)) continue;
+    validate_curve(device.efficiency(op_class, KernelPass::backward), source,
+                   fmt::format("device.backward_efficiency.{}", op_class_name(op_class)), "half_efficiency_flops");
+  }
+  if (device.backward.memory) {
+    validate_curve(*device.backward.memory, source, "device.backward_memory_efficiency", "half_efficiency_bytes");
+  }
+  if (!(cluster.communication_overlap >= 0.0 && cluster.communication_overlap <= 1.0)) {
+    fail(source, "communication_overlap", "must be in [0, 1]");
+  }
 
   if (cluster.levels.empty()) fail(source, "levels", "must list at least one level");
   int64_t devices = 1;
@@ -124,9 +157,15 @@ void validate_cluster(const Cluster& cluster, std::string_view source) {
     if (level.fan_out < 1) fail(source, path + ".fan_out", "must be at least 1 (a level of zero devices)");
     devices *= level.fan_out;
     if (devices > INT_MAX) fail(source, path + ".fan_out", "the cluster's device count exceeds 2^31-1");
-    require_positive(level.link.bandwidth_bytes_per_second, source, path + ".link.bandwidth_bytes_per_second");
-    if (!(level.link.latency_seconds >= 0.0) || !std::isfinite(level.link.latency_seconds)) {
-      fail(source, path + ".link.latency_seconds", "must be non-negative and finite");
+    auto validate_link = [&](const Link& link, const std::string& link_path) {
+      require_positive(link.bandwidth_bytes_per_second, source, link_path + ".bandwidth_bytes_per_second");
+      if (!(link.latency_seconds >= 0.0) || !std::isfinite(link.latency_seconds)) {
+        fail(source, link_path + ".latency_seconds", "must be non-negative and finite");
+      }
+    };
+    validate_link(level.link, path + ".link");
+    for (const auto& [kind, link] : level.collective_links) {
+      validate_link(link, fmt::format("{}.collective_links.{}", path, plans::collective_name(kind)));
     }
   }
 
@@ -194,12 +233,12 @@ int level_spanned(const Cluster& cluster, std::span<const int> ranks) {
   return group_shape(cluster, ranks).spanned_level;
 }
 
-Link bottleneck_link(const Cluster& cluster, const GroupShape& shape) {
+Link bottleneck_link(const Cluster& cluster, const GroupShape& shape, plans::CollectiveKind kind) {
   Link slowest;
   bool any = false;
   for (int level = 0; level <= shape.spanned_level; ++level) {
     if (shape.fan_in[static_cast<size_t>(level)] < 2) continue;  // no traffic at this level
-    const Link& link = cluster.levels[static_cast<size_t>(level)].link;
+    const Link& link = cluster.levels[static_cast<size_t>(level)].link_for(kind);
     if (!any) {
       slowest = link;
       any = true;
@@ -214,14 +253,14 @@ Link bottleneck_link(const Cluster& cluster, const GroupShape& shape) {
 }
 
 double achieved_flops_per_second(const Cluster& cluster, OpClass op_class, model::DType dtype,
-                                 double flops) {
+                                 double flops, KernelPass pass) {
   const Device& device = cluster.device;
-  return device.peak_flops_per_second(dtype) * device.efficiency(op_class).efficiency(flops);
+  return device.peak_flops_per_second(dtype) * device.efficiency(op_class, pass).efficiency(flops);
 }
 
-double achieved_memory_bytes_per_second(const Cluster& cluster, double bytes) {
+double achieved_memory_bytes_per_second(const Cluster& cluster, double bytes, KernelPass pass) {
   const Device& device = cluster.device;
-  return device.memory_bandwidth_bytes_per_second * device.memory_efficiency.efficiency(bytes);
+  return device.memory_bandwidth_bytes_per_second * device.memory_efficiency_of(pass).efficiency(bytes);
 }
 
 }  // namespace splitbrain::sim

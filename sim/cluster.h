@@ -9,6 +9,8 @@
 // for the bytes it sends.
 
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -33,9 +35,21 @@ struct Device {
   EfficiencyCurve elementwise_efficiency;
   // Memory-bandwidth efficiency; the curve's size is the bytes an op moves to and from memory.
   EfficiencyCurve memory_efficiency;
+  // Backward kernels where they run at other rates than forward ones (measured by `splitbrain
+  // calibrate`); absent, backward runs at the forward curves.
+  struct BackwardCurves {
+    std::optional<EfficiencyCurve> gemm;
+    std::optional<EfficiencyCurve> conv;
+    std::optional<EfficiencyCurve> elementwise;
+    std::optional<EfficiencyCurve> memory;
+    bool operator==(const BackwardCurves&) const = default;
+  };
+  BackwardCurves backward;
 
   double peak_flops_per_second(model::DType dtype) const;
-  const EfficiencyCurve& efficiency(OpClass op_class) const;
+  const EfficiencyCurve& efficiency(OpClass op_class) const;  // forward
+  const EfficiencyCurve& efficiency(OpClass op_class, KernelPass pass) const;
+  const EfficiencyCurve& memory_efficiency_of(KernelPass pass) const;
 
   bool operator==(const Device&) const = default;
 };
@@ -53,6 +67,12 @@ struct Level {
   std::string name;  // e.g. "node", "cluster"
   int fan_out = 1;
   Link link;
+  // Optional per collective kind: MPI and NCCL reach different bandwidths per collective over
+  // the same wire (shared-memory MPI copies twice for a reduction, once for a gather), so
+  // `splitbrain calibrate` fits each kind it measures. Kinds absent here use `link`.
+  std::map<plans::CollectiveKind, Link> collective_links;
+
+  const Link& link_for(plans::CollectiveKind kind) const;
 
   bool operator==(const Level&) const = default;
 };
@@ -64,6 +84,11 @@ struct Cluster {
   Device device;
   std::vector<Level> levels;  // innermost first; at least one
   CollectiveAlgorithms algorithms;
+  // Fraction of overlappable communication (gradient buckets reduced during backward) that
+  // really hides behind compute, in [0, 1]. 1 where a copy engine or NIC moves the bytes (GPUs
+  // with NCCL streams); on CPU ranks the same cores copy and reduce, so little hides. The rest
+  // is charged to the critical path.
+  double communication_overlap = 1.0;
   // Optional: placement[r] is the device that rank r runs on (distinct devices). Empty means
   // rank r = device r, devices numbered node-major (device d sits in node d / fan_out[0]).
   std::vector<int> placement;
@@ -101,13 +126,15 @@ GroupShape group_shape(const Cluster& cluster, std::span<const int> ranks);
 // The slowest link that the group's traffic actually crosses: the lowest bandwidth and the
 // highest latency among levels 0..spanned_level with fan_in > 1. Flat (non-hierarchical)
 // algorithms are costed with it, because a ring or tree step waits for its slowest hop.
-Link bottleneck_link(const Cluster& cluster, const GroupShape& shape);
+// Per-kind links (Level::collective_links) are used where the level has one for `kind`.
+Link bottleneck_link(const Cluster& cluster, const GroupShape& shape, plans::CollectiveKind kind);
 
 // peak(dtype) * efficiency(op_class, flops). For elementwise ops this is the arithmetic rate
 // only; their time is usually set by achieved_memory_bytes_per_second (take the roofline max).
 double achieved_flops_per_second(const Cluster& cluster, OpClass op_class, model::DType dtype,
-                                 double flops);
-// memory_bandwidth * memory_efficiency(bytes).
-double achieved_memory_bytes_per_second(const Cluster& cluster, double bytes);
+                                 double flops, KernelPass pass = KernelPass::forward);
+// memory_bandwidth * memory_efficiency(bytes) (the backward curve for backward kernels).
+double achieved_memory_bytes_per_second(const Cluster& cluster, double bytes,
+                                        KernelPass pass = KernelPass::forward);
 
 }  // namespace splitbrain::sim

@@ -52,8 +52,38 @@ Device read_device(JsonObjectReader& root) {
     efficiency.reject_unknown_keys();
   }
   device.memory_efficiency = read_curve(reader, "memory_efficiency", "half_efficiency_bytes");
+  if (reader.has("backward_efficiency")) {
+    JsonObjectReader efficiency = reader.object("backward_efficiency");
+    const std::pair<OpClass, std::optional<EfficiencyCurve>*> curves[] = {{OpClass::gemm, &device.backward.gemm},
+                                                                          {OpClass::conv, &device.backward.conv},
+                                                                          {OpClass::elementwise, &device.backward.elementwise}};
+    for (const auto& [op_class, curve] : curves) {
+      if (efficiency.has(op_class_name(op_class))) *curve = read_curve(efficiency, op_class_name(op_class), "half_efficiency_flops");
+    }
+    efficiency.reject_unknown_keys();
+  }
+  if (reader.has("backward_memory_efficiency")) {
+    device.backward.memory = read_curve(reader, "backward_memory_efficiency", "half_efficiency_bytes");
+  }
   reader.reject_unknown_keys();
   return device;
+}
+
+// The kinds a level may give its own link: every collective the cost model prices over a link.
+constexpr plans::CollectiveKind kLinkKinds[] = {plans::CollectiveKind::all_gather, plans::CollectiveKind::reduce_scatter,
+                                                plans::CollectiveKind::all_reduce, plans::CollectiveKind::all_to_all,
+                                                plans::CollectiveKind::send_recv};
+
+Link read_link(JsonObjectReader& reader) {
+  Link link;
+  link.bandwidth_bytes_per_second = reader.required_number("bandwidth_bytes_per_second");
+  link.latency_seconds = reader.required_number("latency_seconds");
+  reader.reject_unknown_keys();
+  return link;
+}
+
+nlohmann::ordered_json link_json(const Link& link) {
+  return {{"bandwidth_bytes_per_second", link.bandwidth_bytes_per_second}, {"latency_seconds", link.latency_seconds}};
 }
 
 std::vector<Level> read_levels(JsonObjectReader& root) {
@@ -65,9 +95,16 @@ std::vector<Level> read_levels(JsonObjectReader& root) {
     level.name = reader.required_string("name");
     level.fan_out = reader.required_int32("fan_out");
     JsonObjectReader link = reader.object("link");
-    level.link.bandwidth_bytes_per_second = link.required_number("bandwidth_bytes_per_second");
-    level.link.latency_seconds = link.required_number("latency_seconds");
-    link.reject_unknown_keys();
+    level.link = read_link(link);
+    if (reader.has("collective_links")) {
+      JsonObjectReader per_kind = reader.object("collective_links");
+      for (plans::CollectiveKind kind : kLinkKinds) {
+        if (!per_kind.has(plans::collective_name(kind))) continue;
+        JsonObjectReader one = per_kind.object(plans::collective_name(kind));
+        level.collective_links[kind] = read_link(one);
+      }
+      per_kind.reject_unknown_keys();
+    }
     reader.reject_unknown_keys();
     levels.push_back(std::move(level));
   }
@@ -121,6 +158,7 @@ Cluster cluster_from_json(const json& document, std::string_view source) {
   cluster.device = read_device(root);
   cluster.levels = read_levels(root);
   cluster.algorithms = read_algorithms(root);
+  cluster.communication_overlap = root.optional_number("communication_overlap", 1.0);
   if (const std::optional<JsonArrayReader> placement = root.optional_array("placement")) {
     for (size_t i = 0; i < placement->size(); ++i) cluster.placement.push_back(placement->int32_at(i));
   }
@@ -171,6 +209,17 @@ nlohmann::ordered_json cluster_to_json(const Cluster& cluster) {
   }
   device_json["efficiency"] = std::move(efficiency);
   device_json["memory_efficiency"] = curve_json(device.memory_efficiency, "half_efficiency_bytes");
+  ordered_json backward_efficiency = ordered_json::object();
+  for (OpClass op_class : {OpClass::gemm, OpClass::conv, OpClass::elementwise}) {
+    const EfficiencyCurve& curve = device.efficiency(op_class, KernelPass::backward);
+    if (&curve != &device.efficiency(op_class)) {
+      backward_efficiency[std::string(op_class_name(op_class))] = curve_json(curve, "half_efficiency_flops");
+    }
+  }
+  if (!backward_efficiency.empty()) device_json["backward_efficiency"] = std::move(backward_efficiency);
+  if (device.backward.memory) {
+    device_json["backward_memory_efficiency"] = curve_json(*device.backward.memory, "half_efficiency_bytes");
+  }
   out["device"] = std::move(device_json);
 
   ordered_json levels = ordered_json::array();
@@ -178,8 +227,12 @@ nlohmann::ordered_json cluster_to_json(const Cluster& cluster) {
     ordered_json level_json;
     level_json["name"] = level.name;
     level_json["fan_out"] = level.fan_out;
-    level_json["link"] = {{"bandwidth_bytes_per_second", level.link.bandwidth_bytes_per_second},
-                          {"latency_seconds", level.link.latency_seconds}};
+    level_json["link"] = link_json(level.link);
+    if (!level.collective_links.empty()) {
+      ordered_json per_kind;
+      for (const auto& [kind, link] : level.collective_links) per_kind[std::string(plans::collective_name(kind))] = link_json(link);
+      level_json["collective_links"] = std::move(per_kind);
+    }
     levels.push_back(std::move(level_json));
   }
   out["levels"] = std::move(levels);
@@ -189,6 +242,7 @@ nlohmann::ordered_json cluster_to_json(const Cluster& cluster) {
     algorithms[std::string(plans::collective_name(kind))] = algorithm_name(cluster.algorithms.for_kind(kind));
   }
   out["algorithms"] = std::move(algorithms);
+  if (cluster.communication_overlap != 1.0) out["communication_overlap"] = cluster.communication_overlap;
   if (!cluster.placement.empty()) out["placement"] = cluster.placement;
   return out;
 }

@@ -103,12 +103,12 @@ double all_to_all_seconds(Algorithm algorithm, double n, double rounds, double s
 // of the scheme (as in Jia et al. 2018, arXiv 1807.11205, and Horovod's hierarchical
 // all-reduce). Ordering: the all-gather runs outer levels first on small pieces and inner
 // levels last; the sum is the same.
-double hierarchical_gather_seconds(const Cluster& cluster, const GroupShape& shape, double s) {
+double hierarchical_gather_seconds(const Cluster& cluster, const GroupShape& shape, double s, CollectiveKind kind) {
   double seconds = 0.0;
   double level_bytes = s;
   for (int level = 0; level <= shape.spanned_level; ++level) {
     const double k = shape.fan_in[static_cast<size_t>(level)];
-    const Link& link = cluster.levels[static_cast<size_t>(level)].link;
+    const Link& link = cluster.levels[static_cast<size_t>(level)].link_for(kind);
     if (k > 1.0) {
       seconds += (k - 1.0) * link.latency_seconds +
                  (k - 1.0) / k * level_bytes / link.bandwidth_bytes_per_second;
@@ -157,7 +157,7 @@ double send_seconds(const Cluster& cluster, int from_rank, int to_rank, int64_t 
     level_spanned(cluster, pair);
     return 0.0;
   }
-  const Link& link = cluster.levels[static_cast<size_t>(level_spanned(cluster, pair))].link;
+  const Link& link = cluster.levels[static_cast<size_t>(level_spanned(cluster, pair))].link_for(CollectiveKind::send_recv);
   return link.latency_seconds + static_cast<double>(bytes) / link.bandwidth_bytes_per_second;
 }
 
@@ -197,11 +197,11 @@ double collective_seconds(const Cluster& cluster, CollectiveKind kind, Algorithm
     // all_reduce = hierarchical reduce-scatter + hierarchical all-gather: intra-level
     // reduce-scatter, the top level's ring all-reduce on S / (product of inner fan-ins),
     // intra-level all-gather. The top level's all-reduce is exactly its two ring halves.
-    const double one_way = hierarchical_gather_seconds(cluster, shape, s);
+    const double one_way = hierarchical_gather_seconds(cluster, shape, s, kind);
     return kind == CollectiveKind::all_reduce ? 2.0 * one_way : one_way;
   }
   return flat_collective_seconds(kind, algorithm, static_cast<int>(ranks.size()), s,
-                                 bottleneck_link(cluster, shape));
+                                 bottleneck_link(cluster, shape, kind));
 }
 
 double collective_seconds(const Cluster& cluster, CollectiveKind kind, std::span<const int> ranks,

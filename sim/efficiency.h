@@ -21,6 +21,10 @@ enum class OpClass {
   elementwise,  // memory-bound ops: activations, normalisation, pooling, optimizer updates
 };
 
+// Forward and backward kernels of one class can run at different rates (a backward convolution
+// computes two products of other shapes; on CPUs it runs well below the forward one).
+enum class KernelPass { forward, backward };
+
 std::string_view op_class_name(OpClass op_class);  // "gemm", "conv", "elementwise"
 std::optional<OpClass> op_class_from_name(std::string_view name);
 

@@ -118,6 +118,10 @@ class StepBuilder {
   void cost_step_end() {
     const std::vector<double> finish = last_backward_finish();
     std::vector<double> stream_free(static_cast<size_t>(plan_.stage_count()), 0.0);
+    // Overlapped reductions that do not hide (cluster.communication_overlap < 1) take their
+    // time from the stage's compute: the backward ends that much later.
+    std::vector<double> stolen(static_cast<size_t>(plan_.stage_count()), 0.0);
+    const double hides = cluster_.communication_overlap;
     for (size_t b = 0; b < compiled_.buckets.size(); ++b) {
       const plans::GradientBucket& bucket = compiled_.buckets[b];
       const auto s = static_cast<size_t>(bucket.stage);
@@ -125,6 +129,10 @@ class StepBuilder {
       const double ready = plan_.overlap_gradient_sync ? finish[static_cast<size_t>(bucket.layers.back())] : backward_end;
       double seconds = 0.0;
       for (const Collective& c : bucket.reduction) seconds += use(-1, bucket.stage, StepPhase::gradient_sync, c, 1);
+      if (plan_.overlap_gradient_sync) {
+        stolen[s] += (1.0 - hides) * seconds;
+        seconds *= hides;
+      }
       const double start = std::max(ready, stream_free[s]);
       stream_free[s] = start + seconds;
       out_.gradient_sync.push_back({bucket.stage, static_cast<int>(b), start, stream_free[s]});
@@ -135,7 +143,8 @@ class StepBuilder {
     for (int stage = 0; stage < plan_.stage_count(); ++stage) {
       StageTiming& timing = out_.stages[static_cast<size_t>(stage)];
       timing.backward_end_seconds = out_.timeline.stage_end_seconds[static_cast<size_t>(stage)];
-      timing.sync_end_seconds = std::max(timing.backward_end_seconds, stream_free[static_cast<size_t>(stage)]);
+      timing.sync_end_seconds = std::max(timing.backward_end_seconds + stolen[static_cast<size_t>(stage)],
+                                         stream_free[static_cast<size_t>(stage)] + stolen[static_cast<size_t>(stage)]);
       timing.optimizer_seconds = optimizer_step_seconds(cluster_, plan_, optimizer_elements(stage));
       timing.end_seconds = timing.sync_end_seconds + timing.optimizer_seconds + timing.gather_seconds;
     }

@@ -10,6 +10,7 @@ packages=(
   openmpi-bin libopenmpi-dev
   libdnnl-dev libopenblas-dev
   zlib1g-dev dataset-fashion-mnist
+  python3-matplotlib
 )
 
 missing=()

@@ -188,5 +188,37 @@ TEST(ClusterJsonErrors, MissingFile) {
   }
 }
 
+TEST(ClusterJson, CalibratedFieldsRoundTrip) {
+  // What `splitbrain calibrate` adds: backward curves, links per collective kind, the overlap.
+  Cluster cluster = testing::two_level_cluster();
+  cluster.device.backward.conv = EfficiencyCurve{0.4, 3e9};
+  cluster.device.backward.memory = EfficiencyCurve{0.5, 2e6};
+  cluster.levels[0].collective_links[plans::CollectiveKind::all_to_all] = {20e9, 2e-6};
+  cluster.levels[0].collective_links[plans::CollectiveKind::send_recv] = {40e9, 3e-6};
+  cluster.communication_overlap = 0.25;
+  const std::filesystem::path path = testing::scratch_file("calibrated.json");
+  write_cluster_file(cluster, path);
+  const Cluster read_back = read_cluster_file(path);
+  EXPECT_EQ(read_back, cluster);
+  // Absent backward curves fall back to the forward ones.
+  EXPECT_EQ(read_back.device.efficiency(OpClass::gemm, KernelPass::backward), cluster.device.gemm_efficiency);
+  EXPECT_EQ(read_back.device.efficiency(OpClass::conv, KernelPass::backward), (EfficiencyCurve{0.4, 3e9}));
+}
+
+TEST(ClusterJson, BadCalibratedFieldsAreNamed) {
+  json document = valid_document();
+  document["device"]["backward_efficiency"] = {{"conv", {{"max_efficiency", 1.5}, {"half_efficiency_flops", 1e9}}}};
+  expect_error(document, "device.backward_efficiency.conv.max_efficiency: must be in (0, 1]");
+  document = valid_document();
+  document["levels"][0]["collective_links"] = {{"all_gatherr", {{"bandwidth_bytes_per_second", 1e9}, {"latency_seconds", 0}}}};
+  expect_error(document, "levels[0].collective_links.all_gatherr: unknown key");
+  document = valid_document();
+  document["levels"][0]["collective_links"] = {{"all_gather", {{"bandwidth_bytes_per_second", -1}, {"latency_seconds", 0}}}};
+  expect_error(document, "levels[0].collective_links.all_gather.bandwidth_bytes_per_second: must be positive");
+  document = valid_document();
+  document["communication_overlap"] = 1.5;
+  expect_error(document, "communication_overlap: must be in [0, 1]");
+}
+
 }  // namespace
 }  // namespace splitbrain::sim

@@ -67,9 +67,9 @@ TEST(Cluster, GroupShapeCountsMembersPerLevel) {
 
 TEST(Cluster, BottleneckLinkIsTheSlowestLinkUsed) {
   const Cluster cluster = testing::two_level_cluster();
-  const Link inside = bottleneck_link(cluster, group_shape(cluster, iota(0, 4)));
+  const Link inside = bottleneck_link(cluster, group_shape(cluster, iota(0, 4)), plans::CollectiveKind::all_reduce);
   EXPECT_EQ(inside, (Link{100e9, 1e-6}));
-  const Link across = bottleneck_link(cluster, group_shape(cluster, iota(0, 8)));
+  const Link across = bottleneck_link(cluster, group_shape(cluster, iota(0, 8)), plans::CollectiveKind::all_reduce);
   EXPECT_EQ(across, (Link{10e9, 10e-6}));
 }
 

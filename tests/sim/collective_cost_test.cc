@@ -228,5 +228,21 @@ TEST(CollectiveCost, SlowestLinkSetsFlatCostEvenWhenInnerLevelIsSlower) {
   EXPECT_SECONDS(collective_seconds(cluster, CollectiveKind::all_reduce, iota(0, 8), 1'000'000'000), 0.35028);
 }
 
+TEST(CollectiveCost, AKindWithItsOwnLinkUsesIt) {
+  // calibrate fits a link per kind: the all-gather's link changes the all-gather only.
+  Cluster cluster = testing::two_level_cluster();
+  const std::vector<int> ranks = {0, 1, 2, 3};
+  const double gather = collective_seconds(cluster, CollectiveKind::all_gather, ranks, 1'000'000'000);
+  const double reduce = collective_seconds(cluster, CollectiveKind::all_reduce, ranks, 1'000'000'000);
+  cluster.levels[0].collective_links[CollectiveKind::all_gather] = {25e9, 1e-6};  // a quarter of the bandwidth
+  // Ring: 3 alpha + 3/4 S/B = 3e-6 + 0.75 * 1e9 / 25e9 = 0.030003 s
+  EXPECT_SECONDS(collective_seconds(cluster, CollectiveKind::all_gather, ranks, 1'000'000'000), 0.030003);
+  EXPECT_GT(collective_seconds(cluster, CollectiveKind::all_gather, ranks, 1'000'000'000), 3.9 * gather);
+  EXPECT_DOUBLE_EQ(collective_seconds(cluster, CollectiveKind::all_reduce, ranks, 1'000'000'000), reduce);
+  // Point to point: send/recv has a link of its own too.
+  cluster.levels[0].collective_links[CollectiveKind::send_recv] = {1e9, 5e-6};
+  EXPECT_SECONDS(send_seconds(cluster, 0, 1, 1'000'000), 5e-6 + 1e-3);
+}
+
 }  // namespace
 }  // namespace splitbrain::sim

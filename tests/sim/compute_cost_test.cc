@@ -30,7 +30,7 @@ Cluster flat_cluster() {
   cluster.device.conv_efficiency = {0.5, 0.0};
   cluster.device.elementwise_efficiency = {0.5, 0.0};
   cluster.device.memory_efficiency = {1.0, 0.0};
-  cluster.levels = {{"node", 8, {100e9, 1e-6}}};
+  cluster.levels = {{"node", 8, {100e9, 1e-6}, {}}};
   return cluster;
 }
 
@@ -192,6 +192,47 @@ TEST(ComputeCost, OpClasses) {
   EXPECT_EQ(op_class_of(net.layer(net.find("relu"))), OpClass::elementwise);
   const model::Model fc = linear_net();
   EXPECT_EQ(op_class_of(fc.layer(fc.find("fc1"))), OpClass::gemm);
+}
+
+}  // namespace
+}  // namespace splitbrain::sim
+
+namespace splitbrain::sim {
+namespace {
+
+TEST(ComputeCost, BackwardKernelsRunAtTheirOwnCurve) {
+  const model::Model net = conv_net();
+  const plans::Mesh mesh({{"data", 1}});
+  const int conv = net.find("conv");
+  Cluster cluster = flat_cluster();
+  const LayerComputeSeconds same =
+      layer_compute_seconds(cluster, net, conv, layouts_of(net, conv, mesh, 8), mesh, 8, model::DType::fp32);
+  // A backward convolution at half the forward's efficiency takes twice as long (compute-bound);
+  // the forward does not move.
+  EfficiencyCurve slower = cluster.device.conv_efficiency;
+  slower.max_efficiency /= 2;
+  cluster.device.backward.conv = slower;
+  const LayerComputeSeconds split =
+      layer_compute_seconds(cluster, net, conv, layouts_of(net, conv, mesh, 8), mesh, 8, model::DType::fp32);
+  EXPECT_DOUBLE_EQ(split.forward, same.forward);
+  EXPECT_NEAR(split.backward_weight, 2 * same.backward_weight, 1e-15);
+}
+
+TEST(ComputeCost, BackwardMemoryBoundOpsUseTheBackwardMemoryCurve) {
+  const model::Model net = conv_net();
+  const plans::Mesh mesh({{"data", 1}});
+  const int relu = net.find("relu");
+  Cluster cluster = flat_cluster();
+  const LayerComputeSeconds same =
+      layer_compute_seconds(cluster, net, relu, layouts_of(net, relu, mesh, 8), mesh, 8, model::DType::fp32);
+  EfficiencyCurve quarter = cluster.device.memory_efficiency;
+  quarter.max_efficiency /= 4;
+  cluster.device.backward.memory = quarter;
+  const LayerComputeSeconds split =
+      layer_compute_seconds(cluster, net, relu, layouts_of(net, relu, mesh, 8), mesh, 8, model::DType::fp32);
+  EXPECT_DOUBLE_EQ(split.forward, same.forward);
+  EXPECT_GT(same.backward_input, 0.0);
+  EXPECT_NEAR(split.backward_input, 4 * same.backward_input, 1e-15);
 }
 
 }  // namespace

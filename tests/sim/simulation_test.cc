@@ -54,6 +54,24 @@ TEST(Simulation, OverlapHidesGradientSynchronisation) {
   EXPECT_NEAR(serial.phases.comm_exposed, total_communication_seconds(serial), 1e-12);
 }
 
+TEST(Simulation, CommunicationThatDoesNotHideIsChargedToTheStep) {
+  // cluster.communication_overlap = 0 (CPU ranks copying with their own cores): overlapped
+  // buckets expose all of their time, as if not overlapped; halfway, half of it.
+  plans::Plan plan = data_parallel("vgg16-cifar10", 8, 256);
+  plan.gradient_bucket_bytes = 4'000'000;
+  Cluster cluster = cluster_preset("v100-pcie-10gbe");
+  plan.overlap_gradient_sync = true;
+  const Prediction hidden = simulate(plan, cluster);
+  cluster.communication_overlap = 0.0;
+  const Prediction exposed = simulate(plan, cluster);
+  EXPECT_NEAR(exposed.phases.comm_exposed, total_communication_seconds(exposed), 1e-9);
+  EXPECT_GT(exposed.iteration_seconds, hidden.iteration_seconds);
+  cluster.communication_overlap = 0.5;
+  const Prediction half = simulate(plan, cluster);
+  EXPECT_GE(half.phases.comm_exposed, 0.5 * total_communication_seconds(half) - 1e-9);
+  EXPECT_LT(half.phases.comm_exposed, exposed.phases.comm_exposed);
+}
+
 TEST(Simulation, BytesPerRankAreTheCompiledCollectives) {
   // SplitBrain on {data: 2, model: 2}: convs batch over both, classifier features over model.
   const plans::Plan plan = make_plan("fashion-vgg", plans::Mesh({{"data", 2}, {"model", 2}}), 64, [](const model::Layer& l) {

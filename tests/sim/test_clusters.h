@@ -26,7 +26,7 @@ inline Cluster two_level_cluster() {
   cluster.device.conv_efficiency = {0.6, 2e9};
   cluster.device.elementwise_efficiency = {0.5, 1e8};
   cluster.device.memory_efficiency = {0.9, 1e6};
-  cluster.levels = {{"node", 4, {100e9, 1e-6}}, {"cluster", 4, {10e9, 10e-6}}};
+  cluster.levels = {{"node", 4, {100e9, 1e-6}, {}}, {"cluster", 4, {10e9, 10e-6}, {}}};
   return cluster;
 }
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
@@ -10,6 +11,7 @@
 #include "tools/splitbrain/commands.h"
 #include "tools/splitbrain/comparison.h"
 #include "tools/splitbrain/human_units.h"
+#include "tools/splitbrain/merged_trace.h"
 #include "tools/splitbrain/text_table.h"
 
 namespace splitbrain::tools {
@@ -19,6 +21,9 @@ struct CompareOptions {
   std::string predicted;
   std::string measured;
   std::string out_dir;
+  std::string predicted_trace;
+  std::string measured_trace;
+  bool figures = true;
 };
 
 nlohmann::json read_report(const std::string& path) {
@@ -56,6 +61,30 @@ void print(const Comparison& c) {
   bytes.print(std::cout);
 }
 
+// Quotes a path for /bin/sh.
+std::string shell_quoted(const std::string& text) {
+  std::string quoted = "'";
+  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// The figures are drawn by matplotlib (tools/figures/comparison_figures.py): a plotting library
+// does that better than anything we would write here. Without it the comparison is still whole.
+void draw_figures(const std::filesystem::path& dir) {
+  const char* python_override = std::getenv("SPLITBRAIN_PYTHON");
+  const std::string python = python_override != nullptr ? python_override : "/usr/bin/python3";
+  const std::filesystem::path script = std::filesystem::path(SPLITBRAIN_SOURCE_DIR) / "tools/figures/comparison_figures.py";
+  const std::string probe = shell_quoted(python) + " -c 'import matplotlib' > /dev/null 2>&1";
+  if (!std::filesystem::exists(script) || std::system(probe.c_str()) != 0) {
+    std::cout << fmt::format("figures skipped: needs {} with matplotlib (apt-get install python3-matplotlib) and {}\n", python,
+                             script.string());
+    return;
+  }
+  const std::string command = shell_quoted(python) + " " + shell_quoted(script.string()) + " " + shell_quoted(dir.string());
+  std::cout << "figures:" << std::endl;  // flushed: the script writes to the same stdout
+  if (std::system(command.c_str()) != 0) std::cout << "figures failed: see the message above (the comparison itself is written)\n";
+}
+
 void run_compare(const CompareOptions& options) {
   const Comparison c = compare_reports(read_report(options.predicted), options.predicted, read_report(options.measured),
                                        options.measured);
@@ -67,6 +96,13 @@ void run_compare(const CompareOptions& options) {
     const auto path = std::filesystem::path(options.out_dir) / "comparison.json";
     write_json_output(path.string(), comparison_to_json(c));
     std::cout << "\nwrote " << path.string() << '\n';
+    if (!options.predicted_trace.empty() && !options.measured_trace.empty()) {
+      const auto trace = std::filesystem::path(options.out_dir) / "trace.json";
+      write_json_output(trace.string(), merge_traces(read_report(options.predicted_trace), options.predicted_trace,
+                                                     read_report(options.measured_trace), options.measured_trace));
+      std::cout << "wrote " << trace.string() << " (predicted and measured timelines side by side)\n";
+    }
+    if (options.figures) draw_figures(options.out_dir);
   }
 }
 
@@ -77,7 +113,13 @@ void add_compare_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand("compare", "Put a prediction (simulate --json) and a measurement (run --report) side by side");
   command->add_option("prediction", options->predicted, "Prediction report")->required()->type_name("PREDICTION.json");
   command->add_option("measurement", options->measured, "Measured report")->required()->type_name("MEASURED.json");
-  command->add_option("--out", options->out_dir, "Write comparison.json into DIR")->type_name("DIR");
+  command->add_option("--out", options->out_dir, "Write comparison.json, figures (PNG, SVG) and the merged trace into DIR")
+      ->type_name("DIR");
+  command->add_option("--predicted-trace", options->predicted_trace, "Predicted Chrome trace (simulate --trace) to merge")
+      ->type_name("FILE")->check(CLI::ExistingFile);
+  command->add_option("--measured-trace", options->measured_trace, "Measured Chrome trace (run --trace) to merge")
+      ->type_name("FILE")->check(CLI::ExistingFile);
+  command->add_flag("!--no-figures", options->figures, "Do not draw the figures (they need python3-matplotlib)");
   command->callback([options] { run_compare(*options); });
 }
 

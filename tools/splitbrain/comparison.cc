@@ -46,6 +46,9 @@ Comparison compare_reports(const nlohmann::json& predicted, const std::string& p
   }
 
   Comparison c;
+  c.model = predicted.at("model").get<std::string>();
+  c.family = predicted.value("family", std::string("plan"));
+  c.mesh = predicted.at("mesh").dump();
   auto seconds = [](const nlohmann::json& doc, const char* key) { return doc.at(key).get<double>(); };
   c.time.push_back({"iteration", seconds(predicted, "iteration_seconds"), seconds(measured, "iteration_seconds")});
   for (const char* phase : {"compute_forward", "compute_backward", "comm_exposed", "bubble", "optimizer"}) {
@@ -78,7 +81,10 @@ nlohmann::ordered_json comparison_to_json(const Comparison& comparison) {
   };
   nlohmann::ordered_json memory = nlohmann::ordered_json::array();
   for (const auto& rank : comparison.memory) memory.push_back(values(rank));
-  return {{"time", values(comparison.time)},
+  return {{"model", comparison.model},
+          {"family", comparison.family},
+          {"mesh", comparison.mesh},
+          {"time", values(comparison.time)},
           {"memory", memory},
           {"bytes", values(comparison.bytes)},
           {"bytes_equal", comparison.bytes_equal}};

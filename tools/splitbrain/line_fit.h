@@ -1,7 +1,7 @@
 #pragma once
 // Least-squares fits for calibration: a line y = intercept + slope x (collective time against
 // bytes: latency and inverse bandwidth), and the saturating efficiency curve of sim/efficiency.h
-// from rates measured at several sizes (1/rate is linear in 1/size).
+// from rates measured at several sizes (time is linear in size).
 
 #include <span>
 
@@ -12,6 +12,8 @@ struct Line {
   double slope = 0.0;
 };
 Line fit_line(std::span<const double> x, std::span<const double> y);
+// Weighted least squares: minimises sum weights[i] * (y[i] - line(x[i]))^2.
+Line fit_line(std::span<const double> x, std::span<const double> y, std::span<const double> weights);
 
 struct SaturatingRate {
   double peak = 0.0;       // the rate work of infinite size would reach

@@ -9,7 +9,7 @@ trap 'rm -rf "$work"' EXIT
 plan=$source/plans/examples/fashion-vgg-splitbrain-2.json
 "$mpiexec" -np 2 "$binary" run --plan "$plan" --data synthetic:shape=1x28x28 --warmup 1 --iters 2 \
   --report "$work/measured.json" --trace "$work/trace.json" > "$work/run.log"
-"$binary" simulate --plan "$plan" --json "$work/predicted.json"
+"$binary" simulate --plan "$plan" --json "$work/predicted.json" --trace "$work/predicted-trace.json" > /dev/null
 /usr/bin/python3 - "$work" <<'PY'
 import json, sys
 work = sys.argv[1]
@@ -28,8 +28,27 @@ rows = {(e["pid"], e["tid"]) for e in t["traceEvents"] if e["ph"] == "X"}
 assert rows == {(0, 0), (0, 1), (1, 0), (1, 1)}, rows
 print("report and trace: ok")
 PY
-"$binary" compare "$work/predicted.json" "$work/measured.json" --out "$work/compare" > "$work/compare.log"
+"$binary" compare "$work/predicted.json" "$work/measured.json" --out "$work/compare" \
+  --predicted-trace "$work/predicted-trace.json" --measured-trace "$work/trace.json" > "$work/compare.log"
 grep -q '"bytes_equal": true' "$work/compare/comparison.json" || { cat "$work/compare.log"; exit 1; }
+# The merged trace: every rank's predicted and measured process, each with its events.
+/usr/bin/python3 - "$work/compare/trace.json" <<'PY'
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+names = {e["pid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+assert sorted(n.split(":")[0] for n in names.values()) == ["measured", "measured", "predicted", "predicted"], names
+busy = {e["pid"] for e in events if e["ph"] == "X"}
+assert busy == set(names), (busy, names)
+print("merged trace: ok")
+PY
+# Figures where matplotlib is installed; otherwise compare says why it skipped them.
+if /usr/bin/python3 -c 'import matplotlib' 2> /dev/null; then
+  for figure in phases.png phases.svg memory.png memory.svg; do
+    [ -s "$work/compare/$figure" ] || { cat "$work/compare.log"; echo "missing $figure"; exit 1; }
+  done
+else
+  grep -q "figures skipped" "$work/compare.log" || { cat "$work/compare.log"; exit 1; }
+fi
 # Reports of different plans are refused.
 "$binary" simulate --plan "$source/plans/examples/fashion-vgg-data-parallel-2.json" --json "$work/other.json"
 set +e

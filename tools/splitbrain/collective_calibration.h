@@ -1,0 +1,33 @@
+#pragma once
+// The communication side of `splitbrain calibrate`: every collective the runtime runs (all-reduce,
+// all-gather, reduce-scatter, all-to-all, send/recv) through the executor's own MPI code, from 8 B
+// to 64 MiB, printed as nccl-tests prints them; a latency and bandwidth fitted per kind with the
+// simulator's own formula for it; and how much of a gradient all-reduce hides behind compute.
+
+#include <mpi.h>
+
+#include <map>
+
+#include "plans/collective_kind.h"
+#include "sim/cluster.h"
+
+namespace splitbrain::tools {
+
+struct CollectiveCalibration {
+  int repeats = 5;
+  bool print = true;  // rank 0 prints every measurement
+};
+
+struct MeasuredCommunication {
+  std::map<plans::CollectiveKind, sim::Link> links;  // fitted per kind
+  // The all-reduce's own link, for the level's default (kinds the runtime never runs).
+  sim::Link all_reduce_link;
+  double communication_overlap = 1.0;  // see sim::Cluster::communication_overlap
+};
+
+// Collective over `comm` (at least two ranks). `cluster` gives the algorithm per kind, whose
+// formula (sim/collective_cost) the fits use, so the simulator reproduces the measured times.
+MeasuredCommunication calibrate_collectives(const CollectiveCalibration& options, MPI_Comm comm,
+                                            const sim::Cluster& cluster);
+
+}  // namespace splitbrain::tools

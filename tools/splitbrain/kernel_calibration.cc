@@ -1,0 +1,189 @@
+#include "tools/splitbrain/kernel_calibration.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "exec/comm/local_array.h"
+#include "exec/cpu/conv2d.h"
+#include "exec/cpu/cpu_context.h"
+#include "exec/cpu/eltwise.h"
+#include "exec/cpu/linear.h"
+#include "exec/cpu/pooling.h"
+#include "exec/runtime/memory_tracker.h"
+#include "exec/runtime/optimizer.h"
+#include "tools/splitbrain/calibration_timing.h"
+#include "tools/splitbrain/line_fit.h"
+
+namespace splitbrain::tools {
+namespace {
+
+using Floats = std::vector<float>;
+
+Floats filled(int64_t elements, float value) { return Floats(static_cast<size_t>(elements), value); }
+
+// Forward samples and backward samples (data and weight gradients both: the simulator prices each
+// with the backward curve at its own FLOPs) of one op class.
+struct PassSamples {
+  RateSamples forward;
+  RateSamples backward;
+};
+
+class KernelTimer {
+ public:
+  KernelTimer(const KernelCalibration& options, MPI_Comm comm, bool leader)
+      : options_(options), comm_(comm), print_(leader && options.print) {}
+
+  // Times `work` and adds its rate to `samples`; `size` is FLOPs or bytes as the curve counts them.
+  template <class Work>
+  void sample(RateSamples& samples, double size, const std::string& label, const char* unit, Work&& work) {
+    const double seconds = median_seconds(options_.repeats, comm_, work);
+    samples.add(size, seconds);
+    if (print_) std::cout << fmt::format("[calibrate] {:<40} {:9.3f} ms  {:8.2f} {}\n", label, seconds * 1e3, size / seconds / 1e9, unit);
+  }
+
+ private:
+  const KernelCalibration& options_;
+  MPI_Comm comm_;
+  bool print_;
+};
+
+// 3x3 convolutions from the narrow, wide images of a CNN's first blocks to its deep, small ones.
+PassSamples measure_conv(exec::cpu::CpuContext& context, KernelTimer& timer) {
+  PassSamples samples;
+  const std::vector<std::array<int64_t, 4>> shapes = {  // batch, in, out channels, height = width
+      {8, 16, 16, 28}, {16, 32, 64, 28}, {32, 64, 128, 16}, {32, 128, 256, 8}, {64, 256, 256, 8}, {64, 512, 512, 4}};
+  for (const auto& [batch, in, out, size] : shapes) {
+    exec::cpu::Conv2dShape shape;
+    shape.batch = batch;
+    shape.in_channels = in;
+    shape.out_channels = out;
+    shape.height = shape.width = size;
+    shape.kernel_h = shape.kernel_w = 3;
+    shape.pad_top = shape.pad_bottom = shape.pad_left = shape.pad_right = 1;
+    exec::cpu::Conv2dKernel kernel(context, shape);
+    Floats x = filled(batch * in * size * size, 0.5f), w = filled(out * in * 9, 0.01f), b = filled(out, 0.0f);
+    Floats y = filled(batch * out * size * size, 0.0f), dx = filled(static_cast<int64_t>(x.size()), 0.0f);
+    Floats dw = filled(static_cast<int64_t>(w.size()), 0.0f), db = filled(out, 0.0f);
+    const double flops = 2.0 * static_cast<double>(batch * out * size * size * in * 9);
+    const std::string name = fmt::format("conv3x3 {}x{}->{} {}x{}", batch, in, out, size, size);
+    timer.sample(samples.forward, flops, name + " fwd", "GFLOP/s", [&] { kernel.forward(x.data(), w.data(), b.data(), y.data()); });
+    timer.sample(samples.backward, flops, name + " bwd data", "GFLOP/s", [&] { kernel.backward_data(y.data(), w.data(), dx.data()); });
+    timer.sample(samples.backward, flops, name + " bwd weights", "GFLOP/s",
+                 [&] { kernel.backward_weights(x.data(), y.data(), dw.data(), db.data()); });
+  }
+  return samples;
+}
+
+// Fully connected layers from a small MLP's to a VGG classifier's.
+PassSamples measure_gemm(exec::cpu::CpuContext& context, KernelTimer& timer) {
+  PassSamples samples;
+  const std::vector<std::array<int64_t, 3>> shapes = {  // rows, in, out features
+      {16, 256, 256}, {64, 512, 512}, {64, 1024, 1024}, {128, 2048, 1024}, {64, 4096, 4096}};
+  for (const auto& [rows, in, out] : shapes) {
+    exec::cpu::LinearKernel kernel(context, {rows, in, out, true});
+    Floats x = filled(rows * in, 0.5f), w = filled(in * out, 0.01f), b = filled(out, 0.0f), y = filled(rows * out, 0.0f);
+    Floats dx = filled(rows * in, 0.0f), dw = filled(in * out, 0.0f), db = filled(out, 0.0f);
+    const double flops = 2.0 * static_cast<double>(rows * in * out);
+    const std::string name = fmt::format("linear {}x{}->{}", rows, in, out);
+    timer.sample(samples.forward, flops, name + " fwd", "GFLOP/s", [&] { kernel.forward(x.data(), w.data(), b.data(), y.data()); });
+    timer.sample(samples.backward, flops, name + " bwd data", "GFLOP/s", [&] { kernel.backward_data(y.data(), w.data(), dx.data()); });
+    timer.sample(samples.backward, flops, name + " bwd weights", "GFLOP/s",
+                 [&] { kernel.backward_weights(x.data(), y.data(), dw.data(), db.data()); });
+  }
+  return samples;
+}
+
+// Memory-bound kernels, with their bytes counted as the simulator counts them (sim/compute_cost:
+// every tensor read or written once): ReLU (forward reads x, writes y; backward reads the saved
+// tensor and dy, writes dx), 2x2 max pooling (with its index workspace) and the optimizer update.
+PassSamples measure_memory(exec::cpu::CpuContext& context, KernelTimer& timer) {
+  PassSamples samples;
+  for (int64_t elements : {int64_t{1} << 16, int64_t{1} << 18, int64_t{1} << 20, int64_t{1} << 22}) {
+    exec::cpu::ActivationKernel relu(context, exec::cpu::Activation::relu, elements);
+    Floats x = filled(elements, 0.5f), y = filled(elements, 0.0f), dx = filled(elements, 0.0f);
+    const auto bytes = static_cast<double>(4 * elements);
+    timer.sample(samples.forward, 2 * bytes, fmt::format("relu {} elements fwd", elements), "GB/s", [&] { relu.forward(x.data(), y.data()); });
+    timer.sample(samples.backward, 3 * bytes, fmt::format("relu {} elements bwd", elements), "GB/s",
+                 [&] { relu.backward(x.data(), y.data(), dx.data()); });
+  }
+  for (int64_t channels : {16, 64, 256}) {
+    exec::cpu::Pool2dShape shape;
+    shape.batch = 32;
+    shape.channels = channels;
+    shape.height = shape.width = 16;
+    shape.kernel_h = shape.kernel_w = shape.stride_h = shape.stride_w = 2;
+    exec::cpu::Pool2dKernel pool(context, exec::cpu::PoolKind::max, shape);
+    const int64_t in = shape.batch * channels * 16 * 16;
+    const int64_t out = in / 4;
+    Floats x = filled(in, 0.5f), y = filled(out, 0.0f), dx = filled(in, 0.0f);
+    std::vector<std::byte> workspace(pool.workspace_bytes());
+    const auto bytes = static_cast<double>(4 * (in + out) + static_cast<int64_t>(workspace.size()));
+    const std::string name = fmt::format("maxpool2x2 32x{} 16x16", channels);
+    timer.sample(samples.forward, bytes, name + " fwd", "GB/s", [&] { pool.forward(x.data(), y.data(), workspace.data()); });
+    timer.sample(samples.backward, bytes, name + " bwd", "GB/s", [&] { pool.backward(y.data(), workspace.data(), dx.data()); });
+  }
+  for (int64_t elements : {int64_t{1} << 18, int64_t{1} << 21, int64_t{1} << 24}) {
+    exec::MemoryTracker memory;
+    exec::Optimizer optimizer(plans::OptimizerConfig{}, memory);
+    optimizer.add_parameter(elements);
+    exec::comm::LocalArray value{{elements}, filled(elements, 0.5f)};
+    const exec::comm::LocalArray grad{{elements}, filled(elements, 1e-3f)};
+    // The simulator's optimizer bytes: parameter, gradient and momentum, each read and written.
+    const auto bytes = static_cast<double>(2 * 12 * elements);
+    timer.sample(samples.forward, bytes, fmt::format("sgd-momentum update {} parameters", elements), "GB/s",
+                 [&] { optimizer.step({&value}, {&grad}); });
+  }
+  return samples;
+}
+
+// Rates into curves relative to a peak: the asymptote as a fraction of it, capped at 1.
+sim::EfficiencyCurve relative_curve(const SaturatingRate& rate, double peak) {
+  return {std::min(1.0, rate.peak / peak), rate.half_size};
+}
+
+}  // namespace
+
+void calibrate_kernels(const KernelCalibration& options, MPI_Comm comm, sim::Device& device) {
+  int rank = 0;
+  SB_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  KernelTimer timer(options, comm, rank == 0);
+  exec::cpu::CpuContext context(1);
+  const PassSamples conv = measure_conv(context, timer);
+  const PassSamples gemm = measure_gemm(context, timer);
+  const PassSamples memory = measure_memory(context, timer);
+
+  const SaturatingRate conv_forward = fit_saturating_rate(conv.forward.sizes, conv.forward.rates);
+  const SaturatingRate conv_backward = fit_saturating_rate(conv.backward.sizes, conv.backward.rates);
+  const SaturatingRate gemm_forward = fit_saturating_rate(gemm.forward.sizes, gemm.forward.rates);
+  const SaturatingRate gemm_backward = fit_saturating_rate(gemm.backward.sizes, gemm.backward.rates);
+  const double peak = std::max({conv_forward.peak, conv_backward.peak, gemm_forward.peak, gemm_backward.peak});
+  device.peak_fp32_flops_per_second = device.peak_fp16_flops_per_second = device.peak_bf16_flops_per_second = peak;
+  device.conv_efficiency = relative_curve(conv_forward, peak);
+  device.gemm_efficiency = relative_curve(gemm_forward, peak);
+  device.backward.conv = relative_curve(conv_backward, peak);
+  device.backward.gemm = relative_curve(gemm_backward, peak);
+
+  const SaturatingRate memory_forward = fit_saturating_rate(memory.forward.sizes, memory.forward.rates);
+  const SaturatingRate memory_backward = fit_saturating_rate(memory.backward.sizes, memory.backward.rates);
+  const double bandwidth = std::max(memory_forward.peak, memory_backward.peak);
+  device.memory_bandwidth_bytes_per_second = bandwidth;
+  device.memory_efficiency = relative_curve(memory_forward, bandwidth);
+  device.backward.memory = relative_curve(memory_backward, bandwidth);
+  if (rank == 0 && options.print) {
+    std::cout << fmt::format(
+        "[calibrate] fitted rate(size) = peak * size / (size + half):\n"
+        "[calibrate]   conv  forward {:6.1f} GFLOP/s (half at {:.3g} FLOP), backward {:6.1f} GFLOP/s (half at {:.3g} FLOP)\n"
+        "[calibrate]   gemm  forward {:6.1f} GFLOP/s (half at {:.3g} FLOP), backward {:6.1f} GFLOP/s (half at {:.3g} FLOP)\n"
+        "[calibrate]   memory-bound forward {:6.2f} GB/s (half at {:.3g} B), backward {:6.2f} GB/s (half at {:.3g} B)\n",
+        conv_forward.peak / 1e9, conv_forward.half_size, conv_backward.peak / 1e9, conv_backward.half_size,
+        gemm_forward.peak / 1e9, gemm_forward.half_size, gemm_backward.peak / 1e9, gemm_backward.half_size,
+        memory_forward.peak / 1e9, memory_forward.half_size, memory_backward.peak / 1e9, memory_backward.half_size);
+  }
+}
+
+}  // namespace splitbrain::tools
