@@ -78,7 +78,10 @@ Trainer::Trainer(const plans::Plan& plan, comm::MeshCommunicators& communicators
   for (size_t b = 0; b < compiled_.buckets.size(); ++b) {
     const plans::GradientBucket& bucket = compiled_.buckets[b];
     if (bucket.stage != stage_) continue;
-    overlap_ = overlap_ && bucket.reduction.size() == 1 && bucket.reduction[0].kind == plans::CollectiveKind::all_reduce;
+    // One all-reduce, or ZeRO's one reduce-scatter, each has a non-blocking MPI call.
+    overlap_ = overlap_ && bucket.reduction.size() == 1 &&
+               (bucket.reduction[0].kind == plans::CollectiveKind::all_reduce ||
+                bucket.reduction[0].kind == plans::CollectiveKind::reduce_scatter);
     // Buckets list their layers in backward order: the last one finishes last.
     buckets_ready_after_[static_cast<size_t>(bucket.layers.back())].push_back(b);
   }
@@ -329,7 +332,7 @@ void Trainer::record(std::string name, bool communication, Clock::time_point sta
   timeline_.push_back({std::move(name), communication, std::chrono::duration<double>(start - step_start_).count(), seconds});
 }
 
-double Trainer::evaluate(BatchSource& data, int64_t steps) {
+double Trainer::evaluate(BatchSource& data, int64_t steps, double* mean_loss) {
   const model::Model& net = *plan_.model;
   const int loss = net.size() - 1;
   if (net.layer(loss).kind != model::OpKind::softmax_cross_entropy) throw InputError("evaluate: the model does not end in a loss");
@@ -338,7 +341,7 @@ double Trainer::evaluate(BatchSource& data, int64_t steps) {
   }
   data_ = &data;
   const int64_t saved_steps = steps_;
-  double counts[2] = {0.0, 0.0};  // correct, seen
+  double counts[3] = {0.0, 0.0, 0.0};  // correct, seen, loss (each batch's mean, added up)
   for (int64_t s = 0; s < steps; ++s) {
     steps_ = s;
     for (int micro = 0; micro < plan_.micro_batches; ++micro) {
@@ -350,6 +353,7 @@ double Trainer::evaluate(BatchSource& data, int64_t steps) {
       StepSeconds ignored;
       forward(micro, state, ignored);
       if (counts_loss_) {
+        counts[2] += ops_.back()->loss_sum(micro);
         // The loss's input holds this rank's rows of logits, whole over the classes.
         const comm::LocalArray& logits = *state.inputs[static_cast<size_t>(loss)][0];
         const int64_t rows = logits.shape[0];
@@ -376,7 +380,8 @@ double Trainer::evaluate(BatchSource& data, int64_t steps) {
   }
   steps_ = saved_steps;
   data_ = nullptr;
-  SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_DOUBLE, MPI_SUM, communicators_.world()));
+  SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, counts, 3, MPI_DOUBLE, MPI_SUM, communicators_.world()));
+  if (mean_loss != nullptr) *mean_loss = steps > 0 ? counts[2] / static_cast<double>(steps) : 0.0;
   return counts[1] > 0 ? counts[0] / counts[1] : 0.0;
 }
 

@@ -67,8 +67,9 @@ sim::PlannerRequest request_for(int devices) {
 std::string plan_name(const plans::Plan& plan) { return plan.family + " " + plan.mesh.to_string(); }
 
 // What the executor is checked on beyond the planner's choices: ZeRO 1-3 of every plan whose
-// gradients sync over a group (something to shard), recompute of every plan, and both at once on
-// the data-parallel plan. Named like the planner names such variants.
+// gradients sync over a group (something to shard), recompute of every plan, and on the
+// data-parallel plan both at once and ZeRO with the buckets reduced after backward instead of
+// during it (the planner's plans overlap). Named like the planner names such variants.
 std::vector<plans::Plan> plans_to_run(const std::vector<sim::PricedPlan>& planned) {
   std::vector<plans::Plan> out;
   for (const sim::PricedPlan& p : planned) out.push_back(p.plan);
@@ -89,6 +90,13 @@ std::vector<plans::Plan> plans_to_run(const std::vector<sim::PricedPlan>& planne
       recompute.zero_stage = 3;
       recompute.family = p.plan.family + " +zero3 +recompute";
       out.push_back(recompute);
+      for (int zero = 1; zero <= 3; ++zero) {
+        plans::Plan serial = p.plan;
+        serial.zero_stage = zero;
+        serial.overlap_gradient_sync = false;
+        serial.family += " +zero" + std::to_string(zero) + " +sync-after-backward";
+        out.push_back(serial);
+      }
     }
   }
   return out;
@@ -97,8 +105,9 @@ std::vector<plans::Plan> plans_to_run(const std::vector<sim::PricedPlan>& planne
 // The run of the same plan without ZeRO and recompute, when `o` is such a variant.
 const PlanOutcome* base_of(const PlanOutcome& o, const std::vector<PlanOutcome>& all) {
   for (const PlanOutcome& candidate : all) {
-    if (&candidate != &o && candidate.plan.zero_stage == 0 && !candidate.plan.recompute_activations &&
-        o.plan.family.starts_with(candidate.plan.family + " +") && candidate.plan.mesh.to_string() == o.plan.mesh.to_string()) {
+    const bool plain = candidate.plan.zero_stage == 0 && !candidate.plan.recompute_activations;
+    if (&candidate != &o && plain && o.plan.family.starts_with(candidate.plan.family + " +") &&
+        candidate.plan.mesh.to_string() == o.plan.mesh.to_string()) {
       return &candidate;
     }
   }
@@ -216,11 +225,11 @@ const Suite& suite() {
         const WeightDifference weights = compare_weights(o.parameters, s.reference.parameters);
         std::printf("[equivalence %d ranks] ran     %-28s %.2f s  loss max rel diff %.3g  weights max rel diff %.3g  "
                     "replicas %.3g  rank 0 sent %lld B/step  params/grads/optimizer/activations %lld/%lld/%lld/%lld B  "
-                    "accuracy %.4f\n",
+                    "accuracy %.4f  evaluation loss %.6f\n",
                     ranks, plan_name(o.plan).c_str(), o.seconds, loss, weights.worst, o.replica_disagreement,
                     static_cast<long long>(o.bytes.total().bytes / kSteps), static_cast<long long>(o.params_bytes),
                     static_cast<long long>(o.grads_bytes), static_cast<long long>(o.optimizer_bytes),
-                    static_cast<long long>(o.activations_bytes), o.accuracy);
+                    static_cast<long long>(o.activations_bytes), o.accuracy, o.evaluation_loss);
       } else {
         std::printf("[equivalence %d ranks] %s %-28s %s\n", ranks, o.status == RunStatus::refused ? "REFUSED" : "FAILED ",
                     plan_name(o.plan).c_str(), o.message.c_str());
@@ -442,12 +451,15 @@ TEST(Equivalence, RecomputeReproducesTheLossesExactly) {
 }
 
 // --eval after training: every plan (pipelines included) classifies the same samples as the
-// 1-rank run with the same weights (they agree to 1e-4, far from any logit tie here).
-TEST(Equivalence, EvaluationAccuracyEqualsOneRank) {
+// 1-rank run with the same weights (they agree to 1e-4, far from any logit tie here), and its
+// evaluation loss, which sees every logit, is the 1-rank run's within the loss tolerance.
+TEST(Equivalence, EvaluationEqualsOneRank) {
   const Suite& s = suite();
   for (const PlanOutcome& o : s.outcomes) {
     if (o.status != RunStatus::ran) continue;
     EXPECT_EQ(o.accuracy, s.reference.accuracy) << plan_name(o.plan);
+    EXPECT_LE(relative(o.evaluation_loss, s.reference.evaluation_loss, 0.0), kLossTolerance)
+        << plan_name(o.plan) << ": evaluation loss " << o.evaluation_loss << ", 1 rank " << s.reference.evaluation_loss;
   }
 }
 
@@ -464,7 +476,9 @@ TEST(Reference, WriteTheOneRankRun) {
   EXPECT_NE(o.losses.front(), o.losses.back()) << "the weights did not change the loss: nothing was trained";
   EXPECT_EQ(o.bytes.total().bytes, 0);
   EXPECT_GT(o.accuracy, 0.0) << "nothing classified right: the evaluation is not counting";
-  Reference reference{kModel, kBatch, o.losses, o.parameters, o.accuracy};
+  EXPECT_GT(o.evaluation_loss, 0.0);
+  EXPECT_TRUE(std::isfinite(o.evaluation_loss));
+  Reference reference{kModel, kBatch, o.losses, o.parameters, o.accuracy, o.evaluation_loss};
   write_reference(options().write_reference_path, reference);
   std::printf("[equivalence reference] losses:");
   for (double loss : o.losses) std::printf(" %.6f", loss);

@@ -61,6 +61,7 @@ struct PlanOutcome {
   int64_t peak_bytes = 0;  // every category at once, at the worst moment
   // After training: the fraction of kEvaluationSteps batches' samples classified right (--eval).
   double accuracy = 0.0;
+  double evaluation_loss = 0.0;  // the mean loss of those batches (finer than the accuracy)
   sim::Prediction prediction;     // ran only
   double seconds = 0.0;           // wall time of the steps
 };
