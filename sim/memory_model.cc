@@ -175,12 +175,15 @@ int64_t largest_buffer(const std::vector<plans::Collective>& collectives) {
 }
 
 // Whether the executor overlaps this stage's gradient buckets with the backward pass: when the
-// plan asks for it and every bucket is one all-reduce (exec/runtime/trainer.cc).
+// plan asks for it and every bucket is one all-reduce or one (ZeRO) reduce-scatter, the calls
+// MPI has a non-blocking form of (exec/runtime/trainer.cc).
 bool buckets_overlap(const Plan& plan, const CompiledPlan& compiled, int stage) {
   bool overlap = plan.overlap_gradient_sync;
   for (const plans::GradientBucket& bucket : compiled.buckets) {
     if (bucket.stage != stage) continue;
-    overlap = overlap && bucket.reduction.size() == 1 && bucket.reduction[0].kind == plans::CollectiveKind::all_reduce;
+    overlap = overlap && bucket.reduction.size() == 1 &&
+              (bucket.reduction[0].kind == plans::CollectiveKind::all_reduce ||
+               bucket.reduction[0].kind == plans::CollectiveKind::reduce_scatter);
   }
   return overlap;
 }
