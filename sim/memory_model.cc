@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 #include <vector>
 
@@ -9,6 +10,7 @@
 
 #include "model/statistics.h"
 #include "plans/plan_error.h"
+#include "plans/redistribution.h"
 #include "plans/tensor_layout.h"
 
 namespace splitbrain::sim {
@@ -37,46 +39,117 @@ int64_t local_output_bytes(const Plan& plan, const CompiledPlan& compiled, int i
          model::output_element_bytes(plan.model->layer(index), plan.dtype);
 }
 
-bool saves_input_from(const model::Layer& consumer, int producer) {
-  return std::any_of(consumer.cost.saved.inputs.begin(), consumer.cost.saved.inputs.end(),
-                     [&](int position) { return consumer.inputs[static_cast<size_t>(position)] == producer; });
+// Whether consumer `c` reads input `position` through a redistribution (a copy in its own
+// layout) rather than the producer's output array itself.
+bool reads_a_copy(const Plan& plan, const CompiledPlan& compiled, int c, size_t position) {
+  const int producer = plan.model->layer(c).inputs[position];
+  const model::Layer& from = plan.model->layer(producer);
+  return !plans::plan_redistribution(compiled.layers[static_cast<size_t>(producer)].layouts.output,
+                                     compiled.layers[static_cast<size_t>(c)].layouts.inputs[position], plan.mesh,
+                                     plans::activation_shape(from, compiled.micro_batch),
+                                     model::output_element_bytes(from, plan.dtype))
+              .empty();
 }
 
-// Bytes stage `stage` keeps for backward for ONE micro-batch, without recomputation. The same
-// accounting as model::compute_statistics (a kept tensor counted once, at its producer), made
-// local and made pipeline-aware: a tensor is kept on a stage only if that stage's backward reads
-// it, and a stage keeps the copy it received of an earlier stage's output that it reads in
-// backward. With one stage this is exactly compute_statistics' saved_bytes, scaled to the shard.
-int64_t saved_bytes_per_micro_batch(const Plan& plan, const CompiledPlan& compiled, int stage) {
+bool saves_position(const model::Layer& layer, size_t position) {
+  const std::vector<int>& saved = layer.cost.saved.inputs;
+  return std::find(saved.begin(), saved.end(), static_cast<int>(position)) != saved.end();
+}
+
+// Per layer: the kept bytes the executor lets go after that layer's backward (the last holder
+// of a tensor is the layer of smallest index among them: the backward runs in reverse).
+std::vector<double> kept_bytes_released_after(const Plan& plan, const CompiledPlan& compiled, int stage) {
   const model::Model& net = *plan.model;
   const int64_t element_bytes = model::bytes_per_element(plan.dtype);
-  double bytes = 0.0;
-  std::set<int> received;
+  std::vector<double> released(static_cast<size_t>(net.size()), 0.0);
+  std::map<int, int> received_last_holder;  // producer on an earlier stage -> smallest holder
+  std::map<int, double> received_bytes;
   for (int i = 0; i < net.size(); ++i) {
     const CompiledLayer& compiled_layer = compiled.layers[static_cast<size_t>(i)];
     if (compiled_layer.stage != stage) continue;
     const model::Layer& layer = net.layer(i);
-    const auto read_here_in_backward = [&](int consumer) {
-      return compiled.layers[static_cast<size_t>(consumer)].stage == stage && saves_input_from(net.layer(consumer), i);
-    };
-    const bool kept_here = layer.cost.saved.output ||
-                           std::any_of(layer.consumers.begin(), layer.consumers.end(), read_here_in_backward);
-    const int64_t global_elements = compiled.micro_batch * model::num_elements(layer.output_shape);
-    const int64_t local_elements = local_output_elements(plan, compiled, i);
-    const int64_t global_bytes =
-        (kept_here ? global_elements * model::output_element_bytes(layer, plan.dtype) : 0) +
-        compiled.micro_batch * (layer.cost.saved.extra_elements * element_bytes + layer.cost.saved.extra_bytes);
-    // Extras (masks, indices, probabilities) follow the output's split, like the output itself.
-    if (global_elements > 0) {
-      bytes += static_cast<double>(global_bytes) * static_cast<double>(local_elements) /
-               static_cast<double>(global_elements);
+    int last_holder = layer.cost.saved.output ? i : -1;  // of the output array itself
+    for (int c : layer.consumers) {
+      if (compiled.layers[static_cast<size_t>(c)].stage != stage) continue;
+      const model::Layer& consumer = net.layer(c);
+      for (size_t p = 0; p < consumer.inputs.size(); ++p) {
+        if (consumer.inputs[p] != i || !saves_position(consumer, p)) continue;
+        if (!reads_a_copy(plan, compiled, c, p)) {
+          last_holder = last_holder < 0 ? c : std::min(last_holder, c);
+          continue;
+        }
+        const std::vector<int64_t> shape = plans::activation_shape(layer, compiled.micro_batch);
+        released[static_cast<size_t>(c)] += static_cast<double>(
+            plans::local_element_count(compiled.layers[static_cast<size_t>(c)].layouts.inputs[p], plan.mesh, shape) *
+            model::output_element_bytes(layer, plan.dtype));
+      }
     }
-    for (const plans::InputTransfer& input : compiled_layer.inputs) {
-      if (!input.forward_send || !saves_input_from(layer, input.producer)) continue;
-      if (received.insert(input.producer).second) bytes += static_cast<double>(input.forward_send->buffer_bytes);
+    const int64_t global_elements = compiled.micro_batch * model::num_elements(layer.output_shape);
+    if (global_elements > 0) {
+      // Extras (masks, indices, probabilities) follow the output's split, like the output itself.
+      const double local_fraction =
+          static_cast<double>(local_output_elements(plan, compiled, i)) / static_cast<double>(global_elements);
+      const auto extras = static_cast<double>(compiled.micro_batch * (layer.cost.saved.extra_elements * element_bytes +
+                                                                      layer.cost.saved.extra_bytes));
+      released[static_cast<size_t>(i)] += extras * local_fraction;
+      if (last_holder >= 0) {
+        released[static_cast<size_t>(last_holder)] +=
+            static_cast<double>(global_elements * model::output_element_bytes(layer, plan.dtype)) * local_fraction;
+      }
+    }
+    for (size_t p = 0; p < compiled_layer.inputs.size(); ++p) {
+      const plans::InputTransfer& input = compiled_layer.inputs[p];
+      if (!input.forward_send || !saves_position(layer, p)) continue;
+      if (reads_a_copy(plan, compiled, i, p)) {  // what it keeps is its own redistributed copy
+        const model::Layer& producer = net.layer(input.producer);
+        released[static_cast<size_t>(i)] += static_cast<double>(
+            plans::local_element_count(compiled_layer.layouts.inputs[p], plan.mesh,
+                                       plans::activation_shape(producer, compiled.micro_batch)) *
+            model::output_element_bytes(producer, plan.dtype));
+        continue;
+      }
+      const auto [it, first] = received_last_holder.try_emplace(input.producer, i);
+      if (!first) it->second = std::min(it->second, i);
+      received_bytes[input.producer] = static_cast<double>(input.forward_send->buffer_bytes);
     }
   }
+  for (const auto& [producer, holder] : received_last_holder) released[static_cast<size_t>(holder)] += received_bytes.at(producer);
+  return released;
+}
+
+// Bytes stage `stage` keeps for backward for ONE micro-batch, without recomputation, as the
+// executor keeps them (exec/runtime/activation_release.cc): a producer's output once if it saves
+// it or a consumer saves it as it is; a consumer's own copy where it saves an input it received
+// redistributed (a gathered or re-split copy); the copy received from an earlier stage where a
+// layer saves it; and what ops keep besides (masks, indices), split like their outputs. A tensor
+// is kept on a stage only if that stage's backward reads it. With one stage and no
+// redistribution this is exactly model::compute_statistics' saved_bytes, scaled to the shard.
+int64_t saved_bytes_per_micro_batch(const Plan& plan, const CompiledPlan& compiled, int stage) {
+  double bytes = 0.0;
+  for (double b : kept_bytes_released_after(plan, compiled, stage)) bytes += b;
   return std::llround(bytes);
+}
+
+// Outputs a stage sends down the pipeline and does not keep for its own backward: the
+// executor's non-blocking sends hold them until the step ends (StageLink::finish_sends).
+int64_t unkept_forward_send_bytes(const Plan& plan, const CompiledPlan& compiled, int stage) {
+  const model::Model& net = *plan.model;
+  int64_t bytes = 0;
+  for (int i = 0; i < net.size(); ++i) {
+    if (compiled.layers[static_cast<size_t>(i)].stage != stage || net.layer(i).cost.saved.output) continue;
+    bool sent = false;
+    bool saved_here = false;
+    for (int c : net.layer(i).consumers) {
+      const CompiledLayer& consumer = compiled.layers[static_cast<size_t>(c)];
+      for (size_t p = 0; p < consumer.inputs.size(); ++p) {
+        if (consumer.inputs[p].producer != i) continue;
+        sent = sent || consumer.inputs[p].forward_send.has_value();
+        saved_here = saved_here || (consumer.stage == stage && saves_position(net.layer(c), p) && !reads_a_copy(plan, compiled, c, p));
+      }
+    }
+    if (sent && !saved_here) bytes += local_output_bytes(plan, compiled, i);
+  }
+  return bytes;
 }
 
 // What recomputation keeps per micro-batch in flight: the stage's inputs, i.e. the outputs it
@@ -101,24 +174,93 @@ int64_t largest_buffer(const std::vector<plans::Collective>& collectives) {
   return largest;
 }
 
-// The largest single communication buffer of the stage, per micro-batch or per step.
-int64_t largest_communication_buffer(const CompiledPlan& compiled, int stage) {
-  int64_t largest = 0;
-  for (const CompiledLayer& layer : compiled.layers) {
-    if (layer.stage != stage) continue;
-    for (const plans::InputTransfer& input : layer.inputs) {
-      largest = std::max({largest, largest_buffer(input.forward), largest_buffer(input.backward)});
-      if (input.forward_send) largest = std::max(largest, input.forward_send->buffer_bytes);
-      if (input.backward_send) largest = std::max(largest, input.backward_send->buffer_bytes);
-    }
-    largest = std::max({largest, largest_buffer(layer.layouts.forward_internal),
-                        largest_buffer(layer.layouts.backward_internal), largest_buffer(layer.parameter_gathers)});
-  }
+// Whether the executor overlaps this stage's gradient buckets with the backward pass: when the
+// plan asks for it and every bucket is one all-reduce or one (ZeRO) reduce-scatter, the calls
+// MPI has a non-blocking form of (exec/runtime/trainer.cc).
+bool buckets_overlap(const Plan& plan, const CompiledPlan& compiled, int stage) {
+  bool overlap = plan.overlap_gradient_sync;
   for (const plans::GradientBucket& bucket : compiled.buckets) {
     if (bucket.stage != stage) continue;
-    largest = std::max({largest, largest_buffer(bucket.reduction), largest_buffer(bucket.gather)});
+    overlap = overlap && bucket.reduction.size() == 1 &&
+              (bucket.reduction[0].kind == plans::CollectiveKind::all_reduce ||
+               bucket.reduction[0].kind == plans::CollectiveKind::reduce_scatter);
   }
-  return largest;
+  return overlap;
+}
+
+// The transient memory of a stage, as the executor holds it: the backward pass's working set —
+// the output gradients alive (the layer's own and those accumulated for producers not yet
+// reached: skip connections keep theirs), plus the input gradients the layer is writing — and
+// the flat gradient buckets: all of those already started in the last backward when they overlap
+// with it, else one at a time after it. ZeRO 3's gathered parameters come on top, one layer's at
+// a time. Gradients are fp32 in the executor, as element_bytes says for fp32 plans.
+// `together` is the most activations and transients held at once: a backward starts with every
+// kept byte (`kept_at_backward_start`) and lets go of `released_after[v]` after layer v.
+struct Transients {
+  int64_t buffers = 0;
+  int64_t together = 0;
+};
+
+Transients transient_bytes(const Plan& plan, const CompiledPlan& compiled, int stage, int64_t kept_at_backward_start,
+                           const std::vector<double>& released_after) {
+  const model::Model& net = *plan.model;
+  const int64_t element_bytes = model::bytes_per_element(plan.dtype);
+  const bool overlap = buckets_overlap(plan, compiled, stage);
+  auto bucket_bytes = [](const plans::GradientBucket& bucket) { return bucket.padded_elements * 4; };
+  std::map<int, int64_t> alive;  // output gradients by layer
+  int64_t alive_bytes = 0;
+  int64_t started_buckets = 0;
+  double kept = static_cast<double>(kept_at_backward_start);
+  Transients peak;
+  auto note = [&](int64_t transient) {
+    peak.buffers = std::max(peak.buffers, transient);
+    peak.together = std::max<int64_t>(peak.together, std::llround(kept) + transient);
+  };
+  for (int v = net.size() - 1; v >= 0; --v) {
+    const CompiledLayer& layer = compiled.layers[static_cast<size_t>(v)];
+    if (layer.stage != stage || net.layer(v).kind == model::OpKind::input) continue;
+    if (alive.emplace(v, local_output_elements(plan, compiled, v) * element_bytes).second) alive_bytes += alive.at(v);
+    std::vector<int64_t> input_grads;
+    if (net.layer(v).needs_input_gradient) {
+      for (size_t p = 0; p < layer.inputs.size(); ++p) {
+        const model::Layer& producer = net.layer(net.layer(v).inputs[p]);
+        input_grads.push_back(plans::local_element_count(layer.layouts.inputs[p], plan.mesh,
+                                                         plans::activation_shape(producer, compiled.micro_batch)) *
+                              element_bytes);
+      }
+    }
+    int64_t writing = 0;
+    for (int64_t b : input_grads) writing += b;
+    note(alive_bytes + writing + started_buckets);
+    kept -= released_after[static_cast<size_t>(v)];  // the op lets go of what it kept
+    for (size_t p = 0; p < input_grads.size(); ++p) {
+      const plans::InputTransfer& input = layer.inputs[p];
+      writing -= input_grads[p];
+      if (!input.gradient_flows || input.backward_send) continue;
+      const int64_t redistributed = local_output_elements(plan, compiled, input.producer) * element_bytes;
+      if (alive.emplace(input.producer, redistributed).second) alive_bytes += redistributed;
+      note(alive_bytes + writing + started_buckets);
+    }
+    alive_bytes -= alive.at(v);
+    alive.erase(v);
+    if (!overlap) continue;
+    for (const plans::GradientBucket& bucket : compiled.buckets) {
+      if (bucket.stage == stage && bucket.layers.back() == v) started_buckets += bucket_bytes(bucket);
+    }
+    note(alive_bytes + started_buckets);
+  }
+  if (!overlap) {
+    for (const plans::GradientBucket& bucket : compiled.buckets) {
+      if (bucket.stage == stage) note(bucket_bytes(bucket));
+    }
+  }
+  int64_t largest_gather = 0;
+  for (const CompiledLayer& layer : compiled.layers) {
+    if (layer.stage == stage) largest_gather = std::max(largest_gather, largest_buffer(layer.parameter_gathers));
+  }
+  peak.buffers += largest_gather;
+  peak.together = std::max(peak.together, kept_at_backward_start) + largest_gather;
+  return peak;
 }
 
 }  // namespace
@@ -183,18 +325,13 @@ MemoryBreakdown stage_memory(const Plan& plan, const CompiledPlan& compiled, int
                            ? stage_input_bytes(plan, compiled, stage) * in_flight + per_micro_batch
                            : per_micro_batch * in_flight;
 
-  // Buffers: collectives run one at a time per rank in the executor, so one buffer of the
-  // largest size is reused by all of them; on top of it, the working set of a backward step,
-  // bounded by the largest local output (the output gradient being consumed while the input
-  // gradient is written into what the activations already hold). The executor's allocator is
-  // to reserve exactly these two regions.
-  int64_t largest_output = 0;
-  for (int i = 0; i < net.size(); ++i) {
-    if (compiled.layers[static_cast<size_t>(i)].stage == stage) {
-      largest_output = std::max(largest_output, local_output_bytes(plan, compiled, i));
-    }
-  }
-  memory.buffers = largest_communication_buffer(compiled, stage) + largest_output;
+  // Buffers: the backward's working set and the gradient buckets (transient_bytes). Sends down
+  // the pipeline hold their outputs until the step ends: one per micro-batch, with the activations.
+  memory.activations += unkept_forward_send_bytes(plan, compiled, stage) * plan.micro_batches;
+  const Transients transients = transient_bytes(plan, compiled, stage, memory.activations,
+                                                kept_bytes_released_after(plan, compiled, stage));
+  memory.buffers = transients.buffers;
+  memory.activations_and_buffers_at_once = transients.together;
   return memory;
 }
 

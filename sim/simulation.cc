@@ -80,11 +80,14 @@ class StepBuilder {
         // the redistributions into the layer and the collectives in it (not the pipeline
         // hand-overs, which are kept), and one more ZeRO 3 gather.
         timing.recompute_seconds = timing.compute.forward;
+        auto again = [&](const Collective& c, StepPhase phase) {
+          timing.backward_comm_seconds += use(i, layer.stage, phase, c, micro_batches);
+        };
         for (const plans::InputTransfer& input : layer.inputs) {
-          for (const Collective& c : input.forward) timing.backward_comm_seconds += use(i, layer.stage, StepPhase::forward, c, micro_batches);
+          for (const Collective& c : input.forward) again(c, StepPhase::forward);
         }
-        for (const Collective& c : layer.layouts.forward_internal) timing.backward_comm_seconds += use(i, layer.stage, StepPhase::forward, c, micro_batches);
-        for (const Collective& c : layer.parameter_gathers) timing.backward_comm_seconds += use(i, layer.stage, StepPhase::parameter_gather, c, micro_batches);
+        for (const Collective& c : layer.layouts.forward_internal) again(c, StepPhase::forward);
+        for (const Collective& c : layer.parameter_gathers) again(c, StepPhase::parameter_gather);
       }
       work.forward_seconds += timing.compute.forward + timing.forward_comm_seconds;
       work.backward_seconds += timing.recompute_seconds + timing.compute.backward_input + timing.compute.backward_weight +

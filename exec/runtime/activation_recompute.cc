@@ -13,17 +13,15 @@ namespace splitbrain::exec {
 
 void Trainer::drop_recomputable(int micro, MicroBatchState& state) {
   const model::Model& net = *plan_.model;
-  // Outputs handed to the next stage stay alive in the link until their sends complete, which
-  // would keep the dropped activations: wait for them. No cycle: the next stage receives in
-  // micro-batch order and never waits on this stage for anything it has not been sent.
-  link_->finish_sends();
   for (int v = 0; v < net.size(); ++v) {
     if (!on_my_stage(v)) continue;
     const auto i = static_cast<size_t>(v);
     state.inputs[i].clear();
     if (net.layer(v).kind == model::OpKind::input) continue;  // a stage input: kept
     state.outputs[i].reset();
+    const int64_t kept = ops_[i]->kept_bytes();
     ops_[i]->release(micro);  // what the op kept for backward (masks, indices)
+    count_kept_by_op(v, kept);
   }
 }
 

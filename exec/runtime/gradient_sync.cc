@@ -41,9 +41,13 @@ void Trainer::unpack_bucket(const plans::GradientBucket& bucket, const std::vect
 }
 
 void Trainer::start_bucket(size_t b) {
+  if (plan_.zero_stage > 0) {
+    start_sharded_bucket(b);
+    return;
+  }
   const plans::GradientBucket& bucket = compiled_.buckets[b];
   const plans::Collective& c = bucket.reduction.front();
-  PendingBucket pending{b, pack_bucket(bucket), MPI_REQUEST_NULL};
+  PendingBucket pending{b, pack_bucket(bucket), MPI_REQUEST_NULL, {}};
   memory_.allocate(MemoryCategory::buffers, bucket.padded_elements * 4);
   SB_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, pending.flat.data(), static_cast<int>(pending.flat.size()), MPI_FLOAT, MPI_SUM,
                               communicators_.get(c.axes), &pending.request));

@@ -18,6 +18,8 @@ struct Trainer::MicroBatchState {
   // so the forward can run again without the pipeline.
   std::map<std::pair<int, int>, TrackedArray> received;
   bool recomputing = false;  // the forward runs again before the backward
+  // Evaluation reads the logits after the forward: nothing is released (activation_release.cc).
+  bool keeps_everything = false;
 };
 
 }  // namespace splitbrain::exec

@@ -81,7 +81,10 @@ Trainer::Trainer(const plans::Plan& plan, comm::MeshCommunicators& communicators
   for (size_t b = 0; b < compiled_.buckets.size(); ++b) {
     const plans::GradientBucket& bucket = compiled_.buckets[b];
     if (bucket.stage != stage_) continue;
-    overlap_ = overlap_ && bucket.reduction.size() == 1 && bucket.reduction[0].kind == plans::CollectiveKind::all_reduce;
+    // One all-reduce, or ZeRO's one reduce-scatter, each has a non-blocking MPI call.
+    overlap_ = overlap_ && bucket.reduction.size() == 1 &&
+               (bucket.reduction[0].kind == plans::CollectiveKind::all_reduce ||
+                bucket.reduction[0].kind == plans::CollectiveKind::reduce_scatter);
     // Buckets list their layers in backward order: the last one finishes last.
     buckets_ready_after_[static_cast<size_t>(bucket.layers.back())].push_back(b);
   }
@@ -219,12 +222,15 @@ void Trainer::forward(int micro, MicroBatchState& state, StepSeconds& seconds) {
     TrackedArray output = make_tracked(memory_, MemoryCategory::activations, contexts_[static_cast<size_t>(v)].output_shape);
     gather_parameters(v, seconds);
     const ParameterViews params = parameter_views(plan_, compiled_, communicators_.rank(), parameters_, v);
+    const int64_t kept = ops_[static_cast<size_t>(v)]->kept_bytes();
     ops_[static_cast<size_t>(v)]->forward(micro, steps_, inputs, params.values, *output);
+    count_kept_by_op(v, kept);
     release_gathered_parameters(v);
     state.outputs[static_cast<size_t>(v)] = output;
     seconds.compute_forward += seconds_since(compute_start);
     record(fmt::format("{} {} mb{}", state.recomputing ? "refwd" : "fwd", layer.name, micro), false, compute_start);
     if (!state.recomputing) send_forward(v, micro, output);
+    release_after_forward(v, state);
   }
 }
 
@@ -244,26 +250,29 @@ void Trainer::backward(int micro, MicroBatchState& state, StepSeconds& seconds) 
         comm::LocalArray grad = link_->receive(contexts_[static_cast<size_t>(v)].output_shape, *transfer.backward_send,
                                                link_->tag(consumer, static_cast<int>(p), micro, true));
         if (!output_grad) {
-          output_grad = adopt_tracked(memory_, MemoryCategory::activations, std::move(grad));
+          output_grad = adopt_tracked(memory_, MemoryCategory::buffers, std::move(grad));
         } else {
           for (size_t i = 0; i < grad.values.size(); ++i) output_grad->values[i] += grad.values[i];
         }
       }
     }
-    if (!output_grad) output_grad = make_tracked(memory_, MemoryCategory::activations, contexts_[static_cast<size_t>(v)].output_shape);
+    if (!output_grad) output_grad = make_tracked(memory_, MemoryCategory::buffers, contexts_[static_cast<size_t>(v)].output_shape);
 
     const auto compute_start = Clock::now();
     std::vector<const comm::LocalArray*> inputs;
     std::vector<comm::LocalArray> input_grads;
+    int64_t input_grad_bytes = 0;  // the backward's working set, with the output gradients
     for (const TrackedArray& input : state.inputs[static_cast<size_t>(v)]) {
       inputs.push_back(input.get());
       // A layer whose inputs need no gradient (nothing upstream learns) skips computing it.
       if (!layer.needs_input_gradient) continue;
       comm::LocalArray grad;
-      grad.shape = input->shape;
-      grad.values.assign(input->values.size(), 0.0f);
+      grad.shape = input->shape;  // a released input keeps its shape
+      grad.values.assign(static_cast<size_t>(comm::element_count(grad.shape)), 0.0f);
+      input_grad_bytes += static_cast<int64_t>(grad.values.size() * sizeof(float));
       input_grads.push_back(std::move(grad));
     }
+    memory_.allocate(MemoryCategory::buffers, input_grad_bytes);
     gather_parameters(v, seconds);
     ensure_gradient_accumulators(v);
     // A tied head adds into its embedding's gradient, which ZeRO 2 creates at first use.
@@ -272,7 +281,9 @@ void Trainer::backward(int micro, MicroBatchState& state, StepSeconds& seconds) 
     ops_[static_cast<size_t>(v)]->backward(micro, inputs, *state.outputs[static_cast<size_t>(v)], *output_grad,
                                            params.values, input_grads, params.grads);
     params.add_tied_gradient();
+    const int64_t kept = ops_[static_cast<size_t>(v)]->kept_bytes();
     ops_[static_cast<size_t>(v)]->release(micro);
+    count_kept_by_op(v, kept);
     release_gathered_parameters(v);
     seconds.compute_backward += seconds_since(compute_start);
     record(fmt::format("bwd {} mb{}", layer.name, micro), false, compute_start);
@@ -285,8 +296,11 @@ void Trainer::backward(int micro, MicroBatchState& state, StepSeconds& seconds) 
       const auto global = plans::activation_shape(net.layer(u), compiled_.micro_batch);
       const auto steps = plans::plan_redistribution(compiled.layouts.input_gradients[p], target, plan_.mesh, global,
                                                     model::output_element_bytes(net.layer(u), plan_.dtype));
+      const auto grad_bytes = static_cast<int64_t>(input_grads[p].values.size() * sizeof(float));
       comm::LocalArray grad = comm::run_redistribution(communicator_, steps, global, std::move(input_grads[p]),
                                                        layer.name + "/backward");
+      memory_.release(MemoryCategory::buffers, grad_bytes);  // now `grad` (counted below, or sent)
+      input_grad_bytes -= grad_bytes;
       if (compiled.inputs[p].backward_send) {  // the producer sits on an earlier stage
         link_->send(std::make_shared<const comm::LocalArray>(std::move(grad)), *compiled.inputs[p].backward_send,
                     link_->tag(v, static_cast<int>(p), micro, true), layer.name + "/backward");
@@ -294,11 +308,12 @@ void Trainer::backward(int micro, MicroBatchState& state, StepSeconds& seconds) 
       }
       TrackedArray& accumulated = state.output_grads[static_cast<size_t>(u)];
       if (!accumulated) {
-        accumulated = adopt_tracked(memory_, MemoryCategory::activations, std::move(grad));
+        accumulated = adopt_tracked(memory_, MemoryCategory::buffers, std::move(grad));
       } else {
         for (size_t i = 0; i < grad.values.size(); ++i) accumulated->values[i] += grad.values[i];
       }
     }
+    memory_.release(MemoryCategory::buffers, input_grad_bytes);  // gradients nothing upstream takes
     seconds.communication += seconds_since(communication_start);
     record(fmt::format("bwd {} mb{}", layer.name, micro), true, communication_start);
     state.outputs[static_cast<size_t>(v)].reset();
@@ -318,7 +333,7 @@ void Trainer::record(std::string name, bool communication, Clock::time_point sta
   timeline_.push_back({std::move(name), communication, std::chrono::duration<double>(start - step_start_).count(), seconds});
 }
 
-double Trainer::evaluate(BatchSource& data, int64_t steps) {
+double Trainer::evaluate(BatchSource& data, int64_t steps, double* mean_loss) {
   const model::Model& net = *plan_.model;
   const int loss = net.size() - 1;
   if (net.layer(loss).kind != model::OpKind::softmax_cross_entropy) throw InputError("evaluate: the model does not end in a loss");
@@ -327,17 +342,19 @@ double Trainer::evaluate(BatchSource& data, int64_t steps) {
   }
   data_ = &data;
   const int64_t saved_steps = steps_;
-  double counts[2] = {0.0, 0.0};  // correct, seen
+  double counts[3] = {0.0, 0.0, 0.0};  // correct, seen, loss (each batch's mean, added up)
   for (int64_t s = 0; s < steps; ++s) {
     steps_ = s;
     for (int micro = 0; micro < plan_.micro_batches; ++micro) {
       MicroBatchState state;
+      state.keeps_everything = true;  // the logits are read after the forward
       state.outputs.resize(static_cast<size_t>(net.size()));
       state.inputs.resize(static_cast<size_t>(net.size()));
       state.output_grads.resize(static_cast<size_t>(net.size()));
       StepSeconds ignored;
       forward(micro, state, ignored);
       if (counts_loss_) {
+        counts[2] += ops_.back()->loss_sum(micro);
         // The loss's input holds this rank's rows of logits (of its positions, for sequences),
         // whole over the classes.
         const comm::LocalArray& logits = *state.inputs[static_cast<size_t>(loss)][0];
@@ -366,7 +383,8 @@ double Trainer::evaluate(BatchSource& data, int64_t steps) {
   }
   steps_ = saved_steps;
   data_ = nullptr;
-  SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_DOUBLE, MPI_SUM, communicators_.world()));
+  SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, counts, 3, MPI_DOUBLE, MPI_SUM, communicators_.world()));
+  if (mean_loss != nullptr) *mean_loss = steps > 0 ? counts[2] / static_cast<double>(steps) : 0.0;
   return counts[1] > 0 ? counts[0] / counts[1] : 0.0;
 }
 

@@ -63,8 +63,9 @@ class Trainer {
 
   StepResult step(BatchSource& data);
   // Forward passes only (dropout off) over `steps` batches of `data`; returns the fraction of
-  // samples whose highest logit is their label. Collective: every rank calls it.
-  double evaluate(BatchSource& data, int64_t steps);
+  // samples whose highest logit is their label, and (when asked) the mean loss per batch.
+  // Collective: every rank calls it.
+  double evaluate(BatchSource& data, int64_t steps, double* mean_loss = nullptr);
 
   int64_t steps_taken() const { return steps_; }
   MemoryTracker& memory() { return memory_; }
@@ -92,9 +93,14 @@ class Trainer {
   // reading or receiving anything, right before its backward.
   void drop_recomputable(int micro, MicroBatchState& state);
   void recompute_forward(int micro, MicroBatchState& state, StepSeconds& seconds);
+  // activation_release.cc: after layer v's forward, let go of what no backward reads; and count
+  // what an op keeps itself (LayerOp::kept_bytes) as activations, given its figure before.
+  void release_after_forward(int v, MicroBatchState& state);
+  void count_kept_by_op(int v, int64_t kept_before);
   void synchronise_gradients(StepSeconds& seconds);
-  // Overlap (plan.overlap_gradient_sync): a bucket's all-reduce starts as soon as backward has
-  // produced its last gradient, and MPI is nudged between layers so it progresses meanwhile.
+  // Overlap (plan.overlap_gradient_sync): a bucket's all-reduce (ZeRO: reduce-scatter) starts
+  // as soon as backward has produced its last gradient, and MPI is nudged between layers so it
+  // progresses meanwhile.
   void start_bucket(size_t bucket);
   void progress_buckets();
   std::vector<float> pack_bucket(const plans::GradientBucket& bucket);
@@ -120,6 +126,7 @@ class Trainer {
     size_t bucket = 0;
     std::vector<float> flat;
     MPI_Request request = MPI_REQUEST_NULL;
+    std::vector<float> slice;  // ZeRO: where the reduce-scatter puts this rank's part
   };
   int stage_ = 0;                      // this rank's pipeline stage
   std::unique_ptr<StageLink> link_;    // hand-overs to the other stages
@@ -143,6 +150,11 @@ class Trainer {
   // Stages 2-3: the whole gradients of a sharded layer live only from its backward until its
   // bucket is reduce-scattered (a communication buffer, not the kept gradient).
   void ensure_gradient_accumulators(int layer);
+  // A bucket's gradients packed for its reduce-scatter (stage 3: member by member); stages 2-3
+  // free the whole gradients they came from.
+  std::vector<float> pack_for_reduce_scatter(size_t zero_bucket);
+  // Overlap: the reduce-scatter of compiled bucket `bucket` starts (MPI_Ireduce_scatter_block).
+  void start_sharded_bucket(size_t bucket);
   // The step's end under ZeRO: reduce-scatter every bucket, update this rank's slices, gather
   // the updated parameters back (stages 1-2).
   void update_sharded(StepSeconds& seconds);

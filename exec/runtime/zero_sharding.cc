@@ -134,43 +134,83 @@ void Trainer::ensure_gradient_accumulators(int layer) {
   }
 }
 
+std::vector<float> Trainer::pack_for_reduce_scatter(size_t zero_bucket) {
+  const ZeroState::Bucket& z = zero_->buckets[zero_bucket];
+  const plans::GradientBucket& bucket = compiled_.buckets[z.index];
+  std::vector<float> flat;
+  if (plan_.zero_stage < 3) {
+    flat = pack_bucket(bucket);
+  } else {
+    // Rank-major: member r's block is r's slice of each layer in bucket order.
+    flat.assign(static_cast<size_t>(bucket.padded_elements), 0.0f);
+    for (size_t position = 0; position < bucket.layers.size(); ++position) {
+      std::vector<float> layer;
+      for (const TrackedArray& grad : parameters_[static_cast<size_t>(bucket.layers[position])].grads) {
+        layer.insert(layer.end(), grad->values.begin(), grad->values.end());
+      }
+      const int64_t slice = z.layer_slices[position];
+      layer.resize(static_cast<size_t>(slice * z.group), 0.0f);
+      for (int member = 0; member < z.group; ++member) {
+        std::copy_n(layer.begin() + member * slice, slice,
+                    flat.begin() + member * z.slice_elements + z.layer_offsets[position]);
+      }
+    }
+  }
+  if (plan_.zero_stage >= 2) {
+    for (int v : bucket.layers) {
+      for (TrackedArray& grad : parameters_[static_cast<size_t>(v)].grads) grad.reset();
+    }
+  }
+  return flat;
+}
+
+void Trainer::start_sharded_bucket(size_t b) {
+  size_t zero_bucket = 0;
+  while (zero_->buckets[zero_bucket].index != b) ++zero_bucket;
+  const ZeroState::Bucket& z = zero_->buckets[zero_bucket];
+  const plans::GradientBucket& bucket = compiled_.buckets[b];
+  const plans::Collective& c = bucket.reduction.front();
+  memory_.allocate(MemoryCategory::buffers, bucket.padded_elements * 4);
+  PendingBucket pending{b, pack_for_reduce_scatter(zero_bucket), MPI_REQUEST_NULL, {}};
+  pending.slice.resize(static_cast<size_t>(z.slice_elements));
+  // Member i of the group's communicator receives the i-th contiguous piece, as in the blocking
+  // reduce-scatter of a flat buffer.
+  SB_MPI_CHECK(MPI_Ireduce_scatter_block(pending.flat.data(), pending.slice.data(), static_cast<int>(z.slice_elements),
+                                         MPI_FLOAT, MPI_SUM, communicators_.get(c.axes), &pending.request));
+  communicator_.counter().add("gradients", c.kind, plans::bytes_sent(c, z.member));
+  pending_.push_back(std::move(pending));
+}
+
 void Trainer::update_sharded(StepSeconds& seconds) {
   const auto sync_start = std::chrono::steady_clock::now();
   // Stage 1 keeps whole gradients, so the reduced slice is a temporary.
-  std::vector<TrackedArray> reduced_slices;
-  for (ZeroState::Bucket& z : zero_->buckets) {
-    const plans::GradientBucket& bucket = compiled_.buckets[z.index];
-    comm::LocalArray flat{{bucket.padded_elements}, {}};
-    if (plan_.zero_stage < 3) {
-      flat.values = pack_bucket(bucket);
-    } else {
-      // Rank-major: member r's block is r's slice of each layer in bucket order.
-      flat.values.assign(static_cast<size_t>(bucket.padded_elements), 0.0f);
-      for (size_t position = 0; position < bucket.layers.size(); ++position) {
-        std::vector<float> layer;
-        for (const TrackedArray& grad : parameters_[static_cast<size_t>(bucket.layers[position])].grads) {
-          layer.insert(layer.end(), grad->values.begin(), grad->values.end());
-        }
-        const int64_t slice = z.layer_slices[position];
-        layer.resize(static_cast<size_t>(slice * z.group), 0.0f);
-        for (int member = 0; member < z.group; ++member) {
-          std::copy_n(layer.begin() + member * slice, slice,
-                      flat.values.begin() + member * z.slice_elements + z.layer_offsets[position]);
-        }
-      }
-    }
-    memory_.allocate(MemoryCategory::buffers, bucket.padded_elements * 4);
+  std::vector<TrackedArray> reduced_slices(zero_->buckets.size());
+  auto deliver = [&](size_t zero_bucket, std::vector<float> slice) {
+    ZeroState::Bucket& z = zero_->buckets[zero_bucket];
     if (plan_.zero_stage >= 2) {
-      for (int v : bucket.layers) {
-        for (TrackedArray& grad : parameters_[static_cast<size_t>(v)].grads) grad.reset();
-      }
-    }
-    comm::LocalArray reduced = communicator_.run(bucket.reduction.front(), flat, "gradients");
-    memory_.release(MemoryCategory::buffers, bucket.padded_elements * 4);
-    if (plan_.zero_stage >= 2) {
-      z.grad_slice->values = std::move(reduced.values);
+      z.grad_slice->values = std::move(slice);
     } else {
-      reduced_slices.push_back(adopt_tracked(memory_, MemoryCategory::buffers, std::move(reduced)));
+      reduced_slices[zero_bucket] = adopt_tracked(memory_, MemoryCategory::buffers, {{z.slice_elements}, std::move(slice)});
+    }
+  };
+  if (overlap_) {
+    // Started during backward; only what backward did not hide is waited for here.
+    for (PendingBucket& pending : pending_) {
+      SB_MPI_CHECK(MPI_Wait(&pending.request, MPI_STATUS_IGNORE));
+      memory_.release(MemoryCategory::buffers, compiled_.buckets[pending.bucket].padded_elements * 4);
+      size_t zero_bucket = 0;
+      while (zero_->buckets[zero_bucket].index != pending.bucket) ++zero_bucket;
+      deliver(zero_bucket, std::move(pending.slice));
+    }
+    pending_.clear();
+  } else {
+    for (size_t i = 0; i < zero_->buckets.size(); ++i) {
+      const plans::GradientBucket& bucket = compiled_.buckets[zero_->buckets[i].index];
+      memory_.allocate(MemoryCategory::buffers, bucket.padded_elements * 4);
+      const comm::LocalArray flat{{bucket.padded_elements}, pack_for_reduce_scatter(i)};
+      comm::LocalArray reduced = communicator_.run(bucket.reduction.front(), flat, "gradients");
+      memory_.release(MemoryCategory::buffers, bucket.padded_elements * 4);
+      deliver(i, std::move(reduced.values));
     }
   }
   seconds.gradient_sync += seconds_since(sync_start);
@@ -256,7 +296,8 @@ std::vector<std::vector<float>> Trainer::local_parameter_values(int layer) {
   size_t at = 0;
   for (const auto& shape : contexts_[v].parameter_shapes) {
     const auto elements = static_cast<size_t>(comm::element_count(shape));
-    out.emplace_back(whole.begin() + static_cast<std::ptrdiff_t>(at), whole.begin() + static_cast<std::ptrdiff_t>(at + elements));
+    const auto first = whole.begin() + static_cast<std::ptrdiff_t>(at);
+    out.emplace_back(first, first + static_cast<std::ptrdiff_t>(elements));
     at += elements;
   }
   return out;

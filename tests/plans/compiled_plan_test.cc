@@ -109,6 +109,39 @@ TEST(CompiledPlan, PipelineSendsActivationsForwardAndGradientsBack) {
   EXPECT_EQ(compiled.buckets[1].stage, 0);
 }
 
+TEST(CompiledPlan, ZeroStage3PadsEachLayerOfABucketAsItsGather) {
+  // Over 3 ranks most layers do not split evenly. Stage 3 keeps each layer's padded slice (what
+  // its all-gather assembles), so a bucket's reduce-scatter must cover exactly those slices: the
+  // layers' padded sizes added up, not the bucket's total padded once (stages 1-2).
+  Plan plan = make_plan("fashion-vgg", Mesh({{"data", 3}}), 48, [](const model::Layer&) {
+    return LayerSharding{{0}, {}, {}, {}};
+  });
+  plan.zero_stage = 3;
+  const CompiledPlan compiled = compile_plan(plan);
+  ASSERT_FALSE(compiled.buckets.empty());
+  int64_t padded_once = 0;
+  for (const GradientBucket& bucket : compiled.buckets) {
+    int64_t gathered_elements = 0;
+    for (int v : bucket.layers) {
+      const CompiledLayer& layer = compiled.layers[static_cast<size_t>(v)];
+      ASSERT_EQ(layer.parameter_gathers.size(), 1u);
+      gathered_elements += layer.parameter_gathers[0].buffer_bytes / 4;
+    }
+    EXPECT_EQ(bucket.padded_elements, gathered_elements);
+    EXPECT_EQ(bucket.padded_elements % 3, 0);
+    EXPECT_EQ(bucket.reduction[0].buffer_bytes, bucket.padded_elements * 4);
+    EXPECT_TRUE(bucket.gather.empty());
+    padded_once += (bucket.elements + 2) / 3 * 3;
+  }
+  plan.zero_stage = 2;
+  int64_t stage2 = 0;
+  for (const GradientBucket& bucket : compile_plan(plan).buckets) stage2 += bucket.padded_elements;
+  EXPECT_EQ(stage2, padded_once);
+  int64_t stage3 = 0;
+  for (const GradientBucket& bucket : compiled.buckets) stage3 += bucket.padded_elements;
+  EXPECT_GT(stage3, stage2) << "fashion-vgg's layers should not all split evenly over 3";
+}
+
 TEST(CompiledPlan, ZeroShardsTheBucketsAndPadsThem) {
   Plan plan = make_plan("fashion-vgg", Mesh({{"data", 4}}), 64, [](const model::Layer&) {
     return LayerSharding{{0}, {}, {}, {}};

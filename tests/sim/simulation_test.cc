@@ -112,7 +112,9 @@ TEST(Simulation, RecomputeRunsTheForwardAgainInsideTheBackward) {
   int64_t forward_bytes = 0;
   for (const plans::CompiledLayer& layer : compiled.layers) {
     for (const plans::InputTransfer& input : layer.inputs) {
-      for (const plans::Collective& c : input.forward) forward_bytes += plans::bytes_sent(c, plan.mesh.index_in_group(0, c.axes));
+      for (const plans::Collective& c : input.forward) {
+        forward_bytes += plans::bytes_sent(c, plan.mesh.index_in_group(0, c.axes));
+      }
     }
     for (const plans::Collective& c : layer.layouts.forward_internal) {
       forward_bytes += plans::bytes_sent(c, plan.mesh.index_in_group(0, c.axes));

@@ -164,7 +164,8 @@ PlanOutcome run_plan(const plans::Plan& plan, const sim::Cluster& cluster, int s
     out.grads_bytes = memory.peak(exec::MemoryCategory::grads);
     out.optimizer_bytes = memory.peak(exec::MemoryCategory::optimizer);
     out.activations_bytes = memory.peak(exec::MemoryCategory::activations);
-    out.accuracy = trainer.evaluate(data, kEvaluationSteps);
+    out.peak_bytes = memory.peak_total();
+    out.accuracy = trainer.evaluate(data, kEvaluationSteps, &out.evaluation_loss);
     for (int v = 0; v < net.size(); ++v) {
       const auto& shards = trainer.compiled().layers[static_cast<size_t>(v)].layouts.parameters;
       const std::vector<std::vector<float>> values = trainer.local_parameter_values(v);

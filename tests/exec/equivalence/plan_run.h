@@ -74,8 +74,10 @@ struct PlanOutcome {
   int64_t grads_bytes = 0;
   int64_t optimizer_bytes = 0;
   int64_t activations_bytes = 0;
+  int64_t peak_bytes = 0;  // every category at once, at the worst moment
   // After training: the fraction of kEvaluationSteps batches' samples classified right (--eval).
   double accuracy = 0.0;
+  double evaluation_loss = 0.0;  // the mean loss of those batches (finer than the accuracy)
   sim::Prediction prediction;     // ran only
   double seconds = 0.0;           // wall time of the steps
 };

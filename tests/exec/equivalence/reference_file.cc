@@ -14,6 +14,7 @@ void write_reference(const std::string& path, const Reference& reference) {
   file["global_batch"] = reference.global_batch;
   file["losses"] = reference.losses;
   file["accuracy"] = reference.accuracy;
+  file["evaluation_loss"] = reference.evaluation_loss;
   file["parameters"] = nlohmann::json::array();
   for (const GlobalParameter& p : reference.parameters) {
     file["parameters"].push_back(
@@ -42,6 +43,7 @@ Reference read_reference(const std::string& path) {
     reference.global_batch = file.at("global_batch").get<int64_t>();
     reference.losses = file.at("losses").get<std::vector<double>>();
     reference.accuracy = file.at("accuracy").get<double>();
+    reference.evaluation_loss = file.at("evaluation_loss").get<double>();
     for (const nlohmann::json& p : file.at("parameters")) {
       GlobalParameter parameter;
       parameter.layer = p.at("layer").get<int>();

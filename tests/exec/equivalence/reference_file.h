@@ -16,6 +16,7 @@ struct Reference {
   std::vector<double> losses;
   std::vector<GlobalParameter> parameters;
   double accuracy = 0.0;  // of the trained weights (Trainer::evaluate), the same for every plan
+  double evaluation_loss = 0.0;
 };
 
 // Writes through a temporary name and a rename, so a failed run never leaves half a file.
