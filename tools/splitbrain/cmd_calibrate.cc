@@ -16,6 +16,7 @@
 #include "sim/cluster_presets.h"
 #include "tools/splitbrain/commands.h"
 #include "tools/splitbrain/collective_calibration.h"
+#include "tools/splitbrain/heap_reuse.h"
 #include "tools/splitbrain/kernel_calibration.h"
 #include "tools/splitbrain/mpi_session.h"
 
@@ -79,6 +80,7 @@ void calibrate(const CalibrateOptions& options) {
 }
 
 void run_calibrate(const CalibrateOptions& options) {
+  keep_freed_memory_for_reuse();
   MpiSession mpi;
   try {
     calibrate(options);

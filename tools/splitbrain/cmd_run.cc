@@ -4,8 +4,6 @@
 #include <fmt/format.h>
 #include <mpi.h>
 
-#include <malloc.h>
-
 #include <iostream>
 
 #include "exec/comm/mesh_communicators.h"
@@ -21,6 +19,7 @@
 #include "plans/plan_json.h"
 #include "tools/splitbrain/commands.h"
 #include "tools/splitbrain/dataset_batches.h"
+#include "tools/splitbrain/heap_reuse.h"
 #include "tools/splitbrain/mpi_session.h"
 #include "tools/splitbrain/token_batches.h"
 
@@ -163,15 +162,6 @@ void train(const RunOptions& options) {
                              report["ranks"][0]["comm_bytes_sent"].get<int64_t>());
     if (!options.report_path.empty()) write_json_output(options.report_path, report);
   }
-}
-
-// Every step allocates and frees the same activation and gradient arrays. glibc would hand
-// arrays above 128 KiB back to the kernel on free and fault every page in again the next step
-// (a tenth of a VGG step here); served from the heap and never trimmed, they are reused as a
-// caching allocator would reuse them. 32 MiB is glibc's ceiling for the mmap threshold.
-void keep_freed_memory_for_reuse() {
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
 }
 
 void run_command(const RunOptions& options) {
