@@ -74,21 +74,33 @@ const EfficiencyCurve& Device::efficiency(OpClass op_class) const {
   throw std::logic_error("unhandled OpClass");
 }
 
-const EfficiencyCurve& Device::efficiency(OpClass op_class, KernelPass pass) const {
-  if (pass == KernelPass::backward) {
-    const std::optional<EfficiencyCurve>* curve = nullptr;
-    switch (op_class) {
-      case OpClass::gemm: curve = &backward.gemm; break;
-      case OpClass::conv: curve = &backward.conv; break;
-      case OpClass::elementwise: curve = &backward.elementwise; break;
-    }
-    if (curve != nullptr && curve->has_value()) return **curve;
+namespace {
+
+const std::optional<EfficiencyCurve>& curve_of(const Device::BackwardCurves& curves, OpClass op_class) {
+  switch (op_class) {
+    case OpClass::gemm: return curves.gemm;
+    case OpClass::conv: return curves.conv;
+    case OpClass::elementwise: break;
   }
+  return curves.elementwise;
+}
+
+}  // namespace
+
+const EfficiencyCurve& Device::efficiency(OpClass op_class, KernelPass pass) const {
+  if (pass == KernelPass::weight_gradient && curve_of(weight_gradient, op_class)) return *curve_of(weight_gradient, op_class);
+  if (pass != KernelPass::forward && curve_of(backward, op_class)) return *curve_of(backward, op_class);
   return efficiency(op_class);
 }
 
 const EfficiencyCurve& Device::memory_efficiency_of(KernelPass pass) const {
-  return pass == KernelPass::backward && backward.memory ? *backward.memory : memory_efficiency;
+  return pass != KernelPass::forward && backward.memory ? *backward.memory : memory_efficiency;
+}
+
+const EfficiencyCurve& Device::memory_efficiency_of(KernelPass pass, model::OpKind kind) const {
+  const auto it = op_memory_efficiency.find(kind);
+  if (it == op_memory_efficiency.end()) return memory_efficiency_of(pass);
+  return pass != KernelPass::forward && it->second.backward ? *it->second.backward : it->second.forward;
 }
 
 const Link& Level::link_for(plans::CollectiveKind kind) const {
@@ -138,6 +150,17 @@ void validate_cluster(const Cluster& cluster, std::string_view source) {
   }
   if (device.backward.memory) {
     validate_curve(*device.backward.memory, source, "device.backward_memory_efficiency", "half_efficiency_bytes");
+  }
+  for (OpClass op_class : {OpClass::gemm, OpClass::conv}) {
+    if (const auto& curve = curve_of(device.weight_gradient, op_class)) {
+      validate_curve(*curve, source, fmt::format("device.weight_gradient_efficiency.{}", op_class_name(op_class)),
+                     "half_efficiency_flops");
+    }
+  }
+  for (const auto& [kind, curves] : device.op_memory_efficiency) {
+    const std::string path = fmt::format("device.op_memory_efficiency.{}", model::op_name(kind));
+    validate_curve(curves.forward, source, path + ".forward", "half_efficiency_bytes");
+    if (curves.backward) validate_curve(*curves.backward, source, path + ".backward", "half_efficiency_bytes");
   }
   if (!(cluster.communication_overlap >= 0.0 && cluster.communication_overlap <= 1.0)) {
     fail(source, "communication_overlap", "must be in [0, 1]");
@@ -261,6 +284,11 @@ double achieved_flops_per_second(const Cluster& cluster, OpClass op_class, model
 double achieved_memory_bytes_per_second(const Cluster& cluster, double bytes, KernelPass pass) {
   const Device& device = cluster.device;
   return device.memory_bandwidth_bytes_per_second * device.memory_efficiency_of(pass).efficiency(bytes);
+}
+
+double achieved_memory_bytes_per_second(const Cluster& cluster, double bytes, KernelPass pass, model::OpKind kind) {
+  const Device& device = cluster.device;
+  return device.memory_bandwidth_bytes_per_second * device.memory_efficiency_of(pass, kind).efficiency(bytes);
 }
 
 }  // namespace splitbrain::sim

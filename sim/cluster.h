@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "model/dtype.h"
+#include "model/op.h"
 #include "sim/collective_algorithm.h"
 #include "sim/efficiency.h"
 
@@ -44,12 +45,23 @@ struct Device {
     std::optional<EfficiencyCurve> memory;
     bool operator==(const BackwardCurves&) const = default;
   };
-  BackwardCurves backward;
+  BackwardCurves backward;         // input gradients (and memory-bound backward kernels)
+  BackwardCurves weight_gradient;  // gemm and conv weight gradients; absent: `backward`'s
+  // Memory-bound op kinds whose kernels run far from the common memory curve (max pooling on
+  // plain layouts, say), measured by calibrate: forward, and backward when it differs.
+  struct OpMemoryCurves {
+    EfficiencyCurve forward;
+    std::optional<EfficiencyCurve> backward;
+    bool operator==(const OpMemoryCurves&) const = default;
+  };
+  std::map<model::OpKind, OpMemoryCurves> op_memory_efficiency;
 
   double peak_flops_per_second(model::DType dtype) const;
   const EfficiencyCurve& efficiency(OpClass op_class) const;  // forward
   const EfficiencyCurve& efficiency(OpClass op_class, KernelPass pass) const;
   const EfficiencyCurve& memory_efficiency_of(KernelPass pass) const;
+  // The op kind's own curve where calibrate measured one, else memory_efficiency_of(pass).
+  const EfficiencyCurve& memory_efficiency_of(KernelPass pass, model::OpKind kind) const;
 
   bool operator==(const Device&) const = default;
 };
@@ -136,5 +148,7 @@ double achieved_flops_per_second(const Cluster& cluster, OpClass op_class, model
 // memory_bandwidth * memory_efficiency(bytes) (the backward curve for backward kernels).
 double achieved_memory_bytes_per_second(const Cluster& cluster, double bytes,
                                         KernelPass pass = KernelPass::forward);
+// The same for a kernel of op kind `kind` (its own curve where the device has one).
+double achieved_memory_bytes_per_second(const Cluster& cluster, double bytes, KernelPass pass, model::OpKind kind);
 
 }  // namespace splitbrain::sim

@@ -65,6 +65,29 @@ Device read_device(JsonObjectReader& root) {
   if (reader.has("backward_memory_efficiency")) {
     device.backward.memory = read_curve(reader, "backward_memory_efficiency", "half_efficiency_bytes");
   }
+  if (reader.has("weight_gradient_efficiency")) {
+    JsonObjectReader efficiency = reader.object("weight_gradient_efficiency");
+    for (const auto& [op_class, curve] : {std::pair{OpClass::gemm, &device.weight_gradient.gemm},
+                                          std::pair{OpClass::conv, &device.weight_gradient.conv}}) {
+      if (efficiency.has(op_class_name(op_class))) *curve = read_curve(efficiency, op_class_name(op_class), "half_efficiency_flops");
+    }
+    efficiency.reject_unknown_keys();
+  }
+  if (reader.has("op_memory_efficiency")) {
+    const nlohmann::json& keys = reader.required("op_memory_efficiency");
+    JsonObjectReader per_op = reader.object("op_memory_efficiency");
+    for (const auto& item : keys.items()) {
+      const std::string& key = item.key();
+      const std::optional<model::OpKind> kind = model::op_kind_from_name(key);
+      if (!kind) per_op.fail(key, "unknown op kind");
+      JsonObjectReader curves = per_op.object(key);
+      Device::OpMemoryCurves entry;
+      entry.forward = read_curve(curves, "forward", "half_efficiency_bytes");
+      if (curves.has("backward")) entry.backward = read_curve(curves, "backward", "half_efficiency_bytes");
+      curves.reject_unknown_keys();
+      device.op_memory_efficiency[*kind] = entry;
+    }
+  }
   reader.reject_unknown_keys();
   return device;
 }
@@ -219,6 +242,20 @@ nlohmann::ordered_json cluster_to_json(const Cluster& cluster) {
   if (!backward_efficiency.empty()) device_json["backward_efficiency"] = std::move(backward_efficiency);
   if (device.backward.memory) {
     device_json["backward_memory_efficiency"] = curve_json(*device.backward.memory, "half_efficiency_bytes");
+  }
+  ordered_json weight_gradient = ordered_json::object();
+  if (device.weight_gradient.gemm) weight_gradient["gemm"] = curve_json(*device.weight_gradient.gemm, "half_efficiency_flops");
+  if (device.weight_gradient.conv) weight_gradient["conv"] = curve_json(*device.weight_gradient.conv, "half_efficiency_flops");
+  if (!weight_gradient.empty()) device_json["weight_gradient_efficiency"] = std::move(weight_gradient);
+  if (!device.op_memory_efficiency.empty()) {
+    ordered_json per_op;
+    for (const auto& [kind, curves] : device.op_memory_efficiency) {
+      ordered_json entry;
+      entry["forward"] = curve_json(curves.forward, "half_efficiency_bytes");
+      if (curves.backward) entry["backward"] = curve_json(*curves.backward, "half_efficiency_bytes");
+      per_op[std::string(model::op_name(kind))] = std::move(entry);
+    }
+    device_json["op_memory_efficiency"] = std::move(per_op);
   }
   out["device"] = std::move(device_json);
 

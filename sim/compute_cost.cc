@@ -87,15 +87,15 @@ bool input_gradient_needs_saved_tensors(OpKind kind) { return kind != OpKind::co
 // Roofline: the slower of doing the arithmetic and moving the bytes, each at its achieved rate.
 // A phase without FLOPs is free (a view such as flatten, or a gradient nobody needs), except
 // for the few ops that copy data without arithmetic (concat).
-double phase_seconds(const Cluster& cluster, OpClass op_class, KernelPass pass, model::DType dtype, double flops,
-                     double bytes, bool copies_without_flops) {
+double phase_seconds(const Cluster& cluster, const Layer& layer, OpClass op_class, KernelPass pass, model::DType dtype,
+                     double flops, double bytes, bool copies_without_flops) {
   double seconds = 0.0;
   if (flops > 0.0) {
     seconds = flops / achieved_flops_per_second(cluster, op_class, dtype, flops, pass);
   } else if (!copies_without_flops) {
     return 0.0;
   }
-  if (bytes > 0.0) seconds = std::max(seconds, bytes / achieved_memory_bytes_per_second(cluster, bytes, pass));
+  if (bytes > 0.0) seconds = std::max(seconds, bytes / achieved_memory_bytes_per_second(cluster, bytes, pass, layer.kind));
   return seconds;
 }
 
@@ -113,20 +113,20 @@ LayerComputeSeconds compute_seconds(const Cluster& cluster, const model::Model& 
   const double saved = b.saved_inputs + (layer.cost.saved.output ? b.output : 0.0) + b.extras;
 
   // Forward reads the inputs and the parameters, writes the output (and any masks or indices).
-  seconds.forward = phase_seconds(cluster, op_class, KernelPass::forward, dtype, layer.cost.forward_flops * scale,
+  seconds.forward = phase_seconds(cluster, layer, op_class, KernelPass::forward, dtype, layer.cost.forward_flops * scale,
                                   b.inputs + b.params + b.output + b.extras, copies);
   // Input gradient: reads the output gradient and the parameters (+ the saved tensors where
   // the op needs them), writes the input gradients.
   if (layer.needs_input_gradient) {
     const double reads = b.output_grad + b.params + (input_gradient_needs_saved_tensors(layer.kind) ? saved : 0.0);
     seconds.backward_input =
-        phase_seconds(cluster, op_class, KernelPass::backward, dtype, layer.cost.backward_input_flops * scale,
+        phase_seconds(cluster, layer, op_class, KernelPass::backward, dtype, layer.cost.backward_input_flops * scale,
                       reads + b.input_grads, copies);
   }
   // Weight gradient: reads the output gradient and the saved input, writes the parameter
   // gradient (as large as the local parameters).
   if (b.params > 0.0) {
-    seconds.backward_weight = phase_seconds(cluster, op_class, KernelPass::backward, dtype,
+    seconds.backward_weight = phase_seconds(cluster, layer, op_class, KernelPass::weight_gradient, dtype,
                                             layer.cost.backward_weight_flops * scale,
                                             b.output_grad + saved + b.params, false);
   }

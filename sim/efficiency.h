@@ -22,8 +22,9 @@ enum class OpClass {
 };
 
 // Forward and backward kernels of one class can run at different rates (a backward convolution
-// computes two products of other shapes; on CPUs it runs well below the forward one).
-enum class KernelPass { forward, backward };
+// computes two products of other shapes; the weight gradient reduces over the batch and the
+// image, which small images do badly).
+enum class KernelPass { forward, backward, weight_gradient };
 
 std::string_view op_class_name(OpClass op_class);  // "gemm", "conv", "elementwise"
 std::optional<OpClass> op_class_from_name(std::string_view name);

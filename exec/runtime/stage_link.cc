@@ -42,6 +42,13 @@ comm::LocalArray StageLink::receive(std::vector<int64_t> shape, const plans::Col
   return array;
 }
 
+void StageLink::progress() {
+  for (PendingSend& pending : pending_) {
+    int done = 0;
+    if (pending.request != MPI_REQUEST_NULL) SB_MPI_CHECK(MPI_Test(&pending.request, &done, MPI_STATUS_IGNORE));
+  }
+}
+
 void StageLink::finish_sends() {
   for (PendingSend& pending : pending_) SB_MPI_CHECK(MPI_Wait(&pending.request, MPI_STATUS_IGNORE));
   pending_.clear();

@@ -27,6 +27,10 @@ class StageLink {
   comm::LocalArray receive(std::vector<int64_t> shape, const plans::Collective& transfer, int tag);
   // Completes every send of the step (their buffers may then be freed).
   void finish_sends();
+  // Lets MPI move the pending sends along. Open MPI progresses a large (rendezvous) send only
+  // inside MPI calls of the sender: without a nudge between layers the next stage would wait
+  // for the whole pass. The sends stay held until finish_sends, as the memory model counts.
+  void progress();
 
  private:
   comm::Communicator& communicator_;

@@ -231,6 +231,7 @@ void Trainer::forward(int micro, MicroBatchState& state, StepSeconds& seconds) {
     record(fmt::format("{} {} mb{}", state.recomputing ? "refwd" : "fwd", layer.name, micro), false, compute_start);
     if (!state.recomputing) send_forward(v, micro, output);
     release_after_forward(v, state);
+    link_->progress();
   }
 }
 
@@ -323,6 +324,7 @@ void Trainer::backward(int micro, MicroBatchState& state, StepSeconds& seconds) 
       for (size_t b : buckets_ready_after_[static_cast<size_t>(v)]) start_bucket(b);
       progress_buckets();
     }
+    link_->progress();
   }
   state.outputs.front().reset();
 }

@@ -29,27 +29,28 @@ TEST(LineFit, SaturatingRateRecoversPeakAndHalfSize) {
   EXPECT_NEAR(fit.half_size, 2e6, 1e-3 * 2e6);
 }
 
-TEST(LineFit, SmallKernelsKeepTheirWeight) {
-  // One noisy large sample (10% slow) must not wreck the small ones: with relative weights the
-  // predicted time of the smallest kernel stays within a few percent.
+TEST(LineFit, LargeKernelsWeighMore) {
+  // A step's time is mostly its large kernels: one large sample 10% slow moves the fit's rate
+  // there by most of that, while the smallest kernel's rate stays within a quarter.
   std::vector<double> sizes = {1e5, 1e6, 1e7, 1e9};
   std::vector<double> rates;
   for (double s : sizes) rates.push_back(100e9 * s / (s + 2e6));
   rates.back() *= 0.9;
   const SaturatingRate fit = fit_saturating_rate(sizes, rates);
-  const double predicted = fit.peak * 1e5 / (1e5 + fit.half_size);
-  EXPECT_NEAR(predicted / rates.front(), 1.0, 0.05);
+  const auto rate_at = [&](double size) { return fit.peak * size / (size + fit.half_size); };
+  EXPECT_NEAR(rate_at(1e9) / rates.back(), 1.0, 0.03);
+  EXPECT_NEAR(rate_at(1e5) / rates.front(), 1.0, 0.25);
 }
 
 TEST(LineFit, FasterWhenSmallGivesAFlatRateBetweenTheSamples) {
   // Faster at small sizes (caches) cannot be a saturating curve: the fit is a flat rate (no half
-  // size) inside the range of the samples, not above the best or below the worst.
+  // size) inside the range of the samples, nearer the large ones' rate.
   const std::vector<double> sizes = {1e5, 1e6, 1e7};
   const std::vector<double> rates = {30e9, 20e9, 10e9};
   const SaturatingRate fit = fit_saturating_rate(sizes, rates);
   EXPECT_DOUBLE_EQ(fit.half_size, 0.0);
   EXPECT_GT(fit.peak, 10e9);
-  EXPECT_LT(fit.peak, 30e9);
+  EXPECT_LT(fit.peak, 15e9);
 }
 
 }  // namespace

@@ -12,11 +12,21 @@
 
 namespace splitbrain::tools {
 
+// Training runs each layer once per step on data the layers before it pushed out of the cache;
+// timing a kernel again and again on hot data would credit it with a rate training never sees.
+// Writing a buffer larger than this core's caches before each timed run puts the kernel back in
+// training's conditions.
+inline void evict_caches() {
+  static std::vector<char> sweep(size_t{32} << 20);
+  for (size_t i = 0; i < sweep.size(); i += 64) sweep[i] = static_cast<char>(sweep[i] + 1);
+}
+
 template <class Work>
 double median_seconds(int repeats, MPI_Comm comm, Work&& work) {
   work();  // warm-up: first-touch page faults, JIT compilation, MPI connection set-up
   std::vector<double> times;
   for (int i = 0; i < repeats; ++i) {
+    evict_caches();
     SB_MPI_CHECK(MPI_Barrier(comm));
     const auto start = std::chrono::steady_clock::now();
     work();

@@ -26,11 +26,12 @@ using Floats = std::vector<float>;
 
 Floats filled(int64_t elements, float value) { return Floats(static_cast<size_t>(elements), value); }
 
-// Forward samples and backward samples (data and weight gradients both: the simulator prices each
-// with the backward curve at its own FLOPs) of one op class.
+// Samples per pass of one op class: forward, input gradients (backward) and weight gradients;
+// the simulator prices each phase of a layer with its own curve at its own FLOPs or bytes.
 struct PassSamples {
   RateSamples forward;
   RateSamples backward;
+  RateSamples weight_gradient;
 };
 
 class KernelTimer {
@@ -56,7 +57,8 @@ class KernelTimer {
 PassSamples measure_conv(exec::cpu::CpuContext& context, KernelTimer& timer) {
   PassSamples samples;
   const std::vector<std::array<int64_t, 4>> shapes = {  // batch, in, out channels, height = width
-      {8, 16, 16, 28}, {16, 32, 64, 28}, {32, 64, 128, 16}, {32, 128, 256, 8}, {64, 256, 256, 8}, {64, 512, 512, 4}};
+      {8, 16, 16, 28}, {16, 32, 64, 28}, {32, 64, 128, 16}, {32, 128, 256, 8}, {64, 256, 256, 8}, {64, 512, 512, 4},
+      {64, 512, 512, 2}};
   for (const auto& [batch, in, out, size] : shapes) {
     exec::cpu::Conv2dShape shape;
     shape.batch = batch;
@@ -73,7 +75,7 @@ PassSamples measure_conv(exec::cpu::CpuContext& context, KernelTimer& timer) {
     const std::string name = fmt::format("conv3x3 {}x{}->{} {}x{}", batch, in, out, size, size);
     timer.sample(samples.forward, flops, name + " fwd", "GFLOP/s", [&] { kernel.forward(x.data(), w.data(), b.data(), y.data()); });
     timer.sample(samples.backward, flops, name + " bwd data", "GFLOP/s", [&] { kernel.backward_data(y.data(), w.data(), dx.data()); });
-    timer.sample(samples.backward, flops, name + " bwd weights", "GFLOP/s",
+    timer.sample(samples.weight_gradient, flops, name + " bwd weights", "GFLOP/s",
                  [&] { kernel.backward_weights(x.data(), y.data(), dw.data(), db.data()); });
   }
   return samples;
@@ -92,7 +94,7 @@ PassSamples measure_gemm(exec::cpu::CpuContext& context, KernelTimer& timer) {
     const std::string name = fmt::format("linear {}x{}->{}", rows, in, out);
     timer.sample(samples.forward, flops, name + " fwd", "GFLOP/s", [&] { kernel.forward(x.data(), w.data(), b.data(), y.data()); });
     timer.sample(samples.backward, flops, name + " bwd data", "GFLOP/s", [&] { kernel.backward_data(y.data(), w.data(), dx.data()); });
-    timer.sample(samples.backward, flops, name + " bwd weights", "GFLOP/s",
+    timer.sample(samples.weight_gradient, flops, name + " bwd weights", "GFLOP/s",
                  [&] { kernel.backward_weights(x.data(), y.data(), dw.data(), db.data()); });
   }
   return samples;
@@ -100,10 +102,20 @@ PassSamples measure_gemm(exec::cpu::CpuContext& context, KernelTimer& timer) {
 
 // Memory-bound kernels, with their bytes counted as the simulator counts them (sim/compute_cost:
 // every tensor read or written once): ReLU (forward reads x, writes y; backward reads the saved
-// tensor and dy, writes dx), 2x2 max pooling (with its index workspace) and the optimizer update.
-PassSamples measure_memory(exec::cpu::CpuContext& context, KernelTimer& timer) {
-  PassSamples samples;
-  for (int64_t elements : {int64_t{1} << 16, int64_t{1} << 18, int64_t{1} << 20, int64_t{1} << 22}) {
+// tensor and dy, writes dx) and the optimizer update give the common curve; 2x2 max pooling (with
+// its index workspace) runs far below it on plain layouts and gets its own.
+struct MemorySamples {
+  PassSamples common;
+  PassSamples max_pooling;
+  PassSamples thin_linear;  // few rows, large weights: streaming the weights sets the time
+};
+
+MemorySamples measure_memory(exec::cpu::CpuContext& context, KernelTimer& timer) {
+  MemorySamples all;
+  PassSamples& samples = all.common;
+  // Sizes of training's activations and updates (MiB to tens of MiB): the caches make smaller
+  // arrays faster than memory, which a saturating curve cannot follow, and training rarely has them.
+  for (int64_t elements : {int64_t{1} << 19, int64_t{1} << 21, int64_t{1} << 23}) {
     exec::cpu::ActivationKernel relu(context, exec::cpu::Activation::relu, elements);
     Floats x = filled(elements, 0.5f), y = filled(elements, 0.0f), dx = filled(elements, 0.0f);
     const auto bytes = static_cast<double>(4 * elements);
@@ -111,23 +123,23 @@ PassSamples measure_memory(exec::cpu::CpuContext& context, KernelTimer& timer) {
     timer.sample(samples.backward, 3 * bytes, fmt::format("relu {} elements bwd", elements), "GB/s",
                  [&] { relu.backward(x.data(), y.data(), dx.data()); });
   }
-  for (int64_t channels : {16, 64, 256}) {
+  for (int64_t channels : {32, 64, 128}) {
     exec::cpu::Pool2dShape shape;
     shape.batch = 32;
     shape.channels = channels;
-    shape.height = shape.width = 16;
+    shape.height = shape.width = 32;
     shape.kernel_h = shape.kernel_w = shape.stride_h = shape.stride_w = 2;
     exec::cpu::Pool2dKernel pool(context, exec::cpu::PoolKind::max, shape);
-    const int64_t in = shape.batch * channels * 16 * 16;
+    const int64_t in = shape.batch * channels * 32 * 32;
     const int64_t out = in / 4;
     Floats x = filled(in, 0.5f), y = filled(out, 0.0f), dx = filled(in, 0.0f);
     std::vector<std::byte> workspace(pool.workspace_bytes());
     const auto bytes = static_cast<double>(4 * (in + out) + static_cast<int64_t>(workspace.size()));
-    const std::string name = fmt::format("maxpool2x2 32x{} 16x16", channels);
-    timer.sample(samples.forward, bytes, name + " fwd", "GB/s", [&] { pool.forward(x.data(), y.data(), workspace.data()); });
-    timer.sample(samples.backward, bytes, name + " bwd", "GB/s", [&] { pool.backward(y.data(), workspace.data(), dx.data()); });
+    const std::string name = fmt::format("maxpool2x2 32x{} 32x32", channels);
+    timer.sample(all.max_pooling.forward, bytes, name + " fwd", "GB/s", [&] { pool.forward(x.data(), y.data(), workspace.data()); });
+    timer.sample(all.max_pooling.backward, bytes, name + " bwd", "GB/s", [&] { pool.backward(y.data(), workspace.data(), dx.data()); });
   }
-  for (int64_t elements : {int64_t{1} << 18, int64_t{1} << 21, int64_t{1} << 24}) {
+  for (int64_t elements : {int64_t{1} << 20, int64_t{1} << 22, int64_t{1} << 24}) {
     exec::MemoryTracker memory;
     exec::Optimizer optimizer(plans::OptimizerConfig{}, memory);
     optimizer.add_parameter(elements);
@@ -138,7 +150,25 @@ PassSamples measure_memory(exec::cpu::CpuContext& context, KernelTimer& timer) {
     timer.sample(samples.forward, bytes, fmt::format("sgd-momentum update {} parameters", elements), "GB/s",
                  [&] { optimizer.step({&value}, {&grad}); });
   }
-  return samples;
+  // A fully connected layer on a few rows (a pipeline's micro-batch) reads its whole weight for
+  // little arithmetic: memory-bound, at the rate the GEMM streams its operands, well below a
+  // copy's. Bytes as the simulator counts them: x, W, b and y (forward); dy, W and dx (input
+  // gradient); x, dy, dW and db (weight gradient).
+  for (const auto& [rows, features] : std::vector<std::pair<int64_t, int64_t>>{{8, 2048}, {8, 4096}, {16, 4096}}) {
+    exec::cpu::LinearKernel kernel(context, {rows, features, features, true});
+    Floats x = filled(rows * features, 0.5f), w = filled(features * features, 0.01f), b = filled(features, 0.0f);
+    Floats y = filled(rows * features, 0.0f), dx = filled(rows * features, 0.0f), dw = filled(features * features, 0.0f);
+    const auto activations = static_cast<double>(4 * rows * features);
+    const auto weights = static_cast<double>(4 * (features * features + features));
+    const std::string name = fmt::format("linear {}x{}->{} (thin)", rows, features, features);
+    timer.sample(all.thin_linear.forward, 2 * activations + weights, name + " fwd", "GB/s",
+                 [&] { kernel.forward(x.data(), w.data(), b.data(), y.data()); });
+    timer.sample(all.thin_linear.backward, 2 * activations + weights, name + " bwd data", "GB/s",
+                 [&] { kernel.backward_data(y.data(), w.data(), dx.data()); });
+    timer.sample(all.thin_linear.backward, 2 * activations + weights, name + " bwd weights", "GB/s",
+                 [&] { kernel.backward_weights(x.data(), y.data(), dw.data(), b.data()); });
+  }
+  return all;
 }
 
 // Rates into curves relative to a peak: the asymptote as a fraction of it, capped at 1.
@@ -155,34 +185,54 @@ void calibrate_kernels(const KernelCalibration& options, MPI_Comm comm, sim::Dev
   exec::cpu::CpuContext context(1);
   const PassSamples conv = measure_conv(context, timer);
   const PassSamples gemm = measure_gemm(context, timer);
-  const PassSamples memory = measure_memory(context, timer);
+  const MemorySamples memory_samples = measure_memory(context, timer);
+  const PassSamples& memory = memory_samples.common;
 
   const SaturatingRate conv_forward = fit_saturating_rate(conv.forward.sizes, conv.forward.rates);
   const SaturatingRate conv_backward = fit_saturating_rate(conv.backward.sizes, conv.backward.rates);
   const SaturatingRate gemm_forward = fit_saturating_rate(gemm.forward.sizes, gemm.forward.rates);
   const SaturatingRate gemm_backward = fit_saturating_rate(gemm.backward.sizes, gemm.backward.rates);
-  const double peak = std::max({conv_forward.peak, conv_backward.peak, gemm_forward.peak, gemm_backward.peak});
+  const SaturatingRate conv_weights = fit_saturating_rate(conv.weight_gradient.sizes, conv.weight_gradient.rates);
+  const SaturatingRate gemm_weights = fit_saturating_rate(gemm.weight_gradient.sizes, gemm.weight_gradient.rates);
+  const double peak = std::max({conv_forward.peak, conv_backward.peak, conv_weights.peak, gemm_forward.peak,
+                                gemm_backward.peak, gemm_weights.peak});
   device.peak_fp32_flops_per_second = device.peak_fp16_flops_per_second = device.peak_bf16_flops_per_second = peak;
   device.conv_efficiency = relative_curve(conv_forward, peak);
   device.gemm_efficiency = relative_curve(gemm_forward, peak);
   device.backward.conv = relative_curve(conv_backward, peak);
   device.backward.gemm = relative_curve(gemm_backward, peak);
+  device.weight_gradient.conv = relative_curve(conv_weights, peak);
+  device.weight_gradient.gemm = relative_curve(gemm_weights, peak);
 
   const SaturatingRate memory_forward = fit_saturating_rate(memory.forward.sizes, memory.forward.rates);
   const SaturatingRate memory_backward = fit_saturating_rate(memory.backward.sizes, memory.backward.rates);
-  const double bandwidth = std::max(memory_forward.peak, memory_backward.peak);
+  const SaturatingRate pooling_forward =
+      fit_saturating_rate(memory_samples.max_pooling.forward.sizes, memory_samples.max_pooling.forward.rates);
+  const SaturatingRate pooling_backward =
+      fit_saturating_rate(memory_samples.max_pooling.backward.sizes, memory_samples.max_pooling.backward.rates);
+  const SaturatingRate linear_forward =
+      fit_saturating_rate(memory_samples.thin_linear.forward.sizes, memory_samples.thin_linear.forward.rates);
+  const SaturatingRate linear_backward =
+      fit_saturating_rate(memory_samples.thin_linear.backward.sizes, memory_samples.thin_linear.backward.rates);
+  const double bandwidth = std::max({memory_forward.peak, memory_backward.peak, pooling_forward.peak, pooling_backward.peak,
+                                     linear_forward.peak, linear_backward.peak});
   device.memory_bandwidth_bytes_per_second = bandwidth;
   device.memory_efficiency = relative_curve(memory_forward, bandwidth);
   device.backward.memory = relative_curve(memory_backward, bandwidth);
+  device.op_memory_efficiency[model::OpKind::maxpool] = {relative_curve(pooling_forward, bandwidth),
+                                                         relative_curve(pooling_backward, bandwidth)};
+  device.op_memory_efficiency[model::OpKind::linear] = {relative_curve(linear_forward, bandwidth),
+                                                        relative_curve(linear_backward, bandwidth)};
   if (rank == 0 && options.print) {
     std::cout << fmt::format(
         "[calibrate] fitted rate(size) = peak * size / (size + half):\n"
-        "[calibrate]   conv  forward {:6.1f} GFLOP/s (half at {:.3g} FLOP), backward {:6.1f} GFLOP/s (half at {:.3g} FLOP)\n"
-        "[calibrate]   gemm  forward {:6.1f} GFLOP/s (half at {:.3g} FLOP), backward {:6.1f} GFLOP/s (half at {:.3g} FLOP)\n"
-        "[calibrate]   memory-bound forward {:6.2f} GB/s (half at {:.3g} B), backward {:6.2f} GB/s (half at {:.3g} B)\n",
-        conv_forward.peak / 1e9, conv_forward.half_size, conv_backward.peak / 1e9, conv_backward.half_size,
-        gemm_forward.peak / 1e9, gemm_forward.half_size, gemm_backward.peak / 1e9, gemm_backward.half_size,
-        memory_forward.peak / 1e9, memory_forward.half_size, memory_backward.peak / 1e9, memory_backward.half_size);
+        "[calibrate]   conv  forward {:6.1f}, input gradient {:6.1f}, weight gradient {:6.1f} GFLOP/s\n"
+        "[calibrate]   gemm  forward {:6.1f}, input gradient {:6.1f}, weight gradient {:6.1f} GFLOP/s\n"
+        "[calibrate]   memory-bound forward {:6.2f}, backward {:6.2f} GB/s; max pooling forward {:6.2f}, backward {:6.2f} GB/s; "
+        "thin linear forward {:6.2f}, backward {:6.2f} GB/s\n",
+        conv_forward.peak / 1e9, conv_backward.peak / 1e9, conv_weights.peak / 1e9, gemm_forward.peak / 1e9,
+        gemm_backward.peak / 1e9, gemm_weights.peak / 1e9, memory_forward.peak / 1e9, memory_backward.peak / 1e9,
+        pooling_forward.peak / 1e9, pooling_backward.peak / 1e9, linear_forward.peak / 1e9, linear_backward.peak / 1e9);
   }
 }
 

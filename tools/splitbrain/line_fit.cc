@@ -32,25 +32,31 @@ Line fit_line(std::span<const double> x, std::span<const double> y, std::span<co
 }
 
 SaturatingRate fit_saturating_rate(std::span<const double> sizes, std::span<const double> rates) {
-  // time = size / peak + half_size / peak: a line in (size, time). Weighting each point by
-  // 1/time^2 minimises the relative error of the predicted times, so the small kernels count
-  // as much as the large ones that would otherwise dominate the sum of squares.
+  // time = size / peak + half_size / peak: a line in (size, time). Each point's relative error
+  // is weighted by its time (weights 1/time on squared residuals of time): a step's time is
+  // mostly its large kernels, and the small ones still count.
   std::vector<double> seconds;
   std::vector<double> weights;
   for (size_t i = 0; i < sizes.size(); ++i) {
     seconds.push_back(sizes[i] / rates[i]);
-    weights.push_back(1.0 / (seconds.back() * seconds.back()));
+    weights.push_back(1.0 / seconds.back());
   }
   const Line line = fit_line(sizes, seconds, weights);
   SaturatingRate fit;
-  // A noisy fit can give a non-positive slope (no size dependence left); fall back to the best
-  // rate seen, reached at every size.
-  if (line.slope <= 0) {
-    fit.peak = *std::max_element(rates.begin(), rates.end());
+  if (line.slope > 0 && line.intercept >= 0) {
+    fit.peak = 1.0 / line.slope;
+    fit.half_size = line.intercept * fit.peak;
     return fit;
   }
-  fit.peak = 1.0 / line.slope;
-  fit.half_size = std::max(0.0, line.intercept * fit.peak);
+  // No fixed overhead to see (small kernels as fast or faster, from caches): one flat rate,
+  // the weighted least-squares line through the origin.
+  double numerator = 0.0;
+  double denominator = 0.0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    numerator += weights[i] * sizes[i] * seconds[i];
+    denominator += weights[i] * sizes[i] * sizes[i];
+  }
+  fit.peak = denominator / numerator;
   return fit;
 }
 
