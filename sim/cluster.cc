@@ -151,11 +151,11 @@ void validate_cluster(const Cluster& cluster, std::string_view source) {
   if (device.backward.memory) {
     validate_curve(*device.backward.memory, source, "device.backward_memory_efficiency", "half_efficiency_bytes");
   }
-  for (OpClass op_class : {OpClass::gemm, OpClass::conv}) {
-    if (const auto& curve = curve_of(device.weight_gradient, op_class)) {
-      validate_curve(*curve, source, fmt::format("device.weight_gradient_efficiency.{}", op_class_name(op_class)),
-                     "half_efficiency_flops");
-    }
+  if (device.weight_gradient.gemm) {
+    validate_curve(*device.weight_gradient.gemm, source, "device.weight_gradient_efficiency.gemm", "half_efficiency_flops");
+  }
+  if (device.weight_gradient.conv) {
+    validate_curve(*device.weight_gradient.conv, source, "device.weight_gradient_efficiency.conv", "half_efficiency_output_pixels");
   }
   for (const auto& [kind, curves] : device.op_memory_efficiency) {
     const std::string path = fmt::format("device.op_memory_efficiency.{}", model::op_name(kind));

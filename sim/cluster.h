@@ -46,7 +46,9 @@ struct Device {
     bool operator==(const BackwardCurves&) const = default;
   };
   BackwardCurves backward;         // input gradients (and memory-bound backward kernels)
-  BackwardCurves weight_gradient;  // gemm and conv weight gradients; absent: `backward`'s
+  // gemm and conv weight gradients; absent: `backward`'s. The conv curve's size is the weight
+  // gradient's reduction length, N x H_out x W_out of the local output (sim/compute_cost.cc).
+  BackwardCurves weight_gradient;
   // Memory-bound op kinds whose kernels run far from the common memory curve (max pooling on
   // plain layouts, say), measured by calibrate: forward, and backward when it differs.
   struct OpMemoryCurves {

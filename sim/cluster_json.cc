@@ -67,10 +67,8 @@ Device read_device(JsonObjectReader& root) {
   }
   if (reader.has("weight_gradient_efficiency")) {
     JsonObjectReader efficiency = reader.object("weight_gradient_efficiency");
-    for (const auto& [op_class, curve] : {std::pair{OpClass::gemm, &device.weight_gradient.gemm},
-                                          std::pair{OpClass::conv, &device.weight_gradient.conv}}) {
-      if (efficiency.has(op_class_name(op_class))) *curve = read_curve(efficiency, op_class_name(op_class), "half_efficiency_flops");
-    }
+    if (efficiency.has("gemm")) device.weight_gradient.gemm = read_curve(efficiency, "gemm", "half_efficiency_flops");
+    if (efficiency.has("conv")) device.weight_gradient.conv = read_curve(efficiency, "conv", "half_efficiency_output_pixels");
     efficiency.reject_unknown_keys();
   }
   if (reader.has("op_memory_efficiency")) {
@@ -245,7 +243,7 @@ nlohmann::ordered_json cluster_to_json(const Cluster& cluster) {
   }
   ordered_json weight_gradient = ordered_json::object();
   if (device.weight_gradient.gemm) weight_gradient["gemm"] = curve_json(*device.weight_gradient.gemm, "half_efficiency_flops");
-  if (device.weight_gradient.conv) weight_gradient["conv"] = curve_json(*device.weight_gradient.conv, "half_efficiency_flops");
+  if (device.weight_gradient.conv) weight_gradient["conv"] = curve_json(*device.weight_gradient.conv, "half_efficiency_output_pixels");
   if (!weight_gradient.empty()) device_json["weight_gradient_efficiency"] = std::move(weight_gradient);
   if (!device.op_memory_efficiency.empty()) {
     ordered_json per_op;

@@ -87,16 +87,30 @@ bool input_gradient_needs_saved_tensors(OpKind kind) { return kind != OpKind::co
 // Roofline: the slower of doing the arithmetic and moving the bytes, each at its achieved rate.
 // A phase without FLOPs is free (a view such as flatten, or a gradient nobody needs), except
 // for the few ops that copy data without arithmetic (concat).
+// `curve_size` is where the efficiency curve is read: the FLOPs, except for a convolution's weight
+// gradient (see conv_weight_gradient_rows).
 double phase_seconds(const Cluster& cluster, const Layer& layer, OpClass op_class, KernelPass pass, model::DType dtype,
-                     double flops, double bytes, bool copies_without_flops) {
+                     double flops, double bytes, bool copies_without_flops, double curve_size = -1.0) {
   double seconds = 0.0;
   if (flops > 0.0) {
-    seconds = flops / achieved_flops_per_second(cluster, op_class, dtype, flops, pass);
+    seconds = flops / achieved_flops_per_second(cluster, op_class, dtype, curve_size >= 0.0 ? curve_size : flops, pass);
   } else if (!copies_without_flops) {
     return 0.0;
   }
   if (bytes > 0.0) seconds = std::max(seconds, bytes / achieved_memory_bytes_per_second(cluster, bytes, pass, layer.kind));
   return seconds;
+}
+
+// A convolution's weight gradient is one product whose reduction runs over every output pixel
+// of every local sample (N x H_out x W_out): short reductions (small images, as deep in a CIFAR
+// network) run far below the forward's rate at the same FLOPs, so its curve is read there.
+double conv_weight_gradient_rows(const Layer& layer, const plans::LayerLayouts& layouts, const plans::Mesh* mesh,
+                                 int64_t micro_batch) {
+  const std::vector<int64_t> global = plans::activation_shape(layer, micro_batch);  // [N, C, H, W]
+  if (global.size() != 4) return 0.0;
+  if (mesh == nullptr) return static_cast<double>(global[0] * global[2] * global[3]) * layouts.work_fraction;
+  const std::vector<int64_t> local = plans::local_shape(layouts.output, *mesh, global);
+  return static_cast<double>(local[0] * local[2] * local[3]);
 }
 
 LayerComputeSeconds compute_seconds(const Cluster& cluster, const model::Model& model, int index,
@@ -126,9 +140,10 @@ LayerComputeSeconds compute_seconds(const Cluster& cluster, const model::Model& 
   // Weight gradient: reads the output gradient and the saved input, writes the parameter
   // gradient (as large as the local parameters).
   if (b.params > 0.0) {
+    const double curve_size = layer.kind == OpKind::conv2d ? conv_weight_gradient_rows(layer, layouts, mesh, micro_batch) : -1.0;
     seconds.backward_weight = phase_seconds(cluster, layer, op_class, KernelPass::weight_gradient, dtype,
                                             layer.cost.backward_weight_flops * scale,
-                                            b.output_grad + saved + b.params, false);
+                                            b.output_grad + saved + b.params, false, curve_size);
   }
   return seconds;
 }

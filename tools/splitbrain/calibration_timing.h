@@ -45,6 +45,12 @@ struct RateSamples {
     sizes.push_back(size);
     rates.push_back(size / seconds);
   }
+  // A rate read against another size than the work it measures (a conv weight gradient's FLOP/s
+  // against its reduction length).
+  void add_rate(double size, double rate) {
+    sizes.push_back(size);
+    rates.push_back(rate);
+  }
 };
 
 }  // namespace splitbrain::tools

@@ -75,8 +75,10 @@ PassSamples measure_conv(exec::cpu::CpuContext& context, KernelTimer& timer) {
     const std::string name = fmt::format("conv3x3 {}x{}->{} {}x{}", batch, in, out, size, size);
     timer.sample(samples.forward, flops, name + " fwd", "GFLOP/s", [&] { kernel.forward(x.data(), w.data(), b.data(), y.data()); });
     timer.sample(samples.backward, flops, name + " bwd data", "GFLOP/s", [&] { kernel.backward_data(y.data(), w.data(), dx.data()); });
-    timer.sample(samples.weight_gradient, flops, name + " bwd weights", "GFLOP/s",
+    RateSamples weights;
+    timer.sample(weights, flops, name + " bwd weights", "GFLOP/s",
                  [&] { kernel.backward_weights(x.data(), y.data(), dw.data(), db.data()); });
+    samples.weight_gradient.add_rate(static_cast<double>(batch * size * size), weights.rates.back());
   }
   return samples;
 }
