@@ -195,17 +195,22 @@ def write_json(golden, path):
     os.replace(temporary, path)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def golden_arguments(description, golden_name):
+    """--output (default: the committed golden file), and one deterministic fp32 thread for torch."""
+    parser = argparse.ArgumentParser(description=description.split("\n")[0])
     here = os.path.dirname(os.path.abspath(__file__))
-    default = os.path.join(here, "..", "tests", "exec", "golden", "fashion_vgg_golden.json")
+    default = os.path.join(here, "..", "tests", "exec", "golden", golden_name)
     parser.add_argument("--output", default=default, help="where to write (default: the committed golden file)")
     args = parser.parse_args()
-
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
     torch.set_default_dtype(torch.float32)
     torch.manual_seed(0)  # nothing draws from it; set so that nothing could differ between runs
+    return args
+
+
+def main():
+    args = golden_arguments(__doc__, "fashion_vgg_golden.json")
 
     params = build_parameters()
     initial = {name: summary(value) for name, value in params.items()}

@@ -16,7 +16,6 @@ Only needed to regenerate the committed file (CI never runs it). Needs Debian's 
     /usr/bin/python3 tools/pytorch_golden_gpt.py [--output FILE]
 """
 
-import argparse
 import math
 import os
 import sys
@@ -159,16 +158,7 @@ def forward(params, tokens, labels, step):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    here = os.path.dirname(os.path.abspath(__file__))
-    default = os.path.join(here, "..", "tests", "exec", "golden", "gpt_golden.json")
-    parser.add_argument("--output", default=default, help="where to write (default: the committed golden file)")
-    args = parser.parse_args()
-
-    torch.set_num_threads(1)
-    torch.use_deterministic_algorithms(True)
-    torch.set_default_dtype(torch.float32)
-    torch.manual_seed(0)  # nothing draws from it; set so that nothing could differ between runs
+    args = common.golden_arguments(__doc__, "gpt_golden.json")
 
     params = build_parameters()
     initial = {name: common.summary(value) for name, value in params.items()}

@@ -48,18 +48,7 @@ else
   sed 's/^/    /' "$work/run.log" | tail -20; fail "run of $splitbrain_plan"
 fi
 
-expect() {  # expect NAME MESSAGE -- COMMAND...
-  local name=$1 message=$2
-  shift 3
-  "$@" > "$work/out.log" 2>&1
-  local status=$?
-  if [ "$status" -ne 2 ] || ! grep -qF -- "$message" "$work/out.log"; then
-    echo "FAIL $name: exit $status, expected 2 and '$message'"; sed 's/^/    /' "$work/out.log" | head -20
-    failures=$((failures + 1))
-  else
-    echo "ok   $name"
-  fi
-}
+source "$(dirname "$0")/../expect_exit_2.sh"
 expect "image data for a token model" "reads token ids; its data is 'tokens'" -- \
   "$mpiexec" -np 2 "$binary" run --plan "$splitbrain_plan" --data fashion-mnist --iters 1
 expect "epochs of endless token sequences" "--epochs: token sequences have no epochs" -- \

@@ -9,18 +9,7 @@ trap 'rm -rf "$work"' EXIT
 plan2=$source/plans/examples/fashion-vgg-data-parallel-2.json
 failures=0
 
-expect() {  # expect NAME MESSAGE -- COMMAND...
-  local name=$1 message=$2
-  shift 3
-  "$@" > "$work/out.log" 2>&1
-  local status=$?
-  if [ "$status" -ne 2 ] || ! grep -qF -- "$message" "$work/out.log"; then
-    echo "FAIL $name: exit $status, expected 2 and '$message'"; sed 's/^/    /' "$work/out.log" | head -20
-    failures=$((failures + 1))
-  else
-    echo "ok   $name"
-  fi
-}
+source "$(dirname "$0")/../expect_exit_2.sh"
 
 expect "plan for another rank count" "the plan's mesh {data: 2} has 2 ranks but mpirun started 1" -- \
   "$mpiexec" -np 1 "$binary" run --plan "$plan2" --iters 1
