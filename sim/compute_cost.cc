@@ -127,15 +127,17 @@ LayerComputeSeconds compute_seconds(const Cluster& cluster, const model::Model& 
   const double saved = b.saved_inputs + (layer.cost.saved.output ? b.output : 0.0) + b.extras;
 
   // Forward reads the inputs and the parameters, writes the output (and any masks or indices).
+  // The executor hands every kernel a zero-filled array (its arrays are value-initialised), so
+  // outputs and input gradients are written twice: a third more traffic for a memory-bound op.
   seconds.forward = phase_seconds(cluster, layer, op_class, KernelPass::forward, dtype, layer.cost.forward_flops * scale,
-                                  b.inputs + b.params + b.output + b.extras, copies);
+                                  b.inputs + b.params + 2.0 * b.output + b.extras, copies);
   // Input gradient: reads the output gradient and the parameters (+ the saved tensors where
   // the op needs them), writes the input gradients.
   if (layer.needs_input_gradient) {
     const double reads = b.output_grad + b.params + (input_gradient_needs_saved_tensors(layer.kind) ? saved : 0.0);
     seconds.backward_input =
         phase_seconds(cluster, layer, op_class, KernelPass::backward, dtype, layer.cost.backward_input_flops * scale,
-                      reads + b.input_grads, copies);
+                      reads + 2.0 * b.input_grads, copies);
   }
   // Weight gradient: reads the output gradient and the saved input, writes the parameter
   // gradient (as large as the local parameters).

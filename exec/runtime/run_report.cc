@@ -73,6 +73,14 @@ nlohmann::ordered_json gather_run_report(Trainer& trainer, const plans::Plan& pl
   nlohmann::ordered_json losses = nlohmann::ordered_json::array();
   for (const StepResult& s : record.steps) losses.push_back(s.loss);
   const double iteration = median_of(&StepSeconds::total);
+  const double forward = median_of(&StepSeconds::compute_forward);
+  const double backward = median_of(&StepSeconds::compute_backward);
+  const double exposed = median_of(&StepSeconds::communication) + median_of(&StepSeconds::gradient_sync);
+  const double optimizer = median_of(&StepSeconds::optimizer);
+  // A stage of a pipeline also waits for the others (the gradients of its micro-batches come
+  // back when the later stages are done): the step's time no phase accounts for, as the
+  // prediction's bubble is. Without a pipeline that remainder is the runtime's own bookkeeping.
+  const double bubble = plan.stage_count() > 1 ? std::max(0.0, iteration - forward - backward - exposed - optimizer) : 0.0;
   nlohmann::ordered_json mesh = nlohmann::ordered_json::object();
   for (const plans::MeshAxis& axis : plan.mesh.axes()) mesh[axis.name] = axis.size;
   return {{"format", "splitbrain-measurement"},
@@ -88,11 +96,11 @@ nlohmann::ordered_json gather_run_report(Trainer& trainer, const plans::Plan& pl
           {"iteration_seconds", iteration},
           {"samples_per_second", iteration > 0 ? static_cast<double>(plan.global_batch) / iteration : 0.0},
           {"phases",
-           {{"compute_forward", median_of(&StepSeconds::compute_forward)},
-            {"compute_backward", median_of(&StepSeconds::compute_backward)},
-            {"comm_exposed", median_of(&StepSeconds::communication) + median_of(&StepSeconds::gradient_sync)},
-            {"bubble", 0.0},
-            {"optimizer", median_of(&StepSeconds::optimizer)}}},
+           {{"compute_forward", forward},
+            {"compute_backward", backward},
+            {"comm_exposed", exposed},
+            {"bubble", bubble},
+            {"optimizer", optimizer}}},
           {"ranks", rank_list},
           {"collectives", collectives},
           {"losses", losses}};

@@ -88,12 +88,13 @@ TEST(ComputeCost, LinearAtBatchOneIsMemoryBound) {
   const LayerComputeSeconds t =
       layer_compute_seconds(flat_cluster(), net, fc2, layouts_of(net, fc2, mesh, 1), mesh, 1, model::DType::fp32);
   // Forward: 2 x 1,048,576 MACs + 1,024 bias = 2,098,176 FLOPs at 0.8e12 -> 2.62272 us.
-  // Bytes: weights (1,048,576 + 1,024) x 4 = 4,198,400 + input 4,096 + output 4,096 =
-  // 4,206,592 B at 100e9 -> 42.06592 us. Memory-bound: the weight read dominates.
-  EXPECT_NEAR(t.forward, 42.06592e-6, 1e-12);
-  // Input gradient: reads dY (4,096) and W (4,198,400), writes dX (4,096): the same bytes.
-  EXPECT_NEAR(t.backward_input, 42.06592e-6, 1e-12);
-  // Weight gradient: reads dY (4,096) and the saved input (4,096), writes dW (4,198,400).
+  // Bytes: weights (1,048,576 + 1,024) x 4 = 4,198,400 + input 4,096 + output 4,096 written
+  // twice (the executor zero-fills it first) = 4,210,688 B at 100e9 -> 42.10688 us.
+  // Memory-bound: the weight read dominates.
+  EXPECT_NEAR(t.forward, 42.10688e-6, 1e-12);
+  // Input gradient: reads dY (4,096) and W (4,198,400), writes dX (4,096) twice: the same bytes.
+  EXPECT_NEAR(t.backward_input, 42.10688e-6, 1e-12);
+  // Weight gradient: reads dY (4,096) and the saved input (4,096), writes dW (4,198,400): 4,206,592 B.
   EXPECT_NEAR(t.backward_weight, 42.06592e-6, 1e-12);
   // fc1 reads the data: no input gradient.
   const int fc1 = net.find("fc1");
@@ -115,9 +116,9 @@ TEST(ComputeCost, ViewsCostNothingAndElementwiseOpsAreBandwidthBound) {
   const int relu = net.find("relu");
   const LayerComputeSeconds r =
       layer_compute_seconds(flat_cluster(), net, relu, layouts_of(net, relu, mesh, 8), mesh, 8, model::DType::fp32);
-  // Forward reads 524,288 B and writes 524,288 B: 1,048,576 B at 100e9 = 10.48576 us, against
-  // 131,072 FLOPs at 0.5e12 = 0.26 us.
-  EXPECT_NEAR(r.forward, 10.48576e-6, 1e-12);
+  // Forward reads 524,288 B and writes 524,288 B twice (zero-filled, then the result):
+  // 1,572,864 B at 100e9 = 15.72864 us, against 131,072 FLOPs at 0.5e12 = 0.26 us.
+  EXPECT_NEAR(r.forward, 15.72864e-6, 1e-12);
   EXPECT_EQ(r.backward_weight, 0.0);  // no parameters
 }
 

@@ -107,7 +107,8 @@ PassSamples measure_gemm(exec::cpu::CpuContext& context, KernelTimer& timer) {
 // tensor and dy, writes dx) and the optimizer update give the common curve; 2x2 max pooling (with
 // its index workspace) runs far below it on plain layouts and gets its own.
 struct MemorySamples {
-  PassSamples common;
+  PassSamples common;  // the optimizer's update, and every memory-bound op without its own curve
+  PassSamples activation;  // ReLU and GELU (oneDNN eltwise)
   PassSamples max_pooling;
   PassSamples thin_linear;  // few rows, large weights: streaming the weights sets the time
 };
@@ -121,8 +122,8 @@ MemorySamples measure_memory(exec::cpu::CpuContext& context, KernelTimer& timer)
     exec::cpu::ActivationKernel relu(context, exec::cpu::Activation::relu, elements);
     Floats x = filled(elements, 0.5f), y = filled(elements, 0.0f), dx = filled(elements, 0.0f);
     const auto bytes = static_cast<double>(4 * elements);
-    timer.sample(samples.forward, 2 * bytes, fmt::format("relu {} elements fwd", elements), "GB/s", [&] { relu.forward(x.data(), y.data()); });
-    timer.sample(samples.backward, 3 * bytes, fmt::format("relu {} elements bwd", elements), "GB/s",
+    timer.sample(all.activation.forward, 2 * bytes, fmt::format("relu {} elements fwd", elements), "GB/s", [&] { relu.forward(x.data(), y.data()); });
+    timer.sample(all.activation.backward, 3 * bytes, fmt::format("relu {} elements bwd", elements), "GB/s",
                  [&] { relu.backward(x.data(), y.data(), dx.data()); });
   }
   for (int64_t channels : {32, 64, 128}) {
@@ -206,21 +207,25 @@ void calibrate_kernels(const KernelCalibration& options, MPI_Comm comm, sim::Dev
   device.weight_gradient.conv = relative_curve(conv_weights, peak);
   device.weight_gradient.gemm = relative_curve(gemm_weights, peak);
 
-  const SaturatingRate memory_forward = fit_saturating_rate(memory.forward.sizes, memory.forward.rates);
-  const SaturatingRate memory_backward = fit_saturating_rate(memory.backward.sizes, memory.backward.rates);
-  const SaturatingRate pooling_forward =
-      fit_saturating_rate(memory_samples.max_pooling.forward.sizes, memory_samples.max_pooling.forward.rates);
-  const SaturatingRate pooling_backward =
-      fit_saturating_rate(memory_samples.max_pooling.backward.sizes, memory_samples.max_pooling.backward.rates);
-  const SaturatingRate linear_forward =
-      fit_saturating_rate(memory_samples.thin_linear.forward.sizes, memory_samples.thin_linear.forward.rates);
-  const SaturatingRate linear_backward =
-      fit_saturating_rate(memory_samples.thin_linear.backward.sizes, memory_samples.thin_linear.backward.rates);
-  const double bandwidth = std::max({memory_forward.peak, memory_backward.peak, pooling_forward.peak, pooling_backward.peak,
-                                     linear_forward.peak, linear_backward.peak});
+  // Memory-bound rates, each kernel family on its own curve; the common one (the optimizer's
+  // update, and ops without a curve of their own) has no backward.
+  auto fit = [](const RateSamples& samples) { return fit_saturating_rate(samples.sizes, samples.rates); };
+  const SaturatingRate memory_forward = fit(memory.forward);
+  const SaturatingRate activation_forward = fit(memory_samples.activation.forward);
+  const SaturatingRate activation_backward = fit(memory_samples.activation.backward);
+  const SaturatingRate pooling_forward = fit(memory_samples.max_pooling.forward);
+  const SaturatingRate pooling_backward = fit(memory_samples.max_pooling.backward);
+  const SaturatingRate linear_forward = fit(memory_samples.thin_linear.forward);
+  const SaturatingRate linear_backward = fit(memory_samples.thin_linear.backward);
+  const double bandwidth = std::max({memory_forward.peak, activation_forward.peak, activation_backward.peak, pooling_forward.peak,
+                                     pooling_backward.peak, linear_forward.peak, linear_backward.peak});
   device.memory_bandwidth_bytes_per_second = bandwidth;
   device.memory_efficiency = relative_curve(memory_forward, bandwidth);
-  device.backward.memory = relative_curve(memory_backward, bandwidth);
+  device.backward.memory.reset();
+  const sim::Device::OpMemoryCurves activation{relative_curve(activation_forward, bandwidth),
+                                               relative_curve(activation_backward, bandwidth)};
+  device.op_memory_efficiency[model::OpKind::relu] = activation;
+  device.op_memory_efficiency[model::OpKind::gelu] = activation;
   device.op_memory_efficiency[model::OpKind::maxpool] = {relative_curve(pooling_forward, bandwidth),
                                                          relative_curve(pooling_backward, bandwidth)};
   device.op_memory_efficiency[model::OpKind::linear] = {relative_curve(linear_forward, bandwidth),
@@ -230,10 +235,11 @@ void calibrate_kernels(const KernelCalibration& options, MPI_Comm comm, sim::Dev
         "[calibrate] fitted rate(size) = peak * size / (size + half):\n"
         "[calibrate]   conv  forward {:6.1f}, input gradient {:6.1f}, weight gradient {:6.1f} GFLOP/s\n"
         "[calibrate]   gemm  forward {:6.1f}, input gradient {:6.1f}, weight gradient {:6.1f} GFLOP/s\n"
-        "[calibrate]   memory-bound forward {:6.2f}, backward {:6.2f} GB/s; max pooling forward {:6.2f}, backward {:6.2f} GB/s; "
-        "thin linear forward {:6.2f}, backward {:6.2f} GB/s\n",
+        "[calibrate]   optimizer update {:6.2f} GB/s; activations forward {:6.2f}, backward {:6.2f}; max pooling forward {:6.2f}, "
+        "backward {:6.2f}; thin linear forward {:6.2f}, backward {:6.2f} GB/s\n",
         conv_forward.peak / 1e9, conv_backward.peak / 1e9, conv_weights.peak / 1e9, gemm_forward.peak / 1e9,
-        gemm_backward.peak / 1e9, gemm_weights.peak / 1e9, memory_forward.peak / 1e9, memory_backward.peak / 1e9,
+        gemm_backward.peak / 1e9, gemm_weights.peak / 1e9, memory_forward.peak / 1e9, activation_forward.peak / 1e9,
+        activation_backward.peak / 1e9,
         pooling_forward.peak / 1e9, pooling_backward.peak / 1e9, linear_forward.peak / 1e9, linear_backward.peak / 1e9);
   }
 }

@@ -15,7 +15,8 @@ for kind in all_reduce all_gather reduce_scatter all_to_all send_recv; do
   grep -q "\[calibrate\] $kind" "$work/calibrate.log" || { echo "no measurements of $kind"; exit 1; }
 done
 grep -q '"backward_efficiency"' "$work/cluster.json"
-grep -q '"backward_memory_efficiency"' "$work/cluster.json"
+grep -q '"op_memory_efficiency"' "$work/cluster.json"
+grep -q '"weight_gradient_efficiency"' "$work/cluster.json"
 grep -q "overlap:" "$work/calibrate.log"
 "$binary" simulate --plan "$source/plans/examples/fashion-vgg-splitbrain-2.json" --cluster "$work/cluster.json" \
   --json "$work/prediction.json" > /dev/null
