@@ -142,7 +142,9 @@ LayerComputeSeconds compute_seconds(const Cluster& cluster, const model::Model& 
   // Weight gradient: reads the output gradient and the saved input, writes the parameter
   // gradient (as large as the local parameters).
   if (b.params > 0.0) {
-    const double curve_size = layer.kind == OpKind::conv2d ? conv_weight_gradient_rows(layer, layouts, mesh, micro_batch) : -1.0;
+    // Only a calibrated weight-gradient curve is sized in output pixels; the others in FLOPs.
+    const bool by_rows = layer.kind == OpKind::conv2d && cluster.device.weight_gradient.conv.has_value();
+    const double curve_size = by_rows ? conv_weight_gradient_rows(layer, layouts, mesh, micro_batch) : -1.0;
     seconds.backward_weight = phase_seconds(cluster, layer, op_class, KernelPass::weight_gradient, dtype,
                                             layer.cost.backward_weight_flops * scale,
                                             b.output_grad + saved + b.params, false, curve_size);

@@ -238,3 +238,26 @@ TEST(ComputeCost, BackwardMemoryBoundOpsUseTheBackwardMemoryCurve) {
 
 }  // namespace
 }  // namespace splitbrain::sim
+
+namespace splitbrain::sim {
+namespace {
+
+TEST(ComputeCost, ConvWeightGradientIsReadInOutputPixelsOnlyFromACalibratedCurve) {
+  const model::Model net = conv_net();
+  const plans::Mesh mesh({{"data", 1}});
+  const int conv = net.find("conv");
+  Cluster cluster = flat_cluster();
+  cluster.device.conv_efficiency = {1.0, 7'208'960};  // half efficiency at this conv's FLOPs (batch 8)
+  const plans::LayerLayouts layouts = layouts_of(net, conv, mesh, 8);
+  // No weight-gradient curve: the forward's, read at the FLOPs, as the forward is.
+  const LayerComputeSeconds by_flops = layer_compute_seconds(cluster, net, conv, layouts, mesh, 8, model::DType::fp32);
+  EXPECT_NEAR(by_flops.backward_weight, by_flops.forward, 1e-15);
+  // A calibrated curve is read at the reduction length: 8 samples x 32 x 32 output pixels =
+  // 8,192; half efficiency there doubles the time of a full-efficiency product.
+  cluster.device.weight_gradient.conv = EfficiencyCurve{1.0, 8'192};
+  const LayerComputeSeconds by_pixels = layer_compute_seconds(cluster, net, conv, layouts, mesh, 8, model::DType::fp32);
+  EXPECT_NEAR(by_pixels.backward_weight, 7'208'960 / (1e12 * 0.5), 1e-12);
+}
+
+}  // namespace
+}  // namespace splitbrain::sim
