@@ -1,6 +1,6 @@
 #pragma once
 // Timing for `splitbrain calibrate`: the median of several runs, every rank running at once so
-// the rates include the contention of one rank per core, as in training.
+// the rates include the contention of one rank per core, as in training; the slowest rank's.
 
 #include <mpi.h>
 
@@ -33,7 +33,12 @@ double median_seconds(int repeats, MPI_Comm comm, Work&& work) {
     times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
+  // A synchronous step goes at its slowest rank's pace, and the cores of a shared host are not
+  // equally fast (here one often runs a third slower than the other): every rank gets the
+  // slowest rank's median.
+  double slowest = times[times.size() / 2];
+  SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm));
+  return slowest;
 }
 
 // Rates measured at several sizes (FLOPs or bytes): the points a saturating curve is fitted to.
