@@ -1,5 +1,6 @@
 #include "exec/cpu/linear.h"
 
+#include <string>
 #include <unordered_map>
 
 #include "exec/cpu/dnnl_check.h"
@@ -62,6 +63,22 @@ void LinearKernel::backward_weights(const float* x, const float* dy, float* dw, 
   if (shape_.bias) args.emplace(DNNL_ARG_DIFF_BIAS, wrap(b_md_, engine, db));
   SB_DNNL_CHECK(backward_weights_.execute(context_.stream(), args));
   SB_DNNL_CHECK(context_.stream().wait());
+}
+
+void LinearKernel::accumulate_weight_gradients(const float* x, const float* dy, float* dw, float* db) {
+  // Row-major: dW [out x in] += dy^T [out x rows] . x [rows x in].
+  const dnnl_dim_t rows = shape_.rows, in = shape_.in_features, out = shape_.out_features;
+  // dnnl::sgemm reports failure in its status rather than by throwing.
+  const dnnl::status status = dnnl::sgemm('T', 'N', out, in, rows, 1.0f, dy, out, x, in, 1.0f, dw, in);
+  if (status != dnnl::status::success) {
+    throw KernelArgumentError("LinearKernel::accumulate_weight_gradients: dnnl_sgemm failed with status " +
+                              std::to_string(static_cast<int>(status)));
+  }
+  if (db == nullptr) return;
+  for (dnnl_dim_t r = 0; r < rows; ++r) {
+    const float* row = dy + r * out;
+    for (dnnl_dim_t o = 0; o < out; ++o) db[o] += row[o];
+  }
 }
 
 }  // namespace splitbrain::exec::cpu

@@ -30,6 +30,9 @@ class LinearKernel {
   void backward_data(const float* dy, const float* w, float* dx);
   // dW = dy^T x, db = column sums of dy (overwritten).
   void backward_weights(const float* x, const float* dy, float* dw, float* db);
+  // dW += dy^T x, db += column sums of dy (db may be null): the training step's accumulation,
+  // straight into the gradient (one GEMM with beta = 1), with no temporary and no extra pass.
+  void accumulate_weight_gradients(const float* x, const float* dy, float* dw, float* db);
 
  private:
   CpuContext& context_;

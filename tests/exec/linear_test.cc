@@ -44,6 +44,15 @@ TEST_P(LinearCase, MatchesFloat64Reference) {
   expect_close(dx, dx_ref, 1e-5, "dx");
   expect_close(dw, dw_ref, 1e-5, "dw");
   if (s.bias) expect_close(db, db_ref, 1e-5, "db");
+
+  // Accumulating twice onto a gradient that starts at dW0 gives dW0 + 2 dW (and the same for db).
+  std::vector<float> acc_w = random_floats(out * in, 15), acc_b = random_floats(out, 16);
+  std::vector<double> acc_w_ref(acc_w.begin(), acc_w.end()), acc_b_ref(acc_b.begin(), acc_b.end());
+  for (std::size_t k = 0; k < acc_w_ref.size(); ++k) acc_w_ref[k] += 2.0 * dw_ref[k];
+  for (std::size_t k = 0; k < acc_b_ref.size(); ++k) acc_b_ref[k] += 2.0 * db_ref[k];
+  for (int twice = 0; twice < 2; ++twice) kernel.accumulate_weight_gradients(x.data(), dy.data(), acc_w.data(), acc_b.data());
+  expect_close(acc_w, acc_w_ref, 1e-5, "accumulated dw");
+  expect_close(acc_b, acc_b_ref, 1e-5, "accumulated db");
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, LinearCase,

@@ -28,11 +28,8 @@ class LinearOp final : public LayerOp {
                 std::span<LocalArray* const> param_grads) override {
     const float* dy = output_grad.values.data();
     if (!input_grads.empty()) kernel_.backward_data(dy, params[0]->values.data(), input_grads[0].values.data());
-    std::vector<float> dw(param_grads[0]->values.size());
-    std::vector<float> db(has_bias_ ? param_grads[bias_index()]->values.size() : 0);
-    kernel_.backward_weights(inputs[0]->values.data(), dy, dw.data(), db.empty() ? nullptr : db.data());
-    add_into(dw, *param_grads[0]);
-    if (!db.empty()) add_into(db, *param_grads[bias_index()]);
+    kernel_.accumulate_weight_gradients(inputs[0]->values.data(), dy, param_grads[0]->values.data(),
+                                        has_bias_ ? param_grads[bias_index()]->values.data() : nullptr);
   }
 
  private:
