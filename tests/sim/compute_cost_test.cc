@@ -201,62 +201,49 @@ TEST(ComputeCost, OpClasses) {
 namespace splitbrain::sim {
 namespace {
 
-TEST(ComputeCost, BackwardKernelsRunAtTheirOwnCurve) {
+// One layer of conv_net at batch 8 on one rank, on `cluster`.
+LayerComputeSeconds seconds_of(const Cluster& cluster, const std::string& layer) {
   const model::Model net = conv_net();
   const plans::Mesh mesh({{"data", 1}});
-  const int conv = net.find("conv");
+  const int index = net.find(layer);
+  return layer_compute_seconds(cluster, net, index, layouts_of(net, index, mesh, 8), mesh, 8, model::DType::fp32);
+}
+
+TEST(ComputeCost, BackwardKernelsRunAtTheirOwnCurve) {
   Cluster cluster = flat_cluster();
-  const LayerComputeSeconds same =
-      layer_compute_seconds(cluster, net, conv, layouts_of(net, conv, mesh, 8), mesh, 8, model::DType::fp32);
+  const LayerComputeSeconds same = seconds_of(cluster, "conv");
   // A backward convolution at half the forward's efficiency takes twice as long (compute-bound);
   // the forward does not move.
   EfficiencyCurve slower = cluster.device.conv_efficiency;
   slower.max_efficiency /= 2;
   cluster.device.backward.conv = slower;
-  const LayerComputeSeconds split =
-      layer_compute_seconds(cluster, net, conv, layouts_of(net, conv, mesh, 8), mesh, 8, model::DType::fp32);
+  const LayerComputeSeconds split = seconds_of(cluster, "conv");
   EXPECT_DOUBLE_EQ(split.forward, same.forward);
   EXPECT_NEAR(split.backward_weight, 2 * same.backward_weight, 1e-15);
 }
 
 TEST(ComputeCost, BackwardMemoryBoundOpsUseTheBackwardMemoryCurve) {
-  const model::Model net = conv_net();
-  const plans::Mesh mesh({{"data", 1}});
-  const int relu = net.find("relu");
   Cluster cluster = flat_cluster();
-  const LayerComputeSeconds same =
-      layer_compute_seconds(cluster, net, relu, layouts_of(net, relu, mesh, 8), mesh, 8, model::DType::fp32);
+  const LayerComputeSeconds same = seconds_of(cluster, "relu");
   EfficiencyCurve quarter = cluster.device.memory_efficiency;
   quarter.max_efficiency /= 4;
   cluster.device.backward.memory = quarter;
-  const LayerComputeSeconds split =
-      layer_compute_seconds(cluster, net, relu, layouts_of(net, relu, mesh, 8), mesh, 8, model::DType::fp32);
+  const LayerComputeSeconds split = seconds_of(cluster, "relu");
   EXPECT_DOUBLE_EQ(split.forward, same.forward);
   EXPECT_GT(same.backward_input, 0.0);
   EXPECT_NEAR(split.backward_input, 4 * same.backward_input, 1e-15);
 }
 
-}  // namespace
-}  // namespace splitbrain::sim
-
-namespace splitbrain::sim {
-namespace {
-
 TEST(ComputeCost, ConvWeightGradientIsReadInOutputPixelsOnlyFromACalibratedCurve) {
-  const model::Model net = conv_net();
-  const plans::Mesh mesh({{"data", 1}});
-  const int conv = net.find("conv");
   Cluster cluster = flat_cluster();
   cluster.device.conv_efficiency = {1.0, 7'208'960};  // half efficiency at this conv's FLOPs (batch 8)
-  const plans::LayerLayouts layouts = layouts_of(net, conv, mesh, 8);
   // No weight-gradient curve: the forward's, read at the FLOPs, as the forward is.
-  const LayerComputeSeconds by_flops = layer_compute_seconds(cluster, net, conv, layouts, mesh, 8, model::DType::fp32);
+  const LayerComputeSeconds by_flops = seconds_of(cluster, "conv");
   EXPECT_NEAR(by_flops.backward_weight, by_flops.forward, 1e-15);
   // A calibrated curve is read at the reduction length: 8 samples x 32 x 32 output pixels =
   // 8,192; half efficiency there doubles the time of a full-efficiency product.
   cluster.device.weight_gradient.conv = EfficiencyCurve{1.0, 8'192};
-  const LayerComputeSeconds by_pixels = layer_compute_seconds(cluster, net, conv, layouts, mesh, 8, model::DType::fp32);
-  EXPECT_NEAR(by_pixels.backward_weight, 7'208'960 / (1e12 * 0.5), 1e-12);
+  EXPECT_NEAR(seconds_of(cluster, "conv").backward_weight, 7'208'960 / (1e12 * 0.5), 1e-12);
 }
 
 }  // namespace
