@@ -5,8 +5,8 @@
 // bytes the simulator predicts for the same plan, in total, per collective kind and per layer.
 // Plans the executor refuses are listed by name and must say why; they are not silently skipped.
 // Besides the planner's plans (which use ZeRO and recompute only when memory is short, never for
-// this small model), their ZeRO 1-3 and recompute variants run too, and every run's tracked
-// parameters, gradients and optimizer state per rank must equal the simulator's memory model.
+// this small model), their ZeRO 1-3 and recompute variants run too; the memory of every run is
+// checked against the simulator's memory model in equivalence_memory_test.cc.
 
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -28,6 +28,7 @@
 #include "sim/search/planner.h"
 #include "sim/search/planner_request.h"
 #include "tests/exec/equivalence/equivalence_options.h"
+#include "tests/exec/equivalence/equivalence_suite.h"
 #include "tests/exec/equivalence/plan_run.h"
 #include "tests/exec/equivalence/reference_file.h"
 #include "tests/exec/equivalence/tied_variants.h"
@@ -42,18 +43,6 @@ constexpr double kWeightTolerance = 1e-4;  // relative to max(|reference|, 1e-3)
 constexpr double kReplicaTolerance = 1e-6; // two ranks' copies of one weight, same measure
 constexpr const char* kRefusal = "not supported by the executor yet";
 
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
-
-int world_size() {
-  int size = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
-}
-
 sim::PlannerRequest request_for(int devices) {
   sim::PlannerRequest request;
   request.model = std::make_shared<model::Model>(model::resolve_model(options().model_spec));
@@ -63,8 +52,6 @@ sim::PlannerRequest request_for(int devices) {
   request.cluster = sim::cluster_preset(kCluster);
   return request;
 }
-
-std::string plan_name(const plans::Plan& plan) { return plan.family + " " + plan.mesh.to_string(); }
 
 // What the executor is checked on beyond the planner's choices: ZeRO 1-3 of every plan whose
 // gradients sync over a group (something to shard), recompute of every plan, and on the
@@ -100,18 +87,6 @@ std::vector<plans::Plan> plans_to_run(const std::vector<sim::PricedPlan>& planne
     }
   }
   return out;
-}
-
-// The run of the same plan without ZeRO and recompute, when `o` is such a variant.
-const PlanOutcome* base_of(const PlanOutcome& o, const std::vector<PlanOutcome>& all) {
-  for (const PlanOutcome& candidate : all) {
-    const bool plain = candidate.plan.zero_stage == 0 && !candidate.plan.recompute_activations;
-    if (&candidate != &o && plain && o.plan.family.starts_with(candidate.plan.family + " +") &&
-        candidate.plan.mesh.to_string() == o.plan.mesh.to_string()) {
-      return &candidate;
-    }
-  }
-  return nullptr;
 }
 
 double relative(double value, double reference, double floor) {
@@ -191,10 +166,19 @@ ExpectedBytes expected_bytes(const plans::Plan& plan, const sim::Prediction& pre
   return out;
 }
 
-struct Suite {
-  Reference reference;
-  std::vector<PlanOutcome> outcomes;
-};
+}  // namespace
+
+// The run of the same plan without ZeRO and recompute, when `o` is such a variant.
+const PlanOutcome* base_of(const PlanOutcome& o, const std::vector<PlanOutcome>& all) {
+  for (const PlanOutcome& candidate : all) {
+    const bool plain = candidate.plan.zero_stage == 0 && !candidate.plan.recompute_activations;
+    if (&candidate != &o && plain && o.plan.family.starts_with(candidate.plan.family + " +") &&
+        candidate.plan.mesh.to_string() == o.plan.mesh.to_string()) {
+      return &candidate;
+    }
+  }
+  return nullptr;
+}
 
 // Plans for the world size, each trained once; computed on first use (collective: every rank's
 // first test calls it) and shared by the tests below.
@@ -242,6 +226,8 @@ const Suite& suite() {
   }();
   return computed;
 }
+
+namespace {
 
 TEST(Equivalence, ThePlannerEmitsPlansAndDataParallelRuns) {
   const Suite& s = suite();
@@ -361,108 +347,6 @@ TEST(Equivalence, BytesSentPerLayerAndPhaseEqualThePrediction) {
       EXPECT_EQ(got, kSteps * predicted) << plan_name(o.plan) << " rank " << rank << " " << label << ": counted " << got
                                          << " in " << kSteps << " steps, predicted " << predicted << " per step";
     }
-  }
-}
-
-// Parameters, gradients and optimizer state are what ZeRO shards; the simulator's memory model
-// says how many bytes of each a rank keeps, and the tracked peaks must be exactly that.
-TEST(Equivalence, ModelStatesPerRankEqualTheMemoryModel) {
-  const int rank = world_rank();
-  int zero_plans = 0;
-  for (const PlanOutcome& o : suite().outcomes) {
-    if (o.status != RunStatus::ran) continue;
-    zero_plans += o.plan.zero_stage > 0 ? 1 : 0;
-    const sim::MemoryBreakdown& predicted = o.prediction.ranks.at(static_cast<size_t>(rank)).memory;
-    EXPECT_EQ(o.params_bytes, predicted.params) << plan_name(o.plan) << " rank " << rank;
-    EXPECT_EQ(o.grads_bytes, predicted.grads) << plan_name(o.plan) << " rank " << rank;
-    EXPECT_EQ(o.optimizer_bytes, predicted.optimizer) << plan_name(o.plan) << " rank " << rank;
-    // ZeRO must really shrink what it shards (the memory model could be wrong in the same way).
-    const PlanOutcome* base = base_of(o, suite().outcomes);
-    if (o.plan.zero_stage == 0 || base == nullptr || base->status != RunStatus::ran) continue;
-    const auto sharded = [&](int64_t bytes, int64_t whole, int from_stage) {
-      return o.plan.zero_stage >= from_stage ? bytes < whole : bytes == whole;
-    };
-    EXPECT_TRUE(sharded(o.params_bytes, base->params_bytes, 3)) << plan_name(o.plan) << " params " << o.params_bytes;
-    EXPECT_TRUE(sharded(o.grads_bytes, base->grads_bytes, 2)) << plan_name(o.plan) << " grads " << o.grads_bytes;
-    EXPECT_TRUE(sharded(o.optimizer_bytes, base->optimizer_bytes, 1)) << plan_name(o.plan) << " optimizer";
-  }
-  if (world_size() > 1) {
-    EXPECT_GT(zero_plans, 0) << "no ZeRO plan ran";
-  }
-}
-
-// The memory model predicts what the executor's tracking allocator measures: every plan's peak per
-// rank (model states, activations and the backward's buffers at their worst moment together).
-// The tolerance is where the model stands today: exact for most plans, a few percent over for
-// height splits (the halo copies) and plans whose inputs are re-split. ZeRO 1-3 are left out:
-// the whole gradients and flat buckets their executor holds during the backward are not in the
-// memory model's timeline yet.
-// A pipeline cut through a DAG hands several tensors from a stage to the next (the matmul/concat
-// model's first stage sends four). There the executor holds more than the memory model counts:
-// up to 6.5% over on the receiving stage, 10-30% over on the sending stage under recompute (the
-// loss, weights and bytes are exact). Known and reported; the memory checks below leave such
-// runs out until the model counts them.
-bool pipeline_with_several_hand_overs(const plans::Plan& plan) {
-  if (plan.pipe_axis < 0) return false;
-  const plans::CompiledPlan compiled = plans::compile_plan(plan);
-  std::map<int, int> sends_from_stage;
-  for (const plans::CompiledLayer& layer : compiled.layers) {
-    for (const plans::InputTransfer& input : layer.inputs) {
-      if (input.forward_send) ++sends_from_stage[compiled.layers[static_cast<size_t>(input.producer)].stage];
-    }
-  }
-  for (const auto& [stage, sends] : sends_from_stage) {
-    if (sends > 1) return true;
-  }
-  return false;
-}
-
-TEST(Equivalence, TrackedPeakIsThePredictedOne) {
-  const int rank = world_rank();
-  for (const PlanOutcome& o : suite().outcomes) {
-    if (o.status != RunStatus::ran || o.plan.zero_stage != 0 || pipeline_with_several_hand_overs(o.plan)) continue;
-    const auto predicted = static_cast<double>(o.prediction.ranks.at(static_cast<size_t>(rank)).memory.total());
-    EXPECT_NEAR(static_cast<double>(o.peak_bytes) / predicted, 1.0, 0.06)
-        << plan_name(o.plan) << " rank " << rank << ": measured " << o.peak_bytes << " B, predicted " << predicted << " B";
-  }
-}
-
-// Recompute keeps only the stage's inputs between forward and backward, so on a pipeline's first
-// stage, which has the most micro-batches in flight, the tracked activation peak must be below
-// the same plan's without recompute. Everywhere it must cost no more than the memory model says
-// (with one micro-batch in flight, the stage's inputs on top: one full set is rebuilt anyway;
-// later stages may peak in a backward, where recompute saves nothing). The results are the same
-// (the tests above).
-TEST(Equivalence, RecomputeLowersTheActivationPeak) {
-  const int rank = world_rank();
-  int lowered = 0;
-  for (const PlanOutcome& o : suite().outcomes) {
-    if (o.status != RunStatus::ran || !o.plan.recompute_activations || pipeline_with_several_hand_overs(o.plan)) continue;
-    const PlanOutcome* base = base_of(o, suite().outcomes);
-    ASSERT_NE(base, nullptr) << plan_name(o.plan);
-    if (base->status != RunStatus::ran) continue;
-    const int stage = o.plan.pipe_axis >= 0 ? o.plan.mesh.coordinate(rank, o.plan.pipe_axis) : 0;
-    if (stage == 0 && sim::micro_batches_in_flight(o.plan, stage) > 1) {
-      ++lowered;
-      EXPECT_LT(o.activations_bytes, base->activations_bytes) << plan_name(o.plan) << " rank " << rank;
-    }
-    // What recompute costs where it saves nothing: no more than the memory model says (ZeRO's
-    // transient gradients are not in the model's timeline: TrackedPeakIsThePredictedOne).
-    if (o.plan.zero_stage != 0) continue;
-    const int64_t predicted_peak = o.prediction.ranks.at(static_cast<size_t>(rank)).memory.total();
-    EXPECT_LE(static_cast<double>(o.peak_bytes), 1.03 * static_cast<double>(predicted_peak)) << plan_name(o.plan) << " rank " << rank;
-  }
-  // Pipelines on 2 and 4 ranks put several micro-batches in flight on their first stage (for
-  // models whose pipelines the executor runs: GPT's tie the head to the first stage's table).
-  int any = 0;
-  MPI_Allreduce(&lowered, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  bool pipelines_ran = false;
-  for (const PlanOutcome& o : suite().outcomes) {
-    pipelines_ran = pipelines_ran || (o.status == RunStatus::ran && o.plan.recompute_activations && o.plan.pipe_axis >= 0 &&
-                                      !pipeline_with_several_hand_overs(o.plan));
-  }
-  if (world_size() > 1 && pipelines_ran) {
-    EXPECT_GT(any, 0) << "no recompute plan had micro-batches in flight to save";
   }
 }
 

@@ -24,17 +24,6 @@ int64_t product(const std::vector<int64_t>& shape) {
   return std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
 }
 
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
-
-int world_size() {
-  int size = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
-}
 
 // The message of the lowest rank that has one, on every rank.
 std::string shared_message(const std::string& mine) {
@@ -56,6 +45,18 @@ std::string parameter_name(const model::Layer& layer, int index) {
 }
 
 }  // namespace
+
+int world_rank() {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+
+int world_size() {
+  int size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  return size;
+}
 
 // Smooth images, so the tests also see the ties that ReLU and max pooling decide: weights that
 // differ by rounding (1e-7, from summing in another order) can flip such a decision in a later

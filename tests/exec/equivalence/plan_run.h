@@ -17,6 +17,10 @@
 
 namespace splitbrain::equivalence {
 
+// This process's rank and the job's size in MPI_COMM_WORLD.
+int world_rank();
+int world_size();
+
 // The same samples whatever the split: pixel p of global sample i in step s is a fixed formula
 // of (s, i, p), and sample i's label is i % classes.
 class FormulaBatches : public exec::BatchSource {
