@@ -124,9 +124,10 @@ std::vector<double> kept_bytes_released_after(const Plan& plan, const CompiledPl
 // layer saves it; and what ops keep besides (masks, indices), split like their outputs. A tensor
 // is kept on a stage only if that stage's backward reads it. With one stage and no
 // redistribution this is exactly model::compute_statistics' saved_bytes, scaled to the shard.
-int64_t saved_bytes_per_micro_batch(const Plan& plan, const CompiledPlan& compiled, int stage) {
+// `released_after` is kept_bytes_released_after's answer: the same bytes, by releasing layer.
+int64_t saved_bytes_per_micro_batch(const std::vector<double>& released_after) {
   double bytes = 0.0;
-  for (double b : kept_bytes_released_after(plan, compiled, stage)) bytes += b;
+  for (double b : released_after) bytes += b;
   return std::llround(bytes);
 }
 
@@ -320,7 +321,8 @@ MemoryBreakdown stage_memory(const Plan& plan, const CompiledPlan& compiled, int
 
   // Activations. Recomputation keeps only each in-flight micro-batch's stage inputs, plus one
   // micro-batch's full set while its backward recomputes it.
-  const int64_t per_micro_batch = saved_bytes_per_micro_batch(plan, compiled, stage);
+  const std::vector<double> released_after = kept_bytes_released_after(plan, compiled, stage);
+  const int64_t per_micro_batch = saved_bytes_per_micro_batch(released_after);
   memory.activations = plan.recompute_activations
                            ? stage_input_bytes(plan, compiled, stage) * in_flight + per_micro_batch
                            : per_micro_batch * in_flight;
@@ -328,8 +330,7 @@ MemoryBreakdown stage_memory(const Plan& plan, const CompiledPlan& compiled, int
   // Buffers: the backward's working set and the gradient buckets (transient_bytes). Sends down
   // the pipeline hold their outputs until the step ends: one per micro-batch, with the activations.
   memory.activations += unkept_forward_send_bytes(plan, compiled, stage) * plan.micro_batches;
-  const Transients transients = transient_bytes(plan, compiled, stage, memory.activations,
-                                                kept_bytes_released_after(plan, compiled, stage));
+  const Transients transients = transient_bytes(plan, compiled, stage, memory.activations, released_after);
   memory.buffers = transients.buffers;
   memory.activations_and_buffers_at_once = transients.together;
   return memory;
