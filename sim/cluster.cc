@@ -162,6 +162,12 @@ void validate_cluster(const Cluster& cluster, std::string_view source) {
     validate_curve(curves.forward, source, path + ".forward", "half_efficiency_bytes");
     if (curves.backward) validate_curve(*curves.backward, source, path + ".backward", "half_efficiency_bytes");
   }
+  for (const auto& [key, seconds] : device.measured_kernels) {
+    const std::string path = fmt::format("device.measured_kernels['{}']", key);
+    if (!(seconds.forward_seconds > 0.0)) fail(source, path + ".forward_seconds", "must be positive");
+    if (!(seconds.backward_input_seconds > 0.0)) fail(source, path + ".backward_input_seconds", "must be positive");
+    if (!(seconds.backward_weight_seconds > 0.0)) fail(source, path + ".backward_weight_seconds", "must be positive");
+  }
   if (!(cluster.communication_overlap >= 0.0 && cluster.communication_overlap <= 1.0)) {
     fail(source, "communication_overlap", "must be in [0, 1]");
   }

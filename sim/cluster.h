@@ -57,6 +57,16 @@ struct Device {
     bool operator==(const OpMemoryCurves&) const = default;
   };
   std::map<model::OpKind, OpMemoryCurves> op_memory_efficiency;
+  // Seconds of exact kernel problems measured by `splitbrain calibrate --model` with the
+  // executor's kernels, by sim::kernel_key (sim/kernel_problem.h); they replace the curves for
+  // those problems. Empty for presets.
+  struct MeasuredKernel {
+    double forward_seconds = 0.0;
+    double backward_input_seconds = 0.0;
+    double backward_weight_seconds = 0.0;
+    bool operator==(const MeasuredKernel&) const = default;
+  };
+  std::map<std::string, MeasuredKernel> measured_kernels;
 
   double peak_flops_per_second(model::DType dtype) const;
   const EfficiencyCurve& efficiency(OpClass op_class) const;  // forward

@@ -86,6 +86,18 @@ Device read_device(JsonObjectReader& root) {
       device.op_memory_efficiency[*kind] = entry;
     }
   }
+  if (std::optional<JsonArrayReader> kernels = reader.optional_array("measured_kernels")) {
+    for (size_t i = 0; i < kernels->size(); ++i) {
+      JsonObjectReader entry = kernels->object_at(i);
+      Device::MeasuredKernel seconds;
+      const std::string key = entry.required_string("problem");
+      seconds.forward_seconds = entry.required_number("forward_seconds");
+      seconds.backward_input_seconds = entry.required_number("backward_input_seconds");
+      seconds.backward_weight_seconds = entry.required_number("backward_weight_seconds");
+      entry.reject_unknown_keys();
+      if (!device.measured_kernels.emplace(key, seconds).second) entry.fail("problem", "listed twice");
+    }
+  }
   reader.reject_unknown_keys();
   return device;
 }
@@ -254,6 +266,16 @@ nlohmann::ordered_json cluster_to_json(const Cluster& cluster) {
       per_op[std::string(model::op_name(kind))] = std::move(entry);
     }
     device_json["op_memory_efficiency"] = std::move(per_op);
+  }
+  if (!device.measured_kernels.empty()) {
+    ordered_json kernels = ordered_json::array();
+    for (const auto& [key, seconds] : device.measured_kernels) {
+      kernels.push_back({{"problem", key},
+                         {"forward_seconds", seconds.forward_seconds},
+                         {"backward_input_seconds", seconds.backward_input_seconds},
+                         {"backward_weight_seconds", seconds.backward_weight_seconds}});
+    }
+    device_json["measured_kernels"] = std::move(kernels);
   }
   out["device"] = std::move(device_json);
 

@@ -6,6 +6,7 @@
 
 #include "model/statistics.h"
 #include "plans/tensor_layout.h"
+#include "sim/kernel_problem.h"
 
 namespace splitbrain::sim {
 namespace {
@@ -113,6 +114,33 @@ double conv_weight_gradient_rows(const Layer& layer, const plans::LayerLayouts& 
   return static_cast<double>(local[0] * local[2] * local[3]);
 }
 
+// The seconds `splitbrain calibrate --model` measured for this layer's exact kernel problem,
+// when it did; fp32 only (the executor's kernels are fp32).
+const Device::MeasuredKernel* measured_kernel(const Cluster& cluster, const model::Model& model, int index,
+                                              const plans::LayerLayouts& layouts, const plans::Mesh* mesh,
+                                              int64_t micro_batch, model::DType dtype) {
+  if (mesh == nullptr || dtype != model::DType::fp32 || cluster.device.measured_kernels.empty()) return nullptr;
+  const std::optional<ConvProblem> problem = conv_problem(model, index, layouts, *mesh, micro_batch);
+  if (!problem) return nullptr;
+  const auto it = cluster.device.measured_kernels.find(kernel_key(*problem));
+  return it == cluster.device.measured_kernels.end() ? nullptr : &it->second;
+}
+
+// A measured kernel's seconds plus what the executor does around the kernel, at the memory
+// rate: every array it hands a kernel is zero-filled first (output, input gradient), and a
+// convolution's weight gradient is written to a fresh zero-filled array and then added into the
+// accumulated one (zero-fill, read both, write one: four passes over the local parameters).
+LayerComputeSeconds measured_seconds(const Cluster& cluster, const Layer& layer, const Device::MeasuredKernel& kernel,
+                                     const LocalBytes& b) {
+  // Streaming passes: the common memory curve (the optimizer's, measured the same way).
+  const auto pass_seconds = [&](double bytes) { return bytes > 0.0 ? bytes / achieved_memory_bytes_per_second(cluster, bytes) : 0.0; };
+  LayerComputeSeconds seconds;
+  seconds.forward = kernel.forward_seconds + pass_seconds(b.output);
+  if (layer.needs_input_gradient) seconds.backward_input = kernel.backward_input_seconds + pass_seconds(b.input_grads);
+  seconds.backward_weight = kernel.backward_weight_seconds + pass_seconds(4.0 * b.params);
+  return seconds;
+}
+
 LayerComputeSeconds compute_seconds(const Cluster& cluster, const model::Model& model, int index,
                                     const plans::LayerLayouts& layouts, const plans::Mesh* mesh, int64_t micro_batch,
                                     model::DType dtype) {
@@ -121,6 +149,9 @@ LayerComputeSeconds compute_seconds(const Cluster& cluster, const model::Model& 
   if (micro_batch <= 0 || layouts.work_fraction <= 0.0) return seconds;
   const LocalCounter counter(mesh, layouts.work_fraction);
   const LocalBytes b = local_bytes(model, layer, layouts, counter, micro_batch, dtype);
+  if (const Device::MeasuredKernel* kernel = measured_kernel(cluster, model, index, layouts, mesh, micro_batch, dtype)) {
+    return measured_seconds(cluster, layer, *kernel, b);
+  }
   const double scale = static_cast<double>(micro_batch) * layouts.work_fraction;
   const OpClass op_class = op_class_of(layer);
   const bool copies = layer.kind == OpKind::concat;

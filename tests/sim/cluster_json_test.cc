@@ -97,6 +97,27 @@ TEST(ClusterJsonErrors, UnknownTopLevelKey) {
   expect_error(document, ": algorithm: unknown key");
 }
 
+TEST(ClusterJson, RoundTripKeepsMeasuredKernels) {
+  Cluster cluster = testing::two_level_cluster();
+  cluster.device.measured_kernels["conv2d n8 c3 h34 w32 k16 r3x3 s1x1 p0,0,1,1 d1x1 g1 bias"] = {1.5e-3, 2.5e-3, 3.5e-3};
+  cluster.device.measured_kernels["conv2d n8 c16 h32 w32 k16 r3x3 s1x1 p1,1,1,1 d1x1 g1"] = {1e-3, 2e-3, 3e-3};
+  EXPECT_EQ(parse_cluster_json(cluster_json_text(cluster), "memory"), cluster);
+}
+
+TEST(ClusterJsonErrors, MeasuredKernelSecondsMustBePositive) {
+  json document = valid_document();
+  document["device"]["measured_kernels"] = json::array(
+      {{{"problem", "conv2d n1"}, {"forward_seconds", 1e-3}, {"backward_input_seconds", 0.0}, {"backward_weight_seconds", 1e-3}}});
+  expect_error(document, "device.measured_kernels['conv2d n1'].backward_input_seconds: must be positive");
+}
+
+TEST(ClusterJsonErrors, MeasuredKernelListedTwice) {
+  json document = valid_document();
+  const json entry = {{"problem", "conv2d n1"}, {"forward_seconds", 1e-3}, {"backward_input_seconds", 1e-3}, {"backward_weight_seconds", 1e-3}};
+  document["device"]["measured_kernels"] = json::array({entry, entry});
+  expect_error(document, "device.measured_kernels[1].problem: listed twice");
+}
+
 TEST(ClusterJsonErrors, MissingField) {
   json document = valid_document();
   document["device"].erase("memory_bandwidth_bytes_per_second");

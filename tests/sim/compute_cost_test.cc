@@ -10,6 +10,7 @@
 #include "model/graph_builder.h"
 #include "plans/compiled_plan.h"
 #include "sim/compute_cost.h"
+#include "sim/kernel_problem.h"
 
 namespace splitbrain::sim {
 namespace {
@@ -79,6 +80,27 @@ TEST(ComputeCost, ConvIsComputeBoundAndMatchesHandArithmetic) {
   EXPECT_EQ(t.backward_input, 0.0);
   // Weight gradient: 2 x MACs + 16,384 bias sums per sample = the forward FLOPs.
   EXPECT_NEAR(t.backward_weight, 14.41792e-6, 1e-12);
+}
+
+TEST(ComputeCost, AMeasuredKernelProblemReplacesTheCurves) {
+  const model::Model net = conv_net();
+  const plans::Mesh mesh({{"data", 1}});
+  const int conv = net.find("conv");
+  const plans::LayerLayouts layouts = layouts_of(net, conv, mesh, 8);
+  Cluster cluster = flat_cluster();
+  const std::optional<ConvProblem> problem = conv_problem(net, conv, layouts, mesh, 8);
+  ASSERT_TRUE(problem.has_value());
+  cluster.device.measured_kernels[kernel_key(*problem)] = {1e-3, 2e-3, 3e-3};
+  const LayerComputeSeconds t = layer_compute_seconds(cluster, net, conv, layouts, mesh, 8, model::DType::fp32);
+  // The measured kernel plus the executor's passes around it at 100 GB/s: the output zero-filled
+  // (8 x 16,384 x 4 = 524,288 B -> 5.24288 us); the weight gradient's fresh array and its add
+  // (4 passes over 448 x 4 = 1,792 B -> 0.07168 us). No input gradient (the conv reads the data).
+  EXPECT_NEAR(t.forward, 1e-3 + 5.24288e-6, 1e-12);
+  EXPECT_EQ(t.backward_input, 0.0);
+  EXPECT_NEAR(t.backward_weight, 3e-3 + 0.07168e-6, 1e-12);
+  // Another micro-batch is another problem: the curves again.
+  EXPECT_NEAR(layer_compute_seconds(cluster, net, conv, layouts_of(net, conv, mesh, 4), mesh, 4, model::DType::fp32).forward,
+              14.41792e-6 / 2, 1e-12);
 }
 
 TEST(ComputeCost, LinearAtBatchOneIsMemoryBound) {

@@ -19,6 +19,7 @@
 #include "tools/splitbrain/heap_reuse.h"
 #include "tools/splitbrain/kernel_calibration.h"
 #include "tools/splitbrain/mpi_session.h"
+#include "tools/splitbrain/problem_calibration.h"
 
 namespace splitbrain::tools {
 namespace {
@@ -27,6 +28,10 @@ struct CalibrateOptions {
   std::string out = "local-cpu-calibrated.json";
   std::string base = "local-cpu";
   int repeats = 5;
+  // --model: also time the exact convolution problems of these models' plans.
+  std::vector<std::string> models;
+  std::vector<int> devices;  // empty: 1 and the job's rank count
+  int64_t batch = 64;
 };
 
 void calibrate(const CalibrateOptions& options) {
@@ -57,6 +62,21 @@ void calibrate(const CalibrateOptions& options) {
   } else if (leader) {
     std::cout << "[calibrate] 1 rank: the link keeps the preset's numbers (run under mpirun -np 2 to measure it)\n";
   }
+  if (!options.models.empty()) {
+    std::vector<int> device_counts = options.devices;
+    if (device_counts.empty()) device_counts = ranks > 1 ? std::vector<int>{1, ranks} : std::vector<int>{1};
+    std::vector<PlanningTarget> targets;
+    for (const std::string& model : options.models) {
+      for (int devices : device_counts) targets.push_back({model, devices, options.batch});
+    }
+    const std::vector<sim::ConvProblem> problems = planned_conv_problems(targets, cluster);
+    if (leader) {
+      std::cout << fmt::format("[calibrate] {} convolution problems of the plans for {} (batch {}, {} devices)\n", problems.size(),
+                               fmt::join(options.models, ", "), options.batch, fmt::join(device_counts, " and "))
+                << std::flush;
+    }
+    measure_conv_problems(problems, options.repeats, leader, comm, cluster.device);
+  }
   if (!leader) return;
   const sim::Device& device = cluster.device;
   cluster.name = options.base + "-calibrated";
@@ -74,6 +94,12 @@ void calibrate(const CalibrateOptions& options) {
       "splitbrain calibrate: all-reduce, all-gather, reduce-scatter, all-to-all and send/recv through the executor's MPI code, "
       "8 B to 64 MiB; latency and bandwidth per kind fitted with the simulator's formula for the cluster's algorithm; overlap "
       "from an MPI_Iallreduce during convolutions against each alone"};
+  if (!options.models.empty()) {
+    cluster.sources.push_back(fmt::format(
+        "splitbrain calibrate --model {}: {} exact convolution problems of the planned plans, each timed forward, backward-data "
+        "and backward-weights with the executor's kernel (device.measured_kernels)",
+        fmt::join(options.models, " --model "), device.measured_kernels.size()));
+  }
   sim::validate_cluster(cluster, options.out);
   sim::write_cluster_file(cluster, options.out);
   std::cout << fmt::format("[calibrate] {}\n[calibrate] wrote {}\n", cluster.description, options.out);
@@ -99,6 +125,14 @@ void add_calibrate_command(CLI::App& app) {
   command->add_option("--out", options->out, "Cluster file to write")->type_name("FILE")->default_val("local-cpu-calibrated.json");
   command->add_option("--base", options->base, "Preset or cluster file whose structure is kept")->type_name("NAME|FILE")->default_val("local-cpu");
   command->add_option("--repeats", options->repeats, "Timed runs per measurement (medians)")->check(CLI::PositiveNumber)->default_val(5);
+  command->add_option("--model", options->models,
+                      "Also time the exact convolution problems of the plans `splitbrain plan` considers for this model "
+                      "(zoo name or file; repeatable); the cost model then uses these times for them")
+      ->type_name("MODEL");
+  command->add_option("--devices", options->devices, "Device counts to plan --model for (default: 1 and the job's ranks)")
+      ->check(CLI::PositiveNumber)
+      ->delimiter(',');
+  command->add_option("--batch", options->batch, "Global batch to plan --model with")->check(CLI::PositiveNumber)->default_val(64);
   command->callback([options] { run_calibrate(*options); });
 }
 

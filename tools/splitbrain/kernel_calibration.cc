@@ -147,11 +147,15 @@ MemorySamples measure_memory(exec::cpu::CpuContext& context, KernelTimer& timer)
     exec::Optimizer optimizer(plans::OptimizerConfig{}, memory);
     optimizer.add_parameter(elements);
     exec::comm::LocalArray value{{elements}, filled(elements, 0.5f)};
-    const exec::comm::LocalArray grad{{elements}, filled(elements, 1e-3f)};
+    exec::comm::LocalArray grad{{elements}, filled(elements, 1e-3f)};
     // The simulator's optimizer bytes: parameter, gradient and momentum, each read and written.
+    // Timed as the trainer's optimizer phase runs it: the update, then the gradients cleared
+    // for the next step's accumulation.
     const auto bytes = static_cast<double>(2 * 12 * elements);
-    timer.sample(samples.forward, bytes, fmt::format("sgd-momentum update {} parameters", elements), "GB/s",
-                 [&] { optimizer.step({&value}, {&grad}); });
+    timer.sample(samples.forward, bytes, fmt::format("sgd-momentum update {} parameters", elements), "GB/s", [&] {
+      optimizer.step({&value}, {&grad});
+      std::fill(grad.values.begin(), grad.values.end(), 0.0f);
+    });
   }
   // A fully connected layer on a few rows (a pipeline's micro-batch) reads its whole weight for
   // little arithmetic: memory-bound, at the rate the GEMM streams its operands, well below a

@@ -1,0 +1,51 @@
+#pragma once
+// The exact kernel problem a rank's convolution runs for one micro-batch under a plan: local
+// batch, channels and image (a height split's block extended by its halo rows, padded then only
+// at the sides), as the executor builds it. `splitbrain calibrate --model` times these problems
+// with the executor's own kernels, and the cost model reads the measured seconds back by key
+// (Device::measured_kernels): small or oddly split images run far from the FLOP-sized curve
+// (a 2x2 image split in two rows runs its kernel on 3 rows for 1 output row), and only a
+// measurement of the very shape says how far.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "model/model.h"
+#include "plans/mesh.h"
+#include "plans/op_sharding.h"
+
+namespace splitbrain::sim {
+
+struct ConvProblem {
+  int64_t batch = 1;
+  int64_t in_channels = 1;
+  int64_t height = 1;  // the rows the kernel reads: local rows + 2 x halo rows
+  int64_t width = 1;
+  int64_t out_channels = 1;
+  int64_t kernel_h = 1;
+  int64_t kernel_w = 1;
+  int64_t stride_h = 1;
+  int64_t stride_w = 1;
+  int64_t pad_top = 0;
+  int64_t pad_bottom = 0;
+  int64_t pad_left = 0;
+  int64_t pad_right = 0;
+  int64_t dilation_h = 1;
+  int64_t dilation_w = 1;
+  int64_t groups = 1;
+  bool bias = true;
+
+  bool operator==(const ConvProblem&) const = default;
+};
+
+// The problem of layer `index` (a conv2d) on `mesh` for a micro-batch of `micro_batch`
+// samples; nullopt for any other op kind or a layer this rank does no work for.
+std::optional<ConvProblem> conv_problem(const model::Model& model, int index, const plans::LayerLayouts& layouts,
+                                        const plans::Mesh& mesh, int64_t micro_batch);
+
+// Canonical text of a problem, the key of Device::measured_kernels, e.g.
+// "conv2d n32 c64 h18 w16 k128 r3x3 s1x1 p0,0,1,1 d1x1 g1 bias".
+std::string kernel_key(const ConvProblem& problem);
+
+}  // namespace splitbrain::sim

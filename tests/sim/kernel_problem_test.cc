@@ -1,0 +1,73 @@
+// The kernel problem of a plan's convolution: what the executor's Conv2dOp hands its kernel.
+
+#include <gtest/gtest.h>
+
+#include "model/zoo.h"
+#include "plans/compiled_plan.h"
+#include "sim/cluster_presets.h"
+#include "sim/kernel_problem.h"
+#include "sim/search/families.h"
+
+namespace splitbrain::sim {
+namespace {
+
+PlannerRequest request_for(int devices) {
+  PlannerRequest request;
+  request.model = std::make_shared<model::Model>(model::build_zoo_model("vgg11-cifar10"));
+  request.model_spec = "vgg11-cifar10";
+  request.devices = devices;
+  request.global_batch = 64;
+  request.cluster = cluster_preset("local-cpu");
+  return request;
+}
+
+// The problems of every conv layer of `plan`, in layer order.
+std::vector<ConvProblem> problems_of(const plans::Plan& plan) {
+  const plans::CompiledPlan compiled = plans::compile_plan(plan);
+  std::vector<ConvProblem> problems;
+  for (size_t i = 0; i < compiled.layers.size(); ++i) {
+    if (auto p = conv_problem(*plan.model, static_cast<int>(i), compiled.layers[i].layouts, plan.mesh, compiled.micro_batch)) {
+      problems.push_back(*p);
+    }
+  }
+  return problems;
+}
+
+TEST(KernelProblem, DataParallelHalvesTheBatch) {
+  const std::vector<ConvProblem> problems = problems_of(*data_parallel_plan(request_for(2)));
+  ASSERT_EQ(problems.size(), 8u);
+  const ConvProblem& first = problems.front();
+  EXPECT_EQ(first.batch, 32);
+  EXPECT_EQ(first.in_channels, 3);
+  EXPECT_EQ(first.height, 32);
+  EXPECT_EQ(first.out_channels, 64);
+  EXPECT_EQ(first.pad_top, 1);
+  EXPECT_EQ(kernel_key(first), "conv2d n32 c3 h32 w32 k64 r3x3 s1x1 p1,1,1,1 d1x1 g1 bias");
+}
+
+TEST(KernelProblem, AHeightSplitReadsItsBlockWithBothHalosAndPadsOnlyTheWidth) {
+  const std::vector<plans::Plan> plans = domain_parallel_plans(request_for(2));
+  ASSERT_FALSE(plans.empty());
+  const std::vector<ConvProblem> problems = problems_of(plans.front());
+  ASSERT_EQ(problems.size(), 8u);
+  // conv1 on 32 rows split in two: 16 rows + 1 halo row on each side; the whole batch.
+  EXPECT_EQ(problems.front().batch, 64);
+  EXPECT_EQ(problems.front().height, 18);
+  EXPECT_EQ(problems.front().width, 32);
+  EXPECT_EQ(problems.front().pad_top, 0);
+  EXPECT_EQ(problems.front().pad_bottom, 0);
+  EXPECT_EQ(problems.front().pad_left, 1);
+  // conv8 on a 2x2 image: one row each, three with the halos.
+  EXPECT_EQ(problems.back().height, 3);
+  EXPECT_EQ(kernel_key(problems.back()), "conv2d n64 c512 h3 w2 k512 r3x3 s1x1 p0,0,1,1 d1x1 g1 bias");
+}
+
+TEST(KernelProblem, OnlyConvolutionsHaveOne) {
+  const plans::Plan plan = *data_parallel_plan(request_for(1));
+  const plans::CompiledPlan compiled = plans::compile_plan(plan);
+  const int fc = plan.model->find("fc1");
+  EXPECT_FALSE(conv_problem(*plan.model, fc, compiled.layers[static_cast<size_t>(fc)].layouts, plan.mesh, 64).has_value());
+}
+
+}  // namespace
+}  // namespace splitbrain::sim

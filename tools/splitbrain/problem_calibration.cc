@@ -1,0 +1,96 @@
+#include "tools/splitbrain/problem_calibration.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iostream>
+#include <memory>
+
+#include "exec/cpu/conv2d.h"
+#include "exec/cpu/cpu_context.h"
+#include "model/model_json.h"
+#include "plans/compiled_plan.h"
+#include "sim/search/planner.h"
+#include "tools/splitbrain/calibration_timing.h"
+
+namespace splitbrain::tools {
+namespace {
+
+exec::cpu::Conv2dShape kernel_shape(const sim::ConvProblem& p) {
+  exec::cpu::Conv2dShape shape;
+  shape.batch = p.batch;
+  shape.in_channels = p.in_channels;
+  shape.height = p.height;
+  shape.width = p.width;
+  shape.out_channels = p.out_channels;
+  shape.kernel_h = p.kernel_h;
+  shape.kernel_w = p.kernel_w;
+  shape.stride_h = p.stride_h;
+  shape.stride_w = p.stride_w;
+  shape.pad_top = p.pad_top;
+  shape.pad_bottom = p.pad_bottom;
+  shape.pad_left = p.pad_left;
+  shape.pad_right = p.pad_right;
+  shape.dilation_h = p.dilation_h;
+  shape.dilation_w = p.dilation_w;
+  shape.groups = p.groups;
+  shape.bias = p.bias;
+  return shape;
+}
+
+std::vector<float> filled(int64_t elements, float value) { return std::vector<float>(static_cast<size_t>(elements), value); }
+
+}  // namespace
+
+std::vector<sim::ConvProblem> planned_conv_problems(const std::vector<PlanningTarget>& targets, const sim::Cluster& cluster) {
+  std::vector<sim::ConvProblem> problems;
+  for (const PlanningTarget& target : targets) {
+    sim::PlannerRequest request;
+    request.model = std::make_shared<model::Model>(model::resolve_model(target.model_spec));
+    request.model_spec = target.model_spec;
+    request.cluster = cluster;
+    request.devices = target.devices;
+    request.global_batch = target.global_batch;
+    sim::validate_request(request);
+    for (const sim::PricedPlan& priced : sim::plan_training(request).plans) {
+      const plans::CompiledPlan compiled = plans::compile_plan(priced.plan);
+      for (size_t i = 0; i < compiled.layers.size(); ++i) {
+        const std::optional<sim::ConvProblem> problem = sim::conv_problem(
+            *request.model, static_cast<int>(i), compiled.layers[i].layouts, priced.plan.mesh, compiled.micro_batch);
+        if (problem && std::find(problems.begin(), problems.end(), *problem) == problems.end()) problems.push_back(*problem);
+      }
+    }
+  }
+  return problems;
+}
+
+void measure_conv_problems(const std::vector<sim::ConvProblem>& problems, int repeats, bool print, MPI_Comm comm,
+                           sim::Device& device) {
+  exec::cpu::CpuContext context;
+  for (size_t i = 0; i < problems.size(); ++i) {
+    const exec::cpu::Conv2dShape shape = kernel_shape(problems[i]);
+    exec::cpu::Conv2dKernel kernel(context, shape);
+    const int64_t out_h = shape.out_height();
+    const int64_t out_w = shape.out_width();
+    std::vector<float> x = filled(shape.batch * shape.in_channels * shape.height * shape.width, 0.5f);
+    std::vector<float> w = filled(shape.out_channels * (shape.in_channels / shape.groups) * shape.kernel_h * shape.kernel_w, 0.01f);
+    std::vector<float> b = filled(shape.out_channels, 0.1f);
+    std::vector<float> y = filled(shape.batch * shape.out_channels * out_h * out_w, 0.0f);
+    std::vector<float> dx(x.size()), dw(w.size()), db(b.size());
+    sim::Device::MeasuredKernel seconds;
+    seconds.forward_seconds = median_seconds(repeats, comm, [&] { kernel.forward(x.data(), w.data(), shape.bias ? b.data() : nullptr, y.data()); });
+    seconds.backward_input_seconds = median_seconds(repeats, comm, [&] { kernel.backward_data(y.data(), w.data(), dx.data()); });
+    seconds.backward_weight_seconds = median_seconds(
+        repeats, comm, [&] { kernel.backward_weights(x.data(), y.data(), dw.data(), shape.bias ? db.data() : nullptr); });
+    const std::string key = sim::kernel_key(problems[i]);
+    if (print) {
+      std::cout << fmt::format("[calibrate] {:>3}/{} {:<58} fwd {:8.3f} ms  bwd-data {:8.3f} ms  bwd-weights {:8.3f} ms\n", i + 1,
+                               problems.size(), key, seconds.forward_seconds * 1e3, seconds.backward_input_seconds * 1e3,
+                               seconds.backward_weight_seconds * 1e3)
+                << std::flush;
+    }
+    device.measured_kernels[key] = seconds;
+  }
+}
+
+}  // namespace splitbrain::tools

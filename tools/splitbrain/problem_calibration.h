@@ -1,0 +1,34 @@
+#pragma once
+// `splitbrain calibrate --model`: the exact convolution problems the planner's plans for the
+// named models give each rank, timed with the executor's own kernels (forward, input gradient,
+// weight gradient) into Device::measured_kernels, which the cost model then reads instead of
+// its FLOP-sized curves for those problems (sim/kernel_problem.h says why).
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/cluster.h"
+#include "sim/kernel_problem.h"
+
+namespace splitbrain::tools {
+
+// A planning request whose plans' kernels are to be measured.
+struct PlanningTarget {
+  std::string model_spec;
+  int devices = 1;
+  int64_t global_batch = 64;
+};
+
+// Every distinct convolution problem among the plans `splitbrain plan` ranks for each target on
+// `cluster` (all its candidates: the named families and the searched plans), in first-seen order.
+std::vector<sim::ConvProblem> planned_conv_problems(const std::vector<PlanningTarget>& targets, const sim::Cluster& cluster);
+
+// Times each problem on every rank of `comm` at once (the slowest rank's median, as the rest of
+// calibrate) and adds it to device.measured_kernels. Rank 0 prints progress when `print`.
+void measure_conv_problems(const std::vector<sim::ConvProblem>& problems, int repeats, bool print, MPI_Comm comm,
+                           sim::Device& device);
+
+}  // namespace splitbrain::tools
