@@ -19,8 +19,8 @@ bash tools/build.sh > build.log 2>&1 || { tail -n 40 build.log; echo "build fail
 echo "   built $splitbrain"
 rm -rf "$out" && mkdir -p "$out/compare"
 
-echo "== [3/6] calibrate this machine (mpirun -np 2: kernels forward and backward, collectives, overlap)"
-mpirun -np 2 --bind-to core "$splitbrain" calibrate --out "$cluster" | tee "$out/calibrate.txt" | grep -E "fitted|overlap|wrote"
+echo "== [3/6] calibrate this machine (mpirun -np 2: kernels forward and backward, collectives, overlap, the exact convolutions of $model's plans)"
+mpirun -np 2 --bind-to core "$splitbrain" calibrate --model "$model" --batch "$batch" --out "$cluster" | tee "$out/calibrate.txt" | grep -E "fitted|overlap|problems|wrote"
 
 echo "== [4/6] plan $model on 2 ranks of this machine (batch $batch)"
 "$splitbrain" plan --model "$model" --cluster "$cluster" --devices 2 --batch "$batch" --top 12 --emit-plans "$out/plans" \

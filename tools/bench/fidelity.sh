@@ -26,7 +26,7 @@ sb=./build/tools/splitbrain
 loadavg_start=$(cut -d' ' -f1-3 /proc/loadavg)
 
 echo "[fidelity] calibrating (mpirun -np 2)" >&2
-mpirun -np 2 --bind-to core "$sb" calibrate --repeats 9 --out "$work/local-cpu-calibrated.json" > "$work/calibrate.txt"
+mpirun -np 2 --bind-to core "$sb" calibrate --repeats 9 --batch "$batch" $(printf -- "--model %s " $models) --out "$work/local-cpu-calibrated.json" > "$work/calibrate.txt"
 tail -n 1 "$work/calibrate.txt" >&2
 cluster=$work/local-cpu-calibrated.json
 
