@@ -122,7 +122,7 @@ const Device::MeasuredKernel* measured_kernel(const Cluster& cluster, const mode
   if (mesh == nullptr || dtype != model::DType::fp32 || cluster.device.measured_kernels.empty()) return nullptr;
   const std::optional<ConvProblem> problem = conv_problem(model, index, layouts, *mesh, micro_batch);
   if (!problem) return nullptr;
-  const auto it = cluster.device.measured_kernels.find(kernel_key(*problem));
+  const auto it = cluster.device.measured_kernels.find(kernel_key(*problem, busy_ranks_per_node(cluster, *mesh)));
   return it == cluster.device.measured_kernels.end() ? nullptr : &it->second;
 }
 

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "plans/tensor_layout.h"
 
 namespace splitbrain::sim {
@@ -40,10 +42,16 @@ std::optional<ConvProblem> conv_problem(const model::Model& model, int index, co
   return problem;
 }
 
-std::string kernel_key(const ConvProblem& p) {
-  return fmt::format("conv2d n{} c{} h{} w{} k{} r{}x{} s{}x{} p{},{},{},{} d{}x{} g{}{}", p.batch, p.in_channels, p.height,
-                     p.width, p.out_channels, p.kernel_h, p.kernel_w, p.stride_h, p.stride_w, p.pad_top, p.pad_bottom,
-                     p.pad_left, p.pad_right, p.dilation_h, p.dilation_w, p.groups, p.bias ? " bias" : "");
+int busy_ranks_per_node(const Cluster& cluster, const plans::Mesh& mesh) {
+  const int per_node = cluster.levels.empty() ? 1 : cluster.levels.front().fan_out;
+  return std::max(1, std::min(mesh.rank_count(), per_node));
+}
+
+std::string kernel_key(const ConvProblem& p, int busy_ranks) {
+  return fmt::format("conv2d n{} c{} h{} w{} k{} r{}x{} s{}x{} p{},{},{},{} d{}x{} g{}{}, {} busy", p.batch, p.in_channels,
+                     p.height, p.width, p.out_channels, p.kernel_h, p.kernel_w, p.stride_h, p.stride_w, p.pad_top,
+                     p.pad_bottom, p.pad_left, p.pad_right, p.dilation_h, p.dilation_w, p.groups, p.bias ? " bias" : "",
+                     busy_ranks);
 }
 
 }  // namespace splitbrain::sim

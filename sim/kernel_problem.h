@@ -14,6 +14,7 @@
 #include "model/model.h"
 #include "plans/mesh.h"
 #include "plans/op_sharding.h"
+#include "sim/cluster.h"
 
 namespace splitbrain::sim {
 
@@ -44,8 +45,14 @@ struct ConvProblem {
 std::optional<ConvProblem> conv_problem(const model::Model& model, int index, const plans::LayerLayouts& layouts,
                                         const plans::Mesh& mesh, int64_t micro_batch);
 
-// Canonical text of a problem, the key of Device::measured_kernels, e.g.
-// "conv2d n32 c64 h18 w16 k128 r3x3 s1x1 p0,0,1,1 d1x1 g1 bias".
-std::string kernel_key(const ConvProblem& problem);
+// Ranks computing at once on one node of `cluster` under a plan on `mesh`: cores (or GPUs) of a
+// node share memory bandwidth, caches and, with SMT, execution units, so a kernel runs slower
+// beside busy neighbours; a measured problem is keyed by how many there were.
+int busy_ranks_per_node(const Cluster& cluster, const plans::Mesh& mesh);
+
+// Canonical text of a problem timed with `busy_ranks` ranks per node computing at once, the key
+// of Device::measured_kernels, e.g. "conv2d n32 c64 h18 w16 k128 r3x3 s1x1 p0,0,1,1 d1x1 g1 bias,
+// 2 busy".
+std::string kernel_key(const ConvProblem& problem, int busy_ranks);
 
 }  // namespace splitbrain::sim

@@ -90,7 +90,7 @@ TEST(ComputeCost, AMeasuredKernelProblemReplacesTheCurves) {
   Cluster cluster = flat_cluster();
   const std::optional<ConvProblem> problem = conv_problem(net, conv, layouts, mesh, 8);
   ASSERT_TRUE(problem.has_value());
-  cluster.device.measured_kernels[kernel_key(*problem)] = {1e-3, 2e-3, 3e-3};
+  cluster.device.measured_kernels[kernel_key(*problem, 1)] = {1e-3, 2e-3, 3e-3};
   const LayerComputeSeconds t = layer_compute_seconds(cluster, net, conv, layouts, mesh, 8, model::DType::fp32);
   // The measured kernel plus the executor's passes around it at 100 GB/s: the output zero-filled
   // (8 x 16,384 x 4 = 524,288 B -> 5.24288 us); the weight gradient's fresh array and its add

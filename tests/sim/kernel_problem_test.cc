@@ -42,7 +42,7 @@ TEST(KernelProblem, DataParallelHalvesTheBatch) {
   EXPECT_EQ(first.height, 32);
   EXPECT_EQ(first.out_channels, 64);
   EXPECT_EQ(first.pad_top, 1);
-  EXPECT_EQ(kernel_key(first), "conv2d n32 c3 h32 w32 k64 r3x3 s1x1 p1,1,1,1 d1x1 g1 bias");
+  EXPECT_EQ(kernel_key(first, 2), "conv2d n32 c3 h32 w32 k64 r3x3 s1x1 p1,1,1,1 d1x1 g1 bias, 2 busy");
 }
 
 TEST(KernelProblem, AHeightSplitReadsItsBlockWithBothHalosAndPadsOnlyTheWidth) {
@@ -59,7 +59,15 @@ TEST(KernelProblem, AHeightSplitReadsItsBlockWithBothHalosAndPadsOnlyTheWidth) {
   EXPECT_EQ(problems.front().pad_left, 1);
   // conv8 on a 2x2 image: one row each, three with the halos.
   EXPECT_EQ(problems.back().height, 3);
-  EXPECT_EQ(kernel_key(problems.back()), "conv2d n64 c512 h3 w2 k512 r3x3 s1x1 p0,0,1,1 d1x1 g1 bias");
+  EXPECT_EQ(kernel_key(problems.back(), 2), "conv2d n64 c512 h3 w2 k512 r3x3 s1x1 p0,0,1,1 d1x1 g1 bias, 2 busy");
+}
+
+TEST(KernelProblem, BusyRanksAreThePlansRanksOnOneNode) {
+  Cluster cluster = cluster_preset("local-cpu");
+  cluster.levels.front().fan_out = 2;
+  EXPECT_EQ(busy_ranks_per_node(cluster, plans::Mesh({{"data", 1}})), 1);
+  EXPECT_EQ(busy_ranks_per_node(cluster, plans::Mesh({{"data", 2}})), 2);
+  EXPECT_EQ(busy_ranks_per_node(cluster, plans::Mesh({{"data", 2}, {"model", 4}})), 2);
 }
 
 TEST(KernelProblem, OnlyConvolutionsHaveOne) {

@@ -66,10 +66,18 @@ void calibrate(const CalibrateOptions& options) {
     std::vector<int> device_counts = options.devices;
     if (device_counts.empty()) device_counts = ranks > 1 ? std::vector<int>{1, ranks} : std::vector<int>{1};
     std::vector<PlanningTarget> targets;
+    for (int devices : device_counts) {
+      if (std::min(devices, cluster.levels.front().fan_out) > ranks) {
+        throw InputError(fmt::format("--devices {}: plans of {} ranks run {} at once on a node here; measuring their kernels "
+                                     "needs as many ranks (mpirun -np {})",
+                                     devices, devices, std::min(devices, cluster.levels.front().fan_out),
+                                     std::min(devices, cluster.levels.front().fan_out)));
+      }
+    }
     for (const std::string& model : options.models) {
       for (int devices : device_counts) targets.push_back({model, devices, options.batch});
     }
-    const std::vector<sim::ConvProblem> problems = planned_conv_problems(targets, cluster);
+    const std::vector<PlannedProblem> problems = planned_conv_problems(targets, cluster);
     if (leader) {
       std::cout << fmt::format("[calibrate] {} convolution problems of the plans for {} (batch {}, {} devices)\n", problems.size(),
                                fmt::join(options.models, ", "), options.batch, fmt::join(device_counts, " and "))

@@ -3,11 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <iostream>
 #include <memory>
+#include <thread>
 
 #include "exec/cpu/conv2d.h"
 #include "exec/cpu/cpu_context.h"
+#include "exec/comm/mpi_check.h"
 #include "model/model_json.h"
 #include "plans/compiled_plan.h"
 #include "sim/search/planner.h"
@@ -40,10 +43,48 @@ exec::cpu::Conv2dShape kernel_shape(const sim::ConvProblem& p) {
 
 std::vector<float> filled(int64_t elements, float value) { return std::vector<float>(static_cast<size_t>(elements), value); }
 
+// Waits for a non-blocking collective without spinning: a rank that sits out a measurement must
+// leave its core (and, with SMT, its sibling's execution units) to the busy ones, as an idle core
+// does when fewer ranks train.
+void wait_asleep(MPI_Request& request) {
+  int done = 0;
+  while (true) {
+    SB_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
+    if (done != 0) return;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
+
+// The median over `repeats` runs of `work` on the first `busy_ranks` ranks at once (after a
+// warm-up run and a cache sweep each), the slowest busy rank's; the other ranks sleep.
+template <class Work>
+double median_seconds_on(int busy_ranks, int repeats, MPI_Comm comm, Work&& work) {
+  int rank = 0;
+  SB_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  const bool busy = rank < busy_ranks;
+  if (busy) work();
+  std::vector<double> times;
+  for (int i = 0; i < repeats; ++i) {
+    if (busy) evict_caches();
+    MPI_Request request = MPI_REQUEST_NULL;
+    SB_MPI_CHECK(MPI_Ibarrier(comm, &request));
+    wait_asleep(request);
+    const auto start = std::chrono::steady_clock::now();
+    if (busy) work();
+    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(times.begin(), times.end());
+  double slowest = busy ? times[times.size() / 2] : 0.0;
+  MPI_Request request = MPI_REQUEST_NULL;
+  SB_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm, &request));
+  wait_asleep(request);
+  return slowest;
+}
+
 }  // namespace
 
-std::vector<sim::ConvProblem> planned_conv_problems(const std::vector<PlanningTarget>& targets, const sim::Cluster& cluster) {
-  std::vector<sim::ConvProblem> problems;
+std::vector<PlannedProblem> planned_conv_problems(const std::vector<PlanningTarget>& targets, const sim::Cluster& cluster) {
+  std::vector<PlannedProblem> problems;
   for (const PlanningTarget& target : targets) {
     sim::PlannerRequest request;
     request.model = std::make_shared<model::Model>(model::resolve_model(target.model_spec));
@@ -57,18 +98,21 @@ std::vector<sim::ConvProblem> planned_conv_problems(const std::vector<PlanningTa
       for (size_t i = 0; i < compiled.layers.size(); ++i) {
         const std::optional<sim::ConvProblem> problem = sim::conv_problem(
             *request.model, static_cast<int>(i), compiled.layers[i].layouts, priced.plan.mesh, compiled.micro_batch);
-        if (problem && std::find(problems.begin(), problems.end(), *problem) == problems.end()) problems.push_back(*problem);
+        if (!problem) continue;
+        const PlannedProblem planned{*problem, sim::busy_ranks_per_node(cluster, priced.plan.mesh)};
+        if (std::find(problems.begin(), problems.end(), planned) == problems.end()) problems.push_back(planned);
       }
     }
   }
   return problems;
 }
 
-void measure_conv_problems(const std::vector<sim::ConvProblem>& problems, int repeats, bool print, MPI_Comm comm,
+void measure_conv_problems(const std::vector<PlannedProblem>& problems, int repeats, bool print, MPI_Comm comm,
                            sim::Device& device) {
   exec::cpu::CpuContext context;
   for (size_t i = 0; i < problems.size(); ++i) {
-    const exec::cpu::Conv2dShape shape = kernel_shape(problems[i]);
+    const int busy = problems[i].busy_ranks;
+    const exec::cpu::Conv2dShape shape = kernel_shape(problems[i].problem);
     exec::cpu::Conv2dKernel kernel(context, shape);
     const int64_t out_h = shape.out_height();
     const int64_t out_w = shape.out_width();
@@ -78,11 +122,12 @@ void measure_conv_problems(const std::vector<sim::ConvProblem>& problems, int re
     std::vector<float> y = filled(shape.batch * shape.out_channels * out_h * out_w, 0.0f);
     std::vector<float> dx(x.size()), dw(w.size()), db(b.size());
     sim::Device::MeasuredKernel seconds;
-    seconds.forward_seconds = median_seconds(repeats, comm, [&] { kernel.forward(x.data(), w.data(), shape.bias ? b.data() : nullptr, y.data()); });
-    seconds.backward_input_seconds = median_seconds(repeats, comm, [&] { kernel.backward_data(y.data(), w.data(), dx.data()); });
-    seconds.backward_weight_seconds = median_seconds(
-        repeats, comm, [&] { kernel.backward_weights(x.data(), y.data(), dw.data(), shape.bias ? db.data() : nullptr); });
-    const std::string key = sim::kernel_key(problems[i]);
+    seconds.forward_seconds =
+        median_seconds_on(busy, repeats, comm, [&] { kernel.forward(x.data(), w.data(), shape.bias ? b.data() : nullptr, y.data()); });
+    seconds.backward_input_seconds = median_seconds_on(busy, repeats, comm, [&] { kernel.backward_data(y.data(), w.data(), dx.data()); });
+    seconds.backward_weight_seconds = median_seconds_on(
+        busy, repeats, comm, [&] { kernel.backward_weights(x.data(), y.data(), dw.data(), shape.bias ? db.data() : nullptr); });
+    const std::string key = sim::kernel_key(problems[i].problem, busy);
     if (print) {
       std::cout << fmt::format("[calibrate] {:>3}/{} {:<58} fwd {:8.3f} ms  bwd-data {:8.3f} ms  bwd-weights {:8.3f} ms\n", i + 1,
                                problems.size(), key, seconds.forward_seconds * 1e3, seconds.backward_input_seconds * 1e3,

@@ -22,13 +22,22 @@ struct PlanningTarget {
   int64_t global_batch = 64;
 };
 
+// A problem and how many ranks of a node run it at once under the plans that have it.
+struct PlannedProblem {
+  sim::ConvProblem problem;
+  int busy_ranks = 1;
+  bool operator==(const PlannedProblem&) const = default;
+};
+
 // Every distinct convolution problem among the plans `splitbrain plan` ranks for each target on
 // `cluster` (all its candidates: the named families and the searched plans), in first-seen order.
-std::vector<sim::ConvProblem> planned_conv_problems(const std::vector<PlanningTarget>& targets, const sim::Cluster& cluster);
+std::vector<PlannedProblem> planned_conv_problems(const std::vector<PlanningTarget>& targets, const sim::Cluster& cluster);
 
-// Times each problem on every rank of `comm` at once (the slowest rank's median, as the rest of
-// calibrate) and adds it to device.measured_kernels. Rank 0 prints progress when `print`.
-void measure_conv_problems(const std::vector<sim::ConvProblem>& problems, int repeats, bool print, MPI_Comm comm,
+// Times each problem on its busy_ranks first ranks of `comm` at once while the others sleep (the
+// slowest busy rank's median, as the rest of calibrate) and adds it to device.measured_kernels.
+// Rank 0 prints progress when `print`. Collective over `comm`, which must have at least the
+// largest busy_ranks.
+void measure_conv_problems(const std::vector<PlannedProblem>& problems, int repeats, bool print, MPI_Comm comm,
                            sim::Device& device);
 
 }  // namespace splitbrain::tools

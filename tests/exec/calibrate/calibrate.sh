@@ -6,7 +6,7 @@ set -euo pipefail
 binary=$1 source=$2 mpiexec=$3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-"$mpiexec" -np 2 "$binary" calibrate --repeats 2 --out "$work/cluster.json" > "$work/calibrate.log"
+"$mpiexec" -np 2 "$binary" calibrate --repeats 2 --model fashion-vgg --out "$work/cluster.json" > "$work/calibrate.log"
 grep -q "all_reduce" "$work/calibrate.log"
 grep -q '"name": "local-cpu-calibrated"' "$work/cluster.json"
 # Every collective the runtime runs is measured and fitted, forward and backward kernels too.
@@ -18,6 +18,17 @@ grep -q '"backward_efficiency"' "$work/cluster.json"
 grep -q '"op_memory_efficiency"' "$work/cluster.json"
 grep -q '"weight_gradient_efficiency"' "$work/cluster.json"
 grep -q "overlap:" "$work/calibrate.log"
+# --model: the exact convolutions of fashion-vgg's plans, on 1 rank alone and on 2 at once.
+grep -q '"measured_kernels"' "$work/cluster.json"
+grep -q 'conv2d n64 c1 h28 w28 k32 r3x3 s1x1 p1,1,1,1 d1x1 g1 bias, 1 busy' "$work/cluster.json"
+grep -q 'conv2d n32 c1 h28 w28 k32 r3x3 s1x1 p1,1,1,1 d1x1 g1 bias, 2 busy' "$work/cluster.json"
+# Two ranks at once cannot be measured by one.
+status=0
+"$mpiexec" -np 1 "$binary" calibrate --repeats 1 --model fashion-vgg --devices 2 --out "$work/refused.json" \
+  > "$work/refused.log" 2>&1 || status=$?
+[ "$status" -eq 2 ] || { echo "calibrate --devices 2 on 1 rank: exit $status, expected 2"; exit 1; }
+grep -q "mpirun -np 2" "$work/refused.log" || { cat "$work/refused.log"; exit 1; }
+[ ! -e "$work/refused.json" ] || { echo "refused calibration wrote a file"; exit 1; }
 "$binary" simulate --plan "$source/plans/examples/fashion-vgg-splitbrain-2.json" --cluster "$work/cluster.json" \
   --json "$work/prediction.json" > /dev/null
 grep -q '"cluster": "local-cpu-calibrated"' "$work/prediction.json"
