@@ -52,17 +52,18 @@ TEST(Statistics, SmallNetMatchesHandCount) {
   // Kept for backward, per sample, fp32:
   //   data   72 values (read by conv)               288 B
   //   relu  144 values (its own output)              576 B
-  //   pool   36 argmax indices x 4 B                 144 B (its output is read by nobody's backward)
+  //   pool   36 argmax indices x 1 B                  36 B (a 2x2 window: byte indices; its output
+  //                                                       is read by nobody's backward)
   //   flat   36 values (read by fc)                  144 B
   //   loss    3 probabilities + 4 B label             16 B
   EXPECT_EQ(s.layers[0].saved_bytes, 5 * 288);
   EXPECT_EQ(s.layers[1].saved_bytes, 0);
   EXPECT_EQ(s.layers[2].saved_bytes, 5 * 576);
-  EXPECT_EQ(s.layers[3].saved_bytes, 5 * 144);
+  EXPECT_EQ(s.layers[3].saved_bytes, 5 * 36);
   EXPECT_EQ(s.layers[4].saved_bytes, 5 * 144);
   EXPECT_EQ(s.layers[5].saved_bytes, 0);
   EXPECT_EQ(s.layers[6].saved_bytes, 5 * 16);
-  EXPECT_EQ(s.saved_bytes, 5 * (288 + 576 + 144 + 144 + 16));
+  EXPECT_EQ(s.saved_bytes, 5 * (288 + 576 + 36 + 144 + 16));
 }
 
 TEST(Statistics, HalfPrecisionHalvesValuesButNotIndicesOrMasks) {
@@ -70,7 +71,7 @@ TEST(Statistics, HalfPrecisionHalvesValuesButNotIndicesOrMasks) {
   const ModelStatistics full = compute_statistics(net, 1, DType::fp32);
   const ModelStatistics half = compute_statistics(net, 1, DType::bf16);
   EXPECT_EQ(half.param_bytes * 2, full.param_bytes);
-  EXPECT_EQ(half.layers[3].saved_bytes, full.layers[3].saved_bytes);  // pool indices stay 4 B
+  EXPECT_EQ(half.layers[3].saved_bytes, full.layers[3].saved_bytes);  // pool indices stay 1 B
   EXPECT_EQ(half.layers[2].saved_bytes * 2, full.layers[2].saved_bytes);
 }
 
