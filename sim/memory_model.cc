@@ -56,11 +56,23 @@ bool saves_position(const model::Layer& layer, size_t position) {
   return std::find(saved.begin(), saved.end(), static_cast<int>(position)) != saved.end();
 }
 
+// What layer `index`'s op keeps besides tensors (masks, indices, probabilities) for one
+// micro-batch: per sample, split like the output.
+double op_kept_bytes(const Plan& plan, const CompiledPlan& compiled, int index) {
+  const model::Layer& layer = plan.model->layer(index);
+  const int64_t global_elements = compiled.micro_batch * model::num_elements(layer.output_shape);
+  if (global_elements <= 0) return 0.0;
+  const double local_fraction = static_cast<double>(local_output_elements(plan, compiled, index)) / static_cast<double>(global_elements);
+  const int64_t element_bytes = model::bytes_per_element(plan.dtype);
+  return static_cast<double>(compiled.micro_batch *
+                             (layer.cost.saved.extra_elements * element_bytes + layer.cost.saved.extra_bytes)) *
+         local_fraction;
+}
+
 // Per layer: the kept bytes the executor lets go after that layer's backward (the last holder
 // of a tensor is the layer of smallest index among them: the backward runs in reverse).
 std::vector<double> kept_bytes_released_after(const Plan& plan, const CompiledPlan& compiled, int stage) {
   const model::Model& net = *plan.model;
-  const int64_t element_bytes = model::bytes_per_element(plan.dtype);
   std::vector<double> released(static_cast<size_t>(net.size()), 0.0);
   std::map<int, int> received_last_holder;  // producer on an earlier stage -> smallest holder
   std::map<int, double> received_bytes;
@@ -84,19 +96,8 @@ std::vector<double> kept_bytes_released_after(const Plan& plan, const CompiledPl
             model::output_element_bytes(layer, plan.dtype));
       }
     }
-    const int64_t global_elements = compiled.micro_batch * model::num_elements(layer.output_shape);
-    if (global_elements > 0) {
-      // Extras (masks, indices, probabilities) follow the output's split, like the output itself.
-      const double local_fraction =
-          static_cast<double>(local_output_elements(plan, compiled, i)) / static_cast<double>(global_elements);
-      const auto extras = static_cast<double>(compiled.micro_batch * (layer.cost.saved.extra_elements * element_bytes +
-                                                                      layer.cost.saved.extra_bytes));
-      released[static_cast<size_t>(i)] += extras * local_fraction;
-      if (last_holder >= 0) {
-        released[static_cast<size_t>(last_holder)] +=
-            static_cast<double>(global_elements * model::output_element_bytes(layer, plan.dtype)) * local_fraction;
-      }
-    }
+    released[static_cast<size_t>(i)] += op_kept_bytes(plan, compiled, i);
+    if (last_holder >= 0) released[static_cast<size_t>(last_holder)] += static_cast<double>(local_output_bytes(plan, compiled, i));
     for (size_t p = 0; p < compiled_layer.inputs.size(); ++p) {
       const plans::InputTransfer& input = compiled_layer.inputs[p];
       if (!input.forward_send || !saves_position(layer, p)) continue;
@@ -115,6 +116,93 @@ std::vector<double> kept_bytes_released_after(const Plan& plan, const CompiledPl
   }
   for (const auto& [producer, holder] : received_last_holder) released[static_cast<size_t>(holder)] += received_bytes.at(producer);
   return released;
+}
+
+// The most activation bytes alive at once during ONE micro-batch's forward on `stage`, as the
+// executor holds them (exec/runtime/trainer.cc, activation_release.cc): a layer's output is
+// allocated before it runs, beside its inputs (the producer's array itself, or its own
+// redistributed or received copy); after the layer, inputs it does not save go, and so does a
+// producer's output after its last consumer here unless it saves it; outputs sent down the
+// pipeline stay held by the send until the step ends. This can exceed what is kept for backward:
+// transients (a gathered copy, an output its consumer has not yet read) peak during the forward.
+int64_t forward_live_peak_bytes(const Plan& plan, const CompiledPlan& compiled, int stage) {
+  const model::Model& net = *plan.model;
+  struct Array {
+    double bytes = 0.0;
+    int holders = 0;
+  };
+  std::vector<Array> arrays;
+  double live = 0.0;
+  double peak = 0.0;
+  auto make = [&](double bytes) {
+    arrays.push_back({bytes, 1});
+    live += bytes;
+    return arrays.size() - 1;
+  };
+  auto drop = [&](size_t id) {
+    if (--arrays[id].holders == 0) live -= arrays[id].bytes;
+  };
+  auto on_stage = [&](int layer) { return compiled.layers[static_cast<size_t>(layer)].stage == stage; };
+  auto last_local_consumer = [&](int u) {
+    int last = -1;
+    for (int c : net.layer(u).consumers) {
+      if (on_stage(c)) last = std::max(last, c);
+    }
+    return last;
+  };
+  auto sent_down_the_pipeline = [&](int u) {
+    for (int c : net.layer(u).consumers) {
+      for (const plans::InputTransfer& input : compiled.layers[static_cast<size_t>(c)].inputs) {
+        if (input.producer == u && input.forward_send) return true;
+      }
+    }
+    return false;
+  };
+  std::vector<size_t> output_array(static_cast<size_t>(net.size()));
+  std::vector<bool> output_held(static_cast<size_t>(net.size()), false);  // by the stage's list of outputs
+  auto release_output = [&](int u) {
+    if (!output_held[static_cast<size_t>(u)] || net.layer(u).cost.saved.output) return;
+    // Recompute runs the forward again from the stage's inputs: those stay.
+    if (plan.recompute_activations && net.layer(u).kind == model::OpKind::input) return;
+    output_held[static_cast<size_t>(u)] = false;
+    drop(output_array[static_cast<size_t>(u)]);
+  };
+  for (int v = 0; v < net.size(); ++v) {
+    if (!on_stage(v)) continue;
+    const model::Layer& layer = net.layer(v);
+    const CompiledLayer& compiled_layer = compiled.layers[static_cast<size_t>(v)];
+    std::vector<size_t> inputs;
+    if (layer.kind != model::OpKind::input) {
+      for (size_t p = 0; p < layer.inputs.size(); ++p) {
+        const int u = layer.inputs[p];
+        const plans::InputTransfer& transfer = compiled_layer.inputs[p];
+        if (reads_a_copy(plan, compiled, v, p)) {
+          const model::Layer& producer = net.layer(u);
+          inputs.push_back(make(static_cast<double>(
+              plans::local_element_count(compiled_layer.layouts.inputs[p], plan.mesh, plans::activation_shape(producer, compiled.micro_batch)) *
+              model::output_element_bytes(producer, plan.dtype))));
+        } else if (transfer.forward_send) {
+          inputs.push_back(make(static_cast<double>(transfer.forward_send->buffer_bytes)));
+        } else {
+          inputs.push_back(output_array[static_cast<size_t>(u)]);
+          ++arrays[inputs.back()].holders;
+        }
+      }
+    }
+    output_array[static_cast<size_t>(v)] = make(static_cast<double>(local_output_bytes(plan, compiled, v)));
+    output_held[static_cast<size_t>(v)] = true;
+    if (sent_down_the_pipeline(v)) ++arrays[output_array[static_cast<size_t>(v)]].holders;
+    live += op_kept_bytes(plan, compiled, v);
+    peak = std::max(peak, live);
+    for (size_t p = 0; p < inputs.size(); ++p) {
+      if (!saves_position(layer, p)) drop(inputs[p]);
+    }
+    for (int u : layer.inputs) {
+      if (on_stage(u) && last_local_consumer(u) == v) release_output(u);
+    }
+    if (last_local_consumer(v) < 0) release_output(v);
+  }
+  return std::llround(peak);
 }
 
 // Bytes stage `stage` keeps for backward for ONE micro-batch, without recomputation, as the
@@ -329,10 +417,16 @@ MemoryBreakdown stage_memory(const Plan& plan, const CompiledPlan& compiled, int
 
   // Buffers: the backward's working set and the gradient buckets (transient_bytes). Sends down
   // the pipeline hold their outputs until the step ends: one per micro-batch, with the activations.
-  memory.activations += unkept_forward_send_bytes(plan, compiled, stage) * plan.micro_batches;
+  const int64_t unkept_sends = unkept_forward_send_bytes(plan, compiled, stage);
+  memory.activations += unkept_sends * plan.micro_batches;
   const Transients transients = transient_bytes(plan, compiled, stage, memory.activations, released_after);
   memory.buffers = transients.buffers;
   memory.activations_and_buffers_at_once = transients.together;
+  // The category's peak may come during a forward instead, while transients live: the last
+  // micro-batch in flight's forward, beside what the earlier ones keep and the sends still held.
+  const int64_t held_per_micro_batch = plan.recompute_activations ? stage_input_bytes(plan, compiled, stage) : per_micro_batch;
+  const int64_t before_last_forward = (in_flight - 1) * held_per_micro_batch + (plan.micro_batches - 1) * unkept_sends;
+  memory.activations_in_forward = before_last_forward + forward_live_peak_bytes(plan, compiled, stage);
   return memory;
 }
 

@@ -15,12 +15,18 @@ struct MemoryBreakdown {
   int64_t grads = 0;        // local gradient buffers (sharded under ZeRO 2-3)
   int64_t optimizer = 0;    // optimizer state (+ fp32 master weights for fp16/bf16), ZeRO >= 1 shards it
   int64_t activations = 0;  // tensors kept for backward, for every micro-batch in flight
+  // The most activation bytes alive during a forward (the last micro-batch in flight's, its
+  // transients included: a gathered copy, an output its consumer has not read yet).
+  int64_t activations_in_forward = 0;
   int64_t buffers = 0;      // the backward's working set (gradients) and the gradient buckets
   // The most activations and buffers held at the same moment (their peaks come at different
   // times: activations at the end of the forward, buffers in the backward as activations go).
   int64_t activations_and_buffers_at_once = 0;
-  // The peak a rank reaches: model states plus the worst moment of the rest.
-  int64_t total() const { return params + grads + optimizer + std::max(activations_and_buffers_at_once, activations); }
+  // The activations category's peak (what the executor's tracker reports for it).
+  int64_t activations_peak() const { return std::max(activations, activations_in_forward); }
+  // The peak a rank reaches: model states plus the worst moment of the rest (a forward holds no
+  // buffers).
+  int64_t total() const { return params + grads + optimizer + std::max(activations_and_buffers_at_once, activations_peak()); }
 };
 
 // The memory of a rank on pipeline stage `stage` (all ranks of a stage hold the same amounts).

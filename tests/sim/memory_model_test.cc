@@ -141,6 +141,12 @@ TEST(MemoryModel, ActivationsMatchAHandCountAndHalveWithTheBatch) {
   EXPECT_EQ(m.total(), m.params + m.grads + m.optimizer + m.activations_and_buffers_at_once);
   // Parameters: fc1 16 x 8 + 8 = 136, fc2 8 x 4 + 4 = 36: 172 x 4 B.
   EXPECT_EQ(m.params, 688);
+  // During the forward more lives at once than is kept, per sample: at relu, fc1's output (32 B)
+  // is still alive beside its own (32 B) and the data (64 B): 128 B; at the loss, the data, relu's
+  // and fc2's outputs (64 + 32 + 16 B), the loss's value (4 B) and its probabilities and label
+  // (20 B): 136 B, the most; x 8 = 1088 B, the category's peak.
+  EXPECT_EQ(m.activations_in_forward, 1088);
+  EXPECT_EQ(m.activations_peak(), 1088);
 
   const Plan two = make_plan(mlp(), Mesh({{"data", 2}}), 8, batch_on_axis_0);
   const MemoryBreakdown split = memory_of(two);

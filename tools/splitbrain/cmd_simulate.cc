@@ -56,7 +56,7 @@ void print_summary(const plans::Plan& plan, const sim::Cluster& cluster, const s
     last_stage = r.stage;
     const auto b = [](int64_t bytes) { return human_bytes(static_cast<double>(bytes)); };
     memory.add_row({std::to_string(r.stage), b(r.memory.params), b(r.memory.grads), b(r.memory.optimizer),
-                    b(r.memory.activations), b(r.memory.buffers), b(r.memory.total()), b(r.comm_bytes_sent)});
+                    b(r.memory.activations_peak()), b(r.memory.buffers), b(r.memory.total()), b(r.comm_bytes_sent)});
   }
   memory.print(std::cout);
 

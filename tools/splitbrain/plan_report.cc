@@ -173,7 +173,7 @@ void print_plan_explanation(std::ostream& out, const PlanReport& report, int ind
     last_stage = r.stage;
     const auto b = [](int64_t bytes) { return human_bytes(static_cast<double>(bytes)); };
     out << fmt::format("memory, stage {}: params {}, grads {}, optimizer {}, activations {}, buffers {} = {}\n", r.stage,
-                       b(r.memory.params), b(r.memory.grads), b(r.memory.optimizer), b(r.memory.activations),
+                       b(r.memory.params), b(r.memory.grads), b(r.memory.optimizer), b(r.memory.activations_peak()),
                        b(r.memory.buffers), b(r.memory.total()));
   }
 }
