@@ -5,7 +5,7 @@
 #include <array>
 
 #include "exec/cpu/concat.h"
-#include "exec/cpu/dnnl_check.h"
+#include "exec/kernels/kernel_argument_error.h"
 #include "exec/cpu/elementwise_add.h"
 #include "tests/exec/kernel_test_util.h"
 
@@ -13,6 +13,8 @@ namespace splitbrain::exec::cpu {
 namespace {
 
 using testing::random_floats;
+using kernels::Dims;
+using kernels::KernelArgumentError;
 
 TEST(Add, ThreeInputsAndInPlace) {
   CpuContext context;

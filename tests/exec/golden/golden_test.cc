@@ -35,7 +35,7 @@
 #include <nlohmann/json.hpp>
 
 #include "exec/comm/mesh_communicators.h"
-#include "exec/cpu/ops/cpu_backend.h"
+#include "exec/cpu/cpu_backend.h"
 #include "exec/data/token_sequences.h"
 #include "exec/runtime/batch_source.h"
 #include "exec/runtime/trainer.h"
