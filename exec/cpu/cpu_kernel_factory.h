@@ -14,7 +14,8 @@ class CpuKernelFactory final : public kernels::KernelFactory {
 
   std::unique_ptr<kernels::Conv2dKernel> make_conv2d(const kernels::Conv2dShape& shape) override;
   std::unique_ptr<kernels::LinearKernel> make_linear(const kernels::LinearShape& shape) override;
-  std::unique_ptr<kernels::Pool2dKernel> make_pool2d(kernels::PoolKind kind, const kernels::Pool2dShape& shape) override;
+  std::unique_ptr<kernels::Pool2dKernel> make_pool2d(kernels::PoolKind kind,
+                                                     const kernels::Pool2dShape& shape) override;
   std::unique_ptr<kernels::AdaptiveAvgPoolKernel> make_adaptive_avgpool(
       const kernels::AdaptiveAvgPoolShape& shape) override;
   std::unique_ptr<kernels::ActivationKernel> make_activation(kernels::Activation kind, int64_t elements) override;

@@ -5,8 +5,8 @@
 #include <array>
 
 #include "exec/cpu/concat.h"
-#include "exec/kernels/kernel_argument_error.h"
 #include "exec/cpu/elementwise_add.h"
+#include "exec/kernels/kernel_argument_error.h"
 #include "tests/exec/kernel_test_util.h"
 
 namespace splitbrain::exec::cpu {
