@@ -16,9 +16,12 @@ const kernels::AttentionShape& checked(const kernels::AttentionShape& s) {
   return s;
 }
 
-float softmax_scale(const kernels::AttentionShape& s) { return static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.head_dim))); }
+float softmax_scale(const kernels::AttentionShape& s) {
+  return static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.head_dim)));
+}
 
-kernels::BatchedMatmulShape product(const kernels::AttentionShape& s, int64_t m, int64_t k, int64_t n, bool ta, bool tb, float alpha) {
+kernels::BatchedMatmulShape product(const kernels::AttentionShape& s, int64_t m, int64_t k, int64_t n, bool ta, bool tb,
+                                    float alpha) {
   return kernels::BatchedMatmulShape{s.batch * s.heads, m, k, n, ta, tb, alpha};
 }
 

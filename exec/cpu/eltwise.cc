@@ -1,8 +1,8 @@
 #include "exec/cpu/eltwise.h"
 
 #include "exec/cpu/dnnl_check.h"
-#include "exec/kernels/kernel_argument_error.h"
 #include "exec/cpu/staged_memory.h"
+#include "exec/kernels/kernel_argument_error.h"
 
 namespace splitbrain::exec::cpu {
 
@@ -11,8 +11,8 @@ ActivationKernel::ActivationKernel(CpuContext& context, kernels::Activation kind
   if (elements <= 0) throw kernels::KernelArgumentError("ActivationKernel: elements must be positive");
   const dnnl::engine& engine = context.engine();
   md_ = plain_desc({elements});
-  const auto algo =
-      kind == kernels::Activation::relu ? dnnl::algorithm::eltwise_relu_use_dst_for_bwd : dnnl::algorithm::eltwise_gelu_tanh;
+  const auto algo = kind == kernels::Activation::relu ? dnnl::algorithm::eltwise_relu_use_dst_for_bwd
+                                                       : dnnl::algorithm::eltwise_gelu_tanh;
   dnnl::eltwise_forward::primitive_desc fwd_pd;
   SB_DNNL_CHECK(fwd_pd = dnnl::eltwise_forward::primitive_desc(
                     dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, algo, md_, 0.0f, 0.0f), engine));

@@ -1,8 +1,8 @@
 #include "exec/cpu/layernorm.h"
 
 #include "exec/cpu/dnnl_check.h"
-#include "exec/kernels/kernel_argument_error.h"
 #include "exec/cpu/staged_memory.h"
+#include "exec/kernels/kernel_argument_error.h"
 
 namespace splitbrain::exec::cpu {
 

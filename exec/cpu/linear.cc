@@ -4,8 +4,8 @@
 #include <unordered_map>
 
 #include "exec/cpu/dnnl_check.h"
-#include "exec/kernels/kernel_argument_error.h"
 #include "exec/cpu/staged_memory.h"
+#include "exec/kernels/kernel_argument_error.h"
 
 namespace splitbrain::exec::cpu {
 
@@ -73,7 +73,7 @@ void LinearKernel::accumulate_weight_gradients(const float* x, const float* dy, 
   const dnnl::status status = dnnl::sgemm('T', 'N', out, in, rows, 1.0f, dy, out, x, in, 1.0f, dw, in);
   if (status != dnnl::status::success) {
     throw kernels::KernelArgumentError("LinearKernel::accumulate_weight_gradients: dnnl_sgemm failed with status " +
-                              std::to_string(static_cast<int>(status)));
+                                       std::to_string(static_cast<int>(status)));
   }
   if (db == nullptr) return;
   for (dnnl_dim_t r = 0; r < rows; ++r) {

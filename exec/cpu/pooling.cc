@@ -40,7 +40,8 @@ Pool2dKernel::Pool2dKernel(CpuContext& context, kernels::PoolKind kind, const ke
   const dnnl::engine& engine = context.engine();
   x_md_ = plain_desc({s.batch, s.channels, s.height, s.width});
   y_md_ = plain_desc({s.batch, s.channels, s.out_height(), s.out_width()});
-  const auto algo = kind == kernels::PoolKind::max ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_include_padding;
+  const auto algo = kind == kernels::PoolKind::max ? dnnl::algorithm::pooling_max
+                                                   : dnnl::algorithm::pooling_avg_include_padding;
   const Dims strides{s.stride_h, s.stride_w}, kernel{s.kernel_h, s.kernel_w};
   const Dims pad_l{s.pad_top, s.pad_left}, pad_r{pad_bottom, pad_right};
 
