@@ -2,7 +2,7 @@
 """Golden numbers for the CPU executor, computed by PyTorch.
 
 Builds the zoo's `fashion-vgg` in PyTorch with exactly the initial weights the executor gives it
-(exec/runtime/parameter_init.cc), exactly its dropout masks (exec/cpu/dropout.cc) and the batch
+(exec/runtime/parameter_init.cc), exactly its dropout masks (exec/kernels/dropout_mask.h) and the batch
 formula below, runs three SGD steps with momentum (torch.optim.SGD), and writes
 tests/exec/golden/fashion_vgg_golden.json: the loss of each step, and per parameter the shape,
 sum, sum of absolute values, sum of squares and 32 sampled values of the initial tensor and of
@@ -85,7 +85,7 @@ def initial_parameter(layer_index, parameter, shape, fan_in, seed=SEED):
     return torch.from_numpy(values.reshape(shape))
 
 
-# --- Dropout mask (exec/cpu/dropout.cc) ----------------------------------------------------------
+# --- Dropout mask (exec/kernels/dropout_mask.h) --------------------------------------------------
 
 def dropout_scale_mask(step, shape, p=DROPOUT, seed=SEED, layer=DROPOUT_LAYER):
     """Element i (row-major over the layer output's global shape, batch dimension = the whole

@@ -4,7 +4,7 @@
 Builds the zoo's tiny GPT (MODEL below: 2 pre-norm blocks, width 64, 4 heads, 16 positions, a
 vocabulary of 96, the output head tied to the token embedding) in PyTorch with exactly the
 executor's initial weights (exec/runtime/parameter_init.cc), its dropout masks
-(exec/cpu/dropout.cc) and its token sequences (exec/data/token_sequences.h), runs three SGD steps
+(exec/kernels/dropout_mask.h) and its token sequences (exec/data/token_sequences.h), runs three SGD steps
 with momentum (torch.optim.SGD), and writes tests/exec/golden/gpt_golden.json in the format of
 tools/pytorch_golden.py (whose helpers it shares): the loss of each step and, per parameter, the
 initial tensor and its step-1 gradient summarised. The tied table's gradient is the sum of the

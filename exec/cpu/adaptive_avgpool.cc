@@ -2,27 +2,27 @@
 
 #include <algorithm>
 
-#include "exec/cpu/dnnl_check.h"
+#include "exec/kernels/kernel_argument_error.h"
 
 namespace splitbrain::exec::cpu {
 
 namespace {
 
-int64_t bin_begin(int64_t i, int64_t in, int64_t out) { return i * in / out; }
-int64_t bin_end(int64_t i, int64_t in, int64_t out) { return ((i + 1) * in + out - 1) / out; }
-
-void check(const AdaptiveAvgPoolShape& s) {
+const kernels::AdaptiveAvgPoolShape& checked(const kernels::AdaptiveAvgPoolShape& s) {
   if (s.batch <= 0 || s.channels <= 0 || s.height <= 0 || s.width <= 0 || s.out_height <= 0 || s.out_width <= 0)
-    throw KernelArgumentError("adaptive_avgpool: every dim must be positive");
+    throw kernels::KernelArgumentError("adaptive_avgpool: every dim must be positive");
+  return s;
 }
 
 // Calls f(output index in the plane, bin rows [h0, h1), bin columns [w0, w1), 1 / bin size) per bin.
 template <typename F>
-void for_each_bin(const AdaptiveAvgPoolShape& s, F&& f) {
+void for_each_bin(const kernels::AdaptiveAvgPoolShape& s, F&& f) {
+  using kernels::adaptive_bin_begin;
+  using kernels::adaptive_bin_end;
   for (int64_t oh = 0; oh < s.out_height; ++oh) {
-    const int64_t h0 = bin_begin(oh, s.height, s.out_height), h1 = bin_end(oh, s.height, s.out_height);
+    const int64_t h0 = adaptive_bin_begin(oh, s.height, s.out_height), h1 = adaptive_bin_end(oh, s.height, s.out_height);
     for (int64_t ow = 0; ow < s.out_width; ++ow) {
-      const int64_t w0 = bin_begin(ow, s.width, s.out_width), w1 = bin_end(ow, s.width, s.out_width);
+      const int64_t w0 = adaptive_bin_begin(ow, s.width, s.out_width), w1 = adaptive_bin_end(ow, s.width, s.out_width);
       const float inv = 1.0f / static_cast<float>((h1 - h0) * (w1 - w0));
       f(oh * s.out_width + ow, h0, h1, w0, w1, inv);
     }
@@ -31,8 +31,10 @@ void for_each_bin(const AdaptiveAvgPoolShape& s, F&& f) {
 
 }  // namespace
 
-void adaptive_avgpool_forward(const AdaptiveAvgPoolShape& s, const float* x, float* y) {
-  check(s);
+AdaptiveAvgPoolKernel::AdaptiveAvgPoolKernel(const kernels::AdaptiveAvgPoolShape& shape) : shape_(checked(shape)) {}
+
+void AdaptiveAvgPoolKernel::forward(const float* x, float* y) {
+  const auto& s = shape_;
   const int64_t in_plane = s.height * s.width, out_plane = s.out_height * s.out_width;
   for (int64_t p = 0; p < s.batch * s.channels; ++p) {
     const float* xp = x + p * in_plane;
@@ -46,8 +48,8 @@ void adaptive_avgpool_forward(const AdaptiveAvgPoolShape& s, const float* x, flo
   }
 }
 
-void adaptive_avgpool_backward(const AdaptiveAvgPoolShape& s, const float* dy, float* dx) {
-  check(s);
+void AdaptiveAvgPoolKernel::backward(const float* dy, float* dx) {
+  const auto& s = shape_;
   const int64_t in_plane = s.height * s.width, out_plane = s.out_height * s.out_width;
   std::fill(dx, dx + s.batch * s.channels * in_plane, 0.0f);
   for (int64_t p = 0; p < s.batch * s.channels; ++p) {

@@ -4,26 +4,30 @@
 #include <cmath>
 
 #include "exec/cpu/dnnl_check.h"
+#include "exec/kernels/kernel_argument_error.h"
 
 namespace splitbrain::exec::cpu {
 
 namespace {
 
-const AttentionShape& checked(const AttentionShape& s) {
+const kernels::AttentionShape& checked(const kernels::AttentionShape& s) {
   if (s.batch <= 0 || s.seq <= 0 || s.heads <= 0 || s.head_dim <= 0)
-    throw KernelArgumentError("SelfAttentionKernel: batch, seq, heads and head_dim must be positive");
+    throw kernels::KernelArgumentError("SelfAttentionKernel: batch, seq, heads and head_dim must be positive");
   return s;
 }
 
-float softmax_scale(const AttentionShape& s) { return static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.head_dim))); }
+float softmax_scale(const kernels::AttentionShape& s) {
+  return static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.head_dim)));
+}
 
-BatchedMatmulShape product(const AttentionShape& s, int64_t m, int64_t k, int64_t n, bool ta, bool tb, float alpha) {
-  return BatchedMatmulShape{s.batch * s.heads, m, k, n, ta, tb, alpha};
+kernels::BatchedMatmulShape product(const kernels::AttentionShape& s, int64_t m, int64_t k, int64_t n, bool ta, bool tb,
+                                    float alpha) {
+  return kernels::BatchedMatmulShape{s.batch * s.heads, m, k, n, ta, tb, alpha};
 }
 
 }  // namespace
 
-SelfAttentionKernel::SelfAttentionKernel(CpuContext& context, const AttentionShape& shape)
+SelfAttentionKernel::SelfAttentionKernel(CpuContext& context, const kernels::AttentionShape& shape)
     : shape_(checked(shape)),
       scores_(context, product(shape, shape.seq, shape.head_dim, shape.seq, false, true, softmax_scale(shape))),
       context_out_(context, product(shape, shape.seq, shape.seq, shape.head_dim, false, false, 1.0f)),

@@ -6,13 +6,15 @@
 #include <utility>
 
 #include "exec/cpu/dnnl_check.h"
+#include "exec/cpu/staged_memory.h"
+#include "exec/kernels/kernel_argument_error.h"
 
 namespace splitbrain::exec::cpu {
 
 namespace {
 
 void require(bool ok, const std::string& what) {
-  if (!ok) throw KernelArgumentError("ConcatKernel: " + what);
+  if (!ok) throw kernels::KernelArgumentError("ConcatKernel: " + what);
 }
 
 int64_t product(const Dims& dims, std::size_t begin, std::size_t end) {

@@ -1,35 +1,32 @@
 #pragma once
-// Concatenation of local fp32 tensors along one dimension (all other dims equal, rank 1 to 5),
-// and its backward, the split of dy into the inputs' gradients. Forward is oneDNN's concat
-// primitive; the split is own code (oneDNN has no split primitive): per input, `outer` copies of
-// one contiguous run each.
+// Concatenation and its split (exec/kernels/concat.h). Forward is oneDNN's concat primitive;
+// the split is own code (oneDNN has no split primitive): per input, `outer` copies of one
+// contiguous run each.
 
-#include <cstdint>
 #include <span>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "exec/cpu/cpu_context.h"
-#include "exec/cpu/staged_memory.h"
+#include "exec/kernels/concat.h"
 
 namespace splitbrain::exec::cpu {
 
-class ConcatKernel {
+class ConcatKernel final : public kernels::ConcatKernel {
  public:
   // `input_dims` are the full local shapes (batch included); `axis` indexes them.
-  ConcatKernel(CpuContext& context, std::vector<Dims> input_dims, int axis);
-  const Dims& output_dims() const { return output_dims_; }
+  ConcatKernel(CpuContext& context, std::vector<kernels::Dims> input_dims, int axis);
+  const kernels::Dims& output_dims() const override { return output_dims_; }
 
-  void forward(std::span<const float* const> xs, float* y);
-  // dxs[i] (overwritten) = the slice of dy that input i gave.
-  void backward(const float* dy, std::span<float* const> dxs) const;
+  void forward(std::span<const float* const> xs, float* y) override;
+  void backward(const float* dy, std::span<float* const> dxs) const override;
 
  private:
   CpuContext& context_;
-  std::vector<Dims> input_dims_;
+  std::vector<kernels::Dims> input_dims_;
   int axis_;
-  Dims output_dims_;
+  kernels::Dims output_dims_;
   std::vector<dnnl::memory::desc> input_mds_;
   dnnl::memory::desc output_md_;
   dnnl::concat concat_;

@@ -4,22 +4,17 @@
 #include <unordered_map>
 
 #include "exec/cpu/dnnl_check.h"
+#include "exec/kernels/kernel_argument_error.h"
 
 namespace splitbrain::exec::cpu {
 
 namespace {
 
-int64_t out_extent(int64_t in, int64_t pad_lo, int64_t pad_hi, int64_t kernel, int64_t stride, int64_t dilation) {
-  const int64_t span = dilation * (kernel - 1) + 1;
-  const int64_t padded = in + pad_lo + pad_hi;
-  return padded < span ? 0 : (padded - span) / stride + 1;
-}
-
 void require(bool ok, const std::string& what) {
-  if (!ok) throw KernelArgumentError("Conv2dKernel: " + what);
+  if (!ok) throw kernels::KernelArgumentError("Conv2dKernel: " + what);
 }
 
-void check(const Conv2dShape& s) {
+void check(const kernels::Conv2dShape& s) {
   require(s.batch > 0 && s.in_channels > 0 && s.height > 0 && s.width > 0, "input dims must be positive");
   require(s.out_channels > 0 && s.kernel_h > 0 && s.kernel_w > 0, "out_channels and kernel must be positive");
   require(s.stride_h > 0 && s.stride_w > 0 && s.dilation_h > 0 && s.dilation_w > 0,
@@ -32,10 +27,7 @@ void check(const Conv2dShape& s) {
 
 }  // namespace
 
-int64_t Conv2dShape::out_height() const { return out_extent(height, pad_top, pad_bottom, kernel_h, stride_h, dilation_h); }
-int64_t Conv2dShape::out_width() const { return out_extent(width, pad_left, pad_right, kernel_w, stride_w, dilation_w); }
-
-Conv2dKernel::Conv2dKernel(CpuContext& context, const Conv2dShape& shape) : context_(context), shape_(shape) {
+Conv2dKernel::Conv2dKernel(CpuContext& context, const kernels::Conv2dShape& shape) : context_(context), shape_(shape) {
   check(shape);
   const auto& s = shape;
   const dnnl::engine& engine = context.engine();

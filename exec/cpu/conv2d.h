@@ -1,9 +1,6 @@
 #pragma once
-// 2-D convolution (PyTorch's nn.Conv2d) on local NCHW fp32 tensors, forward and both backward
-// passes, with oneDNN's convolution primitives. Weights are [out_channels, in_channels/groups,
-// kernel_h, kernel_w], bias [out_channels]. Padding is given per side: a height-split
-// convolution receives its input already extended by the halo rows and pads only the sides that
-// are edges of the global image (top on the first rank, bottom on the last).
+// 2-D convolution (exec/kernels/conv2d.h) with oneDNN's convolution primitives, in the layouts
+// oneDNN picks (reorders built once, staged_memory.h).
 
 #include <cstdint>
 
@@ -11,50 +8,24 @@
 
 #include "exec/cpu/cpu_context.h"
 #include "exec/cpu/staged_memory.h"
+#include "exec/kernels/conv2d.h"
 
 namespace splitbrain::exec::cpu {
 
-struct Conv2dShape {
-  int64_t batch = 1;
-  int64_t in_channels = 1;
-  int64_t height = 1;
-  int64_t width = 1;
-  int64_t out_channels = 1;
-  int64_t kernel_h = 1;
-  int64_t kernel_w = 1;
-  int64_t stride_h = 1;
-  int64_t stride_w = 1;
-  int64_t pad_top = 0;
-  int64_t pad_bottom = 0;
-  int64_t pad_left = 0;
-  int64_t pad_right = 0;
-  int64_t dilation_h = 1;  // PyTorch's convention: 1 = dense (oneDNN counts the gaps: 0)
-  int64_t dilation_w = 1;
-  int64_t groups = 1;
-  bool bias = true;
-
-  int64_t out_height() const;  // floor((H + pads - dilation*(k-1) - 1) / stride) + 1
-  int64_t out_width() const;
-};
-
-class Conv2dKernel {
+class Conv2dKernel final : public kernels::Conv2dKernel {
  public:
   // Throws KernelArgumentError on shapes that do not make sense (channels not divisible by the
   // groups, empty output, ...), DnnlError when oneDNN refuses.
-  Conv2dKernel(CpuContext& context, const Conv2dShape& shape);
+  Conv2dKernel(CpuContext& context, const kernels::Conv2dShape& shape);
 
-  const Conv2dShape& shape() const { return shape_; }
-
-  // y = conv(x, w) + b. `b` is ignored (may be null) without bias.
-  void forward(const float* x, const float* w, const float* b, float* y);
-  // dx = the input gradient for the output gradient dy (overwrites dx).
-  void backward_data(const float* dy, const float* w, float* dx);
-  // dw (and db with bias) for input x and output gradient dy (overwritten, not accumulated).
-  void backward_weights(const float* x, const float* dy, float* dw, float* db);
+  const kernels::Conv2dShape& shape() const override { return shape_; }
+  void forward(const float* x, const float* w, const float* b, float* y) override;
+  void backward_data(const float* dy, const float* w, float* dx) override;
+  void backward_weights(const float* x, const float* dy, float* dw, float* db) override;
 
  private:
   CpuContext& context_;
-  Conv2dShape shape_;
+  kernels::Conv2dShape shape_;
   dnnl::memory::desc bias_md_;
 
   dnnl::convolution_forward forward_;

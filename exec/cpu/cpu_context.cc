@@ -5,12 +5,14 @@
 #include <string>
 
 #include "exec/cpu/dnnl_check.h"
+#include "exec/kernels/kernel_argument_error.h"
 
 namespace splitbrain::exec::cpu {
 
 namespace {
 int checked_threads(int threads) {
-  if (threads < 1) throw KernelArgumentError("CpuContext: threads must be at least 1, got " + std::to_string(threads));
+  if (threads < 1)
+    throw kernels::KernelArgumentError("CpuContext: threads must be at least 1, got " + std::to_string(threads));
   // Set before the engine exists so oneDNN's first primitive already sees it.
   omp_set_num_threads(threads);
   return threads;

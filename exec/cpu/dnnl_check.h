@@ -20,13 +20,6 @@ class DnnlError : public std::runtime_error {
   dnnl_status_t status_;
 };
 
-// A kernel was built with shapes or attributes it cannot take (a programming error of the
-// caller, not of the library): the message names the kernel and the field.
-class KernelArgumentError : public std::invalid_argument {
- public:
-  using std::invalid_argument::invalid_argument;
-};
-
 }  // namespace splitbrain::exec::cpu
 
 // Variadic so that calls with commas in them (constructors with several arguments) pass whole.

@@ -1,7 +1,5 @@
 #pragma once
-// y = x_0 + x_1 + ... + x_{n-1} over local fp32 tensors of equal shape (residual connections):
-// oneDNN's sum primitive. Backward needs no kernel: every input's gradient is dy itself, so the
-// runtime passes the same buffer on (or adds it into a gradient it accumulates).
+// The sum of n equal-shaped tensors (exec/kernels/elementwise_add.h): oneDNN's sum primitive.
 
 #include <cstdint>
 #include <span>
@@ -9,17 +7,17 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "exec/cpu/cpu_context.h"
+#include "exec/kernels/elementwise_add.h"
 
 namespace splitbrain::exec::cpu {
 
-class AddKernel {
+class AddKernel final : public kernels::AddKernel {
  public:
   AddKernel(CpuContext& context, int inputs, int64_t elements);
-  int inputs() const { return inputs_; }
-  int64_t elements() const { return elements_; }
+  int inputs() const override { return inputs_; }
+  int64_t elements() const override { return elements_; }
 
-  // xs.size() must equal inputs(); y may be one of the inputs.
-  void forward(std::span<const float* const> xs, float* y);
+  void forward(std::span<const float* const> xs, float* y) override;
 
  private:
   CpuContext& context_;

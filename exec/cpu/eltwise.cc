@@ -2,16 +2,17 @@
 
 #include "exec/cpu/dnnl_check.h"
 #include "exec/cpu/staged_memory.h"
+#include "exec/kernels/kernel_argument_error.h"
 
 namespace splitbrain::exec::cpu {
 
-ActivationKernel::ActivationKernel(CpuContext& context, Activation kind, int64_t elements)
+ActivationKernel::ActivationKernel(CpuContext& context, kernels::Activation kind, int64_t elements)
     : context_(context), kind_(kind), elements_(elements) {
-  if (elements <= 0) throw KernelArgumentError("ActivationKernel: elements must be positive");
+  if (elements <= 0) throw kernels::KernelArgumentError("ActivationKernel: elements must be positive");
   const dnnl::engine& engine = context.engine();
   md_ = plain_desc({elements});
-  const auto algo =
-      kind == Activation::relu ? dnnl::algorithm::eltwise_relu_use_dst_for_bwd : dnnl::algorithm::eltwise_gelu_tanh;
+  const auto algo = kind == kernels::Activation::relu ? dnnl::algorithm::eltwise_relu_use_dst_for_bwd
+                                                       : dnnl::algorithm::eltwise_gelu_tanh;
   dnnl::eltwise_forward::primitive_desc fwd_pd;
   SB_DNNL_CHECK(fwd_pd = dnnl::eltwise_forward::primitive_desc(
                     dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, algo, md_, 0.0f, 0.0f), engine));
@@ -32,7 +33,7 @@ void ActivationKernel::forward(const float* x, float* y) {
 void ActivationKernel::backward(const float* saved, const float* dy, float* dx) {
   const dnnl::engine& engine = context_.engine();
   // The _use_dst_for_bwd algorithms read DNNL_ARG_DST; the others DNNL_ARG_SRC.
-  const int saved_arg = kind_ == Activation::relu ? DNNL_ARG_DST : DNNL_ARG_SRC;
+  const int saved_arg = kind_ == kernels::Activation::relu ? DNNL_ARG_DST : DNNL_ARG_SRC;
   SB_DNNL_CHECK(backward_.execute(context_.stream(), {{saved_arg, wrap(md_, engine, saved)},
                                                       {DNNL_ARG_DIFF_DST, wrap(md_, engine, dy)},
                                                       {DNNL_ARG_DIFF_SRC, wrap(md_, engine, dx)}}));

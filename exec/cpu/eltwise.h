@@ -1,36 +1,28 @@
 #pragma once
-// Activations over any local fp32 tensor (treated as a flat array), oneDNN eltwise primitives.
-//
-//   relu        backward reads the OUTPUT y (oneDNN's relu_use_dst_for_bwd), so forward may run
-//               in place (x == y) and the input need not be kept.
-//   gelu_tanh   0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))): GPT-2's GELU and PyTorch's
-//               nn.GELU(approximate='tanh'), oneDNN's eltwise_gelu_tanh. Backward reads the
-//               INPUT x.
+// Activations (exec/kernels/eltwise.h) with oneDNN eltwise primitives: relu's backward is
+// oneDNN's relu_use_dst_for_bwd (it reads the output), gelu_tanh is eltwise_gelu_tanh.
 
 #include <cstdint>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "exec/cpu/cpu_context.h"
+#include "exec/kernels/eltwise.h"
 
 namespace splitbrain::exec::cpu {
 
-enum class Activation { relu, gelu_tanh };
-
-class ActivationKernel {
+class ActivationKernel final : public kernels::ActivationKernel {
  public:
-  ActivationKernel(CpuContext& context, Activation kind, int64_t elements);
-  Activation kind() const { return kind_; }
-  int64_t elements() const { return elements_; }
+  ActivationKernel(CpuContext& context, kernels::Activation kind, int64_t elements);
+  kernels::Activation kind() const override { return kind_; }
+  int64_t elements() const override { return elements_; }
 
-  // y = f(x); x == y is allowed.
-  void forward(const float* x, float* y);
-  // dx = f'(.) * dy, where `saved` is y for relu and x for gelu_tanh. dx == dy is allowed.
-  void backward(const float* saved, const float* dy, float* dx);
+  void forward(const float* x, float* y) override;
+  void backward(const float* saved, const float* dy, float* dx) override;
 
  private:
   CpuContext& context_;
-  Activation kind_;
+  kernels::Activation kind_;
   int64_t elements_;
   dnnl::memory::desc md_;
   dnnl::eltwise_forward forward_;

@@ -1,31 +1,25 @@
 #pragma once
-// Embedding lookup (PyTorch's nn.Embedding) by int32 ids, on a table that may be split by rows
-// (vocabulary) across ranks: this rank holds rows [row_begin, row_end) of the global table, as a
-// [row_end - row_begin, dim] array. Ids outside that range give zero rows here; the runtime sums
-// the partial outputs across the vocabulary axis. Own code: a gather and a scatter-add, which
-// oneDNN has no primitive for.
+// Embedding lookup on a row-split table (exec/kernels/embedding.h). Own code: a gather and a
+// scatter-add, which oneDNN has no primitive for.
 
 #include <cstdint>
 
+#include "exec/kernels/embedding.h"
+
 namespace splitbrain::exec::cpu {
 
-struct EmbeddingShape {
-  int64_t count = 1;            // ids looked up (N * T)
-  int64_t dim = 1;              // local width of a row
-  int64_t num_embeddings = 1;   // rows of the GLOBAL table (ids must be in [0, num_embeddings))
-  int64_t row_begin = 0;        // the local rows, [row_begin, row_end); whole table: 0, num_embeddings
-  int64_t row_end = 1;
+class EmbeddingKernel final : public kernels::EmbeddingKernel {
+ public:
+  // Throws KernelArgumentError on a row range outside the table; forward and backward throw it
+  // on ids outside [0, num_embeddings).
+  explicit EmbeddingKernel(const kernels::EmbeddingShape& shape);
+  const kernels::EmbeddingShape& shape() const override { return shape_; }
+
+  void forward(const int32_t* ids, const float* table, float* y) override;
+  void backward(const int32_t* ids, const float* dy, float* dtable) override;
+
+ private:
+  kernels::EmbeddingShape shape_;
 };
-
-// y[i] = table[ids[i] - row_begin] when the id is local, else zeros. y is [count, dim].
-void embedding_forward(const EmbeddingShape& shape, const int32_t* ids, const float* table, float* y);
-
-// dtable[ids[i] - row_begin] += dy[i] for local ids. ADDS into dtable (zero it first): a table
-// tied to an output head (GPT-2's wte and lm_head) gets its gradient from both uses.
-void embedding_backward(const EmbeddingShape& shape, const int32_t* ids, const float* dy, float* dtable);
-
-// ids for learned positions: ids[n * seq + t] = position_begin + t (position_begin is the first
-// local position when the sequence is split).
-void embedding_positions(int64_t batch, int64_t seq, int64_t position_begin, int32_t* ids);
 
 }  // namespace splitbrain::exec::cpu

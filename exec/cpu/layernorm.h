@@ -1,11 +1,6 @@
 #pragma once
-// Layer normalisation over the last dimension (PyTorch's nn.LayerNorm(features)) of a local
-// [rows, features] fp32 tensor (rows = N*T), with learned scale (gamma) and shift (beta): oneDNN
-// layer_normalization forward and backward. Forward keeps each row's mean and variance
-// (biased, oneDNN's convention) in caller buffers of `rows` floats for backward.
-//
-// Rows are independent, so splitting the batch or the sequence needs no communication; the
-// features are never split (plans/op_sharding: no `out` role for layernorm).
+// Layer normalisation (exec/kernels/layernorm.h) with oneDNN's layer_normalization forward and
+// backward; the saved variance is oneDNN's (biased).
 
 #include <cstdint>
 #include <vector>
@@ -13,29 +8,23 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "exec/cpu/cpu_context.h"
+#include "exec/kernels/layernorm.h"
 
 namespace splitbrain::exec::cpu {
 
-struct LayerNormShape {
-  int64_t rows = 1;
-  int64_t features = 1;
-  double epsilon = 1e-5;
-};
-
-class LayerNormKernel {
+class LayerNormKernel final : public kernels::LayerNormKernel {
  public:
-  LayerNormKernel(CpuContext& context, const LayerNormShape& shape);
-  const LayerNormShape& shape() const { return shape_; }
+  LayerNormKernel(CpuContext& context, const kernels::LayerNormShape& shape);
+  const kernels::LayerNormShape& shape() const override { return shape_; }
 
-  // y = (x - mean) / sqrt(var + eps) * gamma + beta; writes mean[rows] and variance[rows].
-  void forward(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* variance);
-  // dx, dgamma and dbeta (all overwritten) from the saved x, mean and variance.
+  void forward(const float* x, const float* gamma, const float* beta, float* y, float* mean,
+               float* variance) override;
   void backward(const float* x, const float* dy, const float* gamma, const float* mean, const float* variance,
-                float* dx, float* dgamma, float* dbeta);
+                float* dx, float* dgamma, float* dbeta) override;
 
  private:
   CpuContext& context_;
-  LayerNormShape shape_;
+  kernels::LayerNormShape shape_;
   dnnl::memory::desc data_md_, stat_md_, param_md_;
   dnnl::layer_normalization_forward forward_;
   dnnl::layer_normalization_backward backward_;

@@ -5,12 +5,13 @@
 
 #include "exec/cpu/dnnl_check.h"
 #include "exec/cpu/staged_memory.h"
+#include "exec/kernels/kernel_argument_error.h"
 
 namespace splitbrain::exec::cpu {
 
-LinearKernel::LinearKernel(CpuContext& context, const LinearShape& shape) : context_(context), shape_(shape) {
+LinearKernel::LinearKernel(CpuContext& context, const kernels::LinearShape& shape) : context_(context), shape_(shape) {
   if (shape.rows <= 0 || shape.in_features <= 0 || shape.out_features <= 0)
-    throw KernelArgumentError("LinearKernel: rows, in_features and out_features must be positive");
+    throw kernels::KernelArgumentError("LinearKernel: rows, in_features and out_features must be positive");
   const dnnl::engine& engine = context.engine();
   x_md_ = plain_desc({shape.rows, shape.in_features});
   w_md_ = plain_desc({shape.out_features, shape.in_features});
@@ -71,8 +72,8 @@ void LinearKernel::accumulate_weight_gradients(const float* x, const float* dy, 
   // dnnl::sgemm reports failure in its status rather than by throwing.
   const dnnl::status status = dnnl::sgemm('T', 'N', out, in, rows, 1.0f, dy, out, x, in, 1.0f, dw, in);
   if (status != dnnl::status::success) {
-    throw KernelArgumentError("LinearKernel::accumulate_weight_gradients: dnnl_sgemm failed with status " +
-                              std::to_string(static_cast<int>(status)));
+    throw kernels::KernelArgumentError("LinearKernel::accumulate_weight_gradients: dnnl_sgemm failed with status " +
+                                       std::to_string(static_cast<int>(status)));
   }
   if (db == nullptr) return;
   for (dnnl_dim_t r = 0; r < rows; ++r) {

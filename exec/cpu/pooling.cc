@@ -6,20 +6,11 @@
 
 #include "exec/cpu/dnnl_check.h"
 #include "exec/cpu/staged_memory.h"
+#include "exec/kernels/kernel_argument_error.h"
 
 namespace splitbrain::exec::cpu {
 
 namespace {
-
-// PyTorch's window count: floor or ceil of (padded - kernel) / stride, plus one; with ceil the
-// last window must still start inside the input or the leading padding.
-int64_t out_extent(int64_t in, int64_t pad_lo, int64_t pad_hi, int64_t kernel, int64_t stride, bool ceil_mode) {
-  const int64_t room = in + pad_lo + pad_hi - kernel;
-  if (room < 0) return 0;
-  int64_t out = (ceil_mode ? (room + stride - 1) / stride : room / stride) + 1;
-  if (ceil_mode && (out - 1) * stride >= in + pad_lo) --out;
-  return out;
-}
 
 // The bottom/right padding oneDNN needs so that its window count equals ours: the given one,
 // or more when ceil_mode's last window reaches past it.
@@ -28,15 +19,12 @@ int64_t effective_pad_hi(int64_t in, int64_t pad_lo, int64_t pad_hi, int64_t out
 }
 
 void require(bool ok, const std::string& what) {
-  if (!ok) throw KernelArgumentError("Pool2dKernel: " + what);
+  if (!ok) throw kernels::KernelArgumentError("Pool2dKernel: " + what);
 }
 
 }  // namespace
 
-int64_t Pool2dShape::out_height() const { return out_extent(height, pad_top, pad_bottom, kernel_h, stride_h, ceil_mode); }
-int64_t Pool2dShape::out_width() const { return out_extent(width, pad_left, pad_right, kernel_w, stride_w, ceil_mode); }
-
-Pool2dKernel::Pool2dKernel(CpuContext& context, PoolKind kind, const Pool2dShape& shape)
+Pool2dKernel::Pool2dKernel(CpuContext& context, kernels::PoolKind kind, const kernels::Pool2dShape& shape)
     : context_(context), kind_(kind), shape_(shape) {
   const auto& s = shape;
   require(s.batch > 0 && s.channels > 0 && s.height > 0 && s.width > 0, "input dims must be positive");
@@ -45,14 +33,15 @@ Pool2dKernel::Pool2dKernel(CpuContext& context, PoolKind kind, const Pool2dShape
   require(s.out_height() > 0 && s.out_width() > 0, "the window does not fit the padded input");
   const int64_t pad_bottom = effective_pad_hi(s.height, s.pad_top, s.pad_bottom, s.out_height(), s.kernel_h, s.stride_h);
   const int64_t pad_right = effective_pad_hi(s.width, s.pad_left, s.pad_right, s.out_width(), s.kernel_w, s.stride_w);
-  if (kind == PoolKind::average)
+  if (kind == kernels::PoolKind::average)
     require(pad_bottom <= s.pad_bottom && pad_right <= s.pad_right,
             "average pooling with ceil_mode whose last window overhangs the padding is not supported");
 
   const dnnl::engine& engine = context.engine();
   x_md_ = plain_desc({s.batch, s.channels, s.height, s.width});
   y_md_ = plain_desc({s.batch, s.channels, s.out_height(), s.out_width()});
-  const auto algo = kind == PoolKind::max ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_include_padding;
+  const auto algo = kind == kernels::PoolKind::max ? dnnl::algorithm::pooling_max
+                                                   : dnnl::algorithm::pooling_avg_include_padding;
   const Dims strides{s.stride_h, s.stride_w}, kernel{s.kernel_h, s.kernel_w};
   const Dims pad_l{s.pad_top, s.pad_left}, pad_r{pad_bottom, pad_right};
 
@@ -77,7 +66,7 @@ void Pool2dKernel::forward(const float* x, float* y, void* workspace) {
   std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, wrap(x_md_, engine, x)},
                                              {DNNL_ARG_DST, wrap(y_md_, engine, y)}};
   if (workspace_bytes() > 0) {
-    if (workspace == nullptr) throw KernelArgumentError("Pool2dKernel::forward: max pooling needs a workspace");
+    if (workspace == nullptr) throw kernels::KernelArgumentError("Pool2dKernel::forward: max pooling needs a workspace");
     args.emplace(DNNL_ARG_WORKSPACE, wrap(workspace_md_, engine, workspace));
   }
   SB_DNNL_CHECK(forward_.execute(context_.stream(), args));
@@ -89,7 +78,7 @@ void Pool2dKernel::backward(const float* dy, const void* workspace, float* dx) {
   std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_DIFF_DST, wrap(y_md_, engine, dy)},
                                              {DNNL_ARG_DIFF_SRC, wrap(x_md_, engine, dx)}};
   if (workspace_bytes() > 0) {
-    if (workspace == nullptr) throw KernelArgumentError("Pool2dKernel::backward: max pooling needs a workspace");
+    if (workspace == nullptr) throw kernels::KernelArgumentError("Pool2dKernel::backward: max pooling needs a workspace");
     args.emplace(DNNL_ARG_WORKSPACE, wrap(workspace_md_, engine, workspace));
   }
   SB_DNNL_CHECK(backward_.execute(context_.stream(), args));

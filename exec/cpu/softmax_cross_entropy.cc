@@ -4,26 +4,33 @@
 #include <cmath>
 #include <string>
 
-#include "exec/cpu/dnnl_check.h"
+#include "exec/kernels/kernel_argument_error.h"
 
 namespace splitbrain::exec::cpu {
 
 namespace {
 
-void check(const SoftmaxCrossEntropyShape& s, const int32_t* labels) {
+const kernels::SoftmaxCrossEntropyShape& checked(const kernels::SoftmaxCrossEntropyShape& s) {
   if (s.rows <= 0 || s.classes <= 0)
-    throw KernelArgumentError("softmax_cross_entropy: rows and classes must be positive");
+    throw kernels::KernelArgumentError("softmax_cross_entropy: rows and classes must be positive");
+  return s;
+}
+
+void check_labels(const kernels::SoftmaxCrossEntropyShape& s, const int32_t* labels) {
   for (int64_t r = 0; r < s.rows; ++r)
     if (labels[r] < 0 || labels[r] >= s.classes)
-      throw KernelArgumentError("softmax_cross_entropy: label " + std::to_string(labels[r]) + " of row " +
-                                std::to_string(r) + " is outside [0, " + std::to_string(s.classes) + ")");
+      throw kernels::KernelArgumentError("softmax_cross_entropy: label " + std::to_string(labels[r]) + " of row " +
+                                         std::to_string(r) + " is outside [0, " + std::to_string(s.classes) + ")");
 }
 
 }  // namespace
 
-double softmax_cross_entropy_forward(const SoftmaxCrossEntropyShape& s, const float* logits, const int32_t* labels,
-                                     float* probs) {
-  check(s, labels);
+SoftmaxCrossEntropyKernel::SoftmaxCrossEntropyKernel(const kernels::SoftmaxCrossEntropyShape& shape)
+    : shape_(checked(shape)) {}
+
+double SoftmaxCrossEntropyKernel::forward(const float* logits, const int32_t* labels, float* probs) {
+  const auto& s = shape_;
+  check_labels(s, labels);
   double loss = 0.0;
   for (int64_t r = 0; r < s.rows; ++r) {
     const float* x = logits + r * s.classes;
@@ -45,9 +52,9 @@ double softmax_cross_entropy_forward(const SoftmaxCrossEntropyShape& s, const fl
   return loss;
 }
 
-void softmax_cross_entropy_backward(const SoftmaxCrossEntropyShape& s, const float* probs, const int32_t* labels,
-                                    float scale, float* dlogits) {
-  check(s, labels);
+void SoftmaxCrossEntropyKernel::backward(const float* probs, const int32_t* labels, float scale, float* dlogits) {
+  const auto& s = shape_;
+  check_labels(s, labels);
   for (int64_t r = 0; r < s.rows; ++r) {
     const float* p = probs + r * s.classes;
     float* d = dlogits + r * s.classes;

@@ -1,8 +1,13 @@
 #include "exec/cpu/staged_memory.h"
 
+#include <type_traits>
+
 #include "exec/cpu/dnnl_check.h"
+#include "exec/kernels/kernel_argument_error.h"
 
 namespace splitbrain::exec::cpu {
+
+static_assert(std::is_same_v<Dims, dnnl::memory::dims>, "oneDNN must take the kernels' dims unconverted");
 
 namespace {
 dnnl::memory::format_tag plain_tag(std::size_t rank) {
@@ -13,7 +18,7 @@ dnnl::memory::format_tag plain_tag(std::size_t rank) {
     case 3: return tag::abc;
     case 4: return tag::abcd;
     case 5: return tag::abcde;
-    default: throw KernelArgumentError("plain_desc: rank " + std::to_string(rank) + " is not 1 to 5");
+    default: throw kernels::KernelArgumentError("plain_desc: rank " + std::to_string(rank) + " is not 1 to 5");
   }
 }
 }  // namespace

@@ -10,9 +10,12 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "exec/kernels/dims.h"
+
 namespace splitbrain::exec::cpu {
 
-using Dims = dnnl::memory::dims;
+// The kernels' dims, which oneDNN takes as they are (staged_memory.cc checks the types agree).
+using Dims = kernels::Dims;
 
 // A plain fp32 descriptor in row-major order (tag a, ab, abc, abcd ... by rank).
 dnnl::memory::desc plain_desc(const Dims& dims);

@@ -2,8 +2,9 @@
 // The one interface between the backend-neutral runtime and a backend's compute: a layer's
 // forward and backward on LOCAL tensors that are already in the layouts the plan gives them.
 // The runtime owns every tensor, moves them between layouts (plans/ redistribution over MPI),
-// schedules passes, synchronises gradients and updates parameters; a backend (exec/cpu/ops:
-// oneDNN; a CUDA backend later) only computes. So no orchestration is written twice.
+// schedules passes, synchronises gradients and updates parameters; the ops (exec/ops) compute
+// with a backend's kernels (exec/kernels: oneDNN in exec/cpu, CUDA in exec/cuda). So no
+// orchestration is written twice.
 
 #include <cstdint>
 #include <functional>

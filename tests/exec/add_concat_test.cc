@@ -5,14 +5,16 @@
 #include <array>
 
 #include "exec/cpu/concat.h"
-#include "exec/cpu/dnnl_check.h"
 #include "exec/cpu/elementwise_add.h"
+#include "exec/kernels/kernel_argument_error.h"
 #include "tests/exec/kernel_test_util.h"
 
 namespace splitbrain::exec::cpu {
 namespace {
 
 using testing::random_floats;
+using kernels::Dims;
+using kernels::KernelArgumentError;
 
 TEST(Add, ThreeInputsAndInPlace) {
   CpuContext context;

@@ -14,6 +14,7 @@ namespace {
 
 using testing::expect_close;
 using testing::random_floats;
+using kernels::AttentionShape;
 
 struct AttentionReference {
   std::vector<double> y, probs, dx;

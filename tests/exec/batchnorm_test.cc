@@ -8,6 +8,7 @@
 
 #include <cmath>
 
+#include "exec/kernels/batchnorm_statistics.h"
 #include "tests/exec/kernel_test_util.h"
 
 namespace splitbrain::exec::cpu {
@@ -15,6 +16,10 @@ namespace {
 
 using testing::expect_close;
 using testing::random_floats;
+using kernels::BatchNormShape;
+using kernels::batchnorm_statistics;
+using kernels::batchnorm_parameter_gradients;
+using kernels::batchnorm_update_running;
 
 struct BnReference {
   std::vector<double> y, dx, dgamma, dbeta;
@@ -61,10 +66,11 @@ void run_phases(const BatchNormShape& whole, int parts, const std::vector<float>
   const auto channels = static_cast<std::size_t>(whole.channels);
   BatchNormShape part = whole;
   part.batch = whole.batch / parts;
+  BatchNormKernel kernel(part);
   const int64_t stride = part.batch * whole.channels * whole.spatial;
   std::vector<double> sum(channels, 0.0), sum_sq(channels, 0.0), local_a(channels), local_b(channels);
   for (int p = 0; p < parts; ++p) {
-    batchnorm_local_sums(part, x.data() + p * stride, local_a.data(), local_b.data());
+    kernel.local_sums(x.data() + p * stride, local_a.data(), local_b.data());
     for (std::size_t c = 0; c < channels; ++c) sum[c] += local_a[c], sum_sq[c] += local_b[c];
   }
   const auto count = static_cast<double>(whole.count());
@@ -72,17 +78,17 @@ void run_phases(const BatchNormShape& whole, int parts, const std::vector<float>
   batchnorm_statistics(whole.channels, sum.data(), sum_sq.data(), count, eps, mean.data(), inv_std.data());
   y.resize(x.size());
   for (int p = 0; p < parts; ++p)
-    batchnorm_normalize(part, x.data() + p * stride, mean.data(), inv_std.data(), gamma.data(), beta.data(),
+    kernel.normalize(x.data() + p * stride, mean.data(), inv_std.data(), gamma.data(), beta.data(),
                         y.data() + p * stride);
   std::vector<double> sum_dy(channels, 0.0), sum_dy_xhat(channels, 0.0);
   for (int p = 0; p < parts; ++p) {
-    batchnorm_backward_local_sums(part, x.data() + p * stride, dy.data() + p * stride, mean.data(), inv_std.data(),
+    kernel.backward_local_sums(x.data() + p * stride, dy.data() + p * stride, mean.data(), inv_std.data(),
                                   local_a.data(), local_b.data());
     for (std::size_t c = 0; c < channels; ++c) sum_dy[c] += local_a[c], sum_dy_xhat[c] += local_b[c];
   }
   dx.resize(x.size());
   for (int p = 0; p < parts; ++p)
-    batchnorm_backward_data(part, x.data() + p * stride, dy.data() + p * stride, mean.data(), inv_std.data(),
+    kernel.backward_data(x.data() + p * stride, dy.data() + p * stride, mean.data(), inv_std.data(),
                             gamma.data(), sum_dy.data(), sum_dy_xhat.data(), count, dx.data() + p * stride);
   dgamma.resize(channels);
   dbeta.resize(channels);

@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "exec/cpu/dnnl_check.h"
+#include "exec/kernels/kernel_argument_error.h"
 #include "tests/exec/kernel_test_util.h"
 
 namespace splitbrain::exec::cpu {
@@ -15,6 +15,8 @@ namespace {
 
 using testing::expect_close;
 using testing::random_floats;
+using kernels::Conv2dShape;
+using kernels::KernelArgumentError;
 
 struct ConvReference {
   std::vector<double> y, dx, dw, db;

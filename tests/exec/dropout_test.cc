@@ -6,13 +6,18 @@
 
 #include <gtest/gtest.h>
 
-#include "exec/cpu/dnnl_check.h"
+#include "exec/kernels/dropout_mask.h"
+#include "exec/kernels/kernel_argument_error.h"
 #include "tests/exec/kernel_test_util.h"
 
 namespace splitbrain::exec::cpu {
 namespace {
 
 using testing::random_floats;
+using kernels::DropoutKey;
+using kernels::DropoutBlock;
+using kernels::KernelArgumentError;
+using kernels::dropout_keeps;
 
 constexpr DropoutKey kKey{1234, 7, 3};
 
@@ -21,7 +26,7 @@ std::vector<uint8_t> block_mask(const DropoutBlock& block, double p) {
   const std::vector<float> x(n, 1.0f);
   std::vector<float> y(n);
   std::vector<uint8_t> mask(n);
-  dropout_forward(kKey, p, block, x.data(), y.data(), mask.data());
+  DropoutKernel(p).forward(kKey, block, x.data(), y.data(), mask.data());
   return mask;
 }
 
@@ -46,9 +51,9 @@ TEST(Dropout, MaskIsIndependentOfTheSplit) {
   const DropoutBlock block{{2, 4, cols}, {0, 0, 0}, {2, 4, cols}};
   std::vector<float> x(whole.size(), 1.0f), y(whole.size());
   std::vector<uint8_t> other(whole.size());
-  dropout_forward(DropoutKey{1234, 8, 3}, p, block, x.data(), y.data(), other.data());
+  DropoutKernel(p).forward(DropoutKey{1234, 8, 3}, block, x.data(), y.data(), other.data());
   EXPECT_NE(other, whole);
-  dropout_forward(DropoutKey{1234, 7, 4}, p, block, x.data(), y.data(), other.data());
+  DropoutKernel(p).forward(DropoutKey{1234, 7, 4}, block, x.data(), y.data(), other.data());
   EXPECT_NE(other, whole);
 }
 
@@ -60,8 +65,8 @@ TEST(Dropout, KeepRateScalingAndBackward) {
   const auto dy = random_floats(static_cast<std::size_t>(n), 82);
   std::vector<float> y(x.size()), dx(x.size());
   std::vector<uint8_t> mask(x.size());
-  dropout_forward(kKey, p, block, x.data(), y.data(), mask.data());
-  dropout_backward(p, n, mask.data(), dy.data(), dx.data());
+  DropoutKernel(p).forward(kKey, block, x.data(), y.data(), mask.data());
+  DropoutKernel(p).backward(n, mask.data(), dy.data(), dx.data());
   int64_t kept = 0;
   for (std::size_t i = 0; i < x.size(); ++i) {
     kept += mask[i];
@@ -76,13 +81,13 @@ TEST(Dropout, EdgeProbabilitiesAndBadBlocks) {
   const DropoutBlock block{{4, 5}, {0, 0}, {4, 5}};
   std::vector<float> x(20, 2.0f), y(20);
   std::vector<uint8_t> mask(20);
-  dropout_forward(kKey, 0.0, block, x.data(), y.data(), mask.data());
+  DropoutKernel(0.0).forward(kKey, block, x.data(), y.data(), mask.data());
   EXPECT_EQ(y, x);
-  dropout_forward(kKey, 1.0, block, x.data(), y.data(), mask.data());
+  DropoutKernel(1.0).forward(kKey, block, x.data(), y.data(), mask.data());
   EXPECT_EQ(y, std::vector<float>(20, 0.0f));
-  EXPECT_THROW(dropout_forward(kKey, 1.5, block, x.data(), y.data(), mask.data()), KernelArgumentError);
+  EXPECT_THROW(DropoutKernel(1.5), KernelArgumentError);
   const DropoutBlock outside{{4, 5}, {2, 0}, {3, 5}};
-  EXPECT_THROW(dropout_forward(kKey, 0.5, outside, x.data(), y.data(), mask.data()), KernelArgumentError);
+  EXPECT_THROW(DropoutKernel(0.5).forward(kKey, outside, x.data(), y.data(), mask.data()), KernelArgumentError);
 }
 
 }  // namespace

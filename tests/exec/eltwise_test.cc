@@ -15,6 +15,7 @@ namespace {
 
 using testing::expect_close;
 using testing::random_floats;
+using kernels::Activation;
 
 TEST(Relu, InPlaceForwardAndBackwardFromOutput) {
   CpuContext context;

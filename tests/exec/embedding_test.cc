@@ -5,13 +5,16 @@
 
 #include <gtest/gtest.h>
 
-#include "exec/cpu/dnnl_check.h"
+#include "exec/kernels/kernel_argument_error.h"
 #include "tests/exec/kernel_test_util.h"
 
 namespace splitbrain::exec::cpu {
 namespace {
 
 using testing::random_floats;
+using kernels::EmbeddingShape;
+using kernels::KernelArgumentError;
+using kernels::embedding_positions;
 
 TEST(Embedding, WholeAndVocabularySplitTables) {
   const int64_t vocab = 10, dim = 3, count = 12;
@@ -21,8 +24,8 @@ TEST(Embedding, WholeAndVocabularySplitTables) {
   std::vector<float> y(static_cast<std::size_t>(count * dim));
   std::vector<float> dtable(table.size(), 0.0f);
   const EmbeddingShape whole{count, dim, vocab, 0, vocab};
-  embedding_forward(whole, ids.data(), table.data(), y.data());
-  embedding_backward(whole, ids.data(), dy.data(), dtable.data());
+  EmbeddingKernel(whole).forward(ids.data(), table.data(), y.data());
+  EmbeddingKernel(whole).backward(ids.data(), dy.data(), dtable.data());
   std::vector<double> dtable_ref(table.size(), 0.0);
   for (int64_t i = 0; i < count; ++i)
     for (int64_t j = 0; j < dim; ++j) {
@@ -38,8 +41,8 @@ TEST(Embedding, WholeAndVocabularySplitTables) {
     const EmbeddingShape part{count, dim, vocab, begin, end};
     const auto offset = static_cast<std::ptrdiff_t>(begin * dim);
     std::vector<float> yp(y.size()), dpart(static_cast<std::size_t>((end - begin) * dim), 0.0f);
-    embedding_forward(part, ids.data(), table.data() + offset, yp.data());
-    embedding_backward(part, ids.data(), dy.data(), dpart.data());
+    EmbeddingKernel(part).forward(ids.data(), table.data() + offset, yp.data());
+    EmbeddingKernel(part).backward(ids.data(), dy.data(), dpart.data());
     for (std::size_t i = 0; i < y.size(); ++i) summed[i] += yp[i];
     for (std::size_t i = 0; i < dpart.size(); ++i) EXPECT_EQ(dpart[i], dtable[static_cast<std::size_t>(offset) + i]);
   }
@@ -50,7 +53,7 @@ TEST(Embedding, BackwardAccumulatesAndPositionsAreOffset) {
   const std::vector<int32_t> ids{1};
   const std::vector<float> dy{1.0f, 2.0f};
   std::vector<float> dtable{0.0f, 0.0f, 5.0f, 5.0f};  // already holds the tied head's gradient
-  embedding_backward({1, 2, 2, 0, 2}, ids.data(), dy.data(), dtable.data());
+  EmbeddingKernel({1, 2, 2, 0, 2}).backward(ids.data(), dy.data(), dtable.data());
   EXPECT_EQ(dtable, (std::vector<float>{0.0f, 0.0f, 6.0f, 7.0f}));
 
   std::vector<int32_t> positions(6);
@@ -58,7 +61,7 @@ TEST(Embedding, BackwardAccumulatesAndPositionsAreOffset) {
   EXPECT_EQ(positions, (std::vector<int32_t>{4, 5, 6, 4, 5, 6}));
   const std::vector<int32_t> bad{10};
   std::vector<float> y(2);
-  EXPECT_THROW(embedding_forward({1, 2, 10, 0, 10}, bad.data(), dtable.data(), y.data()), KernelArgumentError);
+  EXPECT_THROW(EmbeddingKernel({1, 2, 10, 0, 10}).forward(bad.data(), dtable.data(), y.data()), KernelArgumentError);
 }
 
 }  // namespace

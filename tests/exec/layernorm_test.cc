@@ -13,6 +13,7 @@ namespace {
 
 using testing::expect_close;
 using testing::random_floats;
+using kernels::LayerNormShape;
 
 TEST(LayerNorm, MatchesFloat64Reference) {
   for (const LayerNormShape s : {LayerNormShape{6, 32, 1e-5}, LayerNormShape{7, 13, 1e-5}, LayerNormShape{1, 1, 1e-3}}) {

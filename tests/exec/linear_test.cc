@@ -11,6 +11,7 @@ namespace {
 
 using testing::expect_close;
 using testing::random_floats;
+using kernels::LinearShape;
 
 class LinearCase : public ::testing::TestWithParam<LinearShape> {};
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "exec/cpu/adaptive_avgpool.h"
-#include "exec/cpu/dnnl_check.h"
+#include "exec/kernels/kernel_argument_error.h"
 #include "tests/exec/kernel_test_util.h"
 
 namespace splitbrain::exec::cpu {
@@ -17,6 +17,10 @@ namespace {
 
 using testing::expect_close;
 using testing::random_floats;
+using kernels::Pool2dShape;
+using kernels::PoolKind;
+using kernels::AdaptiveAvgPoolShape;
+using kernels::KernelArgumentError;
 
 struct PoolCase {
   PoolKind kind;
@@ -135,8 +139,8 @@ TEST(AdaptiveAvgPool, MatchesFloat64ReferenceIncludingUnevenBins) {
             }
         }
     std::vector<float> y(dy.size()), dx(x.size());
-    adaptive_avgpool_forward(s, x.data(), y.data());
-    adaptive_avgpool_backward(s, dy.data(), dx.data());
+    AdaptiveAvgPoolKernel(s).forward(x.data(), y.data());
+    AdaptiveAvgPoolKernel(s).backward(dy.data(), dx.data());
     expect_close(y, y_ref, 1e-5, "y");
     expect_close(dx, dx_ref, 1e-5, "dx");
   }

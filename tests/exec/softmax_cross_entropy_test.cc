@@ -7,7 +7,7 @@
 
 #include <cmath>
 
-#include "exec/cpu/dnnl_check.h"
+#include "exec/kernels/kernel_argument_error.h"
 #include "tests/exec/kernel_test_util.h"
 
 namespace splitbrain::exec::cpu {
@@ -15,6 +15,8 @@ namespace {
 
 using testing::expect_close;
 using testing::random_floats;
+using kernels::SoftmaxCrossEntropyShape;
+using kernels::KernelArgumentError;
 
 TEST(SoftmaxCrossEntropy, MatchesFloat64ReferenceAndStaysFinite) {
   for (const float spread : {4.0f, 200.0f}) {  // 200: exp(logit) overflows fp32 without the max shift
@@ -36,9 +38,9 @@ TEST(SoftmaxCrossEntropy, MatchesFloat64ReferenceAndStaysFinite) {
                                      (c == static_cast<std::size_t>(labels[r]) ? 1.0 : 0.0)) * scale;
     }
     std::vector<float> buffer = logits;  // probs over the logits, then the gradient over the probs
-    const double loss = softmax_cross_entropy_forward(s, buffer.data(), labels.data(), buffer.data());
+    const double loss = SoftmaxCrossEntropyKernel(s).forward(buffer.data(), labels.data(), buffer.data());
     EXPECT_NEAR(loss, loss_ref, 1e-5 * std::abs(loss_ref));
-    softmax_cross_entropy_backward(s, buffer.data(), labels.data(), scale, buffer.data());
+    SoftmaxCrossEntropyKernel(s).backward(buffer.data(), labels.data(), scale, buffer.data());
     expect_close(buffer, grad_ref, 1e-5, "dlogits");
   }
 }
@@ -47,7 +49,7 @@ TEST(SoftmaxCrossEntropy, RejectsLabelOutOfRange) {
   const std::vector<float> logits(6, 0.0f);
   std::vector<float> probs(6);
   const std::vector<int32_t> labels{0, 3};
-  EXPECT_THROW(softmax_cross_entropy_forward({2, 3}, logits.data(), labels.data(), probs.data()), KernelArgumentError);
+  EXPECT_THROW(SoftmaxCrossEntropyKernel({2, 3}).forward(logits.data(), labels.data(), probs.data()), KernelArgumentError);
 }
 
 }  // namespace

@@ -8,7 +8,7 @@
 
 #include "exec/comm/mesh_communicators.h"
 #include "exec/comm/mpi_check.h"
-#include "exec/cpu/ops/cpu_backend.h"
+#include "exec/cpu/cpu_backend.h"
 #include "exec/data/dataset_spec.h"
 #include "exec/runtime/checkpoint.h"
 #include "exec/runtime/measured_trace.h"

@@ -117,7 +117,7 @@ sim::Link measure_kind(CollectiveKind kind, sim::Algorithm algorithm, const Coll
 // min(T_compute, T_reduce), in [0, 1].
 double measure_overlap(const CollectiveCalibration& options, MPI_Comm comm, bool print) {
   exec::cpu::CpuContext context(1);
-  exec::cpu::Conv2dShape shape;
+  exec::kernels::Conv2dShape shape;
   shape.batch = 16;
   shape.in_channels = shape.out_channels = 64;
   shape.height = shape.width = 16;

@@ -60,7 +60,7 @@ PassSamples measure_conv(exec::cpu::CpuContext& context, KernelTimer& timer) {
       {8, 16, 16, 28}, {16, 32, 64, 28}, {32, 64, 128, 16}, {32, 128, 256, 8}, {64, 256, 256, 8}, {64, 512, 512, 4},
       {64, 512, 512, 2}};
   for (const auto& [batch, in, out, size] : shapes) {
-    exec::cpu::Conv2dShape shape;
+    exec::kernels::Conv2dShape shape;
     shape.batch = batch;
     shape.in_channels = in;
     shape.out_channels = out;
@@ -119,7 +119,7 @@ MemorySamples measure_memory(exec::cpu::CpuContext& context, KernelTimer& timer)
   // Sizes of training's activations and updates (MiB to tens of MiB): the caches make smaller
   // arrays faster than memory, which a saturating curve cannot follow, and training rarely has them.
   for (int64_t elements : {int64_t{1} << 19, int64_t{1} << 21, int64_t{1} << 23}) {
-    exec::cpu::ActivationKernel relu(context, exec::cpu::Activation::relu, elements);
+    exec::cpu::ActivationKernel relu(context, exec::kernels::Activation::relu, elements);
     Floats x = filled(elements, 0.5f), y = filled(elements, 0.0f), dx = filled(elements, 0.0f);
     const auto bytes = static_cast<double>(4 * elements);
     timer.sample(all.activation.forward, 2 * bytes, fmt::format("relu {} elements fwd", elements), "GB/s", [&] { relu.forward(x.data(), y.data()); });
@@ -127,12 +127,12 @@ MemorySamples measure_memory(exec::cpu::CpuContext& context, KernelTimer& timer)
                  [&] { relu.backward(x.data(), y.data(), dx.data()); });
   }
   for (int64_t channels : {32, 64, 128}) {
-    exec::cpu::Pool2dShape shape;
+    exec::kernels::Pool2dShape shape;
     shape.batch = 32;
     shape.channels = channels;
     shape.height = shape.width = 32;
     shape.kernel_h = shape.kernel_w = shape.stride_h = shape.stride_w = 2;
-    exec::cpu::Pool2dKernel pool(context, exec::cpu::PoolKind::max, shape);
+    exec::cpu::Pool2dKernel pool(context, exec::kernels::PoolKind::max, shape);
     const int64_t in = shape.batch * channels * 32 * 32;
     const int64_t out = in / 4;
     Floats x = filled(in, 0.5f), y = filled(out, 0.0f), dx = filled(in, 0.0f);

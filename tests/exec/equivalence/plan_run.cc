@@ -12,7 +12,7 @@
 #include <string>
 
 #include "exec/comm/mesh_communicators.h"
-#include "exec/cpu/ops/cpu_backend.h"
+#include "exec/cpu/cpu_backend.h"
 #include "exec/runtime/trainer.h"
 #include "model/errors.h"
 #include "plans/tensor_layout.h"

@@ -1,6 +1,6 @@
 // The CPU executor against PyTorch. tools/pytorch_golden.py built fashion-vgg in PyTorch with
 // the executor's initial weights (exec/runtime/parameter_init.cc), its dropout masks
-// (exec/cpu/dropout.cc) and the batch formula of FormulaBatch below, ran 3 steps of
+// (exec/kernels/dropout_mask.h) and the batch formula of FormulaBatch below, ran 3 steps of
 // torch.optim.SGD, and wrote fashion_vgg_golden.json. Here the same net runs through the real
 // runtime (plans::build_plan -> exec::Trainer -> the oneDNN backend, 1 rank, data parallel) and
 // must agree in fp32 within rtol 1e-4:
@@ -35,7 +35,7 @@
 #include <nlohmann/json.hpp>
 
 #include "exec/comm/mesh_communicators.h"
-#include "exec/cpu/ops/cpu_backend.h"
+#include "exec/cpu/cpu_backend.h"
 #include "exec/data/token_sequences.h"
 #include "exec/runtime/batch_source.h"
 #include "exec/runtime/trainer.h"

@@ -7,33 +7,34 @@
 
 #include <map>
 #include <optional>
+#include <utility>
 
 #include "exec/comm/halo_reduce.h"
-#include "exec/cpu/conv2d.h"
-#include "exec/cpu/ops/op_factories.h"
-#include "exec/cpu/ops/op_helpers.h"
+#include "exec/kernels/conv2d.h"
+#include "exec/ops/op_factories.h"
+#include "exec/ops/op_helpers.h"
 #include "model/errors.h"
 
-namespace splitbrain::exec::cpu {
+namespace splitbrain::exec::ops {
 namespace {
 
 class Conv2dOp final : public LayerOp {
  public:
-  Conv2dOp(CpuContext& context, const OpContext& op, const Conv2dShape& shape)
-      : kernel_(context, shape), bias_(op.adds_bias, shape.out_channels), op_(op) {
+  Conv2dOp(std::unique_ptr<kernels::Conv2dKernel> kernel, const OpContext& op)
+      : kernel_(std::move(kernel)), bias_(op.adds_bias, kernel_->shape().out_channels), op_(op) {
     if (!op.layouts->forward_internal.empty()) halo_ = op.layouts->forward_internal.front();
   }
 
   void forward(int micro, int64_t, std::span<const LocalArray* const> inputs, std::span<const LocalArray* const> params,
                LocalArray& output) override {
     const float* bias = nullptr;
-    if (kernel_.shape().bias) bias = bias_.pick(*params[1]);
+    if (kernel_->shape().bias) bias = bias_.pick(*params[1]);
     const LocalArray* x = inputs[0];
     if (halo_) {
       extended_[micro] = op_.communicator->run(*halo_, *x, label("forward"));
       x = &extended_[micro];
     }
-    kernel_.forward(x->values.data(), params[0]->values.data(), bias, output.values.data());
+    kernel_->forward(x->values.data(), params[0]->values.data(), bias, output.values.data());
   }
 
   void backward(int micro, std::span<const LocalArray* const> inputs, const LocalArray&, const LocalArray& output_grad,
@@ -44,16 +45,16 @@ class Conv2dOp final : public LayerOp {
     if (!input_grads.empty()) {
       if (halo_) {
         LocalArray extended_grad{x.shape, std::vector<float>(x.values.size())};
-        kernel_.backward_data(dy, params[0]->values.data(), extended_grad.values.data());
+        kernel_->backward_data(dy, params[0]->values.data(), extended_grad.values.data());
         input_grads[0] = comm::halo_reduce(*op_.communicator, *halo_, extended_grad, label("backward"));
       } else {
-        kernel_.backward_data(dy, params[0]->values.data(), input_grads[0].values.data());
+        kernel_->backward_data(dy, params[0]->values.data(), input_grads[0].values.data());
       }
     }
     // The kernel writes fresh gradients; micro-batches accumulate.
     std::vector<float> dw(param_grads[0]->values.size());
-    std::vector<float> db(kernel_.shape().bias ? param_grads[1]->values.size() : 0);
-    kernel_.backward_weights(x.values.data(), dy, dw.data(), db.empty() ? nullptr : db.data());
+    std::vector<float> db(kernel_->shape().bias ? param_grads[1]->values.size() : 0);
+    kernel_->backward_weights(x.values.data(), dy, dw.data(), db.empty() ? nullptr : db.data());
     add_into(dw, *param_grads[0]);
     if (!db.empty()) add_into(db, *param_grads[1]);
   }
@@ -63,7 +64,7 @@ class Conv2dOp final : public LayerOp {
  private:
   std::string label(const char* phase) const { return op_.model->layer(op_.layer).name + "/" + phase; }
 
-  Conv2dKernel kernel_;
+  std::unique_ptr<kernels::Conv2dKernel> kernel_;
   BiasSource bias_;
   OpContext op_;
   std::optional<plans::Collective> halo_;  // the height split's halo exchange, when there is one
@@ -72,7 +73,7 @@ class Conv2dOp final : public LayerOp {
 
 }  // namespace
 
-std::unique_ptr<LayerOp> make_conv2d_op(CpuContext& context, const OpContext& op) {
+std::unique_ptr<LayerOp> make_conv2d_op(kernels::KernelFactory& factory, const OpContext& op) {
   const model::Layer& layer = op.model->layer(op.layer);
   const auto& a = layer.attr<model::Conv2dAttrs>();
   const auto& x = op.input_shapes[0];
@@ -81,7 +82,7 @@ std::unique_ptr<LayerOp> make_conv2d_op(CpuContext& context, const OpContext& op
     throw InputError(fmt::format("layer '{}': grouped convolutions cannot split their output channels in the executor yet",
                                  layer.name));
   }
-  Conv2dShape shape;
+  kernels::Conv2dShape shape;
   shape.batch = x[0];
   shape.in_channels = x[1];
   // A height split receives halo rows from its neighbours (zeros at the tensor's edges), so the
@@ -96,7 +97,7 @@ std::unique_ptr<LayerOp> make_conv2d_op(CpuContext& context, const OpContext& op
   shape.dilation_w = a.dilation.w;
   shape.groups = a.groups;
   shape.bias = a.bias;
-  return std::make_unique<Conv2dOp>(context, op, shape);
+  return std::make_unique<Conv2dOp>(factory.make_conv2d(shape), op);
 }
 
-}  // namespace splitbrain::exec::cpu
+}  // namespace splitbrain::exec::ops

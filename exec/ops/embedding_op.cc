@@ -10,26 +10,28 @@
 #include <cmath>
 #include <map>
 #include <stdexcept>
+#include <utility>
 
-#include "exec/cpu/embedding.h"
-#include "exec/cpu/ops/op_factories.h"
+#include "exec/kernels/embedding.h"
+#include "exec/ops/op_factories.h"
 #include "model/errors.h"
 #include "plans/tensor_layout.h"
 
-namespace splitbrain::exec::cpu {
+namespace splitbrain::exec::ops {
 namespace {
 
 class EmbeddingOp final : public LayerOp {
  public:
-  EmbeddingOp(const OpContext& op, const EmbeddingShape& shape, int64_t positions_local, int64_t first_position)
-      : name_(op.model->layer(op.layer).name), shape_(shape), positions_local_(positions_local),
+  EmbeddingOp(std::unique_ptr<kernels::EmbeddingKernel> kernel, const OpContext& op, int64_t positions_local,
+              int64_t first_position)
+      : kernel_(std::move(kernel)), name_(op.model->layer(op.layer).name), positions_local_(positions_local),
         first_position_(first_position), positional_(op.model->layer(op.layer).attr<model::EmbeddingAttrs>().positional) {}
 
   void forward(int micro, int64_t, std::span<const LocalArray* const> inputs, std::span<const LocalArray* const> params,
                LocalArray& output) override {
     std::vector<int32_t>& ids = ids_[micro];
     ids = positional_ ? positions() : token_ids(*inputs[0]);
-    embedding_forward(shape_, ids.data(), params[0]->values.data(), output.values.data());
+    kernel_->forward(ids.data(), params[0]->values.data(), output.values.data());
   }
 
   void backward(int micro, std::span<const LocalArray* const>, const LocalArray&, const LocalArray& output_grad,
@@ -38,7 +40,7 @@ class EmbeddingOp final : public LayerOp {
     // Token ids have no gradient: an input gradient, if the runtime asks for one, is zero.
     for (LocalArray& grad : input_grads) std::fill(grad.values.begin(), grad.values.end(), 0.0f);
     // Adds into the table's gradient, which a tied output head may have added to already.
-    embedding_backward(shape_, ids_.at(micro).data(), output_grad.values.data(), param_grads[0]->values.data());
+    kernel_->backward(ids_.at(micro).data(), output_grad.values.data(), param_grads[0]->values.data());
   }
 
   void release(int micro) override { ids_.erase(micro); }
@@ -50,27 +52,29 @@ class EmbeddingOp final : public LayerOp {
 
  private:
   std::vector<int32_t> positions() const {
-    std::vector<int32_t> ids(static_cast<size_t>(shape_.count));
-    embedding_positions(shape_.count / positions_local_, positions_local_, first_position_, ids.data());
+    const int64_t count = kernel_->shape().count;
+    std::vector<int32_t> ids(static_cast<size_t>(count));
+    kernels::embedding_positions(count / positions_local_, positions_local_, first_position_, ids.data());
     return ids;
   }
 
   // Bad token data is bad input, not a kernel bug: name the layer and the offending value.
   std::vector<int32_t> token_ids(const LocalArray& tokens) const {
+    const int64_t num_embeddings = kernel_->shape().num_embeddings;
     std::vector<int32_t> ids(tokens.values.size());
     for (size_t i = 0; i < ids.size(); ++i) {
       const float id = tokens.values[i];
-      if (!(id >= 0.0f) || id >= static_cast<float>(shape_.num_embeddings) || std::floor(id) != id) {
+      if (!(id >= 0.0f) || id >= static_cast<float>(num_embeddings) || std::floor(id) != id) {
         throw InputError(fmt::format("layer '{}': token id {} at local position {} is not an integer in [0, {})", name_,
-                                     id, i, shape_.num_embeddings));
+                                     id, i, num_embeddings));
       }
       ids[i] = static_cast<int32_t>(id);
     }
     return ids;
   }
 
+  std::unique_ptr<kernels::EmbeddingKernel> kernel_;
   std::string name_;
-  EmbeddingShape shape_;
   int64_t positions_local_;
   int64_t first_position_;
   bool positional_;
@@ -79,14 +83,14 @@ class EmbeddingOp final : public LayerOp {
 
 }  // namespace
 
-std::unique_ptr<LayerOp> make_embedding_op(const OpContext& op) {
+std::unique_ptr<LayerOp> make_embedding_op(kernels::KernelFactory& factory, const OpContext& op) {
   const model::Layer& layer = op.model->layer(op.layer);
   const auto& a = layer.attr<model::EmbeddingAttrs>();
   const auto& tokens = op.input_shapes[0];  // [N, T] local
   const plans::ParameterShard& table = op.layouts->parameters.at(0);
   const auto table_offset = plans::local_offset(table.layout, *op.mesh, table.global_shape, op.rank);
   const auto& table_shape = op.parameter_shapes.at(0);
-  EmbeddingShape shape;
+  kernels::EmbeddingShape shape;
   shape.count = comm::element_count(tokens);
   shape.dim = table_shape[1];
   shape.num_embeddings = a.num_embeddings;
@@ -97,7 +101,7 @@ std::unique_ptr<LayerOp> make_embedding_op(const OpContext& op) {
                                        op.output_shape.back(), shape.dim));
   }
   // The output [N, T, D] splits its positions like the ids: its offset is the first position.
-  return std::make_unique<EmbeddingOp>(op, shape, tokens.back(), op.output_offset[1]);
+  return std::make_unique<EmbeddingOp>(factory.make_embedding(shape), op, tokens.back(), op.output_offset[1]);
 }
 
-}  // namespace splitbrain::exec::cpu
+}  // namespace splitbrain::exec::ops

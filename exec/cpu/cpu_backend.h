@@ -1,6 +1,6 @@
 #pragma once
-// The CPU backend of the executor: one LayerOp per layer, computed with the oneDNN kernels of
-// exec/cpu on this rank's local tensors.
+// The CPU backend of the executor: the shared ops (exec/ops) over the oneDNN kernels of this
+// folder (CpuKernelFactory), on this rank's local tensors and the MPI collectives of exec/comm.
 
 #include "exec/runtime/layer_op.h"
 

@@ -8,21 +8,23 @@
 
 #include <map>
 
-#include "exec/cpu/ops/op_factories.h"
-#include "exec/cpu/softmax_cross_entropy.h"
+#include "exec/kernels/softmax_cross_entropy.h"
+#include "exec/ops/op_factories.h"
 #include "model/errors.h"
 #include "plans/tensor_layout.h"
 
-namespace splitbrain::exec::cpu {
+namespace splitbrain::exec::ops {
 namespace {
 
 class LossOp final : public LayerOp {
  public:
-  explicit LossOp(const OpContext& op) : op_(op) {
+  LossOp(kernels::KernelFactory& factory, const OpContext& op) : op_(op) {
     const auto& x = op.input_shapes[0];
     samples_ = x[0];
-    shape_.classes = x.back();
-    shape_.rows = comm::element_count(x) / shape_.classes;
+    kernels::SoftmaxCrossEntropyShape shape;
+    shape.classes = x.back();
+    shape.rows = comm::element_count(x) / shape.classes;
+    kernel_ = factory.make_softmax_cross_entropy(shape);
     if (x.size() == 3) {
       positions_ = op.model->layer(op.model->layer(op.layer).inputs[0]).output_shape[0];
       local_positions_ = x[1];
@@ -39,7 +41,7 @@ class LossOp final : public LayerOp {
     State& s = states_[micro];
     s.labels = local_labels(op_.labels(micro, op_.output_offset[0], samples_));
     s.probabilities.resize(inputs[0]->values.size());
-    const double sum = softmax_cross_entropy_forward(shape_, inputs[0]->values.data(), s.labels.data(), s.probabilities.data());
+    const double sum = kernel_->forward(inputs[0]->values.data(), s.labels.data(), s.probabilities.data());
     s.loss = sum * scale_;
     std::fill(output.values.begin(), output.values.end(), static_cast<float>(s.loss));
   }
@@ -48,9 +50,7 @@ class LossOp final : public LayerOp {
                 std::span<const LocalArray* const>, std::span<LocalArray> input_grads, std::span<LocalArray* const>) override {
     const State& s = states_.at(micro);
     if (input_grads.empty()) return;
-    softmax_cross_entropy_backward(shape_, s.probabilities.data(), s.labels.data(),
-                                   static_cast<float>(scale_),
-                                   input_grads[0].values.data());
+    kernel_->backward(s.probabilities.data(), s.labels.data(), static_cast<float>(scale_), input_grads[0].values.data());
   }
 
   void release(int micro) override { states_.erase(micro); }
@@ -67,7 +67,7 @@ class LossOp final : public LayerOp {
     }
     if (local_positions_ == positions_) return all;
     std::vector<int32_t> mine;
-    mine.reserve(static_cast<size_t>(shape_.rows));
+    mine.reserve(static_cast<size_t>(kernel_->shape().rows));
     for (int64_t n = 0; n < samples_; ++n) {
       const auto first = all.begin() + n * positions_ + first_position_;
       mine.insert(mine.end(), first, first + local_positions_);
@@ -82,7 +82,7 @@ class LossOp final : public LayerOp {
   };
 
   OpContext op_;
-  SoftmaxCrossEntropyShape shape_;
+  std::unique_ptr<kernels::SoftmaxCrossEntropyKernel> kernel_;
   int64_t samples_ = 0;
   int64_t positions_ = 1;  // labels per sample
   int64_t local_positions_ = 1;
@@ -93,13 +93,13 @@ class LossOp final : public LayerOp {
 
 }  // namespace
 
-std::unique_ptr<LayerOp> make_loss_op(const OpContext& op) {
+std::unique_ptr<LayerOp> make_loss_op(kernels::KernelFactory& factory, const OpContext& op) {
   if (op.input_shapes[0].size() != 2 && op.input_shapes[0].size() != 3) {
     throw InputError(fmt::format("layer '{}': the executor's loss takes [batch, classes] or [batch, positions, classes] "
                                  "logits (other ranks are not supported by the executor yet)",
                                  op.model->layer(op.layer).name));
   }
-  return std::make_unique<LossOp>(op);
+  return std::make_unique<LossOp>(factory, op);
 }
 
-}  // namespace splitbrain::exec::cpu
+}  // namespace splitbrain::exec::ops

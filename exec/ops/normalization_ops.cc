@@ -5,58 +5,57 @@
 #include <mpi.h>
 
 #include <map>
+#include <utility>
 
 #include "exec/comm/mpi_check.h"
-#include "exec/cpu/batchnorm.h"
-#include "exec/cpu/layernorm.h"
-#include "exec/cpu/ops/op_factories.h"
-#include "exec/cpu/ops/op_helpers.h"
+#include "exec/kernels/batchnorm.h"
+#include "exec/kernels/batchnorm_statistics.h"
+#include "exec/kernels/layernorm.h"
+#include "exec/ops/op_factories.h"
+#include "exec/ops/op_helpers.h"
 
-namespace splitbrain::exec::cpu {
+namespace splitbrain::exec::ops {
 namespace {
 
 class BatchNormOp final : public LayerOp {
  public:
-  explicit BatchNormOp(const OpContext& op) : op_(op) {
-    const auto& x = op.input_shapes[0];
-    shape_.batch = x[0];
-    shape_.channels = x[1];
-    shape_.spatial = x.size() == 4 ? x[2] * x[3] : 1;
-    epsilon_ = op.model->layer(op.layer).attr<model::NormAttrs>().epsilon;
-  }
+  BatchNormOp(std::unique_ptr<kernels::BatchNormKernel> kernel, const OpContext& op)
+      : kernel_(std::move(kernel)), op_(op), epsilon_(op.model->layer(op.layer).attr<model::NormAttrs>().epsilon) {}
 
   void forward(int micro, int64_t, std::span<const LocalArray* const> inputs, std::span<const LocalArray* const> params,
                LocalArray& output) override {
-    const auto c = static_cast<size_t>(shape_.channels);
+    const int64_t channels = kernel_->shape().channels;
+    const auto c = static_cast<size_t>(channels);
     std::vector<double> sums(2 * c);
-    batchnorm_local_sums(shape_, inputs[0]->values.data(), sums.data(), sums.data() + c);
+    kernel_->local_sums(inputs[0]->values.data(), sums.data(), sums.data() + c);
     const double count = reduce(sums, op_.layouts->forward_internal, "forward");
     Statistics& s = statistics_[micro];
     s.mean.resize(c);
     s.inv_std.resize(c);
-    batchnorm_statistics(shape_.channels, sums.data(), sums.data() + c, count, epsilon_, s.mean.data(), s.inv_std.data());
-    batchnorm_normalize(shape_, inputs[0]->values.data(), s.mean.data(), s.inv_std.data(), params[0]->values.data(),
-                        params[1]->values.data(), output.values.data());
+    kernels::batchnorm_statistics(channels, sums.data(), sums.data() + c, count, epsilon_, s.mean.data(), s.inv_std.data());
+    kernel_->normalize(inputs[0]->values.data(), s.mean.data(), s.inv_std.data(), params[0]->values.data(),
+                       params[1]->values.data(), output.values.data());
   }
 
   void backward(int micro, std::span<const LocalArray* const> inputs, const LocalArray&, const LocalArray& output_grad,
                 std::span<const LocalArray* const> params, std::span<LocalArray> input_grads,
                 std::span<LocalArray* const> param_grads) override {
-    const auto c = static_cast<size_t>(shape_.channels);
+    const int64_t channels = kernel_->shape().channels;
+    const auto c = static_cast<size_t>(channels);
     const Statistics& s = statistics_.at(micro);
     std::vector<double> sums(2 * c);
-    batchnorm_backward_local_sums(shape_, inputs[0]->values.data(), output_grad.values.data(), s.mean.data(),
-                                  s.inv_std.data(), sums.data(), sums.data() + c);
+    kernel_->backward_local_sums(inputs[0]->values.data(), output_grad.values.data(), s.mean.data(), s.inv_std.data(),
+                                 sums.data(), sums.data() + c);
     // Parameter gradients from this rank's samples only: the gradient buckets sum the ranks.
     std::vector<float> dgamma(c);
     std::vector<float> dbeta(c);
-    batchnorm_parameter_gradients(shape_.channels, sums.data(), sums.data() + c, dgamma.data(), dbeta.data());
+    kernels::batchnorm_parameter_gradients(channels, sums.data(), sums.data() + c, dgamma.data(), dbeta.data());
     add_into(dgamma, *param_grads[0]);
     add_into(dbeta, *param_grads[1]);
     if (!input_grads.empty()) {
       const double count = reduce(sums, op_.layouts->backward_internal, "backward");
-      batchnorm_backward_data(shape_, inputs[0]->values.data(), output_grad.values.data(), s.mean.data(), s.inv_std.data(),
-                              params[0]->values.data(), sums.data(), sums.data() + c, count, input_grads[0].values.data());
+      kernel_->backward_data(inputs[0]->values.data(), output_grad.values.data(), s.mean.data(), s.inv_std.data(),
+                             params[0]->values.data(), sums.data(), sums.data() + c, count, input_grads[0].values.data());
     }
   }
 
@@ -71,7 +70,7 @@ class BatchNormOp final : public LayerOp {
   // Sums `values` over the plan's statistics collective (if any); returns the global count of
   // elements per channel.
   double reduce(std::vector<double>& values, const std::vector<plans::Collective>& collectives, const char* phase) {
-    double count = static_cast<double>(shape_.count());
+    double count = static_cast<double>(kernel_->shape().count());
     for (const plans::Collective& c : collectives) {
       comm::Communicator& communicator = *op_.communicator;
       SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE, MPI_SUM,
@@ -83,21 +82,21 @@ class BatchNormOp final : public LayerOp {
     return count;
   }
 
+  std::unique_ptr<kernels::BatchNormKernel> kernel_;
   OpContext op_;
-  BatchNormShape shape_;
-  double epsilon_ = 1e-5;
+  double epsilon_;
   std::map<int, Statistics> statistics_;
 };
 
 class LayerNormOp final : public LayerOp {
  public:
-  LayerNormOp(CpuContext& context, const LayerNormShape& shape) : kernel_(context, shape) {}
+  explicit LayerNormOp(std::unique_ptr<kernels::LayerNormKernel> kernel) : kernel_(std::move(kernel)) {}
   void forward(int micro, int64_t, std::span<const LocalArray* const> inputs, std::span<const LocalArray* const> params,
                LocalArray& output) override {
     Statistics& s = statistics_[micro];
-    s.mean.resize(static_cast<size_t>(kernel_.shape().rows));
-    s.variance.resize(static_cast<size_t>(kernel_.shape().rows));
-    kernel_.forward(inputs[0]->values.data(), params[0]->values.data(), params[1]->values.data(), output.values.data(),
+    s.mean.resize(static_cast<size_t>(kernel_->shape().rows));
+    s.variance.resize(static_cast<size_t>(kernel_->shape().rows));
+    kernel_->forward(inputs[0]->values.data(), params[0]->values.data(), params[1]->values.data(), output.values.data(),
                     s.mean.data(), s.variance.data());
   }
   void backward(int micro, std::span<const LocalArray* const> inputs, const LocalArray&, const LocalArray& output_grad,
@@ -107,7 +106,7 @@ class LayerNormOp final : public LayerOp {
     std::vector<float> dx(inputs[0]->values.size());
     std::vector<float> dgamma(param_grads[0]->values.size());
     std::vector<float> dbeta(param_grads[1]->values.size());
-    kernel_.backward(inputs[0]->values.data(), output_grad.values.data(), params[0]->values.data(), s.mean.data(),
+    kernel_->backward(inputs[0]->values.data(), output_grad.values.data(), params[0]->values.data(), s.mean.data(),
                      s.variance.data(), dx.data(), dgamma.data(), dbeta.data());
     if (!input_grads.empty()) input_grads[0].values = std::move(dx);
     add_into(dgamma, *param_grads[0]);
@@ -120,21 +119,28 @@ class LayerNormOp final : public LayerOp {
     std::vector<float> mean;
     std::vector<float> variance;
   };
-  LayerNormKernel kernel_;
+  std::unique_ptr<kernels::LayerNormKernel> kernel_;
   std::map<int, Statistics> statistics_;
 };
 
 }  // namespace
 
-std::unique_ptr<LayerOp> make_batchnorm_op(const OpContext& op) { return std::make_unique<BatchNormOp>(op); }
-
-std::unique_ptr<LayerOp> make_layernorm_op(CpuContext& context, const OpContext& op) {
+std::unique_ptr<LayerOp> make_batchnorm_op(kernels::KernelFactory& factory, const OpContext& op) {
   const auto& x = op.input_shapes[0];
-  LayerNormShape shape;
+  kernels::BatchNormShape shape;
+  shape.batch = x[0];
+  shape.channels = x[1];
+  shape.spatial = x.size() == 4 ? x[2] * x[3] : 1;
+  return std::make_unique<BatchNormOp>(factory.make_batchnorm(shape), op);
+}
+
+std::unique_ptr<LayerOp> make_layernorm_op(kernels::KernelFactory& factory, const OpContext& op) {
+  const auto& x = op.input_shapes[0];
+  kernels::LayerNormShape shape;
   shape.features = x.back();
   shape.rows = comm::element_count(x) / shape.features;
   shape.epsilon = op.model->layer(op.layer).attr<model::NormAttrs>().epsilon;
-  return std::make_unique<LayerNormOp>(context, shape);
+  return std::make_unique<LayerNormOp>(factory.make_layernorm(shape));
 }
 
-}  // namespace splitbrain::exec::cpu
+}  // namespace splitbrain::exec::ops

@@ -2,29 +2,30 @@
 // splits only: the planner never splits height where windows would straddle ranks).
 
 #include <map>
+#include <utility>
 
-#include "exec/cpu/adaptive_avgpool.h"
-#include "exec/cpu/ops/op_factories.h"
-#include "exec/cpu/ops/op_helpers.h"
-#include "exec/cpu/pooling.h"
+#include "exec/kernels/adaptive_avgpool.h"
+#include "exec/kernels/pooling.h"
+#include "exec/ops/op_factories.h"
+#include "exec/ops/op_helpers.h"
 
-namespace splitbrain::exec::cpu {
+namespace splitbrain::exec::ops {
 namespace {
 
 class PoolingOp final : public LayerOp {
  public:
-  PoolingOp(CpuContext& context, PoolKind kind, const Pool2dShape& shape) : kernel_(context, kind, shape) {}
+  explicit PoolingOp(std::unique_ptr<kernels::Pool2dKernel> kernel) : kernel_(std::move(kernel)) {}
 
   void forward(int micro, int64_t, std::span<const LocalArray* const> inputs, std::span<const LocalArray* const>,
                LocalArray& output) override {
     std::vector<std::byte>& workspace = workspaces_[micro];
-    workspace.resize(kernel_.workspace_bytes());
-    kernel_.forward(inputs[0]->values.data(), output.values.data(), workspace.data());
+    workspace.resize(kernel_->workspace_bytes());
+    kernel_->forward(inputs[0]->values.data(), output.values.data(), workspace.data());
   }
 
   void backward(int micro, std::span<const LocalArray* const>, const LocalArray&, const LocalArray& output_grad,
                 std::span<const LocalArray* const>, std::span<LocalArray> input_grads, std::span<LocalArray* const>) override {
-    if (!input_grads.empty()) kernel_.backward(output_grad.values.data(), workspaces_.at(micro).data(), input_grads[0].values.data());
+    if (!input_grads.empty()) kernel_->backward(output_grad.values.data(), workspaces_.at(micro).data(), input_grads[0].values.data());
   }
 
   void release(int micro) override { workspaces_.erase(micro); }
@@ -35,44 +36,45 @@ class PoolingOp final : public LayerOp {
   }
 
  private:
-  Pool2dKernel kernel_;
+  std::unique_ptr<kernels::Pool2dKernel> kernel_;
   std::map<int, std::vector<std::byte>> workspaces_;  // max pooling's argmax, per micro-batch
 };
 
 class AdaptiveAvgPoolOp final : public LayerOp {
  public:
-  explicit AdaptiveAvgPoolOp(const AdaptiveAvgPoolShape& shape) : shape_(shape) {}
+  explicit AdaptiveAvgPoolOp(std::unique_ptr<kernels::AdaptiveAvgPoolKernel> kernel) : kernel_(std::move(kernel)) {}
   void forward(int, int64_t, std::span<const LocalArray* const> inputs, std::span<const LocalArray* const>,
                LocalArray& output) override {
-    adaptive_avgpool_forward(shape_, inputs[0]->values.data(), output.values.data());
+    kernel_->forward(inputs[0]->values.data(), output.values.data());
   }
   void backward(int, std::span<const LocalArray* const>, const LocalArray&, const LocalArray& output_grad,
                 std::span<const LocalArray* const>, std::span<LocalArray> input_grads, std::span<LocalArray* const>) override {
-    if (!input_grads.empty()) adaptive_avgpool_backward(shape_, output_grad.values.data(), input_grads[0].values.data());
+    if (!input_grads.empty()) kernel_->backward(output_grad.values.data(), input_grads[0].values.data());
   }
 
  private:
-  AdaptiveAvgPoolShape shape_;
+  std::unique_ptr<kernels::AdaptiveAvgPoolKernel> kernel_;
 };
 
 }  // namespace
 
-std::unique_ptr<LayerOp> make_pooling_op(CpuContext& context, const OpContext& op) {
+std::unique_ptr<LayerOp> make_pooling_op(kernels::KernelFactory& factory, const OpContext& op) {
   const model::Layer& layer = op.model->layer(op.layer);
   const auto& x = op.input_shapes[0];
   if (layer.kind == model::OpKind::adaptive_avgpool) {
-    AdaptiveAvgPoolShape shape{x[0], x[1], x[2], x[3], op.output_shape[2], op.output_shape[3]};
-    return std::make_unique<AdaptiveAvgPoolOp>(shape);
+    kernels::AdaptiveAvgPoolShape shape{x[0], x[1], x[2], x[3], op.output_shape[2], op.output_shape[3]};
+    return std::make_unique<AdaptiveAvgPoolOp>(factory.make_adaptive_avgpool(shape));
   }
   const auto& a = layer.attr<model::Pool2dAttrs>();
-  Pool2dShape shape;
+  kernels::Pool2dShape shape;
   shape.batch = x[0];
   shape.channels = x[1];
   shape.height = x[2];
   shape.width = x[3];
   copy_window(a, shape);
   shape.ceil_mode = a.ceil_mode;
-  return std::make_unique<PoolingOp>(context, layer.kind == model::OpKind::maxpool ? PoolKind::max : PoolKind::average, shape);
+  const kernels::PoolKind kind = layer.kind == model::OpKind::maxpool ? kernels::PoolKind::max : kernels::PoolKind::average;
+  return std::make_unique<PoolingOp>(factory.make_pool2d(kind, shape));
 }
 
-}  // namespace splitbrain::exec::cpu
+}  // namespace splitbrain::exec::ops

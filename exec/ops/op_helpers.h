@@ -1,12 +1,12 @@
 #pragma once
-// Small pieces every CPU op shares.
+// Small pieces the ops share.
 
 #include <vector>
 
 #include "exec/comm/local_array.h"
 #include "model/op.h"
 
-namespace splitbrain::exec::cpu {
+namespace splitbrain::exec::ops {
 
 // Micro-batches accumulate parameter gradients: kernels write fresh ones into `fresh`.
 inline void add_into(const std::vector<float>& fresh, comm::LocalArray& total) {
@@ -37,4 +37,4 @@ void copy_window(const WindowAttrs& window, KernelShape& shape) {
   shape.pad_left = shape.pad_right = window.padding.w;
 }
 
-}  // namespace splitbrain::exec::cpu
+}  // namespace splitbrain::exec::ops

@@ -7,28 +7,29 @@
 
 #include <map>
 #include <stdexcept>
+#include <utility>
 
-#include "exec/cpu/attention.h"
-#include "exec/cpu/ops/op_factories.h"
+#include "exec/kernels/attention.h"
+#include "exec/ops/op_factories.h"
 
-namespace splitbrain::exec::cpu {
+namespace splitbrain::exec::ops {
 namespace {
 
 class SelfAttentionOp final : public LayerOp {
  public:
-  SelfAttentionOp(CpuContext& context, const AttentionShape& shape) : kernel_(context, shape) {}
+  explicit SelfAttentionOp(std::unique_ptr<kernels::SelfAttentionKernel> kernel) : kernel_(std::move(kernel)) {}
 
   void forward(int micro, int64_t, std::span<const LocalArray* const> inputs, std::span<const LocalArray* const>,
                LocalArray& output) override {
     std::vector<float>& probabilities = probabilities_[micro];
-    probabilities.resize(static_cast<size_t>(kernel_.probs_elements()));
-    kernel_.forward(inputs[0]->values.data(), output.values.data(), probabilities.data());
+    probabilities.resize(static_cast<size_t>(kernel_->probs_elements()));
+    kernel_->forward(inputs[0]->values.data(), output.values.data(), probabilities.data());
   }
 
   void backward(int micro, std::span<const LocalArray* const> inputs, const LocalArray&, const LocalArray& output_grad,
                 std::span<const LocalArray* const>, std::span<LocalArray> input_grads, std::span<LocalArray* const>) override {
     if (input_grads.empty()) return;
-    kernel_.backward(inputs[0]->values.data(), probabilities_.at(micro).data(), output_grad.values.data(),
+    kernel_->backward(inputs[0]->values.data(), probabilities_.at(micro).data(), output_grad.values.data(),
                      input_grads[0].values.data());
   }
 
@@ -40,13 +41,13 @@ class SelfAttentionOp final : public LayerOp {
   }
 
  private:
-  SelfAttentionKernel kernel_;
+  std::unique_ptr<kernels::SelfAttentionKernel> kernel_;
   std::map<int, std::vector<float>> probabilities_;
 };
 
 }  // namespace
 
-std::unique_ptr<LayerOp> make_self_attention_op(CpuContext& context, const OpContext& op) {
+std::unique_ptr<LayerOp> make_self_attention_op(kernels::KernelFactory& factory, const OpContext& op) {
   const model::Layer& layer = op.model->layer(op.layer);
   const auto& a = layer.attr<model::SelfAttentionAttrs>();
   const auto& x = op.input_shapes[0];  // [N, T, 3 * D] local
@@ -57,13 +58,13 @@ std::unique_ptr<LayerOp> make_self_attention_op(CpuContext& context, const OpCon
     throw std::logic_error(fmt::format("layer '{}': local input [{}] does not hold whole heads of width {}", layer.name,
                                        fmt::join(x, ", "), head_dim));
   }
-  AttentionShape shape;
+  kernels::AttentionShape shape;
   shape.batch = x[0];
   shape.seq = x[1];
   shape.heads = local_width / head_dim;
   shape.head_dim = head_dim;
   shape.causal = a.causal;
-  return std::make_unique<SelfAttentionOp>(context, shape);
+  return std::make_unique<SelfAttentionOp>(factory.make_self_attention(shape));
 }
 
-}  // namespace splitbrain::exec::cpu
+}  // namespace splitbrain::exec::ops

@@ -1,40 +1,41 @@
-// Element-wise layers: relu and gelu (oneDNN eltwise), dropout (a mask that depends only on the
+// Element-wise layers: relu and gelu, dropout (a mask that depends only on the
 // element's place in the global batch), flatten (same values, new shape), add.
 
 #include <map>
+#include <utility>
 
-#include "exec/cpu/dropout.h"
-#include "exec/cpu/elementwise_add.h"
-#include "exec/cpu/eltwise.h"
-#include "exec/cpu/ops/op_factories.h"
+#include "exec/kernels/dropout.h"
+#include "exec/kernels/elementwise_add.h"
+#include "exec/kernels/eltwise.h"
+#include "exec/ops/op_factories.h"
 
-namespace splitbrain::exec::cpu {
+namespace splitbrain::exec::ops {
 namespace {
 
 class ActivationOp final : public LayerOp {
  public:
-  ActivationOp(CpuContext& context, Activation kind, int64_t elements) : kernel_(context, kind, elements) {}
+  explicit ActivationOp(std::unique_ptr<kernels::ActivationKernel> kernel) : kernel_(std::move(kernel)) {}
   void forward(int, int64_t, std::span<const LocalArray* const> inputs, std::span<const LocalArray* const>,
                LocalArray& output) override {
-    kernel_.forward(inputs[0]->values.data(), output.values.data());
+    kernel_->forward(inputs[0]->values.data(), output.values.data());
   }
   void backward(int, std::span<const LocalArray* const> inputs, const LocalArray& output, const LocalArray& output_grad,
                 std::span<const LocalArray* const>, std::span<LocalArray> input_grads, std::span<LocalArray* const>) override {
     if (input_grads.empty()) return;
     // relu's gradient is read from its output (it may run in place); gelu's from its input.
-    const float* saved = kernel_.kind() == Activation::relu ? output.values.data() : inputs[0]->values.data();
-    kernel_.backward(saved, output_grad.values.data(), input_grads[0].values.data());
+    const float* saved = kernel_->kind() == kernels::Activation::relu ? output.values.data() : inputs[0]->values.data();
+    kernel_->backward(saved, output_grad.values.data(), input_grads[0].values.data());
   }
 
  private:
-  ActivationKernel kernel_;
+  std::unique_ptr<kernels::ActivationKernel> kernel_;
 };
 
 class DropoutOp final : public LayerOp {
  public:
-  explicit DropoutOp(const OpContext& op)
-      : layer_(static_cast<uint64_t>(op.layer)), seed_(op.seed),
-        probability_(op.model->layer(op.layer).attr<model::DropoutAttrs>().probability), block_{op.output_global_shape, op.output_offset, op.output_shape},
+  DropoutOp(std::unique_ptr<kernels::DropoutKernel> kernel, const OpContext& op)
+      : kernel_(std::move(kernel)), layer_(static_cast<uint64_t>(op.layer)), seed_(op.seed),
+        block_{op.output_global_shape, op.output_offset, op.output_shape},
         micro_batch_(op.output_global_shape[0]) {
     // Masks are drawn over the whole step's batch, so micro-batching does not change them.
     block_.global_shape[0] = op.global_batch;
@@ -47,18 +48,18 @@ class DropoutOp final : public LayerOp {
       keep_all.assign(inputs[0]->values.size(), 1);
       return;
     }
-    DropoutBlock block = block_;
+    kernels::DropoutBlock block = block_;
     block.offset[0] += micro * micro_batch_;
     std::vector<uint8_t>& mask = masks_[micro];
     mask.resize(inputs[0]->values.size());
-    dropout_forward(DropoutKey{seed_, static_cast<uint64_t>(step), layer_}, probability_, block, inputs[0]->values.data(),
-                    output.values.data(), mask.data());
+    kernel_->forward(kernels::DropoutKey{seed_, static_cast<uint64_t>(step), layer_}, block, inputs[0]->values.data(),
+                     output.values.data(), mask.data());
   }
   void backward(int micro, std::span<const LocalArray* const>, const LocalArray&, const LocalArray& output_grad,
                 std::span<const LocalArray* const>, std::span<LocalArray> input_grads, std::span<LocalArray* const>) override {
     if (input_grads.empty()) return;
-    dropout_backward(probability_, static_cast<int64_t>(output_grad.values.size()), masks_.at(micro).data(),
-                     output_grad.values.data(), input_grads[0].values.data());
+    kernel_->backward(static_cast<int64_t>(output_grad.values.size()), masks_.at(micro).data(),
+                      output_grad.values.data(), input_grads[0].values.data());
   }
   void release(int micro) override { masks_.erase(micro); }
   void set_training(bool training) override { training_ = training; }
@@ -69,11 +70,11 @@ class DropoutOp final : public LayerOp {
   }
 
  private:
+  std::unique_ptr<kernels::DropoutKernel> kernel_;
   bool training_ = true;
   uint64_t layer_;
   uint64_t seed_;
-  double probability_;
-  DropoutBlock block_;
+  kernels::DropoutBlock block_;
   int64_t micro_batch_;
   std::map<int, std::vector<uint8_t>> masks_;
 };
@@ -92,12 +93,12 @@ class ReshapeOp final : public LayerOp {
 
 class AddOp final : public LayerOp {
  public:
-  AddOp(CpuContext& context, int inputs, int64_t elements) : kernel_(context, inputs, elements) {}
+  explicit AddOp(std::unique_ptr<kernels::AddKernel> kernel) : kernel_(std::move(kernel)) {}
   void forward(int, int64_t, std::span<const LocalArray* const> inputs, std::span<const LocalArray* const>,
                LocalArray& output) override {
     std::vector<const float*> xs;
     for (const LocalArray* input : inputs) xs.push_back(input->values.data());
-    kernel_.forward(xs, output.values.data());
+    kernel_->forward(xs, output.values.data());
   }
   void backward(int, std::span<const LocalArray* const>, const LocalArray&, const LocalArray& output_grad,
                 std::span<const LocalArray* const>, std::span<LocalArray> input_grads, std::span<LocalArray* const>) override {
@@ -105,24 +106,28 @@ class AddOp final : public LayerOp {
   }
 
  private:
-  AddKernel kernel_;
+  std::unique_ptr<kernels::AddKernel> kernel_;
 };
 
 int64_t elements_of(const std::vector<int64_t>& shape) { return comm::element_count(shape); }
 
 }  // namespace
 
-std::unique_ptr<LayerOp> make_activation_op(CpuContext& context, const OpContext& op) {
+std::unique_ptr<LayerOp> make_activation_op(kernels::KernelFactory& factory, const OpContext& op) {
   const bool relu = op.model->layer(op.layer).kind == model::OpKind::relu;
-  return std::make_unique<ActivationOp>(context, relu ? Activation::relu : Activation::gelu_tanh, elements_of(op.output_shape));
+  const kernels::Activation kind = relu ? kernels::Activation::relu : kernels::Activation::gelu_tanh;
+  return std::make_unique<ActivationOp>(factory.make_activation(kind, elements_of(op.output_shape)));
 }
 
-std::unique_ptr<LayerOp> make_dropout_op(const OpContext& op) { return std::make_unique<DropoutOp>(op); }
+std::unique_ptr<LayerOp> make_dropout_op(kernels::KernelFactory& factory, const OpContext& op) {
+  const double probability = op.model->layer(op.layer).attr<model::DropoutAttrs>().probability;
+  return std::make_unique<DropoutOp>(factory.make_dropout(probability), op);
+}
 
 std::unique_ptr<LayerOp> make_reshape_op(const OpContext&) { return std::make_unique<ReshapeOp>(); }
 
-std::unique_ptr<LayerOp> make_add_op(CpuContext& context, const OpContext& op) {
-  return std::make_unique<AddOp>(context, static_cast<int>(op.input_shapes.size()), elements_of(op.output_shape));
+std::unique_ptr<LayerOp> make_add_op(kernels::KernelFactory& factory, const OpContext& op) {
+  return std::make_unique<AddOp>(factory.make_add(static_cast<int>(op.input_shapes.size()), elements_of(op.output_shape)));
 }
 
-}  // namespace splitbrain::exec::cpu
+}  // namespace splitbrain::exec::ops

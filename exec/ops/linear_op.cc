@@ -4,54 +4,56 @@
 // output head) gets the embedding's table block as its weight and adds its weight gradient into
 // the table's (the runtime passes them first: exec/runtime/tied_parameters.h).
 
-#include "exec/cpu/linear.h"
-#include "exec/cpu/ops/op_factories.h"
-#include "exec/cpu/ops/op_helpers.h"
+#include <utility>
 
-namespace splitbrain::exec::cpu {
+#include "exec/kernels/linear.h"
+#include "exec/ops/op_factories.h"
+#include "exec/ops/op_helpers.h"
+
+namespace splitbrain::exec::ops {
 namespace {
 
 class LinearOp final : public LayerOp {
  public:
-  LinearOp(CpuContext& context, const OpContext& op, const LinearShape& shape, bool has_bias_parameter)
-      : kernel_(context, shape), has_bias_(has_bias_parameter), bias_(op.adds_bias, shape.out_features) {}
+  LinearOp(std::unique_ptr<kernels::LinearKernel> kernel, const OpContext& op, bool has_bias_parameter)
+      : kernel_(std::move(kernel)), has_bias_(has_bias_parameter), bias_(op.adds_bias, kernel_->shape().out_features) {}
 
   void forward(int, int64_t, std::span<const LocalArray* const> inputs, std::span<const LocalArray* const> params,
                LocalArray& output) override {
     const float* bias = nullptr;
     if (has_bias_) bias = bias_.pick(*params[bias_index()]);
-    kernel_.forward(inputs[0]->values.data(), params[0]->values.data(), bias, output.values.data());
+    kernel_->forward(inputs[0]->values.data(), params[0]->values.data(), bias, output.values.data());
   }
 
   void backward(int, std::span<const LocalArray* const> inputs, const LocalArray&, const LocalArray& output_grad,
                 std::span<const LocalArray* const> params, std::span<LocalArray> input_grads,
                 std::span<LocalArray* const> param_grads) override {
     const float* dy = output_grad.values.data();
-    if (!input_grads.empty()) kernel_.backward_data(dy, params[0]->values.data(), input_grads[0].values.data());
-    kernel_.accumulate_weight_gradients(inputs[0]->values.data(), dy, param_grads[0]->values.data(),
+    if (!input_grads.empty()) kernel_->backward_data(dy, params[0]->values.data(), input_grads[0].values.data());
+    kernel_->accumulate_weight_gradients(inputs[0]->values.data(), dy, param_grads[0]->values.data(),
                                         has_bias_ ? param_grads[bias_index()]->values.data() : nullptr);
   }
 
  private:
   static size_t bias_index() { return 1; }
-  LinearKernel kernel_;
+  std::unique_ptr<kernels::LinearKernel> kernel_;
   bool has_bias_;
   BiasSource bias_;
 };
 
 }  // namespace
 
-std::unique_ptr<LayerOp> make_linear_op(CpuContext& context, const OpContext& op) {
+std::unique_ptr<LayerOp> make_linear_op(kernels::KernelFactory& factory, const OpContext& op) {
   const model::Layer& layer = op.model->layer(op.layer);
   const auto& a = layer.attr<model::LinearAttrs>();
   const auto& x = op.input_shapes[0];
-  LinearShape shape;
+  kernels::LinearShape shape;
   shape.rows = 1;
   for (size_t d = 0; d + 1 < x.size(); ++d) shape.rows *= x[d];
   shape.in_features = x.back();
   shape.out_features = op.output_shape.back();
   shape.bias = a.bias;
-  return std::make_unique<LinearOp>(context, op, shape, a.bias);
+  return std::make_unique<LinearOp>(factory.make_linear(shape), op, a.bias);
 }
 
-}  // namespace splitbrain::exec::cpu
+}  // namespace splitbrain::exec::ops

@@ -6,26 +6,26 @@
 
 #include <stdexcept>
 
-#include "exec/cpu/batched_matmul.h"
-#include "exec/cpu/ops/op_factories.h"
+#include "exec/kernels/batched_matmul.h"
+#include "exec/ops/op_factories.h"
 
-namespace splitbrain::exec::cpu {
+namespace splitbrain::exec::ops {
 namespace {
 
 class MatmulOp final : public LayerOp {
  public:
   // Forward C = A op(B); backward dA = dC op(B)^T and dB = A^T dC (or dC^T A when B is stored
-  // transposed). The transposes are strides of oneDNN's descriptors, so nothing is copied.
-  MatmulOp(CpuContext& context, int64_t batch, int64_t m, int64_t k, int64_t n, bool transpose_b)
-      : forward_(context, {batch, m, k, n, false, transpose_b, 1.0f}),
-        grad_a_(context, {batch, m, n, k, false, !transpose_b, 1.0f}),
-        grad_b_(context, transpose_b ? BatchedMatmulShape{batch, n, m, k, true, false, 1.0f}
-                                     : BatchedMatmulShape{batch, k, m, n, true, false, 1.0f}),
+  // transposed). The transposes are flags of the batched products, so nothing is copied here.
+  MatmulOp(kernels::KernelFactory& factory, int64_t batch, int64_t m, int64_t k, int64_t n, bool transpose_b)
+      : forward_(factory.make_batched_matmul({batch, m, k, n, false, transpose_b, 1.0f})),
+        grad_a_(factory.make_batched_matmul({batch, m, n, k, false, !transpose_b, 1.0f})),
+        grad_b_(factory.make_batched_matmul(transpose_b ? kernels::BatchedMatmulShape{batch, n, m, k, true, false, 1.0f}
+                                                        : kernels::BatchedMatmulShape{batch, k, m, n, true, false, 1.0f})),
         transpose_b_(transpose_b) {}
 
   void forward(int, int64_t, std::span<const LocalArray* const> inputs, std::span<const LocalArray* const>,
                LocalArray& output) override {
-    forward_.run(inputs[0]->values.data(), inputs[1]->values.data(), output.values.data());
+    forward_->run(inputs[0]->values.data(), inputs[1]->values.data(), output.values.data());
   }
 
   void backward(int, std::span<const LocalArray* const> inputs, const LocalArray&, const LocalArray& output_grad,
@@ -34,24 +34,24 @@ class MatmulOp final : public LayerOp {
     const float* a = inputs[0]->values.data();
     const float* b = inputs[1]->values.data();
     const float* dc = output_grad.values.data();
-    grad_a_.run(dc, b, input_grads[0].values.data());
+    grad_a_->run(dc, b, input_grads[0].values.data());
     if (transpose_b_) {
-      grad_b_.run(dc, a, input_grads[1].values.data());
+      grad_b_->run(dc, a, input_grads[1].values.data());
     } else {
-      grad_b_.run(a, dc, input_grads[1].values.data());
+      grad_b_->run(a, dc, input_grads[1].values.data());
     }
   }
 
  private:
-  BatchedMatmulKernel forward_;
-  BatchedMatmulKernel grad_a_;
-  BatchedMatmulKernel grad_b_;
+  std::unique_ptr<kernels::BatchedMatmulKernel> forward_;
+  std::unique_ptr<kernels::BatchedMatmulKernel> grad_a_;
+  std::unique_ptr<kernels::BatchedMatmulKernel> grad_b_;
   bool transpose_b_;
 };
 
 }  // namespace
 
-std::unique_ptr<LayerOp> make_matmul_op(CpuContext& context, const OpContext& op) {
+std::unique_ptr<LayerOp> make_matmul_op(kernels::KernelFactory& factory, const OpContext& op) {
   const bool transpose_b = op.model->layer(op.layer).attr<model::MatMulAttrs>().transpose_b;
   const auto& a = op.input_shapes[0];
   const auto& b = op.input_shapes[1];
@@ -65,7 +65,7 @@ std::unique_ptr<LayerOp> make_matmul_op(CpuContext& context, const OpContext& op
     throw std::logic_error(fmt::format("layer '{}': local output does not hold {} products of {} x {}",
                                        op.model->layer(op.layer).name, batch, m, n));
   }
-  return std::make_unique<MatmulOp>(context, batch, m, k, n, transpose_b);
+  return std::make_unique<MatmulOp>(factory, batch, m, k, n, transpose_b);
 }
 
-}  // namespace splitbrain::exec::cpu
+}  // namespace splitbrain::exec::ops

@@ -1,0 +1,51 @@
+#pragma once
+// Max and average pooling (PyTorch's MaxPool2d and AvgPool2d) on local NCHW fp32 tensors,
+// forward and backward. Padding is per side, as for conv2d (a height-split layer pads only at
+// the global image's edges and gets halo rows instead).
+//
+// Average pooling counts the padded zeros (PyTorch's count_include_pad=True). Max pooling keeps
+// a workspace (which input won each window) for its backward; the caller owns that buffer
+// (workspace_bytes()) because a pipelined runtime runs several micro-batches' forwards before
+// their backwards. ceil_mode gives the extra output row/column PyTorch's ceil_mode=True gives.
+
+#include <cstddef>
+#include <cstdint>
+
+namespace splitbrain::exec::kernels {
+
+enum class PoolKind { max, average };
+
+struct Pool2dShape {
+  int64_t batch = 1;
+  int64_t channels = 1;
+  int64_t height = 1;
+  int64_t width = 1;
+  int64_t kernel_h = 1;
+  int64_t kernel_w = 1;
+  int64_t stride_h = 1;
+  int64_t stride_w = 1;
+  int64_t pad_top = 0;
+  int64_t pad_bottom = 0;
+  int64_t pad_left = 0;
+  int64_t pad_right = 0;
+  bool ceil_mode = false;
+
+  int64_t out_height() const;
+  int64_t out_width() const;
+};
+
+class Pool2dKernel {
+ public:
+  virtual ~Pool2dKernel() = default;
+  virtual const Pool2dShape& shape() const = 0;
+  virtual PoolKind kind() const = 0;
+
+  // Bytes of the workspace forward writes and backward reads (0 for average pooling); its
+  // content is the backend's own.
+  virtual std::size_t workspace_bytes() const = 0;
+  // `workspace` may be null for average pooling.
+  virtual void forward(const float* x, float* y, void* workspace) = 0;
+  virtual void backward(const float* dy, const void* workspace, float* dx) = 0;
+};
+
+}  // namespace splitbrain::exec::kernels
