@@ -19,8 +19,8 @@
 namespace splitbrain::tools {
 namespace {
 
-exec::cpu::Conv2dShape kernel_shape(const sim::ConvProblem& p) {
-  exec::cpu::Conv2dShape shape;
+exec::kernels::Conv2dShape kernel_shape(const sim::ConvProblem& p) {
+  exec::kernels::Conv2dShape shape;
   shape.batch = p.batch;
   shape.in_channels = p.in_channels;
   shape.height = p.height;
@@ -112,7 +112,7 @@ void measure_conv_problems(const std::vector<PlannedProblem>& problems, int repe
   exec::cpu::CpuContext context;
   for (size_t i = 0; i < problems.size(); ++i) {
     const int busy = problems[i].busy_ranks;
-    const exec::cpu::Conv2dShape shape = kernel_shape(problems[i].problem);
+    const exec::kernels::Conv2dShape shape = kernel_shape(problems[i].problem);
     exec::cpu::Conv2dKernel kernel(context, shape);
     const int64_t out_h = shape.out_height();
     const int64_t out_w = shape.out_width();
