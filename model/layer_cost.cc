@@ -19,7 +19,7 @@ constexpr double kCrossEntropyBackward = 2;                   // softmax minus o
 constexpr int64_t kMaxPoolLargestByteIndexedWindow = 255;
 constexpr int64_t kMaxPoolSmallIndexBytes = 1, kMaxPoolLargeIndexBytes = 4;
 constexpr int64_t kDropoutMaskBytes = 1;   // one byte per element
-constexpr int64_t kLabelBytes = 4;         // the target class of a sample (int32)
+constexpr int64_t kLabelBytes = 4;         // the target class of a row: a sample, or a position of a sequence (int32)
 constexpr int64_t kStatisticBytes = 4;     // mean and inverse deviation are kept in fp32
 
 double elements(const Shape& shape) { return static_cast<double>(num_elements(shape)); }
@@ -144,7 +144,7 @@ LayerCost compute_layer_cost(const Layer& layer, std::span<const Layer* const> p
       cost.forward_flops = (kSoftmaxForward + 1) * in;  // +1: the log-likelihood pick and sum
       cost.backward_input_flops = kCrossEntropyBackward * in;
       cost.saved.extra_elements = num_elements(in_shape);  // the softmax probabilities
-      cost.saved.extra_bytes = kLabelBytes;
+      cost.saved.extra_bytes = kLabelBytes * (num_elements(in_shape) / in_shape.back());  // a label per row
       break;
   }
   if (!layer.needs_input_gradient) cost.backward_input_flops = 0;

@@ -62,7 +62,15 @@ double op_kept_bytes(const Plan& plan, const CompiledPlan& compiled, int index) 
   const model::Layer& layer = plan.model->layer(index);
   const int64_t global_elements = compiled.micro_batch * model::num_elements(layer.output_shape);
   if (global_elements <= 0) return 0.0;
-  const double local_fraction = static_cast<double>(local_output_elements(plan, compiled, index)) / static_cast<double>(global_elements);
+  double local_fraction = static_cast<double>(local_output_elements(plan, compiled, index)) / static_cast<double>(global_elements);
+  if (layer.kind == model::OpKind::softmax_cross_entropy) {
+    // The loss keeps a row of probabilities and a label per logits row: they follow the logits'
+    // split (positions of a sequence), which its per-sample output does not show.
+    const std::vector<int64_t> logits = plans::activation_shape(plan.model->layer(layer.inputs.at(0)), compiled.micro_batch);
+    local_fraction = static_cast<double>(plans::local_element_count(compiled.layers[static_cast<size_t>(index)].layouts.inputs.at(0),
+                                                                     plan.mesh, logits)) /
+                     static_cast<double>(model::num_elements(logits));
+  }
   const int64_t element_bytes = model::bytes_per_element(plan.dtype);
   return static_cast<double>(compiled.micro_batch *
                              (layer.cost.saved.extra_elements * element_bytes + layer.cost.saved.extra_bytes)) *

@@ -54,6 +54,14 @@ class LossOp final : public LayerOp {
   }
 
   void release(int micro) override { states_.erase(micro); }
+  // The probabilities and labels each micro-batch keeps for its backward.
+  int64_t kept_bytes() const override {
+    int64_t bytes = 0;
+    for (const auto& [micro, state] : states_) {
+      bytes += static_cast<int64_t>(state.probabilities.size() * sizeof(float) + state.labels.size() * sizeof(int32_t));
+    }
+    return bytes;
+  }
   double loss_sum(int micro) const override { return states_.at(micro).loss; }
 
  private:
