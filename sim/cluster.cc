@@ -165,8 +165,9 @@ void validate_cluster(const Cluster& cluster, std::string_view source) {
   for (const auto& [key, seconds] : device.measured_kernels) {
     const std::string path = fmt::format("device.measured_kernels['{}']", key);
     if (!(seconds.forward_seconds > 0.0)) fail(source, path + ".forward_seconds", "must be positive");
-    if (!(seconds.backward_input_seconds > 0.0)) fail(source, path + ".backward_input_seconds", "must be positive");
-    if (!(seconds.backward_weight_seconds > 0.0)) fail(source, path + ".backward_weight_seconds", "must be positive");
+    // Layers without parameters have no weight gradient; the input layer's consumer needs none.
+    if (!(seconds.backward_input_seconds >= 0.0)) fail(source, path + ".backward_input_seconds", "must not be negative");
+    if (!(seconds.backward_weight_seconds >= 0.0)) fail(source, path + ".backward_weight_seconds", "must not be negative");
   }
   if (!(cluster.communication_overlap >= 0.0 && cluster.communication_overlap <= 1.0)) {
     fail(source, "communication_overlap", "must be in [0, 1]");

@@ -120,7 +120,7 @@ const Device::MeasuredKernel* measured_kernel(const Cluster& cluster, const mode
                                               const plans::LayerLayouts& layouts, const plans::Mesh* mesh,
                                               int64_t micro_batch, model::DType dtype) {
   if (mesh == nullptr || dtype != model::DType::fp32 || cluster.device.measured_kernels.empty()) return nullptr;
-  const std::optional<ConvProblem> problem = conv_problem(model, index, layouts, *mesh, micro_batch);
+  const std::optional<KernelProblem> problem = kernel_problem(model, index, layouts, *mesh, micro_batch);
   if (!problem) return nullptr;
   const auto it = cluster.device.measured_kernels.find(kernel_key(*problem, busy_ranks_per_node(cluster, *mesh)));
   return it == cluster.device.measured_kernels.end() ? nullptr : &it->second;
@@ -130,6 +130,7 @@ const Device::MeasuredKernel* measured_kernel(const Cluster& cluster, const mode
 // rate: every array it hands a kernel is zero-filled first (output, input gradient), and a
 // convolution's weight gradient is written to a fresh zero-filled array and then added into the
 // accumulated one (zero-fill, read both, write one: four passes over the local parameters).
+// Layers without parameters (pooling, activations) have no weight gradient.
 LayerComputeSeconds measured_seconds(const Cluster& cluster, const Layer& layer, const Device::MeasuredKernel& kernel,
                                      const LocalBytes& b) {
   // Streaming passes: the common memory curve (the optimizer's, measured the same way).
@@ -137,7 +138,7 @@ LayerComputeSeconds measured_seconds(const Cluster& cluster, const Layer& layer,
   LayerComputeSeconds seconds;
   seconds.forward = kernel.forward_seconds + pass_seconds(b.output);
   if (layer.needs_input_gradient) seconds.backward_input = kernel.backward_input_seconds + pass_seconds(b.input_grads);
-  seconds.backward_weight = kernel.backward_weight_seconds + pass_seconds(4.0 * b.params);
+  if (b.params > 0.0) seconds.backward_weight = kernel.backward_weight_seconds + pass_seconds(4.0 * b.params);
   return seconds;
 }
 

@@ -8,16 +8,11 @@
 
 namespace splitbrain::sim {
 
-std::optional<ConvProblem> conv_problem(const model::Model& model, int index, const plans::LayerLayouts& layouts,
-                                        const plans::Mesh& mesh, int64_t micro_batch) {
-  const model::Layer& layer = model.layer(index);
-  if (layer.kind != model::OpKind::conv2d || layouts.inputs.empty() || layouts.parameters.empty() || micro_batch <= 0 ||
-      layouts.work_fraction <= 0.0) {
-    return std::nullopt;
-  }
+namespace {
+
+ConvProblem conv_problem(const model::Layer& layer, const plans::LayerLayouts& layouts, const plans::Mesh& mesh,
+                         const std::vector<int64_t>& x) {
   const auto& attrs = layer.attr<model::Conv2dAttrs>();
-  const model::Layer& producer = model.layer(layer.inputs.at(0));
-  const std::vector<int64_t> x = plans::local_shape(layouts.inputs[0], mesh, plans::activation_shape(producer, micro_batch));
   const plans::ParameterShard& weight = layouts.parameters[0];
   const std::vector<int64_t> w = plans::local_shape(weight.layout, mesh, weight.global_shape);
   // A height split receives its neighbours' boundary rows (zeros at the image's edges), so its
@@ -42,16 +37,74 @@ std::optional<ConvProblem> conv_problem(const model::Model& model, int index, co
   return problem;
 }
 
+PoolProblem pool_problem(const model::Layer& layer, const std::vector<int64_t>& x) {
+  const auto& attrs = layer.attr<model::Pool2dAttrs>();
+  PoolProblem problem;
+  problem.max = layer.kind == model::OpKind::maxpool;
+  problem.batch = x.at(0);
+  problem.channels = x.at(1);
+  problem.height = x.at(2);
+  problem.width = x.at(3);
+  problem.kernel_h = attrs.kernel.h;
+  problem.kernel_w = attrs.kernel.w;
+  problem.stride_h = attrs.stride.h;
+  problem.stride_w = attrs.stride.w;
+  problem.pad_h = attrs.padding.h;
+  problem.pad_w = attrs.padding.w;
+  problem.ceil_mode = attrs.ceil_mode;
+  return problem;
+}
+
+}  // namespace
+
+std::optional<KernelProblem> kernel_problem(const model::Model& model, int index, const plans::LayerLayouts& layouts,
+                                            const plans::Mesh& mesh, int64_t micro_batch) {
+  const model::Layer& layer = model.layer(index);
+  if (layouts.inputs.empty() || micro_batch <= 0 || layouts.work_fraction <= 0.0) return std::nullopt;
+  const model::Layer& producer = model.layer(layer.inputs.at(0));
+  const std::vector<int64_t> x = plans::local_shape(layouts.inputs[0], mesh, plans::activation_shape(producer, micro_batch));
+  switch (layer.kind) {
+    case model::OpKind::conv2d:
+      if (layouts.parameters.empty()) return std::nullopt;
+      return conv_problem(layer, layouts, mesh, x);
+    case model::OpKind::maxpool:
+    case model::OpKind::avgpool:
+      if (x.size() != 4) return std::nullopt;
+      return pool_problem(layer, x);
+    case model::OpKind::relu:
+    case model::OpKind::gelu: {
+      int64_t elements = 1;
+      for (int64_t extent : x) elements *= extent;
+      return ActivationProblem{layer.kind, elements};
+    }
+    default: return std::nullopt;
+  }
+}
+
 int busy_ranks_per_node(const Cluster& cluster, const plans::Mesh& mesh) {
   const int per_node = cluster.levels.empty() ? 1 : cluster.levels.front().fan_out;
   return std::max(1, std::min(mesh.rank_count(), per_node));
 }
 
-std::string kernel_key(const ConvProblem& p, int busy_ranks) {
-  return fmt::format("conv2d n{} c{} h{} w{} k{} r{}x{} s{}x{} p{},{},{},{} d{}x{} g{}{}, {} busy", p.batch, p.in_channels,
-                     p.height, p.width, p.out_channels, p.kernel_h, p.kernel_w, p.stride_h, p.stride_w, p.pad_top,
-                     p.pad_bottom, p.pad_left, p.pad_right, p.dilation_h, p.dilation_w, p.groups, p.bias ? " bias" : "",
-                     busy_ranks);
+namespace {
+
+std::string problem_text(const ConvProblem& p) {
+  return fmt::format("conv2d n{} c{} h{} w{} k{} r{}x{} s{}x{} p{},{},{},{} d{}x{} g{}{}", p.batch, p.in_channels, p.height,
+                     p.width, p.out_channels, p.kernel_h, p.kernel_w, p.stride_h, p.stride_w, p.pad_top, p.pad_bottom,
+                     p.pad_left, p.pad_right, p.dilation_h, p.dilation_w, p.groups, p.bias ? " bias" : "");
+}
+
+std::string problem_text(const PoolProblem& p) {
+  return fmt::format("{} n{} c{} h{} w{} r{}x{} s{}x{} p{},{}{}", p.max ? "maxpool" : "avgpool", p.batch, p.channels, p.height,
+                     p.width, p.kernel_h, p.kernel_w, p.stride_h, p.stride_w, p.pad_h, p.pad_w, p.ceil_mode ? " ceil" : "");
+}
+
+std::string problem_text(const ActivationProblem& p) { return fmt::format("{} {}", model::op_name(p.kind), p.elements); }
+
+}  // namespace
+
+std::string kernel_key(const KernelProblem& problem, int busy_ranks) {
+  return fmt::format("{}, {} busy", std::visit([](const auto& p) { return problem_text(p); }, problem), busy_ranks);
 }
 
 }  // namespace splitbrain::sim

@@ -1,15 +1,17 @@
 #pragma once
-// The exact kernel problem a rank's convolution runs for one micro-batch under a plan: local
-// batch, channels and image (a height split's block extended by its halo rows, padded then only
-// at the sides), as the executor builds it. `splitbrain calibrate --model` times these problems
-// with the executor's own kernels, and the cost model reads the measured seconds back by key
-// (Device::measured_kernels): small or oddly split images run far from the FLOP-sized curve
-// (a 2x2 image split in two rows runs its kernel on 3 rows for 1 output row), and only a
-// measurement of the very shape says how far.
+// The exact kernel problem a rank's layer runs for one micro-batch under a plan, as the executor
+// builds it: a convolution's local batch, channels and image (a height split's block extended by
+// its halo rows, padded then only at the sides), a pooling's local block, an activation's local
+// element count. `splitbrain calibrate --model` times these problems with the executor's own
+// kernels, and the cost model reads the measured seconds back by key (Device::measured_kernels):
+// small or oddly split images run far from the FLOP-sized curve (a 2x2 image split in two rows
+// runs its kernel on 3 rows for 1 output row), small micro-batches of memory-bound ops stay in
+// the caches, and only a measurement of the very shape says how far.
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <variant>
 
 #include "model/model.h"
 #include "plans/mesh.h"
@@ -40,10 +42,38 @@ struct ConvProblem {
   bool operator==(const ConvProblem&) const = default;
 };
 
-// The problem of layer `index` (a conv2d) on `mesh` for a micro-batch of `micro_batch`
-// samples; nullopt for any other op kind or a layer this rank does no work for.
-std::optional<ConvProblem> conv_problem(const model::Model& model, int index, const plans::LayerLayouts& layouts,
-                                        const plans::Mesh& mesh, int64_t micro_batch);
+struct PoolProblem {
+  bool max = true;  // else average (counting padded zeros)
+  int64_t batch = 1;
+  int64_t channels = 1;
+  int64_t height = 1;
+  int64_t width = 1;
+  int64_t kernel_h = 1;
+  int64_t kernel_w = 1;
+  int64_t stride_h = 1;
+  int64_t stride_w = 1;
+  int64_t pad_h = 0;  // on both sides
+  int64_t pad_w = 0;
+  bool ceil_mode = false;
+
+  bool operator==(const PoolProblem&) const = default;
+};
+
+// An element-wise activation (relu, gelu) on `elements` local values.
+struct ActivationProblem {
+  model::OpKind kind = model::OpKind::relu;
+  int64_t elements = 0;
+
+  bool operator==(const ActivationProblem&) const = default;
+};
+
+using KernelProblem = std::variant<ConvProblem, PoolProblem, ActivationProblem>;
+
+// The problem of layer `index` on `mesh` for a micro-batch of `micro_batch` samples: conv2d,
+// maxpool, avgpool, relu and gelu have one; nullopt for any other op kind or a layer this rank
+// does no work for.
+std::optional<KernelProblem> kernel_problem(const model::Model& model, int index, const plans::LayerLayouts& layouts,
+                                            const plans::Mesh& mesh, int64_t micro_batch);
 
 // Ranks computing at once on one node of `cluster` under a plan on `mesh`: cores (or GPUs) of a
 // node share memory bandwidth, caches and, with SMT, execution units, so a kernel runs slower
@@ -52,7 +82,7 @@ int busy_ranks_per_node(const Cluster& cluster, const plans::Mesh& mesh);
 
 // Canonical text of a problem timed with `busy_ranks` ranks per node computing at once, the key
 // of Device::measured_kernels, e.g. "conv2d n32 c64 h18 w16 k128 r3x3 s1x1 p0,0,1,1 d1x1 g1 bias,
-// 2 busy".
-std::string kernel_key(const ConvProblem& problem, int busy_ranks);
+// 2 busy", "maxpool n16 c32 h28 w28 r2x2 s2x2 p0,0, 1 busy", "relu 401408, 2 busy".
+std::string kernel_key(const KernelProblem& problem, int busy_ranks);
 
 }  // namespace splitbrain::sim

@@ -19,7 +19,7 @@ bash tools/build.sh > build.log 2>&1 || { tail -n 40 build.log; echo "build fail
 echo "   built $splitbrain"
 rm -rf "$out" && mkdir -p "$out/compare"
 
-echo "== [3/6] calibrate this machine (mpirun -np 2: kernels forward and backward, collectives, overlap, the exact convolutions of $model's plans)"
+echo "== [3/6] calibrate this machine (mpirun -np 2: kernels forward and backward, collectives, overlap, the exact kernels of $model's plans)"
 mpirun -np 2 --bind-to core "$splitbrain" calibrate --model "$model" --batch "$batch" --out "$cluster" | tee "$out/calibrate.txt" | grep -E "fitted|overlap|problems|wrote"
 
 echo "== [4/6] plan $model on 2 ranks of this machine (batch $batch)"

@@ -88,7 +88,7 @@ TEST(ComputeCost, AMeasuredKernelProblemReplacesTheCurves) {
   const int conv = net.find("conv");
   const plans::LayerLayouts layouts = layouts_of(net, conv, mesh, 8);
   Cluster cluster = flat_cluster();
-  const std::optional<ConvProblem> problem = conv_problem(net, conv, layouts, mesh, 8);
+  const std::optional<KernelProblem> problem = kernel_problem(net, conv, layouts, mesh, 8);
   ASSERT_TRUE(problem.has_value());
   cluster.device.measured_kernels[kernel_key(*problem, 1)] = {1e-3, 2e-3, 3e-3};
   const LayerComputeSeconds t = layer_compute_seconds(cluster, net, conv, layouts, mesh, 8, model::DType::fp32);

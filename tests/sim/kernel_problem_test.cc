@@ -21,20 +21,20 @@ PlannerRequest request_for(int devices) {
   return request;
 }
 
-// The problems of every conv layer of `plan`, in layer order.
-std::vector<ConvProblem> problems_of(const plans::Plan& plan) {
+// The problems of every layer of `plan` of type T, in layer order.
+template <class T>
+std::vector<T> problems_of(const plans::Plan& plan) {
   const plans::CompiledPlan compiled = plans::compile_plan(plan);
-  std::vector<ConvProblem> problems;
+  std::vector<T> problems;
   for (size_t i = 0; i < compiled.layers.size(); ++i) {
-    if (auto p = conv_problem(*plan.model, static_cast<int>(i), compiled.layers[i].layouts, plan.mesh, compiled.micro_batch)) {
-      problems.push_back(*p);
-    }
+    const auto p = kernel_problem(*plan.model, static_cast<int>(i), compiled.layers[i].layouts, plan.mesh, compiled.micro_batch);
+    if (p && std::holds_alternative<T>(*p)) problems.push_back(std::get<T>(*p));
   }
   return problems;
 }
 
 TEST(KernelProblem, DataParallelHalvesTheBatch) {
-  const std::vector<ConvProblem> problems = problems_of(*data_parallel_plan(request_for(2)));
+  const std::vector<ConvProblem> problems = problems_of<ConvProblem>(*data_parallel_plan(request_for(2)));
   ASSERT_EQ(problems.size(), 8u);
   const ConvProblem& first = problems.front();
   EXPECT_EQ(first.batch, 32);
@@ -45,10 +45,21 @@ TEST(KernelProblem, DataParallelHalvesTheBatch) {
   EXPECT_EQ(kernel_key(first, 2), "conv2d n32 c3 h32 w32 k64 r3x3 s1x1 p1,1,1,1 d1x1 g1 bias, 2 busy");
 }
 
+TEST(KernelProblem, PoolingAndActivationsOnTheLocalBlock) {
+  const plans::Plan plan = *data_parallel_plan(request_for(2));
+  const std::vector<PoolProblem> pools = problems_of<PoolProblem>(plan);
+  ASSERT_EQ(pools.size(), 5u);
+  EXPECT_EQ(kernel_key(pools.front(), 2), "maxpool n32 c64 h32 w32 r2x2 s2x2 p0,0, 2 busy");
+  const std::vector<ActivationProblem> activations = problems_of<ActivationProblem>(plan);
+  ASSERT_FALSE(activations.empty());
+  // relu1 on conv1's local output: 32 x 64 x 32 x 32.
+  EXPECT_EQ(kernel_key(activations.front(), 1), "relu 2097152, 1 busy");
+}
+
 TEST(KernelProblem, AHeightSplitReadsItsBlockWithBothHalosAndPadsOnlyTheWidth) {
   const std::vector<plans::Plan> plans = domain_parallel_plans(request_for(2));
   ASSERT_FALSE(plans.empty());
-  const std::vector<ConvProblem> problems = problems_of(plans.front());
+  const std::vector<ConvProblem> problems = problems_of<ConvProblem>(plans.front());
   ASSERT_EQ(problems.size(), 8u);
   // conv1 on 32 rows split in two: 16 rows + 1 halo row on each side; the whole batch.
   EXPECT_EQ(problems.front().batch, 64);
@@ -70,11 +81,11 @@ TEST(KernelProblem, BusyRanksAreThePlansRanksOnOneNode) {
   EXPECT_EQ(busy_ranks_per_node(cluster, plans::Mesh({{"data", 2}, {"model", 4}})), 2);
 }
 
-TEST(KernelProblem, OnlyConvolutionsHaveOne) {
+TEST(KernelProblem, FullyConnectedLayersHaveNone) {
   const plans::Plan plan = *data_parallel_plan(request_for(1));
   const plans::CompiledPlan compiled = plans::compile_plan(plan);
   const int fc = plan.model->find("fc1");
-  EXPECT_FALSE(conv_problem(*plan.model, fc, compiled.layers[static_cast<size_t>(fc)].layouts, plan.mesh, 64).has_value());
+  EXPECT_FALSE(kernel_problem(*plan.model, fc, compiled.layers[static_cast<size_t>(fc)].layouts, plan.mesh, 64).has_value());
 }
 
 }  // namespace

@@ -28,7 +28,7 @@ struct CalibrateOptions {
   std::string out = "local-cpu-calibrated.json";
   std::string base = "local-cpu";
   int repeats = 5;
-  // --model: also time the exact convolution problems of these models' plans.
+  // --model: also time the exact kernel problems of these models' plans.
   std::vector<std::string> models;
   std::vector<int> devices;  // empty: 1 and the job's rank count
   int64_t batch = 64;
@@ -77,13 +77,13 @@ void calibrate(const CalibrateOptions& options) {
     for (const std::string& model : options.models) {
       for (int devices : device_counts) targets.push_back({model, devices, options.batch});
     }
-    const std::vector<PlannedProblem> problems = planned_conv_problems(targets, cluster);
+    const std::vector<PlannedProblem> problems = planned_kernel_problems(targets, cluster);
     if (leader) {
-      std::cout << fmt::format("[calibrate] {} convolution problems of the plans for {} (batch {}, {} devices)\n", problems.size(),
+      std::cout << fmt::format("[calibrate] {} kernel problems of the plans for {} (batch {}, {} devices)\n", problems.size(),
                                fmt::join(options.models, ", "), options.batch, fmt::join(device_counts, " and "))
                 << std::flush;
     }
-    measure_conv_problems(problems, options.repeats, leader, comm, cluster.device);
+    measure_kernel_problems(problems, options.repeats, leader, comm, cluster.device);
   }
   if (!leader) return;
   const sim::Device& device = cluster.device;
@@ -104,8 +104,8 @@ void calibrate(const CalibrateOptions& options) {
       "from an MPI_Iallreduce during convolutions against each alone"};
   if (!options.models.empty()) {
     cluster.sources.push_back(fmt::format(
-        "splitbrain calibrate --model {}: {} exact convolution problems of the planned plans, each timed forward, backward-data "
-        "and backward-weights with the executor's kernel (device.measured_kernels)",
+        "splitbrain calibrate --model {}: {} exact kernel problems of the planned plans (convolutions, pooling, activations), each timed "
+        "forward, backward-data and backward-weights with the executor's kernel (device.measured_kernels)",
         fmt::join(options.models, " --model "), device.measured_kernels.size()));
   }
   sim::validate_cluster(cluster, options.out);
@@ -134,7 +134,7 @@ void add_calibrate_command(CLI::App& app) {
   command->add_option("--base", options->base, "Preset or cluster file whose structure is kept")->type_name("NAME|FILE")->default_val("local-cpu");
   command->add_option("--repeats", options->repeats, "Timed runs per measurement (medians)")->check(CLI::PositiveNumber)->default_val(5);
   command->add_option("--model", options->models,
-                      "Also time the exact convolution problems of the plans `splitbrain plan` considers for this model "
+                      "Also time the exact kernel problems (convolutions, pooling, activations) of the plans `splitbrain plan` considers for this model "
                       "(zoo name or file; repeatable); the cost model then uses these times for them")
       ->type_name("MODEL");
   command->add_option("--devices", options->devices, "Device counts to plan --model for (default: 1 and the job's ranks)")

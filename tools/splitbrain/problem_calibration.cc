@@ -10,6 +10,8 @@
 
 #include "exec/cpu/conv2d.h"
 #include "exec/cpu/cpu_context.h"
+#include "exec/cpu/eltwise.h"
+#include "exec/cpu/pooling.h"
 #include "exec/comm/mpi_check.h"
 #include "model/model_json.h"
 #include "plans/compiled_plan.h"
@@ -55,17 +57,23 @@ void wait_asleep(MPI_Request& request) {
   }
 }
 
-// The median over `repeats` runs of `work` on the first `busy_ranks` ranks at once (after a
-// warm-up run and a cache sweep each), the slowest busy rank's; the other ranks sleep.
-template <class Work>
-double median_seconds_on(int busy_ranks, int repeats, MPI_Comm comm, Work&& work) {
+// The median over `repeats` runs of `work` on the first `busy_ranks` ranks at once, the slowest
+// busy rank's; the other ranks sleep. Before each run the caches are swept and then `refresh`
+// rewrites the inputs the layer before would just have written (its output, or the gradient
+// from the layer after): in training those arrive in the caches, the weights and saved tensors
+// from long ago do not.
+template <class Refresh, class Work>
+double median_seconds_on(int busy_ranks, int repeats, MPI_Comm comm, Refresh&& refresh, Work&& work) {
   int rank = 0;
   SB_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   const bool busy = rank < busy_ranks;
-  if (busy) work();
+  if (busy) work();  // warm-up: page faults, JIT compilation
   std::vector<double> times;
   for (int i = 0; i < repeats; ++i) {
-    if (busy) evict_caches();
+    if (busy) {
+      evict_caches();
+      refresh();
+    }
     MPI_Request request = MPI_REQUEST_NULL;
     SB_MPI_CHECK(MPI_Ibarrier(comm, &request));
     wait_asleep(request);
@@ -81,9 +89,82 @@ double median_seconds_on(int busy_ranks, int repeats, MPI_Comm comm, Work&& work
   return slowest;
 }
 
+void rewrite(std::vector<float>& values) { std::fill(values.begin(), values.end(), 0.25f); }
+
+// Each problem kind timed forward, input gradient and (with weights) weight gradient, as the
+// executor's op calls its kernel.
+class ProblemTimer {
+ public:
+  ProblemTimer(exec::cpu::CpuContext& context, int busy_ranks, int repeats, MPI_Comm comm)
+      : context_(context), busy_(busy_ranks), repeats_(repeats), comm_(comm) {}
+
+  sim::Device::MeasuredKernel operator()(const sim::ConvProblem& problem) {
+    const exec::kernels::Conv2dShape shape = kernel_shape(problem);
+    exec::cpu::Conv2dKernel kernel(context_, shape);
+    std::vector<float> x = filled(shape.batch * shape.in_channels * shape.height * shape.width, 0.5f);
+    std::vector<float> w = filled(shape.out_channels * (shape.in_channels / shape.groups) * shape.kernel_h * shape.kernel_w, 0.01f);
+    std::vector<float> b = filled(shape.out_channels, 0.1f);
+    std::vector<float> y = filled(shape.batch * shape.out_channels * shape.out_height() * shape.out_width(), 0.0f);
+    std::vector<float> dx(x.size()), dw(w.size()), db(b.size());
+    float* bias = shape.bias ? b.data() : nullptr;
+    float* bias_grad = shape.bias ? db.data() : nullptr;
+    sim::Device::MeasuredKernel seconds;
+    seconds.forward_seconds = time([&] { rewrite(x); }, [&] { kernel.forward(x.data(), w.data(), bias, y.data()); });
+    seconds.backward_input_seconds = time([&] { rewrite(y); }, [&] { kernel.backward_data(y.data(), w.data(), dx.data()); });
+    seconds.backward_weight_seconds =
+        time([&] { rewrite(y); }, [&] { kernel.backward_weights(x.data(), y.data(), dw.data(), bias_grad); });
+    return seconds;
+  }
+
+  sim::Device::MeasuredKernel operator()(const sim::PoolProblem& problem) {
+    exec::kernels::Pool2dShape shape;
+    shape.batch = problem.batch;
+    shape.channels = problem.channels;
+    shape.height = problem.height;
+    shape.width = problem.width;
+    shape.kernel_h = problem.kernel_h;
+    shape.kernel_w = problem.kernel_w;
+    shape.stride_h = problem.stride_h;
+    shape.stride_w = problem.stride_w;
+    shape.pad_top = shape.pad_bottom = problem.pad_h;
+    shape.pad_left = shape.pad_right = problem.pad_w;
+    shape.ceil_mode = problem.ceil_mode;
+    exec::cpu::Pool2dKernel kernel(context_, problem.max ? exec::kernels::PoolKind::max : exec::kernels::PoolKind::average, shape);
+    std::vector<float> x = filled(shape.batch * shape.channels * shape.height * shape.width, 0.5f);
+    std::vector<float> y = filled(shape.batch * shape.channels * shape.out_height() * shape.out_width(), 0.0f);
+    std::vector<float> dx(x.size());
+    std::vector<std::byte> workspace(kernel.workspace_bytes());
+    sim::Device::MeasuredKernel seconds;
+    seconds.forward_seconds = time([&] { rewrite(x); }, [&] { kernel.forward(x.data(), y.data(), workspace.data()); });
+    seconds.backward_input_seconds = time([&] { rewrite(y); }, [&] { kernel.backward(y.data(), workspace.data(), dx.data()); });
+    return seconds;
+  }
+
+  sim::Device::MeasuredKernel operator()(const sim::ActivationProblem& problem) {
+    const auto kind = problem.kind == model::OpKind::gelu ? exec::kernels::Activation::gelu_tanh : exec::kernels::Activation::relu;
+    exec::cpu::ActivationKernel kernel(context_, kind, problem.elements);
+    std::vector<float> x = filled(problem.elements, 0.5f), y(x.size()), dy = filled(problem.elements, 0.1f), dx(x.size());
+    sim::Device::MeasuredKernel seconds;
+    seconds.forward_seconds = time([&] { rewrite(x); }, [&] { kernel.forward(x.data(), y.data()); });
+    seconds.backward_input_seconds = time([&] { rewrite(dy); }, [&] { kernel.backward(y.data(), dy.data(), dx.data()); });
+    return seconds;
+  }
+
+ private:
+  template <class Refresh, class Work>
+  double time(Refresh&& refresh, Work&& work) {
+    return median_seconds_on(busy_, repeats_, comm_, refresh, work);
+  }
+
+  exec::cpu::CpuContext& context_;
+  int busy_;
+  int repeats_;
+  MPI_Comm comm_;
+};
+
 }  // namespace
 
-std::vector<PlannedProblem> planned_conv_problems(const std::vector<PlanningTarget>& targets, const sim::Cluster& cluster) {
+std::vector<PlannedProblem> planned_kernel_problems(const std::vector<PlanningTarget>& targets, const sim::Cluster& cluster) {
   std::vector<PlannedProblem> problems;
   for (const PlanningTarget& target : targets) {
     sim::PlannerRequest request;
@@ -96,7 +177,7 @@ std::vector<PlannedProblem> planned_conv_problems(const std::vector<PlanningTarg
     for (const sim::PricedPlan& priced : sim::plan_training(request).plans) {
       const plans::CompiledPlan compiled = plans::compile_plan(priced.plan);
       for (size_t i = 0; i < compiled.layers.size(); ++i) {
-        const std::optional<sim::ConvProblem> problem = sim::conv_problem(
+        const std::optional<sim::KernelProblem> problem = sim::kernel_problem(
             *request.model, static_cast<int>(i), compiled.layers[i].layouts, priced.plan.mesh, compiled.micro_batch);
         if (!problem) continue;
         const PlannedProblem planned{*problem, sim::busy_ranks_per_node(cluster, priced.plan.mesh)};
@@ -107,29 +188,15 @@ std::vector<PlannedProblem> planned_conv_problems(const std::vector<PlanningTarg
   return problems;
 }
 
-void measure_conv_problems(const std::vector<PlannedProblem>& problems, int repeats, bool print, MPI_Comm comm,
-                           sim::Device& device) {
+void measure_kernel_problems(const std::vector<PlannedProblem>& problems, int repeats, bool print, MPI_Comm comm,
+                             sim::Device& device) {
   exec::cpu::CpuContext context;
   for (size_t i = 0; i < problems.size(); ++i) {
-    const int busy = problems[i].busy_ranks;
-    const exec::kernels::Conv2dShape shape = kernel_shape(problems[i].problem);
-    exec::cpu::Conv2dKernel kernel(context, shape);
-    const int64_t out_h = shape.out_height();
-    const int64_t out_w = shape.out_width();
-    std::vector<float> x = filled(shape.batch * shape.in_channels * shape.height * shape.width, 0.5f);
-    std::vector<float> w = filled(shape.out_channels * (shape.in_channels / shape.groups) * shape.kernel_h * shape.kernel_w, 0.01f);
-    std::vector<float> b = filled(shape.out_channels, 0.1f);
-    std::vector<float> y = filled(shape.batch * shape.out_channels * out_h * out_w, 0.0f);
-    std::vector<float> dx(x.size()), dw(w.size()), db(b.size());
-    sim::Device::MeasuredKernel seconds;
-    seconds.forward_seconds =
-        median_seconds_on(busy, repeats, comm, [&] { kernel.forward(x.data(), w.data(), shape.bias ? b.data() : nullptr, y.data()); });
-    seconds.backward_input_seconds = median_seconds_on(busy, repeats, comm, [&] { kernel.backward_data(y.data(), w.data(), dx.data()); });
-    seconds.backward_weight_seconds = median_seconds_on(
-        busy, repeats, comm, [&] { kernel.backward_weights(x.data(), y.data(), dw.data(), shape.bias ? db.data() : nullptr); });
-    const std::string key = sim::kernel_key(problems[i].problem, busy);
+    ProblemTimer timer(context, problems[i].busy_ranks, repeats, comm);
+    const sim::Device::MeasuredKernel seconds = std::visit(timer, problems[i].problem);
+    const std::string key = sim::kernel_key(problems[i].problem, problems[i].busy_ranks);
     if (print) {
-      std::cout << fmt::format("[calibrate] {:>3}/{} {:<58} fwd {:8.3f} ms  bwd-data {:8.3f} ms  bwd-weights {:8.3f} ms\n", i + 1,
+      std::cout << fmt::format("[calibrate] {:>3}/{} {:<64} fwd {:8.3f} ms  bwd-data {:8.3f} ms  bwd-weights {:8.3f} ms\n", i + 1,
                                problems.size(), key, seconds.forward_seconds * 1e3, seconds.backward_input_seconds * 1e3,
                                seconds.backward_weight_seconds * 1e3)
                 << std::flush;
