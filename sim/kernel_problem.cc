@@ -72,10 +72,12 @@ std::optional<KernelProblem> kernel_problem(const model::Model& model, int index
       if (x.size() != 4) return std::nullopt;
       return pool_problem(layer, x);
     case model::OpKind::relu:
-    case model::OpKind::gelu: {
+    case model::OpKind::gelu:
+    case model::OpKind::dropout: {
       int64_t elements = 1;
       for (int64_t extent : x) elements *= extent;
-      return ActivationProblem{layer.kind, elements};
+      const double p = layer.kind == model::OpKind::dropout ? layer.attr<model::DropoutAttrs>().probability : 0.0;
+      return ActivationProblem{layer.kind, elements, p};
     }
     default: return std::nullopt;
   }
@@ -99,7 +101,10 @@ std::string problem_text(const PoolProblem& p) {
                      p.width, p.kernel_h, p.kernel_w, p.stride_h, p.stride_w, p.pad_h, p.pad_w, p.ceil_mode ? " ceil" : "");
 }
 
-std::string problem_text(const ActivationProblem& p) { return fmt::format("{} {}", model::op_name(p.kind), p.elements); }
+std::string problem_text(const ActivationProblem& p) {
+  if (p.kind == model::OpKind::dropout) return fmt::format("dropout {} p{}", p.elements, p.drop_probability);
+  return fmt::format("{} {}", model::op_name(p.kind), p.elements);
+}
 
 }  // namespace
 

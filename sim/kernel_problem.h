@@ -59,10 +59,12 @@ struct PoolProblem {
   bool operator==(const PoolProblem&) const = default;
 };
 
-// An element-wise activation (relu, gelu) on `elements` local values.
+// An element-wise op on `elements` local values: relu, gelu, or dropout (whose per-element hash
+// for its split-independent mask makes it compute-bound, not memory-bound).
 struct ActivationProblem {
   model::OpKind kind = model::OpKind::relu;
   int64_t elements = 0;
+  double drop_probability = 0.0;  // dropout only
 
   bool operator==(const ActivationProblem&) const = default;
 };
@@ -70,7 +72,7 @@ struct ActivationProblem {
 using KernelProblem = std::variant<ConvProblem, PoolProblem, ActivationProblem>;
 
 // The problem of layer `index` on `mesh` for a micro-batch of `micro_batch` samples: conv2d,
-// maxpool, avgpool, relu and gelu have one; nullopt for any other op kind or a layer this rank
+// maxpool, avgpool, relu, gelu and dropout have one; nullopt for any other op kind or a layer this rank
 // does no work for.
 std::optional<KernelProblem> kernel_problem(const model::Model& model, int index, const plans::LayerLayouts& layouts,
                                             const plans::Mesh& mesh, int64_t micro_batch);
@@ -82,7 +84,7 @@ int busy_ranks_per_node(const Cluster& cluster, const plans::Mesh& mesh);
 
 // Canonical text of a problem timed with `busy_ranks` ranks per node computing at once, the key
 // of Device::measured_kernels, e.g. "conv2d n32 c64 h18 w16 k128 r3x3 s1x1 p0,0,1,1 d1x1 g1 bias,
-// 2 busy", "maxpool n16 c32 h28 w28 r2x2 s2x2 p0,0, 1 busy", "relu 401408, 2 busy".
+// 2 busy", "maxpool n16 c32 h28 w28 r2x2 s2x2 p0,0, 1 busy", "relu 401408, 2 busy", "dropout 262144 p0.5, 1 busy".
 std::string kernel_key(const KernelProblem& problem, int busy_ranks);
 
 }  // namespace splitbrain::sim

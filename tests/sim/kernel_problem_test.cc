@@ -1,6 +1,9 @@
 // The kernel problem of a plan's convolution: what the executor's Conv2dOp hands its kernel.
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "model/zoo.h"
 #include "plans/compiled_plan.h"
@@ -54,6 +57,11 @@ TEST(KernelProblem, PoolingAndActivationsOnTheLocalBlock) {
   ASSERT_FALSE(activations.empty());
   // relu1 on conv1's local output: 32 x 64 x 32 x 32.
   EXPECT_EQ(kernel_key(activations.front(), 1), "relu 2097152, 1 busy");
+  // Dropout's mask hash makes it a problem of its own, with its drop probability.
+  const auto dropout = std::find_if(activations.begin(), activations.end(),
+                                    [](const ActivationProblem& p) { return p.kind == model::OpKind::dropout; });
+  ASSERT_NE(dropout, activations.end());
+  EXPECT_EQ(kernel_key(*dropout, 2), fmt::format("dropout {} p0.5, 2 busy", dropout->elements));
 }
 
 TEST(KernelProblem, AHeightSplitReadsItsBlockWithBothHalosAndPadsOnlyTheWidth) {

@@ -10,6 +10,7 @@
 
 #include "exec/cpu/conv2d.h"
 #include "exec/cpu/cpu_context.h"
+#include "exec/cpu/dropout.h"
 #include "exec/cpu/eltwise.h"
 #include "exec/cpu/pooling.h"
 #include "exec/comm/mpi_check.h"
@@ -141,6 +142,7 @@ class ProblemTimer {
   }
 
   sim::Device::MeasuredKernel operator()(const sim::ActivationProblem& problem) {
+    if (problem.kind == model::OpKind::dropout) return dropout(problem);
     const auto kind = problem.kind == model::OpKind::gelu ? exec::kernels::Activation::gelu_tanh : exec::kernels::Activation::relu;
     exec::cpu::ActivationKernel kernel(context_, kind, problem.elements);
     std::vector<float> x = filled(problem.elements, 0.5f), y(x.size()), dy = filled(problem.elements, 0.1f), dx(x.size());
@@ -151,6 +153,19 @@ class ProblemTimer {
   }
 
  private:
+  sim::Device::MeasuredKernel dropout(const sim::ActivationProblem& problem) {
+    exec::cpu::DropoutKernel kernel(problem.drop_probability);
+    const exec::kernels::DropoutBlock block{{problem.elements}, {0}, {problem.elements}};
+    std::vector<float> x = filled(problem.elements, 0.5f), y(x.size()), dy = filled(problem.elements, 0.1f), dx(x.size());
+    std::vector<uint8_t> mask(x.size());
+    const exec::kernels::DropoutKey key{1, 1, 1};
+    sim::Device::MeasuredKernel seconds;
+    seconds.forward_seconds = time([&] { rewrite(x); }, [&] { kernel.forward(key, block, x.data(), y.data(), mask.data()); });
+    seconds.backward_input_seconds =
+        time([&] { rewrite(dy); }, [&] { kernel.backward(problem.elements, mask.data(), dy.data(), dx.data()); });
+    return seconds;
+  }
+
   template <class Refresh, class Work>
   double time(Refresh&& refresh, Work&& work) {
     return median_seconds_on(busy_, repeats_, comm_, refresh, work);
