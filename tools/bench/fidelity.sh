@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Predicted against measured on this machine, after calibrating it: every plan the planner ranks
-# for fashion-vgg and vgg11-cifar10 (batch 64) on 1 and 2 ranks is simulated with the calibrated
-# cluster and run for real (mpirun, one core per rank), then compared. Plans the executor refuses
+# for fashion-vgg and vgg11-cifar10 (batch 64) on 1 and 2 ranks is run for real (mpirun, one core
+# per rank) in ROUNDS rounds, each after a fresh calibration (with the exact kernels of these
+# models' plans) that predicts its runs, then compared. Plans the executor refuses
 # are listed as skipped, with its message.
 # Writes results/fidelity/: README.md (table, median and worst iteration error, memory error, bytes,
-# ranking check), results.json, predicted-vs-measured.{png,svg}, phases.{png,svg}, the calibrated
-# cluster and calibrate's output, and compare/<plan>/ (comparison.json, figures, merged trace).
+# ranking check), results.json, predicted-vs-measured.{png,svg}, phases.{png,svg}, each round's
+# calibrated cluster and calibrate's output, and compare/<plan>/ (comparison.json, figures, merged trace).
 # Made in a temporary folder and renamed, so nothing is left half-written.
 # Knobs (environment): ITERS (timed steps per run, 6), WARMUP (2), ROUNDS (3), MODELS ("fashion-vgg
-# vgg11-cifar10"). About 4 minutes on 2 quiet cores.
+# vgg11-cifar10"). About 9 minutes on 2 quiet cores.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=results/fidelity
@@ -25,10 +26,16 @@ cmake --build build --target splitbrain -j "$(nproc)" > /dev/null
 sb=./build/tools/splitbrain
 loadavg_start=$(cut -d' ' -f1-3 /proc/loadavg)
 
-echo "[fidelity] calibrating (mpirun -np 2)" >&2
-mpirun -np 2 --bind-to core "$sb" calibrate --repeats 9 --batch "$batch" $(printf -- "--model %s " $models) --out "$work/local-cpu-calibrated.json" > "$work/calibrate.txt"
-tail -n 1 "$work/calibrate.txt" >&2
-cluster=$work/local-cpu-calibrated.json
+# The host's speed drifts from minute to minute (shared vCPUs), so each round calibrates afresh
+# and its runs are predicted with its own calibration: "predicted after calibrate" for every run.
+calibrate_round() {  # round -> writes $work/calibrate-<round>.txt and $tmp/cluster-<round>.json
+  echo "[fidelity] round $1/$rounds: calibrating (mpirun -np 2)" >&2
+  mpirun -np 2 --bind-to core "$sb" calibrate --repeats 5 --batch "$batch" $(printf -- "--model %s " $models) \
+    --out "$tmp/cluster-$1.json" > "$work/calibrate-$1.txt"
+  tail -n 1 "$work/calibrate-$1.txt" >&2
+}
+calibrate_round 1
+cluster=$tmp/cluster-1.json
 
 data_for() {  # model -> synthetic data of its input shape
   case "$1" in
@@ -49,17 +56,18 @@ for model in $models; do
     for plan in "$plans"/*.json; do
       name=$model-$ranks-$(basename "$plan" .json)
       mkdir -p "$tmp/runs/$name"
-      "$sb" simulate --plan "$plan" --cluster "$cluster" --json "$tmp/runs/$name/prediction.json" \
-        --trace "$tmp/runs/$name/prediction-trace.json" > /dev/null
       plan_list+=("$model|$ranks|$plan|$name")
     done
   done
 done
 for round in $(seq 1 "$rounds"); do
+  [ "$round" -gt 1 ] && calibrate_round "$round"
   for entry in "${plan_list[@]}"; do
     IFS='|' read -r model ranks plan name <<< "$entry"
     run=$tmp/runs/$name
     [ -f "$run/refused" ] && continue
+    "$sb" simulate --plan "$plan" --cluster "$tmp/cluster-$round.json" --json "$run/prediction-$round.json" \
+      --trace "$run/prediction-trace-$round.json" > /dev/null
     echo "[fidelity] round $round/$rounds: $name" >&2
     if ! mpirun -np "$ranks" --bind-to core "$sb" run --plan "$plan" --data "$(data_for "$model")" --warmup "$warmup" \
         --iters "$iters" --log-every 1000 --report "$run/measured-$round.json" --trace "$run/measured-trace-$round.json" \
@@ -81,8 +89,8 @@ times = sorted((json.load(open(f"{run}/measured-{r}.json"))["iteration_seconds"]
 print(times[len(times) // 2][1])
 PY
 )
-  "$sb" compare "$run/prediction.json" "$run/measured-$median_round.json" --out "$work/compare/$name" \
-    --predicted-trace "$run/prediction-trace.json" --measured-trace "$run/measured-trace-$median_round.json" \
+  "$sb" compare "$run/prediction-$median_round.json" "$run/measured-$median_round.json" --out "$work/compare/$name" \
+    --predicted-trace "$run/prediction-trace-$median_round.json" --measured-trace "$run/measured-trace-$median_round.json" \
     > "$work/compare/$name.txt"
   echo "$name ran" >> "$work/runs.txt"
   head -n 3 "$work/compare/$name.txt" | tail -n 1 >&2
@@ -91,6 +99,7 @@ loadavg_end=$(cut -d' ' -f1-3 /proc/loadavg)
 
 "$python" tools/bench/fidelity_report.py "$work" --command "bash tools/bench/fidelity.sh (ITERS=$iters WARMUP=$warmup ROUNDS=$rounds)" \
   --load "$loadavg_start" "$loadavg_end"
+for round in $(seq 1 "$rounds"); do cp "$tmp/cluster-$round.json" "$work/local-cpu-calibrated-$round.json"; done
 rm -rf "$out.new" && mkdir -p "$(dirname "$out")" && cp -r "$work" "$out.new"
 rm -rf "$out" && mv "$out.new" "$out"
 echo "[fidelity] wrote $out/README.md" >&2
