@@ -46,7 +46,8 @@ data_for() {  # model -> synthetic data of its input shape
 
 : > "$work/runs.txt"
 # Plans first, then ROUNDS rounds over all of them (interleaved, so a slow minute of the shared
-# host touches every plan alike); each plan's report is the round with its median step time.
+# host touches every plan alike); each plan's report is its round with the median error, each
+# round's run against the prediction of that round's calibration.
 plan_list=()
 for model in $models; do
   for ranks in 1 2; do
@@ -85,11 +86,14 @@ for entry in "${plan_list[@]}"; do
   median_round=$("$python" - "$run" "$rounds" <<'PY'
 import json, sys
 run, rounds = sys.argv[1], int(sys.argv[2])
-times = sorted((json.load(open(f"{run}/measured-{r}.json"))["iteration_seconds"], r) for r in range(1, rounds + 1))
-print(times[len(times) // 2][1])
+def error(r):
+    predicted = json.load(open(f"{run}/prediction-{r}.json"))["iteration_seconds"]
+    measured = json.load(open(f"{run}/measured-{r}.json"))["iteration_seconds"]
+    return predicted / measured - 1.0
+errors = sorted((error(r), r) for r in range(1, rounds + 1))
+print(errors[len(errors) // 2][1])
 PY
-)
-  "$sb" compare "$run/prediction-$median_round.json" "$run/measured-$median_round.json" --out "$work/compare/$name" \
+)  "$sb" compare "$run/prediction-$median_round.json" "$run/measured-$median_round.json" --out "$work/compare/$name" \
     --predicted-trace "$run/prediction-trace-$median_round.json" --measured-trace "$run/measured-trace-$median_round.json" \
     > "$work/compare/$name.txt"
   echo "$name ran" >> "$work/runs.txt"

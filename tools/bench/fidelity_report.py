@@ -135,7 +135,7 @@ def main():
         f"Made by `{args.command}`; load average {args.load[0]} at the start, {args.load[1]} at the end.",
         "Each round calibrates this machine afresh with `splitbrain calibrate --model` (`local-cpu-calibrated-<round>.json`, "
         "output in `calibrate-<round>.txt`) and predicts its runs with that calibration; a plan's row is its round with the "
-        "median measured step time.",
+        "median error.",
         "",
         f"- plans run: {len(plans)}; median |error| of the iteration time {summary['median_abs_error']:.1%} "
         f"(target <= {MEDIAN_TARGET:.0%}), worst {summary['worst_abs_error']:.1%} (target <= {WORST_TARGET:.0%})",
