@@ -93,7 +93,8 @@ def error(r):
 errors = sorted((error(r), r) for r in range(1, rounds + 1))
 print(errors[len(errors) // 2][1])
 PY
-)  "$sb" compare "$run/prediction-$median_round.json" "$run/measured-$median_round.json" --out "$work/compare/$name" \
+)
+  "$sb" compare "$run/prediction-$median_round.json" "$run/measured-$median_round.json" --out "$work/compare/$name" \
     --predicted-trace "$run/prediction-trace-$median_round.json" --measured-trace "$run/measured-trace-$median_round.json" \
     > "$work/compare/$name.txt"
   echo "$name ran" >> "$work/runs.txt"
