@@ -91,9 +91,12 @@ def error(r):
     measured = json.load(open(f"{run}/measured-{r}.json"))["iteration_seconds"]
     return predicted / measured - 1.0
 errors = sorted((error(r), r) for r in range(1, rounds + 1))
-print(errors[len(errors) // 2][1])
+measured = sorted(json.load(open(f"{run}/measured-{r}.json"))["iteration_seconds"] for r in range(1, rounds + 1))
+print(errors[len(errors) // 2][1], measured[len(measured) // 2])
 PY
 )
+  read -r median_round median_seconds <<< "$median_round"
+  echo "$name $median_seconds" >> "$work/median-step-seconds.txt"
   "$sb" compare "$run/prediction-$median_round.json" "$run/measured-$median_round.json" --out "$work/compare/$name" \
     --predicted-trace "$run/prediction-trace-$median_round.json" --measured-trace "$run/measured-trace-$median_round.json" \
     > "$work/compare/$name.txt"
