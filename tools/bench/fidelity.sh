@@ -8,12 +8,12 @@
 # ranking check), results.json, predicted-vs-measured.{png,svg}, phases.{png,svg}, each round's
 # calibrated cluster and calibrate's output, and compare/<plan>/ (comparison.json, figures, merged trace).
 # Made in a temporary folder and renamed, so nothing is left half-written.
-# Knobs (environment): ITERS (timed steps per run, 6), WARMUP (2), ROUNDS (3), MODELS ("fashion-vgg
-# vgg11-cifar10"). About 9 minutes on 2 quiet cores.
+# Knobs (environment): ITERS (timed steps per run, 8), WARMUP (2), ROUNDS (5), MODELS ("fashion-vgg
+# vgg11-cifar10"). About 8 minutes on 2 quiet cores.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=results/fidelity
-iters=${ITERS:-6} warmup=${WARMUP:-2} rounds=${ROUNDS:-3} models=${MODELS:-"fashion-vgg vgg11-cifar10"} batch=64
+iters=${ITERS:-8} warmup=${WARMUP:-2} rounds=${ROUNDS:-5} models=${MODELS:-"fashion-vgg vgg11-cifar10"} batch=64
 python=/usr/bin/python3  # has matplotlib (python3-matplotlib)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fidelity.XXXXXX")
