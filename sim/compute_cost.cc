@@ -1,6 +1,9 @@
 #include "sim/compute_cost.h"
 
 #include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
 #include <span>
 #include <vector>
 
@@ -115,15 +118,25 @@ double conv_weight_gradient_rows(const Layer& layer, const plans::LayerLayouts& 
 }
 
 // The seconds `splitbrain calibrate --model` measured for this layer's exact kernel problem,
-// when it did; fp32 only (the executor's kernels are fp32).
-const Device::MeasuredKernel* measured_kernel(const Cluster& cluster, const model::Model& model, int index,
-                                              const plans::LayerLayouts& layouts, const plans::Mesh* mesh,
-                                              int64_t micro_batch, model::DType dtype) {
-  if (mesh == nullptr || dtype != model::DType::fp32 || cluster.device.measured_kernels.empty()) return nullptr;
+// when it did; fp32 only (the executor's kernels are fp32). With neighbours on the node, between
+// the problem's time alone and beside them, by `neighbours_busy` (layer_compute_seconds).
+std::optional<Device::MeasuredKernel> measured_kernel(const Cluster& cluster, const model::Model& model, int index,
+                                                      const plans::LayerLayouts& layouts, const plans::Mesh* mesh,
+                                                      int64_t micro_batch, model::DType dtype, double neighbours_busy) {
+  const std::map<std::string, Device::MeasuredKernel>& table = cluster.device.measured_kernels;
+  if (mesh == nullptr || dtype != model::DType::fp32 || table.empty()) return std::nullopt;
   const std::optional<KernelProblem> problem = kernel_problem(model, index, layouts, *mesh, micro_batch);
-  if (!problem) return nullptr;
-  const auto it = cluster.device.measured_kernels.find(kernel_key(*problem, busy_ranks_per_node(cluster, *mesh)));
-  return it == cluster.device.measured_kernels.end() ? nullptr : &it->second;
+  if (!problem) return std::nullopt;
+  const int busy = busy_ranks_per_node(cluster, *mesh);
+  const auto shared = table.find(kernel_key(*problem, busy));
+  if (shared == table.end()) return std::nullopt;
+  const auto alone = table.find(kernel_key(*problem, 1));
+  if (busy == 1 || alone == table.end() || neighbours_busy >= 1.0) return shared->second;
+  const double f = std::max(0.0, neighbours_busy);
+  const auto between = [f](double by_itself, double beside) { return by_itself + (beside - by_itself) * f; };
+  return Device::MeasuredKernel{between(alone->second.forward_seconds, shared->second.forward_seconds),
+                                between(alone->second.backward_input_seconds, shared->second.backward_input_seconds),
+                                between(alone->second.backward_weight_seconds, shared->second.backward_weight_seconds)};
 }
 
 // A measured kernel's seconds plus what the executor does around the kernel, at the memory
@@ -144,13 +157,13 @@ LayerComputeSeconds measured_seconds(const Cluster& cluster, const Layer& layer,
 
 LayerComputeSeconds compute_seconds(const Cluster& cluster, const model::Model& model, int index,
                                     const plans::LayerLayouts& layouts, const plans::Mesh* mesh, int64_t micro_batch,
-                                    model::DType dtype) {
+                                    model::DType dtype, double neighbours_busy) {
   const Layer& layer = model.layer(index);
   LayerComputeSeconds seconds;
   if (micro_batch <= 0 || layouts.work_fraction <= 0.0) return seconds;
   const LocalCounter counter(mesh, layouts.work_fraction);
   const LocalBytes b = local_bytes(model, layer, layouts, counter, micro_batch, dtype);
-  if (const Device::MeasuredKernel* kernel = measured_kernel(cluster, model, index, layouts, mesh, micro_batch, dtype)) {
+  if (const auto kernel = measured_kernel(cluster, model, index, layouts, mesh, micro_batch, dtype, neighbours_busy)) {
     return measured_seconds(cluster, layer, *kernel, b);
   }
   const double scale = static_cast<double>(micro_batch) * layouts.work_fraction;
@@ -189,13 +202,13 @@ LayerComputeSeconds compute_seconds(const Cluster& cluster, const model::Model& 
 LayerComputeSeconds layer_compute_seconds(const Cluster& cluster, const model::Model& model, int index,
                                           const plans::LayerLayouts& layouts, int64_t micro_batch,
                                           model::DType dtype) {
-  return compute_seconds(cluster, model, index, layouts, nullptr, micro_batch, dtype);
+  return compute_seconds(cluster, model, index, layouts, nullptr, micro_batch, dtype, 1.0);
 }
 
 LayerComputeSeconds layer_compute_seconds(const Cluster& cluster, const model::Model& model, int index,
                                           const plans::LayerLayouts& layouts, const plans::Mesh& mesh,
-                                          int64_t micro_batch, model::DType dtype) {
-  return compute_seconds(cluster, model, index, layouts, &mesh, micro_batch, dtype);
+                                          int64_t micro_batch, model::DType dtype, double neighbours_busy) {
+  return compute_seconds(cluster, model, index, layouts, &mesh, micro_batch, dtype, neighbours_busy);
 }
 
 double optimizer_step_seconds(const Cluster& cluster, const plans::Plan& plan, int64_t local_parameter_elements) {

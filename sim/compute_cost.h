@@ -28,9 +28,16 @@ LayerComputeSeconds layer_compute_seconds(const Cluster& cluster, const model::M
 // replicated over an axis that splits the output is read whole by every rank. The overload above
 // has no mesh and takes every local activation as work_fraction of the global one (parameters
 // are exact either way: ParameterShard carries its local size). Prefer this one.
+//
+// `neighbours_busy` in [0, 1] is the fraction of the time the other ranks on this rank's node
+// compute too. Cores of a node share memory bandwidth, caches and (SMT siblings) execution
+// units, so a kernel runs between its speed alone and its speed beside busy neighbours; where
+// calibrate measured a problem both ways (Device::measured_kernels, "1 busy" and "N busy"), the
+// seconds are interpolated by this fraction. 1 (every rank computing in lock step, as data
+// parallelism does) takes the "N busy" measurement; sim::simulate finds the fraction of a plan.
 LayerComputeSeconds layer_compute_seconds(const Cluster& cluster, const model::Model& model, int index,
                                           const plans::LayerLayouts& layouts, const plans::Mesh& mesh,
-                                          int64_t micro_batch, model::DType dtype);
+                                          int64_t micro_batch, model::DType dtype, double neighbours_busy = 1.0);
 
 // The optimizer update of `local_parameter_elements` parameters: a memory-bound pass that reads
 // and writes parameters, gradients and optimizer state.

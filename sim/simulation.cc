@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <tuple>
 #include <numeric>
 
 #include "sim/cluster_error.h"
+#include "sim/kernel_problem.h"
 #include "sim/plan_collective_cost.h"
 
 namespace splitbrain::sim {
@@ -26,8 +28,8 @@ int first_rank_of_stage(const Plan& plan, int stage) {
 
 class StepBuilder {
  public:
-  StepBuilder(const Plan& plan, const CompiledPlan& compiled, const Cluster& cluster, Prediction& out)
-      : plan_(plan), compiled_(compiled), cluster_(cluster), out_(out) {
+  StepBuilder(const Plan& plan, const CompiledPlan& compiled, const Cluster& cluster, double neighbours_busy, Prediction& out)
+      : plan_(plan), compiled_(compiled), cluster_(cluster), neighbours_busy_(neighbours_busy), out_(out) {
     for (int s = 0; s < plan.stage_count(); ++s) first_rank_.push_back(first_rank_of_stage(plan, s));
     out_.stages.resize(static_cast<size_t>(plan.stage_count()));
     out_.layers.resize(compiled.layers.size());
@@ -55,7 +57,8 @@ class StepBuilder {
       LayerTiming& timing = out_.layers[static_cast<size_t>(i)];
       StageWork& work = out_.stages[static_cast<size_t>(layer.stage)].work;
       timing.compute =
-          layer_compute_seconds(cluster_, *plan_.model, i, layer.layouts, plan_.mesh, compiled_.micro_batch, plan_.dtype);
+          layer_compute_seconds(cluster_, *plan_.model, i, layer.layouts, plan_.mesh, compiled_.micro_batch, plan_.dtype,
+                                neighbours_busy_);
       for (const plans::InputTransfer& input : layer.inputs) {
         const int producer_stage = compiled_.layers[static_cast<size_t>(input.producer)].stage;
         if (input.forward_send) {
@@ -224,10 +227,26 @@ class StepBuilder {
   const Plan& plan_;
   const CompiledPlan& compiled_;
   const Cluster& cluster_;
+  double neighbours_busy_;
   Prediction& out_;
   std::vector<int> first_rank_;
   std::map<std::tuple<int, plans::CollectiveKind, std::vector<int>, int64_t, int64_t, int64_t, int, int>, double> prices_;
 };
+
+Prediction simulate_step(const Plan& plan, const CompiledPlan& compiled, const Cluster& cluster, double neighbours_busy) {
+  Prediction prediction;
+  StepBuilder step(plan, compiled, cluster, neighbours_busy, prediction);
+  step.cost_layers();
+  std::vector<StageWork> work;
+  for (const StageTiming& stage : prediction.stages) work.push_back(stage.work);
+  prediction.timeline = schedule_pipeline(work, plan.micro_batches, plan.schedule);
+  step.cost_step_end();
+  step.summarise();
+  step.account_ranks();
+  return prediction;
+}
+
+constexpr int kNeighbourRounds = 6;
 
 }  // namespace
 
@@ -241,20 +260,29 @@ std::string_view step_phase_name(StepPhase phase) {
   return "unknown";
 }
 
+
 Prediction simulate(const Plan& plan, const CompiledPlan& compiled, const Cluster& cluster) {
   if (plan.mesh.rank_count() > rank_count(cluster)) {
     throw ClusterError(fmt::format("cluster '{}' has {} devices but the plan's mesh {} needs {}", cluster.name,
                                    rank_count(cluster), plan.mesh.to_string(), plan.mesh.rank_count()));
   }
+  // Ranks sharing a node slow each other's kernels only while both compute: a rank waiting on
+  // communication or a pipeline bubble leaves its core's share to its neighbour. The fraction of
+  // a step spent computing decides how much, and the step's length depends on it: a few rounds
+  // of the fixed point settle it (a plan computing in lock step stays at 1).
+  const bool neighbours_matter =
+      !cluster.device.measured_kernels.empty() && busy_ranks_per_node(cluster, plan.mesh) > 1;
+  double neighbours_busy = 1.0;
   Prediction prediction;
-  StepBuilder step(plan, compiled, cluster, prediction);
-  step.cost_layers();
-  std::vector<StageWork> work;
-  for (const StageTiming& stage : prediction.stages) work.push_back(stage.work);
-  prediction.timeline = schedule_pipeline(work, plan.micro_batches, plan.schedule);
-  step.cost_step_end();
-  step.summarise();
-  step.account_ranks();
+  for (int round = 0; round < kNeighbourRounds; ++round) {
+    prediction = simulate_step(plan, compiled, cluster, neighbours_busy);
+    if (!neighbours_matter || prediction.iteration_seconds <= 0.0) break;
+    const double computing =
+        std::min(1.0, (prediction.phases.compute_forward + prediction.phases.compute_backward + prediction.phases.optimizer) /
+                          prediction.iteration_seconds);
+    if (std::abs(computing - neighbours_busy) < 0.005) break;
+    neighbours_busy = computing;
+  }
   return prediction;
 }
 

@@ -103,6 +103,24 @@ TEST(ComputeCost, AMeasuredKernelProblemReplacesTheCurves) {
               14.41792e-6 / 2, 1e-12);
 }
 
+TEST(ComputeCost, AMeasuredProblemRunsBetweenAloneAndBesideBusyNeighbours) {
+  const model::Model net = conv_net();
+  const plans::Mesh mesh({{"data", 2}});
+  const int conv = net.find("conv");
+  const plans::LayerLayouts layouts = layouts_of(net, conv, mesh, 8, plans::LayerSharding{{0}, {}, {}, {}});
+  Cluster cluster = flat_cluster();  // 8 devices per node: 2 ranks busy at once
+  const KernelProblem problem = *kernel_problem(net, conv, layouts, mesh, 8);
+  cluster.device.measured_kernels[kernel_key(problem, 1)] = {1e-3, 0.0, 2e-3};
+  cluster.device.measured_kernels[kernel_key(problem, 2)] = {3e-3, 0.0, 4e-3};
+  const auto forward = [&](double busy) {
+    return layer_compute_seconds(cluster, net, conv, layouts, mesh, 8, model::DType::fp32, busy).forward;
+  };
+  // Zero-fill of the local output: 4 x 16,384 x 4 B at 100 GB/s = 2.62144 us on top.
+  EXPECT_NEAR(forward(1.0), 3e-3 + 2.62144e-6, 1e-12);
+  EXPECT_NEAR(forward(0.0), 1e-3 + 2.62144e-6, 1e-12);
+  EXPECT_NEAR(forward(0.25), 1.5e-3 + 2.62144e-6, 1e-12);
+}
+
 TEST(ComputeCost, LinearAtBatchOneIsMemoryBound) {
   const model::Model net = linear_net();
   const plans::Mesh mesh({{"data", 1}});

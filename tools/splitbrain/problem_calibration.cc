@@ -195,8 +195,12 @@ std::vector<PlannedProblem> planned_kernel_problems(const std::vector<PlanningTa
         const std::optional<sim::KernelProblem> problem = sim::kernel_problem(
             *request.model, static_cast<int>(i), compiled.layers[i].layouts, priced.plan.mesh, compiled.micro_batch);
         if (!problem) continue;
-        const PlannedProblem planned{*problem, sim::busy_ranks_per_node(cluster, priced.plan.mesh)};
-        if (std::find(problems.begin(), problems.end(), planned) == problems.end()) problems.push_back(planned);
+        // Alone as well: a rank of a plan that often waits leaves its neighbour the whole core
+        // (the simulator interpolates between the two, sim/compute_cost.h).
+        for (int busy : {sim::busy_ranks_per_node(cluster, priced.plan.mesh), 1}) {
+          const PlannedProblem planned{*problem, busy};
+          if (std::find(problems.begin(), problems.end(), planned) == problems.end()) problems.push_back(planned);
+        }
       }
     }
   }
