@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "exec/comm/mesh_communicators.h"
+#include "exec/comm/mpi_collectives.h"
 #include "exec/comm/mpi_check.h"
 #include "exec/cpu/ops/cpu_backend.h"
 #include "exec/data/dataset_spec.h"
@@ -116,7 +117,9 @@ void train(const RunOptions& options) {
   TrainingData data = open_training_data(options, plan);
   exec::BatchSource& train_batches = *data.batches;
 
-  exec::Trainer trainer(plan, communicators, exec::cpu::cpu_backend(options.threads), options.seed);
+  exec::Trainer trainer(
+      plan, {"cpu", exec::cpu::cpu_backend(options.threads), std::make_unique<exec::comm::MpiCollectives>(communicators)},
+      options.seed);
   if (!options.resume_dir.empty()) {
     exec::load_checkpoint(trainer, plan, options.resume_dir);
     if (leader) std::cout << fmt::format("[run] resumed from {} at step {}\n", options.resume_dir, trainer.steps_taken());
