@@ -55,6 +55,9 @@ class CollectiveEngine {
   virtual LocalArray reduce_scatter(const std::vector<int>& axes, const LocalArray& input, int dim) = 0;
   // Element-wise sum of the members' arrays.
   virtual LocalArray all_reduce(const std::vector<int>& axes, const LocalArray& input) = 0;
+  // The same in fp64 and in place: batchnorm's statistics over a split batch, which the plan
+  // sums in double precision (its internal all_reduce).
+  virtual void all_reduce_statistics(const std::vector<int>& axes, std::span<double> values) = 0;
   // Block j along `other_dim` goes to member j; the output concatenates what arrives along `dim`,
   // in sender order.
   virtual LocalBytes all_to_all(const std::vector<int>& axes, const LocalBytes& input, int dim, int other_dim) = 0;

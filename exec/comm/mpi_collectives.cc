@@ -31,10 +31,10 @@ class MpiPending final : public PendingCollective {
   MPI_Request request_ = MPI_REQUEST_NULL;
 };
 
-// MPI 3.1 counts are int; a larger bucket is refused rather than silently truncated.
-int float_count(size_t count, const char* what) {
+// MPI 3.1 counts are int; a larger array is refused rather than silently truncated.
+int mpi_count(size_t count, const char* what) {
   if (count > static_cast<size_t>(INT_MAX)) {
-    throw std::length_error(fmt::format("{}: {} floats exceed MPI's int count", what, count));
+    throw std::length_error(fmt::format("{}: {} elements exceed MPI's int count", what, count));
   }
   return static_cast<int>(count);
 }
@@ -57,6 +57,12 @@ LocalArray MpiCollectives::all_reduce(const std::vector<int>& axes, const LocalA
   return ops::all_reduce(comm_for(axes), group_size(axes), input);
 }
 
+void MpiCollectives::all_reduce_statistics(const std::vector<int>& axes, std::span<double> values) {
+  if (group_size(axes) == 1) return;
+  SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values.data(), mpi_count(values.size(), "all_reduce_statistics"), MPI_DOUBLE,
+                             MPI_SUM, communicators().get(axes)));
+}
+
 LocalBytes MpiCollectives::all_to_all(const std::vector<int>& axes, const LocalBytes& input, int dim, int other_dim) {
   return ops::all_to_all(comm_for(axes), group_size(axes), input, dim, other_dim);
 }
@@ -74,7 +80,7 @@ LocalBytes MpiCollectives::send_recv(const std::vector<int>& axes, const LocalBy
 std::unique_ptr<PendingCollective> MpiCollectives::start_all_reduce(const std::vector<int>& axes,
                                                                     std::span<float> buffer) {
   auto pending = std::make_unique<MpiPending>();
-  SB_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, buffer.data(), float_count(buffer.size(), "start_all_reduce"), MPI_FLOAT,
+  SB_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, buffer.data(), mpi_count(buffer.size(), "start_all_reduce"), MPI_FLOAT,
                               MPI_SUM, communicators().get(axes), pending->request()));
   return pending;
 }
@@ -85,7 +91,7 @@ std::unique_ptr<PendingCollective> MpiCollectives::start_reduce_scatter(const st
   auto pending = std::make_unique<MpiPending>();
   // Member i of the group's communicator receives the i-th contiguous piece, as in the blocking
   // reduce-scatter of a flat buffer.
-  SB_MPI_CHECK(MPI_Ireduce_scatter_block(input.data(), output.data(), float_count(output.size(), "start_reduce_scatter"),
+  SB_MPI_CHECK(MPI_Ireduce_scatter_block(input.data(), output.data(), mpi_count(output.size(), "start_reduce_scatter"),
                                          MPI_FLOAT, MPI_SUM, communicators().get(axes), pending->request()));
   return pending;
 }

@@ -16,6 +16,7 @@ class MpiCollectives final : public CollectiveEngine {
   LocalBytes all_gather(const std::vector<int>& axes, const LocalBytes& input, int dim) override;
   LocalArray reduce_scatter(const std::vector<int>& axes, const LocalArray& input, int dim) override;
   LocalArray all_reduce(const std::vector<int>& axes, const LocalArray& input) override;
+  void all_reduce_statistics(const std::vector<int>& axes, std::span<double> values) override;
   LocalBytes all_to_all(const std::vector<int>& axes, const LocalBytes& input, int dim, int other_dim) override;
   LocalBytes halo_exchange(const std::vector<int>& axes, const LocalBytes& input, int dim, int64_t halo_rows) override;
   LocalBytes send_recv(const std::vector<int>& axes, const LocalBytes& input, int source, int destination) override;

@@ -162,6 +162,16 @@ LocalArray NcclCollectives::all_reduce(const std::vector<int>& axes, const Local
                                         }))};
 }
 
+void NcclCollectives::all_reduce_statistics(const std::vector<int>& axes, std::span<double> values) {
+  if (group_size(axes) == 1) return;
+  const ncclComm_t comm = comm_for(axes);
+  const std::vector<std::byte> sums =
+      staged(std::as_bytes(values), values.size_bytes(), [&](const std::byte* send, std::byte* receive) {
+        SB_NCCL_CHECK(ncclAllReduce(send, receive, values.size(), ncclDouble, ncclSum, comm, stream_));
+      });
+  std::memcpy(values.data(), sums.data(), values.size_bytes());
+}
+
 LocalBytes NcclCollectives::all_to_all(const std::vector<int>& axes, const LocalBytes& input, int dim,
                                        int other_dim) {
   const int n = group_size(axes);

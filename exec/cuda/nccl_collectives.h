@@ -11,6 +11,10 @@
 // resident arrays come later; the comm stream will then wait on an event recorded on the
 // compute stream instead of on the host copy.
 //
+// One stream serves every group, so NCCL work runs in the order the runtime issues it, the same
+// on every rank: a blocking collective issued while a bucket's reduction is in flight waits for
+// it (the price of that simplicity; a second stream would let them overlap).
+//
 // all_to_all, halo_exchange and send_recv are point-to-point transfers grouped with
 // ncclGroupStart/ncclGroupEnd. The block orders are exactly the MPI engine's (the same packing
 // helpers of comm/local_array.h), so both engines return the same arrays.
@@ -44,6 +48,7 @@ class NcclCollectives final : public comm::CollectiveEngine {
   comm::LocalBytes all_gather(const std::vector<int>& axes, const comm::LocalBytes& input, int dim) override;
   comm::LocalArray reduce_scatter(const std::vector<int>& axes, const comm::LocalArray& input, int dim) override;
   comm::LocalArray all_reduce(const std::vector<int>& axes, const comm::LocalArray& input) override;
+  void all_reduce_statistics(const std::vector<int>& axes, std::span<double> values) override;
   comm::LocalBytes all_to_all(const std::vector<int>& axes, const comm::LocalBytes& input, int dim,
                               int other_dim) override;
   comm::LocalBytes halo_exchange(const std::vector<int>& axes, const comm::LocalBytes& input, int dim,

@@ -62,6 +62,11 @@ void expect_engines_agree(comm::CollectiveEngine& mpi, comm::CollectiveEngine& n
   const LocalArray reduce_input = rank_array({3, m}, 2);
   EXPECT_EQ(nccl.reduce_scatter(axes, reduce_input, 1), mpi.reduce_scatter(axes, reduce_input, 1));
   EXPECT_EQ(nccl.all_reduce(axes, reduce_input), mpi.all_reduce(axes, reduce_input));
+  std::vector<double> mpi_statistics(reduce_input.values.begin(), reduce_input.values.end());
+  std::vector<double> nccl_statistics = mpi_statistics;
+  mpi.all_reduce_statistics(axes, mpi_statistics);
+  nccl.all_reduce_statistics(axes, nccl_statistics);
+  EXPECT_EQ(nccl_statistics, mpi_statistics);
 
   const LocalBytes to_all = comm::to_bytes(rank_array({2, m, 3}, 3));
   EXPECT_EQ(nccl.all_to_all(axes, to_all, 0, 1), mpi.all_to_all(axes, to_all, 0, 1));
