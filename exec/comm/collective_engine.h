@@ -41,9 +41,6 @@ class CollectiveEngine {
   CollectiveEngine(const CollectiveEngine&) = delete;
   CollectiveEngine& operator=(const CollectiveEngine&) = delete;
 
-  // "mpi", "nccl": for messages and reports.
-  virtual const char* name() const = 0;
-
   // Creates what the groups over these axis sets need (MPI communicators; NCCL communicators).
   // Collective over ALL ranks, which list the same sets in the same order: call it once at
   // start-up with every axis set of the plan, so no collective creates anything later.

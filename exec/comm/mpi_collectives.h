@@ -11,8 +11,6 @@ class MpiCollectives final : public CollectiveEngine {
  public:
   explicit MpiCollectives(MeshCommunicators& communicators) : CollectiveEngine(communicators) {}
 
-  const char* name() const override { return "mpi"; }
-
   LocalBytes all_gather(const std::vector<int>& axes, const LocalBytes& input, int dim) override;
   LocalArray reduce_scatter(const std::vector<int>& axes, const LocalArray& input, int dim) override;
   LocalArray all_reduce(const std::vector<int>& axes, const LocalArray& input) override;

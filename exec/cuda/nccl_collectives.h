@@ -41,7 +41,6 @@ class NcclCollectives final : public comm::CollectiveEngine {
   explicit NcclCollectives(comm::MeshCommunicators& communicators);
   ~NcclCollectives() override;
 
-  const char* name() const override { return "nccl"; }
   // MPI communicators for every set, then the NCCL communicator of every group of two or more.
   void prepare(const std::vector<std::vector<int>>& axis_sets) override;
 
