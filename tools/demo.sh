@@ -34,7 +34,7 @@ for plan in "${chosen[@]}"; do
   echo "== [5/6] run $name for real (mpirun -np 2, synthetic CIFAR-shaped data, $warmup warm-up + $iters measured steps)"
   "$splitbrain" simulate --plan "$plan" --cluster "$cluster" --json "$out/$name.prediction.json" \
     --trace "$out/$name.prediction-trace.json" > /dev/null
-  if ! mpirun -np 2 --bind-to core "$splitbrain" run --plan "$plan" --data synthetic:shape=3x32x32 --warmup "$warmup" \
+  if ! mpirun -np 2 --bind-to core "$splitbrain" run --backend cpu --plan "$plan" --data synthetic:shape=3x32x32 --warmup "$warmup" \
       --iters "$iters" --log-every 1 --report "$out/$name.measured.json" --trace "$out/$name.measured-trace.json"; then
     echo "$name skipped (the executor refused it: see above)" | tee -a "$out/runs.txt"
     continue

@@ -1,9 +1,9 @@
 #pragma once
-// The collectives of plans/collective.h on one MPI communicator, with no plan bookkeeping:
-// Communicator (communicator.h) checks a plans::Collective against the array, picks the
-// communicator and counts bytes, then calls one of these. `n` is the group size and `me` this
-// rank's member index (its rank in `comm`). With n == 1 no MPI call is made and `comm` may be
-// MPI_COMM_NULL. Each function is collective over `comm` (send_recv: over its two members).
+// The collectives of plans/collective.h on one MPI communicator, with no plan bookkeeping: the
+// MPI engine (mpi_collectives.h) runs its blocking kinds with these, and `splitbrain calibrate`
+// times them on the world. `n` is the group size and `me` this rank's member index (its rank in
+// `comm`). With n == 1 no MPI call is made and `comm` may be MPI_COMM_NULL. Each function is
+// collective over `comm` (send_recv: over its two members).
 
 #include <mpi.h>
 

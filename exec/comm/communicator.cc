@@ -4,7 +4,6 @@
 
 #include <stdexcept>
 
-#include "exec/comm/collective_ops.h"
 
 namespace splitbrain::exec::comm {
 namespace {
@@ -88,28 +87,23 @@ int Communicator::check(const plans::Collective& c, const std::vector<int64_t>& 
   return me;
 }
 
-MPI_Comm Communicator::comm_for(const plans::Collective& c) {
-  return c.group_size == 1 ? MPI_COMM_NULL : communicators_.get(c.axes);
-}
-
 LocalBytes Communicator::run(const plans::Collective& c, const LocalBytes& input,
                              std::string_view label) {
   check_size(input, "Communicator::run");
   const int me = check(c, input.shape, input.element_bytes);
-  const int n = c.group_size;
   LocalBytes out;
   switch (c.kind) {
     case CollectiveKind::all_gather:
-      out = ops::all_gather(comm_for(c), n, input, c.dim);
+      out = engine_.all_gather(c.axes, input, c.dim);
       break;
     case CollectiveKind::all_to_all:
-      out = ops::all_to_all(comm_for(c), n, input, c.dim, c.other_dim);
+      out = engine_.all_to_all(c.axes, input, c.dim, c.other_dim);
       break;
     case CollectiveKind::halo_exchange:
-      out = ops::halo_exchange(comm_for(c), n, me, input, c.dim, c.halo_rows);
+      out = engine_.halo_exchange(c.axes, input, c.dim, c.halo_rows);
       break;
     case CollectiveKind::send_recv:
-      out = ops::send_recv(comm_for(c), me, input, c.source_index, c.destination_index);
+      out = engine_.send_recv(c.axes, input, c.source_index, c.destination_index);
       break;
     case CollectiveKind::reduce_scatter:
     case CollectiveKind::all_reduce:
@@ -128,8 +122,8 @@ LocalArray Communicator::run(const plans::Collective& c, const LocalArray& input
   if (c.kind == CollectiveKind::reduce_scatter || c.kind == CollectiveKind::all_reduce) {
     const int me = check(c, input.shape, static_cast<int64_t>(sizeof(float)));
     LocalArray out = c.kind == CollectiveKind::all_reduce
-                         ? ops::all_reduce(comm_for(c), c.group_size, input)
-                         : ops::reduce_scatter(comm_for(c), c.group_size, input, c.dim);
+                         ? engine_.all_reduce(c.axes, input)
+                         : engine_.reduce_scatter(c.axes, input, c.dim);
     counter_.add(label, c.kind, plans::bytes_sent(c, me));
     return out;
   }

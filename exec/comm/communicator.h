@@ -3,7 +3,9 @@
 // and counts the bytes the plan says this rank sends (byte_counter.h). Before any MPI call it
 // checks that the collective describes the array it is given (buffer_bytes, row_bytes,
 // element_bytes, divisibility), so the counted bytes are the bytes really moved; a mismatch is a
-// bug in the caller and throws std::invalid_argument naming the collective.
+// bug in the caller and throws std::invalid_argument naming the collective. The data moves
+// through the backend's CollectiveEngine (MPI or NCCL); the checks and counts are the same for
+// every engine.
 //
 // Every member of the collective's group must call run() with the same collective (send_recv:
 // every member may call it; only the source and destination communicate).
@@ -11,6 +13,7 @@
 #include <string_view>
 
 #include "exec/comm/byte_counter.h"
+#include "exec/comm/collective_engine.h"
 #include "exec/comm/local_array.h"
 #include "exec/comm/mesh_communicators.h"
 #include "plans/collective.h"
@@ -19,8 +22,8 @@ namespace splitbrain::exec::comm {
 
 class Communicator {
  public:
-  // `communicators` must outlive this object.
-  explicit Communicator(MeshCommunicators& communicators) : communicators_(communicators) {}
+  // `engine` must outlive this object.
+  explicit Communicator(CollectiveEngine& engine) : engine_(engine) {}
 
   // fp32 data: every kind. Label keys the byte count ("conv3/forward", say).
   LocalArray run(const plans::Collective& collective, const LocalArray& input,
@@ -34,9 +37,10 @@ class Communicator {
   // This rank's member index in the collective's group.
   int index_in_group(const plans::Collective& collective) const;
 
-  const plans::Mesh& mesh() const { return communicators_.mesh(); }
-  int rank() const { return communicators_.rank(); }
-  MeshCommunicators& communicators() { return communicators_; }
+  const plans::Mesh& mesh() const { return engine_.mesh(); }
+  int rank() const { return engine_.communicators().rank(); }
+  MeshCommunicators& communicators() { return engine_.communicators(); }
+  CollectiveEngine& engine() { return engine_; }
   ByteCounter& counter() { return counter_; }
   const ByteCounter& counter() const { return counter_; }
 
@@ -44,10 +48,8 @@ class Communicator {
   // Checks `collective` against an input of `shape` and `element_bytes`; returns the member index.
   int check(const plans::Collective& collective, const std::vector<int64_t>& shape,
             int64_t element_bytes) const;
-  // The group's communicator, or MPI_COMM_NULL for a group of one (nothing to talk to).
-  MPI_Comm comm_for(const plans::Collective& collective);
 
-  MeshCommunicators& communicators_;
+  CollectiveEngine& engine_;
   ByteCounter counter_;
 };
 

@@ -1,15 +1,9 @@
 #include "exec/comm/halo_reduce.h"
 
-#include <mpi.h>
-
 #include <stdexcept>
-
-#include "exec/comm/mpi_check.h"
 
 namespace splitbrain::exec::comm {
 namespace {
-constexpr int kToUpper = 7101;  // tags: gradients of a neighbour's last rows / first rows
-constexpr int kToLower = 7102;
 
 LocalArray rows(const LocalArray& array, int dim, int64_t first, int64_t count) {
   std::vector<int64_t> offset(array.shape.size(), 0);
@@ -46,20 +40,16 @@ LocalArray halo_reduce(Communicator& communicator, const plans::Collective& halo
   const int n = halo.group_size;
   if (n > 1 && r > 0) {
     const int me = communicator.index_in_group(halo);
-    const MPI_Comm comm = communicator.communicators().get(halo.axes);
-    const LocalArray top = rows(extended_gradient, dim, 0, r);  // the upper neighbour's last rows
-    const LocalArray bottom = rows(extended_gradient, dim, r + own_rows, r);  // the lower neighbour's first rows
-    LocalArray from_lower = top;  // same shape; receives the lower neighbour's `top`
-    LocalArray from_upper = top;
-    const int upper = me > 0 ? me - 1 : MPI_PROC_NULL;
-    const int lower = me < n - 1 ? me + 1 : MPI_PROC_NULL;
-    const int count = static_cast<int>(top.values.size());
-    SB_MPI_CHECK(MPI_Sendrecv(top.values.data(), count, MPI_FLOAT, upper, kToUpper, from_lower.values.data(), count,
-                              MPI_FLOAT, lower, kToUpper, comm, MPI_STATUS_IGNORE));
-    SB_MPI_CHECK(MPI_Sendrecv(bottom.values.data(), count, MPI_FLOAT, lower, kToLower, from_upper.values.data(), count,
-                              MPI_FLOAT, upper, kToLower, comm, MPI_STATUS_IGNORE));
-    if (lower != MPI_PROC_NULL) add_rows(block, dim, own_rows - r, from_lower);
-    if (upper != MPI_PROC_NULL) add_rows(block, dim, 0, from_upper);
+    // The forward exchange run on the extended gradient moves exactly what is needed: its first
+    // r rows (the upper neighbour's last rows) go up, its last r rows (the lower neighbour's
+    // first rows) go down, and what arrives lands around it, the upper neighbour's first.
+    const LocalArray exchanged =
+        to_floats(communicator.engine().halo_exchange(halo.axes, to_bytes(extended_gradient), dim, r));
+    const LocalArray from_upper = rows(exchanged, dim, 0, r);
+    const LocalArray from_lower = rows(exchanged, dim, r + extended_rows, r);
+    // Edges have no neighbour, so nothing is added there (not even the exchange's zeros).
+    if (me < n - 1) add_rows(block, dim, own_rows - r, from_lower);
+    if (me > 0) add_rows(block, dim, 0, from_upper);
     communicator.counter().add(label, halo.kind, plans::bytes_sent(halo, me));
   }
   return block;

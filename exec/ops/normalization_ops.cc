@@ -1,13 +1,10 @@
 // Batchnorm (training mode) and layernorm. Batchnorm over a batch or height split by the plan
 // needs every sample's statistics: its per-channel sums are all-reduced in fp64 over those axes
-// (the collectives the plan lists inside the layer, counted like every other).
-
-#include <mpi.h>
+// (the collectives the plan lists inside the layer, counted like every other), through the backend's collective engine.
 
 #include <map>
 #include <utility>
 
-#include "exec/comm/mpi_check.h"
 #include "exec/kernels/batchnorm.h"
 #include "exec/kernels/batchnorm_statistics.h"
 #include "exec/kernels/layernorm.h"
@@ -73,8 +70,7 @@ class BatchNormOp final : public LayerOp {
     double count = static_cast<double>(kernel_->shape().count());
     for (const plans::Collective& c : collectives) {
       comm::Communicator& communicator = *op_.communicator;
-      SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE, MPI_SUM,
-                                 communicator.communicators().get(c.axes)));
+      communicator.engine().all_reduce_statistics(c.axes, values);
       communicator.counter().add(op_.model->layer(op_.layer).name + "/" + phase, c.kind,
                                  plans::bytes_sent(c, communicator.index_in_group(c)));
       count *= c.group_size;

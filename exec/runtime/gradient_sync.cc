@@ -1,13 +1,11 @@
 // Gradient synchronisation of the Trainer: the compiled plan's buckets, reduced with their
-// collectives after backward, or (overlap) started with MPI_Iallreduce as soon as backward has
-// produced a bucket's last gradient and nudged between layers so it progresses meanwhile.
-
-#include <mpi.h>
+// collectives after backward, or (overlap) started with the engine's non-blocking all-reduce as
+// soon as backward has produced a bucket's last gradient and nudged between layers so it
+// progresses meanwhile.
 
 #include <algorithm>
 #include <chrono>
 
-#include "exec/comm/mpi_check.h"
 #include "exec/runtime/trainer.h"
 
 namespace splitbrain::exec {
@@ -47,19 +45,16 @@ void Trainer::start_bucket(size_t b) {
   }
   const plans::GradientBucket& bucket = compiled_.buckets[b];
   const plans::Collective& c = bucket.reduction.front();
-  PendingBucket pending{b, pack_bucket(bucket), MPI_REQUEST_NULL, {}};
+  PendingBucket pending{b, pack_bucket(bucket), nullptr, {}};
   memory_.allocate(MemoryCategory::buffers, bucket.padded_elements * 4);
-  SB_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, pending.flat.data(), static_cast<int>(pending.flat.size()), MPI_FLOAT, MPI_SUM,
-                              communicators_.get(c.axes), &pending.request));
+  // `flat` keeps its storage when the record moves into pending_, so the engine's view stays valid.
+  pending.reduction = backend_.collectives->start_all_reduce(c.axes, pending.flat);
   communicator_.counter().add("gradients", c.kind, plans::bytes_sent(c, communicator_.index_in_group(c)));
   pending_.push_back(std::move(pending));
 }
 
 void Trainer::progress_buckets() {
-  for (PendingBucket& pending : pending_) {
-    int done = 0;
-    if (pending.request != MPI_REQUEST_NULL) SB_MPI_CHECK(MPI_Test(&pending.request, &done, MPI_STATUS_IGNORE));
-  }
+  for (PendingBucket& pending : pending_) pending.reduction->test();
 }
 
 void Trainer::synchronise_gradients(StepSeconds& seconds) {
@@ -67,7 +62,7 @@ void Trainer::synchronise_gradients(StepSeconds& seconds) {
   if (overlap_) {
     // Only what backward did not hide is waited for here: the exposed part of the sync.
     for (PendingBucket& pending : pending_) {
-      SB_MPI_CHECK(MPI_Wait(&pending.request, MPI_STATUS_IGNORE));
+      pending.reduction->wait();
       const plans::GradientBucket& bucket = compiled_.buckets[pending.bucket];
       unpack_bucket(bucket, pending.flat);
       memory_.release(MemoryCategory::buffers, bucket.padded_elements * 4);

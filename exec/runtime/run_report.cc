@@ -90,6 +90,7 @@ nlohmann::ordered_json gather_run_report(Trainer& trainer, const plans::Plan& pl
           {"batch", plan.global_batch},
           {"micro_batches", plan.micro_batches},
           {"dtype", model::dtype_name(plan.dtype)},
+          {"backend", trainer.backend_name()},
           {"mesh", mesh},
           {"steps", steps},
           {"warmup_steps", record.warmup},

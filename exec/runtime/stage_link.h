@@ -2,7 +2,9 @@
 // Point-to-point hand-overs between pipeline stages: activations forward, gradients back, one
 // message per edge of the model that crosses stages (exactly the plan's send_recv collectives,
 // counted the same way). Sends are non-blocking and their buffers are kept until the end of the
-// step, so two stages that send to each other (1F1B) never wait on one another.
+// step, so two stages that send to each other (1F1B) never wait on one another. These stay MPI
+// host messages for every backend (the collective engine carries the rest): the activations are
+// host arrays, and one message per edge needs no group collective.
 
 #include <mpi.h>
 

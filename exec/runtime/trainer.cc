@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <stdexcept>
+#include <utility>
 
 #include "exec/comm/mpi_check.h"
 #include "exec/comm/redistribution_runner.h"
@@ -46,18 +48,24 @@ std::vector<int> axes_not_splitting(const plans::TensorLayout& layout, const pla
   return axes;
 }
 
+comm::CollectiveEngine& engine_of(const Backend& backend) {
+  if (!backend.collectives) throw std::invalid_argument(fmt::format("backend '{}' has no collective engine", backend.name));
+  return *backend.collectives;
+}
+
 }  // namespace
 
-Trainer::Trainer(const plans::Plan& plan, comm::MeshCommunicators& communicators, const OpFactory& backend, uint64_t seed)
-    : plan_(plan), compiled_(plans::compile_plan(plan)), communicators_(communicators), communicator_(communicators),
-      seed_(seed), backend_(backend) {
+Trainer::Trainer(const plans::Plan& plan, Backend backend, uint64_t seed)
+    : plan_(plan), compiled_(plans::compile_plan(plan)), backend_(std::move(backend)),
+      communicators_(engine_of(backend_).communicators()), communicator_(engine_of(backend_)), seed_(seed) {
   check_tied_weights(plan, compiled_);
   const model::Model& net = *plan.model;
   const plans::Mesh& mesh = plan.mesh;
-  const int rank = communicators.rank();
+  const int rank = communicators_.rank();
   stage_ = plan.pipe_axis >= 0 ? mesh.coordinate(rank, plan.pipe_axis) : 0;
 
   // Every communicator the plan needs, created up front: creation is collective over all ranks.
+  // (The pipe axis is the stage links', which stay on MPI: stage_link.h.)
   std::vector<std::vector<int>> axis_sets;
   auto note = [&](const plans::Collective& c) { axis_sets.push_back(c.axes); };
   for (const plans::CompiledLayer& layer : compiled_.layers) {
@@ -74,14 +82,14 @@ Trainer::Trainer(const plans::Plan& plan, comm::MeshCommunicators& communicators
     for (const auto& c : bucket.gather) note(c);
   }
   if (plan.pipe_axis >= 0) axis_sets.push_back({plan.pipe_axis});
-  communicators.create(axis_sets);
+  backend_.collectives->prepare(axis_sets);
   link_ = std::make_unique<StageLink>(communicator_, plan.pipe_axis, plan.micro_batches);
   buckets_ready_after_.resize(compiled_.layers.size());
   overlap_ = plan.overlap_gradient_sync;
   for (size_t b = 0; b < compiled_.buckets.size(); ++b) {
     const plans::GradientBucket& bucket = compiled_.buckets[b];
     if (bucket.stage != stage_) continue;
-    // One all-reduce, or ZeRO's one reduce-scatter, each has a non-blocking MPI call.
+    // One all-reduce, or ZeRO's one reduce-scatter: the engine starts those without blocking.
     overlap_ = overlap_ && bucket.reduction.size() == 1 &&
                (bucket.reduction[0].kind == plans::CollectiveKind::all_reduce ||
                 bucket.reduction[0].kind == plans::CollectiveKind::reduce_scatter);
@@ -135,7 +143,7 @@ Trainer::Trainer(const plans::Plan& plan, comm::MeshCommunicators& communicators
       params.grads.push_back(sharded && plan.zero_stage >= 2 ? nullptr : make_tracked(memory_, MemoryCategory::grads, shape));
       if (!sharded) optimizer_->add_parameter(static_cast<int64_t>(value->values.size()));
     }
-    if (layer.kind != model::OpKind::input) ops_[static_cast<size_t>(v)] = backend_(ctx);
+    if (layer.kind != model::OpKind::input) ops_[static_cast<size_t>(v)] = backend_.ops(ctx);
     if (layer.kind == model::OpKind::softmax_cross_entropy) {
       // Ranks that hold the same loss rows (replicas on axes that do not split them; the pipe
       // axis does not count: only the last stage has a loss) report it once.
@@ -385,6 +393,7 @@ double Trainer::evaluate(BatchSource& data, int64_t steps, double* mean_loss) {
   }
   steps_ = saved_steps;
   data_ = nullptr;
+  // Counts for the report, not training data: host bookkeeping on MPI whatever the backend.
   SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, counts, 3, MPI_DOUBLE, MPI_SUM, communicators_.world()));
   if (mean_loss != nullptr) *mean_loss = steps > 0 ? counts[2] / static_cast<double>(steps) : 0.0;
   return counts[1] > 0 ? counts[0] / counts[1] : 0.0;
@@ -401,6 +410,7 @@ StepResult Trainer::step(BatchSource& data) {
   data_ = &data;
   const model::Model& net = *plan_.model;
   StepResult result;
+  // Every rank starts the step's clock together (host synchronisation, on MPI for any backend).
   SB_MPI_CHECK(MPI_Barrier(communicators_.world()));
   const auto start = Clock::now();
   step_start_ = start;

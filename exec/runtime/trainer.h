@@ -1,12 +1,12 @@
 #pragma once
 // Runs training steps of a plan on this rank: the backend-neutral runtime. For every layer of
 // the rank's stage it moves the inputs into the layouts the plan chose (plans::
-// plan_redistribution over MPI, the same steps the simulator costs), calls the backend's op,
-// runs the backward pass the same way in reverse, synchronises the gradient buckets of the
-// compiled plan, and updates the parameters. Time, bytes and memory are measured in the
-// simulator's categories.
-
-#include <mpi.h>
+// plan_redistribution, the same steps the simulator costs), calls the backend's op, runs the
+// backward pass the same way in reverse, synchronises the gradient buckets of the compiled plan,
+// and updates the parameters. Data moves through the backend's collective engine; MPI itself
+// carries only host bookkeeping (the logged loss, accuracy counts, barriers, reports) and the
+// pipeline hand-overs (stage_link.h). Time, bytes and memory are measured in the simulator's
+// categories.
 
 #include <chrono>
 #include <cstdint>
@@ -16,6 +16,7 @@
 
 #include "exec/comm/communicator.h"
 #include "exec/comm/mesh_communicators.h"
+#include "exec/runtime/backend.h"
 #include "exec/runtime/batch_source.h"
 #include "exec/runtime/layer_op.h"
 #include "exec/runtime/memory_tracker.h"
@@ -57,8 +58,9 @@ struct LayerParameters {
 
 class Trainer {
  public:
-  // Throws InputError for a plan the executor cannot run yet, naming why.
-  Trainer(const plans::Plan& plan, comm::MeshCommunicators& communicators, const OpFactory& backend, uint64_t seed);
+  // Throws InputError for a plan the executor cannot run yet, naming why. The backend's engine
+  // works on the mesh's communicators (collectives->communicators()), which must outlive this.
+  Trainer(const plans::Plan& plan, Backend backend, uint64_t seed);
   ~Trainer();
 
   StepResult step(BatchSource& data);
@@ -70,6 +72,7 @@ class Trainer {
   int64_t steps_taken() const { return steps_; }
   MemoryTracker& memory() { return memory_; }
   comm::Communicator& communicator() { return communicator_; }
+  const std::string& backend_name() const { return backend_.name; }
   // This rank's parameter shards, per model layer (empty for layers without parameters).
   std::vector<LayerParameters>& parameters() { return parameters_; }
   Optimizer& optimizer() { return *optimizer_; }
@@ -99,8 +102,8 @@ class Trainer {
   void count_kept_by_op(int v, int64_t kept_before);
   void synchronise_gradients(StepSeconds& seconds);
   // Overlap (plan.overlap_gradient_sync): a bucket's all-reduce (ZeRO: reduce-scatter) starts
-  // as soon as backward has produced its last gradient, and MPI is nudged between layers so it
-  // progresses meanwhile.
+  // as soon as backward has produced its last gradient, and the engine is nudged between layers
+  // so it progresses meanwhile.
   void start_bucket(size_t bucket);
   void progress_buckets();
   std::vector<float> pack_bucket(const plans::GradientBucket& bucket);
@@ -110,13 +113,13 @@ class Trainer {
 
   const plans::Plan& plan_;
   plans::CompiledPlan compiled_;
+  Backend backend_;  // before what uses its engine; its ops' shared state must outlive the ops
   comm::MeshCommunicators& communicators_;
   comm::Communicator communicator_;
   MemoryTracker memory_;
   uint64_t seed_;
   int64_t steps_ = 0;
   BatchSource* data_ = nullptr;  // during a step
-  OpFactory backend_;  // kept: the backend's shared state (its engine) must outlive the ops
   std::vector<std::unique_ptr<LayerOp>> ops_;  // per layer
   std::vector<OpContext> contexts_;
   std::vector<LayerParameters> parameters_;
@@ -125,7 +128,7 @@ class Trainer {
   struct PendingBucket {
     size_t bucket = 0;
     std::vector<float> flat;
-    MPI_Request request = MPI_REQUEST_NULL;
+    std::unique_ptr<comm::PendingCollective> reduction;  // started on `flat` (and `slice`)
     std::vector<float> slice;  // ZeRO: where the reduce-scatter puts this rank's part
   };
   int stage_ = 0;                      // this rank's pipeline stage
@@ -153,7 +156,8 @@ class Trainer {
   // A bucket's gradients packed for its reduce-scatter (stage 3: member by member); stages 2-3
   // free the whole gradients they came from.
   std::vector<float> pack_for_reduce_scatter(size_t zero_bucket);
-  // Overlap: the reduce-scatter of compiled bucket `bucket` starts (MPI_Ireduce_scatter_block).
+  // Overlap: the reduce-scatter of compiled bucket `bucket` starts (the engine's
+  // start_reduce_scatter).
   void start_sharded_bucket(size_t bucket);
   // The step's end under ZeRO: reduce-scatter every bucket, update this rank's slices, gather
   // the updated parameters back (stages 1-2).

@@ -13,12 +13,10 @@
 // so the reduce-scatter hands each rank the gradients of exactly the parameters it holds.
 
 #include <fmt/format.h>
-#include <mpi.h>
 
 #include <algorithm>
 #include <chrono>
 
-#include "exec/comm/mpi_check.h"
 #include "exec/runtime/zero_sharding.h"
 
 namespace splitbrain::exec {
@@ -171,12 +169,11 @@ void Trainer::start_sharded_bucket(size_t b) {
   const plans::GradientBucket& bucket = compiled_.buckets[b];
   const plans::Collective& c = bucket.reduction.front();
   memory_.allocate(MemoryCategory::buffers, bucket.padded_elements * 4);
-  PendingBucket pending{b, pack_for_reduce_scatter(zero_bucket), MPI_REQUEST_NULL, {}};
+  PendingBucket pending{b, pack_for_reduce_scatter(zero_bucket), nullptr, {}};
   pending.slice.resize(static_cast<size_t>(z.slice_elements));
-  // Member i of the group's communicator receives the i-th contiguous piece, as in the blocking
-  // reduce-scatter of a flat buffer.
-  SB_MPI_CHECK(MPI_Ireduce_scatter_block(pending.flat.data(), pending.slice.data(), static_cast<int>(z.slice_elements),
-                                         MPI_FLOAT, MPI_SUM, communicators_.get(c.axes), &pending.request));
+  // Member i receives the i-th contiguous piece, as in the blocking reduce-scatter of a flat
+  // buffer. Both vectors keep their storage when the record moves into pending_.
+  pending.reduction = backend_.collectives->start_reduce_scatter(c.axes, pending.flat, pending.slice);
   communicator_.counter().add("gradients", c.kind, plans::bytes_sent(c, z.member));
   pending_.push_back(std::move(pending));
 }
@@ -196,7 +193,7 @@ void Trainer::update_sharded(StepSeconds& seconds) {
   if (overlap_) {
     // Started during backward; only what backward did not hide is waited for here.
     for (PendingBucket& pending : pending_) {
-      SB_MPI_CHECK(MPI_Wait(&pending.request, MPI_STATUS_IGNORE));
+      pending.reduction->wait();
       memory_.release(MemoryCategory::buffers, compiled_.buckets[pending.bucket].padded_elements * 4);
       size_t zero_bucket = 0;
       while (zero_->buckets[zero_bucket].index != pending.bucket) ++zero_bucket;
@@ -289,10 +286,12 @@ std::vector<std::vector<float>> Trainer::local_parameter_values(int layer) {
   const ZeroState::Bucket& z = zero_->buckets[static_cast<size_t>(zero_->bucket_of_layer[v])];
   const auto position = static_cast<size_t>(zero_->position_in_bucket[v]);
   const int64_t slice = z.layer_slices[position];
-  std::vector<float> whole(static_cast<size_t>(slice * z.group));
+  const auto mine_first = z.param_slice->values.begin() + z.layer_offsets[position];
+  const comm::LocalArray mine{{slice}, std::vector<float>(mine_first, mine_first + slice)};
   const plans::Collective& gather = compiled_.layers[v].parameter_gathers.front();
-  SB_MPI_CHECK(MPI_Allgather(z.param_slice->values.data() + z.layer_offsets[position], static_cast<int>(slice), MPI_FLOAT,
-                             whole.data(), static_cast<int>(slice), MPI_FLOAT, communicators_.get(gather.axes)));
+  // The engine directly, not the Communicator: a checkpoint's gather is not the plan's traffic.
+  const std::vector<float> whole =
+      comm::to_floats(backend_.collectives->all_gather(gather.axes, comm::to_bytes(mine), 0)).values;
   size_t at = 0;
   for (const auto& shape : contexts_[v].parameter_shapes) {
     const auto elements = static_cast<size_t>(comm::element_count(shape));

@@ -46,12 +46,12 @@ loadavg_start=$(cut -d' ' -f1-3 /proc/loadavg)
 
 for round in $(seq 1 "$rounds"); do
   echo "[bench] round $round/$rounds: 1 rank" >&2
-  "$sb" run --plan "$tmp/plan-1rank.json" --data "$data" --iters "$iters" --warmup "$warmup" --threads 1 \
+  "$sb" run --backend cpu --plan "$tmp/plan-1rank.json" --data "$data" --iters "$iters" --warmup "$warmup" --threads 1 \
     --log-every 1000 --report "$tmp/ours-1-$round.json" > /dev/null
   "$python" tools/bench/pytorch_peer.py --ranks 1 --batch 64 --iters "$iters" --warmup "$warmup" --threads 1 \
     --out "$tmp/torch-1-$round.json"
   echo "[bench] round $round/$rounds: 2 ranks" >&2
-  mpirun -np 2 --bind-to core "$sb" run --plan "$tmp/plan-2rank.json" --data "$data" --iters "$iters" \
+  mpirun -np 2 --bind-to core "$sb" run --backend cpu --plan "$tmp/plan-2rank.json" --data "$data" --iters "$iters" \
     --warmup "$warmup" --threads 1 --log-every 1000 --report "$tmp/ours-2-$round.json" > /dev/null
   "$python" tools/bench/pytorch_peer.py --ranks 2 --batch 64 --iters "$iters" --warmup "$warmup" --threads 1 \
     --out "$tmp/torch-2-$round.json"
@@ -64,7 +64,7 @@ if [ "$do_perf" = 1 ] && command -v perf > /dev/null; then
   # DNNL_JIT_PROFILE=2: oneDNN writes /tmp/perf-PID.map so its JIT kernels get names; the
   # command records its PID so that exactly that file is removed afterwards.
   if DNNL_JIT_PROFILE=2 perf record -g -F 499 -o "$tmp/perf.data" -- sh -c 'echo $$ > "$1"; shift; exec "$@"' sh \
-       "$tmp/perf.pid" "$sb" run --plan "$tmp/plan-1rank.json" --data "$data" --iters "$perf_iters" --warmup 1 \
+       "$tmp/perf.pid" "$sb" run --backend cpu --plan "$tmp/plan-1rank.json" --data "$data" --iters "$perf_iters" --warmup 1 \
        --threads 1 --log-every 1000 > /dev/null 2> "$tmp/perf-record.log"; then
     clean() { grep -v '^#' | grep -v '^$' | sed -e 's/ *- *- *$//' -e 's/ *$//'; }
     {

@@ -8,7 +8,7 @@ out=results/fashion-mnist-training
 mkdir -p "$out"
 cmake --build build --target splitbrain -j "$(nproc)" > /dev/null
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-command=(mpirun -np 2 ./build/tools/splitbrain run --plan plans/examples/fashion-vgg-splitbrain-2.json
+command=(mpirun -np 2 ./build/tools/splitbrain run --backend cpu --plan plans/examples/fashion-vgg-splitbrain-2.json
          --data fashion-mnist --epochs 2 --lr 0.04 --eval --log-every 50 --report "$out/report.json.tmp")
 echo "\$ ${command[*]}" > "$out/console.txt.tmp"
 "${command[@]}" 2>&1 | tee -a "$out/console.txt.tmp"

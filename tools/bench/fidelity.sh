@@ -70,7 +70,7 @@ for round in $(seq 1 "$rounds"); do
     "$sb" simulate --plan "$plan" --cluster "$tmp/cluster-$round.json" --json "$run/prediction-$round.json" \
       --trace "$run/prediction-trace-$round.json" > /dev/null
     echo "[fidelity] round $round/$rounds: $name" >&2
-    if ! mpirun -np "$ranks" --bind-to core "$sb" run --plan "$plan" --data "$(data_for "$model")" --warmup "$warmup" \
+    if ! mpirun -np "$ranks" --bind-to core "$sb" run --backend cpu --plan "$plan" --data "$(data_for "$model")" --warmup "$warmup" \
         --iters "$iters" --log-every 1000 --report "$run/measured-$round.json" --trace "$run/measured-trace-$round.json" \
         > "$run/run.txt" 2>&1; then
       echo "$name skipped $(grep -m1 -o 'not supported[^"]*\|cannot run[^"]*' "$run/run.txt" || tail -n 1 "$run/run.txt")" >> "$work/runs.txt"

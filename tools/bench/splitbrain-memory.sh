@@ -34,7 +34,7 @@ for model in $models; do
       name=$model-$ranks-$family
       echo "[memory] $name (mpirun -np $ranks)" >&2
       "$sb" simulate --plan "$plan" --cluster dgx-a100-80g --json "$work/reports/$name.prediction.json" > /dev/null
-      mpirun -np "$ranks" --oversubscribe "$sb" run --plan "$plan" --data synthetic:shape=3x32x32 --warmup 0 --iters 1 \
+      mpirun -np "$ranks" --oversubscribe "$sb" run --backend cpu --plan "$plan" --data synthetic:shape=3x32x32 --warmup 0 --iters 1 \
         --log-every 1000 --report "$work/reports/$name.measured.json" > "$tmp/$name.log" 2>&1 || { cat "$tmp/$name.log"; exit 1; }
     done
   done

@@ -1,14 +1,16 @@
-// `splitbrain run` (under mpirun): train with a plan for real on CPUs (oneDNN + MPI) and measure
-// time, memory and bytes in the prediction's vocabulary.
+// `splitbrain run` (under mpirun): train with a plan for real on a backend (--backend: cpu =
+// oneDNN + MPI, cuda = CUDA kernels + NCCL) and measure time, memory and bytes in the
+// prediction's vocabulary.
 
 #include <fmt/format.h>
 #include <mpi.h>
 
 #include <iostream>
+#include <iterator>
+#include <utility>
 
 #include "exec/comm/mesh_communicators.h"
 #include "exec/comm/mpi_check.h"
-#include "exec/cpu/cpu_backend.h"
 #include "exec/data/dataset_spec.h"
 #include "exec/runtime/checkpoint.h"
 #include "exec/runtime/measured_trace.h"
@@ -17,6 +19,7 @@
 #include "model/errors.h"
 #include "model/file_io.h"
 #include "plans/plan_json.h"
+#include "tools/splitbrain/backend_choice.h"
 #include "tools/splitbrain/commands.h"
 #include "tools/splitbrain/dataset_batches.h"
 #include "tools/splitbrain/heap_reuse.h"
@@ -37,6 +40,7 @@ struct RunOptions {
   bool evaluate = false;
   uint64_t seed = 1;
   int threads = 1;
+  std::string backend;  // empty: default_backend()
   double learning_rate = 0.0;  // 0: the plan's
   int log_every = 10;
   std::string checkpoint_dir;
@@ -113,10 +117,13 @@ void train(const RunOptions& options) {
   if (options.learning_rate > 0) plan.optimizer.learning_rate = options.learning_rate;
   exec::comm::MeshCommunicators communicators(plan.mesh);
   const bool leader = communicators.rank() == 0;
+  // Before the data: a missing GPU is reported without reading a data set first.
+  const std::string backend_name = options.backend.empty() ? default_backend() : options.backend;
+  exec::Backend backend = make_backend(backend_name, communicators, options.threads);
   TrainingData data = open_training_data(options, plan);
   exec::BatchSource& train_batches = *data.batches;
 
-  exec::Trainer trainer(plan, communicators, exec::cpu::cpu_backend(options.threads), options.seed);
+  exec::Trainer trainer(plan, std::move(backend), options.seed);
   if (!options.resume_dir.empty()) {
     exec::load_checkpoint(trainer, plan, options.resume_dir);
     if (leader) std::cout << fmt::format("[run] resumed from {} at step {}\n", options.resume_dir, trainer.steps_taken());
@@ -125,9 +132,9 @@ void train(const RunOptions& options) {
   const int64_t steps = options.epochs > 0 ? static_cast<int64_t>(options.epochs * static_cast<double>(steps_per_epoch))
                                            : options.warmup + options.iterations;
   if (leader) {
-    std::cout << fmt::format("[run] {} on {} ranks, mesh {}, batch {}, {} steps ({} per epoch), data {}\n",
-                             plan.model_spec, plan.mesh.rank_count(), plan.mesh.to_string(), plan.global_batch, steps,
-                             steps_per_epoch, options.data)
+    std::cout << fmt::format("[run] {} on {} ranks ({} backend), mesh {}, batch {}, {} steps ({} per epoch), data {}\n",
+                             plan.model_spec, plan.mesh.rank_count(), backend_name, plan.mesh.to_string(), plan.global_batch,
+                             steps, steps_per_epoch, options.data)
               << std::flush;
   }
   exec::RunRecord record;
@@ -195,7 +202,11 @@ void add_run_command(CLI::App& app) {
                     "After training, measure accuracy on the test split (token models: next-token accuracy on "
                     "16 batches of the next seed's sequences)");
   command->add_option("--seed", o->seed, "Seed of the initial weights, the data order and dropout")->default_val(1);
-  command->add_option("--threads", o->threads, "oneDNN threads per rank")->check(CLI::PositiveNumber)->default_val(1);
+  command->add_option("--backend", o->backend,
+                      "cpu: oneDNN kernels and MPI collectives; cuda: CUDA kernels and NCCL collectives, one GPU "
+                      "per rank (default: cuda when this build has the CUDA backend and a GPU is visible, else cpu)")
+      ->check(CLI::IsMember(std::vector<std::string>(std::begin(kBackendNames), std::end(kBackendNames))));
+  command->add_option("--threads", o->threads, "oneDNN threads per rank (cpu backend)")->check(CLI::PositiveNumber)->default_val(1);
   command->add_option("--lr", o->learning_rate, "Learning rate (default: the plan's)")->check(CLI::PositiveNumber);
   command->add_option("--log-every", o->log_every, "Print the loss every N steps")->check(CLI::PositiveNumber)->default_val(10);
   command->add_option("--checkpoint", o->checkpoint_dir, "Write checkpoints into DIR (every --checkpoint-every steps and at the end)")

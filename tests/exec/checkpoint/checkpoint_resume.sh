@@ -3,12 +3,13 @@
 # identical weights and optimizer state on every rank (the checkpoint files are compared).
 # A corrupt or foreign checkpoint must be refused with exit code 2.
 # Usage: checkpoint_resume.sh SPLITBRAIN_BINARY SOURCE_DIR MPIEXEC
+# Runs name --backend cpu: they check the CPU executor, on machines with a GPU too.
 set -euo pipefail
 binary=$1 source=$2 mpiexec=$3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 plan=$source/plans/examples/fashion-vgg-splitbrain-2.json
-run=("$mpiexec" -np 2 "$binary" run --plan "$plan" --data synthetic:shape=1x28x28 --warmup 0 --log-every 100)
+run=("$mpiexec" -np 2 "$binary" run --backend cpu --plan "$plan" --data synthetic:shape=1x28x28 --warmup 0 --log-every 100)
 
 "${run[@]}" --iters 10 --checkpoint "$work/straight" > "$work/straight.log"
 # The second job would run 1000 steps; it is killed (SIGKILL, no clean-up) as soon as its
@@ -48,7 +49,7 @@ plan = json.load(open(sys.argv[1]))
 plan["options"] = {"zero_stage": 3, "recompute": True}
 json.dump(plan, open(sys.argv[2], "w"))
 PY
-zero=("$mpiexec" -np 2 "$binary" run --plan "$work/zero3.json" --data synthetic:shape=1x28x28 --warmup 0 --log-every 100)
+zero=("$mpiexec" -np 2 "$binary" run --backend cpu --plan "$work/zero3.json" --data synthetic:shape=1x28x28 --warmup 0 --log-every 100)
 "${zero[@]}" --iters 4 --checkpoint "$work/zero-straight" > "$work/zero-straight.log"
 "${zero[@]}" --iters 2 --checkpoint "$work/zero-half" > "$work/zero-half.log"
 "${zero[@]}" --iters 2 --resume "$work/zero-half" --checkpoint "$work/zero-resumed" > "$work/zero-resumed.log"

@@ -10,6 +10,7 @@
 
 #include "exec/comm/communicator.h"
 #include "exec/comm/mesh_communicators.h"
+#include "exec/comm/mpi_collectives.h"
 #include "exec/comm/mpi_check.h"
 #include "model/errors.h"
 #include "test_tensors.h"
@@ -75,7 +76,8 @@ TEST(MeshCommunicatorsMpi, FailedMpiCallNamesCallFileRankAndError) {
 
 TEST(CommunicatorMpi, CollectiveThatDoesNotDescribeTheArrayIsRefused) {
   MeshCommunicators comms(plans::Mesh({{"data", world_size()}}));
-  Communicator communicator(comms);
+  MpiCollectives engine(comms);
+  Communicator communicator(engine);
   plans::Collective c;
   c.kind = plans::CollectiveKind::all_reduce;
   c.axes = {0};

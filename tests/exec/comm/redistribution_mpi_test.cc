@@ -11,6 +11,7 @@
 
 #include "exec/comm/communicator.h"
 #include "exec/comm/mesh_communicators.h"
+#include "exec/comm/mpi_collectives.h"
 #include "exec/comm/redistribution_runner.h"
 #include "plans/redistribution.h"
 #include "test_tensors.h"
@@ -42,7 +43,8 @@ void check_layout_pairs(const std::vector<int64_t>& shape) {
   const int rank = world_rank();
   for (const plans::Mesh& mesh : meshes_with(world_size())) {
     MeshCommunicators comms(mesh);
-    Communicator communicator(comms);
+    MpiCollectives engine(comms);
+    Communicator communicator(engine);
     const std::vector<plans::TensorLayout> layouts = all_layouts(mesh, shape);
     ASSERT_GT(layouts.size(), 1u);
     int64_t expected_total = 0;
@@ -102,7 +104,8 @@ TEST(RedistributionMpi, Int32TokensOnTheBytePath) {
   };
   for (const plans::Mesh& mesh : meshes_with(world_size())) {
     MeshCommunicators comms(mesh);
-    Communicator communicator(comms);
+    MpiCollectives engine(comms);
+    Communicator communicator(engine);
     for (const plans::TensorLayout& from : all_layouts(mesh, shape)) {
       for (const plans::TensorLayout& to : all_layouts(mesh, shape)) {
         if (!from.partial_axes.empty() || !to.partial_axes.empty()) continue;

@@ -9,6 +9,7 @@
 
 #include "exec/comm/communicator.h"
 #include "exec/comm/mesh_communicators.h"
+#include "exec/comm/mpi_collectives.h"
 #include "plans/transfers.h"
 #include "test_tensors.h"
 
@@ -26,7 +27,8 @@ void check_halo(const plans::Mesh& mesh, const std::vector<int>& axes,
   SCOPED_TRACE(mesh.to_string() + " dim " + std::to_string(dim));
   const int rank = world_rank();
   MeshCommunicators comms(mesh);
-  Communicator communicator(comms);
+  MpiCollectives engine(comms);
+  Communicator communicator(engine);
   plans::TensorLayout layout = plans::replicated(static_cast<int>(shape.size()));
   layout.dim_axes[static_cast<std::size_t>(dim)] = axes;
   const plans::Collective c = plans::halo_exchange(layout, mesh, shape, 4, dim, halo);
@@ -73,7 +75,8 @@ void check_send_recv(const plans::Mesh& mesh, int source, int destination) {
                std::to_string(destination));
   const int rank = world_rank();
   MeshCommunicators comms(mesh);
-  Communicator communicator(comms);
+  MpiCollectives engine(comms);
+  Communicator communicator(engine);
   const std::vector<int64_t> shape = {3, 5};
   const int stage = mesh.coordinate(rank, 0);
   // A rank-dependent array, so the receiver can tell which rank it came from.

@@ -35,6 +35,7 @@
 #include <nlohmann/json.hpp>
 
 #include "exec/comm/mesh_communicators.h"
+#include "exec/comm/mpi_collectives.h"
 #include "exec/cpu/cpu_backend.h"
 #include "exec/data/token_sequences.h"
 #include "exec/runtime/batch_source.h"
@@ -180,8 +181,9 @@ class GoldenTest : public ::testing::Test {
     golden_ = load_golden();
     plan_ = std::make_unique<splitbrain::plans::Plan>(golden_plan(golden_));
     communicators_ = std::make_unique<splitbrain::exec::comm::MeshCommunicators>(plan_->mesh);
-    trainer_ = std::make_unique<Trainer>(*plan_, *communicators_, splitbrain::exec::cpu::cpu_backend(1),
-                                         golden_.at("seed").get<uint64_t>());
+    splitbrain::exec::Backend cpu{"cpu", splitbrain::exec::cpu::cpu_backend(1),
+                                  std::make_unique<splitbrain::exec::comm::MpiCollectives>(*communicators_)};
+    trainer_ = std::make_unique<Trainer>(*plan_, std::move(cpu), golden_.at("seed").get<uint64_t>());
   }
   const splitbrain::model::Model& net() const { return *plan_->model; }
   std::unique_ptr<BatchSource> batches() const {

@@ -5,6 +5,7 @@
 # simulator's prediction for the plan. Bad data for a token model, --epochs, and a plan the
 # executor cannot run exit with code 2 and say why.
 # Usage: gpt_run.sh SPLITBRAIN_BINARY MPIEXEC
+# Runs name --backend cpu: they check the CPU executor, on machines with a GPU too.
 set -uo pipefail
 binary=$1 mpiexec=$2
 work=$(mktemp -d)
@@ -21,7 +22,7 @@ model_plan=$(grep -l '"family": "model-parallel' "$work"/plans/*.json | head -1)
 [ -n "$splitbrain_plan" ] && [ -n "$model_plan" ] || { ls "$work/plans"; echo "FAIL: the planner emitted no splitbrain or model-parallel plan"; exit 1; }
 
 # Training: 60 steps of SGD with momentum (the plan's) at a learning rate that learns quickly.
-if "$mpiexec" -np 2 "$binary" run --plan "$splitbrain_plan" --data tokens --iters 60 --warmup 0 --lr 0.2 --log-every 1 \
+if "$mpiexec" -np 2 "$binary" run --backend cpu --plan "$splitbrain_plan" --data tokens --iters 60 --warmup 0 --lr 0.2 --log-every 1 \
      --eval --report "$work/measured.json" > "$work/run.log" 2>&1; then
   "$binary" simulate --plan "$splitbrain_plan" --json "$work/predicted.json" > /dev/null 2>&1 || fail "simulate"
   python3 - "$work/measured.json" "$work/predicted.json" "$work/run.log" <<'PY' || failures=$((failures + 1))
@@ -50,11 +51,11 @@ fi
 
 source "$(dirname "$0")/../expect_exit_2.sh"
 expect "image data for a token model" "reads token ids; its data is 'tokens'" -- \
-  "$mpiexec" -np 2 "$binary" run --plan "$splitbrain_plan" --data fashion-mnist --iters 1
+  "$mpiexec" -np 2 "$binary" run --backend cpu --plan "$splitbrain_plan" --data fashion-mnist --iters 1
 expect "epochs of endless token sequences" "--epochs: token sequences have no epochs" -- \
-  "$mpiexec" -np 2 "$binary" run --plan "$splitbrain_plan" --data tokens --epochs 1
+  "$mpiexec" -np 2 "$binary" run --backend cpu --plan "$splitbrain_plan" --data tokens --epochs 1
 expect "tied head split unlike its table" "layer 'lm_head': mesh axis 'model' splits the vocabulary rows" -- \
-  "$mpiexec" -np 2 "$binary" run --plan "$model_plan" --data tokens --iters 1
+  "$mpiexec" -np 2 "$binary" run --backend cpu --plan "$model_plan" --data tokens --iters 1
 
 [ "$failures" -eq 0 ] || exit 1
 echo "gpt run: trained, bytes as predicted, bad input refused with exit 2"

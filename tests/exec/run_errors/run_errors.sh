@@ -2,6 +2,7 @@
 # Bad input to `splitbrain run` under mpirun: exit code 2, a message that names the problem,
 # and no hang (ctest's timeout would catch one).
 # Usage: run_errors.sh SPLITBRAIN_BINARY SOURCE_DIR MPIEXEC
+# Runs name --backend cpu: they check the CPU executor, on machines with a GPU too.
 set -uo pipefail
 binary=$1 source=$2 mpiexec=$3
 work=$(mktemp -d)
@@ -12,21 +13,21 @@ failures=0
 source "$(dirname "$0")/../expect_exit_2.sh"
 
 expect "plan for another rank count" "the plan's mesh {data: 2} has 2 ranks but mpirun started 1" -- \
-  "$mpiexec" -np 1 "$binary" run --plan "$plan2" --iters 1
+  "$mpiexec" -np 1 "$binary" run --backend cpu --plan "$plan2" --iters 1
 expect "missing data folder" "/nonexistent/fashion" -- \
-  "$mpiexec" -np 2 "$binary" run --plan "$plan2" --data fashion-mnist:/nonexistent/fashion --iters 1
+  "$mpiexec" -np 2 "$binary" run --backend cpu --plan "$plan2" --data fashion-mnist:/nonexistent/fashion --iters 1
 mkdir -p "$work/corrupt"
 head -c 4000 /dev/urandom > "$work/corrupt/train-images-idx3-ubyte.gz"
 printf '\x1f\x8b garbage' > "$work/corrupt/train-labels-idx1-ubyte.gz"
 expect "corrupt data file" "$work/corrupt/train-" -- \
-  "$mpiexec" -np 2 "$binary" run --plan "$plan2" --data "fashion-mnist:$work/corrupt" --iters 1
+  "$mpiexec" -np 2 "$binary" run --backend cpu --plan "$plan2" --data "fashion-mnist:$work/corrupt" --iters 1
 expect "data that does not fit the model" "samples are [3, 32, 32] but model 'fashion-vgg' takes [1, 28, 28]" -- \
-  "$mpiexec" -np 2 "$binary" run --plan "$plan2" --data synthetic:shape=3x32x32 --iters 1
+  "$mpiexec" -np 2 "$binary" run --backend cpu --plan "$plan2" --data synthetic:shape=3x32x32 --iters 1
 sed 's/"fc2"/"fc9"/' "$source/plans/examples/fashion-vgg-splitbrain-2.json" > "$work/mismatch.json"
 expect "plan that does not match its model" "layers.fc9: no such layer in model 'fashion-vgg'" -- \
-  "$mpiexec" -np 2 "$binary" run --plan "$work/mismatch.json" --iters 1
+  "$mpiexec" -np 2 "$binary" run --backend cpu --plan "$work/mismatch.json" --iters 1
 expect "missing plan" "/nonexistent/plan.json: cannot open" -- \
-  "$mpiexec" -np 2 "$binary" run --plan /nonexistent/plan.json --iters 1
+  "$mpiexec" -np 2 "$binary" run --backend cpu --plan /nonexistent/plan.json --iters 1
 
 [ "$failures" -eq 0 ] || exit 1
 echo "run errors: all refused with exit 2"

@@ -2,12 +2,13 @@
 # A 2-rank run writes the measured report (the prediction's keys) and a Chrome trace with a
 # compute and a communication row per rank; `compare` accepts report and prediction and finds
 # the bytes equal. Usage: run_report.sh SPLITBRAIN_BINARY SOURCE_DIR MPIEXEC
+# Runs name --backend cpu: they check the CPU executor, on machines with a GPU too.
 set -euo pipefail
 binary=$1 source=$2 mpiexec=$3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 plan=$source/plans/examples/fashion-vgg-splitbrain-2.json
-"$mpiexec" -np 2 "$binary" run --plan "$plan" --data synthetic:shape=1x28x28 --warmup 1 --iters 2 \
+"$mpiexec" -np 2 "$binary" run --backend cpu --plan "$plan" --data synthetic:shape=1x28x28 --warmup 1 --iters 2 \
   --report "$work/measured.json" --trace "$work/trace.json" > "$work/run.log"
 "$binary" simulate --plan "$plan" --json "$work/predicted.json" --trace "$work/predicted-trace.json" > /dev/null
 /usr/bin/python3 - "$work" <<'PY'

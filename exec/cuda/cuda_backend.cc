@@ -1,0 +1,17 @@
+#include "exec/cuda/cuda_backend.h"
+
+#include <memory>
+
+#include "exec/cuda/cuda_device.h"
+#include "exec/cuda/cuda_layer_ops.h"
+#include "exec/cuda/nccl_collectives.h"
+
+namespace splitbrain::exec::cuda {
+
+Backend make_cuda_backend(comm::MeshCommunicators& communicators) {
+  select_device_for_this_rank();  // the engine's stream and buffers live on this device
+  OpFactory ops = cuda_layer_ops();
+  return {"cuda", std::move(ops), std::make_unique<NcclCollectives>(communicators)};
+}
+
+}  // namespace splitbrain::exec::cuda

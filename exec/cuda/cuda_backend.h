@@ -1,0 +1,14 @@
+#pragma once
+// The "cuda" backend of `splitbrain run`: this rank's GPU (select_device_for_this_rank), the CUDA
+// layer ops (cuda_layer_ops.h) and the NCCL collective engine (nccl_collectives.h).
+
+#include "exec/comm/mesh_communicators.h"
+#include "exec/runtime/backend.h"
+
+namespace splitbrain::exec::cuda {
+
+// Collective over MPI_COMM_WORLD (the device choice finds the local rank). Throws InputError
+// "no CUDA device ..." when this rank sees no GPU, before anything else is set up.
+Backend make_cuda_backend(comm::MeshCommunicators& communicators);
+
+}  // namespace splitbrain::exec::cuda

@@ -1,0 +1,38 @@
+#include "tools/splitbrain/backend_choice.h"
+
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "exec/comm/mpi_collectives.h"
+#include "exec/cpu/cpu_backend.h"
+#include "model/errors.h"
+#if SPLITBRAIN_HAS_CUDA_BACKEND
+#include "exec/cuda/cuda_backend.h"
+#include "exec/cuda/cuda_device.h"
+#endif
+
+namespace splitbrain::tools {
+
+std::string default_backend() {
+#if SPLITBRAIN_HAS_CUDA_BACKEND
+  if (exec::cuda::visible_device_count() > 0) return "cuda";
+#endif
+  return "cpu";
+}
+
+exec::Backend make_backend(const std::string& name, exec::comm::MeshCommunicators& communicators, int threads) {
+  if (name == "cpu") {
+    return {"cpu", exec::cpu::cpu_backend(threads), std::make_unique<exec::comm::MpiCollectives>(communicators)};
+  }
+  if (name == "cuda") {
+#if SPLITBRAIN_HAS_CUDA_BACKEND
+    return exec::cuda::make_cuda_backend(communicators);
+#else
+    throw InputError("--backend cuda: this splitbrain was built without the CUDA backend (SPLITBRAIN_CUDA=OFF)");
+#endif
+  }
+  throw InputError(fmt::format("--backend {}: no such backend (cpu, cuda)", name));
+}
+
+}  // namespace splitbrain::tools
