@@ -1,33 +1,26 @@
 #pragma once
 // The bits of dropout's split-independent mask (dropout.h), written once so that every backend
 // drops exactly the same elements: a kernel evaluates dropout_kept(stream, threshold, global
-// index) per element. The hash is SplitMix64's finaliser (Steele et al. 2014), chained over
-// (seed, step, layer); the element index is mixed in last. Inline: it runs once per element.
+// index) per element. The hash is SplitMix64's finaliser (Steele et al. 2014, exec/data/
+// seeded_hash.h), chained over (seed, step, layer); the element index is mixed in last. Inline:
+// it runs once per element.
 
 #include <cstdint>
 
+#include "exec/data/seeded_hash.h"
 #include "exec/kernels/dropout.h"
 
 namespace splitbrain::exec::kernels {
 
-constexpr uint64_t splitmix64(uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-// One hash per (seed, step, layer).
-constexpr uint64_t dropout_stream(const DropoutKey& key) {
-  return splitmix64(splitmix64(splitmix64(key.seed) ^ key.step) ^ key.layer);
-}
+// One hash per (seed, step, layer): the data pipeline's counter-based hash over those keys.
+constexpr uint64_t dropout_stream(const DropoutKey& key) { return data::hash_keys(key.seed, {key.step, key.layer}); }
 
 // Drop iff the hash's top 32 bits fall below p * 2^32 (p = 1 drops all: threshold 2^32).
 // Throws KernelArgumentError unless 0 <= p <= 1.
 uint64_t dropout_threshold(double p);
 
 constexpr bool dropout_kept(uint64_t stream, uint64_t threshold, uint64_t index) {
-  return (splitmix64(stream ^ index) >> 32) >= threshold;
+  return (data::mix64(stream ^ index) >> 32) >= threshold;
 }
 
 // The factor kept elements are scaled by: 1 / (1 - p), and 0 when everything is dropped.

@@ -2,11 +2,13 @@
 
 #include <cmath>
 
+#include "exec/data/seeded_hash.h"
+
 namespace splitbrain::exec {
 namespace {
 
 double uniform(uint64_t key, uint64_t index) {
-  return static_cast<double>(splitmix64(key ^ index) >> 11) * 0x1.0p-53;
+  return static_cast<double>(data::mix64(key ^ index) >> 11) * 0x1.0p-53;
 }
 
 // Fan-in of a conv or linear layer (both its weight and its bias use 1 / sqrt(fan_in)).
@@ -20,18 +22,9 @@ double fan_in(const model::Layer& layer) {
 
 }  // namespace
 
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  uint64_t z = x;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-
 void initialize_parameter(const model::Layer& layer, int layer_index, int parameter, const plans::ParameterShard& shard,
                           const std::vector<int64_t>& block_offset, uint64_t seed, comm::LocalArray& local) {
-  const uint64_t key = splitmix64(splitmix64(splitmix64(seed) ^ static_cast<uint64_t>(layer_index)) ^
-                                  static_cast<uint64_t>(parameter));
+  const uint64_t key = data::hash_keys(seed, {static_cast<uint64_t>(layer_index), static_cast<uint64_t>(parameter)});
   double scale = 0.0;
   double constant = 0.0;
   switch (layer.kind) {

@@ -6,6 +6,7 @@
 //
 //   u(g)   = (splitmix64(key ^ g) >> 11) * 2^-53           uniform in [0, 1)
 //   key    = splitmix64(splitmix64(splitmix64(seed) ^ layer) ^ parameter)
+//   (splitmix64 = SplitMix64's finaliser, exec/data/seeded_hash.h's mix64)
 //   conv2d, linear (weight and bias): (2u - 1) / sqrt(fan_in)   (PyTorch's default bounds)
 //   batchnorm, layernorm: weight 1, bias 0
 //   embedding: (2u - 1) * 0.02 * sqrt(3)                    (uniform with std 0.02, as GPT-2)
@@ -17,8 +18,6 @@
 #include "plans/op_sharding.h"
 
 namespace splitbrain::exec {
-
-uint64_t splitmix64(uint64_t x);
 
 // Fills `local` (shaped as the rank's block of `shard`) for parameter `parameter` of `layer`.
 void initialize_parameter(const model::Layer& layer, int layer_index, int parameter, const plans::ParameterShard& shard,
