@@ -29,7 +29,8 @@ ConcatKernel::ConcatKernel(CudaContext& context, std::vector<Dims> input_dims, i
   // The CPU kernel's checks (oneDNN's concat takes ranks 1 to 5; nothing here limits the rank).
   require(!input_dims_.empty(), "needs at least one input");
   const Dims& first = input_dims_.front();
-  require(axis >= 0 && static_cast<std::size_t>(axis) < first.size(), "axis " + std::to_string(axis) + " is out of range");
+  require(axis >= 0 && static_cast<std::size_t>(axis) < first.size(),
+          "axis " + std::to_string(axis) + " is out of range");
   const auto at = static_cast<std::size_t>(axis);
   output_dims_ = first;
   output_dims_[at] = 0;
@@ -37,7 +38,8 @@ ConcatKernel::ConcatKernel(CudaContext& context, std::vector<Dims> input_dims, i
     require(dims.size() == first.size(), "inputs must have the same rank");
     for (std::size_t d = 0; d < dims.size(); ++d) {
       require(dims[d] > 0, "dims must be positive");
-      if (d != at) require(dims[d] == first[d], "inputs differ in dimension " + std::to_string(d) + " besides the axis");
+      if (d != at)
+        require(dims[d] == first[d], "inputs differ in dimension " + std::to_string(d) + " besides the axis");
     }
     output_dims_[at] += dims[at];
   }

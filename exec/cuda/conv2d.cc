@@ -103,11 +103,11 @@ Conv2dKernel::Conv2dKernel(CudaContext& context, const Conv2dShape& shape)
   backward_filter_algo_ = bwf.algo;
   backward_filter_workspace_bytes_ = bwf.memory;
 
-  const int64_t input_elements = explicit_padding_
-                                     ? s.batch * s.in_channels * explicit_padding_->padded_h * explicit_padding_->padded_w
-                                     : s.batch * s.in_channels * s.height * s.width;
+  const int64_t planes = s.batch * s.in_channels;
+  const int64_t input_elements = explicit_padding_ ? planes * explicit_padding_->padded_h * explicit_padding_->padded_w
+                                                   : planes * s.height * s.width;
   conv_input_ = DeviceBuffer(float_bytes(input_elements));
-  if (explicit_padding_) user_input_ = DeviceBuffer(float_bytes(s.batch * s.in_channels * s.height * s.width));
+  if (explicit_padding_) user_input_ = DeviceBuffer(float_bytes(planes * s.height * s.width));
   weights_ = DeviceBuffer(float_bytes(s.out_channels * (s.in_channels / s.groups) * s.kernel_h * s.kernel_w));
   if (s.bias) bias_ = DeviceBuffer(float_bytes(s.out_channels));
   output_ = DeviceBuffer(float_bytes(s.batch * s.out_channels * s.out_height() * s.out_width()));

@@ -9,7 +9,8 @@ namespace splitbrain::exec::cuda {
 
 int checked_int(int64_t value, const std::string& what) {
   if (value < std::numeric_limits<int>::min() || value > std::numeric_limits<int>::max())
-    throw cpu::KernelArgumentError(what + " (" + std::to_string(value) + ") does not fit the int that cuDNN/cuBLAS take");
+    throw cpu::KernelArgumentError(what + " (" + std::to_string(value) +
+                                   ") does not fit the int that cuDNN/cuBLAS take");
   return static_cast<int>(value);
 }
 

@@ -14,7 +14,8 @@ namespace {
 
 // The CPU's threshold and scale: drop iff the hash's top 32 bits fall below p * 2^32.
 uint64_t threshold(double p) {
-  if (!(p >= 0.0 && p <= 1.0)) throw cpu::KernelArgumentError("dropout: probability " + std::to_string(p) + " is not in [0, 1]");
+  if (!(p >= 0.0 && p <= 1.0))
+    throw cpu::KernelArgumentError("dropout: probability " + std::to_string(p) + " is not in [0, 1]");
   return static_cast<uint64_t>(std::ldexp(p, 32));
 }
 

@@ -11,19 +11,16 @@ namespace {
 constexpr float kSqrt2OverPi = 0.7978845608028654f;
 constexpr float kGeluCubic = 0.044715f;
 
-// Grid-stride loop over [0, n).
-#define SB_FOR_EACH_INDEX(i, n) \
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < (n); i += int64_t{gridDim.x} * blockDim.x)
 
 __global__ void gelu_forward_kernel(int64_t n, const float* x, float* y) {
-  SB_FOR_EACH_INDEX(i, n) {
+  SB_GRID_STRIDE_LOOP(i, n) {
     const float v = x[i];
     y[i] = 0.5f * v * (1.0f + tanhf(kSqrt2OverPi * (v + kGeluCubic * v * v * v)));
   }
 }
 
 __global__ void gelu_backward_kernel(int64_t n, const float* x, const float* dy, float* dx) {
-  SB_FOR_EACH_INDEX(i, n) {
+  SB_GRID_STRIDE_LOOP(i, n) {
     const float v = x[i];
     const float t = tanhf(kSqrt2OverPi * (v + kGeluCubic * v * v * v));
     const float inner_slope = kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * v * v);
@@ -33,7 +30,7 @@ __global__ void gelu_backward_kernel(int64_t n, const float* x, const float* dy,
 
 __global__ void dropout_forward_kernel(DropoutGeometry g, int64_t n, uint64_t key, uint64_t threshold, float scale,
                                        const float* x, float* y, uint8_t* mask) {
-  SB_FOR_EACH_INDEX(i, n) {
+  SB_GRID_STRIDE_LOOP(i, n) {
     // Local row-major index -> local coordinates -> global row-major index.
     int64_t rest = i, global = 0;
     for (int d = g.rank - 1; d >= 0; --d) {
@@ -48,30 +45,28 @@ __global__ void dropout_forward_kernel(DropoutGeometry g, int64_t n, uint64_t ke
 }
 
 __global__ void dropout_backward_kernel(int64_t n, const uint8_t* mask, float scale, const float* dy, float* dx) {
-  SB_FOR_EACH_INDEX(i, n) { dx[i] = mask[i] ? dy[i] * scale : 0.0f; }
+  SB_GRID_STRIDE_LOOP(i, n) { dx[i] = mask[i] ? dy[i] * scale : 0.0f; }
 }
 
 // One thread per row for the loss (one read), one per element for exp.
 __global__ void row_loss_kernel(int64_t rows, int64_t classes, const int32_t* labels, const float* log_probs,
                                 double* row_loss) {
-  SB_FOR_EACH_INDEX(r, rows) { row_loss[r] = -static_cast<double>(log_probs[r * classes + labels[r]]); }
+  SB_GRID_STRIDE_LOOP(r, rows) { row_loss[r] = -static_cast<double>(log_probs[r * classes + labels[r]]); }
 }
 
 __global__ void exp_kernel(int64_t n, float* values) {
-  SB_FOR_EACH_INDEX(i, n) { values[i] = expf(values[i]); }
+  SB_GRID_STRIDE_LOOP(i, n) { values[i] = expf(values[i]); }
 }
 
 __global__ void cross_entropy_grad_kernel(int64_t rows, int64_t classes, const float* probs, const int32_t* labels,
                                           float scale, float* dlogits) {
-  SB_FOR_EACH_INDEX(i, rows * classes) {
+  SB_GRID_STRIDE_LOOP(i, rows * classes) {
     const int64_t r = i / classes, c = i % classes;
     // As the CPU: p * scale, then minus scale at the label (not (p - 1) * scale: other rounding).
     const float d = probs[i] * scale;
     dlogits[i] = c == labels[r] ? d - scale : d;
   }
 }
-
-#undef SB_FOR_EACH_INDEX
 
 }  // namespace
 
@@ -85,15 +80,16 @@ void gelu_tanh_backward(cudaStream_t stream, int64_t elements, const float* x, c
   SB_CUDA_CHECK(cudaGetLastError());
 }
 
-void dropout_forward_on_device(cudaStream_t stream, const DropoutGeometry& geometry, int64_t elements, uint64_t stream_key,
-                     uint64_t threshold, float scale, const float* x, float* y, uint8_t* mask) {
+void dropout_forward_on_device(cudaStream_t stream, const DropoutGeometry& geometry, int64_t elements,
+                               uint64_t stream_key, uint64_t threshold, float scale, const float* x, float* y,
+                               uint8_t* mask) {
   dropout_forward_kernel<<<blocks_for(elements), kThreadsPerBlock, 0, stream>>>(geometry, elements, stream_key,
                                                                                 threshold, scale, x, y, mask);
   SB_CUDA_CHECK(cudaGetLastError());
 }
 
-void dropout_backward_on_device(cudaStream_t stream, int64_t elements, const uint8_t* mask, float scale, const float* dy,
-                      float* dx) {
+void dropout_backward_on_device(cudaStream_t stream, int64_t elements, const uint8_t* mask, float scale,
+                                const float* dy, float* dx) {
   dropout_backward_kernel<<<blocks_for(elements), kThreadsPerBlock, 0, stream>>>(elements, mask, scale, dy, dx);
   SB_CUDA_CHECK(cudaGetLastError());
 }

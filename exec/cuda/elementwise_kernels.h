@@ -24,11 +24,12 @@ struct DropoutGeometry {
 
 // mask[i] = keep(global index of local i), y = keep ? x * scale : 0. `stream_key` is
 // data::hash_keys(seed, {step, layer}); `threshold` = p * 2^32.
-void dropout_forward_on_device(cudaStream_t stream, const DropoutGeometry& geometry, int64_t elements, uint64_t stream_key,
-                     uint64_t threshold, float scale, const float* x, float* y, uint8_t* mask);
+void dropout_forward_on_device(cudaStream_t stream, const DropoutGeometry& geometry, int64_t elements,
+                               uint64_t stream_key, uint64_t threshold, float scale, const float* x, float* y,
+                               uint8_t* mask);
 // dx = mask ? dy * scale : 0.
-void dropout_backward_on_device(cudaStream_t stream, int64_t elements, const uint8_t* mask, float scale, const float* dy,
-                      float* dx);
+void dropout_backward_on_device(cudaStream_t stream, int64_t elements, const uint8_t* mask, float scale,
+                                const float* dy, float* dx);
 
 // From log-softmax rows [rows, classes] (cuDNN's CUDNN_SOFTMAX_LOG): row_loss[r] =
 // -log_probs[r, label[r]] (finite where the softmax underflows) and probs = exp(log_probs) in place.

@@ -9,14 +9,12 @@ namespace splitbrain::exec::cuda {
 
 namespace {
 
-#define SB_FOR_EACH_INDEX(i, n) \
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < (n); i += int64_t{gridDim.x} * blockDim.x)
 
 __device__ bool local_row(const EmbeddingRows& rows, int32_t id) { return id >= rows.row_begin && id < rows.row_end; }
 
 __global__ void embedding_gather_kernel(EmbeddingRows rows, int64_t count, const int32_t* ids, const float* table,
                                         float* y) {
-  SB_FOR_EACH_INDEX(e, count * rows.dim) {
+  SB_GRID_STRIDE_LOOP(e, count * rows.dim) {
     const int32_t id = ids[e / rows.dim];
     y[e] = local_row(rows, id) ? table[(id - rows.row_begin) * rows.dim + e % rows.dim] : 0.0f;
   }
@@ -24,7 +22,7 @@ __global__ void embedding_gather_kernel(EmbeddingRows rows, int64_t count, const
 
 __global__ void embedding_scatter_add_kernel(EmbeddingRows rows, int64_t count, const int32_t* ids, const float* dy,
                                              float* dtable) {
-  SB_FOR_EACH_INDEX(e, count * rows.dim) {
+  SB_GRID_STRIDE_LOOP(e, count * rows.dim) {
     const int32_t id = ids[e / rows.dim];
     if (local_row(rows, id)) atomicAdd(&dtable[(id - rows.row_begin) * rows.dim + e % rows.dim], dy[e]);
   }
@@ -35,7 +33,7 @@ __device__ int64_t bin_end(int64_t i, int64_t in, int64_t out) { return ((i + 1)
 
 // One thread per output element, summing its bin in the CPU's order.
 __global__ void adaptive_avgpool_forward_kernel(AdaptiveBins b, const float* x, float* y) {
-  SB_FOR_EACH_INDEX(o, b.planes * b.out_height * b.out_width) {
+  SB_GRID_STRIDE_LOOP(o, b.planes * b.out_height * b.out_width) {
     const int64_t ow = o % b.out_width, oh = o / b.out_width % b.out_height, plane = o / (b.out_width * b.out_height);
     const int64_t h0 = bin_begin(oh, b.height, b.out_height), h1 = bin_end(oh, b.height, b.out_height);
     const int64_t w0 = bin_begin(ow, b.width, b.out_width), w1 = bin_end(ow, b.width, b.out_width);
@@ -54,7 +52,7 @@ __device__ int64_t last_bin(int64_t at, int64_t in, int64_t out) { return ((at +
 
 // One thread per input element, gathering from its bins: no atomics, deterministic.
 __global__ void adaptive_avgpool_backward_kernel(AdaptiveBins b, const float* dy, float* dx) {
-  SB_FOR_EACH_INDEX(i, b.planes * b.height * b.width) {
+  SB_GRID_STRIDE_LOOP(i, b.planes * b.height * b.width) {
     const int64_t w = i % b.width, h = i / b.width % b.height, plane = i / (b.width * b.height);
     const float* dyp = dy + plane * b.out_height * b.out_width;
     float sum = 0.0f;
@@ -77,20 +75,18 @@ __device__ int64_t fused_index(const HeadLayout& l, int64_t parts, int64_t part,
 }
 
 __global__ void unpack_heads_kernel(HeadLayout l, int64_t parts, int64_t part, const float* fused, float* dense) {
-  SB_FOR_EACH_INDEX(d, l.batch * l.heads * l.seq * l.head_dim) { dense[d] = fused[fused_index(l, parts, part, d)]; }
+  SB_GRID_STRIDE_LOOP(d, l.batch * l.heads * l.seq * l.head_dim) { dense[d] = fused[fused_index(l, parts, part, d)]; }
 }
 
 __global__ void pack_heads_kernel(HeadLayout l, int64_t parts, int64_t part, const float* dense, float* fused) {
-  SB_FOR_EACH_INDEX(d, l.batch * l.heads * l.seq * l.head_dim) { fused[fused_index(l, parts, part, d)] = dense[d]; }
+  SB_GRID_STRIDE_LOOP(d, l.batch * l.heads * l.seq * l.head_dim) { fused[fused_index(l, parts, part, d)] = dense[d]; }
 }
 
 __global__ void mask_future_kernel(int64_t matrices, int64_t seq, float* scores) {
-  SB_FOR_EACH_INDEX(e, matrices * seq * seq) {
+  SB_GRID_STRIDE_LOOP(e, matrices * seq * seq) {
     if (e % seq > e / seq % seq) scores[e] = -::cuda::std::numeric_limits<float>::infinity();
   }
 }
-
-#undef SB_FOR_EACH_INDEX
 
 }  // namespace
 

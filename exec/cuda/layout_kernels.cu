@@ -10,7 +10,7 @@ namespace {
 // One thread per padded element: reads x where the element lies inside the placed window.
 __global__ void pad_kernel(PlanePadding g, const float* x, float fill, float* padded) {
   const int64_t total = g.planes * g.padded_h * g.padded_w;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total; i += int64_t{gridDim.x} * blockDim.x) {
+  SB_GRID_STRIDE_LOOP(i, total) {
     const int64_t col = i % g.padded_w - g.left;
     const int64_t row = i / g.padded_w % g.padded_h - g.top;
     const int64_t plane = i / (g.padded_w * g.padded_h);
@@ -22,7 +22,7 @@ __global__ void pad_kernel(PlanePadding g, const float* x, float fill, float* pa
 // One thread per element of x.
 __global__ void crop_kernel(PlanePadding g, const float* padded, float* x) {
   const int64_t total = g.planes * g.height * g.width;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total; i += int64_t{gridDim.x} * blockDim.x) {
+  SB_GRID_STRIDE_LOOP(i, total) {
     const int64_t col = i % g.width;
     const int64_t row = i / g.width % g.height;
     const int64_t plane = i / (g.width * g.height);

@@ -75,7 +75,7 @@ __global__ void layernorm_input_gradient_kernel(int64_t rows, int64_t features, 
 __global__ void layernorm_parameter_gradient_kernel(int64_t rows, int64_t features, float epsilon, const float* x,
                                                     const float* dy, const float* mean, const float* variance,
                                                     float* dgamma, float* dbeta) {
-  for (int64_t f = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; f < features; f += int64_t{gridDim.x} * blockDim.x) {
+  SB_GRID_STRIDE_LOOP(f, features) {
     double sum_dy = 0.0, sum_dy_xhat = 0.0;
     for (int64_t r = 0; r < rows; ++r) {
       const float g = dy[r * features + f];
@@ -113,7 +113,7 @@ __global__ void batchnorm_sums_kernel(ChannelLayout l, const float* x, double* s
 __global__ void batchnorm_apply_kernel(ChannelLayout l, const float* x, const float* mean, const float* inv_std,
                                        const float* gamma, const float* beta, float* y) {
   const int64_t n = l.batch * l.channels * l.spatial;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+  SB_GRID_STRIDE_LOOP(i, n) {
     const int64_t c = channel_of(i, l);
     const float scale = inv_std[c] * gamma[c];
     const float shift = beta[c] - mean[c] * scale;
@@ -146,7 +146,7 @@ __global__ void batchnorm_input_gradient_kernel(ChannelLayout l, const float* x,
                                                 const float* inv_std, const float* gamma, const double* sum_dy,
                                                 const double* sum_dy_xhat, double count, float* dx) {
   const int64_t n = l.batch * l.channels * l.spatial;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+  SB_GRID_STRIDE_LOOP(i, n) {
     const int64_t c = channel_of(i, l);
     const float k = gamma[c] * inv_std[c];
     const auto mean_dy = static_cast<float>(sum_dy[c] / count);
@@ -156,13 +156,11 @@ __global__ void batchnorm_input_gradient_kernel(ChannelLayout l, const float* x,
   }
 }
 
-unsigned blocks_for_rows(int64_t rows) { return static_cast<unsigned>(rows < 65535 ? rows : 65535); }
-
 }  // namespace
 
 void layernorm_forward(cudaStream_t stream, int64_t rows, int64_t features, float epsilon, const float* x,
                        const float* gamma, const float* beta, float* y, float* mean, float* variance) {
-  layernorm_forward_kernel<<<blocks_for_rows(rows), kThreadsPerBlock, 0, stream>>>(rows, features, epsilon, x, gamma,
+  layernorm_forward_kernel<<<blocks_for_groups(rows), kThreadsPerBlock, 0, stream>>>(rows, features, epsilon, x, gamma,
                                                                                    beta, y, mean, variance);
   SB_CUDA_CHECK(cudaGetLastError());
 }
@@ -170,7 +168,7 @@ void layernorm_forward(cudaStream_t stream, int64_t rows, int64_t features, floa
 void layernorm_backward(cudaStream_t stream, int64_t rows, int64_t features, float epsilon, const float* x,
                         const float* dy, const float* gamma, const float* mean, const float* variance, float* dx,
                         float* dgamma, float* dbeta) {
-  layernorm_input_gradient_kernel<<<blocks_for_rows(rows), kThreadsPerBlock, 0, stream>>>(
+  layernorm_input_gradient_kernel<<<blocks_for_groups(rows), kThreadsPerBlock, 0, stream>>>(
       rows, features, epsilon, x, dy, gamma, mean, variance, dx);
   SB_CUDA_CHECK(cudaGetLastError());
   layernorm_parameter_gradient_kernel<<<blocks_for(features), kThreadsPerBlock, 0, stream>>>(
@@ -179,7 +177,7 @@ void layernorm_backward(cudaStream_t stream, int64_t rows, int64_t features, flo
 }
 
 void batchnorm_sums(cudaStream_t stream, const ChannelLayout& layout, const float* x, double* sum, double* sum_sq) {
-  batchnorm_sums_kernel<<<blocks_for_rows(layout.channels), kThreadsPerBlock, 0, stream>>>(layout, x, sum, sum_sq);
+  batchnorm_sums_kernel<<<blocks_for_groups(layout.channels), kThreadsPerBlock, 0, stream>>>(layout, x, sum, sum_sq);
   SB_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -192,7 +190,7 @@ void batchnorm_apply(cudaStream_t stream, const ChannelLayout& layout, const flo
 
 void batchnorm_gradient_sums(cudaStream_t stream, const ChannelLayout& layout, const float* x, const float* dy,
                              const float* mean, const float* inv_std, double* sum_dy, double* sum_dy_xhat) {
-  batchnorm_gradient_sums_kernel<<<blocks_for_rows(layout.channels), kThreadsPerBlock, 0, stream>>>(
+  batchnorm_gradient_sums_kernel<<<blocks_for_groups(layout.channels), kThreadsPerBlock, 0, stream>>>(
       layout, x, dy, mean, inv_std, sum_dy, sum_dy_xhat);
   SB_CUDA_CHECK(cudaGetLastError());
 }

@@ -12,7 +12,7 @@ namespace {
 // Each line mirrors a line of Optimizer::step; __f*_rn / __d*_rn round every operation on its own.
 __global__ void sgd_momentum_kernel(int64_t n, float lr, float momentum, float decay, bool first_step, float* p,
                                     const float* g, float* m) {
-  for (int64_t k = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; k < n; k += int64_t{gridDim.x} * blockDim.x) {
+  SB_GRID_STRIDE_LOOP(k, n) {
     const float gradient = __fadd_rn(g[k], __fmul_rn(decay, p[k]));
     m[k] = first_step ? gradient : __fadd_rn(__fmul_rn(momentum, m[k]), gradient);
     p[k] = __fsub_rn(p[k], __fmul_rn(lr, m[k]));
@@ -25,7 +25,7 @@ struct AdamConstants {
 };
 
 __global__ void adam_kernel(int64_t n, AdamConstants c, float* p, const float* g, float* m, float* v) {
-  for (int64_t k = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; k < n; k += int64_t{gridDim.x} * blockDim.x) {
+  SB_GRID_STRIDE_LOOP(k, n) {
     const float gradient = __fadd_rn(g[k], __fmul_rn(c.decay, p[k]));
     const double gd = gradient;
     m[k] = __double2float_rn(__dadd_rn(__dmul_rn(c.b1, m[k]), __dmul_rn(c.one_minus_b1, gd)));

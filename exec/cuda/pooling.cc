@@ -84,8 +84,8 @@ Pool2dKernel::Pool2dKernel(CudaContext& context, PoolKind kind, const Pool2dShap
           "cuDNN's output " + std::to_string(h) + "x" + std::to_string(w) + " differs from the shape's " +
               std::to_string(s.out_height()) + "x" + std::to_string(s.out_width()));
   const int64_t planes = s.batch * s.channels;
-  const int64_t input_elements =
-      explicit_padding_ ? planes * explicit_padding_->padded_h * explicit_padding_->padded_w : planes * s.height * s.width;
+  const int64_t input_elements = explicit_padding_ ? planes * explicit_padding_->padded_h * explicit_padding_->padded_w
+                                                   : planes * s.height * s.width;
   const int64_t output_elements = planes * s.out_height() * s.out_width();
   input_ = DeviceBuffer(float_bytes(input_elements));
   input_grad_ = DeviceBuffer(float_bytes(input_elements));

@@ -87,7 +87,8 @@ TEST(CudaBatchedMatmul, EveryTransposeMatchesTheCpu) {
   CudaContext gpu_context(0);
   for (const bool ta : {false, true})
     for (const bool tb : {false, true}) {
-      const BatchedMatmulShape s{.batch = 3, .m = 5, .k = 7, .n = 4, .transpose_a = ta, .transpose_b = tb, .alpha = 0.5f};
+      const BatchedMatmulShape s{
+          .batch = 3, .m = 5, .k = 7, .n = 4, .transpose_a = ta, .transpose_b = tb, .alpha = 0.5f};
       cpu::BatchedMatmulKernel cpu_kernel(cpu_context, s);
       BatchedMatmulKernel gpu_kernel(gpu_context, s);
       const auto a = random_floats(count(s.batch * s.m * s.k), 21);
@@ -95,7 +96,8 @@ TEST(CudaBatchedMatmul, EveryTransposeMatchesTheCpu) {
       std::vector<float> cpu_c(count(s.batch * s.m * s.n)), gpu_c(cpu_c.size());
       cpu_kernel.run(a.data(), b.data(), cpu_c.data());
       gpu_kernel.run(a.data(), b.data(), gpu_c.data());
-      expect_matches_cpu(gpu_c, cpu_c, "c (transpose_a " + std::to_string(ta) + ", transpose_b " + std::to_string(tb) + ")");
+      expect_matches_cpu(gpu_c, cpu_c,
+                         "c (transpose_a " + std::to_string(ta) + ", transpose_b " + std::to_string(tb) + ")");
     }
 }
 

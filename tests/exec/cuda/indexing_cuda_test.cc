@@ -44,7 +44,9 @@ TEST(CudaEmbedding, GatherAndScatterAddOnAVocabularyBlock) {
 
 TEST(CudaAdaptiveAvgPool, UnevenOverlappingBins) {
   if (exec::cuda::visible_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
-  for (const AdaptiveAvgPoolShape& s : {AdaptiveAvgPoolShape{2, 3, 7, 5, 3, 2}, AdaptiveAvgPoolShape{1, 4, 6, 6, 1, 1}}) {
+  // 7 -> 3 rows and 5 -> 2 columns overlap; 6x6 -> 1x1 is global average pooling.
+  const AdaptiveAvgPoolShape overlapping{2, 3, 7, 5, 3, 2}, global{1, 4, 6, 6, 1, 1};
+  for (const AdaptiveAvgPoolShape& s : {overlapping, global}) {
     CudaContext gpu_context(0);
     const auto x = random_floats(count(s.batch * s.channels * s.height * s.width), 141);
     const auto dy = random_floats(count(s.batch * s.channels * s.out_height * s.out_width), 142);
