@@ -42,17 +42,21 @@ ConvolutionDescriptor conv_desc(const Conv2dShape& s, bool padded_explicitly) {
                                s.stride_w, s.dilation_h, s.dilation_w, s.groups);
 }
 
-// The heuristics' best algorithm that cuDNN can run for these descriptors (status success),
-// as (algorithm, workspace bytes). The v7 queries rank without running anything.
+// Algorithms whose workspace exceeds this are passed over (some FFT variants ask for several
+// GiB on large layers, which would crowd out activations); a direct or GEMM algorithm always
+// fits.
+constexpr std::size_t kWorkspaceLimitBytes = std::size_t{512} << 20;
+
+// The heuristics' best-ranked algorithm that cuDNN can run for these descriptors within the
+// workspace limit, with its workspace bytes (`memory`). The v7 queries rank without running.
 template <typename Perf>
 Perf first_supported(const Perf* results, int count, const char* pass) {
   for (int i = 0; i < count; ++i)
-    if (results[i].status == CUDNN_STATUS_SUCCESS) return results[i];
+    if (results[i].status == CUDNN_STATUS_SUCCESS && results[i].memory <= kWorkspaceLimitBytes) return results[i];
   throw cpu::KernelArgumentError(std::string("Conv2dKernel: cuDNN has no algorithm for the ") + pass +
-                                 " pass of this shape");
+                                 " pass of this shape within " + std::to_string(kWorkspaceLimitBytes >> 20) +
+                                 " MiB of workspace");
 }
-
-constexpr int kAlgorithmsAsked = 8;
 
 float* floats(const DeviceBuffer& buffer) { return buffer.as<float>(); }
 
@@ -80,25 +84,29 @@ Conv2dKernel::Conv2dKernel(CudaContext& context, const Conv2dShape& shape)
 
   cudnnHandle_t cudnn = context.cudnn();
   int returned = 0;
-  cudnnConvolutionFwdAlgoPerf_t forward[kAlgorithmsAsked];
+  // Every algorithm of each pass, ranked.
+  cudnnConvolutionFwdAlgoPerf_t forward[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
   SB_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(cudnn, input_desc_.get(), filter_desc_.get(), conv_desc_.get(),
-                                                        output_desc_.get(), kAlgorithmsAsked, &returned, forward));
+                                                        output_desc_.get(), CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+                                                        &returned, forward));
   const auto fwd = first_supported(forward, returned, "forward");
   forward_algo_ = fwd.algo;
   forward_workspace_bytes_ = fwd.memory;
 
-  cudnnConvolutionBwdDataAlgoPerf_t backward_data[kAlgorithmsAsked];
+  cudnnConvolutionBwdDataAlgoPerf_t backward_data[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
   SB_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(cudnn, filter_desc_.get(), output_desc_.get(),
-                                                             conv_desc_.get(), input_desc_.get(), kAlgorithmsAsked,
-                                                             &returned, backward_data));
+                                                             conv_desc_.get(), input_desc_.get(),
+                                                             CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned,
+                                                             backward_data));
   const auto bwd = first_supported(backward_data, returned, "backward data");
   backward_data_algo_ = bwd.algo;
   backward_data_workspace_bytes_ = bwd.memory;
 
-  cudnnConvolutionBwdFilterAlgoPerf_t backward_filter[kAlgorithmsAsked];
+  cudnnConvolutionBwdFilterAlgoPerf_t backward_filter[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
   SB_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(cudnn, input_desc_.get(), output_desc_.get(),
-                                                               conv_desc_.get(), filter_desc_.get(), kAlgorithmsAsked,
-                                                               &returned, backward_filter));
+                                                               conv_desc_.get(), filter_desc_.get(),
+                                                               CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned,
+                                                               backward_filter));
   const auto bwf = first_supported(backward_filter, returned, "backward weights");
   backward_filter_algo_ = bwf.algo;
   backward_filter_workspace_bytes_ = bwf.memory;
