@@ -1,7 +1,12 @@
 #pragma once
 // Owned cuDNN descriptors (create in the constructor, destroy in the destructor) for the legacy
 // API the kernels use, and the int conversion that API needs: its dims are `int`, so a larger
-// extent is a KernelArgumentError, not a silent wrap.
+// extent is a KernelArgumentError, not a silent wrap. The destroy calls are the one place whose
+// status is not checked: a destructor must not throw, and they fail only once the device is gone.
+//
+// cuDNN 9 marks this API (descriptors, cudnnConvolution*, cudnnPooling*, cudnnActivation*)
+// deprecated in favour of the graph API, but still ships it; the attributes warn only when
+// CUDNN_WARN_DEPRECATED is defined, which this build does not define.
 
 #include <cudnn.h>
 

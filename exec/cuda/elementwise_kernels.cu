@@ -11,7 +11,6 @@ namespace {
 constexpr float kSqrt2OverPi = 0.7978845608028654f;
 constexpr float kGeluCubic = 0.044715f;
 
-
 __global__ void gelu_forward_kernel(int64_t n, const float* x, float* y) {
   SB_GRID_STRIDE_LOOP(i, n) {
     const float v = x[i];

@@ -9,7 +9,6 @@ namespace splitbrain::exec::cuda {
 
 namespace {
 
-
 __device__ bool local_row(const EmbeddingRows& rows, int32_t id) { return id >= rows.row_begin && id < rows.row_end; }
 
 __global__ void embedding_gather_kernel(EmbeddingRows rows, int64_t count, const int32_t* ids, const float* table,
