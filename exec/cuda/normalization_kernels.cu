@@ -71,16 +71,33 @@ __global__ void layernorm_input_gradient_kernel(int64_t rows, int64_t features, 
   }
 }
 
-// One thread per feature down the rows: coalesced across the threads of a warp.
+// Column sums down the rows: a block takes kFeatureTile features (threadIdx.x, coalesced reads)
+// and splits the rows among kRowLanes lanes (threadIdx.y), whose partial sums meet in shared
+// memory; so even a few hundred features keep thousands of threads busy.
+constexpr int kFeatureTile = 32;
+constexpr int kRowLanes = kThreadsPerBlock / kFeatureTile;
+
 __global__ void layernorm_parameter_gradient_kernel(int64_t rows, int64_t features, float epsilon, const float* x,
                                                     const float* dy, const float* mean, const float* variance,
                                                     float* dgamma, float* dbeta) {
-  SB_GRID_STRIDE_LOOP(f, features) {
-    double sum_dy = 0.0, sum_dy_xhat = 0.0;
-    for (int64_t r = 0; r < rows; ++r) {
+  __shared__ double lane_dy[kRowLanes][kFeatureTile];
+  __shared__ double lane_dy_xhat[kRowLanes][kFeatureTile];
+  const int64_t f = blockIdx.x * int64_t{kFeatureTile} + threadIdx.x;
+  double sum_dy = 0.0, sum_dy_xhat = 0.0;
+  if (f < features) {
+    for (int64_t r = threadIdx.y; r < rows; r += kRowLanes) {
       const float g = dy[r * features + f];
       sum_dy += g;
       sum_dy_xhat += g * ((x[r * features + f] - mean[r]) / sqrtf(variance[r] + epsilon));
+    }
+  }
+  lane_dy[threadIdx.y][threadIdx.x] = sum_dy;
+  lane_dy_xhat[threadIdx.y][threadIdx.x] = sum_dy_xhat;
+  __syncthreads();
+  if (threadIdx.y == 0 && f < features) {
+    for (int lane = 1; lane < kRowLanes; ++lane) {
+      sum_dy += lane_dy[lane][threadIdx.x];
+      sum_dy_xhat += lane_dy_xhat[lane][threadIdx.x];
     }
     dgamma[f] = static_cast<float>(sum_dy_xhat);
     dbeta[f] = static_cast<float>(sum_dy);
@@ -171,7 +188,8 @@ void layernorm_backward(cudaStream_t stream, int64_t rows, int64_t features, flo
   layernorm_input_gradient_kernel<<<blocks_for_groups(rows), kThreadsPerBlock, 0, stream>>>(
       rows, features, epsilon, x, dy, gamma, mean, variance, dx);
   SB_CUDA_CHECK(cudaGetLastError());
-  layernorm_parameter_gradient_kernel<<<blocks_for(features), kThreadsPerBlock, 0, stream>>>(
+  const auto tiles = static_cast<unsigned>((features + kFeatureTile - 1) / kFeatureTile);
+  layernorm_parameter_gradient_kernel<<<tiles, dim3(kFeatureTile, kRowLanes), 0, stream>>>(
       rows, features, epsilon, x, dy, mean, variance, dgamma, dbeta);
   SB_CUDA_CHECK(cudaGetLastError());
 }
