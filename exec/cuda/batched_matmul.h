@@ -1,0 +1,39 @@
+#pragma once
+// C[b] = alpha * op(A[b]) op(B[b]) for b < batch on the GPU: the twin of
+// cpu::BatchedMatmulKernel (same shape type: op(A) is [M, K], stored [M, K] or [K, M] with
+// transpose_a; op(B) is [K, N], stored [K, N] or [N, K] with transpose_b; all row-major).
+// cublasSgemmStridedBatched on the column-major views: C^T = op(B)^T op(A)^T, so the row-major
+// buffers are used as they are.
+//
+// Host arrays in and out (see cuda_context.h): every call uploads its inputs into the device
+// buffers this object allocates once, runs on the context's stream and synchronises.
+
+#include <cublas_v2.h>
+
+#include "exec/cpu/batched_matmul.h"
+#include "exec/cuda/cuda_context.h"
+#include "exec/cuda/device_buffer.h"
+
+namespace splitbrain::exec::cuda {
+
+using BatchedMatmulShape = cpu::BatchedMatmulShape;
+
+// The product on DEVICE pointers, queued on the handle's stream (no synchronisation): for kernels
+// whose operands already live on the device (attention).
+void batched_matmul_on_device(cublasHandle_t cublas, const BatchedMatmulShape& shape, const float* a, const float* b,
+                              float* c);
+
+class BatchedMatmulKernel {
+ public:
+  BatchedMatmulKernel(CudaContext& context, const BatchedMatmulShape& shape);
+  const BatchedMatmulShape& shape() const { return shape_; }
+  // c is overwritten.
+  void run(const float* a, const float* b, float* c);
+
+ private:
+  CudaContext& context_;
+  BatchedMatmulShape shape_;
+  DeviceBuffer a_, b_, c_;
+};
+
+}  // namespace splitbrain::exec::cuda

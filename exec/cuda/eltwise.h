@@ -1,0 +1,44 @@
+#pragma once
+// Activations on the GPU over a flat fp32 array: the twin of cpu::ActivationKernel. relu is
+// cuDNN's activation (backward reads the OUTPUT y, as on the CPU: cuDNN's relu backward gives
+// the same mask from y as from x, so y is passed for both); gelu_tanh is an own kernel with the
+// CPU formula (cuDNN's legacy activations have no tanh GELU), backward reads the INPUT x.
+//
+// Host arrays in and out (see cuda_context.h): every call uploads its inputs into the device
+// buffers this object allocates once, runs on the context's stream and synchronises; so x == y
+// and dx == dy are allowed as on the CPU.
+
+#include <cstdint>
+
+#include "exec/cpu/eltwise.h"
+#include "exec/cuda/cuda_context.h"
+#include "exec/cuda/cudnn_descriptors.h"
+#include "exec/cuda/device_buffer.h"
+
+namespace splitbrain::exec::cuda {
+
+using Activation = cpu::Activation;
+
+class ActivationKernel {
+ public:
+  ActivationKernel(CudaContext& context, Activation kind, int64_t elements);
+  Activation kind() const { return kind_; }
+  int64_t elements() const { return elements_; }
+
+  // y = f(x); x == y is allowed.
+  void forward(const float* x, float* y);
+  // dx = f'(.) * dy, where `saved` is y for relu and x for gelu_tanh. dx == dy is allowed.
+  void backward(const float* saved, const float* dy, float* dx);
+
+ private:
+  CudaContext& context_;
+  Activation kind_;
+  int64_t elements_;
+  TensorDescriptor desc_;  // [1, 1, 1, elements]
+  ActivationDescriptor relu_;
+  DeviceBuffer input_;   // x, or the saved tensor
+  DeviceBuffer output_;  // y, or dy
+  DeviceBuffer grad_;    // dx
+};
+
+}  // namespace splitbrain::exec::cuda
