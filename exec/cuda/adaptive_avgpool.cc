@@ -1,16 +1,16 @@
 #include "exec/cuda/adaptive_avgpool.h"
 
-#include "exec/cpu/dnnl_check.h"
 #include "exec/cuda/cuda_check.h"
 #include "exec/cuda/indexing_kernels.h"
+#include "exec/kernels/kernel_argument_error.h"
 
 namespace splitbrain::exec::cuda {
 
 namespace {
 
-AdaptiveBins checked(const AdaptiveAvgPoolShape& s) {
+AdaptiveBins checked(const kernels::AdaptiveAvgPoolShape& s) {
   if (s.batch <= 0 || s.channels <= 0 || s.height <= 0 || s.width <= 0 || s.out_height <= 0 || s.out_width <= 0)
-    throw cpu::KernelArgumentError("adaptive_avgpool: every dim must be positive");
+    throw kernels::KernelArgumentError("adaptive_avgpool: every dim must be positive");
   return {s.batch * s.channels, s.height, s.width, s.out_height, s.out_width};
 }
 
@@ -25,24 +25,27 @@ std::size_t output_bytes(const AdaptiveBins& b) {
 
 }  // namespace
 
-void adaptive_avgpool_forward(CudaContext& context, const AdaptiveAvgPoolShape& shape, const float* x, float* y) {
-  const AdaptiveBins bins = checked(shape);
-  auto* device_x = static_cast<float*>(context.staging(kInput, input_bytes(bins)));
-  auto* device_y = static_cast<float*>(context.staging(kOutput, output_bytes(bins)));
-  SB_CUDA_CHECK(cudaMemcpyAsync(device_x, x, input_bytes(bins), cudaMemcpyHostToDevice, context.stream()));
-  adaptive_avgpool_forward_on_device(context.stream(), bins, device_x, device_y);
-  SB_CUDA_CHECK(cudaMemcpyAsync(y, device_y, output_bytes(bins), cudaMemcpyDeviceToHost, context.stream()));
-  context.synchronize();
+AdaptiveAvgPoolKernel::AdaptiveAvgPoolKernel(CudaContext& context, const kernels::AdaptiveAvgPoolShape& shape)
+    : context_(context), shape_(shape), bins_(checked(shape)) {}
+
+void AdaptiveAvgPoolKernel::forward(const float* x, float* y) {
+  const AdaptiveBins& bins = bins_;
+  auto* device_x = static_cast<float*>(context_.staging(kInput, input_bytes(bins)));
+  auto* device_y = static_cast<float*>(context_.staging(kOutput, output_bytes(bins)));
+  SB_CUDA_CHECK(cudaMemcpyAsync(device_x, x, input_bytes(bins), cudaMemcpyHostToDevice, context_.stream()));
+  adaptive_avgpool_forward_on_device(context_.stream(), bins, device_x, device_y);
+  SB_CUDA_CHECK(cudaMemcpyAsync(y, device_y, output_bytes(bins), cudaMemcpyDeviceToHost, context_.stream()));
+  context_.synchronize();
 }
 
-void adaptive_avgpool_backward(CudaContext& context, const AdaptiveAvgPoolShape& shape, const float* dy, float* dx) {
-  const AdaptiveBins bins = checked(shape);
-  auto* device_dx = static_cast<float*>(context.staging(kInput, input_bytes(bins)));
-  auto* device_dy = static_cast<float*>(context.staging(kOutput, output_bytes(bins)));
-  SB_CUDA_CHECK(cudaMemcpyAsync(device_dy, dy, output_bytes(bins), cudaMemcpyHostToDevice, context.stream()));
-  adaptive_avgpool_backward_on_device(context.stream(), bins, device_dy, device_dx);
-  SB_CUDA_CHECK(cudaMemcpyAsync(dx, device_dx, input_bytes(bins), cudaMemcpyDeviceToHost, context.stream()));
-  context.synchronize();
+void AdaptiveAvgPoolKernel::backward(const float* dy, float* dx) {
+  const AdaptiveBins& bins = bins_;
+  auto* device_dx = static_cast<float*>(context_.staging(kInput, input_bytes(bins)));
+  auto* device_dy = static_cast<float*>(context_.staging(kOutput, output_bytes(bins)));
+  SB_CUDA_CHECK(cudaMemcpyAsync(device_dy, dy, output_bytes(bins), cudaMemcpyHostToDevice, context_.stream()));
+  adaptive_avgpool_backward_on_device(context_.stream(), bins, device_dy, device_dx);
+  SB_CUDA_CHECK(cudaMemcpyAsync(dx, device_dx, input_bytes(bins), cudaMemcpyDeviceToHost, context_.stream()));
+  context_.synchronize();
 }
 
 }  // namespace splitbrain::exec::cuda

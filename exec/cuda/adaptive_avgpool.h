@@ -1,22 +1,31 @@
 #pragma once
-// Adaptive average pooling on the GPU: the twins of cpu::adaptive_avgpool_{forward,backward}
-// (same shape type, PyTorch's uneven and possibly overlapping bins, the context as an extra first
-// argument). Own kernels (indexing_kernels.h); backward gathers per input element, so it needs
-// no atomics and is deterministic.
+// Adaptive average pooling (exec/kernels/adaptive_avgpool.h) on the GPU: the twin of
+// cpu::AdaptiveAvgPoolKernel (PyTorch's uneven and possibly overlapping bins). Own kernels
+// (indexing_kernels.h); backward gathers per input element, so it needs no atomics and is
+// deterministic.
 //
 // Host arrays in and out (see cuda_context.h), staged in the context's staging buffers; every
 // call synchronises.
 
-#include "exec/cpu/adaptive_avgpool.h"
 #include "exec/cuda/cuda_context.h"
+#include "exec/cuda/indexing_kernels.h"
+#include "exec/kernels/adaptive_avgpool.h"
 
 namespace splitbrain::exec::cuda {
 
-using AdaptiveAvgPoolShape = cpu::AdaptiveAvgPoolShape;
+class AdaptiveAvgPoolKernel final : public kernels::AdaptiveAvgPoolKernel {
+ public:
+  // Throws KernelArgumentError unless every dim is positive.
+  AdaptiveAvgPoolKernel(CudaContext& context, const kernels::AdaptiveAvgPoolShape& shape);
 
-// y [N, C, out_height, out_width] = the mean of each bin of x [N, C, H, W].
-void adaptive_avgpool_forward(CudaContext& context, const AdaptiveAvgPoolShape& shape, const float* x, float* y);
-// dx (overwritten) spreads each dy evenly over its bin; overlapping bins add.
-void adaptive_avgpool_backward(CudaContext& context, const AdaptiveAvgPoolShape& shape, const float* dy, float* dx);
+  const kernels::AdaptiveAvgPoolShape& shape() const override { return shape_; }
+  void forward(const float* x, float* y) override;
+  void backward(const float* dy, float* dx) override;
+
+ private:
+  CudaContext& context_;
+  kernels::AdaptiveAvgPoolShape shape_;
+  AdaptiveBins bins_;
+};
 
 }  // namespace splitbrain::exec::cuda

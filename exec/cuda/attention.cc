@@ -2,9 +2,9 @@
 
 #include <cmath>
 
-#include "exec/cpu/dnnl_check.h"
 #include "exec/cuda/cuda_check.h"
 #include "exec/cuda/indexing_kernels.h"
+#include "exec/kernels/kernel_argument_error.h"
 
 namespace splitbrain::exec::cuda {
 
@@ -12,7 +12,7 @@ namespace {
 
 const AttentionShape& checked(const AttentionShape& s) {
   if (s.batch <= 0 || s.seq <= 0 || s.heads <= 0 || s.head_dim <= 0)
-    throw cpu::KernelArgumentError("SelfAttentionKernel: batch, seq, heads and head_dim must be positive");
+    throw kernels::KernelArgumentError("SelfAttentionKernel: batch, seq, heads and head_dim must be positive");
   return s;
 }
 

@@ -12,26 +12,26 @@
 
 #include <cstdint>
 
-#include "exec/cpu/attention.h"
 #include "exec/cuda/batched_matmul.h"
 #include "exec/cuda/cuda_context.h"
 #include "exec/cuda/cudnn_descriptors.h"
 #include "exec/cuda/device_buffer.h"
+#include "exec/kernels/attention.h"
 
 namespace splitbrain::exec::cuda {
 
-using AttentionShape = cpu::AttentionShape;
+using kernels::AttentionShape;
 
-class SelfAttentionKernel {
+class SelfAttentionKernel final : public kernels::SelfAttentionKernel {
  public:
   SelfAttentionKernel(CudaContext& context, const AttentionShape& shape);
-  const AttentionShape& shape() const { return shape_; }
+  const AttentionShape& shape() const override { return shape_; }
 
   // Floats of the probabilities forward writes and backward reads: batch * heads * seq * seq.
-  int64_t probs_elements() const;
-  void forward(const float* qkv, float* y, float* probs);
+  int64_t probs_elements() const override;
+  void forward(const float* qkv, float* y, float* probs) override;
   // dqkv (overwritten) has the fused layout of qkv.
-  void backward(const float* qkv, const float* probs, const float* dy, float* dqkv);
+  void backward(const float* qkv, const float* probs, const float* dy, float* dqkv) override;
 
  private:
   // Uploads qkv and copies Q, K and V out of it.

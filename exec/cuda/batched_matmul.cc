@@ -1,14 +1,14 @@
 #include "exec/cuda/batched_matmul.h"
 
-#include "exec/cpu/dnnl_check.h"
 #include "exec/cuda/cuda_check.h"
+#include "exec/kernels/kernel_argument_error.h"
 
 namespace splitbrain::exec::cuda {
 
 namespace {
 const BatchedMatmulShape& checked(const BatchedMatmulShape& s) {
   if (s.batch <= 0 || s.m <= 0 || s.k <= 0 || s.n <= 0)
-    throw cpu::KernelArgumentError("BatchedMatmulKernel: batch, m, k and n must be positive");
+    throw kernels::KernelArgumentError("BatchedMatmulKernel: batch, m, k and n must be positive");
   return s;
 }
 

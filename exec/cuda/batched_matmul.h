@@ -10,25 +10,25 @@
 
 #include <cublas_v2.h>
 
-#include "exec/cpu/batched_matmul.h"
 #include "exec/cuda/cuda_context.h"
 #include "exec/cuda/device_buffer.h"
+#include "exec/kernels/batched_matmul.h"
 
 namespace splitbrain::exec::cuda {
 
-using BatchedMatmulShape = cpu::BatchedMatmulShape;
+using kernels::BatchedMatmulShape;
 
 // The product on DEVICE pointers, queued on the handle's stream (no synchronisation): for kernels
 // whose operands already live on the device (attention).
 void batched_matmul_on_device(cublasHandle_t cublas, const BatchedMatmulShape& shape, const float* a, const float* b,
                               float* c);
 
-class BatchedMatmulKernel {
+class BatchedMatmulKernel final : public kernels::BatchedMatmulKernel {
  public:
   BatchedMatmulKernel(CudaContext& context, const BatchedMatmulShape& shape);
-  const BatchedMatmulShape& shape() const { return shape_; }
+  const BatchedMatmulShape& shape() const override { return shape_; }
   // c is overwritten.
-  void run(const float* a, const float* b, float* c);
+  void run(const float* a, const float* b, float* c) override;
 
  private:
   CudaContext& context_;

@@ -1,38 +1,37 @@
 #pragma once
-// Training-mode batch normalisation on the GPU: the twins of cpu/batchnorm.h's four tensor
-// phases (same shape type, the context as an extra first argument), own kernels
-// (normalization_kernels.h). The runtime all-reduces the per-channel sums between the phases
-// exactly as for the CPU backend.
-//
-// The per-channel steps between the phases (cpu::batchnorm_statistics,
-// cpu::batchnorm_parameter_gradients, cpu::batchnorm_update_running) touch only `channels`
-// host values and stay the CPU functions.
+// Training-mode batch normalisation (exec/kernels/batchnorm.h) on the GPU: the twin of
+// cpu::BatchNormKernel, its four tensor phases as own kernels (normalization_kernels.h). The ops
+// all-reduce the per-channel sums between the phases and do the per-channel arithmetic
+// (kernels::batchnorm_statistics, ...) on the host, exactly as for the CPU backend: it touches
+// only `channels` values.
 //
 // Host arrays in and out (see cuda_context.h), staged in the context's staging buffers; every
 // call synchronises, so x == y and dx == dy are allowed as on the CPU.
 
-#include "exec/cpu/batchnorm.h"
 #include "exec/cuda/cuda_context.h"
+#include "exec/cuda/normalization_kernels.h"
+#include "exec/kernels/batchnorm.h"
 
 namespace splitbrain::exec::cuda {
 
-using BatchNormShape = cpu::BatchNormShape;
+class BatchNormKernel final : public kernels::BatchNormKernel {
+ public:
+  // Throws KernelArgumentError unless batch, channels and spatial are positive.
+  BatchNormKernel(CudaContext& context, const kernels::BatchNormShape& shape);
 
-// Phase 1: sum[c] and sum_sq[c] over the local tensor (overwritten).
-void batchnorm_local_sums(CudaContext& context, const BatchNormShape& shape, const float* x, double* sum,
-                          double* sum_sq);
+  const kernels::BatchNormShape& shape() const override { return shape_; }
+  void local_sums(const float* x, double* sum, double* sum_sq) override;
+  void normalize(const float* x, const float* mean, const float* inv_std, const float* gamma, const float* beta,
+                 float* y) override;
+  void backward_local_sums(const float* x, const float* dy, const float* mean, const float* inv_std, double* sum_dy,
+                           double* sum_dy_xhat) override;
+  void backward_data(const float* x, const float* dy, const float* mean, const float* inv_std, const float* gamma,
+                     const double* sum_dy, const double* sum_dy_xhat, double count, float* dx) override;
 
-// Phase 2: y = (x - mean) * inv_std * gamma + beta, per channel.
-void batchnorm_normalize(CudaContext& context, const BatchNormShape& shape, const float* x, const float* mean,
-                         const float* inv_std, const float* gamma, const float* beta, float* y);
-
-// Phase 3: sum_dy[c] and sum_dy_xhat[c] over the local tensor (overwritten).
-void batchnorm_backward_local_sums(CudaContext& context, const BatchNormShape& shape, const float* x, const float* dy,
-                                   const float* mean, const float* inv_std, double* sum_dy, double* sum_dy_xhat);
-
-// Phase 4: dx from the (all-reduced) sums over `count` elements per channel.
-void batchnorm_backward_data(CudaContext& context, const BatchNormShape& shape, const float* x, const float* dy,
-                             const float* mean, const float* inv_std, const float* gamma, const double* sum_dy,
-                             const double* sum_dy_xhat, double count, float* dx);
+ private:
+  CudaContext& context_;
+  kernels::BatchNormShape shape_;
+  ChannelLayout layout_;
+};
 
 }  // namespace splitbrain::exec::cuda

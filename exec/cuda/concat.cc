@@ -3,15 +3,15 @@
 #include <string>
 #include <utility>
 
-#include "exec/cpu/dnnl_check.h"
 #include "exec/cuda/cuda_check.h"
+#include "exec/kernels/kernel_argument_error.h"
 
 namespace splitbrain::exec::cuda {
 
 namespace {
 
 void require(bool ok, const std::string& what) {
-  if (!ok) throw cpu::KernelArgumentError("ConcatKernel: " + what);
+  if (!ok) throw kernels::KernelArgumentError("ConcatKernel: " + what);
 }
 
 int64_t product(const Dims& dims, std::size_t begin, std::size_t end) {

@@ -1,10 +1,9 @@
 #pragma once
-// Concatenation along one dimension and its split on the GPU: the twin of cpu::ConcatKernel
-// (same dims type: cpu::Dims is std::vector<int64_t> as well). Row-major, the output is `outer`
-// runs in which input i owns a contiguous piece of dims_i[axis] * inner elements, so each
-// input is one pitched 2-D copy (cudaMemcpy2DAsync) straight from the host into its columns of
-// the device output, and the split copies each input's columns of the device dy straight back
-// to the host. No own kernel.
+// Concatenation along one dimension and its split on the GPU: the twin of cpu::ConcatKernel.
+// Row-major, the output is `outer` runs in which input i owns a contiguous piece of
+// dims_i[axis] * inner elements, so each input is one pitched 2-D copy (cudaMemcpy2DAsync)
+// straight from the host into its columns of the device output, and the split copies each
+// input's columns of the device dy straight back to the host. No own kernel.
 //
 // Host arrays in and out (see cuda_context.h): the calls stage through one device buffer of the
 // output's size allocated here, and synchronise before returning.
@@ -15,20 +14,21 @@
 
 #include "exec/cuda/cuda_context.h"
 #include "exec/cuda/device_buffer.h"
+#include "exec/kernels/concat.h"
 
 namespace splitbrain::exec::cuda {
 
-using Dims = std::vector<int64_t>;
+using kernels::Dims;
 
-class ConcatKernel {
+class ConcatKernel final : public kernels::ConcatKernel {
  public:
   // `input_dims` are the full local shapes (batch included); `axis` indexes them.
   ConcatKernel(CudaContext& context, std::vector<Dims> input_dims, int axis);
-  const Dims& output_dims() const { return output_dims_; }
+  const Dims& output_dims() const override { return output_dims_; }
 
-  void forward(std::span<const float* const> xs, float* y);
+  void forward(std::span<const float* const> xs, float* y) override;
   // dxs[i] (overwritten) = the slice of dy that input i gave.
-  void backward(const float* dy, std::span<float* const> dxs) const;
+  void backward(const float* dy, std::span<float* const> dxs) const override;
 
  private:
   CudaContext& context_;

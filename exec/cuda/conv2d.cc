@@ -2,15 +2,15 @@
 
 #include <string>
 
-#include "exec/cpu/dnnl_check.h"
 #include "exec/cuda/cuda_check.h"
+#include "exec/kernels/kernel_argument_error.h"
 
 namespace splitbrain::exec::cuda {
 
 namespace {
 
 void require(bool ok, const std::string& what) {
-  if (!ok) throw cpu::KernelArgumentError("Conv2dKernel: " + what);
+  if (!ok) throw kernels::KernelArgumentError("Conv2dKernel: " + what);
 }
 
 // The CPU kernel's checks, so both backends refuse the same shapes.
@@ -53,9 +53,9 @@ template <typename Perf>
 Perf first_supported(const Perf* results, int count, const char* pass) {
   for (int i = 0; i < count; ++i)
     if (results[i].status == CUDNN_STATUS_SUCCESS && results[i].memory <= kWorkspaceLimitBytes) return results[i];
-  throw cpu::KernelArgumentError(std::string("Conv2dKernel: cuDNN has no algorithm for the ") + pass +
-                                 " pass of this shape within " + std::to_string(kWorkspaceLimitBytes >> 20) +
-                                 " MiB of workspace");
+  throw kernels::KernelArgumentError(std::string("Conv2dKernel: cuDNN has no algorithm for the ") + pass +
+                                     " pass of this shape within " + std::to_string(kWorkspaceLimitBytes >> 20) +
+                                     " MiB of workspace");
 }
 
 float* floats(const DeviceBuffer& buffer) { return buffer.as<float>(); }
@@ -78,9 +78,9 @@ Conv2dKernel::Conv2dKernel(CudaContext& context, const Conv2dShape& shape)
   SB_CUDNN_CHECK(
       cudnnGetConvolution2dForwardOutputDim(conv_desc_.get(), input_desc_.get(), filter_desc_.get(), &n, &c, &h, &w));
   if (h != s.out_height() || w != s.out_width())
-    throw cpu::KernelArgumentError("Conv2dKernel: cuDNN's output " + std::to_string(h) + "x" + std::to_string(w) +
-                                   " differs from the shape's " + std::to_string(s.out_height()) + "x" +
-                                   std::to_string(s.out_width()));
+    throw kernels::KernelArgumentError("Conv2dKernel: cuDNN's output " + std::to_string(h) + "x" + std::to_string(w) +
+                                       " differs from the shape's " + std::to_string(s.out_height()) + "x" +
+                                       std::to_string(s.out_width()));
 
   cudnnHandle_t cudnn = context.cudnn();
   int returned = 0;

@@ -15,29 +15,29 @@
 
 #include <optional>
 
-#include "exec/cpu/conv2d.h"
 #include "exec/cuda/cuda_context.h"
 #include "exec/cuda/cudnn_descriptors.h"
 #include "exec/cuda/device_buffer.h"
 #include "exec/cuda/layout_kernels.h"
+#include "exec/kernels/conv2d.h"
 
 namespace splitbrain::exec::cuda {
 
-using Conv2dShape = cpu::Conv2dShape;
+using kernels::Conv2dShape;
 
-class Conv2dKernel {
+class Conv2dKernel final : public kernels::Conv2dKernel {
  public:
-  // Throws cpu::KernelArgumentError on shapes that do not make sense, CudaError when cuDNN refuses.
+  // Throws kernels::KernelArgumentError on shapes that do not make sense, CudaError when cuDNN refuses.
   Conv2dKernel(CudaContext& context, const Conv2dShape& shape);
 
-  const Conv2dShape& shape() const { return shape_; }
+  const Conv2dShape& shape() const override { return shape_; }
 
   // y = conv(x, w) + b. `b` is ignored (may be null) without bias.
-  void forward(const float* x, const float* w, const float* b, float* y);
+  void forward(const float* x, const float* w, const float* b, float* y) override;
   // dx = the input gradient for the output gradient dy (overwrites dx).
-  void backward_data(const float* dy, const float* w, float* dx);
+  void backward_data(const float* dy, const float* w, float* dx) override;
   // dw (and db with bias) for input x and output gradient dy (overwritten, not accumulated).
-  void backward_weights(const float* x, const float* dy, float* dw, float* db);
+  void backward_weights(const float* x, const float* dy, float* dw, float* db) override;
 
  private:
   // Puts host x into conv_input_ (through user_input_ and the padding kernel when explicit).

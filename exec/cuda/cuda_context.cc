@@ -2,6 +2,7 @@
 
 #include "exec/cuda/cuda_check.h"
 #include "exec/cuda/cuda_device.h"
+#include "exec/cuda/release_in_destructor.h"
 
 namespace splitbrain::exec::cuda {
 
@@ -19,13 +20,12 @@ CudaContext::CudaContext(int device) : device_(device) {
 CudaContext CudaContext::for_this_rank() { return CudaContext(select_device_for_this_rank()); }
 
 CudaContext::~CudaContext() {
-  // Destructors must not throw: a failure here means the device is gone, nothing to recover.
-  if (stream_ != nullptr) cudaStreamSynchronize(stream_);
+  if (stream_ != nullptr) release_in_destructor([&] { SB_CUDA_CHECK(cudaStreamSynchronize(stream_)); });
   staging_.clear();
   workspace_ = DeviceBuffer();
-  if (cublas_ != nullptr) cublasDestroy(cublas_);
-  if (cudnn_ != nullptr) cudnnDestroy(cudnn_);
-  if (stream_ != nullptr) cudaStreamDestroy(stream_);
+  if (cublas_ != nullptr) release_in_destructor([&] { SB_CUBLAS_CHECK(cublasDestroy(cublas_)); });
+  if (cudnn_ != nullptr) release_in_destructor([&] { SB_CUDNN_CHECK(cudnnDestroy(cudnn_)); });
+  if (stream_ != nullptr) release_in_destructor([&] { SB_CUDA_CHECK(cudaStreamDestroy(stream_)); });
 }
 
 void* CudaContext::grown(DeviceBuffer& buffer, std::size_t bytes) {

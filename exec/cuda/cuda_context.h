@@ -1,7 +1,7 @@
 #pragma once
 // What a rank's CUDA kernels run on: its GPU, one compute stream, a cuDNN and a cuBLAS handle
-// bound to that stream, a growable cuDNN workspace and growable staging buffers for the kernels
-// that are free functions (the kernel classes own their staging buffers).
+// bound to that stream, a growable cuDNN workspace and growable staging buffers shared by the
+// kernels whose device buffers depend on the call (the others own buffers sized once).
 //
 // The twin of cpu::CpuContext. This first version of the backend takes HOST arrays: every kernel
 // uploads its inputs, runs on stream(), downloads its outputs and synchronises before returning,
@@ -39,8 +39,8 @@ class CudaContext {
   // At least `bytes` of scratch for one library call at a time (cuDNN algorithms). Growing it
   // synchronises first: work queued earlier may still use the old block.
   void* workspace(std::size_t bytes);
-  // Staging buffer `slot` with at least `bytes`; same growth rule. A free-function kernel uses
-  // slots 0, 1, 2, ... for its arguments; the next call may reuse them.
+  // Staging buffer `slot` with at least `bytes`; same growth rule. A kernel staging through the
+  // context uses slots 0, 1, 2, ... for its arguments; the next call (of any kernel) may reuse them.
   void* staging(std::size_t slot, std::size_t bytes);
 
   // Waits for everything queued on stream().

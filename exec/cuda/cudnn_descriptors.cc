@@ -2,15 +2,16 @@
 
 #include <limits>
 
-#include "exec/cpu/dnnl_check.h"
 #include "exec/cuda/cuda_check.h"
+#include "exec/cuda/release_in_destructor.h"
+#include "exec/kernels/kernel_argument_error.h"
 
 namespace splitbrain::exec::cuda {
 
 int checked_int(int64_t value, const std::string& what) {
   if (value < std::numeric_limits<int>::min() || value > std::numeric_limits<int>::max())
-    throw cpu::KernelArgumentError(what + " (" + std::to_string(value) +
-                                   ") does not fit the int that cuDNN/cuBLAS take");
+    throw kernels::KernelArgumentError(what + " (" + std::to_string(value) +
+                                       ") does not fit the int that cuDNN/cuBLAS take");
   return static_cast<int>(value);
 }
 
@@ -21,7 +22,9 @@ TensorDescriptor::TensorDescriptor(int64_t n, int64_t c, int64_t h, int64_t w) {
                                             checked_int(w, "tensor W")));
 }
 
-TensorDescriptor::~TensorDescriptor() { cudnnDestroyTensorDescriptor(desc_); }
+TensorDescriptor::~TensorDescriptor() {
+  release_in_destructor([&] { SB_CUDNN_CHECK(cudnnDestroyTensorDescriptor(desc_)); });
+}
 
 FilterDescriptor::FilterDescriptor(int64_t out, int64_t in_per_group, int64_t kh, int64_t kw) {
   SB_CUDNN_CHECK(cudnnCreateFilterDescriptor(&desc_));
@@ -31,7 +34,9 @@ FilterDescriptor::FilterDescriptor(int64_t out, int64_t in_per_group, int64_t kh
                                             checked_int(kh, "filter kernel_h"), checked_int(kw, "filter kernel_w")));
 }
 
-FilterDescriptor::~FilterDescriptor() { cudnnDestroyFilterDescriptor(desc_); }
+FilterDescriptor::~FilterDescriptor() {
+  release_in_destructor([&] { SB_CUDNN_CHECK(cudnnDestroyFilterDescriptor(desc_)); });
+}
 
 ConvolutionDescriptor::ConvolutionDescriptor(int64_t pad_h, int64_t pad_w, int64_t stride_h, int64_t stride_w,
                                              int64_t dilation_h, int64_t dilation_w, int64_t groups) {
@@ -44,7 +49,9 @@ ConvolutionDescriptor::ConvolutionDescriptor(int64_t pad_h, int64_t pad_w, int64
   SB_CUDNN_CHECK(cudnnSetConvolutionMathType(desc_, CUDNN_FMA_MATH));
 }
 
-ConvolutionDescriptor::~ConvolutionDescriptor() { cudnnDestroyConvolutionDescriptor(desc_); }
+ConvolutionDescriptor::~ConvolutionDescriptor() {
+  release_in_destructor([&] { SB_CUDNN_CHECK(cudnnDestroyConvolutionDescriptor(desc_)); });
+}
 
 PoolingDescriptor::PoolingDescriptor(cudnnPoolingMode_t mode, int64_t kernel_h, int64_t kernel_w, int64_t pad_h,
                                      int64_t pad_w, int64_t stride_h, int64_t stride_w) {
@@ -55,13 +62,17 @@ PoolingDescriptor::PoolingDescriptor(cudnnPoolingMode_t mode, int64_t kernel_h, 
                                              checked_int(stride_w, "stride_w")));
 }
 
-PoolingDescriptor::~PoolingDescriptor() { cudnnDestroyPoolingDescriptor(desc_); }
+PoolingDescriptor::~PoolingDescriptor() {
+  release_in_destructor([&] { SB_CUDNN_CHECK(cudnnDestroyPoolingDescriptor(desc_)); });
+}
 
 ActivationDescriptor::ActivationDescriptor(cudnnActivationMode_t mode) {
   SB_CUDNN_CHECK(cudnnCreateActivationDescriptor(&desc_));
   SB_CUDNN_CHECK(cudnnSetActivationDescriptor(desc_, mode, CUDNN_NOT_PROPAGATE_NAN, 0.0));
 }
 
-ActivationDescriptor::~ActivationDescriptor() { cudnnDestroyActivationDescriptor(desc_); }
+ActivationDescriptor::~ActivationDescriptor() {
+  release_in_destructor([&] { SB_CUDNN_CHECK(cudnnDestroyActivationDescriptor(desc_)); });
+}
 
 }  // namespace splitbrain::exec::cuda

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "exec/cuda/cuda_check.h"
+#include "exec/cuda/release_in_destructor.h"
 
 namespace splitbrain::exec::cuda {
 
@@ -41,8 +42,7 @@ void* DeviceBuffer::grow_to(std::size_t bytes) {
 }
 
 void DeviceBuffer::release() noexcept {
-  // A destructor must not throw; cudaFree fails only when the context is already gone.
-  if (data_ != nullptr) cudaFree(data_);
+  if (data_ != nullptr) release_in_destructor([&] { SB_CUDA_CHECK(cudaFree(data_)); });
   data_ = nullptr;
   bytes_ = 0;
 }

@@ -2,14 +2,15 @@
 
 #include <string>
 
-#include "exec/cpu/dnnl_check.h"
 #include "exec/cuda/cuda_check.h"
+#include "exec/kernels/kernel_argument_error.h"
 
 namespace splitbrain::exec::cuda {
 
 namespace {
 std::size_t checked_bytes(int inputs, int64_t elements) {
-  if (inputs < 1 || elements <= 0) throw cpu::KernelArgumentError("AddKernel: needs at least 1 input and elements > 0");
+  if (inputs < 1 || elements <= 0)
+    throw kernels::KernelArgumentError("AddKernel: needs at least 1 input and elements > 0");
   return static_cast<std::size_t>(elements) * sizeof(float);
 }
 }  // namespace
@@ -23,8 +24,8 @@ AddKernel::AddKernel(CudaContext& context, int inputs, int64_t elements)
 
 void AddKernel::forward(std::span<const float* const> xs, float* y) {
   if (xs.size() != static_cast<std::size_t>(inputs_))
-    throw cpu::KernelArgumentError("AddKernel::forward: got " + std::to_string(xs.size()) + " inputs, built for " +
-                                   std::to_string(inputs_));
+    throw kernels::KernelArgumentError("AddKernel::forward: got " + std::to_string(xs.size()) + " inputs, built for " +
+                                       std::to_string(inputs_));
   const float one = 1.0f;
   upload(context_.stream(), xs[0], sum_.bytes(), sum_);
   for (std::size_t i = 1; i < xs.size(); ++i) {

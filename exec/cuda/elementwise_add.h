@@ -12,17 +12,18 @@
 
 #include "exec/cuda/cuda_context.h"
 #include "exec/cuda/device_buffer.h"
+#include "exec/kernels/elementwise_add.h"
 
 namespace splitbrain::exec::cuda {
 
-class AddKernel {
+class AddKernel final : public kernels::AddKernel {
  public:
   AddKernel(CudaContext& context, int inputs, int64_t elements);
-  int inputs() const { return inputs_; }
-  int64_t elements() const { return elements_; }
+  int inputs() const override { return inputs_; }
+  int64_t elements() const override { return elements_; }
 
   // xs.size() must equal inputs(); y may be one of the inputs.
-  void forward(std::span<const float* const> xs, float* y);
+  void forward(std::span<const float* const> xs, float* y) override;
 
  private:
   CudaContext& context_;

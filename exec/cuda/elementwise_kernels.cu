@@ -2,7 +2,7 @@
 
 #include "exec/cuda/cuda_check.h"
 #include "exec/cuda/grid.h"
-#include "exec/cuda/seeded_hash_device.h"
+#include "exec/kernels/dropout_mask.h"
 
 namespace splitbrain::exec::cuda {
 
@@ -37,7 +37,7 @@ __global__ void dropout_forward_kernel(DropoutGeometry g, int64_t n, uint64_t ke
       rest /= g.local_shape[d];
       global += (g.offset[d] + coordinate) * g.global_stride[d];
     }
-    const bool keep = dropout_keeps(key, threshold, static_cast<uint64_t>(global));
+    const bool keep = kernels::dropout_kept(key, threshold, static_cast<uint64_t>(global));
     mask[i] = keep ? 1 : 0;
     y[i] = keep ? x[i] * scale : 0.0f;
   }

@@ -23,7 +23,7 @@ struct DropoutGeometry {
 };
 
 // mask[i] = keep(global index of local i), y = keep ? x * scale : 0. `stream_key` is
-// data::hash_keys(seed, {step, layer}); `threshold` = p * 2^32.
+// kernels::dropout_stream(key); `threshold` = kernels::dropout_threshold(p).
 void dropout_forward_on_device(cudaStream_t stream, const DropoutGeometry& geometry, int64_t elements,
                                uint64_t stream_key, uint64_t threshold, float scale, const float* x, float* y,
                                uint8_t* mask);

@@ -1,14 +1,14 @@
 #include "exec/cuda/eltwise.h"
 
-#include "exec/cpu/dnnl_check.h"
 #include "exec/cuda/cuda_check.h"
 #include "exec/cuda/elementwise_kernels.h"
+#include "exec/kernels/kernel_argument_error.h"
 
 namespace splitbrain::exec::cuda {
 
 namespace {
 int64_t checked_elements(int64_t elements) {
-  if (elements <= 0) throw cpu::KernelArgumentError("ActivationKernel: elements must be positive");
+  if (elements <= 0) throw kernels::KernelArgumentError("ActivationKernel: elements must be positive");
   return elements;
 }
 }  // namespace

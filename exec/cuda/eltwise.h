@@ -10,25 +10,25 @@
 
 #include <cstdint>
 
-#include "exec/cpu/eltwise.h"
 #include "exec/cuda/cuda_context.h"
 #include "exec/cuda/cudnn_descriptors.h"
 #include "exec/cuda/device_buffer.h"
+#include "exec/kernels/eltwise.h"
 
 namespace splitbrain::exec::cuda {
 
-using Activation = cpu::Activation;
+using kernels::Activation;
 
-class ActivationKernel {
+class ActivationKernel final : public kernels::ActivationKernel {
  public:
   ActivationKernel(CudaContext& context, Activation kind, int64_t elements);
-  Activation kind() const { return kind_; }
-  int64_t elements() const { return elements_; }
+  Activation kind() const override { return kind_; }
+  int64_t elements() const override { return elements_; }
 
   // y = f(x); x == y is allowed.
-  void forward(const float* x, float* y);
+  void forward(const float* x, float* y) override;
   // dx = f'(.) * dy, where `saved` is y for relu and x for gelu_tanh. dx == dy is allowed.
-  void backward(const float* saved, const float* dy, float* dx);
+  void backward(const float* saved, const float* dy, float* dx) override;
 
  private:
   CudaContext& context_;

@@ -2,27 +2,31 @@
 
 #include <string>
 
-#include "exec/cpu/dnnl_check.h"
 #include "exec/cuda/cuda_check.h"
 #include "exec/cuda/indexing_kernels.h"
+#include "exec/kernels/kernel_argument_error.h"
 
 namespace splitbrain::exec::cuda {
 
 namespace {
 
-// The CPU kernel's checks (ids are host memory, so they are checked before any upload).
-EmbeddingRows checked(const EmbeddingShape& s, const int32_t* ids) {
+// The CPU kernel's checks of the shape.
+EmbeddingRows checked(const kernels::EmbeddingShape& s) {
   if (s.count < 0 || s.dim <= 0 || s.num_embeddings <= 0)
-    throw cpu::KernelArgumentError("embedding: count >= 0, dim and num_embeddings > 0 required");
+    throw kernels::KernelArgumentError("embedding: count >= 0, dim and num_embeddings > 0 required");
   if (s.row_begin < 0 || s.row_begin > s.row_end || s.row_end > s.num_embeddings)
-    throw cpu::KernelArgumentError("embedding: rows [" + std::to_string(s.row_begin) + ", " +
-                                   std::to_string(s.row_end) + ") are not inside the table of " +
-                                   std::to_string(s.num_embeddings));
+    throw kernels::KernelArgumentError("embedding: rows [" + std::to_string(s.row_begin) + ", " +
+                                       std::to_string(s.row_end) + ") are not inside the table of " +
+                                       std::to_string(s.num_embeddings));
+  return {s.dim, s.row_begin, s.row_end};
+}
+
+// Ids are host memory, so they are checked before any upload.
+void check_ids(const kernels::EmbeddingShape& s, const int32_t* ids) {
   for (int64_t i = 0; i < s.count; ++i)
     if (ids[i] < 0 || ids[i] >= s.num_embeddings)
-      throw cpu::KernelArgumentError("embedding: id " + std::to_string(ids[i]) + " at " + std::to_string(i) +
-                                     " is outside [0, " + std::to_string(s.num_embeddings) + ")");
-  return {s.dim, s.row_begin, s.row_end};
+      throw kernels::KernelArgumentError("embedding: id " + std::to_string(ids[i]) + " at " + std::to_string(i) +
+                                         " is outside [0, " + std::to_string(s.num_embeddings) + ")");
 }
 
 enum Slot : std::size_t { kIds, kTable, kRows };
@@ -35,7 +39,7 @@ struct Staged {
   std::size_t row_bytes;
 };
 
-Staged stage(CudaContext& context, const EmbeddingShape& s, const int32_t* ids) {
+Staged stage(CudaContext& context, const kernels::EmbeddingShape& s, const int32_t* ids) {
   const auto id_bytes = static_cast<std::size_t>(s.count) * sizeof(int32_t);
   const auto table_bytes = static_cast<std::size_t>((s.row_end - s.row_begin) * s.dim) * sizeof(float);
   const auto row_bytes = static_cast<std::size_t>(s.count * s.dim) * sizeof(float);
@@ -48,27 +52,28 @@ Staged stage(CudaContext& context, const EmbeddingShape& s, const int32_t* ids) 
 
 }  // namespace
 
-void embedding_forward(CudaContext& context, const EmbeddingShape& s, const int32_t* ids, const float* table,
-                       float* y) {
-  const EmbeddingRows rows = checked(s, ids);
-  if (s.count == 0) return;
-  const Staged staged = stage(context, s, ids);
-  SB_CUDA_CHECK(cudaMemcpyAsync(staged.table, table, staged.table_bytes, cudaMemcpyHostToDevice, context.stream()));
-  embedding_gather(context.stream(), rows, s.count, staged.ids, staged.table, staged.rows);
-  SB_CUDA_CHECK(cudaMemcpyAsync(y, staged.rows, staged.row_bytes, cudaMemcpyDeviceToHost, context.stream()));
-  context.synchronize();
+EmbeddingKernel::EmbeddingKernel(CudaContext& context, const kernels::EmbeddingShape& shape)
+    : context_(context), shape_(shape), rows_(checked(shape)) {}
+
+void EmbeddingKernel::forward(const int32_t* ids, const float* table, float* y) {
+  check_ids(shape_, ids);
+  if (shape_.count == 0) return;
+  const Staged staged = stage(context_, shape_, ids);
+  SB_CUDA_CHECK(cudaMemcpyAsync(staged.table, table, staged.table_bytes, cudaMemcpyHostToDevice, context_.stream()));
+  embedding_gather(context_.stream(), rows_, shape_.count, staged.ids, staged.table, staged.rows);
+  SB_CUDA_CHECK(cudaMemcpyAsync(y, staged.rows, staged.row_bytes, cudaMemcpyDeviceToHost, context_.stream()));
+  context_.synchronize();
 }
 
-void embedding_backward(CudaContext& context, const EmbeddingShape& s, const int32_t* ids, const float* dy,
-                        float* dtable) {
-  const EmbeddingRows rows = checked(s, ids);
-  if (s.count == 0) return;
-  const Staged staged = stage(context, s, ids);
-  SB_CUDA_CHECK(cudaMemcpyAsync(staged.rows, dy, staged.row_bytes, cudaMemcpyHostToDevice, context.stream()));
-  SB_CUDA_CHECK(cudaMemcpyAsync(staged.table, dtable, staged.table_bytes, cudaMemcpyHostToDevice, context.stream()));
-  embedding_scatter_add(context.stream(), rows, s.count, staged.ids, staged.rows, staged.table);
-  SB_CUDA_CHECK(cudaMemcpyAsync(dtable, staged.table, staged.table_bytes, cudaMemcpyDeviceToHost, context.stream()));
-  context.synchronize();
+void EmbeddingKernel::backward(const int32_t* ids, const float* dy, float* dtable) {
+  check_ids(shape_, ids);
+  if (shape_.count == 0) return;
+  const Staged staged = stage(context_, shape_, ids);
+  SB_CUDA_CHECK(cudaMemcpyAsync(staged.rows, dy, staged.row_bytes, cudaMemcpyHostToDevice, context_.stream()));
+  SB_CUDA_CHECK(cudaMemcpyAsync(staged.table, dtable, staged.table_bytes, cudaMemcpyHostToDevice, context_.stream()));
+  embedding_scatter_add(context_.stream(), rows_, shape_.count, staged.ids, staged.rows, staged.table);
+  SB_CUDA_CHECK(cudaMemcpyAsync(dtable, staged.table, staged.table_bytes, cudaMemcpyDeviceToHost, context_.stream()));
+  context_.synchronize();
 }
 
 }  // namespace splitbrain::exec::cuda

@@ -1,28 +1,34 @@
 #pragma once
-// Embedding lookup on the GPU: the twins of cpu::embedding_{forward,backward} (same shape type,
-// vocabulary-split tables, the context as an extra first argument). Own gather and scatter-add
-// kernels (indexing_kernels.h). Backward ADDS into dtable as on the CPU; its atomic adds make the
-// order of repeated ids' additions, and so the last bits, vary from run to run.
-// cpu::embedding_positions only writes host ids and is used as it is.
+// Embedding lookup (exec/kernels/embedding.h) on the GPU: the twin of cpu::EmbeddingKernel (same
+// shape, vocabulary-split tables). Own gather and scatter-add kernels (indexing_kernels.h).
+// Backward ADDS into dtable as on the CPU; its atomic adds make the order of repeated ids'
+// additions, and so the last bits, vary from run to run. Learned positions take their ids from
+// kernels::embedding_positions, shared by both backends.
 //
 // Host arrays in and out (see cuda_context.h), staged in the context's staging buffers; every
 // call synchronises.
 
 #include <cstdint>
 
-#include "exec/cpu/embedding.h"
 #include "exec/cuda/cuda_context.h"
+#include "exec/cuda/indexing_kernels.h"
+#include "exec/kernels/embedding.h"
 
 namespace splitbrain::exec::cuda {
 
-using EmbeddingShape = cpu::EmbeddingShape;
+class EmbeddingKernel final : public kernels::EmbeddingKernel {
+ public:
+  // Throws KernelArgumentError on a bad shape; forward and backward on ids outside the table.
+  EmbeddingKernel(CudaContext& context, const kernels::EmbeddingShape& shape);
 
-// y[i] = table[ids[i] - row_begin] when the id is local, else zeros. y is [count, dim].
-void embedding_forward(CudaContext& context, const EmbeddingShape& shape, const int32_t* ids, const float* table,
-                       float* y);
+  const kernels::EmbeddingShape& shape() const override { return shape_; }
+  void forward(const int32_t* ids, const float* table, float* y) override;
+  void backward(const int32_t* ids, const float* dy, float* dtable) override;
 
-// dtable[ids[i] - row_begin] += dy[i] for local ids. ADDS into dtable.
-void embedding_backward(CudaContext& context, const EmbeddingShape& shape, const int32_t* ids, const float* dy,
-                        float* dtable);
+ private:
+  CudaContext& context_;
+  kernels::EmbeddingShape shape_;
+  EmbeddingRows rows_;
+};
 
 }  // namespace splitbrain::exec::cuda

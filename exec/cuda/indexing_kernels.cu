@@ -4,6 +4,7 @@
 
 #include "exec/cuda/cuda_check.h"
 #include "exec/cuda/grid.h"
+#include "exec/kernels/adaptive_avgpool.h"
 
 namespace splitbrain::exec::cuda {
 
@@ -27,15 +28,18 @@ __global__ void embedding_scatter_add_kernel(EmbeddingRows rows, int64_t count, 
   }
 }
 
-__device__ int64_t bin_begin(int64_t i, int64_t in, int64_t out) { return i * in / out; }
-__device__ int64_t bin_end(int64_t i, int64_t in, int64_t out) { return ((i + 1) * in + out - 1) / out; }
+// The CPU's bins: exec/kernels/adaptive_avgpool.h's constexpr bounds, run on the device as they are.
+using kernels::adaptive_bin_begin;
+using kernels::adaptive_bin_end;
 
 // One thread per output element, summing its bin in the CPU's order.
 __global__ void adaptive_avgpool_forward_kernel(AdaptiveBins b, const float* x, float* y) {
   SB_GRID_STRIDE_LOOP(o, b.planes * b.out_height * b.out_width) {
     const int64_t ow = o % b.out_width, oh = o / b.out_width % b.out_height, plane = o / (b.out_width * b.out_height);
-    const int64_t h0 = bin_begin(oh, b.height, b.out_height), h1 = bin_end(oh, b.height, b.out_height);
-    const int64_t w0 = bin_begin(ow, b.width, b.out_width), w1 = bin_end(ow, b.width, b.out_width);
+    const int64_t h0 = adaptive_bin_begin(oh, b.height, b.out_height);
+    const int64_t h1 = adaptive_bin_end(oh, b.height, b.out_height);
+    const int64_t w0 = adaptive_bin_begin(ow, b.width, b.out_width);
+    const int64_t w1 = adaptive_bin_end(ow, b.width, b.out_width);
     const float* xp = x + plane * b.height * b.width;
     float sum = 0.0f;
     for (int64_t h = h0; h < h1; ++h)
@@ -56,9 +60,11 @@ __global__ void adaptive_avgpool_backward_kernel(AdaptiveBins b, const float* dy
     const float* dyp = dy + plane * b.out_height * b.out_width;
     float sum = 0.0f;
     for (int64_t oh = first_bin(h, b.height, b.out_height); oh <= last_bin(h, b.height, b.out_height); ++oh) {
-      const int64_t rows = bin_end(oh, b.height, b.out_height) - bin_begin(oh, b.height, b.out_height);
+      const int64_t rows =
+          adaptive_bin_end(oh, b.height, b.out_height) - adaptive_bin_begin(oh, b.height, b.out_height);
       for (int64_t ow = first_bin(w, b.width, b.out_width); ow <= last_bin(w, b.width, b.out_width); ++ow) {
-        const int64_t cols = bin_end(ow, b.width, b.out_width) - bin_begin(ow, b.width, b.out_width);
+        const int64_t cols =
+            adaptive_bin_end(ow, b.width, b.out_width) - adaptive_bin_begin(ow, b.width, b.out_width);
         sum += dyp[oh * b.out_width + ow] * (1.0f / static_cast<float>(rows * cols));
       }
     }

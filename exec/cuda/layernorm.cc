@@ -1,14 +1,14 @@
 #include "exec/cuda/layernorm.h"
 
-#include "exec/cpu/dnnl_check.h"
 #include "exec/cuda/normalization_kernels.h"
+#include "exec/kernels/kernel_argument_error.h"
 
 namespace splitbrain::exec::cuda {
 
 namespace {
 const LayerNormShape& checked(const LayerNormShape& s) {
   if (s.rows <= 0 || s.features <= 0 || !(s.epsilon >= 0))
-    throw cpu::KernelArgumentError("LayerNormKernel: rows and features must be positive, epsilon >= 0");
+    throw kernels::KernelArgumentError("LayerNormKernel: rows and features must be positive, epsilon >= 0");
   return s;
 }
 

@@ -6,24 +6,25 @@
 // Host arrays in and out (see cuda_context.h): every call uploads its inputs into the device
 // buffers this object allocates once, runs on the context's stream and synchronises.
 
-#include "exec/cpu/layernorm.h"
 #include "exec/cuda/cuda_context.h"
 #include "exec/cuda/device_buffer.h"
+#include "exec/kernels/layernorm.h"
 
 namespace splitbrain::exec::cuda {
 
-using LayerNormShape = cpu::LayerNormShape;
+using kernels::LayerNormShape;
 
-class LayerNormKernel {
+class LayerNormKernel final : public kernels::LayerNormKernel {
  public:
   LayerNormKernel(CudaContext& context, const LayerNormShape& shape);
-  const LayerNormShape& shape() const { return shape_; }
+  const LayerNormShape& shape() const override { return shape_; }
 
   // y = (x - mean) / sqrt(var + eps) * gamma + beta; writes mean[rows] and variance[rows].
-  void forward(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* variance);
+  void forward(const float* x, const float* gamma, const float* beta, float* y, float* mean,
+               float* variance) override;
   // dx, dgamma and dbeta (all overwritten) from the saved x, mean and variance.
   void backward(const float* x, const float* dy, const float* gamma, const float* mean, const float* variance,
-                float* dx, float* dgamma, float* dbeta);
+                float* dx, float* dgamma, float* dbeta) override;
 
  private:
   CudaContext& context_;

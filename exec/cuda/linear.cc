@@ -2,8 +2,8 @@
 
 #include <vector>
 
-#include "exec/cpu/dnnl_check.h"
 #include "exec/cuda/cuda_check.h"
+#include "exec/kernels/kernel_argument_error.h"
 
 namespace splitbrain::exec::cuda {
 
@@ -14,7 +14,7 @@ namespace {
 
 const LinearShape& checked(const LinearShape& s) {
   if (s.rows <= 0 || s.in_features <= 0 || s.out_features <= 0)
-    throw cpu::KernelArgumentError("LinearKernel: rows, in_features and out_features must be positive");
+    throw kernels::KernelArgumentError("LinearKernel: rows, in_features and out_features must be positive");
   return s;
 }
 

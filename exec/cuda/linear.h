@@ -8,28 +8,28 @@
 // Host arrays in and out (see cuda_context.h): every call uploads its inputs into the device
 // buffers this object allocates once, runs on the context's stream and synchronises.
 
-#include "exec/cpu/linear.h"
 #include "exec/cuda/cuda_context.h"
 #include "exec/cuda/cudnn_descriptors.h"
 #include "exec/cuda/device_buffer.h"
+#include "exec/kernels/linear.h"
 
 namespace splitbrain::exec::cuda {
 
-using LinearShape = cpu::LinearShape;
+using kernels::LinearShape;
 
-class LinearKernel {
+class LinearKernel final : public kernels::LinearKernel {
  public:
   LinearKernel(CudaContext& context, const LinearShape& shape);
-  const LinearShape& shape() const { return shape_; }
+  const LinearShape& shape() const override { return shape_; }
 
   // y = x W^T + b (b ignored without bias).
-  void forward(const float* x, const float* w, const float* b, float* y);
+  void forward(const float* x, const float* w, const float* b, float* y) override;
   // dx = dy W.
-  void backward_data(const float* dy, const float* w, float* dx);
+  void backward_data(const float* dy, const float* w, float* dx) override;
   // dW = dy^T x, db = column sums of dy (overwritten).
-  void backward_weights(const float* x, const float* dy, float* dw, float* db);
+  void backward_weights(const float* x, const float* dy, float* dw, float* db) override;
   // dW += dy^T x, db += column sums of dy (db may be null): one GEMM and one gemv with beta = 1.
-  void accumulate_weight_gradients(const float* x, const float* dy, float* dw, float* db);
+  void accumulate_weight_gradients(const float* x, const float* dy, float* dw, float* db) override;
 
  private:
   // dW = dy^T x + beta dW and, when db is wanted, db = colsum(dy) + beta db, on the device buffers.

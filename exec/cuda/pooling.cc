@@ -5,15 +5,15 @@
 #include <limits>
 #include <string>
 
-#include "exec/cpu/dnnl_check.h"
 #include "exec/cuda/cuda_check.h"
+#include "exec/kernels/kernel_argument_error.h"
 
 namespace splitbrain::exec::cuda {
 
 namespace {
 
 void require(bool ok, const std::string& what) {
-  if (!ok) throw cpu::KernelArgumentError("Pool2dKernel: " + what);
+  if (!ok) throw kernels::KernelArgumentError("Pool2dKernel: " + what);
 }
 
 // The rows (or columns) of padded input the windows need: the leading padding and the input,
@@ -115,7 +115,7 @@ void Pool2dKernel::upload_input(const float* x) {
 void Pool2dKernel::forward(const float* x, float* y, void* workspace) {
   const float one = 1.0f, zero = 0.0f;
   if (workspace_bytes() > 0 && workspace == nullptr)
-    throw cpu::KernelArgumentError("Pool2dKernel::forward: max pooling needs a workspace");
+    throw kernels::KernelArgumentError("Pool2dKernel::forward: max pooling needs a workspace");
   upload_input(x);
   SB_CUDNN_CHECK(cudnnPoolingForward(context_.cudnn(), pooling_desc_.get(), &one, input_desc_.get(), input_.data(),
                                      &zero, output_desc_.get(), output_.data()));
@@ -131,7 +131,8 @@ void Pool2dKernel::forward(const float* x, float* y, void* workspace) {
 void Pool2dKernel::backward(const float* dy, const void* workspace, float* dx) {
   const float one = 1.0f, zero = 0.0f;
   if (workspace_bytes() > 0) {
-    if (workspace == nullptr) throw cpu::KernelArgumentError("Pool2dKernel::backward: max pooling needs a workspace");
+    if (workspace == nullptr)
+      throw kernels::KernelArgumentError("Pool2dKernel::backward: max pooling needs a workspace");
     const std::size_t x_bytes = workspace_bytes() - output_.bytes();
     upload_input(static_cast<const float*>(workspace));
     upload(context_.stream(), static_cast<const char*>(workspace) + x_bytes, output_.bytes(), output_);

@@ -19,28 +19,28 @@
 #include <cstddef>
 #include <optional>
 
-#include "exec/cpu/pooling.h"
 #include "exec/cuda/cuda_context.h"
 #include "exec/cuda/cudnn_descriptors.h"
 #include "exec/cuda/device_buffer.h"
 #include "exec/cuda/layout_kernels.h"
+#include "exec/kernels/pooling.h"
 
 namespace splitbrain::exec::cuda {
 
-using PoolKind = cpu::PoolKind;
-using Pool2dShape = cpu::Pool2dShape;
+using kernels::PoolKind;
+using kernels::Pool2dShape;
 
-class Pool2dKernel {
+class Pool2dKernel final : public kernels::Pool2dKernel {
  public:
   Pool2dKernel(CudaContext& context, PoolKind kind, const Pool2dShape& shape);
-  const Pool2dShape& shape() const { return shape_; }
-  PoolKind kind() const { return kind_; }
+  const Pool2dShape& shape() const override { return shape_; }
+  PoolKind kind() const override { return kind_; }
 
   // Bytes of the workspace forward writes and backward reads (0 for average pooling).
-  std::size_t workspace_bytes() const;
+  std::size_t workspace_bytes() const override;
   // `workspace` may be null for average pooling.
-  void forward(const float* x, float* y, void* workspace);
-  void backward(const float* dy, const void* workspace, float* dx);
+  void forward(const float* x, float* y, void* workspace) override;
+  void backward(const float* dy, const void* workspace, float* dx) override;
 
  private:
   // Puts host x into input_ (through user_input_ and the padding kernel when explicit).
