@@ -25,37 +25,41 @@ using testing::random_floats;
 TEST(CudaEmbedding, GatherAndScatterAddOnAVocabularyBlock) {
   if (exec::cuda::visible_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
   // This rank holds rows [4, 9) of 12; ids outside give zeros, repeated ids add up in backward.
-  const EmbeddingShape s{.count = 8, .dim = 5, .num_embeddings = 12, .row_begin = 4, .row_end = 9};
+  const kernels::EmbeddingShape s{.count = 8, .dim = 5, .num_embeddings = 12, .row_begin = 4, .row_end = 9};
   CudaContext gpu_context(0);
+  cpu::EmbeddingKernel cpu_kernel(s);
+  EmbeddingKernel gpu_kernel(gpu_context, s);
   const std::vector<int32_t> ids{4, 0, 8, 5, 5, 11, 4, 6};
   const auto table = random_floats(count((s.row_end - s.row_begin) * s.dim), 131);
   std::vector<float> cpu_y(count(s.count * s.dim)), gpu_y(cpu_y.size());
-  cpu::embedding_forward(s, ids.data(), table.data(), cpu_y.data());
-  embedding_forward(gpu_context, s, ids.data(), table.data(), gpu_y.data());
+  cpu_kernel.forward(ids.data(), table.data(), cpu_y.data());
+  gpu_kernel.forward(ids.data(), table.data(), gpu_y.data());
   EXPECT_EQ(gpu_y, cpu_y);  // copies and zeros: exactly equal
 
   const auto dy = random_floats(cpu_y.size(), 132);
   auto cpu_dtable = random_floats(table.size(), 133);  // backward adds into what is there
   auto gpu_dtable = cpu_dtable;
-  cpu::embedding_backward(s, ids.data(), dy.data(), cpu_dtable.data());
-  embedding_backward(gpu_context, s, ids.data(), dy.data(), gpu_dtable.data());
+  cpu_kernel.backward(ids.data(), dy.data(), cpu_dtable.data());
+  gpu_kernel.backward(ids.data(), dy.data(), gpu_dtable.data());
   expect_matches_cpu(gpu_dtable, cpu_dtable, "dtable");
 }
 
 TEST(CudaAdaptiveAvgPool, UnevenOverlappingBins) {
   if (exec::cuda::visible_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
   // 7 -> 3 rows and 5 -> 2 columns overlap; 6x6 -> 1x1 is global average pooling.
-  const AdaptiveAvgPoolShape overlapping{2, 3, 7, 5, 3, 2}, global{1, 4, 6, 6, 1, 1};
-  for (const AdaptiveAvgPoolShape& s : {overlapping, global}) {
+  const kernels::AdaptiveAvgPoolShape overlapping{2, 3, 7, 5, 3, 2}, global{1, 4, 6, 6, 1, 1};
+  for (const kernels::AdaptiveAvgPoolShape& s : {overlapping, global}) {
     CudaContext gpu_context(0);
+    cpu::AdaptiveAvgPoolKernel cpu_kernel(s);
+    AdaptiveAvgPoolKernel gpu_kernel(gpu_context, s);
     const auto x = random_floats(count(s.batch * s.channels * s.height * s.width), 141);
     const auto dy = random_floats(count(s.batch * s.channels * s.out_height * s.out_width), 142);
     std::vector<float> cpu_y(dy.size()), gpu_y(dy.size()), cpu_dx(x.size()), gpu_dx(x.size());
-    cpu::adaptive_avgpool_forward(s, x.data(), cpu_y.data());
-    adaptive_avgpool_forward(gpu_context, s, x.data(), gpu_y.data());
+    cpu_kernel.forward(x.data(), cpu_y.data());
+    gpu_kernel.forward(x.data(), gpu_y.data());
     expect_matches_cpu(gpu_y, cpu_y, "y");
-    cpu::adaptive_avgpool_backward(s, dy.data(), cpu_dx.data());
-    adaptive_avgpool_backward(gpu_context, s, dy.data(), gpu_dx.data());
+    cpu_kernel.backward(dy.data(), cpu_dx.data());
+    gpu_kernel.backward(dy.data(), gpu_dx.data());
     expect_matches_cpu(gpu_dx, cpu_dx, "dx");
   }
 }

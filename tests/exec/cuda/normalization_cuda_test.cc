@@ -11,6 +11,7 @@
 #include "exec/cuda/batchnorm.h"
 #include "exec/cuda/cuda_device.h"
 #include "exec/cuda/layernorm.h"
+#include "exec/kernels/batchnorm_statistics.h"
 #include "tests/exec/cuda/cuda_test_util.h"
 
 namespace splitbrain::exec::cuda {
@@ -56,8 +57,10 @@ TEST(CudaLayerNorm, ForwardAndBackwardMatchTheCpu) {
 
 TEST(CudaBatchNorm, EveryPhaseMatchesTheCpu) {
   if (exec::cuda::visible_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
-  const BatchNormShape s{.batch = 3, .channels = 4, .spatial = 37};
+  const kernels::BatchNormShape s{.batch = 3, .channels = 4, .spatial = 37};
   CudaContext gpu_context(0);
+  cpu::BatchNormKernel cpu_kernel(s);
+  BatchNormKernel gpu_kernel(gpu_context, s);
   const auto c = count(s.channels);
   const auto x = random_floats(count(s.batch * s.channels * s.spatial), 121, -1.0f, 2.0f);
   const auto dy = random_floats(x.size(), 122);
@@ -65,32 +68,32 @@ TEST(CudaBatchNorm, EveryPhaseMatchesTheCpu) {
   const auto elements = static_cast<double>(s.count());
 
   std::vector<double> cpu_sum(c), cpu_sum_sq(c), gpu_sum(c), gpu_sum_sq(c);
-  cpu::batchnorm_local_sums(s, x.data(), cpu_sum.data(), cpu_sum_sq.data());
-  batchnorm_local_sums(gpu_context, s, x.data(), gpu_sum.data(), gpu_sum_sq.data());
+  cpu_kernel.local_sums(x.data(), cpu_sum.data(), cpu_sum_sq.data());
+  gpu_kernel.local_sums(x.data(), gpu_sum.data(), gpu_sum_sq.data());
   expect_matches_cpu(to_float(gpu_sum), to_float(cpu_sum), "sum");
   expect_matches_cpu(to_float(gpu_sum_sq), to_float(cpu_sum_sq), "sum_sq");
 
   // From here on both backends start from the CPU's statistics, so each phase is compared alone.
   std::vector<float> mean(c), inv_std(c);
-  cpu::batchnorm_statistics(s.channels, cpu_sum.data(), cpu_sum_sq.data(), elements, 1e-5, mean.data(),
+  kernels::batchnorm_statistics(s.channels, cpu_sum.data(), cpu_sum_sq.data(), elements, 1e-5, mean.data(),
                             inv_std.data());
   std::vector<float> cpu_y(x.size()), gpu_y(x.size());
-  cpu::batchnorm_normalize(s, x.data(), mean.data(), inv_std.data(), gamma.data(), beta.data(), cpu_y.data());
-  batchnorm_normalize(gpu_context, s, x.data(), mean.data(), inv_std.data(), gamma.data(), beta.data(), gpu_y.data());
+  cpu_kernel.normalize(x.data(), mean.data(), inv_std.data(), gamma.data(), beta.data(), cpu_y.data());
+  gpu_kernel.normalize(x.data(), mean.data(), inv_std.data(), gamma.data(), beta.data(), gpu_y.data());
   expect_matches_cpu(gpu_y, cpu_y, "y");
 
   std::vector<double> cpu_sum_dy(c), cpu_sum_dy_xhat(c), gpu_sum_dy(c), gpu_sum_dy_xhat(c);
-  cpu::batchnorm_backward_local_sums(s, x.data(), dy.data(), mean.data(), inv_std.data(), cpu_sum_dy.data(),
+  cpu_kernel.backward_local_sums(x.data(), dy.data(), mean.data(), inv_std.data(), cpu_sum_dy.data(),
                                      cpu_sum_dy_xhat.data());
-  batchnorm_backward_local_sums(gpu_context, s, x.data(), dy.data(), mean.data(), inv_std.data(), gpu_sum_dy.data(),
+  gpu_kernel.backward_local_sums(x.data(), dy.data(), mean.data(), inv_std.data(), gpu_sum_dy.data(),
                                 gpu_sum_dy_xhat.data());
   expect_matches_cpu(to_float(gpu_sum_dy), to_float(cpu_sum_dy), "sum_dy");
   expect_matches_cpu(to_float(gpu_sum_dy_xhat), to_float(cpu_sum_dy_xhat), "sum_dy_xhat");
 
   std::vector<float> cpu_dx(x.size()), gpu_dx(x.size());
-  cpu::batchnorm_backward_data(s, x.data(), dy.data(), mean.data(), inv_std.data(), gamma.data(), cpu_sum_dy.data(),
+  cpu_kernel.backward_data(x.data(), dy.data(), mean.data(), inv_std.data(), gamma.data(), cpu_sum_dy.data(),
                                cpu_sum_dy_xhat.data(), elements, cpu_dx.data());
-  batchnorm_backward_data(gpu_context, s, x.data(), dy.data(), mean.data(), inv_std.data(), gamma.data(),
+  gpu_kernel.backward_data(x.data(), dy.data(), mean.data(), inv_std.data(), gamma.data(),
                           cpu_sum_dy.data(), cpu_sum_dy_xhat.data(), elements, gpu_dx.data());
   expect_matches_cpu(gpu_dx, cpu_dx, "dx");
 }

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "exec/cpu/dnnl_check.h"
 #include "exec/cpu/pooling.h"
 #include "exec/cuda/cuda_device.h"
+#include "exec/kernels/kernel_argument_error.h"
 #include "tests/exec/cuda/cuda_test_util.h"
 
 namespace splitbrain::exec::cuda {
@@ -80,7 +80,7 @@ TEST(CudaPool2d, AverageCountsThePadding) {
 TEST(CudaPool2d, AverageRefusesAnOverhangingCeilWindowAsTheCpu) {
   if (exec::cuda::visible_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
   CudaContext gpu_context(0);
-  EXPECT_THROW(Pool2dKernel(gpu_context, PoolKind::average, kCeil), cpu::KernelArgumentError);
+  EXPECT_THROW(Pool2dKernel(gpu_context, PoolKind::average, kCeil), kernels::KernelArgumentError);
 }
 
 }  // namespace
