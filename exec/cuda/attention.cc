@@ -10,27 +10,28 @@ namespace splitbrain::exec::cuda {
 
 namespace {
 
-const AttentionShape& checked(const AttentionShape& s) {
+const kernels::AttentionShape& checked(const kernels::AttentionShape& s) {
   if (s.batch <= 0 || s.seq <= 0 || s.heads <= 0 || s.head_dim <= 0)
     throw kernels::KernelArgumentError("SelfAttentionKernel: batch, seq, heads and head_dim must be positive");
   return s;
 }
 
-float softmax_scale(const AttentionShape& s) {
+float softmax_scale(const kernels::AttentionShape& s) {
   return static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.head_dim)));
 }
 
-BatchedMatmulShape product(const AttentionShape& s, int64_t m, int64_t k, int64_t n, bool ta, bool tb, float alpha) {
-  return BatchedMatmulShape{s.batch * s.heads, m, k, n, ta, tb, alpha};
+kernels::BatchedMatmulShape product(const kernels::AttentionShape& s, int64_t m, int64_t k, int64_t n, bool ta, bool tb,
+                                    float alpha) {
+  return kernels::BatchedMatmulShape{s.batch * s.heads, m, k, n, ta, tb, alpha};
 }
 
-HeadLayout layout(const AttentionShape& s) { return {s.batch, s.seq, s.heads, s.head_dim}; }
+HeadLayout layout(const kernels::AttentionShape& s) { return {s.batch, s.seq, s.heads, s.head_dim}; }
 
 std::size_t float_bytes(int64_t elements) { return static_cast<std::size_t>(elements) * sizeof(float); }
 
 }  // namespace
 
-SelfAttentionKernel::SelfAttentionKernel(CudaContext& context, const AttentionShape& shape)
+SelfAttentionKernel::SelfAttentionKernel(CudaContext& context, const kernels::AttentionShape& shape)
     : context_(context),
       shape_(checked(shape)),
       score_rows_(shape.batch * shape.heads * shape.seq, shape.seq, 1, 1),

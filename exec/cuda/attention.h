@@ -20,12 +20,10 @@
 
 namespace splitbrain::exec::cuda {
 
-using kernels::AttentionShape;
-
 class SelfAttentionKernel final : public kernels::SelfAttentionKernel {
  public:
-  SelfAttentionKernel(CudaContext& context, const AttentionShape& shape);
-  const AttentionShape& shape() const override { return shape_; }
+  SelfAttentionKernel(CudaContext& context, const kernels::AttentionShape& shape);
+  const kernels::AttentionShape& shape() const override { return shape_; }
 
   // Floats of the probabilities forward writes and backward reads: batch * heads * seq * seq.
   int64_t probs_elements() const override;
@@ -38,9 +36,9 @@ class SelfAttentionKernel final : public kernels::SelfAttentionKernel {
   void upload_heads(const float* qkv);
 
   CudaContext& context_;
-  AttentionShape shape_;
+  kernels::AttentionShape shape_;
   TensorDescriptor score_rows_;  // [batch * heads * seq, seq, 1, 1]: one softmax per row
-  BatchedMatmulShape scores_, context_out_, grad_v_, grad_p_, grad_q_, grad_k_;  // as the CPU's
+  kernels::BatchedMatmulShape scores_, context_out_, grad_v_, grad_p_, grad_q_, grad_k_;  // as the CPU's
   DeviceBuffer qkv_;                     // qkv, or dqkv
   DeviceBuffer rows_;                    // y, or dy: [N, T, heads * head_dim]
   DeviceBuffer q_, k_, v_, o_;           // dense [N * heads, T, head_dim]; o_ holds dO in backward

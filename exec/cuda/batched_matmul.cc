@@ -6,7 +6,7 @@
 namespace splitbrain::exec::cuda {
 
 namespace {
-const BatchedMatmulShape& checked(const BatchedMatmulShape& s) {
+const kernels::BatchedMatmulShape& checked(const kernels::BatchedMatmulShape& s) {
   if (s.batch <= 0 || s.m <= 0 || s.k <= 0 || s.n <= 0)
     throw kernels::KernelArgumentError("BatchedMatmulKernel: batch, m, k and n must be positive");
   return s;
@@ -15,15 +15,15 @@ const BatchedMatmulShape& checked(const BatchedMatmulShape& s) {
 std::size_t float_bytes(int64_t elements) { return static_cast<std::size_t>(elements) * sizeof(float); }
 }  // namespace
 
-BatchedMatmulKernel::BatchedMatmulKernel(CudaContext& context, const BatchedMatmulShape& shape)
+BatchedMatmulKernel::BatchedMatmulKernel(CudaContext& context, const kernels::BatchedMatmulShape& shape)
     : context_(context),
       shape_(checked(shape)),
       a_(float_bytes(shape.batch * shape.m * shape.k)),
       b_(float_bytes(shape.batch * shape.k * shape.n)),
       c_(float_bytes(shape.batch * shape.m * shape.n)) {}
 
-void batched_matmul_on_device(cublasHandle_t cublas, const BatchedMatmulShape& s, const float* a, const float* b,
-                              float* c) {
+void batched_matmul_on_device(cublasHandle_t cublas, const kernels::BatchedMatmulShape& s, const float* a,
+                              const float* b, float* c) {
   const float beta = 0.0f;
   // Column-major, C^T [n, m] = op(B)^T [n, k] . op(A)^T [k, m]. A row-major [r, c] buffer is the
   // column-major [c, r] matrix, i.e. its transpose: B stored [k, n] is B^T already (no op, ld n),

@@ -16,23 +16,21 @@
 
 namespace splitbrain::exec::cuda {
 
-using kernels::BatchedMatmulShape;
-
 // The product on DEVICE pointers, queued on the handle's stream (no synchronisation): for kernels
 // whose operands already live on the device (attention).
-void batched_matmul_on_device(cublasHandle_t cublas, const BatchedMatmulShape& shape, const float* a, const float* b,
-                              float* c);
+void batched_matmul_on_device(cublasHandle_t cublas, const kernels::BatchedMatmulShape& shape, const float* a,
+                              const float* b, float* c);
 
 class BatchedMatmulKernel final : public kernels::BatchedMatmulKernel {
  public:
-  BatchedMatmulKernel(CudaContext& context, const BatchedMatmulShape& shape);
-  const BatchedMatmulShape& shape() const override { return shape_; }
+  BatchedMatmulKernel(CudaContext& context, const kernels::BatchedMatmulShape& shape);
+  const kernels::BatchedMatmulShape& shape() const override { return shape_; }
   // c is overwritten.
   void run(const float* a, const float* b, float* c) override;
 
  private:
   CudaContext& context_;
-  BatchedMatmulShape shape_;
+  kernels::BatchedMatmulShape shape_;
   DeviceBuffer a_, b_, c_;
 };
 

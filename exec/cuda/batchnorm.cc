@@ -70,7 +70,7 @@ void BatchNormKernel::normalize(const float* x, const float* mean, const float* 
 }
 
 void BatchNormKernel::backward_local_sums(const float* x, const float* dy, const float* mean, const float* inv_std,
-                                         double* sum_dy, double* sum_dy_xhat) {
+                                          double* sum_dy, double* sum_dy_xhat) {
   const ChannelLayout& l = layout_;
   const float* device_x = staged(context_, kX, x, elements(l));
   const float* device_dy = staged(context_, kDy, dy, elements(l));

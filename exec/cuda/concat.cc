@@ -14,7 +14,7 @@ void require(bool ok, const std::string& what) {
   if (!ok) throw kernels::KernelArgumentError("ConcatKernel: " + what);
 }
 
-int64_t product(const Dims& dims, std::size_t begin, std::size_t end) {
+int64_t product(const kernels::Dims& dims, std::size_t begin, std::size_t end) {
   int64_t p = 1;
   for (std::size_t d = begin; d < end; ++d) p *= dims[d];
   return p;
@@ -24,17 +24,17 @@ std::size_t float_bytes(int64_t elements) { return static_cast<std::size_t>(elem
 
 }  // namespace
 
-ConcatKernel::ConcatKernel(CudaContext& context, std::vector<Dims> input_dims, int axis)
+ConcatKernel::ConcatKernel(CudaContext& context, std::vector<kernels::Dims> input_dims, int axis)
     : context_(context), input_dims_(std::move(input_dims)), axis_(axis) {
   // The CPU kernel's checks (oneDNN's concat takes ranks 1 to 5; nothing here limits the rank).
   require(!input_dims_.empty(), "needs at least one input");
-  const Dims& first = input_dims_.front();
+  const kernels::Dims& first = input_dims_.front();
   require(axis >= 0 && static_cast<std::size_t>(axis) < first.size(),
           "axis " + std::to_string(axis) + " is out of range");
   const auto at = static_cast<std::size_t>(axis);
   output_dims_ = first;
   output_dims_[at] = 0;
-  for (const Dims& dims : input_dims_) {
+  for (const kernels::Dims& dims : input_dims_) {
     require(dims.size() == first.size(), "inputs must have the same rank");
     for (std::size_t d = 0; d < dims.size(); ++d) {
       require(dims[d] > 0, "dims must be positive");
@@ -46,7 +46,7 @@ ConcatKernel::ConcatKernel(CudaContext& context, std::vector<Dims> input_dims, i
   outer_ = product(output_dims_, 0, at);
   output_run_ = product(output_dims_, at, output_dims_.size());
   int64_t start = 0;
-  for (const Dims& dims : input_dims_) {
+  for (const kernels::Dims& dims : input_dims_) {
     runs_.push_back(product(dims, at, dims.size()));
     starts_.push_back(start);
     start += runs_.back();

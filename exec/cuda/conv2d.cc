@@ -14,7 +14,7 @@ void require(bool ok, const std::string& what) {
 }
 
 // The CPU kernel's checks, so both backends refuse the same shapes.
-const Conv2dShape& checked(const Conv2dShape& s) {
+const kernels::Conv2dShape& checked(const kernels::Conv2dShape& s) {
   require(s.batch > 0 && s.in_channels > 0 && s.height > 0 && s.width > 0, "input dims must be positive");
   require(s.out_channels > 0 && s.kernel_h > 0 && s.kernel_w > 0, "out_channels and kernel must be positive");
   require(s.stride_h > 0 && s.stride_w > 0 && s.dilation_h > 0 && s.dilation_w > 0,
@@ -26,18 +26,18 @@ const Conv2dShape& checked(const Conv2dShape& s) {
   return s;
 }
 
-std::optional<PlanePadding> explicit_padding(const Conv2dShape& s) {
+std::optional<PlanePadding> explicit_padding(const kernels::Conv2dShape& s) {
   if (s.pad_top == s.pad_bottom && s.pad_left == s.pad_right) return std::nullopt;
   return PlanePadding{s.batch * s.in_channels, s.height, s.width, s.pad_top, s.pad_left,
                       s.height + s.pad_top + s.pad_bottom, s.width + s.pad_left + s.pad_right};
 }
 
-TensorDescriptor input_desc(const Conv2dShape& s, const std::optional<PlanePadding>& padding) {
+TensorDescriptor input_desc(const kernels::Conv2dShape& s, const std::optional<PlanePadding>& padding) {
   if (padding) return TensorDescriptor(s.batch, s.in_channels, padding->padded_h, padding->padded_w);
   return TensorDescriptor(s.batch, s.in_channels, s.height, s.width);
 }
 
-ConvolutionDescriptor conv_desc(const Conv2dShape& s, bool padded_explicitly) {
+ConvolutionDescriptor conv_desc(const kernels::Conv2dShape& s, bool padded_explicitly) {
   return ConvolutionDescriptor(padded_explicitly ? 0 : s.pad_top, padded_explicitly ? 0 : s.pad_left, s.stride_h,
                                s.stride_w, s.dilation_h, s.dilation_w, s.groups);
 }
@@ -64,7 +64,7 @@ std::size_t float_bytes(int64_t elements) { return static_cast<std::size_t>(elem
 
 }  // namespace
 
-Conv2dKernel::Conv2dKernel(CudaContext& context, const Conv2dShape& shape)
+Conv2dKernel::Conv2dKernel(CudaContext& context, const kernels::Conv2dShape& shape)
     : context_(context),
       shape_(checked(shape)),
       explicit_padding_(explicit_padding(shape)),

@@ -23,14 +23,12 @@
 
 namespace splitbrain::exec::cuda {
 
-using kernels::Conv2dShape;
-
 class Conv2dKernel final : public kernels::Conv2dKernel {
  public:
   // Throws kernels::KernelArgumentError on shapes that do not make sense, CudaError when cuDNN refuses.
-  Conv2dKernel(CudaContext& context, const Conv2dShape& shape);
+  Conv2dKernel(CudaContext& context, const kernels::Conv2dShape& shape);
 
-  const Conv2dShape& shape() const override { return shape_; }
+  const kernels::Conv2dShape& shape() const override { return shape_; }
 
   // y = conv(x, w) + b. `b` is ignored (may be null) without bias.
   void forward(const float* x, const float* w, const float* b, float* y) override;
@@ -44,7 +42,7 @@ class Conv2dKernel final : public kernels::Conv2dKernel {
   void upload_input(const float* x);
 
   CudaContext& context_;
-  Conv2dShape shape_;
+  kernels::Conv2dShape shape_;
   // Set when the padding is done by our kernel rather than cuDNN.
   std::optional<PlanePadding> explicit_padding_;
   TensorDescriptor input_desc_;  // what cuDNN convolves: x, or x padded explicitly

@@ -1,7 +1,6 @@
 #include "exec/cuda/cuda_context.h"
 
 #include "exec/cuda/cuda_check.h"
-#include "exec/cuda/cuda_device.h"
 #include "exec/cuda/release_in_destructor.h"
 
 namespace splitbrain::exec::cuda {
@@ -16,8 +15,6 @@ CudaContext::CudaContext(int device) : device_(device) {
   SB_CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
   SB_CUBLAS_CHECK(cublasSetMathMode(cublas_, CUBLAS_PEDANTIC_MATH));
 }
-
-CudaContext CudaContext::for_this_rank() { return CudaContext(select_device_for_this_rank()); }
 
 CudaContext::~CudaContext() {
   if (stream_ != nullptr) release_in_destructor([&] { SB_CUDA_CHECK(cudaStreamSynchronize(stream_)); });

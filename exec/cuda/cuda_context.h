@@ -25,8 +25,6 @@ class CudaContext {
  public:
   // Makes `device` current and creates the stream and handles on it.
   explicit CudaContext(int device);
-  // The local rank's GPU (select_device_for_this_rank: collective over MPI_COMM_WORLD).
-  static CudaContext for_this_rank();
   ~CudaContext();
   CudaContext(const CudaContext&) = delete;
   CudaContext& operator=(const CudaContext&) = delete;

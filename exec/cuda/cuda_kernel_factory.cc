@@ -32,7 +32,7 @@ std::unique_ptr<kernels::LinearKernel> CudaKernelFactory::make_linear(const kern
 }
 
 std::unique_ptr<kernels::Pool2dKernel> CudaKernelFactory::make_pool2d(kernels::PoolKind kind,
-                                                                       const kernels::Pool2dShape& shape) {
+                                                                      const kernels::Pool2dShape& shape) {
   return std::make_unique<Pool2dKernel>(*context_, kind, shape);
 }
 
@@ -42,7 +42,7 @@ std::unique_ptr<kernels::AdaptiveAvgPoolKernel> CudaKernelFactory::make_adaptive
 }
 
 std::unique_ptr<kernels::ActivationKernel> CudaKernelFactory::make_activation(kernels::Activation kind,
-                                                                               int64_t elements) {
+                                                                              int64_t elements) {
   return std::make_unique<ActivationKernel>(*context_, kind, elements);
 }
 
@@ -50,8 +50,7 @@ std::unique_ptr<kernels::AddKernel> CudaKernelFactory::make_add(int inputs, int6
   return std::make_unique<AddKernel>(*context_, inputs, elements);
 }
 
-std::unique_ptr<kernels::ConcatKernel> CudaKernelFactory::make_concat(std::vector<kernels::Dims> input_dims,
-                                                                       int axis) {
+std::unique_ptr<kernels::ConcatKernel> CudaKernelFactory::make_concat(std::vector<kernels::Dims> input_dims, int axis) {
   return std::make_unique<ConcatKernel>(*context_, std::move(input_dims), axis);
 }
 

@@ -13,7 +13,7 @@ int64_t checked_elements(int64_t elements) {
 }
 }  // namespace
 
-ActivationKernel::ActivationKernel(CudaContext& context, Activation kind, int64_t elements)
+ActivationKernel::ActivationKernel(CudaContext& context, kernels::Activation kind, int64_t elements)
     : context_(context),
       kind_(kind),
       elements_(checked_elements(elements)),
@@ -26,7 +26,7 @@ ActivationKernel::ActivationKernel(CudaContext& context, Activation kind, int64_
 void ActivationKernel::forward(const float* x, float* y) {
   const float one = 1.0f, zero = 0.0f;
   upload(context_.stream(), x, input_.bytes(), input_);
-  if (kind_ == Activation::relu) {
+  if (kind_ == kernels::Activation::relu) {
     SB_CUDNN_CHECK(cudnnActivationForward(context_.cudnn(), relu_.get(), &one, desc_.get(), input_.data(), &zero,
                                           desc_.get(), output_.data()));
   } else {
@@ -40,7 +40,7 @@ void ActivationKernel::backward(const float* saved, const float* dy, float* dx) 
   const float one = 1.0f, zero = 0.0f;
   upload(context_.stream(), saved, input_.bytes(), input_);
   upload(context_.stream(), dy, output_.bytes(), output_);
-  if (kind_ == Activation::relu) {
+  if (kind_ == kernels::Activation::relu) {
     SB_CUDNN_CHECK(cudnnActivationBackward(context_.cudnn(), relu_.get(), &one, desc_.get(), input_.data(),
                                            desc_.get(), output_.data(), desc_.get(), input_.data(), &zero,
                                            desc_.get(), grad_.data()));

@@ -17,12 +17,10 @@
 
 namespace splitbrain::exec::cuda {
 
-using kernels::Activation;
-
 class ActivationKernel final : public kernels::ActivationKernel {
  public:
-  ActivationKernel(CudaContext& context, Activation kind, int64_t elements);
-  Activation kind() const override { return kind_; }
+  ActivationKernel(CudaContext& context, kernels::Activation kind, int64_t elements);
+  kernels::Activation kind() const override { return kind_; }
   int64_t elements() const override { return elements_; }
 
   // y = f(x); x == y is allowed.
@@ -32,7 +30,7 @@ class ActivationKernel final : public kernels::ActivationKernel {
 
  private:
   CudaContext& context_;
-  Activation kind_;
+  kernels::Activation kind_;
   int64_t elements_;
   TensorDescriptor desc_;  // [1, 1, 1, elements]
   ActivationDescriptor relu_;

@@ -6,7 +6,7 @@
 namespace splitbrain::exec::cuda {
 
 namespace {
-const LayerNormShape& checked(const LayerNormShape& s) {
+const kernels::LayerNormShape& checked(const kernels::LayerNormShape& s) {
   if (s.rows <= 0 || s.features <= 0 || !(s.epsilon >= 0))
     throw kernels::KernelArgumentError("LayerNormKernel: rows and features must be positive, epsilon >= 0");
   return s;
@@ -15,7 +15,7 @@ const LayerNormShape& checked(const LayerNormShape& s) {
 std::size_t float_bytes(int64_t elements) { return static_cast<std::size_t>(elements) * sizeof(float); }
 }  // namespace
 
-LayerNormKernel::LayerNormKernel(CudaContext& context, const LayerNormShape& shape)
+LayerNormKernel::LayerNormKernel(CudaContext& context, const kernels::LayerNormShape& shape)
     : context_(context),
       shape_(checked(shape)),
       x_(float_bytes(shape.rows * shape.features)),

@@ -12,23 +12,20 @@
 
 namespace splitbrain::exec::cuda {
 
-using kernels::LayerNormShape;
-
 class LayerNormKernel final : public kernels::LayerNormKernel {
  public:
-  LayerNormKernel(CudaContext& context, const LayerNormShape& shape);
-  const LayerNormShape& shape() const override { return shape_; }
+  LayerNormKernel(CudaContext& context, const kernels::LayerNormShape& shape);
+  const kernels::LayerNormShape& shape() const override { return shape_; }
 
   // y = (x - mean) / sqrt(var + eps) * gamma + beta; writes mean[rows] and variance[rows].
-  void forward(const float* x, const float* gamma, const float* beta, float* y, float* mean,
-               float* variance) override;
+  void forward(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* variance) override;
   // dx, dgamma and dbeta (all overwritten) from the saved x, mean and variance.
   void backward(const float* x, const float* dy, const float* gamma, const float* mean, const float* variance,
                 float* dx, float* dgamma, float* dbeta) override;
 
  private:
   CudaContext& context_;
-  LayerNormShape shape_;
+  kernels::LayerNormShape shape_;
   DeviceBuffer x_, y_, dx_;                 // [rows, features]; y_ holds dy in backward
   DeviceBuffer gamma_, beta_;               // [features]; beta_ holds dbeta in backward
   DeviceBuffer dgamma_;                     // [features]

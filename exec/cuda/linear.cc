@@ -12,7 +12,7 @@ namespace splitbrain::exec::cuda {
 
 namespace {
 
-const LinearShape& checked(const LinearShape& s) {
+const kernels::LinearShape& checked(const kernels::LinearShape& s) {
   if (s.rows <= 0 || s.in_features <= 0 || s.out_features <= 0)
     throw kernels::KernelArgumentError("LinearKernel: rows, in_features and out_features must be positive");
   return s;
@@ -22,7 +22,7 @@ std::size_t float_bytes(int64_t elements) { return static_cast<std::size_t>(elem
 
 }  // namespace
 
-LinearKernel::LinearKernel(CudaContext& context, const LinearShape& shape)
+LinearKernel::LinearKernel(CudaContext& context, const kernels::LinearShape& shape)
     : context_(context),
       shape_(checked(shape)),
       output_desc_(shape.rows, shape.out_features, 1, 1),

@@ -15,12 +15,10 @@
 
 namespace splitbrain::exec::cuda {
 
-using kernels::LinearShape;
-
 class LinearKernel final : public kernels::LinearKernel {
  public:
-  LinearKernel(CudaContext& context, const LinearShape& shape);
-  const LinearShape& shape() const override { return shape_; }
+  LinearKernel(CudaContext& context, const kernels::LinearShape& shape);
+  const kernels::LinearShape& shape() const override { return shape_; }
 
   // y = x W^T + b (b ignored without bias).
   void forward(const float* x, const float* w, const float* b, float* y) override;
@@ -36,7 +34,7 @@ class LinearKernel final : public kernels::LinearKernel {
   void weight_gradients(float beta, bool with_bias);
 
   CudaContext& context_;
-  LinearShape shape_;
+  kernels::LinearShape shape_;
   TensorDescriptor output_desc_;  // y as [rows, out, 1, 1] for the bias broadcast
   TensorDescriptor bias_desc_;    // b as [1, out, 1, 1]
   DeviceBuffer input_;            // x, or dx

@@ -23,12 +23,12 @@ int64_t covered_extent(int64_t in, int64_t pad_lo, int64_t out, int64_t kernel, 
 }
 
 // The CPU kernel's checks, so both backends refuse the same shapes.
-const Pool2dShape& checked(PoolKind kind, const Pool2dShape& s) {
+const kernels::Pool2dShape& checked(kernels::PoolKind kind, const kernels::Pool2dShape& s) {
   require(s.batch > 0 && s.channels > 0 && s.height > 0 && s.width > 0, "input dims must be positive");
   require(s.kernel_h > 0 && s.kernel_w > 0 && s.stride_h > 0 && s.stride_w > 0, "kernel and stride must be positive");
   require(s.pad_top >= 0 && s.pad_bottom >= 0 && s.pad_left >= 0 && s.pad_right >= 0, "padding must be >= 0");
   require(s.out_height() > 0 && s.out_width() > 0, "the window does not fit the padded input");
-  if (kind == PoolKind::average)
+  if (kind == kernels::PoolKind::average)
     require(covered_extent(s.height, s.pad_top, s.out_height(), s.kernel_h, s.stride_h) <=
                     s.pad_top + s.height + s.pad_bottom &&
                 covered_extent(s.width, s.pad_left, s.out_width(), s.kernel_w, s.stride_w) <=
@@ -38,7 +38,7 @@ const Pool2dShape& checked(PoolKind kind, const Pool2dShape& s) {
 }
 
 // cuDNN's own (symmetric, floor) padding gives the shape's windows exactly.
-bool cudnn_pads_alike(const Pool2dShape& s) {
+bool cudnn_pads_alike(const kernels::Pool2dShape& s) {
   const auto floor_extent = [](int64_t in, int64_t pad, int64_t kernel, int64_t stride) {
     return (in + 2 * pad - kernel) / stride + 1;
   };
@@ -47,20 +47,20 @@ bool cudnn_pads_alike(const Pool2dShape& s) {
          floor_extent(s.width, s.pad_left, s.kernel_w, s.stride_w) == s.out_width();
 }
 
-std::optional<PlanePadding> explicit_padding(const Pool2dShape& s) {
+std::optional<PlanePadding> explicit_padding(const kernels::Pool2dShape& s) {
   if (cudnn_pads_alike(s)) return std::nullopt;
   return PlanePadding{s.batch * s.channels, s.height, s.width, s.pad_top, s.pad_left,
                       covered_extent(s.height, s.pad_top, s.out_height(), s.kernel_h, s.stride_h),
                       covered_extent(s.width, s.pad_left, s.out_width(), s.kernel_w, s.stride_w)};
 }
 
-TensorDescriptor input_desc(const Pool2dShape& s, const std::optional<PlanePadding>& padding) {
+TensorDescriptor input_desc(const kernels::Pool2dShape& s, const std::optional<PlanePadding>& padding) {
   if (padding) return TensorDescriptor(s.batch, s.channels, padding->padded_h, padding->padded_w);
   return TensorDescriptor(s.batch, s.channels, s.height, s.width);
 }
 
-PoolingDescriptor pooling_desc(PoolKind kind, const Pool2dShape& s, bool padded_explicitly) {
-  const auto mode = kind == PoolKind::max ? CUDNN_POOLING_MAX : CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING;
+PoolingDescriptor pooling_desc(kernels::PoolKind kind, const kernels::Pool2dShape& s, bool padded_explicitly) {
+  const auto mode = kind == kernels::PoolKind::max ? CUDNN_POOLING_MAX : CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING;
   return PoolingDescriptor(mode, s.kernel_h, s.kernel_w, padded_explicitly ? 0 : s.pad_top,
                            padded_explicitly ? 0 : s.pad_left, s.stride_h, s.stride_w);
 }
@@ -69,7 +69,7 @@ std::size_t float_bytes(int64_t elements) { return static_cast<std::size_t>(elem
 
 }  // namespace
 
-Pool2dKernel::Pool2dKernel(CudaContext& context, PoolKind kind, const Pool2dShape& shape)
+Pool2dKernel::Pool2dKernel(CudaContext& context, kernels::PoolKind kind, const kernels::Pool2dShape& shape)
     : context_(context),
       kind_(kind),
       shape_(checked(kind, shape)),
@@ -95,7 +95,7 @@ Pool2dKernel::Pool2dKernel(CudaContext& context, PoolKind kind, const Pool2dShap
 }
 
 std::size_t Pool2dKernel::workspace_bytes() const {
-  if (kind_ != PoolKind::max) return 0;
+  if (kind_ != kernels::PoolKind::max) return 0;
   const auto& s = shape_;
   return float_bytes(s.batch * s.channels * (s.height * s.width + s.out_height() * s.out_width()));
 }
@@ -108,7 +108,7 @@ void Pool2dKernel::upload_input(const float* x) {
   }
   upload(context_.stream(), x, float_bytes(s.batch * s.channels * s.height * s.width), user_input_);
   // -inf never wins a max window that holds an input element; zeros are what average counts.
-  const float fill = kind_ == PoolKind::max ? -std::numeric_limits<float>::infinity() : 0.0f;
+  const float fill = kind_ == kernels::PoolKind::max ? -std::numeric_limits<float>::infinity() : 0.0f;
   pad_planes(context_.stream(), *explicit_padding_, user_input_.as<float>(), fill, input_.as<float>());
 }
 

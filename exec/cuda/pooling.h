@@ -27,14 +27,11 @@
 
 namespace splitbrain::exec::cuda {
 
-using kernels::PoolKind;
-using kernels::Pool2dShape;
-
 class Pool2dKernel final : public kernels::Pool2dKernel {
  public:
-  Pool2dKernel(CudaContext& context, PoolKind kind, const Pool2dShape& shape);
-  const Pool2dShape& shape() const override { return shape_; }
-  PoolKind kind() const override { return kind_; }
+  Pool2dKernel(CudaContext& context, kernels::PoolKind kind, const kernels::Pool2dShape& shape);
+  const kernels::Pool2dShape& shape() const override { return shape_; }
+  kernels::PoolKind kind() const override { return kind_; }
 
   // Bytes of the workspace forward writes and backward reads (0 for average pooling).
   std::size_t workspace_bytes() const override;
@@ -47,8 +44,8 @@ class Pool2dKernel final : public kernels::Pool2dKernel {
   void upload_input(const float* x);
 
   CudaContext& context_;
-  PoolKind kind_;
-  Pool2dShape shape_;
+  kernels::PoolKind kind_;
+  kernels::Pool2dShape shape_;
   std::optional<PlanePadding> explicit_padding_;
   TensorDescriptor input_desc_;  // what cuDNN pools: x, or x padded explicitly
   TensorDescriptor output_desc_;

@@ -36,7 +36,7 @@ TEST(CudaAdd, SumsThreeInputsAsTheCpu) {
   expect_matches_cpu(gpu_y, cpu_y, "y");
 }
 
-void expect_concat_matches_cpu(const std::vector<Dims>& dims, int axis) {
+void expect_concat_matches_cpu(const std::vector<kernels::Dims>& dims, int axis) {
   cpu::CpuContext cpu_context;
   CudaContext gpu_context(0);
   cpu::ConcatKernel cpu_kernel(cpu_context, dims, axis);

@@ -19,7 +19,7 @@ using testing::count;
 using testing::expect_matches_cpu;
 using testing::random_floats;
 
-void expect_conv_matches_cpu(const Conv2dShape& s) {
+void expect_conv_matches_cpu(const kernels::Conv2dShape& s) {
   cpu::CpuContext cpu_context;
   CudaContext gpu_context(0);
   cpu::Conv2dKernel cpu_kernel(cpu_context, s);

@@ -23,7 +23,7 @@ using testing::expect_matches_cpu;
 using testing::random_floats;
 
 struct Tensors {
-  explicit Tensors(const LinearShape& s)
+  explicit Tensors(const kernels::LinearShape& s)
       : x(random_floats(count(s.rows * s.in_features), 11)),
         w(random_floats(count(s.out_features * s.in_features), 12)),
         b(random_floats(count(s.out_features), 13)),
@@ -34,7 +34,7 @@ struct Tensors {
 TEST(CudaLinear, ForwardAndBackwardMatchTheCpu) {
   if (exec::cuda::visible_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
   for (const bool bias : {true, false}) {
-    const LinearShape s{.rows = 7, .in_features = 13, .out_features = 5, .bias = bias};
+    const kernels::LinearShape s{.rows = 7, .in_features = 13, .out_features = 5, .bias = bias};
     cpu::CpuContext cpu_context;
     CudaContext gpu_context(0);
     cpu::LinearKernel cpu_kernel(cpu_context, s);
@@ -61,7 +61,7 @@ TEST(CudaLinear, ForwardAndBackwardMatchTheCpu) {
 
 TEST(CudaLinear, AccumulatesIntoTheGradients) {
   if (exec::cuda::visible_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
-  const LinearShape s{.rows = 9, .in_features = 6, .out_features = 4, .bias = true};
+  const kernels::LinearShape s{.rows = 9, .in_features = 6, .out_features = 4, .bias = true};
   cpu::CpuContext cpu_context;
   CudaContext gpu_context(0);
   cpu::LinearKernel cpu_kernel(cpu_context, s);
@@ -87,7 +87,7 @@ TEST(CudaBatchedMatmul, EveryTransposeMatchesTheCpu) {
   CudaContext gpu_context(0);
   for (const bool ta : {false, true})
     for (const bool tb : {false, true}) {
-      const BatchedMatmulShape s{
+      const kernels::BatchedMatmulShape s{
           .batch = 3, .m = 5, .k = 7, .n = 4, .transpose_a = ta, .transpose_b = tb, .alpha = 0.5f};
       cpu::BatchedMatmulKernel cpu_kernel(cpu_context, s);
       BatchedMatmulKernel gpu_kernel(gpu_context, s);

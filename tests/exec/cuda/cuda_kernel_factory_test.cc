@@ -24,12 +24,12 @@ using testing::random_floats;
 TEST(CudaKernelFactory, MakesEveryFamilyForItsShape) {
   if (visible_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
   CudaKernelFactory factory(std::make_shared<CudaContext>(0));
-  const kernels::Conv2dShape conv{.batch = 2, .in_channels = 3, .height = 6, .width = 6, .out_channels = 4,
-                                  .kernel_h = 3, .kernel_w = 3};
+  const kernels::Conv2dShape conv{
+      .batch = 2, .in_channels = 3, .height = 6, .width = 6, .out_channels = 4, .kernel_h = 3, .kernel_w = 3};
   EXPECT_EQ(factory.make_conv2d(conv)->shape().out_channels, 4);
   EXPECT_EQ(factory.make_linear({.rows = 3, .in_features = 5, .out_features = 2})->shape().in_features, 5);
-  const kernels::Pool2dShape pool{.batch = 1, .channels = 2, .height = 4, .width = 4, .kernel_h = 2, .kernel_w = 2,
-                                  .stride_h = 2, .stride_w = 2};
+  const kernels::Pool2dShape pool{
+      .batch = 1, .channels = 2, .height = 4, .width = 4, .kernel_h = 2, .kernel_w = 2, .stride_h = 2, .stride_w = 2};
   EXPECT_EQ(factory.make_pool2d(kernels::PoolKind::max, pool)->kind(), kernels::PoolKind::max);
   EXPECT_EQ(factory.make_adaptive_avgpool({1, 2, 5, 5, 2, 2})->shape().out_height, 2);
   EXPECT_EQ(factory.make_activation(kernels::Activation::gelu_tanh, 10)->elements(), 10);
@@ -39,10 +39,9 @@ TEST(CudaKernelFactory, MakesEveryFamilyForItsShape) {
   EXPECT_EQ(factory.make_layernorm({.rows = 2, .features = 8})->shape().features, 8);
   EXPECT_EQ(factory.make_dropout(0.25)->probability(), 0.25);
   EXPECT_EQ(factory.make_softmax_cross_entropy({.rows = 2, .classes = 7})->shape().classes, 7);
-  EXPECT_EQ(factory.make_embedding({.count = 4, .dim = 3, .num_embeddings = 9, .row_begin = 0, .row_end = 9})
-                ->shape()
-                .dim,
-            3);
+  EXPECT_EQ(
+      factory.make_embedding({.count = 4, .dim = 3, .num_embeddings = 9, .row_begin = 0, .row_end = 9})->shape().dim,
+      3);
   EXPECT_EQ(factory.make_batched_matmul({.batch = 2, .m = 3, .k = 4, .n = 5})->shape().n, 5);
   EXPECT_EQ(factory.make_self_attention({.batch = 1, .seq = 4, .heads = 2, .head_dim = 3})->probs_elements(), 32);
 }

@@ -25,7 +25,7 @@ using testing::count;
 using testing::expect_matches_cpu;
 using testing::random_floats;
 
-void expect_activation_matches_cpu(Activation kind) {
+void expect_activation_matches_cpu(kernels::Activation kind) {
   constexpr int64_t kElements = 1000;
   cpu::CpuContext cpu_context;
   CudaContext gpu_context(0);
@@ -38,7 +38,7 @@ void expect_activation_matches_cpu(Activation kind) {
   gpu_kernel.forward(x.data(), gpu_y.data());
   expect_matches_cpu(gpu_y, cpu_y, "y");
   // relu's backward reads y, gelu's reads x.
-  const std::vector<float>& saved = kind == Activation::relu ? cpu_y : x;
+  const std::vector<float>& saved = kind == kernels::Activation::relu ? cpu_y : x;
   std::vector<float> cpu_dx(x.size()), gpu_dx(x.size());
   cpu_kernel.backward(saved.data(), dy.data(), cpu_dx.data());
   gpu_kernel.backward(saved.data(), dy.data(), gpu_dx.data());
@@ -47,12 +47,12 @@ void expect_activation_matches_cpu(Activation kind) {
 
 TEST(CudaActivation, ReluMatchesTheCpu) {
   if (exec::cuda::visible_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
-  expect_activation_matches_cpu(Activation::relu);
+  expect_activation_matches_cpu(kernels::Activation::relu);
 }
 
 TEST(CudaActivation, GeluTanhMatchesTheCpu) {
   if (exec::cuda::visible_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
-  expect_activation_matches_cpu(Activation::gelu_tanh);
+  expect_activation_matches_cpu(kernels::Activation::gelu_tanh);
 }
 
 TEST(CudaSoftmaxCrossEntropy, LossProbabilitiesAndGradientMatchTheCpu) {
@@ -76,8 +76,7 @@ TEST(CudaSoftmaxCrossEntropy, LossProbabilitiesAndGradientMatchTheCpu) {
   gpu_kernel.backward(cpu_probs.data(), labels.data(), scale, gpu_d.data());
   expect_matches_cpu(gpu_d, cpu_d, "dlogits");
   const std::vector<int32_t> bad{0, 10, 0, 0, 0, 0};
-  EXPECT_THROW(gpu_kernel.forward(logits.data(), bad.data(), gpu_probs.data()),
-               kernels::KernelArgumentError);
+  EXPECT_THROW(gpu_kernel.forward(logits.data(), bad.data(), gpu_probs.data()), kernels::KernelArgumentError);
 }
 
 TEST(CudaDropout, SameMaskAndValuesAsTheCpuOnABlock) {

@@ -67,7 +67,7 @@ TEST(CudaAdaptiveAvgPool, UnevenOverlappingBins) {
 TEST(CudaSelfAttention, ForwardAndBackwardMatchTheCpu) {
   if (exec::cuda::visible_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
   for (const bool causal : {true, false}) {
-    const AttentionShape s{.batch = 2, .seq = 5, .heads = 3, .head_dim = 4, .causal = causal};
+    const kernels::AttentionShape s{.batch = 2, .seq = 5, .heads = 3, .head_dim = 4, .causal = causal};
     cpu::CpuContext cpu_context;
     CudaContext gpu_context(0);
     cpu::SelfAttentionKernel cpu_kernel(cpu_context, s);

@@ -26,7 +26,7 @@ std::vector<float> to_float(const std::vector<double>& values) { return {values.
 TEST(CudaLayerNorm, ForwardAndBackwardMatchTheCpu) {
   if (exec::cuda::visible_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
   // More features than a block has threads, so every thread loops.
-  const LayerNormShape s{.rows = 5, .features = 300, .epsilon = 1e-5};
+  const kernels::LayerNormShape s{.rows = 5, .features = 300, .epsilon = 1e-5};
   cpu::CpuContext cpu_context;
   CudaContext gpu_context(0);
   cpu::LayerNormKernel cpu_kernel(cpu_context, s);
@@ -76,7 +76,7 @@ TEST(CudaBatchNorm, EveryPhaseMatchesTheCpu) {
   // From here on both backends start from the CPU's statistics, so each phase is compared alone.
   std::vector<float> mean(c), inv_std(c);
   kernels::batchnorm_statistics(s.channels, cpu_sum.data(), cpu_sum_sq.data(), elements, 1e-5, mean.data(),
-                            inv_std.data());
+                                inv_std.data());
   std::vector<float> cpu_y(x.size()), gpu_y(x.size());
   cpu_kernel.normalize(x.data(), mean.data(), inv_std.data(), gamma.data(), beta.data(), cpu_y.data());
   gpu_kernel.normalize(x.data(), mean.data(), inv_std.data(), gamma.data(), beta.data(), gpu_y.data());
@@ -84,17 +84,17 @@ TEST(CudaBatchNorm, EveryPhaseMatchesTheCpu) {
 
   std::vector<double> cpu_sum_dy(c), cpu_sum_dy_xhat(c), gpu_sum_dy(c), gpu_sum_dy_xhat(c);
   cpu_kernel.backward_local_sums(x.data(), dy.data(), mean.data(), inv_std.data(), cpu_sum_dy.data(),
-                                     cpu_sum_dy_xhat.data());
+                                 cpu_sum_dy_xhat.data());
   gpu_kernel.backward_local_sums(x.data(), dy.data(), mean.data(), inv_std.data(), gpu_sum_dy.data(),
-                                gpu_sum_dy_xhat.data());
+                                 gpu_sum_dy_xhat.data());
   expect_matches_cpu(to_float(gpu_sum_dy), to_float(cpu_sum_dy), "sum_dy");
   expect_matches_cpu(to_float(gpu_sum_dy_xhat), to_float(cpu_sum_dy_xhat), "sum_dy_xhat");
 
   std::vector<float> cpu_dx(x.size()), gpu_dx(x.size());
   cpu_kernel.backward_data(x.data(), dy.data(), mean.data(), inv_std.data(), gamma.data(), cpu_sum_dy.data(),
-                               cpu_sum_dy_xhat.data(), elements, cpu_dx.data());
-  gpu_kernel.backward_data(x.data(), dy.data(), mean.data(), inv_std.data(), gamma.data(),
-                          cpu_sum_dy.data(), cpu_sum_dy_xhat.data(), elements, gpu_dx.data());
+                           cpu_sum_dy_xhat.data(), elements, cpu_dx.data());
+  gpu_kernel.backward_data(x.data(), dy.data(), mean.data(), inv_std.data(), gamma.data(), cpu_sum_dy.data(),
+                           cpu_sum_dy_xhat.data(), elements, gpu_dx.data());
   expect_matches_cpu(gpu_dx, cpu_dx, "dx");
 }
 

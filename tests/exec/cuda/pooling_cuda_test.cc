@@ -22,7 +22,7 @@ using testing::count;
 using testing::expect_matches_cpu;
 using testing::random_floats;
 
-void expect_pool_matches_cpu(PoolKind kind, const Pool2dShape& s) {
+void expect_pool_matches_cpu(kernels::PoolKind kind, const kernels::Pool2dShape& s) {
   cpu::CpuContext cpu_context;
   CudaContext gpu_context(0);
   cpu::Pool2dKernel cpu_kernel(cpu_context, kind, s);
@@ -32,7 +32,7 @@ void expect_pool_matches_cpu(PoolKind kind, const Pool2dShape& s) {
   const auto x = random_floats(count(x_elements), 31);
   const auto dy = random_floats(count(y_elements), 32);
   std::vector<std::byte> cpu_workspace(cpu_kernel.workspace_bytes()), gpu_workspace(gpu_kernel.workspace_bytes());
-  EXPECT_EQ(gpu_kernel.workspace_bytes() == 0, kind == PoolKind::average);
+  EXPECT_EQ(gpu_kernel.workspace_bytes() == 0, kind == kernels::PoolKind::average);
 
   std::vector<float> cpu_y(count(y_elements)), gpu_y(count(y_elements));
   cpu_kernel.forward(x.data(), cpu_y.data(), cpu_workspace.data());
@@ -45,42 +45,42 @@ void expect_pool_matches_cpu(PoolKind kind, const Pool2dShape& s) {
   expect_matches_cpu(gpu_dx, cpu_dx, "dx");
 }
 
-const Pool2dShape kSymmetric{.batch = 2, .channels = 3, .height = 8, .width = 9, .kernel_h = 3, .kernel_w = 3,
-                             .stride_h = 2, .stride_w = 2, .pad_top = 1, .pad_bottom = 1, .pad_left = 1,
-                             .pad_right = 1};
+const kernels::Pool2dShape kSymmetric{.batch = 2, .channels = 3, .height = 8, .width = 9, .kernel_h = 3, .kernel_w = 3,
+                                      .stride_h = 2, .stride_w = 2, .pad_top = 1, .pad_bottom = 1, .pad_left = 1,
+                                      .pad_right = 1};
 // A height split's first rank (top padding only) with uneven columns.
-const Pool2dShape kPerSide{.batch = 2, .channels = 2, .height = 7, .width = 8, .kernel_h = 3, .kernel_w = 2,
-                           .stride_h = 2, .stride_w = 2, .pad_top = 1, .pad_bottom = 0, .pad_left = 1,
-                           .pad_right = 0};
+const kernels::Pool2dShape kPerSide{.batch = 2, .channels = 2, .height = 7, .width = 8, .kernel_h = 3, .kernel_w = 2,
+                                    .stride_h = 2, .stride_w = 2, .pad_top = 1, .pad_bottom = 0, .pad_left = 1,
+                                    .pad_right = 0};
 // ceil_mode's extra window (max pooling only: average refuses the overhang, as on the CPU).
-const Pool2dShape kCeil{.batch = 1, .channels = 3, .height = 8, .width = 8, .kernel_h = 3, .kernel_w = 3,
-                        .stride_h = 2, .stride_w = 2, .ceil_mode = true};
+const kernels::Pool2dShape kCeil{.batch = 1, .channels = 3, .height = 8, .width = 8, .kernel_h = 3, .kernel_w = 3,
+                                 .stride_h = 2, .stride_w = 2, .ceil_mode = true};
 
 TEST(CudaPool2d, MaxWithSymmetricPadding) {
   if (exec::cuda::visible_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
-  expect_pool_matches_cpu(PoolKind::max, kSymmetric);
+  expect_pool_matches_cpu(kernels::PoolKind::max, kSymmetric);
 }
 
 TEST(CudaPool2d, MaxWithPerSidePadding) {
   if (exec::cuda::visible_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
-  expect_pool_matches_cpu(PoolKind::max, kPerSide);
+  expect_pool_matches_cpu(kernels::PoolKind::max, kPerSide);
 }
 
 TEST(CudaPool2d, MaxWithCeilMode) {
   if (exec::cuda::visible_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
-  expect_pool_matches_cpu(PoolKind::max, kCeil);
+  expect_pool_matches_cpu(kernels::PoolKind::max, kCeil);
 }
 
 TEST(CudaPool2d, AverageCountsThePadding) {
   if (exec::cuda::visible_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
-  expect_pool_matches_cpu(PoolKind::average, kSymmetric);
-  expect_pool_matches_cpu(PoolKind::average, kPerSide);
+  expect_pool_matches_cpu(kernels::PoolKind::average, kSymmetric);
+  expect_pool_matches_cpu(kernels::PoolKind::average, kPerSide);
 }
 
 TEST(CudaPool2d, AverageRefusesAnOverhangingCeilWindowAsTheCpu) {
   if (exec::cuda::visible_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
   CudaContext gpu_context(0);
-  EXPECT_THROW(Pool2dKernel(gpu_context, PoolKind::average, kCeil), kernels::KernelArgumentError);
+  EXPECT_THROW(Pool2dKernel(gpu_context, kernels::PoolKind::average, kCeil), kernels::KernelArgumentError);
 }
 
 }  // namespace
