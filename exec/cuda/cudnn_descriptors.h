@@ -1,8 +1,8 @@
 #pragma once
 // Owned cuDNN descriptors (create in the constructor, destroy in the destructor) for the legacy
 // API the kernels use, and the int conversion that API needs: its dims are `int`, so a larger
-// extent is a KernelArgumentError, not a silent wrap. The destroy calls are the one place whose
-// status is not checked: a destructor must not throw, and they fail only once the device is gone.
+// extent is a KernelArgumentError, not a silent wrap. The destroy calls are checked too, through
+// release_in_destructor.h: a failure is printed, never thrown from a destructor.
 //
 // cuDNN 9 marks this API (descriptors, cudnnConvolution*, cudnnPooling*, cudnnActivation*)
 // deprecated in favour of the graph API, but still ships it; the attributes warn only when
