@@ -1,9 +1,18 @@
 #include "exec/cuda/cuda_layer_ops.h"
 
-#include "model/errors.h"
+#include <memory>
+
+#include "exec/cuda/cuda_check.h"
+#include "exec/cuda/cuda_context.h"
+#include "exec/cuda/cuda_kernel_factory.h"
+#include "exec/ops/layer_ops.h"
 
 namespace splitbrain::exec::cuda {
 
-OpFactory cuda_layer_ops() { throw InputError("the CUDA backend's layer ops are not in this build yet"); }
+OpFactory cuda_layer_ops() {
+  int device = 0;
+  SB_CUDA_CHECK(cudaGetDevice(&device));
+  return ops::make_layer_ops(std::make_shared<CudaKernelFactory>(std::make_shared<CudaContext>(device)));
+}
 
 }  // namespace splitbrain::exec::cuda

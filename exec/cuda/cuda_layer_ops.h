@@ -1,7 +1,6 @@
 #pragma once
-// The CUDA backend's compute: one LayerOp per layer on this rank's GPU (cuDNN, cuBLAS, own
-// kernels). Its ops are not in this build yet: the function refuses with an InputError (exit
-// code 2) naming that, until the CUDA kernels replace its definition in cuda_layer_ops.cc.
+// The CUDA backend's compute: the shared ops (exec/ops) over a CudaKernelFactory on the CURRENT
+// device (make_cuda_backend selects the rank's GPU before it calls this), one LayerOp per layer.
 
 #include "exec/runtime/layer_op.h"
 

@@ -17,8 +17,8 @@ struct AdaptiveAvgPoolShape {
 };
 
 // Bin i of `out` over an extent `in`: [adaptive_bin_begin, adaptive_bin_end).
-inline int64_t adaptive_bin_begin(int64_t i, int64_t in, int64_t out) { return i * in / out; }
-inline int64_t adaptive_bin_end(int64_t i, int64_t in, int64_t out) { return ((i + 1) * in + out - 1) / out; }
+constexpr int64_t adaptive_bin_begin(int64_t i, int64_t in, int64_t out) { return i * in / out; }
+constexpr int64_t adaptive_bin_end(int64_t i, int64_t in, int64_t out) { return ((i + 1) * in + out - 1) / out; }
 
 class AdaptiveAvgPoolKernel {
  public:

@@ -1,0 +1,49 @@
+#pragma once
+// Multi-head self-attention on the GPU: the twin of cpu::SelfAttentionKernel (same shape type,
+// fused head-major qkv [N, T, heads * 3 * head_dim], y [N, T, heads * head_dim], probabilities
+// [N, heads, T, T] kept by the caller). The same steps as the CPU: Q, K, V copied out of the
+// fused rows into dense per-head matrices (own kernels, indexing_kernels.h), the six batched
+// products on cuBLAS (batched_matmul_on_device), and the softmax with cuDNN: the causal mask sets
+// future scores to -inf, so cudnnSoftmaxForward gives them exact zeros and cudnnSoftmaxBackward's
+// P (dP - rowsum(dP P)) is the CPU's dS.
+//
+// Host arrays in and out (see cuda_context.h): every call uploads its inputs into the device
+// buffers this object allocates once, runs on the context's stream and synchronises.
+
+#include <cstdint>
+
+#include "exec/cuda/batched_matmul.h"
+#include "exec/cuda/cuda_context.h"
+#include "exec/cuda/cudnn_descriptors.h"
+#include "exec/cuda/device_buffer.h"
+#include "exec/kernels/attention.h"
+
+namespace splitbrain::exec::cuda {
+
+class SelfAttentionKernel final : public kernels::SelfAttentionKernel {
+ public:
+  SelfAttentionKernel(CudaContext& context, const kernels::AttentionShape& shape);
+  const kernels::AttentionShape& shape() const override { return shape_; }
+
+  // Floats of the probabilities forward writes and backward reads: batch * heads * seq * seq.
+  int64_t probs_elements() const override;
+  void forward(const float* qkv, float* y, float* probs) override;
+  // dqkv (overwritten) has the fused layout of qkv.
+  void backward(const float* qkv, const float* probs, const float* dy, float* dqkv) override;
+
+ private:
+  // Uploads qkv and copies Q, K and V out of it.
+  void upload_heads(const float* qkv);
+
+  CudaContext& context_;
+  kernels::AttentionShape shape_;
+  TensorDescriptor score_rows_;  // [batch * heads * seq, seq, 1, 1]: one softmax per row
+  kernels::BatchedMatmulShape scores_, context_out_, grad_v_, grad_p_, grad_q_, grad_k_;  // as the CPU's
+  DeviceBuffer qkv_;                     // qkv, or dqkv
+  DeviceBuffer rows_;                    // y, or dy: [N, T, heads * head_dim]
+  DeviceBuffer q_, k_, v_, o_;           // dense [N * heads, T, head_dim]; o_ holds dO in backward
+  DeviceBuffer dq_, dk_, dv_;
+  DeviceBuffer probs_, grad_scores_;     // [N * heads, T, T]
+};
+
+}  // namespace splitbrain::exec::cuda

@@ -1,0 +1,43 @@
+#pragma once
+// Concatenation along one dimension and its split on the GPU: the twin of cpu::ConcatKernel.
+// Row-major, the output is `outer` runs in which input i owns a contiguous piece of
+// dims_i[axis] * inner elements, so each input is one pitched 2-D copy (cudaMemcpy2DAsync)
+// straight from the host into its columns of the device output, and the split copies each
+// input's columns of the device dy straight back to the host. No own kernel.
+//
+// Host arrays in and out (see cuda_context.h): the calls stage through one device buffer of the
+// output's size allocated here, and synchronise before returning.
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "exec/cuda/cuda_context.h"
+#include "exec/cuda/device_buffer.h"
+#include "exec/kernels/concat.h"
+
+namespace splitbrain::exec::cuda {
+
+class ConcatKernel final : public kernels::ConcatKernel {
+ public:
+  // `input_dims` are the full local shapes (batch included); `axis` indexes them.
+  ConcatKernel(CudaContext& context, std::vector<kernels::Dims> input_dims, int axis);
+  const kernels::Dims& output_dims() const override { return output_dims_; }
+
+  void forward(std::span<const float* const> xs, float* y) override;
+  // dxs[i] (overwritten) = the slice of dy that input i gave.
+  void backward(const float* dy, std::span<float* const> dxs) const override;
+
+ private:
+  CudaContext& context_;
+  std::vector<kernels::Dims> input_dims_;
+  int axis_;
+  kernels::Dims output_dims_;
+  int64_t outer_ = 1;             // runs: the product of the dims before the axis
+  int64_t output_run_ = 0;        // floats of one output run
+  std::vector<int64_t> runs_;     // floats of input i's piece of a run
+  std::vector<int64_t> starts_;   // where input i's piece starts in a run
+  DeviceBuffer output_;           // y, or dy
+};
+
+}  // namespace splitbrain::exec::cuda

@@ -1,0 +1,187 @@
+#include "exec/cuda/conv2d.h"
+
+#include <string>
+
+#include "exec/cuda/cuda_check.h"
+#include "exec/kernels/kernel_argument_error.h"
+
+namespace splitbrain::exec::cuda {
+
+namespace {
+
+void require(bool ok, const std::string& what) {
+  if (!ok) throw kernels::KernelArgumentError("Conv2dKernel: " + what);
+}
+
+// The CPU kernel's checks, so both backends refuse the same shapes.
+const kernels::Conv2dShape& checked(const kernels::Conv2dShape& s) {
+  require(s.batch > 0 && s.in_channels > 0 && s.height > 0 && s.width > 0, "input dims must be positive");
+  require(s.out_channels > 0 && s.kernel_h > 0 && s.kernel_w > 0, "out_channels and kernel must be positive");
+  require(s.stride_h > 0 && s.stride_w > 0 && s.dilation_h > 0 && s.dilation_w > 0,
+          "stride and dilation must be positive");
+  require(s.pad_top >= 0 && s.pad_bottom >= 0 && s.pad_left >= 0 && s.pad_right >= 0, "padding must be >= 0");
+  require(s.groups > 0 && s.in_channels % s.groups == 0 && s.out_channels % s.groups == 0,
+          "groups (" + std::to_string(s.groups) + ") must divide in_channels and out_channels");
+  require(s.out_height() > 0 && s.out_width() > 0, "the kernel does not fit the padded input");
+  return s;
+}
+
+std::optional<PlanePadding> explicit_padding(const kernels::Conv2dShape& s) {
+  if (s.pad_top == s.pad_bottom && s.pad_left == s.pad_right) return std::nullopt;
+  return PlanePadding{s.batch * s.in_channels, s.height, s.width, s.pad_top, s.pad_left,
+                      s.height + s.pad_top + s.pad_bottom, s.width + s.pad_left + s.pad_right};
+}
+
+TensorDescriptor input_desc(const kernels::Conv2dShape& s, const std::optional<PlanePadding>& padding) {
+  if (padding) return TensorDescriptor(s.batch, s.in_channels, padding->padded_h, padding->padded_w);
+  return TensorDescriptor(s.batch, s.in_channels, s.height, s.width);
+}
+
+ConvolutionDescriptor conv_desc(const kernels::Conv2dShape& s, bool padded_explicitly) {
+  return ConvolutionDescriptor(padded_explicitly ? 0 : s.pad_top, padded_explicitly ? 0 : s.pad_left, s.stride_h,
+                               s.stride_w, s.dilation_h, s.dilation_w, s.groups);
+}
+
+// Algorithms whose workspace exceeds this are passed over (some FFT variants ask for several
+// GiB on large layers, which would crowd out activations); a direct or GEMM algorithm always
+// fits.
+constexpr std::size_t kWorkspaceLimitBytes = std::size_t{512} << 20;
+
+// The heuristics' best-ranked algorithm that cuDNN can run for these descriptors within the
+// workspace limit, with its workspace bytes (`memory`). The v7 queries rank without running.
+template <typename Perf>
+Perf first_supported(const Perf* results, int count, const char* pass) {
+  for (int i = 0; i < count; ++i)
+    if (results[i].status == CUDNN_STATUS_SUCCESS && results[i].memory <= kWorkspaceLimitBytes) return results[i];
+  throw kernels::KernelArgumentError(std::string("Conv2dKernel: cuDNN has no algorithm for the ") + pass +
+                                     " pass of this shape within " + std::to_string(kWorkspaceLimitBytes >> 20) +
+                                     " MiB of workspace");
+}
+
+float* floats(const DeviceBuffer& buffer) { return buffer.as<float>(); }
+
+std::size_t float_bytes(int64_t elements) { return static_cast<std::size_t>(elements) * sizeof(float); }
+
+}  // namespace
+
+Conv2dKernel::Conv2dKernel(CudaContext& context, const kernels::Conv2dShape& shape)
+    : context_(context),
+      shape_(checked(shape)),
+      explicit_padding_(explicit_padding(shape)),
+      input_desc_(input_desc(shape, explicit_padding_)),
+      output_desc_(shape.batch, shape.out_channels, shape.out_height(), shape.out_width()),
+      bias_desc_(1, shape.out_channels, 1, 1),
+      filter_desc_(shape.out_channels, shape.in_channels / shape.groups, shape.kernel_h, shape.kernel_w),
+      conv_desc_(conv_desc(shape, explicit_padding_.has_value())) {
+  const auto& s = shape_;
+  int n = 0, c = 0, h = 0, w = 0;
+  SB_CUDNN_CHECK(
+      cudnnGetConvolution2dForwardOutputDim(conv_desc_.get(), input_desc_.get(), filter_desc_.get(), &n, &c, &h, &w));
+  if (h != s.out_height() || w != s.out_width())
+    throw kernels::KernelArgumentError("Conv2dKernel: cuDNN's output " + std::to_string(h) + "x" + std::to_string(w) +
+                                       " differs from the shape's " + std::to_string(s.out_height()) + "x" +
+                                       std::to_string(s.out_width()));
+
+  cudnnHandle_t cudnn = context.cudnn();
+  int returned = 0;
+  // Every algorithm of each pass, ranked.
+  cudnnConvolutionFwdAlgoPerf_t forward[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+  SB_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(cudnn, input_desc_.get(), filter_desc_.get(), conv_desc_.get(),
+                                                        output_desc_.get(), CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+                                                        &returned, forward));
+  const auto fwd = first_supported(forward, returned, "forward");
+  forward_algo_ = fwd.algo;
+  forward_workspace_bytes_ = fwd.memory;
+
+  cudnnConvolutionBwdDataAlgoPerf_t backward_data[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+  SB_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(cudnn, filter_desc_.get(), output_desc_.get(),
+                                                             conv_desc_.get(), input_desc_.get(),
+                                                             CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned,
+                                                             backward_data));
+  const auto bwd = first_supported(backward_data, returned, "backward data");
+  backward_data_algo_ = bwd.algo;
+  backward_data_workspace_bytes_ = bwd.memory;
+
+  cudnnConvolutionBwdFilterAlgoPerf_t backward_filter[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+  SB_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(cudnn, input_desc_.get(), output_desc_.get(),
+                                                               conv_desc_.get(), filter_desc_.get(),
+                                                               CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned,
+                                                               backward_filter));
+  const auto bwf = first_supported(backward_filter, returned, "backward weights");
+  backward_filter_algo_ = bwf.algo;
+  backward_filter_workspace_bytes_ = bwf.memory;
+
+  const int64_t planes = s.batch * s.in_channels;
+  const int64_t input_elements = explicit_padding_ ? planes * explicit_padding_->padded_h * explicit_padding_->padded_w
+                                                   : planes * s.height * s.width;
+  conv_input_ = DeviceBuffer(float_bytes(input_elements));
+  if (explicit_padding_) user_input_ = DeviceBuffer(float_bytes(planes * s.height * s.width));
+  weights_ = DeviceBuffer(float_bytes(s.out_channels * (s.in_channels / s.groups) * s.kernel_h * s.kernel_w));
+  if (s.bias) bias_ = DeviceBuffer(float_bytes(s.out_channels));
+  output_ = DeviceBuffer(float_bytes(s.batch * s.out_channels * s.out_height() * s.out_width()));
+}
+
+void Conv2dKernel::upload_input(const float* x) {
+  if (!explicit_padding_) {
+    upload(context_.stream(), x, conv_input_.bytes(), conv_input_);
+    return;
+  }
+  upload(context_.stream(), x, user_input_.bytes(), user_input_);
+  pad_planes(context_.stream(), *explicit_padding_, floats(user_input_), 0.0f, floats(conv_input_));
+}
+
+void Conv2dKernel::forward(const float* x, const float* w, const float* b, float* y) {
+  const float one = 1.0f, zero = 0.0f;
+  upload_input(x);
+  upload(context_.stream(), w, weights_.bytes(), weights_);
+  SB_CUDNN_CHECK(cudnnConvolutionForward(context_.cudnn(), &one, input_desc_.get(), conv_input_.data(),
+                                         filter_desc_.get(), weights_.data(), conv_desc_.get(), forward_algo_,
+                                         context_.workspace(forward_workspace_bytes_), forward_workspace_bytes_, &zero,
+                                         output_desc_.get(), output_.data()));
+  if (shape_.bias) {
+    upload(context_.stream(), b, bias_.bytes(), bias_);
+    // y += b broadcast over N, H and W.
+    SB_CUDNN_CHECK(cudnnAddTensor(context_.cudnn(), &one, bias_desc_.get(), bias_.data(), &one, output_desc_.get(),
+                                  output_.data()));
+  }
+  download(context_.stream(), output_, output_.bytes(), y);
+  context_.synchronize();
+}
+
+void Conv2dKernel::backward_data(const float* dy, const float* w, float* dx) {
+  const float one = 1.0f, zero = 0.0f;
+  upload(context_.stream(), dy, output_.bytes(), output_);
+  upload(context_.stream(), w, weights_.bytes(), weights_);
+  SB_CUDNN_CHECK(cudnnConvolutionBackwardData(context_.cudnn(), &one, filter_desc_.get(), weights_.data(),
+                                              output_desc_.get(), output_.data(), conv_desc_.get(),
+                                              backward_data_algo_, context_.workspace(backward_data_workspace_bytes_),
+                                              backward_data_workspace_bytes_, &zero, input_desc_.get(),
+                                              conv_input_.data()));
+  if (explicit_padding_) {
+    // The gradient that fell on the padding belongs to no input element.
+    crop_planes(context_.stream(), *explicit_padding_, floats(conv_input_), floats(user_input_));
+    download(context_.stream(), user_input_, user_input_.bytes(), dx);
+  } else {
+    download(context_.stream(), conv_input_, conv_input_.bytes(), dx);
+  }
+  context_.synchronize();
+}
+
+void Conv2dKernel::backward_weights(const float* x, const float* dy, float* dw, float* db) {
+  const float one = 1.0f, zero = 0.0f;
+  upload_input(x);
+  upload(context_.stream(), dy, output_.bytes(), output_);
+  SB_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
+      context_.cudnn(), &one, input_desc_.get(), conv_input_.data(), output_desc_.get(), output_.data(),
+      conv_desc_.get(), backward_filter_algo_, context_.workspace(backward_filter_workspace_bytes_),
+      backward_filter_workspace_bytes_, &zero, filter_desc_.get(), weights_.data()));
+  download(context_.stream(), weights_, weights_.bytes(), dw);
+  if (shape_.bias) {
+    SB_CUDNN_CHECK(cudnnConvolutionBackwardBias(context_.cudnn(), &one, output_desc_.get(), output_.data(), &zero,
+                                                bias_desc_.get(), bias_.data()));
+    download(context_.stream(), bias_, bias_.bytes(), db);
+  }
+  context_.synchronize();
+}
+
+}  // namespace splitbrain::exec::cuda

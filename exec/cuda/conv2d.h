@@ -1,0 +1,66 @@
+#pragma once
+// 2-D convolution on the GPU with cuDNN's convolution (legacy API): the twin of cpu::Conv2dKernel,
+// same shape type, same layouts (NCHW; weights [out, in/groups, kh, kw]; bias [out]), same
+// results; backward_weights overwrites dw and db.
+//
+// Per-side padding: cuDNN pads symmetrically only, so a shape with pad_top != pad_bottom or
+// pad_left != pad_right (a height-split layer padding only at the global image's edges) is padded
+// explicitly with zeros (layout_kernels.h) and convolved with no cuDNN padding; backward_data
+// then crops the padded input gradient. Symmetric shapes go straight to cuDNN.
+//
+// Host arrays in and out (see cuda_context.h): every call uploads its inputs into the device
+// buffers this object allocates once, runs on the context's stream and synchronises.
+
+#include <cudnn.h>
+
+#include <optional>
+
+#include "exec/cuda/cuda_context.h"
+#include "exec/cuda/cudnn_descriptors.h"
+#include "exec/cuda/device_buffer.h"
+#include "exec/cuda/layout_kernels.h"
+#include "exec/kernels/conv2d.h"
+
+namespace splitbrain::exec::cuda {
+
+class Conv2dKernel final : public kernels::Conv2dKernel {
+ public:
+  // Throws kernels::KernelArgumentError on shapes that do not make sense, CudaError when cuDNN refuses.
+  Conv2dKernel(CudaContext& context, const kernels::Conv2dShape& shape);
+
+  const kernels::Conv2dShape& shape() const override { return shape_; }
+
+  // y = conv(x, w) + b. `b` is ignored (may be null) without bias.
+  void forward(const float* x, const float* w, const float* b, float* y) override;
+  // dx = the input gradient for the output gradient dy (overwrites dx).
+  void backward_data(const float* dy, const float* w, float* dx) override;
+  // dw (and db with bias) for input x and output gradient dy (overwritten, not accumulated).
+  void backward_weights(const float* x, const float* dy, float* dw, float* db) override;
+
+ private:
+  // Puts host x into conv_input_ (through user_input_ and the padding kernel when explicit).
+  void upload_input(const float* x);
+
+  CudaContext& context_;
+  kernels::Conv2dShape shape_;
+  // Set when the padding is done by our kernel rather than cuDNN.
+  std::optional<PlanePadding> explicit_padding_;
+  TensorDescriptor input_desc_;  // what cuDNN convolves: x, or x padded explicitly
+  TensorDescriptor output_desc_;
+  TensorDescriptor bias_desc_;
+  FilterDescriptor filter_desc_;
+  ConvolutionDescriptor conv_desc_;
+  cudnnConvolutionFwdAlgo_t forward_algo_{};
+  cudnnConvolutionBwdDataAlgo_t backward_data_algo_{};
+  cudnnConvolutionBwdFilterAlgo_t backward_filter_algo_{};
+  std::size_t forward_workspace_bytes_ = 0;
+  std::size_t backward_data_workspace_bytes_ = 0;
+  std::size_t backward_filter_workspace_bytes_ = 0;
+  DeviceBuffer conv_input_;  // x (or dx) as cuDNN sees it
+  DeviceBuffer user_input_;  // x (or dx) unpadded; only with explicit padding
+  DeviceBuffer weights_;     // w, or dw
+  DeviceBuffer bias_;        // b, or db; only with bias
+  DeviceBuffer output_;      // y, or dy
+};
+
+}  // namespace splitbrain::exec::cuda

@@ -1,0 +1,58 @@
+#pragma once
+// What a rank's CUDA kernels run on: its GPU, one compute stream, a cuDNN and a cuBLAS handle
+// bound to that stream, a growable cuDNN workspace and growable staging buffers shared by the
+// kernels whose device buffers depend on the call (the others own buffers sized once).
+//
+// The twin of cpu::CpuContext. This first version of the backend takes HOST arrays: every kernel
+// uploads its inputs, runs on stream(), downloads its outputs and synchronises before returning,
+// so a caller sees the CPU kernels' contract. Device-resident arrays come later.
+//
+// Math: cuDNN convolutions use CUDNN_FMA_MATH and cuBLAS CUBLAS_PEDANTIC_MATH, i.e. plain fp32
+// (no TF32 tensor cores), so results match the CPU backend to fp32 rounding.
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <cudnn.h>
+
+#include <cstddef>
+#include <vector>
+
+#include "exec/cuda/device_buffer.h"
+
+namespace splitbrain::exec::cuda {
+
+class CudaContext {
+ public:
+  // Makes `device` current and creates the stream and handles on it.
+  explicit CudaContext(int device);
+  ~CudaContext();
+  CudaContext(const CudaContext&) = delete;
+  CudaContext& operator=(const CudaContext&) = delete;
+
+  int device() const { return device_; }
+  cudaStream_t stream() const { return stream_; }
+  cudnnHandle_t cudnn() const { return cudnn_; }
+  cublasHandle_t cublas() const { return cublas_; }
+
+  // At least `bytes` of scratch for one library call at a time (cuDNN algorithms). Growing it
+  // synchronises first: work queued earlier may still use the old block.
+  void* workspace(std::size_t bytes);
+  // Staging buffer `slot` with at least `bytes`; same growth rule. A kernel staging through the
+  // context uses slots 0, 1, 2, ... for its arguments; the next call (of any kernel) may reuse them.
+  void* staging(std::size_t slot, std::size_t bytes);
+
+  // Waits for everything queued on stream().
+  void synchronize() const;
+
+ private:
+  void* grown(DeviceBuffer& buffer, std::size_t bytes);
+
+  int device_;
+  cudaStream_t stream_ = nullptr;
+  cudnnHandle_t cudnn_ = nullptr;
+  cublasHandle_t cublas_ = nullptr;
+  DeviceBuffer workspace_;
+  std::vector<DeviceBuffer> staging_;
+};
+
+}  // namespace splitbrain::exec::cuda

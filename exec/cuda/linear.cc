@@ -1,0 +1,102 @@
+#include "exec/cuda/linear.h"
+
+#include <vector>
+
+#include "exec/cuda/cuda_check.h"
+#include "exec/kernels/kernel_argument_error.h"
+
+namespace splitbrain::exec::cuda {
+
+// Row-major [r, c] is column-major [c, r] with leading dimension c, so every product below is
+// written for the transposes: y^T = W x^T, dx^T = W^T dy^T, dW^T = x^T dy.
+
+namespace {
+
+const kernels::LinearShape& checked(const kernels::LinearShape& s) {
+  if (s.rows <= 0 || s.in_features <= 0 || s.out_features <= 0)
+    throw kernels::KernelArgumentError("LinearKernel: rows, in_features and out_features must be positive");
+  return s;
+}
+
+std::size_t float_bytes(int64_t elements) { return static_cast<std::size_t>(elements) * sizeof(float); }
+
+}  // namespace
+
+LinearKernel::LinearKernel(CudaContext& context, const kernels::LinearShape& shape)
+    : context_(context),
+      shape_(checked(shape)),
+      output_desc_(shape.rows, shape.out_features, 1, 1),
+      bias_desc_(1, shape.out_features, 1, 1),
+      input_(float_bytes(shape.rows * shape.in_features)),
+      weights_(float_bytes(shape.out_features * shape.in_features)),
+      bias_(float_bytes(shape.out_features)),
+      output_(float_bytes(shape.rows * shape.out_features)),
+      ones_(float_bytes(shape.rows)) {
+  const std::vector<float> ones(static_cast<std::size_t>(shape.rows), 1.0f);
+  upload(context.stream(), ones.data(), ones_.bytes(), ones_);
+  context.synchronize();
+}
+
+void LinearKernel::forward(const float* x, const float* w, const float* b, float* y) {
+  const int64_t rows = shape_.rows, in = shape_.in_features, out = shape_.out_features;
+  const float one = 1.0f, zero = 0.0f;
+  upload(context_.stream(), x, input_.bytes(), input_);
+  upload(context_.stream(), w, weights_.bytes(), weights_);
+  // y^T [out, rows] = W [out, in] . x^T [in, rows]; W's buffer is W^T column-major.
+  SB_CUBLAS_CHECK(cublasSgemm_64(context_.cublas(), CUBLAS_OP_T, CUBLAS_OP_N, out, rows, in, &one,
+                                 weights_.as<float>(), in, input_.as<float>(), in, &zero, output_.as<float>(), out));
+  if (shape_.bias) {
+    upload(context_.stream(), b, bias_.bytes(), bias_);
+    SB_CUDNN_CHECK(cudnnAddTensor(context_.cudnn(), &one, bias_desc_.get(), bias_.data(), &one, output_desc_.get(),
+                                  output_.data()));
+  }
+  download(context_.stream(), output_, output_.bytes(), y);
+  context_.synchronize();
+}
+
+void LinearKernel::backward_data(const float* dy, const float* w, float* dx) {
+  const int64_t rows = shape_.rows, in = shape_.in_features, out = shape_.out_features;
+  const float one = 1.0f, zero = 0.0f;
+  upload(context_.stream(), dy, output_.bytes(), output_);
+  upload(context_.stream(), w, weights_.bytes(), weights_);
+  // dx^T [in, rows] = W^T [in, out] . dy^T [out, rows].
+  SB_CUBLAS_CHECK(cublasSgemm_64(context_.cublas(), CUBLAS_OP_N, CUBLAS_OP_N, in, rows, out, &one,
+                                 weights_.as<float>(), in, output_.as<float>(), out, &zero, input_.as<float>(), in));
+  download(context_.stream(), input_, input_.bytes(), dx);
+  context_.synchronize();
+}
+
+void LinearKernel::weight_gradients(float beta, bool with_bias) {
+  const int64_t rows = shape_.rows, in = shape_.in_features, out = shape_.out_features;
+  const float one = 1.0f;
+  // dW^T [in, out] = x^T [in, rows] . dy [rows, out].
+  SB_CUBLAS_CHECK(cublasSgemm_64(context_.cublas(), CUBLAS_OP_N, CUBLAS_OP_T, in, out, rows, &one, input_.as<float>(),
+                                 in, output_.as<float>(), out, &beta, weights_.as<float>(), in));
+  // db [out] = dy^T [out, rows] . ones [rows].
+  if (with_bias)
+    SB_CUBLAS_CHECK(cublasSgemv_64(context_.cublas(), CUBLAS_OP_N, out, rows, &one, output_.as<float>(), out,
+                                   ones_.as<float>(), 1, &beta, bias_.as<float>(), 1));
+}
+
+void LinearKernel::backward_weights(const float* x, const float* dy, float* dw, float* db) {
+  upload(context_.stream(), x, input_.bytes(), input_);
+  upload(context_.stream(), dy, output_.bytes(), output_);
+  weight_gradients(0.0f, shape_.bias);
+  download(context_.stream(), weights_, weights_.bytes(), dw);
+  if (shape_.bias) download(context_.stream(), bias_, bias_.bytes(), db);
+  context_.synchronize();
+}
+
+void LinearKernel::accumulate_weight_gradients(const float* x, const float* dy, float* dw, float* db) {
+  const bool with_bias = db != nullptr;
+  upload(context_.stream(), x, input_.bytes(), input_);
+  upload(context_.stream(), dy, output_.bytes(), output_);
+  upload(context_.stream(), dw, weights_.bytes(), weights_);
+  if (with_bias) upload(context_.stream(), db, bias_.bytes(), bias_);
+  weight_gradients(1.0f, with_bias);
+  download(context_.stream(), weights_, weights_.bytes(), dw);
+  if (with_bias) download(context_.stream(), bias_, bias_.bytes(), db);
+  context_.synchronize();
+}
+
+}  // namespace splitbrain::exec::cuda

@@ -1,0 +1,32 @@
+#pragma once
+// Softmax cross-entropy (exec/kernels/softmax_cross_entropy.h) on the GPU: the twin of
+// cpu::SoftmaxCrossEntropyKernel. Forward is cuDNN's log-softmax (CUDNN_SOFTMAX_LOG,
+// max-subtracted, so -log p[label] stays finite where p underflows, as the CPU's log-sum-exp)
+// followed by an own kernel that reads the row losses and turns the log-probabilities into
+// probabilities in place; backward is an own kernel.
+//
+// Host arrays in and out (see cuda_context.h), staged in the context's staging buffers; the
+// call synchronises, so probs == logits and dlogits == probs are allowed as on the CPU.
+
+#include <cstdint>
+
+#include "exec/cuda/cuda_context.h"
+#include "exec/kernels/softmax_cross_entropy.h"
+
+namespace splitbrain::exec::cuda {
+
+class SoftmaxCrossEntropyKernel final : public kernels::SoftmaxCrossEntropyKernel {
+ public:
+  // Throws KernelArgumentError unless rows and classes are positive.
+  SoftmaxCrossEntropyKernel(CudaContext& context, const kernels::SoftmaxCrossEntropyShape& shape);
+
+  const kernels::SoftmaxCrossEntropyShape& shape() const override { return shape_; }
+  double forward(const float* logits, const int32_t* labels, float* probs) override;
+  void backward(const float* probs, const int32_t* labels, float scale, float* dlogits) override;
+
+ private:
+  CudaContext& context_;
+  kernels::SoftmaxCrossEntropyShape shape_;
+};
+
+}  // namespace splitbrain::exec::cuda

@@ -1,0 +1,107 @@
+// The CUDA activations, softmax cross-entropy and dropout against their CPU twins. Dropout's
+// mask must be the CPU's bit for bit (same global-index hash), on a block cut out of a larger
+// tensor as a split layer's rank holds it.
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "exec/cpu/cpu_context.h"
+#include "exec/cpu/dropout.h"
+#include "exec/cpu/eltwise.h"
+#include "exec/cpu/softmax_cross_entropy.h"
+#include "exec/cuda/cuda_device.h"
+#include "exec/cuda/dropout.h"
+#include "exec/cuda/eltwise.h"
+#include "exec/cuda/softmax_cross_entropy.h"
+#include "exec/kernels/kernel_argument_error.h"
+#include "tests/exec/cuda/cuda_test_util.h"
+
+namespace splitbrain::exec::cuda {
+namespace {
+
+using testing::count;
+using testing::expect_matches_cpu;
+using testing::random_floats;
+
+void expect_activation_matches_cpu(kernels::Activation kind) {
+  constexpr int64_t kElements = 1000;
+  cpu::CpuContext cpu_context;
+  CudaContext gpu_context(0);
+  cpu::ActivationKernel cpu_kernel(cpu_context, kind, kElements);
+  ActivationKernel gpu_kernel(gpu_context, kind, kElements);
+  const auto x = random_floats(count(kElements), 41, -4.0f, 4.0f);
+  const auto dy = random_floats(count(kElements), 42);
+  std::vector<float> cpu_y(x.size()), gpu_y(x.size());
+  cpu_kernel.forward(x.data(), cpu_y.data());
+  gpu_kernel.forward(x.data(), gpu_y.data());
+  expect_matches_cpu(gpu_y, cpu_y, "y");
+  // relu's backward reads y, gelu's reads x.
+  const std::vector<float>& saved = kind == kernels::Activation::relu ? cpu_y : x;
+  std::vector<float> cpu_dx(x.size()), gpu_dx(x.size());
+  cpu_kernel.backward(saved.data(), dy.data(), cpu_dx.data());
+  gpu_kernel.backward(saved.data(), dy.data(), gpu_dx.data());
+  expect_matches_cpu(gpu_dx, cpu_dx, "dx");
+}
+
+TEST(CudaActivation, ReluMatchesTheCpu) {
+  if (exec::cuda::visible_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
+  expect_activation_matches_cpu(kernels::Activation::relu);
+}
+
+TEST(CudaActivation, GeluTanhMatchesTheCpu) {
+  if (exec::cuda::visible_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
+  expect_activation_matches_cpu(kernels::Activation::gelu_tanh);
+}
+
+TEST(CudaSoftmaxCrossEntropy, LossProbabilitiesAndGradientMatchTheCpu) {
+  if (exec::cuda::visible_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
+  const kernels::SoftmaxCrossEntropyShape s{.rows = 6, .classes = 10};
+  CudaContext gpu_context(0);
+  cpu::SoftmaxCrossEntropyKernel cpu_kernel(s);
+  SoftmaxCrossEntropyKernel gpu_kernel(gpu_context, s);
+  // Large logits in one row: its softmax underflows, the loss must stay finite and equal.
+  auto logits = random_floats(count(s.rows * s.classes), 51, -3.0f, 3.0f);
+  logits[3] = 120.0f;
+  const std::vector<int32_t> labels{0, 9, 4, 4, 1, 7};
+  const float scale = 1.0f / 12.0f;
+  std::vector<float> cpu_probs(logits.size()), gpu_probs(logits.size());
+  const double cpu_loss = cpu_kernel.forward(logits.data(), labels.data(), cpu_probs.data());
+  const double gpu_loss = gpu_kernel.forward(logits.data(), labels.data(), gpu_probs.data());
+  EXPECT_NEAR(gpu_loss, cpu_loss, testing::kRelativeTolerance * cpu_loss);
+  expect_matches_cpu(gpu_probs, cpu_probs, "probs");
+  std::vector<float> cpu_d(logits.size()), gpu_d(logits.size());
+  cpu_kernel.backward(cpu_probs.data(), labels.data(), scale, cpu_d.data());
+  gpu_kernel.backward(cpu_probs.data(), labels.data(), scale, gpu_d.data());
+  expect_matches_cpu(gpu_d, cpu_d, "dlogits");
+  const std::vector<int32_t> bad{0, 10, 0, 0, 0, 0};
+  EXPECT_THROW(gpu_kernel.forward(logits.data(), bad.data(), gpu_probs.data()), kernels::KernelArgumentError);
+}
+
+TEST(CudaDropout, SameMaskAndValuesAsTheCpuOnABlock) {
+  if (exec::cuda::visible_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
+  CudaContext gpu_context(0);
+  const kernels::DropoutKey key{.seed = 1234, .step = 7, .layer = 3};
+  const double p = 0.3;
+  cpu::DropoutKernel cpu_kernel(p);
+  DropoutKernel gpu_kernel(gpu_context, p);
+  // A rank's block of a [4, 6, 10] tensor split along the first two dims.
+  const kernels::DropoutBlock block{.global_shape = {4, 6, 10}, .offset = {2, 3, 0}, .local_shape = {2, 3, 10}};
+  const auto x = random_floats(count(block.local_elements()), 61);
+  std::vector<float> cpu_y(x.size()), gpu_y(x.size());
+  std::vector<uint8_t> cpu_mask(x.size()), gpu_mask(x.size());
+  cpu_kernel.forward(key, block, x.data(), cpu_y.data(), cpu_mask.data());
+  gpu_kernel.forward(key, block, x.data(), gpu_y.data(), gpu_mask.data());
+  EXPECT_EQ(gpu_mask, cpu_mask);
+  EXPECT_EQ(gpu_y, cpu_y);  // the same product x * scale per element: exactly equal
+
+  const auto dy = random_floats(x.size(), 62);
+  std::vector<float> cpu_dx(x.size()), gpu_dx(x.size());
+  cpu_kernel.backward(block.local_elements(), cpu_mask.data(), dy.data(), cpu_dx.data());
+  gpu_kernel.backward(block.local_elements(), cpu_mask.data(), dy.data(), gpu_dx.data());
+  EXPECT_EQ(gpu_dx, cpu_dx);
+}
+
+}  // namespace
+}  // namespace splitbrain::exec::cuda
