@@ -65,8 +65,8 @@ def ranking(plans, median_seconds):
 
 
 def planner_rank(name):
-    """`<model>-<ranks>-<NN>-<family>`: NN is the plan's place in `splitbrain plan`'s ranking."""
-    return int(re.search(r"-(\d+)-(\d\d)-", name).group(2))
+    """`[<model>-<ranks>-]<NN>-<family>`: NN is the plan's place in `splitbrain plan`'s ranking."""
+    return int(re.search(r"(?:^|-)(\d\d)-(?=[a-z])", name).group(1))
 
 
 def figure_scatter(plans, path):
@@ -120,8 +120,12 @@ def main():
     plans = load(args.work)
     if not plans:
         raise SystemExit(f"{args.work}: no comparisons to summarise")
-    median_seconds = {name: float(seconds) for name, seconds in
-                      (line.split() for line in (args.work / "median-step-seconds.txt").read_text().splitlines())}
+    # Median step times over several rounds where the study ran them (fidelity.sh); else each
+    # plan's one measured run (the main job).
+    medians = args.work / "median-step-seconds.txt"
+    median_seconds = {p["name"]: p["measured_seconds"] for p in plans}
+    if medians.exists():
+        median_seconds.update((name, float(seconds)) for name, seconds in (line.split() for line in medians.read_text().splitlines()))
     skipped = [line.split(" ", 2) for line in (args.work / "runs.txt").read_text().splitlines() if " skipped" in line]
     errors = [abs(p["error"]) for p in plans]
     summary = {
@@ -143,9 +147,11 @@ def main():
         "# Fidelity: predicted against measured on this machine",
         "",
         f"Made by `{args.command}`; load average {args.load[0]} at the start, {args.load[1]} at the end.",
-        "Each round calibrates this machine afresh with `splitbrain calibrate --model` (`local-cpu-calibrated-<round>.json`, "
-        "output in `calibrate-<round>.txt`) and predicts its runs with that calibration; a plan's row is its round with the "
-        "median error.",
+        ("Each round calibrates this machine afresh with `splitbrain calibrate --model` (`local-cpu-calibrated-<round>.json`, "
+         "output in `calibrate-<round>.txt`) and predicts its runs with that calibration; a plan's row is its round with the "
+         "median error." if medians.exists() else
+         "The cluster is this machine calibrated by `splitbrain calibrate --model` in the same run (`local-cpu-calibrated.json`, "
+         "output in `calibrate.txt`); one run per plan."),
         "",
         f"- plans run: {len(plans)}; median |error| of the iteration time {summary['median_abs_error']:.1%} "
         f"(target <= {MEDIAN_TARGET:.0%}), worst {summary['worst_abs_error']:.1%} (target <= {WORST_TARGET:.0%})",
@@ -155,7 +161,7 @@ def main():
     ]
     for check in summary["ranking"]:
         lines.append(f"- ranking, {check['model']} on {check['ranks']} ranks ({check['plans']} plans): the planner's pick "
-                     f"`{check['predicted_fastest']}` is measured {check['gap']:+.1%} (median step times over the rounds) from the measured fastest "
+                     f"`{check['predicted_fastest']}` is measured {check['gap']:+.1%} (median step time over the rounds where there are several) from the measured fastest "
                      f"`{check['measured_fastest']}` (target <= {RANKING_TARGET:.0%}): {'holds' if check['holds'] else 'FAILS'}")
     lines += ["", "![predicted vs measured](predicted-vs-measured.png)", "", "![phases](phases.png)", "",
               "| plan | family | mesh | predicted ms | measured ms | error | worst memory error | peak memory error | bytes equal |",
