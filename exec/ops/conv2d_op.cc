@@ -9,7 +9,7 @@
 #include <optional>
 #include <utility>
 
-#include "exec/comm/halo_reduce.h"
+#include "exec/comm/halo_rows.h"
 #include "exec/kernels/conv2d.h"
 #include "exec/ops/op_factories.h"
 #include "exec/ops/op_helpers.h"
