@@ -139,18 +139,44 @@ std::optional<Device::MeasuredKernel> measured_kernel(const Cluster& cluster, co
                                 between(alone->second.backward_weight_seconds, shared->second.backward_weight_seconds)};
 }
 
+// A streaming pass over `bytes` (read plus written) outside any kernel, on the common memory
+// curve (the optimizer's, measured the same way).
+double streaming_seconds(const Cluster& cluster, double bytes) {
+  return bytes > 0.0 ? bytes / achieved_memory_bytes_per_second(cluster, bytes) : 0.0;
+}
+
+// Bytes the executor moves through memory around a height split's halo exchange, besides the
+// exchange itself (exec/comm/halo_rows.h): forward, the extended block is allocated zero-filled
+// and the block and its halo rows copied in (write, read, write); backward, the extended input
+// gradient the kernel writes is allocated zero-filled, then the block's own rows are copied out
+// into a fresh zero-filled array (write; write, read, write).
+struct HaloCopyBytes {
+  double forward = 0.0;
+  double backward = 0.0;
+};
+HaloCopyBytes halo_copy_bytes(const plans::LayerLayouts& layouts, const LocalBytes& b) {
+  if (layouts.forward_internal.empty() || layouts.forward_internal.front().kind != plans::CollectiveKind::halo_exchange) {
+    return {};
+  }
+  const plans::Collective& halo = layouts.forward_internal.front();
+  const double extended = b.inputs + 2.0 * static_cast<double>(halo.halo_rows * halo.row_bytes);
+  return {2.0 * extended + b.inputs, extended + 3.0 * b.inputs};
+}
+
 // A measured kernel's seconds plus what the executor does around the kernel, at the memory
 // rate: every array it hands a kernel is zero-filled first (output, input gradient), and a
 // convolution's weight gradient is written to a fresh zero-filled array and then added into the
 // accumulated one (zero-fill, read both, write one: four passes over the local parameters).
 // Layers without parameters (pooling, activations) have no weight gradient.
-LayerComputeSeconds measured_seconds(const Cluster& cluster, const Layer& layer, const Device::MeasuredKernel& kernel,
-                                     const LocalBytes& b) {
-  // Streaming passes: the common memory curve (the optimizer's, measured the same way).
-  const auto pass_seconds = [&](double bytes) { return bytes > 0.0 ? bytes / achieved_memory_bytes_per_second(cluster, bytes) : 0.0; };
+LayerComputeSeconds measured_seconds(const Cluster& cluster, const Layer& layer, const plans::LayerLayouts& layouts,
+                                     const Device::MeasuredKernel& kernel, const LocalBytes& b) {
+  const auto pass_seconds = [&](double bytes) { return streaming_seconds(cluster, bytes); };
+  const HaloCopyBytes halo = halo_copy_bytes(layouts, b);
   LayerComputeSeconds seconds;
-  seconds.forward = kernel.forward_seconds + pass_seconds(b.output);
-  if (layer.needs_input_gradient) seconds.backward_input = kernel.backward_input_seconds + pass_seconds(b.input_grads);
+  seconds.forward = kernel.forward_seconds + pass_seconds(b.output) + pass_seconds(halo.forward);
+  if (layer.needs_input_gradient) {
+    seconds.backward_input = kernel.backward_input_seconds + pass_seconds(b.input_grads) + pass_seconds(halo.backward);
+  }
   if (b.params > 0.0) seconds.backward_weight = kernel.backward_weight_seconds + pass_seconds(4.0 * b.params);
   return seconds;
 }
@@ -164,7 +190,7 @@ LayerComputeSeconds compute_seconds(const Cluster& cluster, const model::Model& 
   const LocalCounter counter(mesh, layouts.work_fraction);
   const LocalBytes b = local_bytes(model, layer, layouts, counter, micro_batch, dtype);
   if (const auto kernel = measured_kernel(cluster, model, index, layouts, mesh, micro_batch, dtype, neighbours_busy)) {
-    return measured_seconds(cluster, layer, *kernel, b);
+    return measured_seconds(cluster, layer, layouts, *kernel, b);
   }
   const double scale = static_cast<double>(micro_batch) * layouts.work_fraction;
   const OpClass op_class = op_class_of(layer);
@@ -186,6 +212,9 @@ LayerComputeSeconds compute_seconds(const Cluster& cluster, const model::Model& 
   }
   // Weight gradient: reads the output gradient and the saved input, writes the parameter
   // gradient (as large as the local parameters).
+  const HaloCopyBytes halo = halo_copy_bytes(layouts, b);
+  seconds.forward += streaming_seconds(cluster, halo.forward);
+  if (layer.needs_input_gradient) seconds.backward_input += streaming_seconds(cluster, halo.backward);
   if (b.params > 0.0) {
     // Only a calibrated weight-gradient curve is sized in output pixels; the others in FLOPs.
     const bool by_rows = layer.kind == OpKind::conv2d && cluster.device.weight_gradient.conv.has_value();

@@ -121,6 +121,35 @@ TEST(ComputeCost, AMeasuredProblemRunsBetweenAloneAndBesideBusyNeighbours) {
   EXPECT_NEAR(forward(0.25), 1.5e-3 + 2.62144e-6, 1e-12);
 }
 
+TEST(ComputeCost, AHeightSplitPaysTheExecutorsHaloCopies) {
+  // data [3, 32, 32] -> conv1 -> conv2 (16 channels, 3x3, padding 1): conv2's input needs a gradient.
+  model::GraphBuilder b("two-convs", "test");
+  b.add("data", OpKind::input, model::InputAttrs{{3, 32, 32}, false}, {});
+  model::Conv2dAttrs conv;
+  conv.out_channels = 16;
+  conv.kernel = {3, 3};
+  conv.padding = {1, 1};
+  b.add("conv1", OpKind::conv2d, conv, {"data"});
+  b.add("conv2", OpKind::conv2d, conv, {"conv1"});
+  const model::Model net = b.build();
+  const plans::Mesh mesh({{"space", 2}});
+  const int conv2 = net.find("conv2");
+  const plans::LayerLayouts layouts = layouts_of(net, conv2, mesh, 8, plans::LayerSharding{{}, {}, {}, {0}});
+  ASSERT_EQ(layouts.forward_internal.size(), 1u);
+  ASSERT_EQ(layouts.forward_internal.front().halo_rows, 1);
+  ASSERT_EQ(layouts.forward_internal.front().row_bytes, 8 * 16 * 32 * 4);  // one row of the local block
+  Cluster cluster = flat_cluster();
+  cluster.device.measured_kernels[kernel_key(*kernel_problem(net, conv2, layouts, mesh, 8), 2)] = {1e-3, 2e-3, 3e-3};
+  const LayerComputeSeconds t = layer_compute_seconds(cluster, net, conv2, layouts, mesh, 8, model::DType::fp32);
+  // Local block [8, 16, 16, 32] = 262,144 B, extended by a row on each side = 294,912 B. Forward:
+  // the output zero-filled (262,144 B) and the extended block zero-filled and copied into
+  // (2 x 294,912 + 262,144 = 851,968 B). Backward: the input gradient zero-filled (262,144 B),
+  // the extended gradient zero-filled (294,912 B) and the block's rows copied out into a fresh
+  // array (3 x 262,144 B). All at 100 GB/s.
+  EXPECT_NEAR(t.forward, 1e-3 + (262'144 + 851'968) / 100e9, 1e-12);
+  EXPECT_NEAR(t.backward_input, 2e-3 + (262'144 + 294'912 + 3 * 262'144) / 100e9, 1e-12);
+}
+
 TEST(ComputeCost, LinearAtBatchOneIsMemoryBound) {
   const model::Model net = linear_net();
   const plans::Mesh mesh({{"data", 1}});
