@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "model/statistics.h"
+#include "plans/pipeline_order.h"
 #include "plans/plan_error.h"
 #include "plans/redistribution.h"
 #include "plans/tensor_layout.h"
@@ -249,6 +250,24 @@ int64_t unkept_forward_send_bytes(const Plan& plan, const CompiledPlan& compiled
   return bytes;
 }
 
+// Every output a stage sends down the pipeline, kept for its own backward or not: the sends hold
+// them until the step ends, past the backward that lets go of what the stage kept.
+int64_t forward_send_bytes(const Plan& plan, const CompiledPlan& compiled, int stage) {
+  const model::Model& net = *plan.model;
+  int64_t bytes = 0;
+  for (int i = 0; i < net.size(); ++i) {
+    if (compiled.layers[static_cast<size_t>(i)].stage != stage) continue;
+    bool sent = false;
+    for (int c : net.layer(i).consumers) {
+      for (const plans::InputTransfer& input : compiled.layers[static_cast<size_t>(c)].inputs) {
+        sent = sent || (input.producer == i && input.forward_send.has_value());
+      }
+    }
+    if (sent) bytes += local_output_bytes(plan, compiled, i);
+  }
+  return bytes;
+}
+
 // What recomputation keeps per micro-batch in flight: the stage's inputs, i.e. the outputs it
 // receives from earlier stages and the outputs of input layers it holds.
 int64_t stage_input_bytes(const Plan& plan, const CompiledPlan& compiled, int stage) {
@@ -376,7 +395,6 @@ int micro_batches_in_flight(const Plan& plan, int stage) {
 }
 
 MemoryBreakdown stage_memory(const Plan& plan, const CompiledPlan& compiled, int stage) {
-  const int in_flight = micro_batches_in_flight(plan, stage);
   const model::Model& net = *plan.model;
   if (compiled.layers.size() != static_cast<size_t>(net.size())) {
     throw plans::PlanError(
@@ -415,26 +433,36 @@ MemoryBreakdown stage_memory(const Plan& plan, const CompiledPlan& compiled, int
   memory.grads = grad_elements * plans::gradient_element_bytes(plan);
   memory.optimizer = optimizer_elements * optimizer_bytes_per_element;
 
-  // Activations. Recomputation keeps only each in-flight micro-batch's stage inputs, plus one
-  // micro-batch's full set while its backward recomputes it.
+  // Activations, over the stage's passes in the order the executor runs them (plans::pass_order).
+  // A forward leaves its micro-batch's kept tensors behind (under recompute only the stage's
+  // inputs) and the outputs it sent down the pipeline, which the sends hold until the step ends;
+  // its backward lets go of the kept tensors but not of the sent ones. The category peaks at the
+  // start of a backward (under recompute with one micro-batch's full set rebuilt on top) or
+  // during a forward, with that forward's own transients on top of what is held before it.
   const std::vector<double> released_after = kept_bytes_released_after(plan, compiled, stage);
   const int64_t per_micro_batch = saved_bytes_per_micro_batch(released_after);
-  memory.activations = plan.recompute_activations
-                           ? stage_input_bytes(plan, compiled, stage) * in_flight + per_micro_batch
-                           : per_micro_batch * in_flight;
+  const int64_t sent = forward_send_bytes(plan, compiled, stage);
+  const int64_t held_after_forward = plan.recompute_activations
+                                         ? stage_input_bytes(plan, compiled, stage) + sent
+                                         : per_micro_batch + unkept_forward_send_bytes(plan, compiled, stage);
+  const int64_t rebuilt_in_backward = plan.recompute_activations ? per_micro_batch : 0;
+  const int64_t forward_transients = forward_live_peak_bytes(plan, compiled, stage);
+  int64_t held = 0;
+  for (const auto& [kind, micro] : plans::pass_order(stage, plan.stage_count(), plan.micro_batches, plan.schedule)) {
+    if (kind == plans::PassKind::forward) {
+      memory.activations_in_forward = std::max(memory.activations_in_forward, held + forward_transients);
+      held += held_after_forward;
+    } else {
+      memory.activations = std::max(memory.activations, held + rebuilt_in_backward);
+      held += sent - held_after_forward;
+    }
+  }
 
-  // Buffers: the backward's working set and the gradient buckets (transient_bytes). Sends down
-  // the pipeline hold their outputs until the step ends: one per micro-batch, with the activations.
-  const int64_t unkept_sends = unkept_forward_send_bytes(plan, compiled, stage);
-  memory.activations += unkept_sends * plan.micro_batches;
+  // Buffers: the backward's working set and the gradient buckets (transient_bytes), beside the
+  // activations held when the worst backward starts.
   const Transients transients = transient_bytes(plan, compiled, stage, memory.activations, released_after);
   memory.buffers = transients.buffers;
   memory.activations_and_buffers_at_once = transients.together;
-  // The category's peak may come during a forward instead, while transients live: the last
-  // micro-batch in flight's forward, beside what the earlier ones keep and the sends still held.
-  const int64_t held_per_micro_batch = plan.recompute_activations ? stage_input_bytes(plan, compiled, stage) : per_micro_batch;
-  const int64_t before_last_forward = (in_flight - 1) * held_per_micro_batch + (plan.micro_batches - 1) * unkept_sends;
-  memory.activations_in_forward = before_last_forward + forward_live_peak_bytes(plan, compiled, stage);
   return memory;
 }
 
