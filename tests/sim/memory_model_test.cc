@@ -206,6 +206,21 @@ TEST(MemoryModel, OneFOneBKeepsFewerMicroBatchesThanGPipe) {
   EXPECT_EQ(o0.params + o1.params, 4 * ofob.model->parameter_count());
 }
 
+TEST(MemoryModel, ASentOutputTheStageKeepsStaysHeldPastItsBackward) {
+  // Cut after relu5, which keeps its output [8, 256] (8,192 B per micro-batch) for its own
+  // backward and sends it to dropout1 on stage 1. The backward lets go of it, the send does not.
+  Plan gpipe = two_stage_fashion_vgg(plans::PipelineSchedule::gpipe);
+  for (int i = 0; i < gpipe.model->size(); ++i) {
+    gpipe.stage_of_layer[static_cast<size_t>(i)] = i >= gpipe.model->find("dropout1") ? 1 : 0;
+  }
+  Plan ofob = gpipe;
+  ofob.schedule = plans::PipelineSchedule::one_f_one_b;
+  const int64_t kept = memory_of(gpipe, 0).activations / 8;  // GPipe: all 8 kept at the first backward
+  // 1F1B on stage 0: F0 F1 B0 F2 B1 ... F7 B6 B7. At B6's start micro-batches 6 and 7 are kept
+  // whole and the sends still hold micro-batches 0-5's relu5 outputs.
+  EXPECT_EQ(memory_of(ofob, 0).activations, 2 * kept + 6 * 8'192);
+}
+
 TEST(MemoryModel, RecomputationKeepsOnlyStageInputsPerMicroBatch) {
   Plan plan = two_stage_fashion_vgg(plans::PipelineSchedule::gpipe);
   const MemoryBreakdown plain = memory_of(plan, 0);
