@@ -8,12 +8,13 @@
 # ranking check), results.json, predicted-vs-measured.{png,svg}, phases.{png,svg}, each round's
 # calibrated cluster and calibrate's output, and compare/<plan>/ (comparison.json, figures, merged trace).
 # Made in a temporary folder and renamed, so nothing is left half-written.
-# Knobs (environment): ITERS (timed steps per run, 8), WARMUP (2), ROUNDS (5), MODELS ("fashion-vgg
-# vgg11-cifar10"). About 8 minutes on 2 quiet cores.
+# Knobs (environment): TIMED_SECONDS (each run times at least this many seconds of steps by the
+# prediction, 3), MIN_ITERS (timed steps at least, 8), WARMUP (2), ROUNDS (5), MODELS ("fashion-vgg
+# vgg11-cifar10"). About 11 minutes on 2 quiet cores.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=results/fidelity
-iters=${ITERS:-8} warmup=${WARMUP:-2} rounds=${ROUNDS:-5} models=${MODELS:-"fashion-vgg vgg11-cifar10"} batch=64
+timed_seconds=${TIMED_SECONDS:-3} min_iters=${MIN_ITERS:-8} warmup=${WARMUP:-2} rounds=${ROUNDS:-5} models=${MODELS:-"fashion-vgg vgg11-cifar10"} batch=64
 python=/usr/bin/python3  # has matplotlib (python3-matplotlib)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fidelity.XXXXXX")
@@ -69,7 +70,10 @@ for round in $(seq 1 "$rounds"); do
     [ -f "$run/refused" ] && continue
     "$sb" simulate --plan "$plan" --cluster "$tmp/cluster-$round.json" --json "$run/prediction-$round.json" \
       --trace "$run/prediction-trace-$round.json" > /dev/null
-    echo "[fidelity] round $round/$rounds: $name" >&2
+    # Each run times at least TIMED_SECONDS of steps (by the prediction), so a short step (fashion-vgg's
+    # 60 ms) is measured over as long a stretch of this noisy host as a long one.
+    iters=$("$python" -c "import json, math, sys; s = json.load(open(sys.argv[1]))['iteration_seconds']; print(max($min_iters, math.ceil($timed_seconds / s)))" "$run/prediction-$round.json")
+    echo "[fidelity] round $round/$rounds: $name ($iters steps)" >&2
     if ! mpirun -np "$ranks" --bind-to core "$sb" run --backend cpu --plan "$plan" --data "$(data_for "$model")" --warmup "$warmup" \
         --iters "$iters" --log-every 1000 --report "$run/measured-$round.json" --trace "$run/measured-trace-$round.json" \
         > "$run/run.txt" 2>&1; then
@@ -105,7 +109,7 @@ PY
 done
 loadavg_end=$(cut -d' ' -f1-3 /proc/loadavg)
 
-"$python" tools/bench/fidelity_report.py "$work" --command "bash tools/bench/fidelity.sh (ITERS=$iters WARMUP=$warmup ROUNDS=$rounds)" \
+"$python" tools/bench/fidelity_report.py "$work" --command "bash tools/bench/fidelity.sh (TIMED_SECONDS=$timed_seconds MIN_ITERS=$min_iters WARMUP=$warmup ROUNDS=$rounds)" \
   --load "$loadavg_start" "$loadavg_end"
 for round in $(seq 1 "$rounds"); do cp "$tmp/cluster-$round.json" "$work/local-cpu-calibrated-$round.json"; done
 rm -rf "$out.new" && mkdir -p "$(dirname "$out")" && cp -r "$work" "$out.new"
