@@ -23,6 +23,17 @@ using plans::Plan;
 
 int64_t round_up(int64_t value, int64_t multiple) { return (value + multiple - 1) / multiple * multiple; }
 
+// Whether a consumer on a later stage receives layer `u`'s output: the executor's send then holds
+// that array until the step ends (StageLink::finish_sends), whoever else lets go of it.
+bool sent_down_the_pipeline(const model::Model& net, const CompiledPlan& compiled, int u) {
+  for (int c : net.layer(u).consumers) {
+    for (const plans::InputTransfer& input : compiled.layers[static_cast<size_t>(c)].inputs) {
+      if (input.producer == u && input.forward_send) return true;
+    }
+  }
+  return false;
+}
+
 int64_t parameter_elements(const plans::LayerLayouts& layouts) {
   int64_t elements = 0;
   for (const plans::ParameterShard& shard : layouts.parameters) elements += shard.local_elements;
@@ -79,8 +90,10 @@ double op_kept_bytes(const Plan& plan, const CompiledPlan& compiled, int index) 
 }
 
 // Per layer: the kept bytes the executor lets go after that layer's backward (the last holder
-// of a tensor is the layer of smallest index among them: the backward runs in reverse).
-std::vector<double> kept_bytes_released_after(const Plan& plan, const CompiledPlan& compiled, int stage) {
+// of a tensor is the layer of smallest index among them: the backward runs in reverse). With
+// `only_freed`, outputs sent down the pipeline are left out: their sends still hold them.
+std::vector<double> kept_bytes_released_after(const Plan& plan, const CompiledPlan& compiled, int stage,
+                                              bool only_freed = false) {
   const model::Model& net = *plan.model;
   std::vector<double> released(static_cast<size_t>(net.size()), 0.0);
   std::map<int, int> received_last_holder;  // producer on an earlier stage -> smallest holder
@@ -106,6 +119,7 @@ std::vector<double> kept_bytes_released_after(const Plan& plan, const CompiledPl
       }
     }
     released[static_cast<size_t>(i)] += op_kept_bytes(plan, compiled, i);
+    if (only_freed && sent_down_the_pipeline(net, compiled, i)) last_holder = -1;
     if (last_holder >= 0) released[static_cast<size_t>(last_holder)] += static_cast<double>(local_output_bytes(plan, compiled, i));
     for (size_t p = 0; p < compiled_layer.inputs.size(); ++p) {
       const plans::InputTransfer& input = compiled_layer.inputs[p];
@@ -159,14 +173,6 @@ int64_t forward_live_peak_bytes(const Plan& plan, const CompiledPlan& compiled, 
     }
     return last;
   };
-  auto sent_down_the_pipeline = [&](int u) {
-    for (int c : net.layer(u).consumers) {
-      for (const plans::InputTransfer& input : compiled.layers[static_cast<size_t>(c)].inputs) {
-        if (input.producer == u && input.forward_send) return true;
-      }
-    }
-    return false;
-  };
   std::vector<size_t> output_array(static_cast<size_t>(net.size()));
   std::vector<bool> output_held(static_cast<size_t>(net.size()), false);  // by the stage's list of outputs
   auto release_output = [&](int u) {
@@ -200,7 +206,7 @@ int64_t forward_live_peak_bytes(const Plan& plan, const CompiledPlan& compiled, 
     }
     output_array[static_cast<size_t>(v)] = make(static_cast<double>(local_output_bytes(plan, compiled, v)));
     output_held[static_cast<size_t>(v)] = true;
-    if (sent_down_the_pipeline(v)) ++arrays[output_array[static_cast<size_t>(v)]].holders;
+    if (sent_down_the_pipeline(net, compiled, v)) ++arrays[output_array[static_cast<size_t>(v)]].holders;
     live += op_kept_bytes(plan, compiled, v);
     peak = std::max(peak, live);
     for (size_t p = 0; p < inputs.size(); ++p) {
@@ -256,14 +262,9 @@ int64_t forward_send_bytes(const Plan& plan, const CompiledPlan& compiled, int s
   const model::Model& net = *plan.model;
   int64_t bytes = 0;
   for (int i = 0; i < net.size(); ++i) {
-    if (compiled.layers[static_cast<size_t>(i)].stage != stage) continue;
-    bool sent = false;
-    for (int c : net.layer(i).consumers) {
-      for (const plans::InputTransfer& input : compiled.layers[static_cast<size_t>(c)].inputs) {
-        sent = sent || (input.producer == i && input.forward_send.has_value());
-      }
+    if (compiled.layers[static_cast<size_t>(i)].stage == stage && sent_down_the_pipeline(net, compiled, i)) {
+      bytes += local_output_bytes(plan, compiled, i);
     }
-    if (sent) bytes += local_output_bytes(plan, compiled, i);
   }
   return bytes;
 }
@@ -460,7 +461,10 @@ MemoryBreakdown stage_memory(const Plan& plan, const CompiledPlan& compiled, int
 
   // Buffers: the backward's working set and the gradient buckets (transient_bytes), beside the
   // activations held when the worst backward starts.
-  const Transients transients = transient_bytes(plan, compiled, stage, memory.activations, released_after);
+  // What the backward frees: not the outputs the sends hold (a recomputed copy was never sent).
+  const Transients transients = transient_bytes(
+      plan, compiled, stage, memory.activations,
+      kept_bytes_released_after(plan, compiled, stage, /*only_freed=*/!plan.recompute_activations));
   memory.buffers = transients.buffers;
   memory.activations_and_buffers_at_once = transients.together;
   return memory;
