@@ -139,12 +139,6 @@ std::optional<Device::MeasuredKernel> measured_kernel(const Cluster& cluster, co
                                 between(alone->second.backward_weight_seconds, shared->second.backward_weight_seconds)};
 }
 
-// A streaming pass over `bytes` (read plus written) outside any kernel, on the common memory
-// curve (the optimizer's, measured the same way).
-double streaming_seconds(const Cluster& cluster, double bytes) {
-  return bytes > 0.0 ? bytes / achieved_memory_bytes_per_second(cluster, bytes) : 0.0;
-}
-
 // Bytes the executor moves through memory around a height split's halo exchange, besides the
 // exchange itself (exec/comm/halo_rows.h): forward, the extended block is allocated zero-filled
 // and the block and its halo rows copied in (write, read, write); backward, the extended input
@@ -170,7 +164,7 @@ HaloCopyBytes halo_copy_bytes(const plans::LayerLayouts& layouts, const LocalByt
 // Layers without parameters (pooling, activations) have no weight gradient.
 LayerComputeSeconds measured_seconds(const Cluster& cluster, const Layer& layer, const plans::LayerLayouts& layouts,
                                      const Device::MeasuredKernel& kernel, const LocalBytes& b) {
-  const auto pass_seconds = [&](double bytes) { return streaming_seconds(cluster, bytes); };
+  const auto pass_seconds = [&](double bytes) { return streaming_pass_seconds(cluster, bytes); };
   const HaloCopyBytes halo = halo_copy_bytes(layouts, b);
   LayerComputeSeconds seconds;
   seconds.forward = kernel.forward_seconds + pass_seconds(b.output) + pass_seconds(halo.forward);
@@ -213,8 +207,8 @@ LayerComputeSeconds compute_seconds(const Cluster& cluster, const model::Model& 
   // Weight gradient: reads the output gradient and the saved input, writes the parameter
   // gradient (as large as the local parameters).
   const HaloCopyBytes halo = halo_copy_bytes(layouts, b);
-  seconds.forward += streaming_seconds(cluster, halo.forward);
-  if (layer.needs_input_gradient) seconds.backward_input += streaming_seconds(cluster, halo.backward);
+  seconds.forward += streaming_pass_seconds(cluster, halo.forward);
+  if (layer.needs_input_gradient) seconds.backward_input += streaming_pass_seconds(cluster, halo.backward);
   if (b.params > 0.0) {
     // Only a calibrated weight-gradient curve is sized in output pixels; the others in FLOPs.
     const bool by_rows = layer.kind == OpKind::conv2d && cluster.device.weight_gradient.conv.has_value();
@@ -238,6 +232,10 @@ LayerComputeSeconds layer_compute_seconds(const Cluster& cluster, const model::M
                                           const plans::LayerLayouts& layouts, const plans::Mesh& mesh,
                                           int64_t micro_batch, model::DType dtype, double neighbours_busy) {
   return compute_seconds(cluster, model, index, layouts, &mesh, micro_batch, dtype, neighbours_busy);
+}
+
+double streaming_pass_seconds(const Cluster& cluster, double bytes) {
+  return bytes > 0.0 ? bytes / achieved_memory_bytes_per_second(cluster, bytes) : 0.0;
 }
 
 double optimizer_step_seconds(const Cluster& cluster, const plans::Plan& plan, int64_t local_parameter_elements) {

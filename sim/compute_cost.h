@@ -39,6 +39,10 @@ LayerComputeSeconds layer_compute_seconds(const Cluster& cluster, const model::M
                                           const plans::LayerLayouts& layouts, const plans::Mesh& mesh,
                                           int64_t micro_batch, model::DType dtype, double neighbours_busy = 1.0);
 
+// A streaming pass over `bytes` (read plus written) outside any kernel, such as a copy, at the
+// device's achieved memory rate (the common memory curve, the optimizer's).
+double streaming_pass_seconds(const Cluster& cluster, double bytes);
+
 // The optimizer update of `local_parameter_elements` parameters: a memory-bound pass that reads
 // and writes parameters, gradients and optimizer state.
 double optimizer_step_seconds(const Cluster& cluster, const plans::Plan& plan, int64_t local_parameter_elements);

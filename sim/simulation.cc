@@ -124,17 +124,28 @@ class StepBuilder {
     // Overlapped reductions that do not hide (cluster.communication_overlap < 1) take their
     // time from the stage's compute: the backward ends that much later.
     std::vector<double> stolen(static_cast<size_t>(plan_.stage_count()), 0.0);
+    // The executor packs a bucket's gradients into one flat fp32 array before reducing it and,
+    // without ZeRO (which keeps its slice), copies the result back after the wait
+    // (exec/runtime/gradient_sync.cc): a read and a write of the bucket each way, on the stage's
+    // one thread. Overlapped, the packing happens inside the backward and the copies back after
+    // the last wait, on top of the reductions' end.
+    std::vector<double> unpacking(static_cast<size_t>(plan_.stage_count()), 0.0);
     const double hides = cluster_.communication_overlap;
     for (size_t b = 0; b < compiled_.buckets.size(); ++b) {
       const plans::GradientBucket& bucket = compiled_.buckets[b];
       const auto s = static_cast<size_t>(bucket.stage);
       const double backward_end = out_.timeline.stage_end_seconds[s];
       const double ready = plan_.overlap_gradient_sync ? finish[static_cast<size_t>(bucket.layers.back())] : backward_end;
+      const double copy = streaming_pass_seconds(cluster_, 2.0 * 4.0 * static_cast<double>(bucket.padded_elements));
+      const double unpack = plan_.zero_stage == 0 ? copy : 0.0;
       double seconds = 0.0;
       for (const Collective& c : bucket.reduction) seconds += use(-1, bucket.stage, StepPhase::gradient_sync, c, 1);
       if (plan_.overlap_gradient_sync) {
-        stolen[s] += (1.0 - hides) * seconds;
+        stolen[s] += (1.0 - hides) * seconds + copy;
         seconds *= hides;
+        unpacking[s] += unpack;
+      } else {
+        seconds += copy + unpack;
       }
       const double start = std::max(ready, stream_free[s]);
       stream_free[s] = start + seconds;
@@ -147,7 +158,8 @@ class StepBuilder {
       StageTiming& timing = out_.stages[static_cast<size_t>(stage)];
       timing.backward_end_seconds = out_.timeline.stage_end_seconds[static_cast<size_t>(stage)];
       timing.sync_end_seconds = std::max(timing.backward_end_seconds + stolen[static_cast<size_t>(stage)],
-                                         stream_free[static_cast<size_t>(stage)] + stolen[static_cast<size_t>(stage)]);
+                                         stream_free[static_cast<size_t>(stage)] + stolen[static_cast<size_t>(stage)]) +
+                                unpacking[static_cast<size_t>(stage)];
       timing.optimizer_seconds = optimizer_step_seconds(cluster_, plan_, optimizer_elements(stage));
       timing.end_seconds = timing.sync_end_seconds + timing.optimizer_seconds + timing.gather_seconds;
     }
