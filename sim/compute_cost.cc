@@ -204,11 +204,11 @@ LayerComputeSeconds compute_seconds(const Cluster& cluster, const model::Model& 
         phase_seconds(cluster, layer, op_class, KernelPass::backward, dtype, layer.cost.backward_input_flops * scale,
                       reads + 2.0 * b.input_grads, copies);
   }
-  // Weight gradient: reads the output gradient and the saved input, writes the parameter
-  // gradient (as large as the local parameters).
   const HaloCopyBytes halo = halo_copy_bytes(layouts, b);
   seconds.forward += streaming_pass_seconds(cluster, halo.forward);
   if (layer.needs_input_gradient) seconds.backward_input += streaming_pass_seconds(cluster, halo.backward);
+  // Weight gradient: reads the output gradient and the saved input, writes the parameter
+  // gradient (as large as the local parameters).
   if (b.params > 0.0) {
     // Only a calibrated weight-gradient curve is sized in output pixels; the others in FLOPs.
     const bool by_rows = layer.kind == OpKind::conv2d && cluster.device.weight_gradient.conv.has_value();
