@@ -47,8 +47,9 @@ TEST(Equivalence, ModelStatesPerRankEqualTheMemoryModel) {
 // model's timeline yet.
 // A pipeline cut through a DAG hands several tensors from a stage to the next (the matmul/concat
 // model's first stage sends four). There the executor's tracked peak is off the memory model's by
-// up to 16% (a 4-stage pipeline's second stage holds more; the loss, weights and bytes are exact). Known and reported; the memory checks below leave such
-// runs out until the model counts them.
+// up to 16% (a 4-stage pipeline's second stage holds more; the loss, weights and bytes are
+// exact). Known and reported; the memory checks below leave such runs out until the model counts
+// them.
 bool pipeline_with_several_hand_overs(const plans::Plan& plan) {
   if (plan.pipe_axis < 0) return false;
   const plans::CompiledPlan compiled = plans::compile_plan(plan);
