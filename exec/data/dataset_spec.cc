@@ -54,8 +54,8 @@ SampleShape parse_shape(std::string_view spec, std::string_view value) {
   return {parse_count(spec, "shape", dims[0]), parse_count(spec, "shape", dims[1]), parse_count(spec, "shape", dims[2])};
 }
 
-SyntheticOptions parse_synthetic(std::string_view spec, std::string_view options_text) {
-  SyntheticOptions options;
+SyntheticOptions parse_synthetic(std::string_view spec, std::string_view options_text, const SyntheticOptions& defaults) {
+  SyntheticOptions options = defaults;
   if (options_text.empty()) return options;
   std::set<std::string_view> seen;
   for (const std::string_view option : split_on(options_text, ',')) {
@@ -89,7 +89,7 @@ SyntheticOptions parse_synthetic(std::string_view spec, std::string_view options
 
 }  // namespace
 
-DatasetSpec parse_dataset_spec(std::string_view text) {
+DatasetSpec parse_dataset_spec(std::string_view text, const SyntheticOptions& synthetic_defaults) {
   const size_t colon = text.find(':');
   const std::string_view name = text.substr(0, colon);
   const bool has_argument = colon != std::string_view::npos;
@@ -105,7 +105,7 @@ DatasetSpec parse_dataset_spec(std::string_view text) {
     spec.directory = argument;
   } else if (name == "synthetic") {
     spec.kind = DatasetKind::kSynthetic;
-    spec.synthetic = parse_synthetic(text, argument);
+    spec.synthetic = parse_synthetic(text, argument, synthetic_defaults);
     // Constructing checks the combination (at least 2 classes, sizes) now, before any run starts.
     static_cast<void>(SyntheticDataset(spec.synthetic, Split::kTrain));
     static_cast<void>(SyntheticDataset(spec.synthetic, Split::kTest));

@@ -3,8 +3,10 @@
 //   fashion-mnist             the IDX files in kDefaultFashionMnistDir
 //   fashion-mnist:DIR         the IDX files in DIR
 //   cifar10:DIR               the CIFAR-10 binary batches in DIR
-//   synthetic                 generated data (synthetic.h), defaults: 10 classes, 1x28x28, 60000 samples
-//   synthetic:KEY=VALUE,...   keys: classes, shape (CxHxW), samples (training), test-samples, seed
+//   synthetic                 generated data (synthetic.h) of the caller's default shape and classes
+//                             (`run` passes its model's input shape and class count)
+//   synthetic:KEY=VALUE,...   keys: classes, shape (CxHxW), samples (training), test-samples, seed;
+//                             a key not given keeps the default
 // Parsing checks the text only; open_dataset touches the files.
 
 #include <filesystem>
@@ -26,8 +28,9 @@ struct DatasetSpec {
 };
 
 // Throws InputError for an unknown name (listing the choices), a missing or empty folder where one
-// is required, or an unknown, repeated or malformed synthetic option.
-DatasetSpec parse_dataset_spec(std::string_view text);
+// is required, or an unknown, repeated or malformed synthetic option. `synthetic_defaults` are the
+// synthetic options the text does not set.
+DatasetSpec parse_dataset_spec(std::string_view text, const SyntheticOptions& synthetic_defaults = {});
 
 // Loads (or, for synthetic, sets up) the split. Throws InputError as the readers do.
 std::unique_ptr<Dataset> open_dataset(const DatasetSpec& spec, Split split);

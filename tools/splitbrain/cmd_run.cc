@@ -7,6 +7,7 @@
 
 #include <iostream>
 #include <iterator>
+#include <limits>
 #include <utility>
 
 #include "exec/comm/mesh_communicators.h"
@@ -48,6 +49,23 @@ struct RunOptions {
   std::string resume_dir;
 };
 
+// The classes a model's loss tells apart (0 when it does not end in a classification loss).
+int64_t predicted_classes(const model::Model& net) {
+  const model::Layer& loss = net.layer(net.size() - 1);
+  return loss.kind == model::OpKind::softmax_cross_entropy ? net.layer(loss.inputs[0]).output_shape.back() : 0;
+}
+
+// Synthetic data fits the model it feeds unless --data says otherwise: a user running vgg16 on
+// synthetic data should not have to spell out 3x224x224 and 1000 classes.
+exec::data::SyntheticOptions synthetic_defaults_for(const model::Model& net) {
+  exec::data::SyntheticOptions options;
+  const model::Shape& input = net.layer(0).output_shape;
+  if (input.size() == 3) options.shape = {input[0], input[1], input[2]};
+  const int64_t classes = predicted_classes(net);
+  if (classes >= 2 && classes <= std::numeric_limits<int32_t>::max()) options.classes = static_cast<int32_t>(classes);
+  return options;
+}
+
 void check_data_fits(const exec::data::Dataset& data, const model::Model& net, const std::string& spec) {
   const model::Layer& input = net.layer(0);
   const auto shape = data.sample_shape();
@@ -56,8 +74,7 @@ void check_data_fits(const exec::data::Dataset& data, const model::Model& net, c
     throw InputError(fmt::format("--data {}: samples are {} but model '{}' takes {}", spec, model::shape_to_string(samples),
                                  net.name(), model::shape_to_string(input.output_shape)));
   }
-  const model::Layer& loss = net.layer(net.size() - 1);
-  const int64_t classes = loss.kind == model::OpKind::softmax_cross_entropy ? net.layer(loss.inputs[0]).output_shape.back() : 0;
+  const int64_t classes = predicted_classes(net);
   if (classes < data.class_count()) {
     throw InputError(fmt::format("--data {}: {} classes but model '{}' predicts {}", spec, data.class_count(), net.name(), classes));
   }
@@ -80,7 +97,7 @@ constexpr int64_t kTokenEvaluationSteps = 16;
 TrainingData open_training_data(const RunOptions& options, const plans::Plan& plan) {
   const model::Model& net = *plan.model;
   if (!net.layer(0).output_is_tokens) {
-    const exec::data::DatasetSpec spec = exec::data::parse_dataset_spec(options.data);
+    const exec::data::DatasetSpec spec = exec::data::parse_dataset_spec(options.data, synthetic_defaults_for(net));
     auto batches = std::make_unique<DatasetBatches>(exec::data::open_dataset(spec, exec::data::Split::kTrain),
                                                     plan.global_batch, options.seed);
     check_data_fits(batches->dataset(), net, options.data);
@@ -193,7 +210,8 @@ void add_run_command(CLI::App& app) {
   command->add_option("--warmup", o->warmup, "Steps run before measuring")->check(CLI::NonNegativeNumber)->default_val(2);
   command->add_option("--epochs", o->epochs, "Train for this many epochs instead of --iters (fractions allowed)")
       ->check(CLI::PositiveNumber);
-  command->add_option("--data", o->data, "fashion-mnist[:DIR] | cifar10:DIR | synthetic[:options] | tokens (token models)")->default_val("synthetic");
+  command->add_option("--data", o->data, "fashion-mnist[:DIR] | cifar10:DIR | synthetic[:classes=N,shape=CxHxW,samples=N,test-samples=N,seed=N] "
+                  "(synthetic: the model's input shape and classes unless given) | tokens (token models)")->default_val("synthetic");
   command->add_option("--report", o->report_path, "Write the measured report (JSON) to FILE (- for standard output)")
       ->type_name("FILE|-");
   command->add_option("--trace", o->trace_path, "Write a Chrome trace of the last measured step (open in Perfetto)")

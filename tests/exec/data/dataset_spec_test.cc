@@ -55,6 +55,18 @@ TEST(DatasetSpec, SyntheticDefaultsAndOptions) {
   EXPECT_EQ(test->sample_shape(), (SampleShape{3, 32, 32}));
 }
 
+TEST(DatasetSpec, SyntheticTakesTheCallersDefaultsWhereTheTextIsSilent) {
+  SyntheticOptions model_defaults;
+  model_defaults.classes = 1000;
+  model_defaults.shape = {3, 224, 224};
+  const DatasetSpec plain = parse_dataset_spec("synthetic", model_defaults);
+  EXPECT_EQ(plain.synthetic.classes, 1000);
+  EXPECT_EQ(plain.synthetic.shape, (SampleShape{3, 224, 224}));
+  const DatasetSpec shaped = parse_dataset_spec("synthetic:shape=1x8x8", model_defaults);
+  EXPECT_EQ(shaped.synthetic.shape, (SampleShape{1, 8, 8}));
+  EXPECT_EQ(shaped.synthetic.classes, 1000);
+}
+
 TEST(DatasetSpec, UnknownNameListsTheChoices) {
   EXPECT_THAT(input_error_of("mnist"),
               AllOf(HasSubstr("unknown data 'mnist'"), HasSubstr("fashion-mnist"), HasSubstr("cifar10:DIR"),
