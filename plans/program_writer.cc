@@ -1,0 +1,100 @@
+#include "plans/program_writer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <utility>
+
+namespace splitbrain::plans {
+
+ProgramWriter::ProgramWriter(const Plan& plan, int rank) {
+  program_.rank = rank;
+  program_.stage = plan.pipe_axis >= 0 ? plan.mesh.coordinate(rank, plan.pipe_axis) : 0;
+}
+
+int ProgramWriter::resident(int64_t bytes, MemoryCategory category, std::string name) {
+  program_.buffers.push_back({bytes, category, std::move(name)});
+  holders_.push_back(1);
+  const int id = static_cast<int>(program_.buffers.size()) - 1;
+  program_.resident.push_back(id);
+  return id;
+}
+
+int ProgramWriter::make(int64_t bytes, MemoryCategory category, std::string name) {
+  program_.buffers.push_back({bytes, category, std::move(name)});
+  holders_.push_back(1);
+  const int id = static_cast<int>(program_.buffers.size()) - 1;
+  emit({.op = StepOp::alloc, .buffer = id, .writes = {id}});
+  return id;
+}
+
+void ProgramWriter::hold(int buffer) {
+  if (buffer < 0) return;
+  if (holders_.at(static_cast<size_t>(buffer)) <= 0) {
+    throw std::logic_error(fmt::format("step program: buffer {} ('{}') held after it was freed", buffer,
+                                       program_.buffers[static_cast<size_t>(buffer)].name));
+  }
+  ++holders_[static_cast<size_t>(buffer)];
+}
+
+void ProgramWriter::drop(int buffer) {
+  if (buffer < 0) return;
+  int& holders = holders_.at(static_cast<size_t>(buffer));
+  if (holders <= 0) {
+    throw std::logic_error(fmt::format("step program: buffer {} ('{}') dropped more often than held", buffer,
+                                       program_.buffers[static_cast<size_t>(buffer)].name));
+  }
+  if (--holders == 0) emit({.op = StepOp::free, .buffer = buffer, .writes = {buffer}});
+}
+
+int ProgramWriter::emit(StepInstruction instruction) {
+  program_.instructions.push_back(std::move(instruction));
+  return static_cast<int>(program_.instructions.size()) - 1;
+}
+
+void ProgramWriter::wait_and_release(int instruction) {
+  const std::vector<int> read = program_.instructions.at(static_cast<size_t>(instruction)).reads;
+  emit({.op = StepOp::wait, .stream = Stream::communication, .waits_for = instruction, .after = {instruction}});
+  for (int buffer : read) drop(buffer);
+}
+
+StepProgram ProgramWriter::finish() {
+  for (int id : program_.resident) --holders_[static_cast<size_t>(id)];  // their own holder: no free
+  for (size_t b = 0; b < holders_.size(); ++b) {
+    if (holders_[b] != 0) {
+      throw std::logic_error(fmt::format("step program: buffer {} ('{}') is still held at the end of the step", b,
+                                         program_.buffers[b].name));
+    }
+  }
+  // Dependencies: an instruction waits for the last writer of every buffer it touches and, when
+  // it writes (or frees) a buffer, for the readers since that write; only those on the other
+  // stream are listed, the order on its own stream being implied.
+  std::vector<int> last_writer(program_.buffers.size(), -1);
+  std::vector<std::vector<int>> readers_since(program_.buffers.size());
+  for (size_t i = 0; i < program_.instructions.size(); ++i) {
+    StepInstruction& instruction = program_.instructions[i];
+    std::vector<int> depends = instruction.after;
+    auto note = [&](int other) {
+      if (other >= 0 && program_.instructions[static_cast<size_t>(other)].stream != instruction.stream) {
+        depends.push_back(other);
+      }
+    };
+    for (int b : instruction.reads) note(last_writer[static_cast<size_t>(b)]);
+    for (int b : instruction.writes) {
+      note(last_writer[static_cast<size_t>(b)]);
+      for (int reader : readers_since[static_cast<size_t>(b)]) note(reader);
+    }
+    std::sort(depends.begin(), depends.end());
+    depends.erase(std::unique(depends.begin(), depends.end()), depends.end());
+    instruction.after = std::move(depends);
+    for (int b : instruction.reads) readers_since[static_cast<size_t>(b)].push_back(static_cast<int>(i));
+    for (int b : instruction.writes) {
+      last_writer[static_cast<size_t>(b)] = static_cast<int>(i);
+      readers_since[static_cast<size_t>(b)].clear();
+    }
+  }
+  return std::move(program_);
+}
+
+}  // namespace splitbrain::plans

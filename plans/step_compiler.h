@@ -1,0 +1,25 @@
+#pragma once
+// compile_step: a plan's training step on one rank, as the step program (plans/step_program.h)
+// both the simulator and the executor consume.
+//
+// The step, in order: the stage's forward and backward passes over micro-batches in the plan's
+// schedule (plans::pass_order); then the pipeline sends are waited for; then the gradient buckets
+// are reduced (started during the last backward where the plan overlaps them) and the optimizer
+// updates; under ZeRO 1-2 the updated slices are gathered back.
+// Lifetimes follow what each backward reads (model::SavedForBackward): after a layer's forward,
+// an input it does not save goes, and so does a producer's output once its last consumer on the
+// stage has run, unless the producer or a consumer saves it as it is. An output sent down the
+// pipeline stays held by its send until the sends are waited for. Under recompute only the
+// stage's inputs (its input layers' outputs and what it received) stay between a micro-batch's
+// forward and the forward run again before its backward.
+
+#include "plans/compiled_plan.h"
+#include "plans/plan.h"
+#include "plans/step_program.h"
+
+namespace splitbrain::plans {
+
+// Throws PlanError for a rank outside the plan's mesh or a compiled plan of another model.
+StepProgram compile_step(const Plan& plan, const CompiledPlan& compiled, int rank);
+
+}  // namespace splitbrain::plans

@@ -1,0 +1,143 @@
+#include "plans/step_gradient_sync.h"
+
+#include <fmt/format.h>
+
+namespace splitbrain::plans {
+namespace {
+
+// Bucket buffers are fp32 in the executor whatever the model dtype.
+constexpr int64_t kBucketElementBytes = 4;
+
+}  // namespace
+
+GradientSync::GradientSync(const Plan& plan, const CompiledPlan& compiled, const StepFacts& facts, ProgramWriter& writer)
+    : plan_(plan), compiled_(compiled), facts_(facts), writer_(writer) {
+  whole_gradients_.resize(compiled.layers.size());
+  bucket_started_.assign(compiled.buckets.size(), false);
+}
+
+void GradientSync::ensure_whole_gradients(int layer) {
+  auto& whole = whole_gradients_[static_cast<size_t>(layer)];
+  if (plan_.zero_stage < 2 || !facts_.zero_shards(layer) || !whole.empty()) return;
+  const std::vector<ParameterShard>& shards = compiled_.layers[static_cast<size_t>(layer)].layouts.parameters;
+  for (size_t k = 0; k < shards.size(); ++k) {
+    whole.push_back(writer_.make(shards[k].local_elements * gradient_element_bytes(plan_), MemoryCategory::buffers,
+                                 fmt::format("{}.param{} grad (whole)", plan_.model->layer(layer).name, k)));
+  }
+}
+
+std::vector<int> GradientSync::gradient_buffers(int layer) const {
+  const auto& whole = whole_gradients_[static_cast<size_t>(layer)];
+  return whole.empty() ? facts_.gradient_buffers(layer) : whole;
+}
+
+void GradientSync::start_buckets_completed_by(int layer) {
+  for (size_t b = 0; b < compiled_.buckets.size(); ++b) {
+    const GradientBucket& bucket = compiled_.buckets[b];
+    // Buckets list their layers in backward order: the last one finishes last.
+    if (bucket.stage == facts_.stage() && bucket.layers.back() == layer) start(b);
+  }
+}
+
+void GradientSync::start(size_t b) {
+  const GradientBucket& bucket = compiled_.buckets[b];
+  Started started{.bucket = b};
+  started.flat = writer_.make(bucket.padded_elements * kBucketElementBytes, MemoryCategory::buffers,
+                              fmt::format("bucket {}", b));
+  const bool zero = plan_.zero_stage > 0;
+  int destination = started.flat;
+  if (zero && plan_.zero_stage >= 2) {
+    destination = facts_.gradient_slice(b);
+  } else if (zero) {
+    started.reduced = writer_.make(facts_.slice_elements(b) * kBucketElementBytes, MemoryCategory::buffers,
+                                   fmt::format("bucket {} reduced slice", b));
+    destination = started.reduced;
+  }
+  StepInstruction pack{.op = StepOp::pack, .bucket = static_cast<int>(b), .writes = {started.flat}};
+  for (int v : bucket.layers) {
+    for (int g : gradient_buffers(v)) pack.reads.push_back(g);
+  }
+  writer_.emit(std::move(pack));
+  if (zero && plan_.zero_stage >= 2) {
+    // The whole gradients are packed: only the slice the reduce-scatter delivers stays.
+    for (int v : bucket.layers) {
+      for (int g : whole_gradients_[static_cast<size_t>(v)]) writer_.drop(g);
+      whole_gradients_[static_cast<size_t>(v)].clear();
+    }
+  }
+  StepInstruction reduce{.op = StepOp::reduce, .stream = Stream::communication, .bucket = static_cast<int>(b),
+                         .reads = {started.flat}, .writes = {destination}, .collectives = bucket.reduction};
+  started.reduce = writer_.emit(std::move(reduce));
+  bucket_started_[b] = true;
+  started_.push_back(started);
+}
+
+void GradientSync::finish(const Started& started) {
+  writer_.emit({.op = StepOp::wait, .stream = Stream::communication, .waits_for = started.reduce, .after = {started.reduce}});
+  if (plan_.zero_stage == 0) {
+    StepInstruction unpack{.op = StepOp::unpack, .bucket = static_cast<int>(started.bucket), .reads = {started.flat}};
+    for (int v : compiled_.buckets[started.bucket].layers) {
+      for (int g : facts_.gradient_buffers(v)) unpack.writes.push_back(g);
+    }
+    writer_.emit(std::move(unpack));
+  }
+  writer_.drop(started.flat);
+}
+
+void GradientSync::finish_step() {
+  const bool overlapped = !started_.empty();
+  if (overlapped) {
+    for (const Started& started : started_) finish(started);
+  } else {
+    for (size_t b = 0; b < compiled_.buckets.size(); ++b) {
+      if (compiled_.buckets[b].stage != facts_.stage()) continue;
+      start(b);
+      finish(started_.back());
+    }
+  }
+  // The update: whole parameters where ZeRO leaves them whole, one slice per bucket under ZeRO.
+  StepInstruction update{.op = StepOp::optimizer};
+  for (int v = 0; v < static_cast<int>(compiled_.layers.size()); ++v) {
+    if (!facts_.on_stage(v) || facts_.zero_shards(v)) continue;
+    for (int p : facts_.parameter_buffers(v)) update.writes.push_back(p);
+    for (int g : facts_.gradient_buffers(v)) update.reads.push_back(g);
+  }
+  std::vector<int> parameter_slices;  // ZeRO 1-2: cut from the whole parameters for the update
+  for (const Started& started : started_) {
+    if (plan_.zero_stage == 0) continue;
+    const size_t b = started.bucket;
+    if (plan_.zero_stage >= 3) {
+      update.writes.push_back(facts_.parameter_slice(b));
+    } else {
+      const int slice = writer_.make(facts_.slice_elements(b) * kBucketElementBytes, MemoryCategory::buffers,
+                                     fmt::format("bucket {} param slice", b));
+      StepInstruction cut{.op = StepOp::pack, .bucket = static_cast<int>(b), .writes = {slice}};
+      for (int v : compiled_.buckets[b].layers) {
+        for (int p : facts_.parameter_buffers(v)) cut.reads.push_back(p);
+      }
+      writer_.emit(std::move(cut));
+      parameter_slices.push_back(slice);
+      update.writes.push_back(slice);
+    }
+    update.reads.push_back(plan_.zero_stage >= 2 ? facts_.gradient_slice(b) : started.reduced);
+  }
+  writer_.emit(std::move(update));
+  for (const Started& started : started_) writer_.drop(started.reduced);
+  for (size_t i = 0; i < parameter_slices.size(); ++i) {
+    const size_t b = started_[i].bucket;
+    const GradientBucket& bucket = compiled_.buckets[b];
+    const int whole = writer_.make(bucket.padded_elements * kBucketElementBytes, MemoryCategory::buffers,
+                                   fmt::format("bucket {} gathered params", b));
+    writer_.emit({.op = StepOp::gather_params, .stream = Stream::communication, .bucket = static_cast<int>(b),
+                  .reads = {parameter_slices[i]}, .writes = {whole}, .collectives = bucket.gather});
+    StepInstruction unpack{.op = StepOp::unpack, .bucket = static_cast<int>(b), .reads = {whole}};
+    for (int v : bucket.layers) {
+      for (int p : facts_.parameter_buffers(v)) unpack.writes.push_back(p);
+    }
+    writer_.emit(std::move(unpack));
+    writer_.drop(whole);
+  }
+  for (int slice : parameter_slices) writer_.drop(slice);
+}
+
+}  // namespace splitbrain::plans

@@ -1,0 +1,89 @@
+#pragma once
+// One rank's training step as a program: an ordered list of instructions over numbered buffers.
+// It is the single statement of WHEN things happen in a step (the compiled plan says WHAT moves):
+// the pipeline schedule, which tensors a micro-batch keeps for its backward and when each is let
+// go, activation recompute, the gradient buckets and when they start, ZeRO's gathers and slices.
+// The simulator prices it and walks its alloc/free for memory (plans/memory_walk.h); the executor
+// walks the same list. Plain data on purpose, like an XLA schedule or a pipeline engine's
+// instruction list: printable (`splitbrain program`), comparable, testable by walking it.
+//
+// Conventions:
+// - Buffers are numbered from 0. `resident` buffers (parameters, gradients, optimizer state
+//   kept across steps) exist before the step and after it; every other buffer is allocated by
+//   exactly one `alloc` and freed by exactly one later `free` within the step.
+// - Instruction i may start once every instruction in `after` has finished and the previous
+//   instruction on its stream has started (streams run in program order).
+// - Bytes are what the executor holds (fp32 gradients and bucket buffers, as it computes them).
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "plans/collective.h"
+#include "plans/redistribution.h"
+
+namespace splitbrain::plans {
+
+// What a buffer is for: the categories in which predicted and measured memory line up.
+enum class MemoryCategory { params, grads, optimizer, activations, buffers };
+constexpr int kMemoryCategories = 5;
+std::string_view memory_category_name(MemoryCategory category);
+
+enum class StepOp {
+  alloc,         // buffer comes into existence (zero-filled)
+  free,          // buffer goes
+  load_input,    // host -> buffer: this rank's block of the micro-batch's samples
+  forward,       // layer's forward pass on micro-batch
+  recompute,     // layer's forward again, right before the backward (activation recompute)
+  backward,      // layer's backward pass (input and weight gradients)
+  redistribute,  // reads -> writes through `collectives` (a layout change, a parameter gather)
+  accumulate,    // writes[0] += reads[0] (a gradient reaching a tensor that already has one)
+  send,          // reads[0] to another pipeline stage; the buffer stays held until its wait
+  recv,          // writes[0] from another pipeline stage
+  wait,          // until the communication of instruction `waits_for` has completed
+  pack,          // copies reads into the flat writes[0] (a bucket's gradients, ZeRO's parameter slice)
+  unpack,        // copies the flat reads[0] back into writes
+  reduce,        // a gradient bucket's reduction (all-reduce, or ZeRO's reduce-scatter)
+  optimizer,     // the parameter update over everything reduced
+  gather_params, // ZeRO 1-2: the updated slices all-gathered back into whole parameters
+  loss_out,      // the loss scalar to the host (the one transfer a step needs besides the input)
+};
+std::string_view step_op_name(StepOp op);
+
+enum class Stream { compute, communication };
+std::string_view stream_name(Stream stream);
+
+struct StepBuffer {
+  int64_t bytes = 0;
+  MemoryCategory category = MemoryCategory::buffers;
+  std::string name;  // e.g. "conv1.out mb0", "fc1.in0 mb1", "bucket 2"
+};
+
+struct StepInstruction {
+  StepOp op = StepOp::alloc;
+  Stream stream = Stream::compute;
+  int buffer = -1;       // alloc, free
+  int layer = -1;        // forward, recompute, backward; the layer a transfer belongs to
+  int micro_batch = -1;
+  int bucket = -1;       // reduce, gather_params (index into CompiledPlan::buckets)
+  int waits_for = -1;    // wait
+  std::vector<int> reads{};   // buffers read
+  std::vector<int> writes{};  // buffers written
+  std::vector<RedistributionStep> steps{};  // redistribute: the layout change, step by step
+  std::vector<Collective> collectives{};    // send, recv, reduce, gather_params, a parameter gather
+  std::vector<int> after{};  // instructions that must finish first (data dependencies)
+};
+
+// Every collective an instruction runs (its redistribution's and its own), in order.
+std::vector<Collective> collectives_of(const StepInstruction& instruction);
+
+struct StepProgram {
+  int rank = 0;
+  int stage = 0;
+  std::vector<StepBuffer> buffers{};
+  std::vector<int> resident{};  // buffers alive across steps (model states)
+  std::vector<StepInstruction> instructions{};
+};
+
+}  // namespace splitbrain::plans

@@ -1,0 +1,118 @@
+// The step compiler on the example plans: every rank's program is well formed (see
+// step_program_properties.h), its memory walk ends where it started, and the listing's facts
+// hold on a hand-checked case.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "plans/compiled_plan.h"
+#include "plans/memory_walk.h"
+#include "plans/plan_error.h"
+#include "plans/plan_json.h"
+#include "plans/step_compiler.h"
+#include "tests/plans/step_program_properties.h"
+
+namespace splitbrain::plans {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kExamples = fs::path(__FILE__).parent_path().parent_path().parent_path() / "plans" / "examples";
+
+int count_ops(const StepProgram& program, StepOp op) {
+  int count = 0;
+  for (const StepInstruction& i : program.instructions) count += i.op == op ? 1 : 0;
+  return count;
+}
+
+TEST(StepProgram, EveryExamplePlansEveryRankIsWellFormed) {
+  int programs = 0;
+  for (const auto& entry : fs::directory_iterator(kExamples)) {
+    if (entry.path().extension() != ".json") continue;
+    const Plan plan = load_plan_file(entry.path().string());
+    const CompiledPlan compiled = compile_plan(plan);
+    for (int rank = 0; rank < plan.mesh.rank_count(); ++rank) {
+      const StepProgram program = compile_step(plan, compiled, rank);
+      for (const std::string& problem : testing::step_program_problems(plan, compiled, program)) {
+        ADD_FAILURE() << entry.path().filename() << " rank " << rank << ": " << problem;
+      }
+      EXPECT_GT(walk_memory(program).total, 0);
+      ++programs;
+    }
+  }
+  EXPECT_GE(programs, 6);
+}
+
+// fashion-vgg, SplitBrain on a group of 2: one micro-batch, so each layer's forward and backward
+// once; the fc layers read an all-gathered copy of their input (a redistribution each way); the
+// gradients go in buckets that start during the backward (overlap) and are waited for after it.
+TEST(StepProgram, SplitBrainStepHasTheExpectedShape) {
+  const Plan plan = load_plan_file((kExamples / "fashion-vgg-splitbrain-2.json").string());
+  const CompiledPlan compiled = compile_plan(plan);
+  const StepProgram program = compile_step(plan, compiled, 1);
+  const int layers = plan.model->size();
+  EXPECT_EQ(count_ops(program, StepOp::forward), layers - 1);
+  EXPECT_EQ(count_ops(program, StepOp::backward), layers - 1);
+  EXPECT_EQ(count_ops(program, StepOp::load_input), 1);
+  EXPECT_EQ(count_ops(program, StepOp::loss_out), 1);
+  EXPECT_GT(count_ops(program, StepOp::redistribute), 0);
+  EXPECT_EQ(count_ops(program, StepOp::send), 0);
+  int rank_buckets = 0;
+  for (const GradientBucket& b : compiled.buckets) rank_buckets += b.stage == 0 ? 1 : 0;
+  EXPECT_EQ(count_ops(program, StepOp::reduce), rank_buckets);
+  EXPECT_EQ(count_ops(program, StepOp::optimizer), 1);
+  // Every communication instruction a compute instruction reads from is listed in its `after`.
+  for (const StepInstruction& i : program.instructions) {
+    if (i.op != StepOp::forward) continue;
+    for (int a : i.after) EXPECT_EQ(program.instructions[static_cast<size_t>(a)].stream, Stream::communication);
+  }
+}
+
+// Small buckets on a data-parallel plan: the first starts (its reduce is issued) before the
+// backward is over, and each is waited for after it.
+TEST(StepProgram, BucketsStartDuringTheBackward) {
+  Plan plan = load_plan_file((kExamples / "fashion-vgg-data-parallel-2.json").string());
+  plan.gradient_bucket_bytes = 200'000;
+  const CompiledPlan compiled = compile_plan(plan);
+  ASSERT_GT(compiled.buckets.size(), 2u);
+  const StepProgram program = compile_step(plan, compiled, 0);
+  size_t first_reduce = program.instructions.size();
+  size_t last_backward = 0;
+  size_t first_wait = program.instructions.size();
+  for (size_t n = 0; n < program.instructions.size(); ++n) {
+    const StepOp op = program.instructions[n].op;
+    if (op == StepOp::reduce) first_reduce = std::min(first_reduce, n);
+    if (op == StepOp::backward) last_backward = n;
+    if (op == StepOp::wait) first_wait = std::min(first_wait, n);
+  }
+  EXPECT_LT(first_reduce, last_backward);
+  EXPECT_GT(first_wait, last_backward);
+  EXPECT_EQ(count_ops(program, StepOp::reduce), static_cast<int>(compiled.buckets.size()));
+  plan.overlap_gradient_sync = false;
+  const StepProgram serial = compile_step(plan, compile_plan(plan), 0);
+  for (size_t n = 0; n < serial.instructions.size(); ++n) {
+    if (serial.instructions[n].op != StepOp::reduce) continue;
+    for (size_t m = n; m < serial.instructions.size(); ++m) EXPECT_NE(serial.instructions[m].op, StepOp::backward);
+  }
+}
+
+// GPipe holds every micro-batch's activations at once; 1F1B on the first of 4 stages at most 4:
+// with 8 micro-batches the walk's activation peak must be lower under 1F1B.
+TEST(StepProgram, OneFOneBHoldsFewerMicroBatchesThanGPipe) {
+  Plan plan = load_plan_file((kExamples / "vgg16-cifar10-pipeline-4.json").string());
+  plan.micro_batches = 8;
+  plan.schedule = PipelineSchedule::gpipe;
+  const int64_t gpipe = walk_memory(compile_step(plan, compile_plan(plan), 0)).of(MemoryCategory::activations);
+  plan.schedule = PipelineSchedule::one_f_one_b;
+  const int64_t one_f_one_b = walk_memory(compile_step(plan, compile_plan(plan), 0)).of(MemoryCategory::activations);
+  EXPECT_LT(one_f_one_b, gpipe);
+}
+
+TEST(StepProgram, ARankOutsideTheMeshIsRefused) {
+  const Plan plan = load_plan_file((kExamples / "fashion-vgg-splitbrain-2.json").string());
+  EXPECT_THROW(compile_step(plan, compile_plan(plan), 2), PlanError);
+}
+
+}  // namespace
+}  // namespace splitbrain::plans
