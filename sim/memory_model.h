@@ -1,8 +1,9 @@
 #pragma once
 // Memory per rank, in the categories the executor's tracking allocator reports, so predicted and
-// measured line up category by category.
+// measured line up category by category. It is the walk of the rank's step program
+// (plans/step_compiler.h, plans/memory_walk.h): the program alone says when a buffer comes and
+// goes, and the executor runs the same program, so nothing here re-derives a lifetime.
 
-#include <algorithm>
 #include <cstdint>
 
 #include "plans/compiled_plan.h"
@@ -14,26 +15,20 @@ struct MemoryBreakdown {
   int64_t params = 0;       // local parameter shards (whole parameters under ZeRO 0-2)
   int64_t grads = 0;        // local gradient buffers (sharded under ZeRO 2-3)
   int64_t optimizer = 0;    // optimizer state (+ fp32 master weights for fp16/bf16), ZeRO >= 1 shards it
-  int64_t activations = 0;  // tensors kept for backward, for every micro-batch in flight
-  // The most activation bytes alive during a forward (the last micro-batch in flight's, its
-  // transients included: a gathered copy, an output its consumer has not read yet).
-  int64_t activations_in_forward = 0;
-  int64_t buffers = 0;      // the backward's working set (gradients) and the gradient buckets
-  // The most activations and buffers held at the same moment (their peaks come at different
-  // times: activations at the end of the forward, buffers in the backward as activations go).
-  int64_t activations_and_buffers_at_once = 0;
-  // The activations category's peak (what the executor's tracker reports for it).
-  int64_t activations_peak() const { return std::max(activations, activations_in_forward); }
-  // The peak a rank reaches: model states plus the worst moment of the rest (a forward holds no
-  // buffers).
-  int64_t total() const { return params + grads + optimizer + std::max(activations_and_buffers_at_once, activations_peak()); }
+  int64_t activations = 0;  // the category's peak: kept tensors of the micro-batches in flight and transients
+  int64_t buffers = 0;      // the category's peak: gradients of the backward, buckets, ZeRO's working copies
+  int64_t peak = 0;         // every category together at the step's worst moment
+  int64_t activations_peak() const { return activations; }
+  int64_t total() const { return peak; }
 };
 
 // The memory of a rank on pipeline stage `stage` (all ranks of a stage hold the same amounts).
+// Throws PlanError for a stage out of range or a compiled plan of another model.
 MemoryBreakdown stage_memory(const plans::Plan& plan, const plans::CompiledPlan& compiled, int stage);
 
 // Micro-batches whose activations a stage keeps at once: GPipe all of them; 1F1B at most
-// (stages - stage) (Narayanan et al. 2019, PipeDream-Flush).
+// (stages - stage) (Narayanan et al. 2019, PipeDream-Flush). The planner's estimate; the step
+// program is what holds them.
 int micro_batches_in_flight(const plans::Plan& plan, int stage);
 
 }  // namespace splitbrain::sim

@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <map>
 #include <stdexcept>
 #include <utility>
 
@@ -27,27 +26,22 @@ class EmbeddingOp final : public LayerOp {
       : kernel_(std::move(kernel)), name_(op.model->layer(op.layer).name), positions_local_(positions_local),
         first_position_(first_position), positional_(op.model->layer(op.layer).attr<model::EmbeddingAttrs>().positional) {}
 
-  void forward(int micro, int64_t, std::span<const LocalArray* const> inputs, std::span<const LocalArray* const> params,
+  void forward(int, int64_t, std::span<const LocalArray* const> inputs, std::span<const LocalArray* const> params,
                LocalArray& output) override {
-    std::vector<int32_t>& ids = ids_[micro];
-    ids = positional_ ? positions() : token_ids(*inputs[0]);
+    const std::vector<int32_t> ids = positional_ ? positions() : token_ids(*inputs[0]);
     kernel_->forward(ids.data(), params[0]->values.data(), output.values.data());
   }
 
-  void backward(int micro, std::span<const LocalArray* const>, const LocalArray&, const LocalArray& output_grad,
+  // The ids come again from the saved input (model::LayerCost: an embedding saves its token ids),
+  // or from the block's positions, so the op keeps nothing of its own between the passes.
+  void backward(int, std::span<const LocalArray* const> inputs, const LocalArray&, const LocalArray& output_grad,
                 std::span<const LocalArray* const>, std::span<LocalArray> input_grads,
                 std::span<LocalArray* const> param_grads) override {
     // Token ids have no gradient: an input gradient, if the runtime asks for one, is zero.
     for (LocalArray& grad : input_grads) std::fill(grad.values.begin(), grad.values.end(), 0.0f);
     // Adds into the table's gradient, which a tied output head may have added to already.
-    kernel_->backward(ids_.at(micro).data(), output_grad.values.data(), param_grads[0]->values.data());
-  }
-
-  void release(int micro) override { ids_.erase(micro); }
-  int64_t kept_bytes() const override {
-    int64_t bytes = 0;
-    for (const auto& [micro, ids] : ids_) bytes += static_cast<int64_t>(ids.size() * sizeof(int32_t));
-    return bytes;
+    const std::vector<int32_t> ids = positional_ ? positions() : token_ids(*inputs[0]);
+    kernel_->backward(ids.data(), output_grad.values.data(), param_grads[0]->values.data());
   }
 
  private:
@@ -78,7 +72,6 @@ class EmbeddingOp final : public LayerOp {
   int64_t positions_local_;
   int64_t first_position_;
   bool positional_;
-  std::map<int, std::vector<int32_t>> ids_;
 };
 
 }  // namespace

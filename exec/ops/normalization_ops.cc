@@ -109,6 +109,12 @@ class LayerNormOp final : public LayerOp {
     add_into(dbeta, *param_grads[1]);
   }
   void release(int micro) override { statistics_.erase(micro); }
+  // The per-position statistics kept for the backward (model::LayerCost counts them).
+  int64_t kept_bytes() const override {
+    int64_t bytes = 0;
+    for (const auto& [micro, s] : statistics_) bytes += static_cast<int64_t>((s.mean.size() + s.variance.size()) * sizeof(float));
+    return bytes;
+  }
 
  private:
   struct Statistics {

@@ -130,13 +130,16 @@ Trainer::Trainer(const plans::Plan& plan, Backend backend, uint64_t seed)
     // ZeRO keeps sharded layers' model states as slices (setup_zero): stage 3's whole parameters
     // exist here only to be cut, stage 2-3's whole gradients only during backward.
     const bool sharded = zero_shards(v);
-    const MemoryCategory value_category =
-        sharded && plan.zero_stage >= 3 ? MemoryCategory::buffers : MemoryCategory::params;
+    // Stage 3's whole parameters are a set-up transient, cut before the first step: not a step's
+    // memory, so not tracked.
+    const bool cut_at_setup = sharded && plan.zero_stage >= 3;
     for (size_t k = 0; k < layouts.parameters.size(); ++k) {
       const plans::ParameterShard& shard = layouts.parameters[k];
       const auto shape = local_shape_of(shard.layout, mesh, shard.global_shape);
       ctx.parameter_shapes.push_back(shape);
-      TrackedArray value = make_tracked(memory_, value_category, shape);
+      TrackedArray value = cut_at_setup ? std::make_shared<comm::LocalArray>(comm::LocalArray{
+                                              shape, std::vector<float>(static_cast<size_t>(comm::element_count(shape)), 0.0f)})
+                                        : make_tracked(memory_, MemoryCategory::params, shape);
       initialize_parameter(layer, v, static_cast<int>(k), shard, plans::local_offset(shard.layout, mesh, shard.global_shape, rank),
                            seed, *value);
       params.values.push_back(value);
@@ -256,12 +259,13 @@ void Trainer::backward(int micro, MicroBatchState& state, StepSeconds& seconds) 
       for (size_t p = 0; p < later.inputs.size(); ++p) {
         const plans::InputTransfer& transfer = later.inputs[p];
         if (transfer.producer != v || !transfer.backward_send) continue;
-        comm::LocalArray grad = link_->receive(contexts_[static_cast<size_t>(v)].output_shape, *transfer.backward_send,
-                                               link_->tag(consumer, static_cast<int>(p), micro, true));
+        TrackedArray grad = adopt_tracked(memory_, MemoryCategory::buffers,
+                                          link_->receive(contexts_[static_cast<size_t>(v)].output_shape, *transfer.backward_send,
+                                                         link_->tag(consumer, static_cast<int>(p), micro, true)));
         if (!output_grad) {
-          output_grad = adopt_tracked(memory_, MemoryCategory::buffers, std::move(grad));
+          output_grad = std::move(grad);
         } else {
-          for (size_t i = 0; i < grad.values.size(); ++i) output_grad->values[i] += grad.values[i];
+          for (size_t i = 0; i < grad->values.size(); ++i) output_grad->values[i] += grad->values[i];
         }
       }
     }
@@ -306,20 +310,24 @@ void Trainer::backward(int micro, MicroBatchState& state, StepSeconds& seconds) 
       const auto steps = plans::plan_redistribution(compiled.layouts.input_gradients[p], target, plan_.mesh, global,
                                                     model::output_element_bytes(net.layer(u), plan_.dtype));
       const auto grad_bytes = static_cast<int64_t>(input_grads[p].values.size() * sizeof(float));
-      comm::LocalArray grad = comm::run_redistribution(communicator_, steps, global, std::move(input_grads[p]),
-                                                       layer.name + "/backward");
-      memory_.release(MemoryCategory::buffers, grad_bytes);  // now `grad` (counted below, or sent)
+      // As the step program holds them: a redistributed gradient exists beside the one it came
+      // from until the collectives are done; an unmoved one simply changes hands.
+      if (steps.empty()) memory_.release(MemoryCategory::buffers, grad_bytes);
+      TrackedArray grad = adopt_tracked(memory_, MemoryCategory::buffers,
+                                        comm::run_redistribution(communicator_, steps, global, std::move(input_grads[p]),
+                                                                 layer.name + "/backward"));
+      if (!steps.empty()) memory_.release(MemoryCategory::buffers, grad_bytes);
       input_grad_bytes -= grad_bytes;
-      if (compiled.inputs[p].backward_send) {  // the producer sits on an earlier stage
-        link_->send(std::make_shared<const comm::LocalArray>(std::move(grad)), *compiled.inputs[p].backward_send,
-                    link_->tag(v, static_cast<int>(p), micro, true), layer.name + "/backward");
+      if (compiled.inputs[p].backward_send) {  // the producer sits on an earlier stage; held until sent
+        link_->send(std::move(grad), *compiled.inputs[p].backward_send, link_->tag(v, static_cast<int>(p), micro, true),
+                    layer.name + "/backward");
         continue;
       }
       TrackedArray& accumulated = state.output_grads[static_cast<size_t>(u)];
       if (!accumulated) {
-        accumulated = adopt_tracked(memory_, MemoryCategory::buffers, std::move(grad));
+        accumulated = std::move(grad);
       } else {
-        for (size_t i = 0; i < grad.values.size(); ++i) accumulated->values[i] += grad.values[i];
+        for (size_t i = 0; i < grad->values.size(); ++i) accumulated->values[i] += grad->values[i];
       }
     }
     memory_.release(MemoryCategory::buffers, input_grad_bytes);  // gradients nothing upstream takes

@@ -101,8 +101,8 @@ void Trainer::gather_parameters(int layer, StepSeconds& seconds) {
   const plans::Collective& gather = compiled_.layers[v].parameter_gathers.front();
   memory_.allocate(MemoryCategory::buffers, gather.buffer_bytes);
   const comm::LocalArray whole = communicator_.run(gather, mine, plan_.model->layer(layer).name + "/parameter_gather");
-  memory_.release(MemoryCategory::buffers, gather.buffer_bytes);
-  // The gathered parameters are a working copy (the kept parameters are the slice).
+  // The gathered parameters are a working copy (the kept parameters are the slice), unpacked
+  // from the padded gather buffer, which goes after (as the step program holds them).
   std::vector<TrackedArray>& values = parameters_[v].values;
   const auto& shapes = contexts_[v].parameter_shapes;
   values.clear();
@@ -113,6 +113,7 @@ void Trainer::gather_parameters(int layer, StepSeconds& seconds) {
     at += value->values.size();
     values.push_back(std::move(value));
   }
+  memory_.release(MemoryCategory::buffers, gather.buffer_bytes);
   seconds.communication += seconds_since(start);
   record(fmt::format("gather {}", plan_.model->layer(layer).name), true, start);
 }
@@ -169,6 +170,8 @@ void Trainer::start_sharded_bucket(size_t b) {
   const plans::GradientBucket& bucket = compiled_.buckets[b];
   const plans::Collective& c = bucket.reduction.front();
   memory_.allocate(MemoryCategory::buffers, bucket.padded_elements * 4);
+  // Stage 1's reduced slice is a buffer of its own from the start (stages 2-3: the kept slice).
+  if (plan_.zero_stage == 1) memory_.allocate(MemoryCategory::buffers, z.slice_elements * 4);
   PendingBucket pending{b, pack_for_reduce_scatter(zero_bucket), nullptr, {}};
   pending.slice.resize(static_cast<size_t>(z.slice_elements));
   // Member i receives the i-th contiguous piece, as in the blocking reduce-scatter of a flat
@@ -187,6 +190,7 @@ void Trainer::update_sharded(StepSeconds& seconds) {
     if (plan_.zero_stage >= 2) {
       z.grad_slice->values = std::move(slice);
     } else {
+      memory_.release(MemoryCategory::buffers, z.slice_elements * 4);  // counted since the reduction began
       reduced_slices[zero_bucket] = adopt_tracked(memory_, MemoryCategory::buffers, {{z.slice_elements}, std::move(slice)});
     }
   };
@@ -204,6 +208,7 @@ void Trainer::update_sharded(StepSeconds& seconds) {
     for (size_t i = 0; i < zero_->buckets.size(); ++i) {
       const plans::GradientBucket& bucket = compiled_.buckets[zero_->buckets[i].index];
       memory_.allocate(MemoryCategory::buffers, bucket.padded_elements * 4);
+      if (plan_.zero_stage == 1) memory_.allocate(MemoryCategory::buffers, zero_->buckets[i].slice_elements * 4);
       const comm::LocalArray flat{{bucket.padded_elements}, pack_for_reduce_scatter(i)};
       comm::LocalArray reduced = communicator_.run(bucket.reduction.front(), flat, "gradients");
       memory_.release(MemoryCategory::buffers, bucket.padded_elements * 4);

@@ -1,5 +1,6 @@
-// stage_memory and micro_batches_in_flight: model states against the parameter count and the
-// ZeRO formulas of Rajbhandari et al. (SC 2020), activations against a hand count.
+// stage_memory (the walk of the step program) and micro_batches_in_flight: model states against
+// the parameter count and the ZeRO formulas of Rajbhandari et al. (SC 2020), activations against a
+// hand count.
 
 #include <gtest/gtest.h>
 
@@ -12,6 +13,7 @@
 #include "plans/compiled_plan.h"
 #include "plans/plan_error.h"
 #include "plans/plan_builder.h"
+#include "plans/step_compiler.h"
 #include "sim/memory_model.h"
 
 namespace splitbrain::sim {
@@ -38,6 +40,27 @@ Plan data_parallel(const std::string& zoo_spec, int ranks, int64_t batch) {
 
 MemoryBreakdown memory_of(const Plan& plan, int stage = 0) {
   return stage_memory(plan, plans::compile_plan(plan), stage);
+}
+
+// The activation bytes alive on `stage` right before the step program first runs `op` on
+// micro-batch `micro` (a backward's start: what the forwards before it kept).
+int64_t activations_before(const Plan& plan, int stage, plans::StepOp op, int micro) {
+  int rank = 0;
+  while (plan.pipe_axis >= 0 && plan.mesh.coordinate(rank, plan.pipe_axis) != stage) ++rank;
+  const plans::StepProgram program = plans::compile_step(plan, plans::compile_plan(plan), rank);
+  int64_t alive = 0;
+  for (const plans::StepInstruction& i : program.instructions) {
+    if (i.op == op && i.micro_batch == micro) return alive;
+    if (i.op != plans::StepOp::alloc && i.op != plans::StepOp::free) continue;
+    const plans::StepBuffer& b = program.buffers[static_cast<size_t>(i.buffer)];
+    if (b.category == plans::MemoryCategory::activations) alive += i.op == plans::StepOp::alloc ? b.bytes : -b.bytes;
+  }
+  ADD_FAILURE() << "no " << plans::step_op_name(op) << " of micro-batch " << micro << " on stage " << stage;
+  return -1;
+}
+
+int64_t activations_when_the_backward_starts(const Plan& plan) {
+  return activations_before(plan, 0, plans::StepOp::backward, 0);
 }
 
 // data [16] -> fc1 (8) -> relu -> fc2 (4) -> loss.
@@ -126,31 +149,31 @@ TEST(MemoryModel, ActivationsMatchAHandCountAndHalveWithTheBatch) {
   //   relu [8]:  read by relu's backward and fc2's          8 x 4 = 32 B
   //   fc2  [4]:  the loss keeps its softmax instead                0 B
   //   loss:      softmax probabilities 4 x 4 + a 4-byte label     20 B
-  // 116 B per sample; batch 8 -> 928 B.
+  // 116 B per sample; batch 8 -> 928 B held when the backward starts.
   const Plan one = make_plan(mlp(), Mesh({{"data", 1}}), 8, batch_on_axis_0);
+  EXPECT_EQ(activations_when_the_backward_starts(one), 928);
+  EXPECT_EQ(activations_when_the_backward_starts(one), model::compute_statistics(*one.model, 8, model::DType::fp32).saved_bytes);
   const MemoryBreakdown m = memory_of(one);
-  EXPECT_EQ(m.activations, 928);
-  EXPECT_EQ(m.activations, model::compute_statistics(*one.model, 8, model::DType::fp32).saved_bytes);
+  // During the forward more lives at once than is kept, per sample: at relu, fc1's output (32 B)
+  // is still alive beside its own (32 B) and the data (64 B): 128 B; at the loss, the data, relu's
+  // and fc2's outputs (64 + 32 + 16 B), the loss's value (4 B) and its probabilities and label
+  // (20 B): 136 B, the most; x 8 = 1088 B, the category's peak.
+  EXPECT_EQ(m.activations, 1088);
   // Buffers, as the executor holds them: the backward's working set peaks at relu, whose output
   // gradient and input gradient are 8 x 8 x 4 B each (512 B). One rank has no gradient bucket.
   EXPECT_EQ(m.buffers, 512);
   // At once: the backward's gradients come while some kept tensors are still held, but the two
   // peaks do not coincide (relu's working set comes after the loss and fc2 let go of theirs).
-  EXPECT_GT(m.activations_and_buffers_at_once, m.activations);
-  EXPECT_LT(m.activations_and_buffers_at_once, m.activations + m.buffers);
-  EXPECT_EQ(m.total(), m.params + m.grads + m.optimizer + m.activations_and_buffers_at_once);
+  const int64_t states = m.params + m.grads + m.optimizer;
+  EXPECT_GT(m.total(), states + 928);
+  EXPECT_LT(m.total(), states + m.activations + m.buffers);
   // Parameters: fc1 16 x 8 + 8 = 136, fc2 8 x 4 + 4 = 36: 172 x 4 B.
   EXPECT_EQ(m.params, 688);
-  // During the forward more lives at once than is kept, per sample: at relu, fc1's output (32 B)
-  // is still alive beside its own (32 B) and the data (64 B): 128 B; at the loss, the data, relu's
-  // and fc2's outputs (64 + 32 + 16 B), the loss's value (4 B) and its probabilities and label
-  // (20 B): 136 B, the most; x 8 = 1088 B, the category's peak.
-  EXPECT_EQ(m.activations_in_forward, 1088);
-  EXPECT_EQ(m.activations_peak(), 1088);
 
   const Plan two = make_plan(mlp(), Mesh({{"data", 2}}), 8, batch_on_axis_0);
   const MemoryBreakdown split = memory_of(two);
-  EXPECT_EQ(split.activations, 928 / 2);
+  EXPECT_EQ(activations_when_the_backward_starts(two), 928 / 2);
+  EXPECT_EQ(split.activations, 1088 / 2);
   // Buffers: the bucket's all-reduce starts after fc1, the last layer of the backward, when every
   // gradient of the working set is gone: 172 x 4 = 688 B, more than relu's 256 B working set.
   EXPECT_EQ(split.buffers, 688);
@@ -188,22 +211,24 @@ Plan two_stage_fashion_vgg(plans::PipelineSchedule schedule) {
 TEST(MemoryModel, OneFOneBKeepsFewerMicroBatchesThanGPipe) {
   const Plan gpipe = two_stage_fashion_vgg(plans::PipelineSchedule::gpipe);
   const Plan ofob = two_stage_fashion_vgg(plans::PipelineSchedule::one_f_one_b);
-  const MemoryBreakdown g0 = memory_of(gpipe, 0);
-  const MemoryBreakdown o0 = memory_of(ofob, 0);
-  // Stage 0 sends its flatten output [8, 3136] (100,352 B) for each of the 8 micro-batches and
-  // the sends hold it until the step ends, whatever the schedule.
-  const int64_t sends = 8 * 100'352;
-  EXPECT_GT(o0.activations, sends);
-  EXPECT_EQ(g0.activations - sends, 8 * (o0.activations - sends) / 2);  // 8 micro-batches in flight against 2
-  EXPECT_EQ(g0.params, o0.params);
+  using plans::StepOp;
+  // Stage 0 sends its flatten output [8, 3136] (100,352 B) for each micro-batch, and the sends
+  // hold it until the step ends, whatever the schedule. At the first backward GPipe has run all 8
+  // forwards, 1F1B two (stages - stage).
+  const int64_t send = 100'352;
+  const int64_t g0 = activations_before(gpipe, 0, StepOp::backward, 0);
+  const int64_t o0 = activations_before(ofob, 0, StepOp::backward, 0);
+  EXPECT_EQ(g0 - 8 * send, 4 * (o0 - 2 * send));
+  EXPECT_GT(memory_of(gpipe, 0).activations, memory_of(ofob, 0).activations);
+  EXPECT_EQ(memory_of(gpipe, 0).params, memory_of(ofob, 0).params);
 
   // Per micro-batch, the two stages together keep what one unpipelined step keeps: the flatten
-  // output fc1 reads moves from stage 0's count to stage 1's received copy.
-  const MemoryBreakdown o1 = memory_of(ofob, 1);
-  EXPECT_EQ((o0.activations - sends) / 2 + o1.activations,
-            model::compute_statistics(*ofob.model, 8, model::DType::fp32).saved_bytes);
+  // output fc1 reads moves from stage 0's count to stage 1's received copy. The last stage runs
+  // each micro-batch's backward right after its forward.
+  const int64_t o1 = activations_before(ofob, 1, StepOp::backward, 0);
+  EXPECT_EQ((o0 - 2 * send) / 2 + o1, model::compute_statistics(*ofob.model, 8, model::DType::fp32).saved_bytes);
   // The stages split the parameters between them.
-  EXPECT_EQ(o0.params + o1.params, 4 * ofob.model->parameter_count());
+  EXPECT_EQ(memory_of(ofob, 0).params + memory_of(ofob, 1).params, 4 * ofob.model->parameter_count());
 }
 
 TEST(MemoryModel, ASentOutputTheStageKeepsStaysHeldPastItsBackward) {
@@ -215,10 +240,11 @@ TEST(MemoryModel, ASentOutputTheStageKeepsStaysHeldPastItsBackward) {
   }
   Plan ofob = gpipe;
   ofob.schedule = plans::PipelineSchedule::one_f_one_b;
-  const int64_t kept = memory_of(gpipe, 0).activations / 8;  // GPipe: all 8 kept at the first backward
+  // GPipe: all 8 micro-batches kept at the first backward.
+  const int64_t kept = activations_before(gpipe, 0, plans::StepOp::backward, 0) / 8;
   // 1F1B on stage 0: F0 F1 B0 F2 B1 ... F7 B6 B7. At B6's start micro-batches 6 and 7 are kept
   // whole and the sends still hold micro-batches 0-5's relu5 outputs.
-  EXPECT_EQ(memory_of(ofob, 0).activations, 2 * kept + 6 * 8'192);
+  EXPECT_EQ(activations_before(ofob, 0, plans::StepOp::backward, 6), 2 * kept + 6 * 8'192);
 }
 
 TEST(MemoryModel, RecomputationKeepsOnlyStageInputsPerMicroBatch) {
@@ -226,16 +252,14 @@ TEST(MemoryModel, RecomputationKeepsOnlyStageInputsPerMicroBatch) {
   const MemoryBreakdown plain = memory_of(plan, 0);
   plan.recompute_activations = true;
   const MemoryBreakdown recomputed = memory_of(plan, 0);
-  // Stage 0 keeps the 8 micro-batches' data [8, 1, 28, 28] (8 x 784 x 4 = 25,088 B each) plus
-  // one micro-batch's activations (a GPipe eighth of the plain figure without the sends, which
-  // both hold: 8 x 100,352 B).
-  const int64_t sends = 8 * 100'352;
-  EXPECT_EQ(recomputed.activations, 8 * 25'088 + (plain.activations - sends) / 8 + sends);
+  // When the first layer is recomputed stage 0 holds the 8 micro-batches' data [8, 1, 28, 28]
+  // (8 x 784 x 4 = 25,088 B each), in its sends their flatten outputs (100,352 B each), and the
+  // output conv1 is about to write again ([8, 32, 28, 28]: 802,816 B).
+  EXPECT_EQ(activations_before(plan, 0, plans::StepOp::recompute, 0), 8 * 25'088 + 8 * 100'352 + 802'816);
   EXPECT_LT(recomputed.activations, plain.activations);
-  // Stage 1 keeps the received flatten output: 8 x 3,136 x 4 = 100,352 B per micro-batch.
-  const MemoryBreakdown stage1 = memory_of(plan, 1);
-  plan.recompute_activations = false;
-  EXPECT_EQ(stage1.activations, 8 * 100'352 + memory_of(plan, 1).activations / 8);
+  // Stage 1 holds the received flatten outputs (8 x 3,136 x 4 = 100,352 B per micro-batch) and the
+  // output fc1 is about to write again ([8, 256]: 8,192 B).
+  EXPECT_EQ(activations_before(plan, 1, plans::StepOp::recompute, 0), 8 * 100'352 + 8'192);
 }
 
 }  // namespace

@@ -166,6 +166,7 @@ PlanOutcome run_plan(const plans::Plan& plan, const sim::Cluster& cluster, int s
     out.grads_bytes = memory.peak(exec::MemoryCategory::grads);
     out.optimizer_bytes = memory.peak(exec::MemoryCategory::optimizer);
     out.activations_bytes = memory.peak(exec::MemoryCategory::activations);
+    out.buffers_bytes = memory.peak(exec::MemoryCategory::buffers);
     out.peak_bytes = memory.peak_total();
     out.accuracy = trainer.evaluate(data, kEvaluationSteps, &out.evaluation_loss);
     for (int v = 0; v < net.size(); ++v) {

@@ -78,6 +78,7 @@ struct PlanOutcome {
   int64_t grads_bytes = 0;
   int64_t optimizer_bytes = 0;
   int64_t activations_bytes = 0;
+  int64_t buffers_bytes = 0;
   int64_t peak_bytes = 0;  // every category at once, at the worst moment
   // After training: the fraction of kEvaluationSteps batches' samples classified right (--eval).
   double accuracy = 0.0;
