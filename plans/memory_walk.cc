@@ -16,7 +16,7 @@ MemoryPeaks walk_memory(const StepProgram& program) {
   auto change = [&](int buffer, bool allocate) {
     const StepBuffer& b = program.buffers.at(static_cast<size_t>(buffer));
     if (alive[static_cast<size_t>(buffer)] == allocate) {
-      throw std::logic_error(fmt::format("step program of rank {}: buffer {} ('{}') {}", program.rank, buffer, b.name,
+      throw std::logic_error(fmt::format("step program of rank {}: buffer {} {}", program.rank, buffer,
                                          allocate ? "allocated while alive" : "freed while not alive"));
     }
     alive[static_cast<size_t>(buffer)] = allocate;

@@ -8,32 +8,49 @@
 
 namespace splitbrain::plans {
 
-ProgramWriter::ProgramWriter(const Plan& plan, int rank) {
+ProgramWriter::ProgramWriter(const Plan& plan, int rank, bool keep_instructions)
+    : net_(*plan.model), keep_instructions_(keep_instructions) {
   program_.rank = rank;
   program_.stage = plan.pipe_axis >= 0 ? plan.mesh.coordinate(rank, plan.pipe_axis) : 0;
 }
 
-int ProgramWriter::resident(int64_t bytes, MemoryCategory category, std::string name) {
-  program_.buffers.push_back({bytes, category, std::move(name)});
+std::string ProgramWriter::name_of(int buffer) const {
+  return buffer_name(net_, program_.buffers[static_cast<size_t>(buffer)]);
+}
+
+void ProgramWriter::count(int buffer, bool allocate) {
+  const StepBuffer& b = program_.buffers[static_cast<size_t>(buffer)];
+  const int64_t delta = allocate ? b.bytes : -b.bytes;
+  const auto c = static_cast<size_t>(b.category);
+  live_[c] += delta;
+  live_total_ += delta;
+  peaks_.category[c] = std::max(peaks_.category[c], live_[c]);
+  peaks_.total = std::max(peaks_.total, live_total_);
+}
+
+int ProgramWriter::resident(StepBuffer buffer) {
+  program_.buffers.push_back(buffer);
   holders_.push_back(1);
   const int id = static_cast<int>(program_.buffers.size()) - 1;
   program_.resident.push_back(id);
+  count(id, true);
   return id;
 }
 
-int ProgramWriter::make(int64_t bytes, MemoryCategory category, std::string name) {
-  program_.buffers.push_back({bytes, category, std::move(name)});
+int ProgramWriter::make(StepBuffer buffer) {
+  program_.buffers.push_back(buffer);
   holders_.push_back(1);
   const int id = static_cast<int>(program_.buffers.size()) - 1;
-  emit({.op = StepOp::alloc, .buffer = id, .writes = {id}});
+  count(id, true);
+  if (keep_instructions_) emit({.op = StepOp::alloc, .buffer = id, .writes = {id}});
   return id;
 }
 
 void ProgramWriter::hold(int buffer) {
   if (buffer < 0) return;
   if (holders_.at(static_cast<size_t>(buffer)) <= 0) {
-    throw std::logic_error(fmt::format("step program: buffer {} ('{}') held after it was freed", buffer,
-                                       program_.buffers[static_cast<size_t>(buffer)].name));
+    throw std::logic_error(
+        fmt::format("step program: buffer {} ('{}') held after it was freed", buffer, name_of(buffer)));
   }
   ++holders_[static_cast<size_t>(buffer)];
 }
@@ -42,19 +59,33 @@ void ProgramWriter::drop(int buffer) {
   if (buffer < 0) return;
   int& holders = holders_.at(static_cast<size_t>(buffer));
   if (holders <= 0) {
-    throw std::logic_error(fmt::format("step program: buffer {} ('{}') dropped more often than held", buffer,
-                                       program_.buffers[static_cast<size_t>(buffer)].name));
+    throw std::logic_error(
+        fmt::format("step program: buffer {} ('{}') dropped more often than held", buffer, name_of(buffer)));
   }
-  if (--holders == 0) emit({.op = StepOp::free, .buffer = buffer, .writes = {buffer}});
+  if (--holders == 0) {
+    count(buffer, false);
+    if (keep_instructions_) emit({.op = StepOp::free, .buffer = buffer, .writes = {buffer}});
+  }
 }
 
 int ProgramWriter::emit(StepInstruction instruction) {
-  program_.instructions.push_back(std::move(instruction));
-  return static_cast<int>(program_.instructions.size()) - 1;
+  const int index = emitted_++;
+  if (keep_instructions_) {
+    program_.instructions.push_back(std::move(instruction));
+  } else if (instruction.op == StepOp::send) {
+    unkept_reads_[index] = std::move(instruction.reads);
+  }
+  return index;
 }
 
 void ProgramWriter::wait_and_release(int instruction) {
-  const std::vector<int> read = program_.instructions.at(static_cast<size_t>(instruction)).reads;
+  std::vector<int> read;
+  if (keep_instructions_) {
+    read = program_.instructions.at(static_cast<size_t>(instruction)).reads;
+  } else {
+    read = std::move(unkept_reads_.at(instruction));
+    unkept_reads_.erase(instruction);
+  }
   emit({.op = StepOp::wait, .stream = Stream::communication, .waits_for = instruction, .after = {instruction}});
   for (int buffer : read) drop(buffer);
 }
@@ -64,7 +95,7 @@ StepProgram ProgramWriter::finish() {
   for (size_t b = 0; b < holders_.size(); ++b) {
     if (holders_[b] != 0) {
       throw std::logic_error(fmt::format("step program: buffer {} ('{}') is still held at the end of the step", b,
-                                         program_.buffers[b].name));
+                                         name_of(static_cast<int>(b))));
     }
   }
   // Dependencies: an instruction waits for the last writer of every buffer it touches and, when

@@ -3,12 +3,16 @@
 // arrays, by every part of the step that still needs them; `make` emits the alloc, and the drop
 // of the last holder emits the free, so no buffer is freed twice or left behind. `finish` turns
 // each instruction's reads and writes into dependencies on the other stream's instructions (the
-// order on one stream is the program order).
+// order on one stream is the program order). It walks the memory as it writes (peaks), so a
+// caller that wants only the memory (the simulator, pricing many plans) need not keep the list.
 
+#include <array>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "plans/memory_walk.h"
 #include "plans/plan.h"
 #include "plans/step_program.h"
 
@@ -16,15 +20,17 @@ namespace splitbrain::plans {
 
 class ProgramWriter {
  public:
-  ProgramWriter(const Plan& plan, int rank);
+  // `keep_instructions` false: only the buffers and the memory walk are kept.
+  ProgramWriter(const Plan& plan, int rank, bool keep_instructions = true);
 
   // A buffer that lives across steps (a model state): no alloc or free in the program.
-  int resident(int64_t bytes, MemoryCategory category, std::string name);
+  int resident(StepBuffer buffer);
   // A new buffer with one holder: emits its alloc.
-  int make(int64_t bytes, MemoryCategory category, std::string name);
+  int make(StepBuffer buffer);
   void hold(int buffer);
   // One holder lets go (-1: nothing); the last one emits the free.
   void drop(int buffer);
+  bool keeps_instructions() const { return keep_instructions_; }
   // Appends an instruction; returns its index.
   int emit(StepInstruction instruction);
   // Waits for the communication instruction `instruction` and lets go of what it read.
@@ -32,10 +38,22 @@ class ProgramWriter {
 
   // Throws std::logic_error if a buffer is still held (a lifetime the compiler lost track of).
   StepProgram finish();
+  // The walk's peaks so far (plans/memory_walk.h: the same as walking the finished program).
+  const MemoryPeaks& peaks() const { return peaks_; }
 
  private:
+  std::string name_of(int buffer) const;
+  void count(int buffer, bool allocate);
+
+  const model::Model& net_;
   StepProgram program_;
   std::vector<int> holders_;  // per buffer
+  bool keep_instructions_ = true;
+  int emitted_ = 0;
+  std::map<int, std::vector<int>> unkept_reads_;  // instructions not kept that a wait will release
+  std::array<int64_t, kMemoryCategories> live_{};
+  int64_t live_total_ = 0;
+  MemoryPeaks peaks_;
 };
 
 }  // namespace splitbrain::plans

@@ -5,13 +5,14 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <tuple>
 #include <utility>
 
 #include "model/statistics.h"
 #include "plans/pipeline_order.h"
 #include "plans/plan_error.h"
-#include "plans/redistribution.h"
 #include "plans/program_writer.h"
+#include "plans/redistribution.h"
 #include "plans/step_facts.h"
 #include "plans/step_gradient_sync.h"
 
@@ -20,27 +21,33 @@ namespace {
 
 // One micro-batch's tensors between its forward and its backward, as buffer numbers (-1: none).
 struct MicroBatchBuffers {
-  std::vector<int> outputs;                        // per layer
-  std::vector<std::vector<int>> inputs;            // per layer, per input position (as read)
-  std::vector<int> output_grads;                   // per layer
-  std::vector<int> kept_by_op;                     // per layer: masks, indices, probabilities
-  std::map<std::pair<int, int>, int> received;     // recompute: (consumer, position) -> as received
+  std::vector<int> outputs;                     // per layer
+  std::vector<std::vector<int>> inputs;         // per layer, per input position (as read)
+  std::vector<int> output_grads;                // per layer
+  std::vector<int> kept_by_op;                  // per layer: masks, indices, probabilities
+  std::map<std::pair<int, int>, int> received;  // recompute: (consumer, position) -> as received
 };
 
 class StepCompiler {
  public:
-  StepCompiler(const Plan& plan, const CompiledPlan& compiled, int rank)
-      : plan_(plan), compiled_(compiled), net_(*plan.model), writer_(plan, rank), facts_(plan, compiled, rank),
+  StepCompiler(const Plan& plan, const CompiledPlan& compiled, int rank, bool keep_instructions)
+      : plan_(plan),
+        compiled_(compiled),
+        net_(*plan.model),
+        writer_(plan, rank, keep_instructions),
+        facts_(plan, compiled, rank),
         sync_(plan, compiled, facts_, writer_) {}
 
+  // The program; writer().peaks() is its memory walk.
   StepProgram compile() {
     facts_.add_model_states(writer_);
+    // A micro-batch's buffers exist from its forward to the end of its backward.
     std::vector<MicroBatchBuffers> states(static_cast<size_t>(plan_.micro_batches));
-    for (MicroBatchBuffers& state : states) reset(state);
     const int stage = facts_.stage();
     for (const auto& [kind, micro] : pass_order(stage, plan_.stage_count(), plan_.micro_batches, plan_.schedule)) {
       MicroBatchBuffers& state = states[static_cast<size_t>(micro)];
       if (kind == PassKind::forward) {
+        reset(state);
         forward(micro, state, /*recomputing=*/false);
         if (plan_.recompute_activations) drop_recomputable(state);
       } else {
@@ -49,11 +56,12 @@ class StepCompiler {
         release_all(state);
       }
     }
-    for (int send : pending_sends_) writer_.wait_and_release(send);
+    for (const auto& [edge, send] : pending_sends_) writer_.wait_and_release(send);
     pending_sends_.clear();
     sync_.finish_step();
     return writer_.finish();
   }
+  const MemoryPeaks& peaks() const { return writer_.peaks(); }
 
  private:
   void reset(MicroBatchBuffers& state) const {
@@ -66,17 +74,23 @@ class StepCompiler {
   }
 
   void release_all(MicroBatchBuffers& state) {
-    for (int& b : state.outputs) writer_.drop(std::exchange(b, -1));
-    for (auto& list : state.inputs) {
-      for (int& b : list) writer_.drop(std::exchange(b, -1));
+    for (int v : facts_.stage_layers()) {
+      const auto i = static_cast<size_t>(v);
+      writer_.drop(state.outputs[i]);
+      for (int b : state.inputs[i]) writer_.drop(b);
+      writer_.drop(state.output_grads[i]);
+      writer_.drop(state.kept_by_op[i]);
     }
-    for (int& b : state.output_grads) writer_.drop(std::exchange(b, -1));
-    for (int& b : state.kept_by_op) writer_.drop(std::exchange(b, -1));
-    for (auto& [key, b] : state.received) writer_.drop(b);
-    reset(state);
+    for (const auto& [key, b] : state.received) writer_.drop(b);
+    state = MicroBatchBuffers{};
   }
 
-  std::string layer_name(int v) const { return net_.layer(v).name; }
+  // Appends the instruction `make` builds, unless only the memory is wanted (the simulator's
+  // step_memory): building it is most of the cost, and the walk needs only allocs and frees.
+  template <class Make>
+  void emit_kept(const Make& make) {
+    if (writer_.keeps_instructions()) writer_.emit(make());
+  }
 
   // The layer whose table a tied output head shares (-1: not a tied head).
   int tied_table(int v) const {
@@ -86,15 +100,19 @@ class StepCompiler {
   }
 
   void forward(int micro, MicroBatchBuffers& state, bool recomputing) {
-    for (int v = 0; v < net_.size(); ++v) {
-      if (!facts_.on_stage(v)) continue;
+    for (int v : facts_.stage_layers()) {
       const model::Layer& layer = net_.layer(v);
       const CompiledLayer& compiled = compiled_.layers[static_cast<size_t>(v)];
       if (layer.kind == model::OpKind::input) {
         if (recomputing) continue;  // the stage's input stays from the first forward
-        const int out = writer_.make(facts_.output_bytes(v), MemoryCategory::activations,
-                                     fmt::format("{}.out mb{}", layer_name(v), micro));
-        writer_.emit({.op = StepOp::load_input, .layer = v, .micro_batch = micro, .writes = {out}});
+        const int out = writer_.make({.bytes = facts_.output_bytes(v),
+                                      .category = MemoryCategory::activations,
+                                      .role = BufferRole::output,
+                                      .layer = v,
+                                      .micro_batch = micro});
+        emit_kept([&] {
+          return StepInstruction{.op = StepOp::load_input, .layer = v, .micro_batch = micro, .writes = {out}};
+        });
         state.outputs[static_cast<size_t>(v)] = out;
         send_forward(v, micro, out);
         continue;
@@ -108,10 +126,20 @@ class StepCompiler {
           input = state.received.at({v, static_cast<int>(p)});
           writer_.hold(input);
         } else if (transfer.forward_send) {  // the producer sits on an earlier stage
-          input = writer_.make(transfer.forward_send->buffer_bytes, MemoryCategory::activations,
-                               fmt::format("{}.in{} mb{} received", layer_name(v), p, micro));
-          writer_.emit({.op = StepOp::recv, .stream = Stream::communication, .layer = v, .micro_batch = micro,
-                        .writes = {input}, .collectives = {*transfer.forward_send}});
+          input = writer_.make({.bytes = transfer.forward_send->buffer_bytes,
+                                .category = MemoryCategory::activations,
+                                .role = BufferRole::received,
+                                .layer = v,
+                                .index = static_cast<int>(p),
+                                .micro_batch = micro});
+          emit_kept([&] {
+            return StepInstruction{.op = StepOp::recv,
+                                   .stream = Stream::communication,
+                                   .layer = v,
+                                   .micro_batch = micro,
+                                   .writes = {input},
+                                   .collectives = {*transfer.forward_send}};
+          });
           if (plan_.recompute_activations) {
             state.received[{v, static_cast<int>(p)}] = input;
             writer_.hold(input);
@@ -120,36 +148,60 @@ class StepCompiler {
           input = state.outputs[static_cast<size_t>(u)];
           writer_.hold(input);
         }
-        const std::vector<RedistributionStep> steps = facts_.input_redistribution(v, p);
+        const std::vector<RedistributionStep>& steps = facts_.input_redistribution(v, p);
         if (!steps.empty()) {
-          const int copy = writer_.make(facts_.input_bytes(v, p), MemoryCategory::activations,
-                                        fmt::format("{}.in{} mb{}", layer_name(v), p, micro));
-          writer_.emit({.op = StepOp::redistribute, .stream = Stream::communication, .layer = v, .micro_batch = micro,
-                        .reads = {input}, .writes = {copy}, .steps = steps});
+          const int copy = writer_.make({.bytes = facts_.input_bytes(v, p),
+                                         .category = MemoryCategory::activations,
+                                         .role = BufferRole::input_copy,
+                                         .layer = v,
+                                         .index = static_cast<int>(p),
+                                         .micro_batch = micro});
+          emit_kept([&] {
+            return StepInstruction{.op = StepOp::redistribute,
+                                   .stream = Stream::communication,
+                                   .layer = v,
+                                   .micro_batch = micro,
+                                   .reads = {input},
+                                   .writes = {copy},
+                                   .steps = steps};
+          });
           writer_.drop(input);
           input = copy;
         }
         inputs.push_back(input);
       }
-      const int out = writer_.make(facts_.output_bytes(v), MemoryCategory::activations,
-                                   fmt::format("{}.out mb{}", layer_name(v), micro));
+      const int out = writer_.make({.bytes = facts_.output_bytes(v),
+                                    .category = MemoryCategory::activations,
+                                    .role = BufferRole::output,
+                                    .layer = v,
+                                    .micro_batch = micro});
       const std::vector<int> gathered = gather_parameters(v, micro);
-      StepInstruction pass{.op = recomputing ? StepOp::recompute : StepOp::forward, .layer = v, .micro_batch = micro,
-                           .reads = inputs, .writes = {out}};
-      for (int b : facts_.parameter_buffers(v)) pass.reads.push_back(b);
-      for (int b : gathered) pass.reads.push_back(b);
-      std::erase(pass.reads, -1);
-      writer_.emit(std::move(pass));
+      emit_kept([&] {
+        StepInstruction pass{.op = recomputing ? StepOp::recompute : StepOp::forward,
+                             .layer = v,
+                             .micro_batch = micro,
+                             .reads = inputs,
+                             .writes = {out}};
+        for (int b : facts_.parameter_buffers(v)) pass.reads.push_back(b);
+        for (int b : gathered) pass.reads.push_back(b);
+        std::erase(pass.reads, -1);
+        return pass;
+      });
       if (const int64_t kept = facts_.kept_by_op_bytes(v); kept > 0) {
-        state.kept_by_op[static_cast<size_t>(v)] =
-            writer_.make(kept, MemoryCategory::activations, fmt::format("{}.kept mb{}", layer_name(v), micro));
+        state.kept_by_op[static_cast<size_t>(v)] = writer_.make({.bytes = kept,
+                                                                 .category = MemoryCategory::activations,
+                                                                 .role = BufferRole::kept_by_op,
+                                                                 .layer = v,
+                                                                 .micro_batch = micro});
       }
       for (int b : gathered) writer_.drop(b);
       state.outputs[static_cast<size_t>(v)] = out;
       if (!recomputing) {
         send_forward(v, micro, out);
         if (layer.kind == model::OpKind::softmax_cross_entropy) {
-          writer_.emit({.op = StepOp::loss_out, .layer = v, .micro_batch = micro, .reads = {out}});
+          emit_kept([&] {
+            return StepInstruction{.op = StepOp::loss_out, .layer = v, .micro_batch = micro, .reads = {out}};
+          });
         }
       }
       release_after_forward(v, state);
@@ -158,14 +210,31 @@ class StepCompiler {
 
   void send_forward(int producer, int micro, int buffer) {
     for (int consumer : net_.layer(producer).consumers) {
-      for (const InputTransfer& transfer : compiled_.layers[static_cast<size_t>(consumer)].inputs) {
+      const CompiledLayer& layer = compiled_.layers[static_cast<size_t>(consumer)];
+      for (size_t p = 0; p < layer.inputs.size(); ++p) {
+        const InputTransfer& transfer = layer.inputs[p];
         if (transfer.producer != producer || !transfer.forward_send) continue;
         writer_.hold(buffer);
-        pending_sends_.push_back(writer_.emit({.op = StepOp::send, .stream = Stream::communication, .layer = consumer,
-                                               .micro_batch = micro, .reads = {buffer},
-                                               .collectives = {*transfer.forward_send}}));
+        send({consumer, static_cast<int>(p), false}, {.op = StepOp::send,
+                                                      .stream = Stream::communication,
+                                                      .layer = consumer,
+                                                      .micro_batch = micro,
+                                                      .reads = {buffer},
+                                                      .collectives = {*transfer.forward_send}});
       }
     }
+  }
+
+  // A send holds what it reads until it is waited for: right before the next send on the same
+  // edge (consumer, input position, direction), so one message per edge is in flight, or at the
+  // end of the passes. A stage receives an edge's micro-batches in order, so this cannot deadlock.
+  using Edge = std::tuple<int, int, bool>;
+  void send(Edge edge, StepInstruction instruction) {
+    if (const auto previous = pending_sends_.find(edge); previous != pending_sends_.end()) {
+      writer_.wait_and_release(previous->second);
+      pending_sends_.erase(previous);
+    }
+    pending_sends_[edge] = writer_.emit(std::move(instruction));
   }
 
   // After layer v's forward: let go of what no backward reads (the header's rule).
@@ -188,8 +257,7 @@ class StepCompiler {
 
   // Recompute: between forward and backward only the stage's inputs stay.
   void drop_recomputable(MicroBatchBuffers& state) {
-    for (int v = 0; v < net_.size(); ++v) {
-      if (!facts_.on_stage(v)) continue;
+    for (int v : facts_.stage_layers()) {
       const auto i = static_cast<size_t>(v);
       for (int& b : state.inputs[i]) writer_.drop(std::exchange(b, -1));
       state.inputs[i].clear();
@@ -205,59 +273,87 @@ class StepCompiler {
     const CompiledLayer& layer = compiled_.layers[static_cast<size_t>(v)];
     if (plan_.zero_stage < 3 || !facts_.zero_shards(v) || layer.parameter_gathers.empty()) return {};
     const Collective& gather = layer.parameter_gathers.front();
-    const int flat = writer_.make(gather.buffer_bytes, MemoryCategory::buffers,
-                                  fmt::format("{}.params gathered mb{}", layer_name(v), micro));
-    writer_.emit({.op = StepOp::redistribute, .stream = Stream::communication, .layer = v, .micro_batch = micro,
-                  .reads = facts_.parameter_buffers(v), .writes = {flat}, .collectives = layer.parameter_gathers});
+    const int flat = writer_.make({.bytes = gather.buffer_bytes,
+                                   .category = MemoryCategory::buffers,
+                                   .role = BufferRole::gathered_parameters,
+                                   .layer = v,
+                                   .micro_batch = micro});
+    emit_kept([&] {
+      return StepInstruction{.op = StepOp::redistribute,
+                             .stream = Stream::communication,
+                             .layer = v,
+                             .micro_batch = micro,
+                             .reads = facts_.parameter_buffers(v),
+                             .writes = {flat},
+                             .collectives = layer.parameter_gathers};
+    });
     std::vector<int> whole;
     const int64_t element_bytes = model::bytes_per_element(plan_.dtype);
     for (size_t k = 0; k < layer.layouts.parameters.size(); ++k) {
-      whole.push_back(writer_.make(layer.layouts.parameters[k].local_elements * element_bytes, MemoryCategory::buffers,
-                                   fmt::format("{}.param{} whole mb{}", layer_name(v), k, micro)));
+      whole.push_back(writer_.make({.bytes = layer.layouts.parameters[k].local_elements * element_bytes,
+                                    .category = MemoryCategory::buffers,
+                                    .role = BufferRole::whole_parameter,
+                                    .layer = v,
+                                    .index = static_cast<int>(k),
+                                    .micro_batch = micro}));
     }
-    writer_.emit({.op = StepOp::unpack, .layer = v, .micro_batch = micro, .reads = {flat}, .writes = whole});
+    emit_kept([&] {
+      return StepInstruction{.op = StepOp::unpack, .layer = v, .micro_batch = micro, .reads = {flat}, .writes = whole};
+    });
     writer_.drop(flat);
     return whole;
   }
 
   void backward(int micro, MicroBatchBuffers& state) {
-    for (int v = net_.size() - 1; v >= 0; --v) {
+    const std::vector<int>& layers = facts_.stage_layers();
+    for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
+      const int v = *it;
       const model::Layer& layer = net_.layer(v);
-      if (layer.kind == model::OpKind::input || !facts_.on_stage(v)) continue;
+      if (layer.kind == model::OpKind::input) continue;
       const CompiledLayer& compiled = compiled_.layers[static_cast<size_t>(v)];
       int& output_grad = state.output_grads[static_cast<size_t>(v)];
       receive_gradients(v, micro, output_grad);
       if (output_grad < 0) {
-        output_grad = writer_.make(facts_.gradient_bytes_of_output(v), MemoryCategory::buffers,
-                                   fmt::format("{}.out grad mb{}", layer_name(v), micro));
+        output_grad = writer_.make({.bytes = facts_.gradient_bytes_of_output(v),
+                                    .category = MemoryCategory::buffers,
+                                    .role = BufferRole::output_gradient,
+                                    .layer = v,
+                                    .micro_batch = micro});
       }
       std::vector<int> input_grads(layer.inputs.size(), -1);
       if (layer.needs_input_gradient) {
         for (size_t p = 0; p < layer.inputs.size(); ++p) {
-          input_grads[p] = writer_.make(facts_.input_gradient_bytes(v, p), MemoryCategory::buffers,
-                                        fmt::format("{}.in{} grad mb{}", layer_name(v), p, micro));
+          input_grads[p] = writer_.make({.bytes = facts_.input_gradient_bytes(v, p),
+                                         .category = MemoryCategory::buffers,
+                                         .role = BufferRole::input_gradient,
+                                         .layer = v,
+                                         .index = static_cast<int>(p),
+                                         .micro_batch = micro});
         }
       }
       const std::vector<int> gathered = gather_parameters(v, micro);
       sync_.ensure_whole_gradients(v);
       // A tied head adds into its table's gradient (ZeRO 2-3 make it at first use).
       if (const int table = tied_table(v); table >= 0) sync_.ensure_whole_gradients(table);
-      StepInstruction pass{.op = StepOp::backward, .layer = v, .micro_batch = micro};
-      pass.reads = state.inputs[static_cast<size_t>(v)];
-      pass.reads.push_back(state.outputs[static_cast<size_t>(v)]);
-      pass.reads.push_back(output_grad);
-      pass.reads.push_back(state.kept_by_op[static_cast<size_t>(v)]);
-      for (int b : gathered) pass.reads.push_back(b);
-      for (int b : facts_.parameter_buffers(v)) pass.reads.push_back(b);
-      std::erase(pass.reads, -1);
-      pass.writes = input_grads;
-      for (int b : sync_.gradient_buffers(v)) pass.writes.push_back(b);
-      std::erase(pass.writes, -1);
-      writer_.emit(std::move(pass));
+      emit_kept([&] {
+        StepInstruction pass{.op = StepOp::backward, .layer = v, .micro_batch = micro};
+        pass.reads = state.inputs[static_cast<size_t>(v)];
+        pass.reads.push_back(state.outputs[static_cast<size_t>(v)]);
+        pass.reads.push_back(output_grad);
+        pass.reads.push_back(state.kept_by_op[static_cast<size_t>(v)]);
+        for (int b : gathered) pass.reads.push_back(b);
+        for (int b : facts_.parameter_buffers(v)) pass.reads.push_back(b);
+        std::erase(pass.reads, -1);
+        pass.writes = input_grads;
+        for (int b : sync_.gradient_buffers(v)) pass.writes.push_back(b);
+        std::erase(pass.writes, -1);
+        return pass;
+      });
       writer_.drop(std::exchange(state.kept_by_op[static_cast<size_t>(v)], -1));
       for (int b : gathered) writer_.drop(b);
       for (size_t p = 0; p < layer.inputs.size(); ++p) {
-        if (input_grads[p] >= 0 && compiled.inputs[p].gradient_flows) hand_back_gradient(v, p, micro, input_grads[p], state);
+        if (input_grads[p] >= 0 && compiled.inputs[p].gradient_flows)
+          hand_back_gradient(v, p, micro, input_grads[p], state);
       }
       for (size_t p = 0; p < layer.inputs.size(); ++p) {
         if (!compiled.inputs[p].gradient_flows) writer_.drop(input_grads[p]);  // nothing upstream takes it
@@ -278,14 +374,26 @@ class StepCompiler {
       for (const InputTransfer& transfer : later.inputs) {
         if (transfer.producer != v || !transfer.backward_send) continue;
         const bool first = output_grad < 0;
-        const int target = writer_.make(transfer.backward_send->buffer_bytes, MemoryCategory::buffers,
-                                        fmt::format("{}.out grad mb{} received", layer_name(v), micro));
-        writer_.emit({.op = StepOp::recv, .stream = Stream::communication, .layer = consumer, .micro_batch = micro,
-                      .writes = {target}, .collectives = {*transfer.backward_send}});
+        const int target = writer_.make({.bytes = transfer.backward_send->buffer_bytes,
+                                         .category = MemoryCategory::buffers,
+                                         .role = BufferRole::received_gradient,
+                                         .layer = v,
+                                         .micro_batch = micro});
+        emit_kept([&] {
+          return StepInstruction{.op = StepOp::recv,
+                                 .stream = Stream::communication,
+                                 .layer = consumer,
+                                 .micro_batch = micro,
+                                 .writes = {target},
+                                 .collectives = {*transfer.backward_send}};
+        });
         if (first) {
           output_grad = target;
         } else {
-          writer_.emit({.op = StepOp::accumulate, .layer = v, .micro_batch = micro, .reads = {target}, .writes = {output_grad}});
+          emit_kept([&] {
+            return StepInstruction{
+                .op = StepOp::accumulate, .layer = v, .micro_batch = micro, .reads = {target}, .writes = {output_grad}};
+          });
           writer_.drop(target);
         }
       }
@@ -297,19 +405,32 @@ class StepCompiler {
   void hand_back_gradient(int v, size_t p, int micro, int grad, MicroBatchBuffers& state) {
     const InputTransfer& transfer = compiled_.layers[static_cast<size_t>(v)].inputs[p];
     const int u = transfer.producer;
-    const std::vector<RedistributionStep> steps = facts_.gradient_redistribution(v, p);
+    const std::vector<RedistributionStep>& steps = facts_.gradient_redistribution(v, p);
     int ready = grad;
     if (!steps.empty()) {
-      ready = writer_.make(facts_.gradient_bytes_of_output(u), MemoryCategory::buffers,
-                           fmt::format("{}.out grad mb{} from {}", layer_name(u), micro, layer_name(v)));
-      writer_.emit({.op = StepOp::redistribute, .stream = Stream::communication, .layer = v, .micro_batch = micro,
-                    .reads = {grad}, .writes = {ready}, .steps = steps});
+      ready = writer_.make({.bytes = facts_.gradient_bytes_of_output(u),
+                            .category = MemoryCategory::buffers,
+                            .role = BufferRole::output_gradient,
+                            .layer = u,
+                            .micro_batch = micro});
+      emit_kept([&] {
+        return StepInstruction{.op = StepOp::redistribute,
+                               .stream = Stream::communication,
+                               .layer = v,
+                               .micro_batch = micro,
+                               .reads = {grad},
+                               .writes = {ready},
+                               .steps = steps};
+      });
       writer_.drop(grad);
     }
     if (transfer.backward_send) {
-      pending_sends_.push_back(writer_.emit({.op = StepOp::send, .stream = Stream::communication, .layer = v,
-                                             .micro_batch = micro, .reads = {ready},
-                                             .collectives = {*transfer.backward_send}}));
+      send({v, static_cast<int>(p), true}, {.op = StepOp::send,
+                                            .stream = Stream::communication,
+                                            .layer = v,
+                                            .micro_batch = micro,
+                                            .reads = {ready},
+                                            .collectives = {*transfer.backward_send}});
       return;  // the send holds `ready` until it is waited for
     }
     int& accumulated = state.output_grads[static_cast<size_t>(u)];
@@ -317,7 +438,10 @@ class StepCompiler {
       accumulated = ready;
       return;
     }
-    writer_.emit({.op = StepOp::accumulate, .layer = u, .micro_batch = micro, .reads = {ready}, .writes = {accumulated}});
+    emit_kept([&] {
+      return StepInstruction{
+          .op = StepOp::accumulate, .layer = u, .micro_batch = micro, .reads = {ready}, .writes = {accumulated}};
+    });
     writer_.drop(ready);
   }
 
@@ -327,12 +451,10 @@ class StepCompiler {
   ProgramWriter writer_;
   StepFacts facts_;
   GradientSync sync_;
-  std::vector<int> pending_sends_;  // send instructions whose buffers stay held until waited for
+  std::map<Edge, int> pending_sends_;  // per edge, the send instruction not yet waited for
 };
 
-}  // namespace
-
-StepProgram compile_step(const Plan& plan, const CompiledPlan& compiled, int rank) {
+void check_step_request(const Plan& plan, const CompiledPlan& compiled, int rank) {
   if (rank < 0 || rank >= plan.mesh.rank_count()) {
     throw PlanError(fmt::format("rank {} is out of range: the plan's mesh {} has {} ranks", rank, plan.mesh.to_string(),
                                 plan.mesh.rank_count()));
@@ -341,7 +463,20 @@ StepProgram compile_step(const Plan& plan, const CompiledPlan& compiled, int ran
     throw PlanError(fmt::format("compile_step: compiled plan has {} layers, the model {}", compiled.layers.size(),
                                 plan.model->size()));
   }
-  return StepCompiler(plan, compiled, rank).compile();
+}
+
+}  // namespace
+
+StepProgram compile_step(const Plan& plan, const CompiledPlan& compiled, int rank) {
+  check_step_request(plan, compiled, rank);
+  return StepCompiler(plan, compiled, rank, /*keep_instructions=*/true).compile();
+}
+
+MemoryPeaks step_memory(const Plan& plan, const CompiledPlan& compiled, int rank) {
+  check_step_request(plan, compiled, rank);
+  StepCompiler compiler(plan, compiled, rank, /*keep_instructions=*/false);
+  compiler.compile();
+  return compiler.peaks();
 }
 
 }  // namespace splitbrain::plans

@@ -14,6 +14,7 @@
 // forward and the forward run again before its backward.
 
 #include "plans/compiled_plan.h"
+#include "plans/memory_walk.h"
 #include "plans/plan.h"
 #include "plans/step_program.h"
 
@@ -21,5 +22,9 @@ namespace splitbrain::plans {
 
 // Throws PlanError for a rank outside the plan's mesh or a compiled plan of another model.
 StepProgram compile_step(const Plan& plan, const CompiledPlan& compiled, int rank);
+
+// The memory walk of compile_step's program (walk_memory of it), without keeping the program:
+// what the simulator reports, cheap enough for the planner's many candidates.
+MemoryPeaks step_memory(const Plan& plan, const CompiledPlan& compiled, int rank);
 
 }  // namespace splitbrain::plans

@@ -34,6 +34,23 @@ StepFacts::StepFacts(const Plan& plan, const CompiledPlan& compiled, int rank) :
   }
   gradient_slice_.assign(compiled.buckets.size(), -1);
   parameter_slice_.assign(compiled.buckets.size(), -1);
+  // Every micro-batch asks the same of a layer: worked out once here (redistributions above all).
+  layers_.resize(layers);
+  for (int v = 0; v < static_cast<int>(layers); ++v) {
+    if (!on_stage(v)) continue;
+    stage_layers_.push_back(v);
+    LayerFacts& facts = layers_[static_cast<size_t>(v)];
+    facts.output_bytes = compute_output_bytes(v);
+    facts.kept_by_op_bytes = compute_kept_by_op_bytes(v);
+    facts.gradient_bytes_of_output = compute_gradient_bytes_of_output(v);
+    if (plan.model->layer(v).kind == model::OpKind::input) continue;
+    for (size_t p = 0; p < plan.model->layer(v).inputs.size(); ++p) {
+      facts.input_redistribution.push_back(compute_input_redistribution(v, p));
+      facts.gradient_redistribution.push_back(compiled.layers[static_cast<size_t>(v)].inputs[p].gradient_flows
+                                                  ? compute_gradient_redistribution(v, p)
+                                                  : std::vector<RedistributionStep>{});
+    }
+  }
 }
 
 int StepFacts::last_local_consumer(int layer) const {
@@ -49,7 +66,7 @@ bool StepFacts::saves_input(int layer, size_t position) const {
   return std::find(saved.begin(), saved.end(), static_cast<int>(position)) != saved.end();
 }
 
-int64_t StepFacts::output_bytes(int layer) const {
+int64_t StepFacts::compute_output_bytes(int layer) const {
   const model::Layer& l = plan_.model->layer(layer);
   return local_element_count(compiled_.layers[static_cast<size_t>(layer)].layouts.output, plan_.mesh,
                              activation_shape(l, compiled_.micro_batch)) *
@@ -63,7 +80,7 @@ int64_t StepFacts::input_bytes(int layer, size_t position) const {
          model::output_element_bytes(producer, plan_.dtype);
 }
 
-int64_t StepFacts::kept_by_op_bytes(int layer) const {
+int64_t StepFacts::compute_kept_by_op_bytes(int layer) const {
   const model::Layer& l = plan_.model->layer(layer);
   const int64_t global_elements = compiled_.micro_batch * model::num_elements(l.output_shape);
   if (global_elements <= 0) return 0;
@@ -79,12 +96,12 @@ int64_t StepFacts::kept_by_op_bytes(int layer) const {
                      static_cast<double>(model::num_elements(logits));
   }
   const int64_t element_bytes = model::bytes_per_element(plan_.dtype);
-  return std::llround(
-      static_cast<double>(compiled_.micro_batch * (l.cost.saved.extra_elements * element_bytes + l.cost.saved.extra_bytes)) *
-      local_fraction);
+  return std::llround(static_cast<double>(compiled_.micro_batch *
+                                          (l.cost.saved.extra_elements * element_bytes + l.cost.saved.extra_bytes)) *
+                      local_fraction);
 }
 
-int64_t StepFacts::gradient_bytes_of_output(int layer) const {
+int64_t StepFacts::compute_gradient_bytes_of_output(int layer) const {
   const model::Layer& l = plan_.model->layer(layer);
   return local_element_count(compiled_.layers[static_cast<size_t>(layer)].layouts.output, plan_.mesh,
                              activation_shape(l, compiled_.micro_batch)) *
@@ -98,7 +115,7 @@ int64_t StepFacts::input_gradient_bytes(int layer, size_t position) const {
          model::bytes_per_element(plan_.dtype);
 }
 
-std::vector<RedistributionStep> StepFacts::input_redistribution(int layer, size_t position) const {
+std::vector<RedistributionStep> StepFacts::compute_input_redistribution(int layer, size_t position) const {
   const int u = plan_.model->layer(layer).inputs[position];
   const model::Layer& producer = plan_.model->layer(u);
   return plan_redistribution(compiled_.layers[static_cast<size_t>(u)].layouts.output,
@@ -107,7 +124,7 @@ std::vector<RedistributionStep> StepFacts::input_redistribution(int layer, size_
                              model::output_element_bytes(producer, plan_.dtype));
 }
 
-std::vector<RedistributionStep> StepFacts::gradient_redistribution(int layer, size_t position) const {
+std::vector<RedistributionStep> StepFacts::compute_gradient_redistribution(int layer, size_t position) const {
   const int u = plan_.model->layer(layer).inputs[position];
   const model::Layer& producer = plan_.model->layer(u);
   return plan_redistribution(compiled_.layers[static_cast<size_t>(layer)].layouts.input_gradients[position],
@@ -132,23 +149,36 @@ void StepFacts::add_model_states(ProgramWriter& writer) {
   const int64_t element_bytes = model::bytes_per_element(plan_.dtype);
   const int64_t grad_bytes = gradient_element_bytes(plan_);
   // fp16/bf16 training keeps an fp32 master copy of the weights with the optimizer state.
-  const int64_t optimizer_bytes = optimizer_state_bytes_per_parameter(plan_.optimizer.kind) +
-                                  (plan_.dtype == model::DType::fp32 ? 0 : 4);
+  const int64_t optimizer_bytes =
+      optimizer_state_bytes_per_parameter(plan_.optimizer.kind) + (plan_.dtype == model::DType::fp32 ? 0 : 4);
   for (int v = 0; v < net.size(); ++v) {
     if (!on_stage(v)) continue;
     const LayerLayouts& layouts = compiled_.layers[static_cast<size_t>(v)].layouts;
     const bool sharded = zero_shards(v);
     for (size_t k = 0; k < layouts.parameters.size(); ++k) {
       const int64_t elements = layouts.parameters[k].local_elements;
-      const std::string name = fmt::format("{}.param{}", net.layer(v).name, k);
+      const StepBuffer state{.layer = v, .index = static_cast<int>(k)};
       if (!(sharded && plan_.zero_stage >= 3)) {
-        parameters_[static_cast<size_t>(v)].push_back(writer.resident(elements * element_bytes, MemoryCategory::params, name));
+        StepBuffer b = state;
+        b.bytes = elements * element_bytes;
+        b.category = MemoryCategory::params;
+        b.role = BufferRole::parameter;
+        parameters_[static_cast<size_t>(v)].push_back(writer.resident(b));
       }
       if (!(sharded && plan_.zero_stage >= 2)) {
-        gradients_[static_cast<size_t>(v)].push_back(
-            writer.resident(elements * grad_bytes, MemoryCategory::grads, name + " grad"));
+        StepBuffer b = state;
+        b.bytes = elements * grad_bytes;
+        b.category = MemoryCategory::grads;
+        b.role = BufferRole::parameter_gradient;
+        gradients_[static_cast<size_t>(v)].push_back(writer.resident(b));
       }
-      if (!sharded) writer.resident(elements * optimizer_bytes, MemoryCategory::optimizer, name + " state");
+      if (!sharded) {
+        StepBuffer b = state;
+        b.bytes = elements * optimizer_bytes;
+        b.category = MemoryCategory::optimizer;
+        b.role = BufferRole::optimizer_state;
+        writer.resident(b);
+      }
     }
   }
   // ZeRO: one padded slice per bucket of the stage (stage 3 pads each layer to the group).
@@ -158,9 +188,15 @@ void StepFacts::add_model_states(ProgramWriter& writer) {
     const int group = plan_.mesh.group_size(bucket.axes);
     if (group <= 1) continue;
     const int64_t slice = slice_elements(b);
-    writer.resident(slice * optimizer_bytes, MemoryCategory::optimizer, fmt::format("bucket {} state slice", b));
+    writer.resident({.bytes = slice * optimizer_bytes,
+                     .category = MemoryCategory::optimizer,
+                     .role = BufferRole::optimizer_slice,
+                     .bucket = static_cast<int>(b)});
     if (plan_.zero_stage >= 2) {
-      gradient_slice_[b] = writer.resident(slice * grad_bytes, MemoryCategory::grads, fmt::format("bucket {} grad slice", b));
+      gradient_slice_[b] = writer.resident({.bytes = slice * grad_bytes,
+                                            .category = MemoryCategory::grads,
+                                            .role = BufferRole::gradient_slice,
+                                            .bucket = static_cast<int>(b)});
     }
     if (plan_.zero_stage >= 3) {
       int64_t elements = 0;
@@ -171,8 +207,10 @@ void StepFacts::add_model_states(ProgramWriter& writer) {
         }
         elements += round_up(layer_elements, group) / group;
       }
-      parameter_slice_[b] =
-          writer.resident(elements * element_bytes, MemoryCategory::params, fmt::format("bucket {} param slice", b));
+      parameter_slice_[b] = writer.resident({.bytes = elements * element_bytes,
+                                             .category = MemoryCategory::params,
+                                             .role = BufferRole::parameter_slice,
+                                             .bucket = static_cast<int>(b)});
     }
   }
 }

@@ -20,23 +20,29 @@ class StepFacts {
 
   int stage() const { return stage_; }
   bool on_stage(int layer) const { return compiled_.layers[static_cast<size_t>(layer)].stage == stage_; }
+  // The stage's layers, in model order.
+  const std::vector<int>& stage_layers() const { return stage_layers_; }
   // The last consumer of `layer`'s output on this stage (-1: none).
   int last_local_consumer(int layer) const;
   // Backward of `layer` reads its input `position`.
   bool saves_input(int layer, size_t position) const;
 
   // Bytes of one micro-batch's tensors on this rank.
-  int64_t output_bytes(int layer) const;                      // in the layout the layer produces
-  int64_t input_bytes(int layer, size_t position) const;      // in the layout the layer reads it
-  int64_t kept_by_op_bytes(int layer) const;                  // masks, indices, probabilities
-  int64_t gradient_bytes_of_output(int layer) const;          // the output's gradient
+  int64_t output_bytes(int layer) const { return of(layer).output_bytes; }          // in the layout it produces
+  int64_t input_bytes(int layer, size_t position) const;                            // in the layout the layer reads it
+  int64_t kept_by_op_bytes(int layer) const { return of(layer).kept_by_op_bytes; }  // masks, indices, statistics
+  int64_t gradient_bytes_of_output(int layer) const { return of(layer).gradient_bytes_of_output; }
   int64_t input_gradient_bytes(int layer, size_t position) const;
 
   // The collectives taking the producer's output into input `position`'s layout (empty: the
   // layer reads the producer's array itself), and the input gradient back into the producer's
   // gradient layout.
-  std::vector<RedistributionStep> input_redistribution(int layer, size_t position) const;
-  std::vector<RedistributionStep> gradient_redistribution(int layer, size_t position) const;
+  const std::vector<RedistributionStep>& input_redistribution(int layer, size_t position) const {
+    return of(layer).input_redistribution.at(position);
+  }
+  const std::vector<RedistributionStep>& gradient_redistribution(int layer, size_t position) const {
+    return of(layer).gradient_redistribution.at(position);
+  }
 
   // ZeRO shards this layer's model states (it has parameters synchronised over more than one rank).
   bool zero_shards(int layer) const;
@@ -56,6 +62,20 @@ class StepFacts {
   int64_t slice_elements(size_t bucket) const;
 
  private:
+  struct LayerFacts {
+    int64_t output_bytes = 0;
+    int64_t kept_by_op_bytes = 0;
+    int64_t gradient_bytes_of_output = 0;
+    std::vector<std::vector<RedistributionStep>> input_redistribution;     // per input position
+    std::vector<std::vector<RedistributionStep>> gradient_redistribution;  // empty where none flows
+  };
+  const LayerFacts& of(int layer) const { return layers_.at(static_cast<size_t>(layer)); }
+  int64_t compute_output_bytes(int layer) const;
+  int64_t compute_kept_by_op_bytes(int layer) const;
+  int64_t compute_gradient_bytes_of_output(int layer) const;
+  std::vector<RedistributionStep> compute_input_redistribution(int layer, size_t position) const;
+  std::vector<RedistributionStep> compute_gradient_redistribution(int layer, size_t position) const;
+
   const Plan& plan_;
   const CompiledPlan& compiled_;
   int stage_ = 0;
@@ -63,8 +83,10 @@ class StepFacts {
   std::vector<std::vector<int>> parameters_;  // per layer
   std::vector<std::vector<int>> gradients_;   // per layer
   std::vector<int> bucket_of_layer_;
-  std::vector<int> gradient_slice_;           // per compiled bucket
-  std::vector<int> parameter_slice_;          // per compiled bucket
+  std::vector<int> gradient_slice_;   // per compiled bucket
+  std::vector<int> parameter_slice_;  // per compiled bucket
+  std::vector<LayerFacts> layers_;
+  std::vector<int> stage_layers_;
 };
 
 }  // namespace splitbrain::plans

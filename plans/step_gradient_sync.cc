@@ -10,7 +10,8 @@ constexpr int64_t kBucketElementBytes = 4;
 
 }  // namespace
 
-GradientSync::GradientSync(const Plan& plan, const CompiledPlan& compiled, const StepFacts& facts, ProgramWriter& writer)
+GradientSync::GradientSync(const Plan& plan, const CompiledPlan& compiled, const StepFacts& facts,
+                           ProgramWriter& writer)
     : plan_(plan), compiled_(compiled), facts_(facts), writer_(writer) {
   whole_gradients_.resize(compiled.layers.size());
   bucket_started_.assign(compiled.buckets.size(), false);
@@ -21,8 +22,11 @@ void GradientSync::ensure_whole_gradients(int layer) {
   if (plan_.zero_stage < 2 || !facts_.zero_shards(layer) || !whole.empty()) return;
   const std::vector<ParameterShard>& shards = compiled_.layers[static_cast<size_t>(layer)].layouts.parameters;
   for (size_t k = 0; k < shards.size(); ++k) {
-    whole.push_back(writer_.make(shards[k].local_elements * gradient_element_bytes(plan_), MemoryCategory::buffers,
-                                 fmt::format("{}.param{} grad (whole)", plan_.model->layer(layer).name, k)));
+    whole.push_back(writer_.make({.bytes = shards[k].local_elements * gradient_element_bytes(plan_),
+                                  .category = MemoryCategory::buffers,
+                                  .role = BufferRole::whole_parameter_gradient,
+                                  .layer = layer,
+                                  .index = static_cast<int>(k)}));
   }
 }
 
@@ -42,15 +46,19 @@ void GradientSync::start_buckets_completed_by(int layer) {
 void GradientSync::start(size_t b) {
   const GradientBucket& bucket = compiled_.buckets[b];
   Started started{.bucket = b};
-  started.flat = writer_.make(bucket.padded_elements * kBucketElementBytes, MemoryCategory::buffers,
-                              fmt::format("bucket {}", b));
+  started.flat = writer_.make({.bytes = bucket.padded_elements * kBucketElementBytes,
+                               .category = MemoryCategory::buffers,
+                               .role = BufferRole::bucket,
+                               .bucket = static_cast<int>(b)});
   const bool zero = plan_.zero_stage > 0;
   int destination = started.flat;
   if (zero && plan_.zero_stage >= 2) {
     destination = facts_.gradient_slice(b);
   } else if (zero) {
-    started.reduced = writer_.make(facts_.slice_elements(b) * kBucketElementBytes, MemoryCategory::buffers,
-                                   fmt::format("bucket {} reduced slice", b));
+    started.reduced = writer_.make({.bytes = facts_.slice_elements(b) * kBucketElementBytes,
+                                    .category = MemoryCategory::buffers,
+                                    .role = BufferRole::reduced_slice,
+                                    .bucket = static_cast<int>(b)});
     destination = started.reduced;
   }
   StepInstruction pack{.op = StepOp::pack, .bucket = static_cast<int>(b), .writes = {started.flat}};
@@ -65,15 +73,20 @@ void GradientSync::start(size_t b) {
       whole_gradients_[static_cast<size_t>(v)].clear();
     }
   }
-  StepInstruction reduce{.op = StepOp::reduce, .stream = Stream::communication, .bucket = static_cast<int>(b),
-                         .reads = {started.flat}, .writes = {destination}, .collectives = bucket.reduction};
+  StepInstruction reduce{.op = StepOp::reduce,
+                         .stream = Stream::communication,
+                         .bucket = static_cast<int>(b),
+                         .reads = {started.flat},
+                         .writes = {destination},
+                         .collectives = bucket.reduction};
   started.reduce = writer_.emit(std::move(reduce));
   bucket_started_[b] = true;
   started_.push_back(started);
 }
 
 void GradientSync::finish(const Started& started) {
-  writer_.emit({.op = StepOp::wait, .stream = Stream::communication, .waits_for = started.reduce, .after = {started.reduce}});
+  writer_.emit(
+      {.op = StepOp::wait, .stream = Stream::communication, .waits_for = started.reduce, .after = {started.reduce}});
   if (plan_.zero_stage == 0) {
     StepInstruction unpack{.op = StepOp::unpack, .bucket = static_cast<int>(started.bucket), .reads = {started.flat}};
     for (int v : compiled_.buckets[started.bucket].layers) {
@@ -109,8 +122,10 @@ void GradientSync::finish_step() {
     if (plan_.zero_stage >= 3) {
       update.writes.push_back(facts_.parameter_slice(b));
     } else {
-      const int slice = writer_.make(facts_.slice_elements(b) * kBucketElementBytes, MemoryCategory::buffers,
-                                     fmt::format("bucket {} param slice", b));
+      const int slice = writer_.make({.bytes = facts_.slice_elements(b) * kBucketElementBytes,
+                                      .category = MemoryCategory::buffers,
+                                      .role = BufferRole::parameter_slice,
+                                      .bucket = static_cast<int>(b)});
       StepInstruction cut{.op = StepOp::pack, .bucket = static_cast<int>(b), .writes = {slice}};
       for (int v : compiled_.buckets[b].layers) {
         for (int p : facts_.parameter_buffers(v)) cut.reads.push_back(p);
@@ -126,10 +141,16 @@ void GradientSync::finish_step() {
   for (size_t i = 0; i < parameter_slices.size(); ++i) {
     const size_t b = started_[i].bucket;
     const GradientBucket& bucket = compiled_.buckets[b];
-    const int whole = writer_.make(bucket.padded_elements * kBucketElementBytes, MemoryCategory::buffers,
-                                   fmt::format("bucket {} gathered params", b));
-    writer_.emit({.op = StepOp::gather_params, .stream = Stream::communication, .bucket = static_cast<int>(b),
-                  .reads = {parameter_slices[i]}, .writes = {whole}, .collectives = bucket.gather});
+    const int whole = writer_.make({.bytes = bucket.padded_elements * kBucketElementBytes,
+                                    .category = MemoryCategory::buffers,
+                                    .role = BufferRole::gathered_bucket,
+                                    .bucket = static_cast<int>(b)});
+    writer_.emit({.op = StepOp::gather_params,
+                  .stream = Stream::communication,
+                  .bucket = static_cast<int>(b),
+                  .reads = {parameter_slices[i]},
+                  .writes = {whole},
+                  .collectives = bucket.gather});
     StepInstruction unpack{.op = StepOp::unpack, .bucket = static_cast<int>(b), .reads = {whole}};
     for (int v : bucket.layers) {
       for (int p : facts_.parameter_buffers(v)) unpack.writes.push_back(p);

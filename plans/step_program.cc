@@ -1,37 +1,107 @@
 #include "plans/step_program.h"
 
+#include <fmt/format.h>
+
 namespace splitbrain::plans {
 
 std::string_view memory_category_name(MemoryCategory category) {
   switch (category) {
-    case MemoryCategory::params: return "params";
-    case MemoryCategory::grads: return "grads";
-    case MemoryCategory::optimizer: return "optimizer";
-    case MemoryCategory::activations: return "activations";
-    case MemoryCategory::buffers: return "buffers";
+    case MemoryCategory::params:
+      return "params";
+    case MemoryCategory::grads:
+      return "grads";
+    case MemoryCategory::optimizer:
+      return "optimizer";
+    case MemoryCategory::activations:
+      return "activations";
+    case MemoryCategory::buffers:
+      return "buffers";
+  }
+  return "?";
+}
+
+std::string buffer_name(const model::Model& net, const StepBuffer& b) {
+  const std::string layer = b.layer >= 0 ? net.layer(b.layer).name : std::string();
+  const std::string micro = b.micro_batch >= 0 ? fmt::format(" mb{}", b.micro_batch) : std::string();
+  switch (b.role) {
+    case BufferRole::output:
+      return fmt::format("{}.out{}", layer, micro);
+    case BufferRole::input_copy:
+      return fmt::format("{}.in{}{}", layer, b.index, micro);
+    case BufferRole::received:
+      return fmt::format("{}.in{}{} received", layer, b.index, micro);
+    case BufferRole::kept_by_op:
+      return fmt::format("{}.kept{}", layer, micro);
+    case BufferRole::output_gradient:
+      return fmt::format("{}.out grad{}", layer, micro);
+    case BufferRole::received_gradient:
+      return fmt::format("{}.out grad{} received", layer, micro);
+    case BufferRole::input_gradient:
+      return fmt::format("{}.in{} grad{}", layer, b.index, micro);
+    case BufferRole::gathered_parameters:
+      return fmt::format("{}.params gathered{}", layer, micro);
+    case BufferRole::whole_parameter:
+      return fmt::format("{}.param{} whole{}", layer, b.index, micro);
+    case BufferRole::parameter:
+      return fmt::format("{}.param{}", layer, b.index);
+    case BufferRole::parameter_gradient:
+      return fmt::format("{}.param{} grad", layer, b.index);
+    case BufferRole::optimizer_state:
+      return fmt::format("{}.param{} state", layer, b.index);
+    case BufferRole::whole_parameter_gradient:
+      return fmt::format("{}.param{} grad (whole)", layer, b.index);
+    case BufferRole::bucket:
+      return fmt::format("bucket {}", b.bucket);
+    case BufferRole::reduced_slice:
+      return fmt::format("bucket {} reduced slice", b.bucket);
+    case BufferRole::parameter_slice:
+      return fmt::format("bucket {} param slice", b.bucket);
+    case BufferRole::optimizer_slice:
+      return fmt::format("bucket {} state slice", b.bucket);
+    case BufferRole::gradient_slice:
+      return fmt::format("bucket {} grad slice", b.bucket);
+    case BufferRole::gathered_bucket:
+      return fmt::format("bucket {} gathered params", b.bucket);
   }
   return "?";
 }
 
 std::string_view step_op_name(StepOp op) {
   switch (op) {
-    case StepOp::alloc: return "alloc";
-    case StepOp::free: return "free";
-    case StepOp::load_input: return "load_input";
-    case StepOp::forward: return "forward";
-    case StepOp::recompute: return "recompute";
-    case StepOp::backward: return "backward";
-    case StepOp::redistribute: return "redistribute";
-    case StepOp::accumulate: return "accumulate";
-    case StepOp::send: return "send";
-    case StepOp::recv: return "recv";
-    case StepOp::wait: return "wait";
-    case StepOp::pack: return "pack";
-    case StepOp::unpack: return "unpack";
-    case StepOp::reduce: return "reduce";
-    case StepOp::optimizer: return "optimizer";
-    case StepOp::gather_params: return "gather_params";
-    case StepOp::loss_out: return "loss_out";
+    case StepOp::alloc:
+      return "alloc";
+    case StepOp::free:
+      return "free";
+    case StepOp::load_input:
+      return "load_input";
+    case StepOp::forward:
+      return "forward";
+    case StepOp::recompute:
+      return "recompute";
+    case StepOp::backward:
+      return "backward";
+    case StepOp::redistribute:
+      return "redistribute";
+    case StepOp::accumulate:
+      return "accumulate";
+    case StepOp::send:
+      return "send";
+    case StepOp::recv:
+      return "recv";
+    case StepOp::wait:
+      return "wait";
+    case StepOp::pack:
+      return "pack";
+    case StepOp::unpack:
+      return "unpack";
+    case StepOp::reduce:
+      return "reduce";
+    case StepOp::optimizer:
+      return "optimizer";
+    case StepOp::gather_params:
+      return "gather_params";
+    case StepOp::loss_out:
+      return "loss_out";
   }
   return "?";
 }

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "model/model.h"
 #include "plans/collective.h"
 #include "plans/redistribution.h"
 
@@ -31,48 +32,78 @@ constexpr int kMemoryCategories = 5;
 std::string_view memory_category_name(MemoryCategory category);
 
 enum class StepOp {
-  alloc,         // buffer comes into existence (zero-filled)
-  free,          // buffer goes
-  load_input,    // host -> buffer: this rank's block of the micro-batch's samples
-  forward,       // layer's forward pass on micro-batch
-  recompute,     // layer's forward again, right before the backward (activation recompute)
-  backward,      // layer's backward pass (input and weight gradients)
-  redistribute,  // reads -> writes through `collectives` (a layout change, a parameter gather)
-  accumulate,    // writes[0] += reads[0] (a gradient reaching a tensor that already has one)
-  send,          // reads[0] to another pipeline stage; the buffer stays held until its wait
-  recv,          // writes[0] from another pipeline stage
-  wait,          // until the communication of instruction `waits_for` has completed
-  pack,          // copies reads into the flat writes[0] (a bucket's gradients, ZeRO's parameter slice)
-  unpack,        // copies the flat reads[0] back into writes
-  reduce,        // a gradient bucket's reduction (all-reduce, or ZeRO's reduce-scatter)
-  optimizer,     // the parameter update over everything reduced
-  gather_params, // ZeRO 1-2: the updated slices all-gathered back into whole parameters
-  loss_out,      // the loss scalar to the host (the one transfer a step needs besides the input)
+  alloc,          // buffer comes into existence (zero-filled)
+  free,           // buffer goes
+  load_input,     // host -> buffer: this rank's block of the micro-batch's samples
+  forward,        // layer's forward pass on micro-batch
+  recompute,      // layer's forward again, right before the backward (activation recompute)
+  backward,       // layer's backward pass (input and weight gradients)
+  redistribute,   // reads -> writes through `collectives` (a layout change, a parameter gather)
+  accumulate,     // writes[0] += reads[0] (a gradient reaching a tensor that already has one)
+  send,           // reads[0] to another pipeline stage; the buffer stays held until its wait
+  recv,           // writes[0] from another pipeline stage
+  wait,           // until the communication of instruction `waits_for` has completed
+  pack,           // copies reads into the flat writes[0] (a bucket's gradients, ZeRO's parameter slice)
+  unpack,         // copies the flat reads[0] back into writes
+  reduce,         // a gradient bucket's reduction (all-reduce, or ZeRO's reduce-scatter)
+  optimizer,      // the parameter update over everything reduced
+  gather_params,  // ZeRO 1-2: the updated slices all-gathered back into whole parameters
+  loss_out,       // the loss scalar to the host (the one transfer a step needs besides the input)
 };
 std::string_view step_op_name(StepOp op);
 
 enum class Stream { compute, communication };
 std::string_view stream_name(Stream stream);
 
+// What a buffer holds, for its name in listings (the step compiler never reads it).
+enum class BufferRole {
+  output,               // a layer's output
+  input_copy,           // a layer's input in the layout it reads it (redistributed)
+  received,             // an input received from an earlier stage
+  kept_by_op,           // what an op keeps for its backward (masks, indices, statistics)
+  output_gradient,      // the gradient of a layer's output
+  received_gradient,    // an output's gradient received from a later stage
+  input_gradient,       // the gradient a backward writes for an input
+  gathered_parameters,  // ZeRO 3: a layer's parameters gathered, flat
+  whole_parameter,      // ZeRO 3: one gathered parameter, for one pass
+  parameter,            // model states (resident)
+  parameter_gradient,
+  optimizer_state,
+  whole_parameter_gradient,  // ZeRO 2-3: a sharded layer's whole gradient, until its bucket is reduced
+  bucket,                    // a gradient bucket, packed flat
+  reduced_slice,             // ZeRO 1: this rank's reduced slice of a bucket
+  parameter_slice,           // ZeRO: this rank's slice of a bucket's parameters
+  optimizer_slice,           // ZeRO: the optimizer state of that slice (resident)
+  gradient_slice,            // ZeRO 2-3: the gradient slice kept (resident)
+  gathered_bucket,           // ZeRO 1-2: a bucket's updated parameters, gathered flat
+};
+
 struct StepBuffer {
   int64_t bytes = 0;
   MemoryCategory category = MemoryCategory::buffers;
-  std::string name;  // e.g. "conv1.out mb0", "fc1.in0 mb1", "bucket 2"
+  BufferRole role = BufferRole::output;
+  int layer = -1;  // the layer it belongs to (-1: a bucket's)
+  int index = -1;  // the input position or the parameter number
+  int micro_batch = -1;
+  int bucket = -1;
 };
+
+// "conv1.out mb0", "fc1.in0 mb1 received", "bucket 2", ... (layers named from `net`).
+std::string buffer_name(const model::Model& net, const StepBuffer& buffer);
 
 struct StepInstruction {
   StepOp op = StepOp::alloc;
   Stream stream = Stream::compute;
-  int buffer = -1;       // alloc, free
-  int layer = -1;        // forward, recompute, backward; the layer a transfer belongs to
+  int buffer = -1;  // alloc, free
+  int layer = -1;   // forward, recompute, backward; the layer a transfer belongs to
   int micro_batch = -1;
-  int bucket = -1;       // reduce, gather_params (index into CompiledPlan::buckets)
-  int waits_for = -1;    // wait
-  std::vector<int> reads{};   // buffers read
-  std::vector<int> writes{};  // buffers written
+  int bucket = -1;                          // reduce, gather_params (index into CompiledPlan::buckets)
+  int waits_for = -1;                       // wait
+  std::vector<int> reads{};                 // buffers read
+  std::vector<int> writes{};                // buffers written
   std::vector<RedistributionStep> steps{};  // redistribute: the layout change, step by step
   std::vector<Collective> collectives{};    // send, recv, reduce, gather_params, a parameter gather
-  std::vector<int> after{};  // instructions that must finish first (data dependencies)
+  std::vector<int> after{};                 // instructions that must finish first (data dependencies)
 };
 
 // Every collective an instruction runs (its redistribution's and its own), in order.

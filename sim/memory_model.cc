@@ -4,7 +4,6 @@
 
 #include <algorithm>
 
-#include "plans/memory_walk.h"
 #include "plans/plan_error.h"
 #include "plans/step_compiler.h"
 
@@ -17,20 +16,23 @@ int micro_batches_in_flight(const plans::Plan& plan, int stage) {
   }
   if (stages == 1) return 1;  // micro-batches run forward and backward one after another
   switch (plan.schedule) {
-    case plans::PipelineSchedule::gpipe: return plan.micro_batches;
-    case plans::PipelineSchedule::one_f_one_b: return std::min(plan.micro_batches, stages - stage);
+    case plans::PipelineSchedule::gpipe:
+      return plan.micro_batches;
+    case plans::PipelineSchedule::one_f_one_b:
+      return std::min(plan.micro_batches, stages - stage);
   }
   return plan.micro_batches;
 }
 
 MemoryBreakdown stage_memory(const plans::Plan& plan, const plans::CompiledPlan& compiled, int stage) {
   if (stage < 0 || stage >= plan.stage_count()) {
-    throw plans::PlanError(fmt::format("stage {} is out of range: the plan has {} stage(s)", stage, plan.stage_count()));
+    throw plans::PlanError(
+        fmt::format("stage {} is out of range: the plan has {} stage(s)", stage, plan.stage_count()));
   }
   // The first rank of the stage: ranks of a stage hold alike.
   int rank = 0;
   while (plan.pipe_axis >= 0 && plan.mesh.coordinate(rank, plan.pipe_axis) != stage) ++rank;
-  const plans::MemoryPeaks walk = plans::walk_memory(plans::compile_step(plan, compiled, rank));
+  const plans::MemoryPeaks walk = plans::step_memory(plan, compiled, rank);
   using plans::MemoryCategory;
   MemoryBreakdown memory;
   memory.params = walk.of(MemoryCategory::params);

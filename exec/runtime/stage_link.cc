@@ -26,7 +26,14 @@ int StageLink::tag(int consumer, int position, int micro, bool backward) const {
 
 void StageLink::send(std::shared_ptr<const comm::LocalArray> array, const plans::Collective& transfer, int message_tag,
                      std::string_view label) {
-  PendingSend pending{std::move(array), MPI_REQUEST_NULL};
+  const int edge = edge_of(message_tag);
+  for (auto it = pending_.begin(); it != pending_.end(); ++it) {
+    if (it->edge != edge) continue;
+    SB_MPI_CHECK(MPI_Wait(&it->request, MPI_STATUS_IGNORE));
+    pending_.erase(it);
+    break;
+  }
+  PendingSend pending{std::move(array), MPI_REQUEST_NULL, edge};
   SB_MPI_CHECK(MPI_Isend(pending.array->values.data(), static_cast<int>(pending.array->values.size()), MPI_FLOAT,
                          transfer.destination_index, message_tag, comm_, &pending.request));
   communicator_.counter().add(label, transfer.kind, plans::bytes_sent(transfer, transfer.source_index));

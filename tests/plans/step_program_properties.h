@@ -42,21 +42,24 @@ inline std::vector<std::string> step_program_problems(const Plan& plan, const Co
       for (int b : *list) {
         if (state.at(static_cast<size_t>(b)) != 1) {
           problems.push_back(fmt::format("{}: touches buffer {} ('{}') that is not alive", where, b,
-                                         program.buffers[static_cast<size_t>(b)].name));
+                                         buffer_name(*plan.model, program.buffers[static_cast<size_t>(b)])));
         }
       }
     }
     for (int a : i.after) {
-      if (a < 0 || static_cast<size_t>(a) >= n) problems.push_back(fmt::format("{}: depends on later instruction {}", where, a));
+      if (a < 0 || static_cast<size_t>(a) >= n)
+        problems.push_back(fmt::format("{}: depends on later instruction {}", where, a));
     }
     if (i.op == StepOp::forward || i.op == StepOp::backward || i.op == StepOp::recompute) {
       if (!passes.insert({i.op, i.layer, i.micro_batch}).second) problems.push_back(where + ": pass repeated");
     }
   }
   for (size_t b = 0; b < state.size(); ++b) {
-    const bool resident = std::find(program.resident.begin(), program.resident.end(), static_cast<int>(b)) != program.resident.end();
+    const bool resident =
+        std::find(program.resident.begin(), program.resident.end(), static_cast<int>(b)) != program.resident.end();
     if (!resident && state[b] != 2) {
-      problems.push_back(fmt::format("buffer {} ('{}') is not freed by the end of the step", b, program.buffers[b].name));
+      problems.push_back(fmt::format("buffer {} ('{}') is not freed by the end of the step", b,
+                                     buffer_name(*plan.model, program.buffers[b])));
     }
   }
   const model::Model& net = *plan.model;

@@ -212,13 +212,13 @@ TEST(MemoryModel, OneFOneBKeepsFewerMicroBatchesThanGPipe) {
   const Plan gpipe = two_stage_fashion_vgg(plans::PipelineSchedule::gpipe);
   const Plan ofob = two_stage_fashion_vgg(plans::PipelineSchedule::one_f_one_b);
   using plans::StepOp;
-  // Stage 0 sends its flatten output [8, 3136] (100,352 B) for each micro-batch, and the sends
-  // hold it until the step ends, whatever the schedule. At the first backward GPipe has run all 8
-  // forwards, 1F1B two (stages - stage).
+  // Stage 0 sends its flatten output [8, 3136] (100,352 B) for each micro-batch; a send holds it
+  // until the next send on that edge, so one is held at a time. At the first backward GPipe has
+  // run all 8 forwards, 1F1B two (stages - stage).
   const int64_t send = 100'352;
   const int64_t g0 = activations_before(gpipe, 0, StepOp::backward, 0);
   const int64_t o0 = activations_before(ofob, 0, StepOp::backward, 0);
-  EXPECT_EQ(g0 - 8 * send, 4 * (o0 - 2 * send));
+  EXPECT_EQ(g0 - send, 4 * (o0 - send));
   EXPECT_GT(memory_of(gpipe, 0).activations, memory_of(ofob, 0).activations);
   EXPECT_EQ(memory_of(gpipe, 0).params, memory_of(ofob, 0).params);
 
@@ -226,25 +226,31 @@ TEST(MemoryModel, OneFOneBKeepsFewerMicroBatchesThanGPipe) {
   // output fc1 reads moves from stage 0's count to stage 1's received copy. The last stage runs
   // each micro-batch's backward right after its forward.
   const int64_t o1 = activations_before(ofob, 1, StepOp::backward, 0);
-  EXPECT_EQ((o0 - 2 * send) / 2 + o1, model::compute_statistics(*ofob.model, 8, model::DType::fp32).saved_bytes);
+  EXPECT_EQ((o0 - send) / 2 + o1, model::compute_statistics(*ofob.model, 8, model::DType::fp32).saved_bytes);
   // The stages split the parameters between them.
   EXPECT_EQ(memory_of(ofob, 0).params + memory_of(ofob, 1).params, 4 * ofob.model->parameter_count());
 }
 
 TEST(MemoryModel, ASentOutputTheStageKeepsStaysHeldPastItsBackward) {
   // Cut after relu5, which keeps its output [8, 256] (8,192 B per micro-batch) for its own
-  // backward and sends it to dropout1 on stage 1. The backward lets go of it, the send does not.
-  Plan gpipe = two_stage_fashion_vgg(plans::PipelineSchedule::gpipe);
-  for (int i = 0; i < gpipe.model->size(); ++i) {
-    gpipe.stage_of_layer[static_cast<size_t>(i)] = i >= gpipe.model->find("dropout1") ? 1 : 0;
+  // backward and sends it to dropout1 on stage 1. The backward lets go of it, the send does not:
+  // the last micro-batch's send is waited for only after the passes, so once stage 0's last
+  // backward is done its relu5 output is all the activations left.
+  Plan ofob = two_stage_fashion_vgg(plans::PipelineSchedule::one_f_one_b);
+  for (int i = 0; i < ofob.model->size(); ++i) {
+    ofob.stage_of_layer[static_cast<size_t>(i)] = i >= ofob.model->find("dropout1") ? 1 : 0;
   }
-  Plan ofob = gpipe;
-  ofob.schedule = plans::PipelineSchedule::one_f_one_b;
-  // GPipe: all 8 micro-batches kept at the first backward.
-  const int64_t kept = activations_before(gpipe, 0, plans::StepOp::backward, 0) / 8;
-  // 1F1B on stage 0: F0 F1 B0 F2 B1 ... F7 B6 B7. At B6's start micro-batches 6 and 7 are kept
-  // whole and the sends still hold micro-batches 0-5's relu5 outputs.
-  EXPECT_EQ(activations_before(ofob, 0, plans::StepOp::backward, 6), 2 * kept + 6 * 8'192);
+  const plans::StepProgram program = plans::compile_step(ofob, plans::compile_plan(ofob), 0);
+  int64_t alive = 0;
+  int64_t alive_at_last_wait = -1;
+  for (const plans::StepInstruction& i : program.instructions) {
+    if (i.op == plans::StepOp::wait) alive_at_last_wait = alive;
+    if (i.op != plans::StepOp::alloc && i.op != plans::StepOp::free) continue;
+    const plans::StepBuffer& b = program.buffers[static_cast<size_t>(i.buffer)];
+    if (b.category == plans::MemoryCategory::activations) alive += i.op == plans::StepOp::alloc ? b.bytes : -b.bytes;
+  }
+  EXPECT_EQ(alive_at_last_wait, 8'192);
+  EXPECT_EQ(alive, 0);
 }
 
 TEST(MemoryModel, RecomputationKeepsOnlyStageInputsPerMicroBatch) {
@@ -253,9 +259,9 @@ TEST(MemoryModel, RecomputationKeepsOnlyStageInputsPerMicroBatch) {
   plan.recompute_activations = true;
   const MemoryBreakdown recomputed = memory_of(plan, 0);
   // When the first layer is recomputed stage 0 holds the 8 micro-batches' data [8, 1, 28, 28]
-  // (8 x 784 x 4 = 25,088 B each), in its sends their flatten outputs (100,352 B each), and the
+  // (8 x 784 x 4 = 25,088 B each), in its last send the last flatten output (100,352 B), and the
   // output conv1 is about to write again ([8, 32, 28, 28]: 802,816 B).
-  EXPECT_EQ(activations_before(plan, 0, plans::StepOp::recompute, 0), 8 * 25'088 + 8 * 100'352 + 802'816);
+  EXPECT_EQ(activations_before(plan, 0, plans::StepOp::recompute, 0), 8 * 25'088 + 100'352 + 802'816);
   EXPECT_LT(recomputed.activations, plain.activations);
   // Stage 1 holds the received flatten outputs (8 x 3,136 x 4 = 100,352 B per micro-batch) and the
   // output fc1 is about to write again ([8, 256]: 8,192 B).

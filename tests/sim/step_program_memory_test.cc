@@ -1,9 +1,8 @@
 // The step program on every family the planner emits, with ZeRO 1-3, recompute and GPipe
 // variants: each rank's program is well formed, and the simulator reports its memory walk.
 
-#include <gtest/gtest.h>
-
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include "model/zoo.h"
 #include "plans/memory_walk.h"

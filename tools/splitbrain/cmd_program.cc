@@ -31,12 +31,15 @@ std::string axes_text(const plans::Plan& plan, const std::vector<int>& axes) {
 }
 
 std::string collective_text(const plans::Plan& plan, const plans::Collective& c) {
-  return fmt::format("{}[{}] {}", plans::collective_name(c.kind), axes_text(plan, c.axes), human_bytes(static_cast<double>(c.buffer_bytes)));
+  return fmt::format("{}[{}] {}", plans::collective_name(c.kind), axes_text(plan, c.axes),
+                     human_bytes(static_cast<double>(c.buffer_bytes)));
 }
 
-std::string buffers_text(const plans::StepProgram& program, const std::vector<int>& buffers) {
+std::string buffers_text(const plans::Plan& plan, const plans::StepProgram& program, const std::vector<int>& buffers) {
   std::string text;
-  for (int b : buffers) text += fmt::format("{}b{} {}", text.empty() ? "" : ", ", b, program.buffers[static_cast<size_t>(b)].name);
+  for (int b : buffers)
+    text += fmt::format("{}b{} {}", text.empty() ? "" : ", ", b,
+                        plans::buffer_name(*plan.model, program.buffers[static_cast<size_t>(b)]));
   return text;
 }
 
@@ -45,8 +48,8 @@ std::string what_text(const plans::Plan& plan, const plans::StepProgram& program
   using plans::StepOp;
   if (i.op == StepOp::alloc || i.op == StepOp::free) {
     const plans::StepBuffer& b = program.buffers[static_cast<size_t>(i.buffer)];
-    return fmt::format("b{} {} ({}, {})", i.buffer, b.name, human_bytes(static_cast<double>(b.bytes)),
-                       plans::memory_category_name(b.category));
+    return fmt::format("b{} {} ({}, {})", i.buffer, plans::buffer_name(*plan.model, b),
+                       human_bytes(static_cast<double>(b.bytes)), plans::memory_category_name(b.category));
   }
   if (i.op == StepOp::wait) return fmt::format("#{}", i.waits_for);
   std::string text;
@@ -54,15 +57,16 @@ std::string what_text(const plans::Plan& plan, const plans::StepProgram& program
   if (i.micro_batch >= 0) text += fmt::format(" mb{}", i.micro_batch);
   if (i.bucket >= 0) text += fmt::format("{}bucket {}", text.empty() ? "" : " ", i.bucket);
   for (const plans::Collective& c : plans::collectives_of(i)) text += "  " + collective_text(plan, c);
-  if (!i.reads.empty()) text += "  <- " + buffers_text(program, i.reads);
-  if (!i.writes.empty()) text += "  -> " + buffers_text(program, i.writes);
+  if (!i.reads.empty()) text += "  <- " + buffers_text(plan, program, i.reads);
+  if (!i.writes.empty()) text += "  -> " + buffers_text(plan, program, i.writes);
   return text;
 }
 
 void print_listing(const plans::Plan& plan, const plans::StepProgram& program, const std::string& plan_path) {
-  std::cout << fmt::format("step program of rank {} (stage {} of {}), plan {}: {}, mesh {}, batch {} in {} micro-batch(es)\n",
-                           program.rank, program.stage, plan.stage_count(), plan_path, plan.model_spec,
-                           plan.mesh.to_string(), plan.global_batch, plan.micro_batches);
+  std::cout << fmt::format(
+      "step program of rank {} (stage {} of {}), plan {}: {}, mesh {}, batch {} in {} micro-batch(es)\n", program.rank,
+      program.stage, plan.stage_count(), plan_path, plan.model_spec, plan.mesh.to_string(), plan.global_batch,
+      plan.micro_batches);
   std::cout << fmt::format("resident (model states): {} buffers\n", program.resident.size());
   for (size_t n = 0; n < program.instructions.size(); ++n) {
     const plans::StepInstruction& i = program.instructions[n];
@@ -75,7 +79,8 @@ void print_listing(const plans::Plan& plan, const plans::StepProgram& program, c
   std::cout << "memory walk peaks:";
   for (int c = 0; c < plans::kMemoryCategories; ++c) {
     const auto category = static_cast<plans::MemoryCategory>(c);
-    std::cout << fmt::format(" {} {}", plans::memory_category_name(category), human_bytes(static_cast<double>(peaks.of(category))));
+    std::cout << fmt::format(" {} {}", plans::memory_category_name(category),
+                             human_bytes(static_cast<double>(peaks.of(category))));
   }
   std::cout << fmt::format("; all together {}\n", human_bytes(static_cast<double>(peaks.total)));
 }
@@ -84,7 +89,9 @@ nlohmann::ordered_json program_json(const plans::Plan& plan, const plans::StepPr
   nlohmann::ordered_json buffers = nlohmann::ordered_json::array();
   for (size_t b = 0; b < program.buffers.size(); ++b) {
     const plans::StepBuffer& buffer = program.buffers[b];
-    buffers.push_back({{"id", b}, {"name", buffer.name}, {"bytes", buffer.bytes},
+    buffers.push_back({{"id", b},
+                       {"name", plans::buffer_name(*plan.model, buffer)},
+                       {"bytes", buffer.bytes},
                        {"category", plans::memory_category_name(buffer.category)}});
   }
   nlohmann::ordered_json instructions = nlohmann::ordered_json::array();
@@ -107,8 +114,10 @@ nlohmann::ordered_json program_json(const plans::Plan& plan, const plans::StepPr
     if (const std::vector<plans::Collective> all = plans::collectives_of(i); !all.empty()) {
       nlohmann::ordered_json collectives = nlohmann::ordered_json::array();
       for (const plans::Collective& c : all) {
-        collectives.push_back({{"kind", plans::collective_name(c.kind)}, {"axes", axes_text(plan, c.axes)},
-                               {"group_size", c.group_size}, {"buffer_bytes", c.buffer_bytes}});
+        collectives.push_back({{"kind", plans::collective_name(c.kind)},
+                               {"axes", axes_text(plan, c.axes)},
+                               {"group_size", c.group_size},
+                               {"buffer_bytes", c.buffer_bytes}});
       }
       entry["collectives"] = std::move(collectives);
     }
@@ -122,10 +131,16 @@ nlohmann::ordered_json program_json(const plans::Plan& plan, const plans::StepPr
     memory[std::string(plans::memory_category_name(category))] = peaks.of(category);
   }
   memory["total"] = peaks.total;
-  return {{"format", "splitbrain-step-program"}, {"version", 1},   {"model", plan.model_spec},
-          {"mesh", plan.mesh.to_string()},        {"rank", program.rank}, {"stage", program.stage},
-          {"resident", program.resident},         {"buffers", std::move(buffers)},
-          {"instructions", std::move(instructions)}, {"memory_peaks_bytes", std::move(memory)}};
+  return {{"format", "splitbrain-step-program"},
+          {"version", 1},
+          {"model", plan.model_spec},
+          {"mesh", plan.mesh.to_string()},
+          {"rank", program.rank},
+          {"stage", program.stage},
+          {"resident", program.resident},
+          {"buffers", std::move(buffers)},
+          {"instructions", std::move(instructions)},
+          {"memory_peaks_bytes", std::move(memory)}};
 }
 
 void run_program(const ProgramOptions& options) {
@@ -149,12 +164,15 @@ void add_program_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand(
       "program", "Print one rank's training step as the instruction list the simulator prices and the executor runs");
   command->add_option("--plan", options->plan_path, "Plan file (see plans/README.md)")->type_name("FILE")->required();
-  command->add_option("--rank", options->rank, "Which rank's program (ranks of one pipeline stage differ only in their data)")
+  command
+      ->add_option("--rank", options->rank,
+                   "Which rank's program (ranks of one pipeline stage differ only in their data)")
       ->check(CLI::NonNegativeNumber)
       ->default_val(0);
-  command->add_option("--json", options->json_path,
-                      "Write the program as JSON to FILE (- for standard output): buffers, and one object per "
-                      "instruction with op, stream, buffer/bytes/category (alloc, free), reads, writes, after")
+  command
+      ->add_option("--json", options->json_path,
+                   "Write the program as JSON to FILE (- for standard output): buffers, and one object per "
+                   "instruction with op, stream, buffer/bytes/category (alloc, free), reads, writes, after")
       ->type_name("FILE|-");
   command->callback([options] { run_program(*options); });
 }
