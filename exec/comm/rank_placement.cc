@@ -138,7 +138,7 @@ std::vector<std::string> sharing_warnings(const std::vector<RankPlacement>& rank
       } else {
         warnings.push_back(fmt::format(
             "the launcher bound ranks {} (cpus {}) and {} (cpus {}) on {} to common CPUs; they will slow each other down. "
-            "Bind them apart (mpirun --bind-to core) or let splitbrain place them (mpirun --bind-to none)",
+            "Bind them apart (mpirun --bind-to core), or leave them unbound on all CPUs (mpirun --bind-to none) for splitbrain to place",
             p.rank, cpu_list_text(p.cpus), q.rank, cpu_list_text(q.cpus), p.host));
       }
     }
