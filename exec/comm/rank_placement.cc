@@ -211,7 +211,6 @@ JobPlacement place_ranks(MPI_Comm world, bool pin) {
     mine.cpus = allowed;
   }
   job.ranks = gather_placements(world, mine);
-
   job.warnings = sharing_warnings(job.ranks);
   return job;
 }

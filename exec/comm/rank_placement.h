@@ -7,18 +7,20 @@
 //   - A launcher that bound its ranks (mpirun --bind-to core, srun --cpu-bind) is kept: every
 //     rank's placement says "launcher".
 //   - Otherwise, if `pin`, the ranks on a node split its CPUs evenly (split_cpus) and say
-//     "splitbrain"; if not, nothing changes and they say "none".
+//     "splitbrain"; if not, nothing changes and they say "none". A node where the launcher bound
+//     only some ranks is left as it is (the unbound ones say "none").
 //   - "Unbound" means: every rank on the node may run on every online CPU. A container's cpuset
-//     that hides some online CPUs therefore reads as the launcher's binding (kept, and the
-//     sharing warning below tells when its ranks overlap).
+//     that hides some online CPUs therefore reads as the launcher's binding (kept; a warning in
+//     JobPlacement::warnings tells when two of its ranks overlap).
 //   - Throws MpiError when an MPI call fails and std::system_error when the OS refuses the
 //     affinity calls; it never ends the job or prints (the command decides).
 //
 // Why: launchers do not always bind. Open MPI 4 binds to a core only for jobs of up to 2 ranks,
 // to a whole package or NUMA node above that, and not at all when oversubscribed or told
-// --bind-to none; unbound ranks migrate between cores and share caches. Measured for
-// vgg11-cifar10 on 2 ranks: 40-53% slower steps unbound, and the cost model, which assumes a core
-// per rank, mispredicts them.
+// --bind-to none; unbound ranks migrate between cores and share caches. The project's issue
+// measured vgg11-cifar10 on 2 ranks 40-53% slower unbound than with --bind-to core, and the cost
+// model, which assumes a core per rank, mispredicts such runs (tools/bench/rank-placement.sh
+// measures it again).
 
 #include <mpi.h>
 
