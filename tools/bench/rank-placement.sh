@@ -11,7 +11,7 @@
 # Writes results/rank-placement/: README.md, results.json, results.csv (made in a temporary
 # folder and renamed, so nothing is left half-written).
 # Knobs (environment): ROUNDS (3), WARMUP (2), ITERS (8), TOP (3 plans from the ranking, plus
-# data-parallel). About 6 minutes on 2 quiet cores.
+# data-parallel). About 3 minutes on 2 quiet cores.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=results/rank-placement
