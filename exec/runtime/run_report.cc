@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <utility>
 
 #include "exec/comm/mpi_check.h"
 #include "plans/collective_kind.h"
@@ -52,16 +53,21 @@ nlohmann::ordered_json gather_run_report(Trainer& trainer, const plans::Plan& pl
   for (int r = 0; r < ranks; ++r) {
     const double* f = all.data() + static_cast<size_t>(r * kFields);
     auto bytes = [](double v) { return static_cast<int64_t>(v); };
-    rank_list.push_back({{"rank", r},
-                         {"peak_memory_bytes", bytes(f[kPeak])},
-                         {"memory",
-                          {{"params", bytes(f[kParams])},
-                           {"grads", bytes(f[kGrads])},
-                           {"optimizer", bytes(f[kOptimizer])},
-                           {"activations", bytes(f[kActivations])},
-                           {"buffers", bytes(f[kBuffers])}}},
-                         {"peak_rss_bytes", bytes(f[kRss])},
-                         {"comm_bytes_sent", bytes(f[kBytesPerStep])}});
+    nlohmann::ordered_json entry = {{"rank", r},
+                                    {"peak_memory_bytes", bytes(f[kPeak])},
+                                    {"memory",
+                                     {{"params", bytes(f[kParams])},
+                                      {"grads", bytes(f[kGrads])},
+                                      {"optimizer", bytes(f[kOptimizer])},
+                                      {"activations", bytes(f[kActivations])},
+                                      {"buffers", bytes(f[kBuffers])}}},
+                                    {"peak_rss_bytes", bytes(f[kRss])},
+                                    {"comm_bytes_sent", bytes(f[kBytesPerStep])}};
+    if (static_cast<size_t>(r) < record.placement.size()) {
+      const comm::RankPlacement& placed = record.placement[static_cast<size_t>(r)];
+      entry["placement"] = {{"host", placed.host}, {"cpus", placed.cpus}, {"by", comm::placed_by_name(placed.by)}};
+    }
+    rank_list.push_back(std::move(entry));
   }
   nlohmann::ordered_json collectives = nlohmann::ordered_json::array();
   for (const auto& [key, count] : record.bytes.entries()) {

@@ -3,13 +3,15 @@
 //   iteration_seconds and samples_per_second (medians over the measured steps),
 //   phases {compute_forward, compute_backward, comm_exposed, bubble, optimizer} (medians, rank 0),
 //   ranks [{rank, peak_memory_bytes, memory {params, grads, optimizer, activations, buffers},
-//           peak_rss_bytes, comm_bytes_sent (per step)}],
+//           peak_rss_bytes, comm_bytes_sent (per step),
+//           placement {host, cpus [...], by: launcher | splitbrain | none} (when recorded)}],
 //   collectives [{label, kind, bytes (per step, rank 0)}], losses (every step).
 
 #include <nlohmann/json.hpp>
 #include <vector>
 
 #include "exec/comm/byte_counter.h"
+#include "exec/comm/rank_placement.h"
 #include "exec/runtime/trainer.h"
 
 namespace splitbrain::exec {
@@ -18,6 +20,8 @@ struct RunRecord {
   std::vector<StepResult> steps;  // every step, warm-up included
   int warmup = 0;                 // leading steps left out of the timing medians
   comm::ByteCounter bytes;        // counted over all of `steps`
+  // Every rank's CPUs (comm::place_ranks gathers them to all ranks); empty: not recorded.
+  std::vector<comm::RankPlacement> placement;
 };
 
 // Collective over all ranks; the returned document is complete on rank 0 only.

@@ -19,6 +19,7 @@
 #include "tools/splitbrain/heap_reuse.h"
 #include "tools/splitbrain/kernel_calibration.h"
 #include "tools/splitbrain/mpi_session.h"
+#include "tools/splitbrain/placement_announcement.h"
 #include "tools/splitbrain/problem_calibration.h"
 
 namespace splitbrain::tools {
@@ -32,9 +33,12 @@ struct CalibrateOptions {
   std::vector<std::string> models;
   std::vector<int> devices;  // empty: 1 and the job's rank count
   int64_t batch = 64;
+  bool no_bind = false;
 };
 
 void calibrate(const CalibrateOptions& options) {
+  // Where the ranks ran is part of what was measured: it goes into the cluster file's sources.
+  const std::string placement = exec::comm::placement_summary(place_and_announce(!options.no_bind, "calibrate"));
   const MPI_Comm comm = MPI_COMM_WORLD;
   int rank = 0;
   int ranks = 1;
@@ -101,7 +105,8 @@ void calibrate(const CalibrateOptions& options) {
       "by relative least squares",
       "splitbrain calibrate: all-reduce, all-gather, reduce-scatter, all-to-all and send/recv through the executor's MPI code, "
       "8 B to 64 MiB; latency and bandwidth per kind fitted with the simulator's formula for the cluster's algorithm; overlap "
-      "from an MPI_Iallreduce during convolutions against each alone"};
+      "from an MPI_Iallreduce during convolutions against each alone",
+      fmt::format("splitbrain calibrate: rank placement {}", placement)};
   if (!options.models.empty()) {
     cluster.sources.push_back(fmt::format(
         "splitbrain calibrate --model {}: {} exact kernel problems of the planned plans (convolutions, pooling, activations), each timed "
@@ -141,6 +146,7 @@ void add_calibrate_command(CLI::App& app) {
       ->check(CLI::PositiveNumber)
       ->delimiter(',');
   command->add_option("--batch", options->batch, "Global batch to plan --model with")->check(CLI::PositiveNumber)->default_val(64);
+  command->add_flag("--no-bind", options->no_bind, kNoBindHelp);
   command->callback([options] { run_calibrate(*options); });
 }
 

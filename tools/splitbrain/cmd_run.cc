@@ -25,6 +25,7 @@
 #include "tools/splitbrain/dataset_batches.h"
 #include "tools/splitbrain/heap_reuse.h"
 #include "tools/splitbrain/mpi_session.h"
+#include "tools/splitbrain/placement_announcement.h"
 #include "tools/splitbrain/token_batches.h"
 
 namespace splitbrain::tools {
@@ -47,6 +48,7 @@ struct RunOptions {
   std::string checkpoint_dir;
   int64_t checkpoint_every = 0;
   std::string resume_dir;
+  bool no_bind = false;
 };
 
 // The classes a model's loss tells apart (0 when it does not end in a classification loss).
@@ -130,6 +132,11 @@ TrainingData open_training_data(const RunOptions& options, const plans::Plan& pl
 }
 
 void train(const RunOptions& options) {
+  const exec::comm::JobPlacement placement = place_and_announce(!options.no_bind, "run");
+  if (const std::string warning = exec::comm::threads_warning(placement, options.threads);
+      !warning.empty() && exec::comm::world_rank() == 0) {
+    std::cerr << fmt::format("[run] warning: {}\n", warning);
+  }
   plans::Plan plan = plans::load_plan_file(options.plan_path);
   if (options.learning_rate > 0) plan.optimizer.learning_rate = options.learning_rate;
   exec::comm::MeshCommunicators communicators(plan.mesh);
@@ -155,6 +162,7 @@ void train(const RunOptions& options) {
               << std::flush;
   }
   exec::RunRecord record;
+  record.placement = placement.ranks;
   record.warmup = static_cast<int>(std::min<int64_t>(options.warmup, steps));
   for (int64_t i = 0; i < steps; ++i) {
     record.steps.push_back(trainer.step(train_batches));
@@ -231,6 +239,7 @@ void add_run_command(CLI::App& app) {
       ->type_name("DIR");
   command->add_option("--checkpoint-every", o->checkpoint_every, "Steps between checkpoints")->check(CLI::PositiveNumber);
   command->add_option("--resume", o->resume_dir, "Continue from the checkpoint in DIR")->type_name("DIR");
+  command->add_flag("--no-bind", o->no_bind, kNoBindHelp);
   command->callback([o] { run_command(*o); });
 }
 

@@ -18,6 +18,9 @@ grep -q '"backward_efficiency"' "$work/cluster.json"
 grep -q '"op_memory_efficiency"' "$work/cluster.json"
 grep -q '"weight_gradient_efficiency"' "$work/cluster.json"
 grep -q "overlap:" "$work/calibrate.log"
+# Where the ranks ran is printed and kept with the measurements (exec/comm/rank_placement.h).
+grep -q '^\[calibrate\] placement: rank 0 cpus .*, rank 1 cpus ' "$work/calibrate.log"
+grep -q '"splitbrain calibrate: rank placement rank 0 cpus ' "$work/cluster.json"
 # --model: the exact kernels of fashion-vgg's plans (convolutions, pooling, activations), on 1
 # rank alone and on 2 at once.
 grep -q '"measured_kernels"' "$work/cluster.json"

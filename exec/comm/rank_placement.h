@@ -1,0 +1,70 @@
+#pragma once
+// Rank placement: which CPUs each rank of the job runs on, and who chose them.
+//
+// Contract of place_ranks(world, pin):
+//   - Collective over `world`; call it once, right after MPI init, before any compute or thread
+//     pool starts (threads made later inherit the rank's CPUs; threads that exist are moved too).
+//   - A launcher that bound its ranks (mpirun --bind-to core, srun --cpu-bind) is kept: every
+//     rank's placement says "launcher".
+//   - Otherwise, if `pin`, the ranks on a node split its CPUs evenly (split_cpus) and say
+//     "splitbrain"; if not, nothing changes and they say "none". A node where the launcher bound
+//     only some ranks is left as it is (the unbound ones say "none").
+//   - "Unbound" means: every rank on the node may run on every online CPU. A container's cpuset
+//     that hides some online CPUs therefore reads as the launcher's binding (kept; a warning in
+//     JobPlacement::warnings tells when two of its ranks overlap).
+//   - Throws MpiError when an MPI call fails and std::system_error when the OS refuses the
+//     affinity calls; it never ends the job or prints (the command decides).
+//
+// Why: launchers do not always bind. Open MPI 4 binds to a core only for jobs of up to 2 ranks,
+// to a whole package or NUMA node above that, and not at all when oversubscribed or told
+// --bind-to none; unbound ranks migrate between cores and share caches. The project's issue
+// measured vgg11-cifar10 on 2 ranks 40-53% slower unbound than with --bind-to core, and the cost
+// model, which assumes a core per rank, mispredicts such runs (tools/bench/rank-placement.sh
+// measures it again).
+
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+namespace splitbrain::exec::comm {
+
+enum class PlacedBy { launcher, splitbrain, none };
+
+// "launcher", "splitbrain", "none": the names the run report and the summary line use.
+const char* placed_by_name(PlacedBy by);
+
+struct RankPlacement {
+  int rank = 0;           // world rank
+  std::string host;       // MPI_Get_processor_name
+  std::vector<int> cpus;  // the CPUs the rank may run on after placement, ascending
+  PlacedBy by = PlacedBy::none;
+};
+
+struct JobPlacement {
+  std::vector<RankPlacement> ranks;   // one per world rank, on every rank
+  std::vector<std::string> warnings;  // the same on every rank; print them from one rank
+};
+
+// The CPUs local rank `local_rank` of `local_ranks` gets from the node's `allowed` CPUs (c of
+// them): [i*c/n, (i+1)*c/n) of `allowed` when n <= c; when n > c ranks must share, and rank i gets
+// the single CPU allowed[i % c]. Pure; std::invalid_argument for an empty `allowed` or a
+// local_rank outside [0, local_ranks).
+std::vector<int> split_cpus(const std::vector<int>& allowed, int local_rank, int local_ranks);
+
+// Places this rank (see the contract above) and gathers every rank's placement.
+JobPlacement place_ranks(MPI_Comm world, bool pin);
+
+// "rank 0 cpus 0-3, rank 1 cpus 4-7 (pinned by splitbrain)"; host names are added when the
+// job spans more than one host. "(pinned by ...)" reads "(bound by the launcher)" and
+// "(not bound)" for the other two kinds, and lists each kind when ranks differ.
+std::string placement_summary(const JobPlacement& placement);
+
+// A warning when a rank has fewer CPUs than `threads_per_rank` compute threads (they would
+// time-share its cores), empty otherwise.
+std::string threads_warning(const JobPlacement& placement, int threads_per_rank);
+
+// "0-3,6" for {0, 1, 2, 3, 6}: the kernel's cpu-list notation (taskset, /proc/self/status).
+std::string cpu_list_text(const std::vector<int>& cpus);
+
+}  // namespace splitbrain::exec::comm
