@@ -31,6 +31,8 @@ class ProgramWriter {
   // One holder lets go (-1: nothing); the last one emits the free.
   void drop(int buffer);
   bool keeps_instructions() const { return keep_instructions_; }
+  // What comes next completes the step (StepProgram::passes_end).
+  void mark_passes_end() { program_.passes_end = static_cast<int>(program_.instructions.size()); }
   // Appends an instruction; returns its index.
   int emit(StepInstruction instruction);
   // Waits for the communication instruction `instruction` and lets go of what it read.

@@ -56,6 +56,7 @@ class StepCompiler {
         release_all(state);
       }
     }
+    writer_.mark_passes_end();
     for (const auto& [edge, send] : pending_sends_) writer_.wait_and_release(send);
     pending_sends_.clear();
     sync_.finish_step();

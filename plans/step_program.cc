@@ -117,4 +117,30 @@ std::vector<Collective> collectives_of(const StepInstruction& instruction) {
 
 std::string_view stream_name(Stream stream) { return stream == Stream::compute ? "compute" : "communication"; }
 
+std::vector<std::pair<PassKind, int>> pass_sequence(const StepProgram& program) {
+  std::vector<std::pair<PassKind, int>> passes;
+  for (const StepInstruction& i : program.instructions) {
+    PassKind kind = PassKind::forward;
+    if (i.op == StepOp::recompute || i.op == StepOp::backward) {
+      kind = PassKind::backward;
+    } else if (i.op != StepOp::forward) {
+      continue;
+    }
+    const std::pair<PassKind, int> pass{kind, i.micro_batch};
+    if (passes.empty() || passes.back() != pass) passes.push_back(pass);
+  }
+  return passes;
+}
+
+std::vector<std::vector<int>> buckets_started_after(const StepProgram& program, int layers) {
+  std::vector<std::vector<int>> started(static_cast<size_t>(layers));
+  int last_backward = -1;
+  for (int n = 0; n < program.passes_end; ++n) {
+    const StepInstruction& i = program.instructions[static_cast<size_t>(n)];
+    if (i.op == StepOp::backward) last_backward = i.layer;
+    if (i.op == StepOp::reduce && last_backward >= 0) started[static_cast<size_t>(last_backward)].push_back(i.bucket);
+  }
+  return started;
+}
+
 }  // namespace splitbrain::plans

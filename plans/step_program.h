@@ -18,10 +18,12 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "model/model.h"
 #include "plans/collective.h"
+#include "plans/pipeline_order.h"
 #include "plans/redistribution.h"
 
 namespace splitbrain::plans {
@@ -115,6 +117,17 @@ struct StepProgram {
   std::vector<StepBuffer> buffers{};
   std::vector<int> resident{};  // buffers alive across steps (model states)
   std::vector<StepInstruction> instructions{};
+  // The first instruction after the stage's passes (what follows completes the step: the last
+  // pipeline sends, the buckets not started during the backward, the update).
+  int passes_end = 0;
 };
+
+// The order of the stage's passes in `program`: (forward, micro-batch) at a micro-batch's first
+// forward instruction, (backward, micro-batch) at its first recompute or backward instruction.
+std::vector<std::pair<PassKind, int>> pass_sequence(const StepProgram& program);
+
+// Per layer (of `layers`): the gradient buckets whose reduction `program` starts right after that
+// layer's last backward instruction (all empty where the buckets are reduced after the passes).
+std::vector<std::vector<int>> buckets_started_after(const StepProgram& program, int layers);
 
 }  // namespace splitbrain::plans

@@ -19,6 +19,7 @@
 #include "model/errors.h"
 #include "model/statistics.h"
 #include "plans/pipeline_order.h"
+#include "plans/step_compiler.h"
 #include "plans/redistribution.h"
 
 namespace splitbrain::exec {
@@ -84,17 +85,13 @@ Trainer::Trainer(const plans::Plan& plan, Backend backend, uint64_t seed)
   if (plan.pipe_axis >= 0) axis_sets.push_back({plan.pipe_axis});
   backend_.collectives->prepare(axis_sets);
   link_ = std::make_unique<StageLink>(communicator_, plan.pipe_axis, plan.micro_batches);
-  buckets_ready_after_.resize(compiled_.layers.size());
-  overlap_ = plan.overlap_gradient_sync;
-  for (size_t b = 0; b < compiled_.buckets.size(); ++b) {
-    const plans::GradientBucket& bucket = compiled_.buckets[b];
-    if (bucket.stage != stage_) continue;
-    // One all-reduce, or ZeRO's one reduce-scatter: the engine starts those without blocking.
-    overlap_ = overlap_ && bucket.reduction.size() == 1 &&
-               (bucket.reduction[0].kind == plans::CollectiveKind::all_reduce ||
-                bucket.reduction[0].kind == plans::CollectiveKind::reduce_scatter);
-    // Buckets list their layers in backward order: the last one finishes last.
-    buckets_ready_after_[static_cast<size_t>(bucket.layers.back())].push_back(b);
+  // The step's order comes from the rank's step program (plans/step_compiler.h), the one the
+  // simulator walks: which pass runs when, and which buckets start during the backward.
+  const plans::StepProgram program = plans::compile_step(plan, compiled_, rank);
+  passes_ = plans::pass_sequence(program);
+  for (const std::vector<int>& started : plans::buckets_started_after(program, net.size())) {
+    buckets_ready_after_.emplace_back(started.begin(), started.end());
+    overlap_ = overlap_ || !started.empty();
   }
 
   optimizer_ = std::make_unique<Optimizer>(plan.optimizer, memory_);
@@ -430,9 +427,9 @@ StepResult Trainer::step(BatchSource& data) {
     state.inputs.resize(static_cast<size_t>(net.size()));
     state.output_grads.resize(static_cast<size_t>(net.size()));
   }
-  // This stage's passes in the plan's schedule (GPipe or 1F1B; one forward and one backward
-  // without a pipeline): the same order the simulator times.
-  for (const auto& [kind, micro] : plans::pass_order(stage_, plan_.stage_count(), plan_.micro_batches, plan_.schedule)) {
+  // This stage's passes in the step program's order (the plan's GPipe or 1F1B schedule; one
+  // forward and one backward without a pipeline).
+  for (const auto& [kind, micro] : passes_) {
     MicroBatchState& state = states[static_cast<size_t>(micro)];
     if (kind == plans::PassKind::forward) {
       forward(micro, state, result.seconds);

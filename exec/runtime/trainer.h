@@ -24,6 +24,7 @@
 #include "exec/runtime/stage_link.h"
 #include "exec/runtime/tracked_array.h"
 #include "plans/compiled_plan.h"
+#include "plans/pipeline_order.h"
 #include "plans/plan.h"
 
 namespace splitbrain::exec {
@@ -164,7 +165,8 @@ class Trainer {
   void update_sharded(StepSeconds& seconds);
   std::chrono::steady_clock::time_point step_start_;
   bool overlap_ = false;
-  std::vector<std::vector<size_t>> buckets_ready_after_;  // per layer: buckets it completes
+  std::vector<std::vector<size_t>> buckets_ready_after_;  // per layer: buckets started after its last backward
+  std::vector<std::pair<plans::PassKind, int>> passes_;   // this stage's passes, from the step program
   std::vector<PendingBucket> pending_;
 };
 

@@ -10,6 +10,7 @@
 #include "plans/compiled_plan.h"
 #include "plans/memory_walk.h"
 #include "plans/plan_error.h"
+#include "plans/pipeline_order.h"
 #include "plans/plan_json.h"
 #include "plans/step_compiler.h"
 #include "tests/plans/step_program_properties.h"
@@ -107,6 +108,34 @@ TEST(StepProgram, OneFOneBHoldsFewerMicroBatchesThanGPipe) {
   plan.schedule = PipelineSchedule::one_f_one_b;
   const int64_t one_f_one_b = walk_memory(compile_step(plan, compile_plan(plan), 0)).of(MemoryCategory::activations);
   EXPECT_LT(one_f_one_b, gpipe);
+}
+
+// What the executor takes from the program: the passes in the schedule's order, and which
+// buckets start during the backward (none when the plan reduces them after it).
+TEST(StepProgram, PassesAndBucketStartsAsTheExecutorReadsThem) {
+  Plan plan = load_plan_file((kExamples / "vgg16-cifar10-pipeline-4.json").string());
+  plan.micro_batches = 8;
+  for (int rank = 0; rank < plan.mesh.rank_count(); ++rank) {
+    const StepProgram program = compile_step(plan, compile_plan(plan), rank);
+    EXPECT_EQ(pass_sequence(program), pass_order(program.stage, plan.stage_count(), plan.micro_batches, plan.schedule))
+        << "rank " << rank;
+  }
+  plan = load_plan_file((kExamples / "fashion-vgg-data-parallel-2.json").string());
+  plan.gradient_bucket_bytes = 200'000;
+  const CompiledPlan compiled = compile_plan(plan);
+  const auto overlapped = buckets_started_after(compile_step(plan, compiled, 0), plan.model->size());
+  size_t started = 0;
+  for (size_t v = 0; v < overlapped.size(); ++v) {
+    for (int b : overlapped[v]) {
+      ++started;
+      EXPECT_EQ(compiled.buckets[static_cast<size_t>(b)].layers.back(), static_cast<int>(v));
+    }
+  }
+  EXPECT_EQ(started, compiled.buckets.size());
+  plan.overlap_gradient_sync = false;
+  for (const auto& after_layer : buckets_started_after(compile_step(plan, compile_plan(plan), 0), plan.model->size())) {
+    EXPECT_TRUE(after_layer.empty());
+  }
 }
 
 TEST(StepProgram, ARankOutsideTheMeshIsRefused) {
