@@ -17,6 +17,18 @@ struct MemoryPeaks {
   int64_t of(MemoryCategory c) const { return category[static_cast<size_t>(c)]; }
 };
 
+// The bytes alive per category as buffers come and go, and their peaks.
+class MemoryCounter {
+ public:
+  void change(const StepBuffer& buffer, bool allocate);
+  const MemoryPeaks& peaks() const { return peaks_; }
+
+ private:
+  std::array<int64_t, kMemoryCategories> live_{};
+  int64_t live_total_ = 0;
+  MemoryPeaks peaks_;
+};
+
 // Throws std::logic_error for an alloc of a live buffer or a free of a dead one.
 MemoryPeaks walk_memory(const StepProgram& program);
 

@@ -19,13 +19,7 @@ std::string ProgramWriter::name_of(int buffer) const {
 }
 
 void ProgramWriter::count(int buffer, bool allocate) {
-  const StepBuffer& b = program_.buffers[static_cast<size_t>(buffer)];
-  const int64_t delta = allocate ? b.bytes : -b.bytes;
-  const auto c = static_cast<size_t>(b.category);
-  live_[c] += delta;
-  live_total_ += delta;
-  peaks_.category[c] = std::max(peaks_.category[c], live_[c]);
-  peaks_.total = std::max(peaks_.total, live_total_);
+  counter_.change(program_.buffers[static_cast<size_t>(buffer)], allocate);
 }
 
 int ProgramWriter::resident(StepBuffer buffer) {

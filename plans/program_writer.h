@@ -41,7 +41,7 @@ class ProgramWriter {
   // Throws std::logic_error if a buffer is still held (a lifetime the compiler lost track of).
   StepProgram finish();
   // The walk's peaks so far (plans/memory_walk.h: the same as walking the finished program).
-  const MemoryPeaks& peaks() const { return peaks_; }
+  const MemoryPeaks& peaks() const { return counter_.peaks(); }
 
  private:
   std::string name_of(int buffer) const;
@@ -53,9 +53,7 @@ class ProgramWriter {
   bool keep_instructions_ = true;
   int emitted_ = 0;
   std::map<int, std::vector<int>> unkept_reads_;  // instructions not kept that a wait will release
-  std::array<int64_t, kMemoryCategories> live_{};
-  int64_t live_total_ = 0;
-  MemoryPeaks peaks_;
+  MemoryCounter counter_;
 };
 
 }  // namespace splitbrain::plans

@@ -86,6 +86,25 @@ class StepCompiler {
     state = MicroBatchBuffers{};
   }
 
+  // A micro-batch's buffer of layer `layer` (`index`: its input position or parameter number, -1
+  // for none): an activation, or a working buffer of the backward (the buffers category).
+  int activation(int64_t bytes, BufferRole role, int layer, int index, int micro) {
+    return writer_.make({.bytes = bytes,
+                         .category = MemoryCategory::activations,
+                         .role = role,
+                         .layer = layer,
+                         .index = index,
+                         .micro_batch = micro});
+  }
+  int working_buffer(int64_t bytes, BufferRole role, int layer, int index, int micro) {
+    return writer_.make({.bytes = bytes,
+                         .category = MemoryCategory::buffers,
+                         .role = role,
+                         .layer = layer,
+                         .index = index,
+                         .micro_batch = micro});
+  }
+
   // Appends the instruction `make` builds, unless only the memory is wanted (the simulator's
   // step_memory): building it is most of the cost, and the walk needs only allocs and frees.
   template <class Make>
@@ -106,11 +125,7 @@ class StepCompiler {
       const CompiledLayer& compiled = compiled_.layers[static_cast<size_t>(v)];
       if (layer.kind == model::OpKind::input) {
         if (recomputing) continue;  // the stage's input stays from the first forward
-        const int out = writer_.make({.bytes = facts_.output_bytes(v),
-                                      .category = MemoryCategory::activations,
-                                      .role = BufferRole::output,
-                                      .layer = v,
-                                      .micro_batch = micro});
+        const int out = activation(facts_.output_bytes(v), BufferRole::output, v, -1, micro);
         emit_kept([&] {
           return StepInstruction{.op = StepOp::load_input, .layer = v, .micro_batch = micro, .writes = {out}};
         });
@@ -127,12 +142,7 @@ class StepCompiler {
           input = state.received.at({v, static_cast<int>(p)});
           writer_.hold(input);
         } else if (transfer.forward_send) {  // the producer sits on an earlier stage
-          input = writer_.make({.bytes = transfer.forward_send->buffer_bytes,
-                                .category = MemoryCategory::activations,
-                                .role = BufferRole::received,
-                                .layer = v,
-                                .index = static_cast<int>(p),
-                                .micro_batch = micro});
+          input = activation(transfer.forward_send->buffer_bytes, BufferRole::received, v, static_cast<int>(p), micro);
           emit_kept([&] {
             return StepInstruction{.op = StepOp::recv,
                                    .stream = Stream::communication,
@@ -151,12 +161,7 @@ class StepCompiler {
         }
         const std::vector<RedistributionStep>& steps = facts_.input_redistribution(v, p);
         if (!steps.empty()) {
-          const int copy = writer_.make({.bytes = facts_.input_bytes(v, p),
-                                         .category = MemoryCategory::activations,
-                                         .role = BufferRole::input_copy,
-                                         .layer = v,
-                                         .index = static_cast<int>(p),
-                                         .micro_batch = micro});
+          const int copy = activation(facts_.input_bytes(v, p), BufferRole::input_copy, v, static_cast<int>(p), micro);
           emit_kept([&] {
             return StepInstruction{.op = StepOp::redistribute,
                                    .stream = Stream::communication,
@@ -171,11 +176,7 @@ class StepCompiler {
         }
         inputs.push_back(input);
       }
-      const int out = writer_.make({.bytes = facts_.output_bytes(v),
-                                    .category = MemoryCategory::activations,
-                                    .role = BufferRole::output,
-                                    .layer = v,
-                                    .micro_batch = micro});
+      const int out = activation(facts_.output_bytes(v), BufferRole::output, v, -1, micro);
       const std::vector<int> gathered = gather_parameters(v, micro);
       emit_kept([&] {
         StepInstruction pass{.op = recomputing ? StepOp::recompute : StepOp::forward,
@@ -189,11 +190,7 @@ class StepCompiler {
         return pass;
       });
       if (const int64_t kept = facts_.kept_by_op_bytes(v); kept > 0) {
-        state.kept_by_op[static_cast<size_t>(v)] = writer_.make({.bytes = kept,
-                                                                 .category = MemoryCategory::activations,
-                                                                 .role = BufferRole::kept_by_op,
-                                                                 .layer = v,
-                                                                 .micro_batch = micro});
+        state.kept_by_op[static_cast<size_t>(v)] = activation(kept, BufferRole::kept_by_op, v, -1, micro);
       }
       for (int b : gathered) writer_.drop(b);
       state.outputs[static_cast<size_t>(v)] = out;
@@ -274,11 +271,7 @@ class StepCompiler {
     const CompiledLayer& layer = compiled_.layers[static_cast<size_t>(v)];
     if (plan_.zero_stage < 3 || !facts_.zero_shards(v) || layer.parameter_gathers.empty()) return {};
     const Collective& gather = layer.parameter_gathers.front();
-    const int flat = writer_.make({.bytes = gather.buffer_bytes,
-                                   .category = MemoryCategory::buffers,
-                                   .role = BufferRole::gathered_parameters,
-                                   .layer = v,
-                                   .micro_batch = micro});
+    const int flat = working_buffer(gather.buffer_bytes, BufferRole::gathered_parameters, v, -1, micro);
     emit_kept([&] {
       return StepInstruction{.op = StepOp::redistribute,
                              .stream = Stream::communication,
@@ -291,12 +284,8 @@ class StepCompiler {
     std::vector<int> whole;
     const int64_t element_bytes = model::bytes_per_element(plan_.dtype);
     for (size_t k = 0; k < layer.layouts.parameters.size(); ++k) {
-      whole.push_back(writer_.make({.bytes = layer.layouts.parameters[k].local_elements * element_bytes,
-                                    .category = MemoryCategory::buffers,
-                                    .role = BufferRole::whole_parameter,
-                                    .layer = v,
-                                    .index = static_cast<int>(k),
-                                    .micro_batch = micro}));
+      whole.push_back(working_buffer(layer.layouts.parameters[k].local_elements * element_bytes,
+                                     BufferRole::whole_parameter, v, static_cast<int>(k), micro));
     }
     emit_kept([&] {
       return StepInstruction{.op = StepOp::unpack, .layer = v, .micro_batch = micro, .reads = {flat}, .writes = whole};
@@ -315,21 +304,13 @@ class StepCompiler {
       int& output_grad = state.output_grads[static_cast<size_t>(v)];
       receive_gradients(v, micro, output_grad);
       if (output_grad < 0) {
-        output_grad = writer_.make({.bytes = facts_.gradient_bytes_of_output(v),
-                                    .category = MemoryCategory::buffers,
-                                    .role = BufferRole::output_gradient,
-                                    .layer = v,
-                                    .micro_batch = micro});
+        output_grad = working_buffer(facts_.gradient_bytes_of_output(v), BufferRole::output_gradient, v, -1, micro);
       }
       std::vector<int> input_grads(layer.inputs.size(), -1);
       if (layer.needs_input_gradient) {
         for (size_t p = 0; p < layer.inputs.size(); ++p) {
-          input_grads[p] = writer_.make({.bytes = facts_.input_gradient_bytes(v, p),
-                                         .category = MemoryCategory::buffers,
-                                         .role = BufferRole::input_gradient,
-                                         .layer = v,
-                                         .index = static_cast<int>(p),
-                                         .micro_batch = micro});
+          input_grads[p] = working_buffer(facts_.input_gradient_bytes(v, p), BufferRole::input_gradient, v,
+                                          static_cast<int>(p), micro);
         }
       }
       const std::vector<int> gathered = gather_parameters(v, micro);
@@ -375,11 +356,8 @@ class StepCompiler {
       for (const InputTransfer& transfer : later.inputs) {
         if (transfer.producer != v || !transfer.backward_send) continue;
         const bool first = output_grad < 0;
-        const int target = writer_.make({.bytes = transfer.backward_send->buffer_bytes,
-                                         .category = MemoryCategory::buffers,
-                                         .role = BufferRole::received_gradient,
-                                         .layer = v,
-                                         .micro_batch = micro});
+        const int target =
+            working_buffer(transfer.backward_send->buffer_bytes, BufferRole::received_gradient, v, -1, micro);
         emit_kept([&] {
           return StepInstruction{.op = StepOp::recv,
                                  .stream = Stream::communication,
@@ -409,11 +387,7 @@ class StepCompiler {
     const std::vector<RedistributionStep>& steps = facts_.gradient_redistribution(v, p);
     int ready = grad;
     if (!steps.empty()) {
-      ready = writer_.make({.bytes = facts_.gradient_bytes_of_output(u),
-                            .category = MemoryCategory::buffers,
-                            .role = BufferRole::output_gradient,
-                            .layer = u,
-                            .micro_batch = micro});
+      ready = working_buffer(facts_.gradient_bytes_of_output(u), BufferRole::output_gradient, u, -1, micro);
       emit_kept([&] {
         return StepInstruction{.op = StepOp::redistribute,
                                .stream = Stream::communication,
