@@ -148,6 +148,7 @@ class StepCompiler {
                                    .stream = Stream::communication,
                                    .layer = v,
                                    .micro_batch = micro,
+                                   .index = static_cast<int>(p),
                                    .writes = {input},
                                    .collectives = {*transfer.forward_send}};
           });
@@ -167,6 +168,7 @@ class StepCompiler {
                                    .stream = Stream::communication,
                                    .layer = v,
                                    .micro_batch = micro,
+                                   .index = static_cast<int>(p),
                                    .reads = {input},
                                    .writes = {copy},
                                    .steps = steps};
@@ -184,8 +186,9 @@ class StepCompiler {
                              .micro_batch = micro,
                              .reads = inputs,
                              .writes = {out}};
-        for (int b : facts_.parameter_buffers(v)) pass.reads.push_back(b);
-        for (int b : gathered) pass.reads.push_back(b);
+        pass.operands = {.inputs = inputs, .parameters = gathered.empty() ? facts_.parameter_buffers(v) : gathered,
+                         .output = out};
+        for (int b : pass.operands.parameters) pass.reads.push_back(b);
         std::erase(pass.reads, -1);
         return pass;
       });
@@ -217,6 +220,7 @@ class StepCompiler {
                                                       .stream = Stream::communication,
                                                       .layer = consumer,
                                                       .micro_batch = micro,
+                                                      .index = static_cast<int>(p),
                                                       .reads = {buffer},
                                                       .collectives = {*transfer.forward_send}});
       }
@@ -319,15 +323,20 @@ class StepCompiler {
       if (const int table = tied_table(v); table >= 0) sync_.ensure_whole_gradients(table);
       emit_kept([&] {
         StepInstruction pass{.op = StepOp::backward, .layer = v, .micro_batch = micro};
-        pass.reads = state.inputs[static_cast<size_t>(v)];
-        pass.reads.push_back(state.outputs[static_cast<size_t>(v)]);
-        pass.reads.push_back(output_grad);
-        pass.reads.push_back(state.kept_by_op[static_cast<size_t>(v)]);
-        for (int b : gathered) pass.reads.push_back(b);
-        for (int b : facts_.parameter_buffers(v)) pass.reads.push_back(b);
+        pass.operands = {.inputs = state.inputs[static_cast<size_t>(v)],
+                         .parameters = gathered.empty() ? facts_.parameter_buffers(v) : gathered,
+                         .output = state.outputs[static_cast<size_t>(v)],
+                         .output_gradient = output_grad,
+                         .input_gradients = input_grads,
+                         .parameter_gradients = sync_.gradient_buffers(v),
+                         .kept = state.kept_by_op[static_cast<size_t>(v)]};
+        const PassOperands& o = pass.operands;
+        pass.reads = o.inputs;
+        pass.reads.insert(pass.reads.end(), {o.output, o.output_gradient, o.kept});
+        pass.reads.insert(pass.reads.end(), o.parameters.begin(), o.parameters.end());
         std::erase(pass.reads, -1);
-        pass.writes = input_grads;
-        for (int b : sync_.gradient_buffers(v)) pass.writes.push_back(b);
+        pass.writes = o.input_gradients;
+        pass.writes.insert(pass.writes.end(), o.parameter_gradients.begin(), o.parameter_gradients.end());
         std::erase(pass.writes, -1);
         return pass;
       });
@@ -353,7 +362,8 @@ class StepCompiler {
   void receive_gradients(int v, int micro, int& output_grad) {
     for (int consumer : net_.layer(v).consumers) {
       const CompiledLayer& later = compiled_.layers[static_cast<size_t>(consumer)];
-      for (const InputTransfer& transfer : later.inputs) {
+      for (size_t p = 0; p < later.inputs.size(); ++p) {
+        const InputTransfer& transfer = later.inputs[p];
         if (transfer.producer != v || !transfer.backward_send) continue;
         const bool first = output_grad < 0;
         const int target =
@@ -363,6 +373,7 @@ class StepCompiler {
                                  .stream = Stream::communication,
                                  .layer = consumer,
                                  .micro_batch = micro,
+                                 .index = static_cast<int>(p),
                                  .writes = {target},
                                  .collectives = {*transfer.backward_send}};
         });
@@ -393,6 +404,7 @@ class StepCompiler {
                                .stream = Stream::communication,
                                .layer = v,
                                .micro_batch = micro,
+                               .index = static_cast<int>(p),
                                .reads = {grad},
                                .writes = {ready},
                                .steps = steps};
@@ -404,6 +416,7 @@ class StepCompiler {
                                             .stream = Stream::communication,
                                             .layer = v,
                                             .micro_batch = micro,
+                                            .index = static_cast<int>(p),
                                             .reads = {ready},
                                             .collectives = {*transfer.backward_send}});
       return;  // the send holds `ready` until it is waited for

@@ -93,6 +93,17 @@ struct StepBuffer {
 // "conv1.out mb0", "fc1.in0 mb1 received", "bucket 2", ... (layers named from `net`).
 std::string buffer_name(const model::Model& net, const StepBuffer& buffer);
 
+// The operands of a pass by role, as a layer's op takes them (buffer numbers; -1: none).
+struct PassOperands {
+  std::vector<int> inputs{};      // per input position; a backward's -1: released (the op needs its shape only)
+  std::vector<int> parameters{};  // the layer's parameters (ZeRO 3: the whole ones gathered for the pass)
+  int output = -1;                // a backward's -1: released
+  int output_gradient = -1;                 // backward
+  std::vector<int> input_gradients{};       // backward, per input position (-1: no gradient)
+  std::vector<int> parameter_gradients{};   // backward: where the weight gradients are added
+  int kept = -1;                  // backward: what the op kept (its own storage, counted by this buffer)
+};
+
 struct StepInstruction {
   StepOp op = StepOp::alloc;
   Stream stream = Stream::compute;

@@ -52,6 +52,27 @@ inline std::vector<std::string> step_program_problems(const Plan& plan, const Co
     }
     if (i.op == StepOp::forward || i.op == StepOp::backward || i.op == StepOp::recompute) {
       if (!passes.insert({i.op, i.layer, i.micro_batch}).second) problems.push_back(where + ": pass repeated");
+      // The operands by role are the buffers the pass reads and writes, one input per position.
+      const PassOperands& o = i.operands;
+      const size_t positions = plan.model->layer(i.layer).inputs.size();
+      if (o.inputs.size() != positions) problems.push_back(where + ": not one input operand per input position");
+      if (i.op == StepOp::backward && o.input_gradients.size() != positions) {
+        problems.push_back(where + ": not one input-gradient operand per input position");
+      }
+      if (i.op != StepOp::backward && (o.output < 0 || o.inputs.end() != std::find(o.inputs.begin(), o.inputs.end(), -1))) {
+        problems.push_back(where + ": a forward without its output or an input");
+      }
+      std::vector<int> named = o.inputs;
+      named.insert(named.end(), {o.output, o.output_gradient, o.kept});
+      named.insert(named.end(), o.parameters.begin(), o.parameters.end());
+      named.insert(named.end(), o.input_gradients.begin(), o.input_gradients.end());
+      named.insert(named.end(), o.parameter_gradients.begin(), o.parameter_gradients.end());
+      std::erase(named, -1);
+      std::vector<int> touched = i.reads;
+      touched.insert(touched.end(), i.writes.begin(), i.writes.end());
+      std::sort(named.begin(), named.end());
+      std::sort(touched.begin(), touched.end());
+      if (named != touched) problems.push_back(where + ": operands differ from the buffers it reads and writes");
     }
   }
   for (size_t b = 0; b < state.size(); ++b) {
