@@ -186,8 +186,8 @@ class StepCompiler {
                              .micro_batch = micro,
                              .reads = inputs,
                              .writes = {out}};
-        pass.operands = {.inputs = inputs, .parameters = gathered.empty() ? facts_.parameter_buffers(v) : gathered,
-                         .output = out};
+        pass.operands = {
+            .inputs = inputs, .parameters = gathered.empty() ? facts_.parameter_buffers(v) : gathered, .output = out};
         for (int b : pass.operands.parameters) pass.reads.push_back(b);
         std::erase(pass.reads, -1);
         return pass;

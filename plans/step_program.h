@@ -95,13 +95,13 @@ std::string buffer_name(const model::Model& net, const StepBuffer& buffer);
 
 // The operands of a pass by role, as a layer's op takes them (buffer numbers; -1: none).
 struct PassOperands {
-  std::vector<int> inputs{};      // per input position; a backward's -1: released (the op needs its shape only)
-  std::vector<int> parameters{};  // the layer's parameters (ZeRO 3: the whole ones gathered for the pass)
-  int output = -1;                // a backward's -1: released
-  int output_gradient = -1;                 // backward
-  std::vector<int> input_gradients{};       // backward, per input position (-1: no gradient)
-  std::vector<int> parameter_gradients{};   // backward: where the weight gradients are added
-  int kept = -1;                  // backward: what the op kept (its own storage, counted by this buffer)
+  std::vector<int> inputs{};           // per input position; a backward's -1: released (the op needs its shape only)
+  std::vector<int> parameters{};       // the layer's parameters (ZeRO 3: the whole ones gathered for the pass)
+  int output = -1;                     // a backward's -1: released
+  int output_gradient = -1;            // backward
+  std::vector<int> input_gradients{};  // backward, per input position (-1: no gradient)
+  std::vector<int> parameter_gradients{};  // backward: where the weight gradients are added
+  int kept = -1;                           // backward: what the op kept (its own storage, counted by this buffer)
 };
 
 struct StepInstruction {
@@ -110,13 +110,15 @@ struct StepInstruction {
   int buffer = -1;  // alloc, free
   int layer = -1;   // forward, recompute, backward; the layer a transfer belongs to
   int micro_batch = -1;
-  int bucket = -1;                          // reduce, gather_params (index into CompiledPlan::buckets)
-  int waits_for = -1;                       // wait
-  std::vector<int> reads{};                 // buffers read
-  std::vector<int> writes{};                // buffers written
+  int bucket = -1;            // reduce, gather_params (index into CompiledPlan::buckets)
+  int waits_for = -1;         // wait
+  int index = -1;             // recv, send, redistribute of an input or its gradient: the input position at `layer`
+  std::vector<int> reads{};   // buffers read
+  std::vector<int> writes{};  // buffers written
   std::vector<RedistributionStep> steps{};  // redistribute: the layout change, step by step
   std::vector<Collective> collectives{};    // send, recv, reduce, gather_params, a parameter gather
   std::vector<int> after{};                 // instructions that must finish first (data dependencies)
+  PassOperands operands{};                  // forward, recompute, backward (reads and writes list the same buffers)
 };
 
 // Every collective an instruction runs (its redistribution's and its own), in order.

@@ -59,7 +59,8 @@ inline std::vector<std::string> step_program_problems(const Plan& plan, const Co
       if (i.op == StepOp::backward && o.input_gradients.size() != positions) {
         problems.push_back(where + ": not one input-gradient operand per input position");
       }
-      if (i.op != StepOp::backward && (o.output < 0 || o.inputs.end() != std::find(o.inputs.begin(), o.inputs.end(), -1))) {
+      if (i.op != StepOp::backward &&
+          (o.output < 0 || o.inputs.end() != std::find(o.inputs.begin(), o.inputs.end(), -1))) {
         problems.push_back(where + ": a forward without its output or an input");
       }
       std::vector<int> named = o.inputs;
