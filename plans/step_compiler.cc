@@ -62,6 +62,23 @@ class StepCompiler {
     sync_.finish_step();
     return writer_.finish();
   }
+
+  // Forward passes only, micro-batch by micro-batch (evaluation): each keeps everything until
+  // its last layer has run, then lets go of it all.
+  StepProgram compile_evaluation() {
+    facts_.add_model_states(writer_);
+    evaluating_ = true;
+    std::vector<MicroBatchBuffers> states(1);
+    for (int micro = 0; micro < plan_.micro_batches; ++micro) {
+      reset(states[0]);
+      forward(micro, states[0], /*recomputing=*/false);
+      release_all(states[0]);
+    }
+    writer_.mark_passes_end();
+    for (const auto& [edge, send] : pending_sends_) writer_.wait_and_release(send);
+    pending_sends_.clear();
+    return writer_.finish();
+  }
   const MemoryPeaks& peaks() const { return writer_.peaks(); }
 
  private:
@@ -200,8 +217,10 @@ class StepCompiler {
       if (!recomputing) {
         send_forward(v, micro, out);
         if (layer.kind == model::OpKind::softmax_cross_entropy) {
+          // The logits go with it: evaluation counts the predictions from them.
           emit_kept([&] {
-            return StepInstruction{.op = StepOp::loss_out, .layer = v, .micro_batch = micro, .reads = {out}};
+            return StepInstruction{
+                .op = StepOp::loss_out, .layer = v, .micro_batch = micro, .reads = {out, inputs.front()}};
           });
         }
       }
@@ -241,6 +260,7 @@ class StepCompiler {
 
   // After layer v's forward: let go of what no backward reads (the header's rule).
   void release_after_forward(int v, MicroBatchBuffers& state) {
+    if (evaluating_) return;
     const model::Layer& layer = net_.layer(v);
     auto& inputs = state.inputs[static_cast<size_t>(v)];
     for (size_t p = 0; p < inputs.size(); ++p) {
@@ -440,6 +460,7 @@ class StepCompiler {
   StepFacts facts_;
   GradientSync sync_;
   std::map<Edge, int> pending_sends_;  // per edge, the send instruction not yet waited for
+  bool evaluating_ = false;
 };
 
 void check_step_request(const Plan& plan, const CompiledPlan& compiled, int rank) {
@@ -458,6 +479,11 @@ void check_step_request(const Plan& plan, const CompiledPlan& compiled, int rank
 StepProgram compile_step(const Plan& plan, const CompiledPlan& compiled, int rank) {
   check_step_request(plan, compiled, rank);
   return StepCompiler(plan, compiled, rank, /*keep_instructions=*/true).compile();
+}
+
+StepProgram compile_evaluation(const Plan& plan, const CompiledPlan& compiled, int rank) {
+  check_step_request(plan, compiled, rank);
+  return StepCompiler(plan, compiled, rank, /*keep_instructions=*/true).compile_evaluation();
 }
 
 MemoryPeaks step_memory(const Plan& plan, const CompiledPlan& compiled, int rank) {

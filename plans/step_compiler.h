@@ -23,6 +23,10 @@ namespace splitbrain::plans {
 // Throws PlanError for a rank outside the plan's mesh or a compiled plan of another model.
 StepProgram compile_step(const Plan& plan, const CompiledPlan& compiled, int rank);
 
+// The forward passes of every micro-batch in turn, each keeping all it computes until its last
+// layer has run (the loss reads the logits): what evaluation runs. No backward, no update.
+StepProgram compile_evaluation(const Plan& plan, const CompiledPlan& compiled, int rank);
+
 // The memory walk of compile_step's program (walk_memory of it), without keeping the program:
 // what the simulator reports, cheap enough for the planner's many candidates.
 MemoryPeaks step_memory(const Plan& plan, const CompiledPlan& compiled, int rank);

@@ -7,17 +7,6 @@
 
 namespace splitbrain::exec {
 
-std::string_view memory_category_name(MemoryCategory category) {
-  switch (category) {
-    case MemoryCategory::params: return "params";
-    case MemoryCategory::grads: return "grads";
-    case MemoryCategory::optimizer: return "optimizer";
-    case MemoryCategory::activations: return "activations";
-    case MemoryCategory::buffers: return "buffers";
-  }
-  return "unknown";
-}
-
 void MemoryTracker::allocate(MemoryCategory category, int64_t bytes) {
   current_[index(category)] += bytes;
   total_ += bytes;

@@ -7,11 +7,15 @@
 #include <cstdint>
 #include <string_view>
 
+#include "plans/step_program.h"
+
 namespace splitbrain::exec {
 
-enum class MemoryCategory { params, grads, optimizer, activations, buffers };
-constexpr int kMemoryCategories = 5;
-std::string_view memory_category_name(MemoryCategory category);
+// The step program's categories (plans/step_program.h), so tracked and predicted memory share
+// one vocabulary by construction.
+using plans::kMemoryCategories;
+using plans::memory_category_name;
+using plans::MemoryCategory;
 
 class MemoryTracker {
  public:

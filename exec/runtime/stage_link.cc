@@ -5,6 +5,8 @@
 #include "exec/comm/mpi_check.h"
 #include "model/errors.h"
 
+#include <stdexcept>
+
 namespace splitbrain::exec {
 namespace {
 constexpr int kPositions = 8;  // inputs per layer the tag scheme leaves room for
@@ -24,41 +26,33 @@ int StageLink::tag(int consumer, int position, int micro, bool backward) const {
   return static_cast<int>(value);
 }
 
-void StageLink::send(std::shared_ptr<const comm::LocalArray> array, const plans::Collective& transfer, int message_tag,
-                     std::string_view label) {
-  const int edge = edge_of(message_tag);
-  for (auto it = pending_.begin(); it != pending_.end(); ++it) {
-    if (it->edge != edge) continue;
-    SB_MPI_CHECK(MPI_Wait(&it->request, MPI_STATUS_IGNORE));
-    pending_.erase(it);
-    break;
-  }
-  PendingSend pending{std::move(array), MPI_REQUEST_NULL, edge};
-  SB_MPI_CHECK(MPI_Isend(pending.array->values.data(), static_cast<int>(pending.array->values.size()), MPI_FLOAT,
-                         transfer.destination_index, message_tag, comm_, &pending.request));
+int StageLink::send(const comm::LocalArray& array, const plans::Collective& transfer, int message_tag,
+                    std::string_view label) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  SB_MPI_CHECK(MPI_Isend(array.values.data(), static_cast<int>(array.values.size()), MPI_FLOAT,
+                         transfer.destination_index, message_tag, comm_, &request));
   communicator_.counter().add(label, transfer.kind, plans::bytes_sent(transfer, transfer.source_index));
-  pending_.push_back(std::move(pending));
+  pending_[next_id_] = request;
+  return next_id_++;
 }
 
-comm::LocalArray StageLink::receive(std::vector<int64_t> shape, const plans::Collective& transfer, int message_tag) {
-  comm::LocalArray array;
-  array.values.resize(static_cast<size_t>(comm::element_count(shape)));
-  array.shape = std::move(shape);
-  SB_MPI_CHECK(MPI_Recv(array.values.data(), static_cast<int>(array.values.size()), MPI_FLOAT, transfer.source_index,
+void StageLink::wait(int send_id) {
+  const auto it = pending_.find(send_id);
+  if (it == pending_.end()) throw std::logic_error(fmt::format("pipeline: wait for send {}, which is not pending", send_id));
+  SB_MPI_CHECK(MPI_Wait(&it->second, MPI_STATUS_IGNORE));
+  pending_.erase(it);
+}
+
+void StageLink::receive(comm::LocalArray& into, const plans::Collective& transfer, int message_tag) {
+  SB_MPI_CHECK(MPI_Recv(into.values.data(), static_cast<int>(into.values.size()), MPI_FLOAT, transfer.source_index,
                         message_tag, comm_, MPI_STATUS_IGNORE));
-  return array;
 }
 
 void StageLink::progress() {
-  for (PendingSend& pending : pending_) {
+  for (auto& [id, request] : pending_) {
     int done = 0;
-    if (pending.request != MPI_REQUEST_NULL) SB_MPI_CHECK(MPI_Test(&pending.request, &done, MPI_STATUS_IGNORE));
+    if (request != MPI_REQUEST_NULL) SB_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
   }
-}
-
-void StageLink::finish_sends() {
-  for (PendingSend& pending : pending_) SB_MPI_CHECK(MPI_Wait(&pending.request, MPI_STATUS_IGNORE));
-  pending_.clear();
 }
 
 }  // namespace splitbrain::exec

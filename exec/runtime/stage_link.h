@@ -1,16 +1,16 @@
 #pragma once
 // Point-to-point hand-overs between pipeline stages: activations forward, gradients back, one
 // message per edge of the model that crosses stages (exactly the plan's send_recv collectives,
-// counted the same way). Sends are non-blocking; a send's buffer is kept until the next send on
-// the same edge (the next micro-batch's) or the end of the step, as the step program says
-// (plans/step_compiler.h): at most one message per edge is in flight, and since every stage
-// receives an edge's micro-batches in order, waiting for the previous one never deadlocks. These stay MPI
-// host messages for every backend (the collective engine carries the rest): the activations are
-// host arrays, and one message per edge needs no group collective.
+// counted the same way). Sends are non-blocking and waited for where the step program says
+// (plans/step_compiler.h: before the next send on the same edge, or at the end of the passes);
+// the caller keeps a send's buffer alive until then. Since every stage receives an edge's
+// micro-batches in order, those waits never deadlock. These stay MPI host messages for every
+// backend (the collective engine carries the rest): one message per edge needs no group
+// collective.
 
 #include <mpi.h>
 
-#include <memory>
+#include <map>
 #include <string_view>
 #include <vector>
 
@@ -26,30 +26,25 @@ class StageLink {
 
   // The message tag of input `position` of `consumer` for `micro`, forward or backward.
   int tag(int consumer, int position, int micro, bool backward) const;
-  // Waits for the previous send on the same edge first, and lets go of its buffer.
-  void send(std::shared_ptr<const comm::LocalArray> array, const plans::Collective& transfer, int tag,
-            std::string_view label);
-  comm::LocalArray receive(std::vector<int64_t> shape, const plans::Collective& transfer, int tag);
-  // Completes every send of the step (their buffers may then be freed).
-  void finish_sends();
+  // Starts sending `array`, which must stay alive and unchanged until wait(returned id).
+  int send(const comm::LocalArray& array, const plans::Collective& transfer, int tag, std::string_view label);
+  void wait(int send_id);
+  // Receives into `into` (already shaped).
+  void receive(comm::LocalArray& into, const plans::Collective& transfer, int tag);
   // Lets MPI move the pending sends along. Open MPI progresses a large (rendezvous) send only
   // inside MPI calls of the sender: without a nudge between layers the next stage would wait
-  // for the whole pass. Buffers stay held until their wait, as the step program counts them.
+  // for the whole pass.
   void progress();
+  // Sends not yet waited for (a step program waits for all of its own).
+  size_t pending_sends() const { return pending_.size(); }
 
  private:
   comm::Communicator& communicator_;
   int pipe_axis_;
   int micro_batches_;
   MPI_Comm comm_ = MPI_COMM_NULL;
-  // The edge of a tag: (consumer, position, direction) without the micro-batch.
-  int edge_of(int tag) const { return tag / 2 / micro_batches_ * 2 + tag % 2; }
-  struct PendingSend {
-    std::shared_ptr<const comm::LocalArray> array;
-    MPI_Request request = MPI_REQUEST_NULL;
-    int edge = -1;
-  };
-  std::vector<PendingSend> pending_;
+  int next_id_ = 0;
+  std::map<int, MPI_Request> pending_;  // by send id
 };
 
 }  // namespace splitbrain::exec

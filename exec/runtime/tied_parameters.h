@@ -24,7 +24,8 @@
 #include <memory>
 #include <vector>
 
-#include "exec/runtime/trainer.h"
+#include "exec/comm/local_array.h"
+#include "exec/runtime/layer_parameters.h"
 #include "model/model.h"
 #include "plans/compiled_plan.h"
 #include "plans/plan.h"

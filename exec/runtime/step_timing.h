@@ -1,0 +1,26 @@
+#pragma once
+// What one step on this rank measured: seconds by phase (the prediction's vocabulary) and the
+// timeline of its instructions, for the measured Chrome trace.
+
+#include <string>
+
+namespace splitbrain::exec {
+
+struct StepSeconds {
+  double total = 0.0;
+  double compute_forward = 0.0;
+  double compute_backward = 0.0;  // with the recomputed forwards
+  double communication = 0.0;     // redistributions, pipeline hand-overs, ZeRO 3's parameter gathers
+  double gradient_sync = 0.0;     // gradient buckets and ZeRO 1-2's parameter gathers (the exposed part)
+  double optimizer = 0.0;
+};
+
+// One interval of the step on this rank.
+struct TimelineEvent {
+  std::string name;
+  bool communication = false;  // else compute
+  double start_seconds = 0.0;  // since the step began
+  double seconds = 0.0;
+};
+
+}  // namespace splitbrain::exec
