@@ -117,6 +117,19 @@ std::vector<Collective> collectives_of(const StepInstruction& instruction) {
 
 std::string_view stream_name(Stream stream) { return stream == Stream::compute ? "compute" : "communication"; }
 
+bool moves_gradient(const StepProgram& program, const StepInstruction& instruction) {
+  const std::vector<int>& buffers = instruction.op == StepOp::recv ? instruction.writes : instruction.reads;
+  if (buffers.empty()) return false;
+  switch (program.buffers.at(static_cast<size_t>(buffers.front())).role) {
+    case BufferRole::output_gradient:
+    case BufferRole::received_gradient:
+    case BufferRole::input_gradient:
+      return true;
+    default:
+      return false;
+  }
+}
+
 std::vector<std::pair<PassKind, int>> pass_sequence(const StepProgram& program) {
   std::vector<std::pair<PassKind, int>> passes;
   for (const StepInstruction& i : program.instructions) {

@@ -135,6 +135,10 @@ struct StepProgram {
   int passes_end = 0;
 };
 
+// Whether a send, recv or redistribute moves a gradient (the backward's) rather than an
+// activation: what tells a pipeline message's direction and a redistribution's label.
+bool moves_gradient(const StepProgram& program, const StepInstruction& instruction);
+
 // The order of the stage's passes in `program`: (forward, micro-batch) at a micro-batch's first
 // forward instruction, (backward, micro-batch) at its first recompute or backward instruction.
 std::vector<std::pair<PassKind, int>> pass_sequence(const StepProgram& program);

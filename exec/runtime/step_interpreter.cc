@@ -125,15 +125,6 @@ std::string StepInterpreter::label_of(const StepInstruction& instruction) const 
   return label;
 }
 
-bool StepInterpreter::is_gradient(int buffer) const {
-  switch (buffers_.describe(buffer).role) {
-    case BufferRole::output_gradient:
-    case BufferRole::received_gradient:
-    case BufferRole::input_gradient: return true;
-    default: return false;
-  }
-}
-
 void StepInterpreter::execute(int index) {
   const StepInstruction& instruction = program_.instructions[static_cast<size_t>(index)];
   switch (instruction.op) {
@@ -266,7 +257,7 @@ void StepInterpreter::redistribute(const StepInstruction& instruction) {
   const model::Layer& layer = net.layer(instruction.layer);
   const int producer = layer.inputs.at(static_cast<size_t>(instruction.index));
   const auto global = plans::activation_shape(net.layer(producer), r_.compiled.micro_batch);
-  const bool gradient = is_gradient(instruction.reads.at(0));
+  const bool gradient = plans::moves_gradient(program_, instruction);
   comm::LocalArray& source = buffers_.at(instruction.reads.at(0));
   // A gradient has one reader, this instruction (the program frees it next): it moves.
   comm::LocalArray moved = gradient ? std::move(source) : source;
@@ -294,14 +285,14 @@ void StepInterpreter::gather_layer_parameters(const StepInstruction& instruction
 }
 
 void StepInterpreter::send(int index, const StepInstruction& instruction) {
-  const bool gradient = is_gradient(instruction.reads.at(0));
+  const bool gradient = plans::moves_gradient(program_, instruction);
   const int tag = r_.link.tag(instruction.layer, instruction.index, instruction.micro_batch, gradient);
   send_ids_[index] = r_.link.send(buffers_.at(instruction.reads.at(0)), instruction.collectives.at(0), tag,
                                   r_.plan.model->layer(instruction.layer).name + (gradient ? "/backward" : "/forward"));
 }
 
 void StepInterpreter::receive(const StepInstruction& instruction) {
-  const bool gradient = is_gradient(instruction.writes.at(0));
+  const bool gradient = plans::moves_gradient(program_, instruction);
   const int tag = r_.link.tag(instruction.layer, instruction.index, instruction.micro_batch, gradient);
   r_.link.receive(buffers_.at(instruction.writes.at(0)), instruction.collectives.at(0), tag);
 }

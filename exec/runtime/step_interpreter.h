@@ -80,7 +80,6 @@ class StepInterpreter {
   void gather_bucket(const plans::StepInstruction& instruction);
   void release_kept(int layer, int micro);
   void count_kept_change(int layer, int64_t kept_before);
-  bool is_gradient(int buffer) const;
   std::string label_of(const plans::StepInstruction& instruction) const;
 
   plans::StepProgram program_;

@@ -1,0 +1,74 @@
+#pragma once
+// A training step's timeline, priced from the ranks' step programs (plans/step_program.h): one
+// program per pipeline stage (its first rank's), run instruction by instruction as the executor
+// runs it. Each stage has a host, which runs its instructions one after another (an op's
+// kernels, blocking collectives, copies), and a communication stream for the gradient
+// reductions the program overlaps with the backward. A pipeline receive waits for its message:
+// the matching send on the other stage plus the transfer. The pipeline schedule, the bubble, the
+// overlap of the gradient buckets and what each costs follow from the program's order, which is
+// the executor's: nothing here decides an order.
+
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "plans/pipeline_order.h"
+#include "plans/step_program.h"
+
+namespace splitbrain::sim {
+
+// What an instruction costs on its stage, as the pricing of simulation.cc says.
+struct InstructionCost {
+  double compute_seconds = 0.0;        // on the host: kernels, copies, the update
+  double communication_seconds = 0.0;  // its collectives (a send's: the transfer)
+};
+using InstructionPricer = std::function<InstructionCost(int stage, const plans::StepInstruction&)>;
+
+using plans::PassKind;
+
+struct ScheduledPass {
+  int stage = 0;
+  int micro_batch = 0;
+  PassKind kind = PassKind::forward;  // a backward pass includes its recomputed forward
+  double start_seconds = 0.0;
+  double end_seconds = 0.0;
+};
+
+struct SyncInterval {  // one gradient bucket's reduction on a stage's communication stream
+  int stage = 0;
+  int bucket = 0;
+  double start_seconds = 0.0;
+  double end_seconds = 0.0;
+};
+
+// Where a stage's time goes; they add up to its end.
+struct StagePhases {
+  double compute_forward = 0.0;
+  double compute_backward = 0.0;  // recomputed forwards included
+  double comm_exposed = 0.0;      // blocking collectives, copies, waits for gradient reductions
+  double optimizer = 0.0;
+  double waiting = 0.0;           // for messages from other stages (the pipeline bubble)
+};
+
+struct StageTimeline {
+  double backward_end_seconds = 0.0;  // its passes done (and their sends waited for)
+  double sync_end_seconds = 0.0;      // its gradient reductions done, before the update
+  double optimizer_seconds = 0.0;
+  double gather_seconds = 0.0;        // ZeRO 1-2: the updated parameters gathered
+  double end_seconds = 0.0;
+  StagePhases phases;
+};
+
+struct ProgramTimeline {
+  std::vector<ScheduledPass> passes;  // stage by stage, in the order each runs them
+  std::vector<SyncInterval> gradient_sync;
+  std::vector<StageTimeline> stages;
+};
+
+// `programs[s]` is stage s's. `communication_overlap`: the share of an overlapped reduction that
+// the backward hides (the rest takes the host's time, as cluster.communication_overlap says).
+// Throws std::logic_error if the programs' messages cannot all be delivered (a deadlock).
+ProgramTimeline run_program_timeline(std::span<const plans::StepProgram> programs, const InstructionPricer& price,
+                                     double communication_overlap);
+
+}  // namespace splitbrain::sim
