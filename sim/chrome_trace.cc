@@ -67,7 +67,7 @@ json prediction_trace(const plans::Plan& plan, const plans::CompiledPlan& compil
     events.push_back(metadata("process_name", rank, -1, fmt::format("rank {} (stage {}, predicted)", rank, stage)));
     events.push_back(metadata("thread_name", rank, kComputeRow, "compute"));
     events.push_back(metadata("thread_name", rank, kCommunicationRow, "communication"));
-    for (const ScheduledPass& pass : p.timeline.passes) {
+    for (const ScheduledPass& pass : p.passes) {
       if (pass.stage == stage) add_pass(events, plan, compiled, p, pass, rank);
     }
     for (const SyncInterval& sync : p.gradient_sync) {

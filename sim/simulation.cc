@@ -7,10 +7,12 @@
 #include <map>
 #include <tuple>
 #include <numeric>
+#include <span>
 
 #include "sim/cluster_error.h"
 #include "sim/kernel_problem.h"
 #include "sim/plan_collective_cost.h"
+#include "plans/step_compiler.h"
 
 namespace splitbrain::sim {
 namespace {
@@ -33,21 +35,29 @@ class StepBuilder {
     for (int s = 0; s < plan.stage_count(); ++s) first_rank_.push_back(first_rank_of_stage(plan, s));
     out_.stages.resize(static_cast<size_t>(plan.stage_count()));
     out_.layers.resize(compiled.layers.size());
+    forward_internal_.assign(compiled.layers.size(), 0.0);
+    backward_internal_.assign(compiled.layers.size(), 0.0);
   }
 
-  // Costs a collective, records its use, returns the seconds of one run. Deep models repeat
-  // the same collectives block after block, so prices are memoised per stage.
-  double use(int layer, int stage, StepPhase phase, const Collective& collective, int count) {
+  // The seconds of one run of a collective on a stage. Deep models repeat the same collectives
+  // block after block, so prices are memoised per stage.
+  double price(int stage, const Collective& collective) {
     const auto key = std::make_tuple(stage, collective.kind, collective.axes, collective.buffer_bytes, collective.element_bytes,
                                      collective.halo_rows * collective.row_bytes, collective.source_index,
                                      collective.destination_index);
     auto it = prices_.find(key);
     if (it == prices_.end()) {
-      const double price = plan_collective_seconds(cluster_, plan_.mesh, collective, first_rank_[static_cast<size_t>(stage)]);
-      it = prices_.emplace(key, price).first;
+      const double seconds = plan_collective_seconds(cluster_, plan_.mesh, collective, first_rank_[static_cast<size_t>(stage)]);
+      it = prices_.emplace(key, seconds).first;
     }
-    out_.collectives.push_back({layer, stage, phase, collective, count, it->second});
     return it->second;
+  }
+
+  // Prices a collective and records its use (the bytes every rank sends come from these).
+  double use(int layer, int stage, StepPhase phase, const Collective& collective, int count) {
+    const double seconds = price(stage, collective);
+    out_.collectives.push_back({layer, stage, phase, collective, count, seconds});
+    return seconds;
   }
 
   void cost_layers() {
@@ -71,8 +81,16 @@ class StepBuilder {
           work.send_backward_seconds += use(i, layer.stage, StepPhase::backward, *input.backward_send, micro_batches);
         }
       }
-      for (const Collective& c : layer.layouts.forward_internal) timing.forward_comm_seconds += use(i, layer.stage, StepPhase::forward, c, micro_batches);
-      for (const Collective& c : layer.layouts.backward_internal) timing.backward_comm_seconds += use(i, layer.stage, StepPhase::backward, c, micro_batches);
+      for (const Collective& c : layer.layouts.forward_internal) {
+        const double seconds = use(i, layer.stage, StepPhase::forward, c, micro_batches);
+        timing.forward_comm_seconds += seconds;
+        forward_internal_[static_cast<size_t>(i)] += seconds;
+      }
+      for (const Collective& c : layer.layouts.backward_internal) {
+        const double seconds = use(i, layer.stage, StepPhase::backward, c, micro_batches);
+        timing.backward_comm_seconds += seconds;
+        backward_internal_[static_cast<size_t>(i)] += seconds;
+      }
       for (const Collective& c : layer.parameter_gathers) {
         // ZeRO 3 gathers the parameters for the forward and again for the backward pass.
         timing.forward_comm_seconds += use(i, layer.stage, StepPhase::parameter_gather, c, micro_batches);
@@ -98,71 +116,73 @@ class StepBuilder {
     }
   }
 
-  // When each layer's backward finishes in the stage's last backward pass: the moment its
-  // gradient bucket can start reducing.
-  std::vector<double> last_backward_finish() const {
-    std::vector<double> finish(compiled_.layers.size(), 0.0);
-    for (int stage = 0; stage < plan_.stage_count(); ++stage) {
-      double t = 0.0;
-      for (const ScheduledPass& pass : out_.timeline.passes) {
-        if (pass.stage == stage && pass.kind == PassKind::backward && pass.micro_batch == plan_.micro_batches - 1) t = pass.start_seconds;
+  // What an instruction of stage `stage`'s program costs: a layer's pass its compute and the
+  // collectives inside the op; a transfer, a reduction or a gather its collectives; the
+  // executor's copies of a gradient bucket into and out of its flat fp32 array a read and a
+  // write of it each; the update the optimizer's pass over the stage's parameters.
+  InstructionCost instruction_cost(const plans::StepProgram& program, int stage, const plans::StepInstruction& instruction) {
+    using plans::StepOp;
+    InstructionCost cost;
+    const auto layer = static_cast<size_t>(std::max(instruction.layer, 0));
+    switch (instruction.op) {
+      case StepOp::forward:
+      case StepOp::recompute:
+        cost.compute_seconds = out_.layers[layer].compute.forward;
+        cost.communication_seconds = forward_internal_[layer];
+        break;
+      case StepOp::backward:
+        cost.compute_seconds = out_.layers[layer].compute.backward_input + out_.layers[layer].compute.backward_weight;
+        cost.communication_seconds = backward_internal_[layer];
+        break;
+      case StepOp::redistribute:
+      case StepOp::send:
+      case StepOp::recv:
+      case StepOp::reduce:
+      case StepOp::gather_params:
+        for (const Collective& c : plans::collectives_of(instruction)) cost.communication_seconds += price(stage, c);
+        break;
+      case StepOp::pack:
+      case StepOp::unpack: {
+        const int flat = instruction.op == StepOp::pack ? instruction.writes.at(0) : instruction.reads.at(0);
+        if (program.buffers.at(static_cast<size_t>(flat)).role == plans::BufferRole::bucket) {
+          const auto& bucket = compiled_.buckets.at(static_cast<size_t>(instruction.bucket));
+          cost.compute_seconds = streaming_pass_seconds(cluster_, 2.0 * 4.0 * static_cast<double>(bucket.padded_elements));
+        }
+        break;
       }
-      for (int i = static_cast<int>(compiled_.layers.size()) - 1; i >= 0; --i) {
-        if (compiled_.layers[static_cast<size_t>(i)].stage != stage) continue;
-        const LayerTiming& timing = out_.layers[static_cast<size_t>(i)];
-        t += timing.recompute_seconds + timing.compute.backward_input + timing.compute.backward_weight +
-             timing.backward_comm_seconds;
-        finish[static_cast<size_t>(i)] = t;
-      }
+      case StepOp::optimizer:
+        cost.compute_seconds = optimizer_step_seconds(cluster_, plan_, optimizer_elements(stage));
+        break;
+      default:
+        break;
     }
-    return finish;
+    return cost;
   }
 
-  void cost_step_end() {
-    const std::vector<double> finish = last_backward_finish();
-    std::vector<double> stream_free(static_cast<size_t>(plan_.stage_count()), 0.0);
-    // Overlapped reductions that do not hide (cluster.communication_overlap < 1) take their
-    // time from the stage's compute: the backward ends that much later.
-    std::vector<double> stolen(static_cast<size_t>(plan_.stage_count()), 0.0);
-    // The executor packs a bucket's gradients into one flat fp32 array before reducing it and,
-    // without ZeRO (which keeps its slice), copies the result back after the wait
-    // (exec/runtime/gradient_sync.cc): a read and a write of the bucket each way, on the stage's
-    // one thread. Overlapped, the packing happens inside the backward and the copies back after
-    // the last wait, on top of the reductions' end.
-    std::vector<double> unpacking(static_cast<size_t>(plan_.stage_count()), 0.0);
-    const double hides = cluster_.communication_overlap;
+  // The step's timeline: the stages' programs priced and run (program_timeline.h).
+  void time_programs(std::span<const plans::StepProgram> programs) {
     for (size_t b = 0; b < compiled_.buckets.size(); ++b) {
       const plans::GradientBucket& bucket = compiled_.buckets[b];
-      const auto s = static_cast<size_t>(bucket.stage);
-      const double backward_end = out_.timeline.stage_end_seconds[s];
-      const double ready = plan_.overlap_gradient_sync ? finish[static_cast<size_t>(bucket.layers.back())] : backward_end;
-      const double copy = streaming_pass_seconds(cluster_, 2.0 * 4.0 * static_cast<double>(bucket.padded_elements));
-      const double unpack = plan_.zero_stage == 0 ? copy : 0.0;
-      double seconds = 0.0;
-      for (const Collective& c : bucket.reduction) seconds += use(-1, bucket.stage, StepPhase::gradient_sync, c, 1);
-      if (plan_.overlap_gradient_sync) {
-        stolen[s] += (1.0 - hides) * seconds + copy;
-        seconds *= hides;
-        unpacking[s] += unpack;
-      } else {
-        seconds += copy + unpack;
-      }
-      const double start = std::max(ready, stream_free[s]);
-      stream_free[s] = start + seconds;
-      out_.gradient_sync.push_back({bucket.stage, static_cast<int>(b), start, stream_free[s]});
-      for (const Collective& c : bucket.gather) {
-        out_.stages[s].gather_seconds += use(-1, bucket.stage, StepPhase::parameter_gather, c, 1);
-      }
+      for (const Collective& c : bucket.reduction) use(-1, bucket.stage, StepPhase::gradient_sync, c, 1);
+      for (const Collective& c : bucket.gather) use(-1, bucket.stage, StepPhase::parameter_gather, c, 1);
     }
-    for (int stage = 0; stage < plan_.stage_count(); ++stage) {
-      StageTiming& timing = out_.stages[static_cast<size_t>(stage)];
-      timing.backward_end_seconds = out_.timeline.stage_end_seconds[static_cast<size_t>(stage)];
-      timing.sync_end_seconds = std::max(timing.backward_end_seconds + stolen[static_cast<size_t>(stage)],
-                                         stream_free[static_cast<size_t>(stage)] + stolen[static_cast<size_t>(stage)]) +
-                                unpacking[static_cast<size_t>(stage)];
-      timing.optimizer_seconds = optimizer_step_seconds(cluster_, plan_, optimizer_elements(stage));
-      timing.end_seconds = timing.sync_end_seconds + timing.optimizer_seconds + timing.gather_seconds;
+    const InstructionPricer pricer = [&](int stage, const plans::StepInstruction& instruction) {
+      return instruction_cost(programs[static_cast<size_t>(stage)], stage, instruction);
+    };
+    ProgramTimeline timeline = run_program_timeline(programs, pricer, cluster_.communication_overlap);
+    out_.passes = std::move(timeline.passes);
+    out_.gradient_sync = std::move(timeline.gradient_sync);
+    for (size_t s = 0; s < timeline.stages.size(); ++s) {
+      const StageTimeline& from = timeline.stages[s];
+      StageTiming& timing = out_.stages[s];
+      timing.backward_end_seconds = from.backward_end_seconds;
+      timing.sync_end_seconds = from.sync_end_seconds;
+      timing.optimizer_seconds = from.optimizer_seconds;
+      timing.gather_seconds = from.gather_seconds;
+      timing.end_seconds = from.end_seconds;
     }
+    stage_phases_.clear();
+    for (const StageTimeline& stage : timeline.stages) stage_phases_.push_back(stage.phases);
   }
 
   // Parameter elements the optimizer of a stage's rank updates (its ZeRO slice when sharded).
@@ -184,18 +204,12 @@ class StepBuilder {
     out_.critical_stage = static_cast<int>(critical - out_.stages.begin());
     out_.iteration_seconds = critical->end_seconds;
     out_.samples_per_second = static_cast<double>(plan_.global_batch) / out_.iteration_seconds;
-
+    const StagePhases& stage = stage_phases_[static_cast<size_t>(out_.critical_stage)];
     PhaseSeconds& phases = out_.phases;
-    const double m = plan_.micro_batches;
-    for (size_t i = 0; i < compiled_.layers.size(); ++i) {
-      if (compiled_.layers[i].stage != out_.critical_stage) continue;
-      const LayerTiming& t = out_.layers[i];
-      phases.compute_forward += m * t.compute.forward;
-      phases.compute_backward += m * (t.recompute_seconds + t.compute.backward_input + t.compute.backward_weight);
-      phases.comm_exposed += m * (t.forward_comm_seconds + t.backward_comm_seconds);
-    }
-    phases.comm_exposed += critical->sync_end_seconds - critical->backward_end_seconds + critical->gather_seconds;
-    phases.optimizer = critical->optimizer_seconds;
+    phases.compute_forward = stage.compute_forward;
+    phases.compute_backward = stage.compute_backward;
+    phases.comm_exposed = stage.comm_exposed;
+    phases.optimizer = stage.optimizer;
     const double accounted = phases.compute_forward + phases.compute_backward + phases.comm_exposed + phases.optimizer;
     phases.bubble = std::max(0.0, out_.iteration_seconds - accounted);
   }
@@ -243,16 +257,17 @@ class StepBuilder {
   Prediction& out_;
   std::vector<int> first_rank_;
   std::map<std::tuple<int, plans::CollectiveKind, std::vector<int>, int64_t, int64_t, int64_t, int, int>, double> prices_;
+  std::vector<double> forward_internal_;   // per layer: the collectives inside its forward op
+  std::vector<double> backward_internal_;  // and inside its backward
+  std::vector<StagePhases> stage_phases_;
 };
 
-Prediction simulate_step(const Plan& plan, const CompiledPlan& compiled, const Cluster& cluster, double neighbours_busy) {
+Prediction simulate_step(const Plan& plan, const CompiledPlan& compiled, const Cluster& cluster, double neighbours_busy,
+                         std::span<const plans::StepProgram> programs) {
   Prediction prediction;
   StepBuilder step(plan, compiled, cluster, neighbours_busy, prediction);
   step.cost_layers();
-  std::vector<StageWork> work;
-  for (const StageTiming& stage : prediction.stages) work.push_back(stage.work);
-  prediction.timeline = schedule_pipeline(work, plan.micro_batches, plan.schedule);
-  step.cost_step_end();
+  step.time_programs(programs);
   step.summarise();
   step.account_ranks();
   return prediction;
@@ -285,9 +300,14 @@ Prediction simulate(const Plan& plan, const CompiledPlan& compiled, const Cluste
   const bool neighbours_matter =
       !cluster.device.measured_kernels.empty() && busy_ranks_per_node(cluster, plan.mesh) > 1;
   double neighbours_busy = 1.0;
+  // The step programs of each stage's first rank: what the timeline prices.
+  std::vector<plans::StepProgram> programs;
+  for (int stage = 0; stage < plan.stage_count(); ++stage) {
+    programs.push_back(plans::compile_step(plan, compiled, first_rank_of_stage(plan, stage)));
+  }
   Prediction prediction;
   for (int round = 0; round < kNeighbourRounds; ++round) {
-    prediction = simulate_step(plan, compiled, cluster, neighbours_busy);
+    prediction = simulate_step(plan, compiled, cluster, neighbours_busy, programs);
     if (!neighbours_matter || prediction.iteration_seconds <= 0.0) break;
     const double computing =
         std::min(1.0, (prediction.phases.compute_forward + prediction.phases.compute_backward + prediction.phases.optimizer) /

@@ -1,8 +1,9 @@
 #pragma once
 // One training step of a plan on a cluster, predicted: compute per layer (roofline), the exact
-// communication of the compiled plan costed by the alpha-beta model, the pipeline timeline,
-// gradient synchronisation overlapped with backward bucket by bucket, the optimizer step, and
-// the memory and bytes sent of every rank.
+// communication of the compiled plan costed by the alpha-beta model, and the timeline of the
+// ranks' step programs priced with them (program_timeline.h: the pipeline schedule, gradient
+// buckets overlapped with the backward, the optimizer step), with the memory of each program's
+// walk and the bytes every rank sends.
 
 #include <string>
 #include <vector>
@@ -12,7 +13,7 @@
 #include "sim/cluster.h"
 #include "sim/compute_cost.h"
 #include "sim/memory_model.h"
-#include "sim/pipeline_schedule.h"
+#include "sim/program_timeline.h"
 
 namespace splitbrain::sim {
 
@@ -47,11 +48,13 @@ struct LayerTiming {  // per micro-batch
   double recompute_seconds = 0.0;
 };
 
-struct SyncInterval {  // one gradient bucket on the communication stream
-  int stage = 0;
-  int bucket = 0;
-  double start_seconds = 0.0;
-  double end_seconds = 0.0;
+// What one stage spends on one micro-batch, layer costs summed (reported; the timeline prices
+// the program instruction by instruction).
+struct StageWork {
+  double forward_seconds = 0.0;
+  double backward_seconds = 0.0;
+  double send_forward_seconds = 0.0;   // activations to the next stage
+  double send_backward_seconds = 0.0;  // gradients to the previous stage
 };
 
 struct StageTiming {
@@ -79,7 +82,7 @@ struct Prediction {
   std::vector<CollectiveUse> collectives;
   std::vector<LayerTiming> layers;
   std::vector<StageTiming> stages;
-  PipelineTimeline timeline;
+  std::vector<ScheduledPass> passes;  // stage by stage, in the order each runs them
   std::vector<SyncInterval> gradient_sync;
 };
 
