@@ -10,6 +10,29 @@ namespace splitbrain::exec {
 
 using plans::BufferRole;
 
+namespace {
+
+// Buffers the instruction after their alloc writes whole, with an array it makes anyway (a
+// redistribution's or a collective's result, a received message, a packing): zero-filling them
+// first would be a wasted pass over memory (a gradient bucket is the model's size).
+bool written_whole(BufferRole role) {
+  switch (role) {
+    case BufferRole::input_copy:
+    case BufferRole::received:
+    case BufferRole::received_gradient:
+    case BufferRole::gathered_parameters:
+    case BufferRole::bucket:
+    case BufferRole::reduced_slice:
+    case BufferRole::parameter_slice:
+    case BufferRole::gathered_bucket:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
 BufferTable::BufferTable(const plans::StepProgram& program, const plans::CompiledPlan& compiled,
                          const std::vector<OpContext>& contexts, std::vector<LayerParameters>& parameters,
                          const ZeroSlices& zero, MemoryTracker& memory)
@@ -93,7 +116,8 @@ void BufferTable::allocate(int buffer) {
   if (described.role == BufferRole::kept_by_op) return;  // the op's own storage
   TrackedArray& array = arrays_[static_cast<size_t>(buffer)];
   if (array) throw std::logic_error(fmt::format("step program: buffer {} allocated twice", buffer));
-  array = make_tracked(memory_, described.category, shape_of(described));
+  array = written_whole(described.role) ? make_unfilled_tracked(memory_, described.category, shape_of(described))
+                                        : make_tracked(memory_, described.category, shape_of(described));
   if (TrackedArray* state = model_state_of(described)) *state = array;
 }
 

@@ -11,7 +11,12 @@
 
 namespace splitbrain::exec {
 
-// `parts` one after another into `flat`; what is left of `flat` is zeroed.
+// Throws std::logic_error unless `elements` fill `into`'s shape exactly (what an instruction
+// delivers into a buffer; `what` names it).
+void check_same_size(const comm::LocalArray& into, size_t elements, const char* what);
+
+// `parts` one after another into `flat` (of its shape's size, allocated here if it has no
+// storage yet); what is left of `flat` is zeroed.
 void pack_flat(std::span<const comm::LocalArray* const> parts, comm::LocalArray& flat);
 // The inverse: `flat`'s leading elements back into `parts`.
 void unpack_flat(const comm::LocalArray& flat, std::span<comm::LocalArray* const> parts);

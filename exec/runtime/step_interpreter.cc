@@ -26,13 +26,6 @@ using plans::StepOp;
 // this, and one that read the values would fail loudly (null data) rather than silently.
 comm::LocalArray shape_only(const std::vector<int64_t>& shape) { return comm::LocalArray{shape, {}}; }
 
-void check_same_size(const comm::LocalArray& into, size_t elements, const char* what) {
-  if (into.values.size() != elements) {
-    throw std::logic_error(fmt::format("step program: {} delivers {} elements into a buffer of {}", what, elements,
-                                       into.values.size()));
-  }
-}
-
 }  // namespace
 
 StepInterpreter::StepInterpreter(plans::StepProgram program, RankResources resources)
@@ -294,7 +287,9 @@ void StepInterpreter::send(int index, const StepInstruction& instruction) {
 void StepInterpreter::receive(const StepInstruction& instruction) {
   const bool gradient = plans::moves_gradient(program_, instruction);
   const int tag = r_.link.tag(instruction.layer, instruction.index, instruction.micro_batch, gradient);
-  r_.link.receive(buffers_.at(instruction.writes.at(0)), instruction.collectives.at(0), tag);
+  comm::LocalArray& into = buffers_.at(instruction.writes.at(0));
+  into.values.resize(static_cast<size_t>(comm::element_count(into.shape)));
+  r_.link.receive(into, instruction.collectives.at(0), tag);
 }
 
 void StepInterpreter::wait(const StepInstruction& instruction) {

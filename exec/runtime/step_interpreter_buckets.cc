@@ -55,17 +55,17 @@ void StepInterpreter::reduce(int index, const StepInstruction& instruction) {
   comm::LocalArray& into = buffers_.at(instruction.writes.at(0));
   const bool in_place = instruction.reads[0] == instruction.writes[0];
   if (wait_of_[static_cast<size_t>(index)] == index + 1) {
-    comm::LocalArray result = flat;
-    for (const plans::Collective& c : instruction.collectives) result = r_.communicator.run(c, result, "gradients");
-    if (into.values.size() != result.values.size()) {
-      throw std::logic_error(fmt::format("step program: bucket {} reduces to {} elements into a buffer of {}",
-                                         instruction.bucket, result.values.size(), into.values.size()));
+    comm::LocalArray result = r_.communicator.run(instruction.collectives.at(0), flat, "gradients");
+    for (size_t i = 1; i < instruction.collectives.size(); ++i) {
+      result = r_.communicator.run(instruction.collectives[i], result, "gradients");
     }
+    check_same_size(into, result.values.size(), "a bucket's reduction");
     into.values = std::move(result.values);
     return;
   }
   // Overlapped: one all-reduce (in place) or one reduce-scatter, the plan's only collective.
   const plans::Collective& c = instruction.collectives.at(0);
+  into.values.resize(static_cast<size_t>(comm::element_count(into.shape)));
   pending_reductions_[index] = in_place ? r_.engine.start_all_reduce(c.axes, flat.values)
                                         : r_.engine.start_reduce_scatter(c.axes, flat.values, into.values);
   r_.communicator.counter().add("gradients", c.kind, plans::bytes_sent(c, r_.communicator.index_in_group(c)));
@@ -105,10 +105,7 @@ void StepInterpreter::gather_bucket(const StepInstruction& instruction) {
   comm::LocalArray whole = r_.communicator.run(instruction.collectives.at(0), buffers_.at(instruction.reads.at(0)),
                                                "gradients");
   comm::LocalArray& into = buffers_.at(instruction.writes.at(0));
-  if (into.values.size() != whole.values.size()) {
-    throw std::logic_error(fmt::format("step program: bucket {}'s gather delivers {} elements into a buffer of {}",
-                                       instruction.bucket, whole.values.size(), into.values.size()));
-  }
+  check_same_size(into, whole.values.size(), "a bucket's gather");
   into.values = std::move(whole.values);
 }
 

@@ -18,4 +18,13 @@ TrackedArray make_tracked(MemoryTracker& memory, MemoryCategory category, std::v
   return adopt_tracked(memory, category, std::move(array));
 }
 
+TrackedArray make_unfilled_tracked(MemoryTracker& memory, MemoryCategory category, std::vector<int64_t> shape) {
+  const int64_t bytes = comm::element_count(shape) * static_cast<int64_t>(sizeof(float));
+  memory.allocate(category, bytes);
+  return TrackedArray(new comm::LocalArray{std::move(shape), {}}, [&memory, category, bytes](comm::LocalArray* p) {
+    memory.release(category, bytes);
+    delete p;
+  });
+}
+
 }  // namespace splitbrain::exec

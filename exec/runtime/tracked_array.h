@@ -17,5 +17,8 @@ using TrackedArray = std::shared_ptr<comm::LocalArray>;
 TrackedArray make_tracked(MemoryTracker& memory, MemoryCategory category, std::vector<int64_t> shape);
 // Takes over `array` (e.g. the result of a redistribution), counted under `category`.
 TrackedArray adopt_tracked(MemoryTracker& memory, MemoryCategory category, comm::LocalArray array);
+// An array of `shape` whose values are still to come (no storage yet: whatever fills it moves
+// its own in), counted as the whole array from now on, so the count does not wait for the fill.
+TrackedArray make_unfilled_tracked(MemoryTracker& memory, MemoryCategory category, std::vector<int64_t> shape);
 
 }  // namespace splitbrain::exec
