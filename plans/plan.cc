@@ -2,6 +2,10 @@
 
 namespace splitbrain::plans {
 
+std::string_view optimizer_kind_name(OptimizerKind kind) {
+  return kind == OptimizerKind::adam ? "adam" : "sgd_momentum";
+}
+
 int64_t optimizer_state_bytes_per_parameter(OptimizerKind kind) {
   // Optimizer state stays fp32 whatever the model dtype: mixed-precision training keeps its
   // moments in full precision, so the count does not depend on Plan::dtype.

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/dtype.h"
@@ -31,6 +32,8 @@ struct OptimizerConfig {
 // Optimizer-state bytes per parameter element (fp32 state whatever the model dtype):
 // momentum 4, Adam 8 (first and second moments).
 int64_t optimizer_state_bytes_per_parameter(OptimizerKind kind);
+// As plan files spell it: "sgd_momentum", "adam".
+std::string_view optimizer_kind_name(OptimizerKind kind);
 
 struct Plan {
   std::string family;                       // a label such as "data-parallel" or "splitbrain g=4"

@@ -29,10 +29,6 @@ std::string_view schedule_name(PipelineSchedule schedule) {
   return schedule == PipelineSchedule::gpipe ? "gpipe" : "1f1b";
 }
 
-std::string_view optimizer_name(OptimizerKind kind) {
-  return kind == OptimizerKind::adam ? "adam" : "sgd_momentum";
-}
-
 // A relative model path means "next to the plan file", so a plan and its model can move together.
 std::shared_ptr<const model::Model> read_model(JsonObjectReader& top, const std::filesystem::path& base_dir,
                                                std::string& spec) {
@@ -324,7 +320,7 @@ ordered_json plan_to_json(const Plan& plan) {
                        {"schedule", std::string(schedule_name(plan.schedule))}};
   }
   const OptimizerConfig& o = plan.optimizer;
-  ordered_json optimizer = {{"kind", std::string(optimizer_name(o.kind))}, {"learning_rate", o.learning_rate}};
+  ordered_json optimizer = {{"kind", std::string(optimizer_kind_name(o.kind))}, {"learning_rate", o.learning_rate}};
   if (o.kind == OptimizerKind::sgd_momentum) {
     optimizer["momentum"] = o.momentum;
   } else {
