@@ -19,4 +19,10 @@ class ModelError : public InputError {
   using InputError::InputError;
 };
 
+// A size (elements, parameters, bytes) that does not fit in 64 bits; the caller names where.
+class SizeOverflowError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
 }  // namespace splitbrain

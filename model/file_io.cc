@@ -44,6 +44,23 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
   }
 }
 
+void check_output_path(const std::string& path, std::string_view flag) {
+  if (path == "-") return;
+  const std::filesystem::path file(path);
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec)) throw InputError(fmt::format("{} {}: is a folder, not a file", flag, path));
+  const std::filesystem::path folder = file.has_parent_path() ? file.parent_path() : std::filesystem::path(".");
+  if (!std::filesystem::is_directory(folder, ec)) {
+    throw InputError(fmt::format("{} {}: folder {} does not exist", flag, path, folder.string()));
+  }
+  const std::filesystem::path probe = path + fmt::format(".probe.{}", ::getpid());
+  {
+    std::ofstream out(probe, std::ios::binary | std::ios::trunc);
+    if (!out) throw InputError(fmt::format("{} {}: cannot write: {}", flag, path, std::strerror(errno)));
+  }
+  std::filesystem::remove(probe, ec);
+}
+
 void write_text_output(const std::string& path, std::string_view text) {
   if (path == "-") {
     std::cout << text << std::flush;

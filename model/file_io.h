@@ -16,6 +16,10 @@ std::string read_text_file(const std::filesystem::path& path);
 // Writes `content` to a temporary file next to `path`, then renames it over `path`.
 // Throws InputError naming the file when it cannot be written (a bad output path is bad input).
 void write_file_atomically(const std::filesystem::path& path, std::string_view content);
+// Checks, before long work, that `path` (an output file; "-" is standard output) can be written
+// later: its folder exists and a file can be made in it. Throws InputError naming `flag`, the
+// path and why. Leaves nothing behind.
+void check_output_path(const std::string& path, std::string_view flag);
 // Writes text to a file atomically, or to standard output when path is "-".
 void write_text_output(const std::string& path, std::string_view text);
 // Writes pretty JSON to a file atomically, or to standard output when path is "-".

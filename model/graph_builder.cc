@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "model/error_site.h"
+#include "model/errors.h"
 #include "model/layer_cost.h"
 #include "model/shape_inference.h"
 
@@ -149,8 +150,15 @@ Model GraphBuilder::build() const {
       producers.push_back(&layers[static_cast<size_t>(producer)]);
       layer.needs_input_gradient = layer.needs_input_gradient || trainable_upstream[static_cast<size_t>(producer)];
     }
-    infer_output_shape(layer, producers, ErrorSite{source_, layer.name});
-    layer.cost = compute_layer_cost(layer, producers);
+    const ErrorSite site{source_, layer.name};
+    infer_output_shape(layer, producers, site);
+    try {
+      // Sizes past 64 bits are refused where they are counted (model/shape.h), named here.
+      (void)num_elements(layer.output_shape);
+      layer.cost = compute_layer_cost(layer, producers);
+    } catch (const SizeOverflowError& e) {
+      site.fail("size", e.what());
+    }
     trainable_upstream[p] = layer.needs_input_gradient || layer.cost.params > 0 ||
                             (layer.kind == OpKind::linear && !layer.attr<LinearAttrs>().tied_to.empty());
   }

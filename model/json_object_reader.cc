@@ -116,9 +116,10 @@ nlohmann::json parse_json_strict(std::string_view text, std::string_view source,
     size_t items = 0;
   };
   std::vector<Open> open;
-  const auto path_of_innermost = [&open] {
+  // The path of the value being read now: each container's current key or index.
+  const auto path_of_value = [&open](size_t containers) {
     std::string path;
-    for (size_t i = 0; i + 1 < open.size(); ++i) {
+    for (size_t i = 0; i < containers; ++i) {
       path = open[i].is_object ? child_path(path, open[i].key) : element_path(path, open[i].items - 1);
     }
     return path;
@@ -131,6 +132,12 @@ nlohmann::json parse_json_strict(std::string_view text, std::string_view source,
       case json::parse_event_t::object_start:
       case json::parse_event_t::array_start:
         begin_value();
+        // Input files are a few levels deep; a bound keeps what reads the document from
+        // recursing without end on a hostile one.
+        if (open.size() >= kMaxJsonNesting) {
+          raise(make_error, source, path_of_value(open.size()),
+                fmt::format("nested deeper than {} levels of objects and arrays", kMaxJsonNesting));
+        }
         open.push_back({event == json::parse_event_t::object_start, {}, {}, 0});
         break;
       case json::parse_event_t::object_end:
@@ -138,7 +145,7 @@ nlohmann::json parse_json_strict(std::string_view text, std::string_view source,
       case json::parse_event_t::key: {
         std::string key = parsed.get<std::string>();
         if (!open.back().keys.insert(key).second) {
-          raise(make_error, source, path_of_innermost(), fmt::format("duplicate key '{}'", key));
+          raise(make_error, source, path_of_value(open.size() - 1), fmt::format("duplicate key '{}'", key));
         }
         open.back().key = std::move(key);
         break;
@@ -147,13 +154,11 @@ nlohmann::json parse_json_strict(std::string_view text, std::string_view source,
     }
     return true;
   };
-  try {
-    return json::parse(text.begin(), text.end(), callback);
-  } catch (const json::parse_error& error) {
-    // error.byte is the 1-based offset of the offending character; editors want line:column.
+  // error.byte is the 1-based offset of the offending character; editors want line:column.
+  const auto position = [&text](size_t byte) {
     size_t line = 1;
     size_t column = 1;
-    for (size_t i = 0; i + 1 < error.byte && i < text.size(); ++i) {
+    for (size_t i = 0; i + 1 < byte && i < text.size(); ++i) {
       if (text[i] == '\n') {
         ++line;
         column = 1;
@@ -161,9 +166,22 @@ nlohmann::json parse_json_strict(std::string_view text, std::string_view source,
         ++column;
       }
     }
+    return fmt::format("{}:{}", line, column);
+  };
+  try {
+    return json::parse(text.begin(), text.end(), callback);
+  } catch (const json::parse_error& error) {
     std::string reason = error.what();
     if (const size_t start = reason.find("syntax error"); start != std::string::npos) reason = reason.substr(start);
-    std::rethrow_exception(make_error(fmt::format("{}:{}:{}: not valid JSON: {}", source, line, column, reason)));
+    std::rethrow_exception(make_error(fmt::format("{}:{}: not valid JSON: {}", source, position(error.byte), reason)));
+  } catch (const json::out_of_range& error) {
+    // A number beyond double's range (1e999, a 400-digit integer): the value being read when the
+    // parser gave up is the one at the innermost container's current key or index.
+    if (!open.empty() && !open.back().is_object) ++open.back().items;
+    std::string reason = error.what();
+    if (const size_t start = reason.find("number overflow"); start != std::string::npos) reason = reason.substr(start);
+    if (reason.size() > 80) reason = reason.substr(0, 77) + "...";
+    raise(make_error, source, path_of_value(open.size()), "number out of range (" + reason + ")");
   }
 }
 

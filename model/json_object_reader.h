@@ -42,9 +42,14 @@ std::exception_ptr throwing(std::string message) {
 // `an object`. Containers are not dumped: they can be arbitrarily large.
 std::string describe_json(const nlohmann::json& value);
 
+// Objects and arrays nested deeper than this in an input file are refused.
+constexpr size_t kMaxJsonNesting = 64;
+
 // Parses `text`, throwing (via `make_error`) on a syntax error, reported as
-// "<source>:<line>:<column>: not valid JSON: ...", and on a duplicate key, reported with the
-// path of the object that repeats it. nlohmann would silently keep the last of two equal keys.
+// "<source>:<line>:<column>: not valid JSON: ...", on a duplicate key, reported with the path of
+// the object that repeats it (nlohmann would silently keep the last of two equal keys), on a
+// number beyond double's range and on nesting deeper than kMaxJsonNesting, each with the path of
+// the value.
 nlohmann::json parse_json_strict(std::string_view text, std::string_view source,
                                  JsonErrorFactory make_error = throwing<InputError>);
 

@@ -48,15 +48,16 @@ LayerCost compute_layer_cost(const Layer& layer, std::span<const Layer* const> p
     case OpKind::input: break;
     case OpKind::conv2d: {
       const auto& a = layer.attr<Conv2dAttrs>();
-      const int64_t weights_per_output = in_shape[0] / a.groups * a.kernel.h * a.kernel.w;
-      cost.params = a.out_channels * weights_per_output + (a.bias ? a.out_channels : 0);
+      const int64_t weights_per_output = checked_product(checked_product(in_shape[0] / a.groups, a.kernel.h, "weights"),
+                                                         a.kernel.w, "weights");
+      cost.params = checked_product(a.out_channels, weights_per_output, "parameters") + (a.bias ? a.out_channels : 0);
       product_flops(cost, out * static_cast<double>(weights_per_output), a.bias ? out : 0.0);
       cost.saved.inputs = {0};
       break;
     }
     case OpKind::linear: {
       const auto& a = layer.attr<LinearAttrs>();
-      const int64_t weights = a.tied_to.empty() ? a.in_features * a.out_features : 0;
+      const int64_t weights = a.tied_to.empty() ? checked_product(a.in_features, a.out_features, "parameters") : 0;
       cost.params = weights + (a.bias ? a.out_features : 0);
       product_flops(cost, out * static_cast<double>(a.in_features), a.bias ? out : 0.0);
       cost.saved.inputs = {0};
@@ -66,7 +67,7 @@ LayerCost compute_layer_cost(const Layer& layer, std::span<const Layer* const> p
       const auto& a = layer.attr<Pool2dAttrs>();
       elementwise_flops(cost, out, static_cast<double>(a.kernel.h * a.kernel.w), 1);
       const int64_t index_bytes = a.kernel.h * a.kernel.w <= kMaxPoolLargestByteIndexedWindow ? kMaxPoolSmallIndexBytes : kMaxPoolLargeIndexBytes;
-      cost.saved.extra_bytes = num_elements(layer.output_shape) * index_bytes;
+      cost.saved.extra_bytes = checked_product(num_elements(layer.output_shape), index_bytes, "bytes");
       break;
     }
     case OpKind::avgpool: {
@@ -90,7 +91,7 @@ LayerCost compute_layer_cost(const Layer& layer, std::span<const Layer* const> p
       break;
     case OpKind::dropout:
       elementwise_flops(cost, out, kDropoutForward, kDropoutBackward);
-      cost.saved.extra_bytes = num_elements(layer.output_shape) * kDropoutMaskBytes;
+      cost.saved.extra_bytes = checked_product(num_elements(layer.output_shape), kDropoutMaskBytes, "bytes");
       break;
     case OpKind::flatten: break;  // a view
     case OpKind::batchnorm:
@@ -99,7 +100,7 @@ LayerCost compute_layer_cost(const Layer& layer, std::span<const Layer* const> p
       const bool per_channel = layer.kind == OpKind::batchnorm;
       const int64_t features = per_channel ? in_shape.front() : in_shape.back();
       const int64_t statistics = per_channel ? features : num_elements(in_shape) / features;
-      cost.params = 2 * features;
+      cost.params = checked_product(2, features, "parameters");
       elementwise_flops(cost, out, kNormForward, kNormBackward);
       cost.backward_weight_flops = 2 * out;
       cost.saved.inputs = {0};
@@ -114,7 +115,7 @@ LayerCost compute_layer_cost(const Layer& layer, std::span<const Layer* const> p
     case OpKind::concat: break;
     case OpKind::embedding: {
       const auto& a = layer.attr<EmbeddingAttrs>();
-      cost.params = a.num_embeddings * a.embedding_dim;
+      cost.params = checked_product(a.num_embeddings, a.embedding_dim, "parameters");
       cost.backward_weight_flops = out;  // scatter-add of the output gradient into the table
       cost.saved.inputs = {0};           // the token ids
       break;

@@ -6,6 +6,8 @@
 #include <array>
 #include <string>
 
+#include "model/errors.h"
+#include "model/shape.h"
 #include "plans/op_sharding.h"
 #include "plans/plan_error.h"
 
@@ -105,6 +107,18 @@ void validate_plan(const Plan& plan, std::string_view source) {
   }
   if (plan.gradient_bucket_bytes <= 0) {
     fail(source, fmt::format("options.gradient_bucket_bytes: must be >= 1, got {}", plan.gradient_bucket_bytes));
+  }
+  // Every byte count of the step is at most batch x elements x 8 B: if that fits in 64 bits,
+  // no count of the plan wraps around.
+  for (int i = 0; i < model.size(); ++i) {
+    const model::Layer& layer = model.layer(i);
+    try {
+      model::checked_product(model::checked_product(plan.global_batch, model::num_elements(layer.output_shape), "elements"), 8,
+                             "bytes");
+    } catch (const SizeOverflowError& e) {
+      fail(source, fmt::format("batch: {} samples of layer '{}' ({} per sample) are more bytes than a 64-bit count holds ({})",
+                               plan.global_batch, layer.name, model::shape_to_string(layer.output_shape), e.what()));
+    }
   }
   check_optimizer(plan.optimizer, source);
   check_stages(plan, source);

@@ -38,13 +38,18 @@ uint64_t parse_number(std::string_view spec, std::string_view key, std::string_v
   return number;
 }
 
-int64_t parse_count(std::string_view spec, std::string_view key, std::string_view value) {
+int64_t parse_count(std::string_view spec, std::string_view key, std::string_view value, uint64_t most = uint64_t{1} << 40,
+                    std::string_view most_text = "2^40") {
   const uint64_t number = parse_number(spec, key, value);
-  if (number < 1 || number > (uint64_t{1} << 40)) {
-    throw InputError(fmt::format("data '{}': {}={} must be between 1 and 2^40", spec, key, value));
+  if (number < 1 || number > most) {
+    throw InputError(fmt::format("data '{}': {}={} must be between 1 and {}", spec, key, value, most_text));
   }
   return static_cast<int64_t>(number);
 }
+
+// Each epoch shuffles the sample indices (8 B each): 2^27 samples make a 1 GiB permutation,
+// ten times ImageNet's training set.
+constexpr uint64_t kMostSamples = uint64_t{1} << 27;
 
 SampleShape parse_shape(std::string_view spec, std::string_view value) {
   const std::vector<std::string_view> dims = split_on(value, 'x');
@@ -73,9 +78,9 @@ SyntheticOptions parse_synthetic(std::string_view spec, std::string_view options
     } else if (key == "shape") {
       options.shape = parse_shape(spec, value);
     } else if (key == "samples") {
-      options.train_samples = parse_count(spec, key, value);
+      options.train_samples = parse_count(spec, key, value, kMostSamples, "2^27");
     } else if (key == "test-samples") {
-      options.test_samples = parse_count(spec, key, value);
+      options.test_samples = parse_count(spec, key, value, kMostSamples, "2^27");
     } else if (key == "seed") {
       options.seed = parse_number(spec, key, value);
     } else {

@@ -8,6 +8,7 @@
 
 #include "model/errors.h"
 #include "model/file_io.h"
+#include "model/json_object_reader.h"
 #include "tools/splitbrain/commands.h"
 #include "tools/splitbrain/comparison.h"
 #include "tools/splitbrain/human_units.h"
@@ -26,13 +27,7 @@ struct CompareOptions {
   bool figures = true;
 };
 
-nlohmann::json read_report(const std::string& path) {
-  try {
-    return nlohmann::json::parse(read_text_file(path));
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(fmt::format("{}: not valid JSON: {}", path, e.what()));
-  }
-}
+nlohmann::json read_report(const std::string& path) { return parse_json_strict(read_text_file(path), path); }
 
 std::string percent(double error) { return fmt::format("{:+.1f}%", 100 * error); }
 

@@ -91,7 +91,11 @@ void add_plan_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand("plan", "Rank hybrid data/model/pipeline/spatial partitions by predicted step time");
   command->add_option("--model", options->model, "Zoo name (with options) or model file")->type_name("NAME|FILE")->required();
   command->add_option("--cluster", options->cluster, "Cluster preset or cluster file")->type_name("NAME|FILE")->default_val("local-cpu");
-  command->add_option("--devices", options->devices, "Number of devices (ranks)")->required()->check(CLI::PositiveNumber);
+  // The search grows with the device count's divisors and the mesh; past a million devices it
+  // runs out of memory rather than answering.
+  command->add_option("--devices", options->devices, "Number of devices (ranks), 1 to 1048576")
+      ->required()
+      ->check(CLI::Range(1, 1 << 20));
   command->add_option("--batch", options->batch, "Global batch per optimizer step")->required()->check(CLI::PositiveNumber);
   command->add_option("--dtype", options->dtype, "Element type")->check(CLI::IsMember({"fp32", "fp16", "bf16"}))->default_val("fp32");
   command->add_option("--optimizer", options->optimizer, "Optimizer (sets the state memory)")

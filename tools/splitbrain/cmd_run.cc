@@ -24,6 +24,7 @@
 #include "tools/splitbrain/commands.h"
 #include "tools/splitbrain/dataset_batches.h"
 #include "tools/splitbrain/heap_reuse.h"
+#include "tools/splitbrain/memory_fit.h"
 #include "tools/splitbrain/mpi_session.h"
 #include "tools/splitbrain/placement_announcement.h"
 #include "tools/splitbrain/token_batches.h"
@@ -42,6 +43,7 @@ struct RunOptions {
   bool evaluate = false;
   uint64_t seed = 1;
   int threads = 1;
+  bool ignore_memory_limit = false;
   std::string backend;  // empty: default_backend()
   double learning_rate = 0.0;  // 0: the plan's
   int log_every = 10;
@@ -131,7 +133,37 @@ TrainingData open_training_data(const RunOptions& options, const plans::Plan& pl
   return data;
 }
 
+// Steps of the run, checked before any work: a count that rounds to nothing, overflows, or
+// leaves no step to measure after the warm-up would end in an empty report.
+int64_t steps_to_run(const RunOptions& options, int64_t steps_per_epoch) {
+  constexpr int64_t kMostSteps = 1'000'000'000;
+  if (options.epochs > 0) {
+    const double steps = options.epochs * static_cast<double>(steps_per_epoch);
+    if (steps < 1.0) {
+      throw InputError(fmt::format("--epochs {}: less than one step ({} steps make an epoch)", options.epochs, steps_per_epoch));
+    }
+    if (steps > static_cast<double>(kMostSteps)) {
+      throw InputError(fmt::format("--epochs {}: {:.3g} steps, more than the {} a run may take", options.epochs, steps, kMostSteps));
+    }
+    const auto whole = static_cast<int64_t>(steps);
+    if (whole <= options.warmup) {
+      throw InputError(fmt::format("--epochs {}: {} steps leave none to measure after --warmup {}", options.epochs, whole,
+                                   options.warmup));
+    }
+    return whole;
+  }
+  if (options.warmup > kMostSteps || options.iterations > kMostSteps - options.warmup) {
+    throw InputError(fmt::format("--warmup {} --iters {}: more than the {} steps a run may take", options.warmup,
+                                 options.iterations, kMostSteps));
+  }
+  return options.warmup + options.iterations;
+}
+
 void train(const RunOptions& options) {
+  // Output paths are checked before the run, not found bad after it.
+  for (const auto& [flag, path] : {std::pair{"--report", &options.report_path}, std::pair{"--trace", &options.trace_path}}) {
+    if (!path->empty()) check_output_path(*path, flag);
+  }
   const exec::comm::JobPlacement placement = place_and_announce(!options.no_bind, "run");
   if (const std::string warning = exec::comm::threads_warning(placement, options.threads);
       !warning.empty() && exec::comm::world_rank() == 0) {
@@ -141,20 +173,20 @@ void train(const RunOptions& options) {
   if (options.learning_rate > 0) plan.optimizer.learning_rate = options.learning_rate;
   exec::comm::MeshCommunicators communicators(plan.mesh);
   const bool leader = communicators.rank() == 0;
+  if (!options.ignore_memory_limit) check_plan_fits_memory(plan, communicators, "--ignore-memory-limit");
   // Before the data: a missing GPU is reported without reading a data set first.
   const std::string backend_name = options.backend.empty() ? default_backend() : options.backend;
   exec::Backend backend = make_backend(backend_name, communicators, options.threads);
   TrainingData data = open_training_data(options, plan);
   exec::BatchSource& train_batches = *data.batches;
+  const int64_t steps_per_epoch = data.steps_per_epoch;
+  const int64_t steps = steps_to_run(options, steps_per_epoch);
 
   exec::Trainer trainer(plan, std::move(backend), options.seed);
   if (!options.resume_dir.empty()) {
     exec::load_checkpoint(trainer, plan, options.resume_dir);
     if (leader) std::cout << fmt::format("[run] resumed from {} at step {}\n", options.resume_dir, trainer.steps_taken());
   }
-  const int64_t steps_per_epoch = data.steps_per_epoch;
-  const int64_t steps = options.epochs > 0 ? static_cast<int64_t>(options.epochs * static_cast<double>(steps_per_epoch))
-                                           : options.warmup + options.iterations;
   if (leader) {
     std::cout << fmt::format("[run] {} on {} ranks ({} backend), mesh {}, batch {}, {} steps ({} per epoch), data {}\n",
                              plan.model_spec, plan.mesh.rank_count(), backend_name, plan.mesh.to_string(), plan.global_batch,
@@ -232,12 +264,19 @@ void add_run_command(CLI::App& app) {
                       "cpu: oneDNN kernels and MPI collectives; cuda: CUDA kernels and NCCL collectives, one GPU "
                       "per rank (default: cuda when this build has the CUDA backend and a GPU is visible, else cpu)")
       ->check(CLI::IsMember(std::vector<std::string>(std::begin(kBackendNames), std::end(kBackendNames))));
-  command->add_option("--threads", o->threads, "oneDNN threads per rank (cpu backend)")->check(CLI::PositiveNumber)->default_val(1);
+  command->add_flag("--ignore-memory-limit", o->ignore_memory_limit,
+                    "Run even if the plan's predicted memory exceeds what this machine has available");
+  command->add_option("--threads", o->threads, "oneDNN threads per rank (cpu backend), 1 to 1024")
+      ->check(CLI::Range(1, 1024))
+      ->default_val(1);
   command->add_option("--lr", o->learning_rate, "Learning rate (default: the plan's)")->check(CLI::PositiveNumber);
   command->add_option("--log-every", o->log_every, "Print the loss every N steps")->check(CLI::PositiveNumber)->default_val(10);
-  command->add_option("--checkpoint", o->checkpoint_dir, "Write checkpoints into DIR (every --checkpoint-every steps and at the end)")
-      ->type_name("DIR");
-  command->add_option("--checkpoint-every", o->checkpoint_every, "Steps between checkpoints")->check(CLI::PositiveNumber);
+  CLI::Option* checkpoint =
+      command->add_option("--checkpoint", o->checkpoint_dir, "Write checkpoints into DIR (every --checkpoint-every steps and at the end)")
+          ->type_name("DIR");
+  command->add_option("--checkpoint-every", o->checkpoint_every, "Steps between checkpoints (needs --checkpoint)")
+      ->check(CLI::PositiveNumber)
+      ->needs(checkpoint);
   command->add_option("--resume", o->resume_dir, "Continue from the checkpoint in DIR")->type_name("DIR");
   command->add_flag("--no-bind", o->no_bind, kNoBindHelp);
   command->callback([o] { run_command(*o); });

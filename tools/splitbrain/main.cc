@@ -2,10 +2,15 @@
 // failures to exit codes (0 ok, 1 internal error, 2 bad input: flag, file, model, plan, cluster).
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "model/errors.h"
+#include "tools/splitbrain/closest_word.h"
 #include "tools/splitbrain/commands.h"
 
 int main(int argc, char** argv) {
@@ -23,6 +28,19 @@ int main(int argc, char** argv) {
   splitbrain::tools::add_compare_command(app);
   splitbrain::tools::add_calibrate_command(app);
 
+  // CLI11 would only say a subcommand is required: name the word it did not know.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::vector<std::string> commands;
+    for (const CLI::App* command : app.get_subcommands({})) commands.push_back(command->get_name());
+    const std::string word = argv[1];
+    if (std::find(commands.begin(), commands.end(), word) == commands.end()) {
+      const auto suggestion = splitbrain::tools::closest_word(word, commands);
+      std::cerr << fmt::format("splitbrain: error: unknown command '{}'{}; the commands are {}\n", word,
+                               suggestion ? fmt::format(" (did you mean '{}'?)", *suggestion) : "",
+                               fmt::join(commands, ", "));
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -28,6 +28,23 @@ expect "plan that does not match its model" "layers.fc9: no such layer in model 
   "$mpiexec" -np 2 "$binary" run --backend cpu --plan "$work/mismatch.json" --iters 1
 expect "missing plan" "/nonexistent/plan.json: cannot open" -- \
   "$mpiexec" -np 2 "$binary" run --backend cpu --plan /nonexistent/plan.json --iters 1
+# Step counts that would end in an empty report, and output paths found bad only after training.
+expect "epochs that round to no step" "--epochs 0.0001: less than one step" -- \
+  "$mpiexec" -np 2 "$binary" run --backend cpu --plan "$plan2" --data synthetic:samples=256 --epochs 0.0001
+expect "epochs that leave nothing to measure" "leave none to measure after --warmup 2" -- \
+  "$mpiexec" -np 2 "$binary" run --backend cpu --plan "$plan2" --data synthetic:samples=256 --epochs 1
+expect "steps beyond a run's limit" "more than the 1000000000 steps a run may take" -- \
+  "$mpiexec" -np 2 "$binary" run --backend cpu --plan "$plan2" --data synthetic --warmup 999999999 --iters 2
+expect "a report into a missing folder" "--report /nonexistent/dir/r.json: folder /nonexistent/dir does not exist" -- \
+  "$mpiexec" -np 2 "$binary" run --backend cpu --plan "$plan2" --data synthetic --iters 1 --report /nonexistent/dir/r.json
+expect "a trace onto a folder" "--trace $work: is a folder" -- \
+  "$mpiexec" -np 2 "$binary" run --backend cpu --plan "$plan2" --data synthetic --iters 1 --trace "$work"
+expect "threads beyond the range" "--threads" -- \
+  "$mpiexec" -np 2 "$binary" run --backend cpu --plan "$plan2" --data synthetic --iters 1 --threads 1000000
+# A plan far beyond this machine's memory is refused before anything is allocated.
+sed 's/"batch": 128/"batch": 1048576/' "$plan2" > "$work/huge-batch.json"
+expect "a plan beyond the machine's memory" "pass --ignore-memory-limit to run anyway" -- \
+  "$mpiexec" -np 2 "$binary" run --backend cpu --plan "$work/huge-batch.json" --data synthetic --iters 1
 
 [ "$failures" -eq 0 ] || exit 1
 echo "run errors: all refused with exit 2"
