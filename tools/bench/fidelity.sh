@@ -110,7 +110,7 @@ done
 loadavg_end=$(cut -d' ' -f1-3 /proc/loadavg)
 
 "$python" tools/bench/fidelity_report.py "$work" --command "bash tools/bench/fidelity.sh (TIMED_SECONDS=$timed_seconds MIN_ITERS=$min_iters WARMUP=$warmup ROUNDS=$rounds)" \
-  --load "$loadavg_start" "$loadavg_end"
+  --load "$loadavg_start" "$loadavg_end" --machine "$(nproc) CPUs, $(lscpu | sed -n 's/^Model name: *//p' | head -n 1)"
 for round in $(seq 1 "$rounds"); do cp "$tmp/cluster-$round.json" "$work/local-cpu-calibrated-$round.json"; done
 rm -rf "$out.new" && mkdir -p "$(dirname "$out")" && cp -r "$work" "$out.new"
 rm -rf "$out" && mv "$out.new" "$out"

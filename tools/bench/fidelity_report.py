@@ -116,6 +116,7 @@ def main():
     parser.add_argument("work", type=pathlib.Path)
     parser.add_argument("--command", required=True)
     parser.add_argument("--load", nargs=2, default=["?", "?"])
+    parser.add_argument("--machine", default="?")
     args = parser.parse_args()
     plans = load(args.work)
     if not plans:
@@ -136,6 +137,7 @@ def main():
         "all_bytes_equal": all(p["bytes_equal"] for p in plans),
         "ranking": ranking(plans, median_seconds),
         "command": args.command,
+        "machine": args.machine,
         "loadavg_start": args.load[0],
         "loadavg_end": args.load[1],
     }
@@ -146,7 +148,7 @@ def main():
     lines = [
         "# Fidelity: predicted against measured on this machine",
         "",
-        f"Made by `{args.command}`; load average {args.load[0]} at the start, {args.load[1]} at the end.",
+        f"Made by `{args.command}` on {args.machine}; load average {args.load[0]} at the start, {args.load[1]} at the end.",
         ("Each round calibrates this machine afresh with `splitbrain calibrate --model` (`local-cpu-calibrated-<round>.json`, "
          "output in `calibrate-<round>.txt`) and predicts its runs with that calibration; a plan's row is its round with the "
          "median error." if medians.exists() else
