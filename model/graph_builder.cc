@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <queue>
+#include <span>
 #include <unordered_map>
 
 #include "model/error_site.h"
@@ -19,6 +20,7 @@ namespace {
 // Producer -> consumer edges between spec indices, after checking every input name exists.
 LayerGraph connect(const std::vector<LayerSpec>& specs, const std::string& source) {
   std::unordered_map<std::string_view, size_t> index_of;
+  index_of.reserve(specs.size());
   for (size_t i = 0; i < specs.size(); ++i) {
     const ErrorSite site{source, specs[i].name};
     if (specs[i].name.empty()) site.fail("name", fmt::format("layer #{} has an empty name", i));
@@ -82,7 +84,7 @@ std::vector<size_t> stable_topological_order(const LayerGraph& graph) {
   return order;
 }
 
-void check_tied_weight(const Layer& layer, const std::vector<Layer>& layers, const Model& partial_lookup,
+void check_tied_weight(const Layer& layer, std::span<const Layer> layers, const Model& partial_lookup,
                        const std::string& source) {
   const auto& a = layer.attr<LinearAttrs>();
   const ErrorSite site{source, layer.name};
@@ -127,6 +129,7 @@ Model GraphBuilder::build() const {
   const std::vector<size_t> order = stable_topological_order(graph);
 
   std::unordered_map<std::string_view, size_t> index_of;
+  index_of.reserve(specs_.size());
   for (size_t i = 0; i < specs_.size(); ++i) index_of.emplace(specs_[i].name, i);
   std::vector<int> position(specs_.size());
   for (size_t p = 0; p < order.size(); ++p) position[order[p]] = static_cast<int>(p);
@@ -162,10 +165,10 @@ Model GraphBuilder::build() const {
     trainable_upstream[p] = layer.needs_input_gradient || layer.cost.params > 0 ||
                             (layer.kind == OpKind::linear && !layer.attr<LinearAttrs>().tied_to.empty());
   }
-  Model model(model_name_, layers);
+  Model model(model_name_, std::move(layers));
   for (const Layer& layer : model.layers()) {
     if (layer.kind == OpKind::linear && !layer.attr<LinearAttrs>().tied_to.empty()) {
-      check_tied_weight(layer, layers, model, source_);
+      check_tied_weight(layer, model.layers(), model, source_);
     }
   }
   return model;

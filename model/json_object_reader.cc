@@ -106,60 +106,89 @@ std::string describe_json(const json& value) {
   }
 }
 
-nlohmann::json parse_json_strict(std::string_view text, std::string_view source, JsonErrorFactory make_error) {
-  // The parser reports events, not paths, so track the open containers to name the object
-  // that repeats a key: for an object its current key, for an array its current index.
+namespace {
+
+// The checking pass of parse_json_strict: nlohmann's SAX events, with the open containers
+// tracked to name the value at fault (for an object its current key, for an array its current
+// index). A SAX pass builds nothing, so it stays linear in the text (nlohmann 3.11's callback
+// parser is quadratic in the number of objects in an array).
+class StrictChecker final : public nlohmann::json_sax<json> {
+ public:
+  StrictChecker(std::string_view text, std::string_view source, JsonErrorFactory make_error)
+      : text_(text), source_(source), make_error_(make_error) {}
+
+  bool null() override { return value(); }
+  bool boolean(bool) override { return value(); }
+  bool number_integer(number_integer_t) override { return value(); }
+  bool number_unsigned(number_unsigned_t) override { return value(); }
+  bool number_float(number_float_t, const string_t&) override { return value(); }
+  bool string(string_t&) override { return value(); }
+  bool binary(binary_t&) override { return value(); }
+  bool start_object(std::size_t) override { return open(true); }
+  bool end_object() override { return close(); }
+  bool start_array(std::size_t) override { return open(false); }
+  bool end_array() override { return close(); }
+  bool key(string_t& key) override {
+    if (!open_.back().keys.insert(key).second) {
+      raise(make_error_, source_, path_of_value(open_.size() - 1), fmt::format("duplicate key '{}'", key));
+    }
+    open_.back().key = key;
+    return true;
+  }
+  bool parse_error(std::size_t byte, const std::string&, const nlohmann::detail::exception& error) override {
+    std::string reason = error.what();
+    if (error.id == 406) {
+      // A number beyond double's range (1e999, a 400-digit integer), the value being read now.
+      if (!open_.empty() && !open_.back().is_object) ++open_.back().items;
+      if (const size_t start = reason.find("number overflow"); start != std::string::npos) reason = reason.substr(start);
+      if (reason.size() > 80) reason = reason.substr(0, 77) + "...";
+      raise(make_error_, source_, path_of_value(open_.size()), "number out of range (" + reason + ")");
+    }
+    if (const size_t start = reason.find("syntax error"); start != std::string::npos) reason = reason.substr(start);
+    std::rethrow_exception(make_error_(fmt::format("{}:{}: not valid JSON: {}", source_, position(byte), reason)));
+  }
+
+ private:
   struct Open {
     bool is_object;
     std::set<std::string, std::less<>> keys;
     std::string key;
     size_t items = 0;
   };
-  std::vector<Open> open;
-  // The path of the value being read now: each container's current key or index.
-  const auto path_of_value = [&open](size_t containers) {
+
+  bool value() {
+    if (!open_.empty() && !open_.back().is_object) ++open_.back().items;
+    return true;
+  }
+  bool open(bool is_object) {
+    value();
+    // Input files are a few levels deep; a bound keeps what reads the document from recursing
+    // without end on a hostile one.
+    if (open_.size() >= kMaxJsonNesting) {
+      raise(make_error_, source_, path_of_value(open_.size()),
+            fmt::format("nested deeper than {} levels of objects and arrays", kMaxJsonNesting));
+    }
+    open_.push_back({is_object, {}, {}, 0});
+    return true;
+  }
+  bool close() {
+    open_.pop_back();
+    return true;
+  }
+  // The path of the value being read in the first `containers` open containers.
+  std::string path_of_value(size_t containers) const {
     std::string path;
     for (size_t i = 0; i < containers; ++i) {
-      path = open[i].is_object ? child_path(path, open[i].key) : element_path(path, open[i].items - 1);
+      path = open_[i].is_object ? child_path(path, open_[i].key) : element_path(path, open_[i].items - 1);
     }
     return path;
-  };
-  const auto begin_value = [&open] {
-    if (!open.empty() && !open.back().is_object) ++open.back().items;
-  };
-  const json::parser_callback_t callback = [&](int, json::parse_event_t event, json& parsed) {
-    switch (event) {
-      case json::parse_event_t::object_start:
-      case json::parse_event_t::array_start:
-        begin_value();
-        // Input files are a few levels deep; a bound keeps what reads the document from
-        // recursing without end on a hostile one.
-        if (open.size() >= kMaxJsonNesting) {
-          raise(make_error, source, path_of_value(open.size()),
-                fmt::format("nested deeper than {} levels of objects and arrays", kMaxJsonNesting));
-        }
-        open.push_back({event == json::parse_event_t::object_start, {}, {}, 0});
-        break;
-      case json::parse_event_t::object_end:
-      case json::parse_event_t::array_end: open.pop_back(); break;
-      case json::parse_event_t::key: {
-        std::string key = parsed.get<std::string>();
-        if (!open.back().keys.insert(key).second) {
-          raise(make_error, source, path_of_value(open.size() - 1), fmt::format("duplicate key '{}'", key));
-        }
-        open.back().key = std::move(key);
-        break;
-      }
-      case json::parse_event_t::value: begin_value(); break;
-    }
-    return true;
-  };
-  // error.byte is the 1-based offset of the offending character; editors want line:column.
-  const auto position = [&text](size_t byte) {
+  }
+  // A 1-based byte offset as line:column, for editors.
+  std::string position(size_t byte) const {
     size_t line = 1;
     size_t column = 1;
-    for (size_t i = 0; i + 1 < byte && i < text.size(); ++i) {
-      if (text[i] == '\n') {
+    for (size_t i = 0; i + 1 < byte && i < text_.size(); ++i) {
+      if (text_[i] == '\n') {
         ++line;
         column = 1;
       } else {
@@ -167,22 +196,21 @@ nlohmann::json parse_json_strict(std::string_view text, std::string_view source,
       }
     }
     return fmt::format("{}:{}", line, column);
-  };
-  try {
-    return json::parse(text.begin(), text.end(), callback);
-  } catch (const json::parse_error& error) {
-    std::string reason = error.what();
-    if (const size_t start = reason.find("syntax error"); start != std::string::npos) reason = reason.substr(start);
-    std::rethrow_exception(make_error(fmt::format("{}:{}: not valid JSON: {}", source, position(error.byte), reason)));
-  } catch (const json::out_of_range& error) {
-    // A number beyond double's range (1e999, a 400-digit integer): the value being read when the
-    // parser gave up is the one at the innermost container's current key or index.
-    if (!open.empty() && !open.back().is_object) ++open.back().items;
-    std::string reason = error.what();
-    if (const size_t start = reason.find("number overflow"); start != std::string::npos) reason = reason.substr(start);
-    if (reason.size() > 80) reason = reason.substr(0, 77) + "...";
-    raise(make_error, source, path_of_value(open.size()), "number out of range (" + reason + ")");
   }
+
+  std::string_view text_;
+  std::string_view source_;
+  JsonErrorFactory make_error_;
+  std::vector<Open> open_;
+};
+
+}  // namespace
+
+nlohmann::json parse_json_strict(std::string_view text, std::string_view source, JsonErrorFactory make_error) {
+  StrictChecker checker(text, source, make_error);
+  json::sax_parse(text.begin(), text.end(), &checker);
+  // Checked: the plain parse cannot fail now.
+  return json::parse(text.begin(), text.end());
 }
 
 // ---- JsonObjectReader ----

@@ -149,7 +149,11 @@ std::string layer_where(const std::string& source, const json& layer, size_t ind
 
 }  // namespace
 
-Model model_from_json(const json& document, const std::string& source) {
+namespace {
+
+// The layers of a model document, ready to build (the document may go before the build: a
+// large model's document is as big as the model).
+GraphBuilder read_model_layers(const json& document, const std::string& source) {
   JsonObjectReader top(document, source, throwing<ModelError>);
   const std::string format = top.required_string("format");
   if (format != kModelFormatName) {
@@ -192,7 +196,13 @@ Model model_from_json(const json& document, const std::string& source) {
     fields.reject_unknown_keys();
     previous = graph.add(std::move(spec));
   }
-  return graph.build();
+  return graph;
+}
+
+}  // namespace
+
+Model model_from_json(const json& document, const std::string& source) {
+  return read_model_layers(document, source).build();
 }
 
 json model_to_json(const Model& model) {
@@ -214,7 +224,8 @@ json model_to_json(const Model& model) {
 // user input, and a repeated key would otherwise silently override the first.
 Model load_model_file(const std::filesystem::path& path) {
   const std::string source = path.string();
-  return model_from_json(parse_json_strict(read_text_file(path), source, throwing<ModelError>), source);
+  const GraphBuilder graph = read_model_layers(parse_json_strict(read_text_file(path), source, throwing<ModelError>), source);
+  return graph.build();
 }
 
 void save_model_file(const Model& model, const std::filesystem::path& path) {
