@@ -68,14 +68,15 @@ void check_optimizer(const OptimizerConfig& o, std::string_view source) {
   const auto require = [&](bool ok, std::string_view field, double value, std::string_view rule) {
     if (!ok) fail(source, fmt::format("optimizer.{}: must be {}, got {}", field, rule, value));
   };
-  require(o.learning_rate > 0, "learning_rate", o.learning_rate, "> 0");
-  require(o.weight_decay >= 0, "weight_decay", o.weight_decay, ">= 0");
+  // Finite and within reason: an update of 1e300 x a gradient would overflow on the first step.
+  require(o.learning_rate > 0 && o.learning_rate <= 1e6, "learning_rate", o.learning_rate, "in (0, 1e6]");
+  require(o.weight_decay >= 0 && o.weight_decay <= 1e6, "weight_decay", o.weight_decay, "in [0, 1e6]");
   if (o.kind == OptimizerKind::sgd_momentum) {
     require(o.momentum >= 0 && o.momentum < 1, "momentum", o.momentum, "in [0, 1)");
   } else {
     require(o.beta1 >= 0 && o.beta1 < 1, "beta1", o.beta1, "in [0, 1)");
     require(o.beta2 >= 0 && o.beta2 < 1, "beta2", o.beta2, "in [0, 1)");
-    require(o.epsilon > 0, "epsilon", o.epsilon, "> 0");
+    require(o.epsilon > 0 && o.epsilon <= 1, "epsilon", o.epsilon, "in (0, 1]");
   }
 }
 

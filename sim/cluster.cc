@@ -17,19 +17,28 @@ namespace {
   throw ClusterError(fmt::format("{}: {}: {}", source, field, problem));
 }
 
+// Values must lie in [lowest, highest]: ranges wide enough for any real machine and narrow
+// enough that no cost computed from them (bytes / bandwidth, flops / rate, sums of latencies
+// over thousands of collectives) leaves double's range.
+void require_range(double value, double lowest, double highest, std::string_view source, std::string_view field) {
+  // Written so that NaN fails too.
+  if (!(value >= lowest && value <= highest)) {
+    fail(source, field, fmt::format("must be between {:g} and {:g}, got {:g}", lowest, highest, value));
+  }
+}
+
+constexpr double kLowestRate = 1.0;      // bytes or flops per second
+constexpr double kHighestRate = 1e21;
+constexpr double kHighestSeconds = 1e6;  // a latency or a measured kernel
+
 void require_positive(double value, std::string_view source, std::string_view field) {
-  // `!(value > 0)` also rejects NaN.
-  if (!(value > 0.0) || !std::isfinite(value)) fail(source, field, "must be positive and finite");
+  require_range(value, kLowestRate, kHighestRate, source, field);
 }
 
 void validate_curve(const EfficiencyCurve& curve, std::string_view source,
                     const std::string& path, std::string_view size_key) {
-  if (!(curve.max_efficiency > 0.0 && curve.max_efficiency <= 1.0)) {
-    fail(source, path + ".max_efficiency", "must be in (0, 1]");
-  }
-  if (!(curve.half_efficiency_size >= 0.0) || !std::isfinite(curve.half_efficiency_size)) {
-    fail(source, fmt::format("{}.{}", path, size_key), "must be non-negative and finite");
-  }
+  require_range(curve.max_efficiency, 1e-6, 1.0, source, path + ".max_efficiency");
+  require_range(curve.half_efficiency_size, 0.0, 1e30, source, fmt::format("{}.{}", path, size_key));
 }
 
 // Devices per unit of level `level` (1 for level -1, the device itself).
@@ -165,9 +174,10 @@ void validate_cluster(const Cluster& cluster, std::string_view source) {
   for (const auto& [key, seconds] : device.measured_kernels) {
     const std::string path = fmt::format("device.measured_kernels['{}']", key);
     if (!(seconds.forward_seconds > 0.0)) fail(source, path + ".forward_seconds", "must be positive");
+    require_range(seconds.forward_seconds, 0.0, kHighestSeconds, source, path + ".forward_seconds");
     // Layers without parameters have no weight gradient; the input layer's consumer needs none.
-    if (!(seconds.backward_input_seconds >= 0.0)) fail(source, path + ".backward_input_seconds", "must not be negative");
-    if (!(seconds.backward_weight_seconds >= 0.0)) fail(source, path + ".backward_weight_seconds", "must not be negative");
+    require_range(seconds.backward_input_seconds, 0.0, kHighestSeconds, source, path + ".backward_input_seconds");
+    require_range(seconds.backward_weight_seconds, 0.0, kHighestSeconds, source, path + ".backward_weight_seconds");
   }
   if (!(cluster.communication_overlap >= 0.0 && cluster.communication_overlap <= 1.0)) {
     fail(source, "communication_overlap", "must be in [0, 1]");
@@ -189,9 +199,7 @@ void validate_cluster(const Cluster& cluster, std::string_view source) {
     if (devices > INT_MAX) fail(source, path + ".fan_out", "the cluster's device count exceeds 2^31-1");
     auto validate_link = [&](const Link& link, const std::string& link_path) {
       require_positive(link.bandwidth_bytes_per_second, source, link_path + ".bandwidth_bytes_per_second");
-      if (!(link.latency_seconds >= 0.0) || !std::isfinite(link.latency_seconds)) {
-        fail(source, link_path + ".latency_seconds", "must be non-negative and finite");
-      }
+      require_range(link.latency_seconds, 0.0, kHighestSeconds, source, link_path + ".latency_seconds");
     };
     validate_link(level.link, path + ".link");
     for (const auto& [kind, link] : level.collective_links) {

@@ -315,6 +315,17 @@ Prediction simulate(const Plan& plan, const CompiledPlan& compiled, const Cluste
     if (std::abs(computing - neighbours_busy) < 0.005) break;
     neighbours_busy = computing;
   }
+  // The cluster's ranges keep every cost finite; a prediction that is not would put NaN or
+  // infinity in a report, so it is refused here whatever let it through.
+  const PhaseSeconds& p = prediction.phases;
+  for (const double seconds : {prediction.iteration_seconds, p.compute_forward, p.compute_backward, p.comm_exposed, p.bubble,
+                               p.optimizer}) {
+    if (!std::isfinite(seconds)) {
+      throw ClusterError(fmt::format("cluster '{}': the predicted step of plan {} is not finite ({} s): a rate, latency or "
+                                     "efficiency of the cluster is out of any real range",
+                                     cluster.name, plan.mesh.to_string(), seconds));
+    }
+  }
   return prediction;
 }
 

@@ -55,6 +55,16 @@ TEST(CliBadInputCauses, NumbersBeyondDoublesRangeNameTheirField) {
                   cluster + ": device.memory_capacity_bytes: number out of range");
 }
 
+TEST(CliBadInputCauses, ClusterValuesThatMakeACostNonFiniteNameTheirField) {
+  const std::string local = read_file(kSource + "/sim/clusters/local-cpu.json");
+  const std::string latency = write_temp_file("latency.json", replaced(local, "\"latency_seconds\": 1e-6", "\"latency_seconds\": 1e308"));
+  expect_rejected(run_splitbrain("simulate --plan " + kPlan + " --cluster " + latency),
+                  latency + ": levels[0].link.latency_seconds: must be between 0 and 1e+06");
+  const std::string flops = write_temp_file("flops.json", replaced(local, "\"fp32\": 75e9", "\"fp32\": 5e-324"));
+  expect_rejected(run_splitbrain("simulate --plan " + kPlan + " --cluster " + flops),
+                  flops + ": device.peak_flops_per_second.fp32: must be between 1 and 1e+21");
+}
+
 TEST(CliBadInputCauses, NestingWithoutEndIsRefusedBeforeItIsRead) {
   const std::string deep = std::string(50000, '[') + std::string(50000, ']');
   const std::string plan = replaced(read_file(kPlan), "\"family\"", "\"notes\": " + deep + ", \"family\"");

@@ -108,7 +108,7 @@ TEST(ClusterJsonErrors, MeasuredKernelSecondsMustNotBeNegative) {
   json document = valid_document();
   document["device"]["measured_kernels"] = json::array(
       {{{"problem", "conv2d n1"}, {"forward_seconds", 1e-3}, {"backward_input_seconds", -1e-3}, {"backward_weight_seconds", 1e-3}}});
-  expect_error(document, "device.measured_kernels['conv2d n1'].backward_input_seconds: must not be negative");
+  expect_error(document, "device.measured_kernels['conv2d n1'].backward_input_seconds: must be between 0 and 1e+06, got -0.001");
 }
 
 TEST(ClusterJsonErrors, MeasuredKernelListedTwice) {
@@ -127,7 +127,7 @@ TEST(ClusterJsonErrors, MissingField) {
 TEST(ClusterJsonErrors, NegativeBandwidth) {
   json document = valid_document();
   document["levels"][1]["link"]["bandwidth_bytes_per_second"] = -25e9;
-  expect_error(document, "levels[1].link.bandwidth_bytes_per_second: must be positive");
+  expect_error(document, "levels[1].link.bandwidth_bytes_per_second: must be between 1 and 1e+21, got -2.5e+10");
 }
 
 TEST(ClusterJsonErrors, UnknownAlgorithm) {
@@ -163,13 +163,30 @@ TEST(ClusterJsonErrors, WrongType) {
 TEST(ClusterJsonErrors, ZeroPeakFlops) {
   json document = valid_document();
   document["device"]["peak_flops_per_second"]["bf16"] = 0;
-  expect_error(document, "device.peak_flops_per_second.bf16: must be positive");
+  expect_error(document, "device.peak_flops_per_second.bf16: must be between 1 and 1e+21, got 0");
+}
+
+// Finite values whose costs would not be: a latency summed over thousands of collectives, a
+// bandwidth or rate that divides a byte or flop count to infinity, a subnormal efficiency.
+TEST(ClusterJsonErrors, ValuesThatMakeACostNonFiniteAreRefused) {
+  json document = valid_document();
+  document["levels"][0]["link"]["latency_seconds"] = 1e308;
+  expect_error(document, "levels[0].link.latency_seconds: must be between 0 and 1e+06, got 1e+308");
+  document = valid_document();
+  document["levels"][0]["link"]["bandwidth_bytes_per_second"] = 1e-300;
+  expect_error(document, "levels[0].link.bandwidth_bytes_per_second: must be between 1 and 1e+21, got 1e-300");
+  document = valid_document();
+  document["device"]["peak_flops_per_second"]["fp32"] = 5e-324;
+  expect_error(document, "device.peak_flops_per_second.fp32: must be between 1 and 1e+21");
+  document = valid_document();
+  document["device"]["efficiency"]["gemm"]["max_efficiency"] = 5e-324;
+  expect_error(document, "device.efficiency.gemm.max_efficiency: must be between 1e-06 and 1");
 }
 
 TEST(ClusterJsonErrors, EfficiencyAboveOne) {
   json document = valid_document();
   document["device"]["efficiency"]["conv"]["max_efficiency"] = 1.2;
-  expect_error(document, "device.efficiency.conv.max_efficiency: must be in (0, 1]");
+  expect_error(document, "device.efficiency.conv.max_efficiency: must be between 1e-06 and 1, got 1.2");
 }
 
 TEST(ClusterJsonErrors, PlacementOutOfRange) {
@@ -229,13 +246,13 @@ TEST(ClusterJson, CalibratedFieldsRoundTrip) {
 TEST(ClusterJson, BadCalibratedFieldsAreNamed) {
   json document = valid_document();
   document["device"]["backward_efficiency"] = {{"conv", {{"max_efficiency", 1.5}, {"half_efficiency_flops", 1e9}}}};
-  expect_error(document, "device.backward_efficiency.conv.max_efficiency: must be in (0, 1]");
+  expect_error(document, "device.backward_efficiency.conv.max_efficiency: must be between 1e-06 and 1, got 1.5");
   document = valid_document();
   document["levels"][0]["collective_links"] = {{"all_gatherr", {{"bandwidth_bytes_per_second", 1e9}, {"latency_seconds", 0}}}};
   expect_error(document, "levels[0].collective_links.all_gatherr: unknown key");
   document = valid_document();
   document["levels"][0]["collective_links"] = {{"all_gather", {{"bandwidth_bytes_per_second", -1}, {"latency_seconds", 0}}}};
-  expect_error(document, "levels[0].collective_links.all_gather.bandwidth_bytes_per_second: must be positive");
+  expect_error(document, "levels[0].collective_links.all_gather.bandwidth_bytes_per_second: must be between 1 and 1e+21, got -1");
   document = valid_document();
   document["communication_overlap"] = 1.5;
   expect_error(document, "communication_overlap: must be in [0, 1]");

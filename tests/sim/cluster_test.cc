@@ -86,7 +86,7 @@ TEST(Cluster, ValidationNamesTheField) {
     validate_cluster(cluster, "code");
     FAIL() << "expected ClusterError";
   } catch (const ClusterError& error) {
-    EXPECT_STREQ(error.what(), "code: levels[1].link.bandwidth_bytes_per_second: must be positive and finite");
+    EXPECT_STREQ(error.what(), "code: levels[1].link.bandwidth_bytes_per_second: must be between 1 and 1e+21, got -1");
   }
 
   cluster = testing::two_level_cluster();
