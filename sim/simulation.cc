@@ -289,9 +289,10 @@ std::string_view step_phase_name(StepPhase phase) {
 
 
 Prediction simulate(const Plan& plan, const CompiledPlan& compiled, const Cluster& cluster) {
-  if (plan.mesh.rank_count() > rank_count(cluster)) {
-    throw ClusterError(fmt::format("cluster '{}' has {} devices but the plan's mesh {} needs {}", cluster.name,
-                                   rank_count(cluster), plan.mesh.to_string(), plan.mesh.rank_count()));
+  if (const int devices = rank_count(cluster); plan.mesh.rank_count() > devices) {
+    throw ClusterError(fmt::format("cluster '{}' {} {} {} but the plan's mesh {} needs {}", cluster.name,
+                                   cluster.placement.empty() ? "has" : "places ranks on", devices,
+                                   devices == 1 ? "device" : "devices", plan.mesh.to_string(), plan.mesh.rank_count()));
   }
   // Ranks sharing a node slow each other's kernels only while both compute: a rank waiting on
   // communication or a pipeline bubble leaves its core's share to its neighbour. The fraction of

@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "exec/comm/progress_watchdog.h"
 #include "exec/comm/redistribution_runner.h"
 #include "exec/runtime/flat_packing.h"
 #include "exec/runtime/tied_parameters.h"
@@ -51,6 +52,7 @@ StepRun StepInterpreter::run(int64_t step, BatchSource& data, const LogitsObserv
   for (size_t i = 0; i < program_.instructions.size(); ++i) {
     const StepInstruction& instruction = program_.instructions[i];
     execute(static_cast<int>(i));
+    comm::note_progress();  // for the watchdog (exec/comm/progress_watchdog.h)
     if (instruction.op == StepOp::alloc || instruction.op == StepOp::free) continue;
     const auto now = Clock::now();
     const double seconds = std::chrono::duration<double>(now - mark).count();

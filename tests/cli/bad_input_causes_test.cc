@@ -65,6 +65,13 @@ TEST(CliBadInputCauses, ClusterValuesThatMakeACostNonFiniteNameTheirField) {
                   flops + ": device.peak_flops_per_second.fp32: must be between 1 and 1e+21");
 }
 
+TEST(CliBadInputCauses, TooFewDevicesNameTheClusterFileAndCountInWords) {
+  const std::string one = write_temp_file(
+      "one-device.json", replaced(read_file(kSource + "/sim/clusters/local-cpu.json"), "\"levels\"", "\"placement\": [0], \"levels\""));
+  expect_rejected(run_splitbrain("simulate --plan " + kPlan + " --cluster " + one),
+                  "--cluster " + one + ": cluster 'local-cpu' places ranks on 1 device but the plan's mesh {data: 2} needs 2");
+}
+
 TEST(CliBadInputCauses, NestingWithoutEndIsRefusedBeforeItIsRead) {
   const std::string deep = std::string(50000, '[') + std::string(50000, ']');
   const std::string plan = replaced(read_file(kPlan), "\"family\"", "\"notes\": " + deep + ", \"family\"");

@@ -8,10 +8,12 @@
 #include <iostream>
 #include <iterator>
 #include <limits>
+#include <optional>
 #include <utility>
 
 #include "exec/comm/mesh_communicators.h"
 #include "exec/comm/mpi_check.h"
+#include "exec/comm/progress_watchdog.h"
 #include "exec/data/dataset_spec.h"
 #include "exec/runtime/checkpoint.h"
 #include "exec/runtime/measured_trace.h"
@@ -44,6 +46,7 @@ struct RunOptions {
   uint64_t seed = 1;
   int threads = 1;
   bool ignore_memory_limit = false;
+  double watchdog_seconds = 600.0;
   std::string backend;  // empty: default_backend()
   double learning_rate = 0.0;  // 0: the plan's
   int log_every = 10;
@@ -196,16 +199,22 @@ void train(const RunOptions& options) {
   exec::RunRecord record;
   record.placement = placement.ranks;
   record.warmup = static_cast<int>(std::min<int64_t>(options.warmup, steps));
-  for (int64_t i = 0; i < steps; ++i) {
-    record.steps.push_back(trainer.step(train_batches));
-    const bool due = options.checkpoint_every > 0 && trainer.steps_taken() % options.checkpoint_every == 0;
-    if (!options.checkpoint_dir.empty() && (due || i + 1 == steps)) {
-      exec::save_checkpoint(trainer, plan, options.checkpoint_dir);
-    }
-    if (leader && ((i + 1) % options.log_every == 0 || i + 1 == steps)) {
-      std::cout << fmt::format("[run] step {}/{}  loss {:.4f}  {:.1f} ms\n", i + 1, steps, record.steps.back().loss,
-                               record.steps.back().seconds.total * 1e3)
-                << std::flush;
+  {
+    // Ends the job, naming the rank, when one stops making progress (a stopped or hung rank would
+    // leave the others waiting in MPI forever).
+    std::optional<exec::comm::ProgressWatchdog> watchdog;
+    if (options.watchdog_seconds > 0) watchdog.emplace(communicators.world(), options.watchdog_seconds);
+    for (int64_t i = 0; i < steps; ++i) {
+      record.steps.push_back(trainer.step(train_batches));
+      const bool due = options.checkpoint_every > 0 && trainer.steps_taken() % options.checkpoint_every == 0;
+      if (!options.checkpoint_dir.empty() && (due || i + 1 == steps)) {
+        exec::save_checkpoint(trainer, plan, options.checkpoint_dir);
+      }
+      if (leader && ((i + 1) % options.log_every == 0 || i + 1 == steps)) {
+        std::cout << fmt::format("[run] step {}/{}  loss {:.4f}  {:.1f} ms\n", i + 1, steps, record.steps.back().loss,
+                                 record.steps.back().seconds.total * 1e3)
+                  << std::flush;
+      }
     }
   }
   record.bytes = trainer.communicator().counter();
@@ -264,6 +273,10 @@ void add_run_command(CLI::App& app) {
                       "cpu: oneDNN kernels and MPI collectives; cuda: CUDA kernels and NCCL collectives, one GPU "
                       "per rank (default: cuda when this build has the CUDA backend and a GPU is visible, else cpu)")
       ->check(CLI::IsMember(std::vector<std::string>(std::begin(kBackendNames), std::end(kBackendNames))));
+  command->add_option("--watchdog-seconds", o->watchdog_seconds,
+                      "End the job, naming the rank, when a rank makes no progress for this long (0: never)")
+      ->check(CLI::NonNegativeNumber)
+      ->default_val(600);
   command->add_flag("--ignore-memory-limit", o->ignore_memory_limit,
                     "Run even if the plan's predicted memory exceeds what this machine has available");
   command->add_option("--threads", o->threads, "oneDNN threads per rank (cpu backend), 1 to 1024")

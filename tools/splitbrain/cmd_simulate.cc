@@ -11,6 +11,7 @@
 #include "plans/plan_json.h"
 #include "plans/plan_validation.h"
 #include "sim/chrome_trace.h"
+#include "sim/cluster_error.h"
 #include "sim/cluster_presets.h"
 #include "sim/prediction_json.h"
 #include "sim/simulation.h"
@@ -83,7 +84,13 @@ void run_simulate(const SimulateOptions& options) {
   const plans::Plan plan = plans::load_plan_file(options.plan_path);
   const sim::Cluster cluster = sim::resolve_cluster(options.cluster);
   const plans::CompiledPlan compiled = plans::compile_plan(plan);
-  const sim::Prediction prediction = sim::simulate(plan, compiled, cluster);
+  const sim::Prediction prediction = [&] {
+    try {
+      return sim::simulate(plan, compiled, cluster);
+    } catch (const sim::ClusterError& e) {
+      throw sim::ClusterError(fmt::format("--cluster {}: {}", options.cluster, e.what()));  // which file, too
+    }
+  }();
   if (!options.trace_path.empty()) {
     write_json_output(options.trace_path, sim::prediction_trace(plan, compiled, prediction));
   }

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The sanitizer and fuzzing checks: builds with clang, AddressSanitizer and
+# UndefinedBehaviorSanitizer into build-sanitize/ (CUDA off), runs the unit tests of model/,
+# plans/, sim/ and the command line under them, then fuzzes every reader of user input (model,
+# plan, cluster, report, checkpoint manifest) with libFuzzer from a seed corpus of the
+# repository's examples. Any sanitizer finding, crash, hang or exception other than a clear
+# refusal (InputError) fails it. CI runs it after the tests with a short fuzz.
+# Usage: bash tools/sanitize.sh [--fuzz-seconds N (default 20) | --fuzz-runs N] [--fuzz-logs DIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+fuzz_limit=(-max_total_time=20)
+logs=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --fuzz-seconds) fuzz_limit=(-max_total_time="$2"); shift 2 ;;
+    --fuzz-runs) fuzz_limit=(-runs="$2"); shift 2 ;;
+    --fuzz-logs) logs=$2; shift 2 ;;
+    *) echo "sanitize.sh: unknown argument '$1' (see the header of tools/sanitize.sh)" >&2; exit 2 ;;
+  esac
+done
+
+bash tools/install-dependencies.sh
+missing=()
+for package in clang-14 libclang-rt-14-dev; do
+  dpkg-query -W -f='${Status}' "$package" 2> /dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo_if_needed=()
+  if [ "$(id -u)" -ne 0 ]; then sudo_if_needed=(sudo); fi
+  echo "[sanitize] installing ${missing[*]}"
+  "${sudo_if_needed[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_if_needed[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+build=build-sanitize
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 -DSPLITBRAIN_CUDA=OFF \
+  -DSPLITBRAIN_SANITIZE=address,undefined -DSPLITBRAIN_FUZZ=ON > /dev/null
+fuzzers=(model_reader_fuzz plan_reader_fuzz cluster_reader_fuzz report_reader_fuzz checkpoint_manifest_fuzz)
+tests=(tests/model/model_tests tests/plans/plans_tests tests/sim/sim_tests tests/cli/cli_tests)
+echo "[sanitize] building (clang, address + undefined)"
+cmake --build "$build" -j "$(nproc)" --target model_tests plans_tests sim_tests cli_tests splitbrain "${fuzzers[@]}"
+
+export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:strict_string_checks=1
+export LSAN_OPTIONS=suppressions=$PWD/tools/lsan.supp
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+for test in "${tests[@]}"; do
+  echo "[sanitize] $test"
+  "$build/$test" --gtest_brief=1
+done
+
+# Seeds: the repository's own files of each kind, and a prediction and a checkpoint manifest.
+corpus=$build/fuzz-corpus
+rm -rf "$corpus"
+mkdir -p "$corpus"/{model,plan,cluster,report,manifest}
+cp model/examples/*.json "$corpus/model/"
+cp plans/examples/*.json "$corpus/plan/"
+cp sim/clusters/*.json "$corpus/cluster/"
+"$build/tools/splitbrain" simulate --plan plans/examples/fashion-vgg-splitbrain-2.json --json "$corpus/report/prediction.json" > /dev/null
+cp tests/fuzz/seeds/checkpoint.json "$corpus/manifest/"
+declare -A seeds=([model_reader_fuzz]=model [plan_reader_fuzz]=plan [cluster_reader_fuzz]=cluster
+                  [report_reader_fuzz]=report [checkpoint_manifest_fuzz]=manifest)
+for fuzzer in "${fuzzers[@]}"; do
+  echo "[sanitize] fuzzing $fuzzer (${fuzz_limit[*]})"
+  log=${logs:+$logs/$fuzzer.log}
+  log=${log:-$build/$fuzzer.log}
+  [ -n "$logs" ] && mkdir -p "$logs"
+  if ! "$build/tests/fuzz/$fuzzer" "$corpus/${seeds[$fuzzer]}" "${fuzz_limit[@]}" -rss_limit_mb=4096 -timeout=60 \
+      -max_len=65536 -print_final_stats=1 -artifact_prefix="$build/$fuzzer-" > "$log" 2>&1; then
+    tail -n 40 "$log"
+    echo "[sanitize] $fuzzer found a problem: $build/$fuzzer-* holds the input" >&2
+    exit 1
+  fi
+  grep -E "^Done|stat::number_of_executed_units" "$log" | head -n 2
+done
+echo "[sanitize] unit tests clean under address + undefined sanitizers; no fuzzer finding"
