@@ -166,6 +166,12 @@ GraphBuilder read_model_layers(const json& document, const std::string& source) 
   }
   const std::string name = top.required_string("name");
   const JsonArrayReader layers = top.array("layers");
+  // Reading is linear (1.6 M layers take seconds), but a file far beyond any network is refused
+  // before any of its layers is built.
+  constexpr size_t kMostLayers = 10'000'000;
+  if (layers.size() > kMostLayers) {
+    top.fail("layers", fmt::format("{} layers; a model may have at most {}", layers.size(), kMostLayers));
+  }
   top.optional_string("description", "");
   top.reject_unknown_keys();
 

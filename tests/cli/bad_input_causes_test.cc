@@ -72,6 +72,34 @@ TEST(CliBadInputCauses, TooFewDevicesNameTheClusterFileAndCountInWords) {
                   "--cluster " + one + ": cluster 'local-cpu' places ranks on 1 device but the plan's mesh {data: 2} needs 2");
 }
 
+TEST(CliBadInputCauses, SizesBeyond64BitsAreRefusedNamingTheLayer) {
+  const std::string out = (std::filesystem::temp_directory_path() / "overflow-stats.json").string();
+  std::filesystem::remove(out);
+  const std::string shape = write_temp_file(
+      "huge-shape.json", R"({"format": "splitbrain-model", "version": 1, "name": "m", "layers": [
+        {"name": "data", "op": "input", "shape": [3, 4294967296, 4294967296]}]})");
+  expect_rejected(run_splitbrain("inspect --model " + shape + " --json " + out),
+                  shape + ": layer 'data': size: shape [3, 4294967296, 4294967296] has more elements than fit in 64 bits");
+  const std::string weights = write_temp_file(
+      "huge-weights.json", R"({"format": "splitbrain-model", "version": 1, "name": "m", "layers": [
+        {"name": "data", "op": "input", "shape": [4294967296]}, {"name": "fc", "op": "linear", "out_features": 4294967296}]})");
+  expect_rejected(run_splitbrain("inspect --model " + weights + " --json " + out),
+                  weights + ": layer 'fc': size: parameters: 4294967296 x 4294967296 does not fit in 64 bits");
+  // A batch whose bytes overflow, of a model whose sizes alone do not.
+  const std::string plan = write_temp_file("huge-batch-bytes.json",
+                                           replaced(read_file(kPlan), "\"batch\": 128", "\"batch\": 4611686018427387904"));
+  expect_rejected(run_splitbrain("simulate --plan " + plan + " --json " + out), plan + ": batch: 4611686018427387904 samples of layer");
+  EXPECT_FALSE(std::filesystem::exists(out)) << "a refused command left " << out;
+}
+
+TEST(CliBadInputCauses, ResourceLimitsAreCheckedBeforeWork) {
+  // Refused at once, instead of searching for 21 s and running out of memory.
+  const CommandResult devices = run_splitbrain("plan --model vgg11 --devices 1000000000 --batch 64");
+  EXPECT_EQ(devices.exit_code, 2) << devices.err;
+  EXPECT_NE(devices.err.find("--devices"), std::string::npos) << devices.err;
+  EXPECT_NE(devices.err.find("1048576"), std::string::npos) << devices.err;
+}
+
 TEST(CliBadInputCauses, NestingWithoutEndIsRefusedBeforeItIsRead) {
   const std::string deep = std::string(50000, '[') + std::string(50000, ']');
   const std::string plan = replaced(read_file(kPlan), "\"family\"", "\"notes\": " + deep + ", \"family\"");

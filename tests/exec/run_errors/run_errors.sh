@@ -39,6 +39,8 @@ expect "a report into a missing folder" "--report /nonexistent/dir/r.json: folde
   "$mpiexec" -np 2 "$binary" run --backend cpu --plan "$plan2" --data synthetic --iters 1 --report /nonexistent/dir/r.json
 expect "a trace onto a folder" "--trace $work: is a folder" -- \
   "$mpiexec" -np 2 "$binary" run --backend cpu --plan "$plan2" --data synthetic --iters 1 --trace "$work"
+expect "synthetic samples beyond the limit" "samples=1099511627776 must be between 1 and 2^27" -- \
+  "$mpiexec" -np 2 "$binary" run --backend cpu --plan "$plan2" --data synthetic:samples=1099511627776 --iters 1
 expect "threads beyond the range" "--threads" -- \
   "$mpiexec" -np 2 "$binary" run --backend cpu --plan "$plan2" --data synthetic --iters 1 --threads 1000000
 # A plan far beyond this machine's memory is refused before anything is allocated.
