@@ -117,6 +117,12 @@ std::vector<Collective> collectives_of(const StepInstruction& instruction) {
 
 std::string_view stream_name(Stream stream) { return stream == Stream::compute ? "compute" : "communication"; }
 
+bool waited_at_once(const StepProgram& program, int instruction) {
+  const auto next = static_cast<size_t>(instruction) + 1;
+  return next < program.instructions.size() && program.instructions[next].op == StepOp::wait &&
+         program.instructions[next].waits_for == instruction;
+}
+
 bool moves_gradient(const StepProgram& program, const StepInstruction& instruction) {
   const std::vector<int>& buffers = instruction.op == StepOp::recv ? instruction.writes : instruction.reads;
   if (buffers.empty()) return false;

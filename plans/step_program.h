@@ -139,6 +139,10 @@ struct StepProgram {
 // activation: what tells a pipeline message's direction and a redistribution's label.
 bool moves_gradient(const StepProgram& program, const StepInstruction& instruction);
 
+// Whether the program waits for communication instruction `instruction` right after starting it
+// (a gradient bucket's reduction that does not overlap anything: run it blocking).
+bool waited_at_once(const StepProgram& program, int instruction);
+
 // The order of the stage's passes in `program`: (forward, micro-batch) at a micro-batch's first
 // forward instruction, (backward, micro-batch) at its first recompute or backward instruction.
 std::vector<std::pair<PassKind, int>> pass_sequence(const StepProgram& program);

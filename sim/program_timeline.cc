@@ -27,12 +27,7 @@ class StageRun {
   StageRun(int stage, const StepProgram& program, const InstructionPricer& price, double overlap,
            std::map<MessageKey, double>& arrivals, ProgramTimeline& out)
       : stage_(stage), program_(program), price_(price), overlap_(overlap), arrivals_(arrivals), out_(out) {
-    wait_of_.assign(program.instructions.size(), -1);
     completes_.assign(program.instructions.size(), 0.0);
-    for (size_t i = 0; i < program.instructions.size(); ++i) {
-      const StepInstruction& instruction = program.instructions[i];
-      if (instruction.op == StepOp::wait) wait_of_.at(static_cast<size_t>(instruction.waits_for)) = static_cast<int>(i);
-    }
   }
 
   bool done() const { return next_ >= program_.instructions.size(); }
@@ -75,16 +70,15 @@ class StageRun {
     const double start = host_;
     switch (instruction.op) {
       case StepOp::forward:
-        spend(cost.compute_seconds, phases.compute_forward);
-        spend(cost.communication_seconds, phases.comm_exposed);
-        note_pass(PassKind::forward, instruction.micro_batch, start);
-        return;
       case StepOp::recompute:
-      case StepOp::backward:
-        spend(cost.compute_seconds, phases.compute_backward);
+      case StepOp::backward: {
+        // A recomputed forward belongs to the backward pass it precedes.
+        const bool forward = instruction.op == StepOp::forward;
+        spend(cost.compute_seconds, forward ? phases.compute_forward : phases.compute_backward);
         spend(cost.communication_seconds, phases.comm_exposed);
-        note_pass(PassKind::backward, instruction.micro_batch, start);
+        note_pass(forward ? PassKind::forward : PassKind::backward, instruction.micro_batch, start);
         return;
+      }
       case StepOp::send:
         // Non-blocking: the message leaves now and arrives after the transfer.
         completes_[static_cast<size_t>(index)] = host_ + cost.communication_seconds;
@@ -118,7 +112,7 @@ class StageRun {
   // the communication stream, behind the reductions started before it, while the host goes on
   // (less the share of the reduction the backward does not hide).
   void reduce(int index, const StepInstruction& instruction, double seconds) {
-    if (wait_of_[static_cast<size_t>(index)] == index + 1) {
+    if (plans::waited_at_once(program_, index)) {
       out_.gradient_sync.push_back({stage_, instruction.bucket, host_, host_ + seconds});
       spend(seconds, timeline_.phases.comm_exposed);
       completes_[static_cast<size_t>(index)] = host_;
@@ -160,7 +154,6 @@ class StageRun {
   bool finished_ = false;
   double host_ = 0.0;
   double stream_free_ = 0.0;
-  std::vector<int> wait_of_;        // per instruction: its wait (-1: none)
   std::vector<double> completes_;   // per send or reduce: when it completes
   StageTimeline timeline_;
   std::vector<ScheduledPass> passes_;

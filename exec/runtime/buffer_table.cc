@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -42,7 +41,10 @@ BufferTable::BufferTable(const plans::StepProgram& program, const plans::Compile
       parameters_(parameters),
       zero_(zero),
       memory_(memory),
-      arrays_(program.buffers.size()) {}
+      arrays_(program.buffers.size()),
+      resident_(program.buffers.size(), false) {
+  for (int b : program.resident) resident_[static_cast<size_t>(b)] = true;
+}
 
 TrackedArray* BufferTable::model_state_of(const plans::StepBuffer& buffer) {
   auto slot = [&](std::vector<TrackedArray>& arrays) {
@@ -138,8 +140,7 @@ comm::LocalArray& BufferTable::at(int buffer) {
 void BufferTable::check_all_released() const {
   std::string held;
   for (size_t b = 0; b < arrays_.size(); ++b) {
-    if (arrays_[b] && std::find(program_.resident.begin(), program_.resident.end(), static_cast<int>(b)) ==
-                          program_.resident.end()) {
+    if (arrays_[b] && !resident_[b]) {
       held += fmt::format(" {}", b);
     }
   }

@@ -50,6 +50,7 @@ class BufferTable {
   const ZeroSlices& zero_;
   MemoryTracker& memory_;
   std::vector<TrackedArray> arrays_;  // per buffer; empty while it does not exist
+  std::vector<bool> resident_;        // per buffer: a model state, bound rather than allocated
 };
 
 }  // namespace splitbrain::exec

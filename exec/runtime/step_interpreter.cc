@@ -32,13 +32,7 @@ comm::LocalArray shape_only(const std::vector<int64_t>& shape) { return comm::Lo
 StepInterpreter::StepInterpreter(plans::StepProgram program, RankResources resources)
     : program_(std::move(program)),
       r_(resources),
-      buffers_(program_, r_.compiled, r_.contexts, r_.parameters, r_.zero, r_.memory) {
-  wait_of_.assign(program_.instructions.size(), -1);
-  for (size_t i = 0; i < program_.instructions.size(); ++i) {
-    const StepInstruction& instruction = program_.instructions[i];
-    if (instruction.op == StepOp::wait) wait_of_.at(static_cast<size_t>(instruction.waits_for)) = static_cast<int>(i);
-  }
-}
+      buffers_(program_, r_.compiled, r_.contexts, r_.parameters, r_.zero, r_.memory) {}
 
 StepRun StepInterpreter::run(int64_t step, BatchSource& data, const LogitsObserver& on_logits) {
   step_ = step;

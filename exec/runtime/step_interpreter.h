@@ -85,7 +85,6 @@ class StepInterpreter {
   plans::StepProgram program_;
   RankResources r_;
   BufferTable buffers_;
-  std::vector<int> wait_of_;  // per instruction: the wait instruction for it (-1: none)
   // During a run:
   int64_t step_ = 0;
   BatchSource* data_ = nullptr;

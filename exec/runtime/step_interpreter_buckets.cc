@@ -54,7 +54,7 @@ void StepInterpreter::reduce(int index, const StepInstruction& instruction) {
   comm::LocalArray& flat = buffers_.at(instruction.reads.at(0));
   comm::LocalArray& into = buffers_.at(instruction.writes.at(0));
   const bool in_place = instruction.reads[0] == instruction.writes[0];
-  if (wait_of_[static_cast<size_t>(index)] == index + 1) {
+  if (plans::waited_at_once(program_, index)) {
     comm::LocalArray result = r_.communicator.run(instruction.collectives.at(0), flat, "gradients");
     for (size_t i = 1; i < instruction.collectives.size(); ++i) {
       result = r_.communicator.run(instruction.collectives[i], result, "gradients");
