@@ -5,13 +5,15 @@
 #include "exec/cuda/cuda_device.h"
 #include "exec/cuda/cuda_layer_ops.h"
 #include "exec/cuda/nccl_collectives.h"
+#include "exec/runtime/host_device.h"
 
 namespace splitbrain::exec::cuda {
 
 Backend make_cuda_backend(comm::MeshCommunicators& communicators) {
   select_device_for_this_rank();  // the engine's stream and buffers live on this device
   OpFactory ops = cuda_layer_ops();
-  return {"cuda", std::move(ops), std::make_unique<NcclCollectives>(communicators)};
+  // Arrays stay in host memory for now (HostDevice): the kernels copy them in and out.
+  return {"cuda", std::move(ops), std::make_unique<NcclCollectives>(communicators), std::make_unique<HostDevice>()};
 }
 
 }  // namespace splitbrain::exec::cuda

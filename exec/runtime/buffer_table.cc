@@ -34,12 +34,13 @@ bool written_whole(BufferRole role) {
 
 BufferTable::BufferTable(const plans::StepProgram& program, const plans::CompiledPlan& compiled,
                          const std::vector<OpContext>& contexts, std::vector<LayerParameters>& parameters,
-                         const ZeroSlices& zero, MemoryTracker& memory)
+                         const ZeroSlices& zero, Device& device, MemoryTracker& memory)
     : program_(program),
       compiled_(compiled),
       contexts_(contexts),
       parameters_(parameters),
       zero_(zero),
+      device_(device),
       memory_(memory),
       arrays_(program.buffers.size()),
       resident_(program.buffers.size(), false) {
@@ -118,8 +119,7 @@ void BufferTable::allocate(int buffer) {
   if (described.role == BufferRole::kept_by_op) return;  // the op's own storage
   TrackedArray& array = arrays_[static_cast<size_t>(buffer)];
   if (array) throw std::logic_error(fmt::format("step program: buffer {} allocated twice", buffer));
-  array = written_whole(described.role) ? make_unfilled_tracked(memory_, described.category, shape_of(described))
-                                        : make_tracked(memory_, described.category, shape_of(described));
+  array = make_tracked(device_, memory_, described.category, shape_of(described), !written_whole(described.role));
   if (TrackedArray* state = model_state_of(described)) *state = array;
 }
 
@@ -130,7 +130,7 @@ void BufferTable::release(int buffer) {
   arrays_[static_cast<size_t>(buffer)].reset();
 }
 
-comm::LocalArray& BufferTable::at(int buffer) {
+DeviceArray& BufferTable::at(int buffer) {
   if (buffer < 0 || static_cast<size_t>(buffer) >= arrays_.size() || !arrays_[static_cast<size_t>(buffer)]) {
     throw std::logic_error(fmt::format("step program: buffer {} is read or written while it does not exist", buffer));
   }

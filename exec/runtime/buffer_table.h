@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "exec/comm/local_array.h"
+#include "exec/runtime/device.h"
 #include "exec/runtime/layer_op.h"
 #include "exec/runtime/layer_parameters.h"
 #include "exec/runtime/memory_tracker.h"
@@ -24,17 +24,18 @@ class BufferTable {
  public:
   BufferTable(const plans::StepProgram& program, const plans::CompiledPlan& compiled,
               const std::vector<OpContext>& contexts, std::vector<LayerParameters>& parameters,
-              const ZeroSlices& zero, MemoryTracker& memory);
+              const ZeroSlices& zero, Device& device, MemoryTracker& memory);
 
   // Binds the resident buffers to the model states (at the start of every run: ZeRO 3 and
   // checkpoints may have replaced them).
   void bind_model_states();
-  // A zero-filled array of the buffer's shape. A gathered parameter or a whole gradient of ZeRO
+  // An array of the buffer's shape on the device (zero-filled unless the instruction after the
+  // alloc writes it whole). A gathered parameter or a whole gradient of ZeRO
   // also becomes the layer's, for as long as it lives (the ops read parameters through there).
   void allocate(int buffer);
   void release(int buffer);
   // The buffer's array; throws std::logic_error if it does not exist now.
-  comm::LocalArray& at(int buffer);
+  DeviceArray& at(int buffer);
   const plans::StepBuffer& describe(int buffer) const { return program_.buffers[static_cast<size_t>(buffer)]; }
   // Throws std::logic_error naming the buffers still allocated (a program that leaks).
   void check_all_released() const;
@@ -48,6 +49,7 @@ class BufferTable {
   const std::vector<OpContext>& contexts_;
   std::vector<LayerParameters>& parameters_;
   const ZeroSlices& zero_;
+  Device& device_;
   MemoryTracker& memory_;
   std::vector<TrackedArray> arrays_;  // per buffer; empty while it does not exist
   std::vector<bool> resident_;        // per buffer: a model state, bound rather than allocated

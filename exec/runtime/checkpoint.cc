@@ -26,19 +26,22 @@ MPI_Comm world(Trainer& trainer) { return trainer.communicator().communicators()
 void barrier(Trainer& trainer) { SB_MPI_CHECK(MPI_Barrier(world(trainer))); }
 
 // Every array the checkpoint holds, in a fixed order: parameters (whole, then ZeRO 3's slices,
-// which stand for the parameters it does not keep whole), then optimizer moments.
-std::vector<std::vector<float>*> state_arrays(Trainer& trainer) {
-  std::vector<std::vector<float>*> arrays;
+// which stand for the parameters it does not keep whole), then optimizer moments (SGD's second
+// moments are null: written as empty arrays).
+std::vector<DeviceArray*> state_arrays(Trainer& trainer) {
+  std::vector<DeviceArray*> arrays;
   for (LayerParameters& layer : trainer.parameters()) {
     for (TrackedArray& value : layer.values) {
-      if (value) arrays.push_back(&value->values);
+      if (value) arrays.push_back(value.get());
     }
   }
-  for (std::vector<float>* slice : trainer.sharded_state()) arrays.push_back(slice);
-  for (auto& moment : trainer.optimizer().first_moments()) arrays.push_back(&moment);
-  for (auto& moment : trainer.optimizer().second_moments()) arrays.push_back(&moment);
+  for (DeviceArray* slice : trainer.sharded_state()) arrays.push_back(slice);
+  for (const TrackedArray& moment : trainer.optimizer().first_moments()) arrays.push_back(moment.get());
+  for (const TrackedArray& moment : trainer.optimizer().second_moments()) arrays.push_back(moment.get());
   return arrays;
 }
+
+int64_t elements_of(const DeviceArray* array) { return array != nullptr ? array->elements() : 0; }
 
 // What each array of state_arrays is on this rank: which block of which tensor, which ZeRO
 // slice, which moment. Two runs whose arrays have the same sizes but other layouts differ here.
@@ -52,25 +55,29 @@ std::vector<std::string> state_layout(Trainer& trainer, const plans::Plan& plan)
       if (!parameters[v].values[k]) continue;
       const plans::ParameterShard& shard = compiled.layers[v].layouts.parameters[k];
       lines.push_back(fmt::format("{} parameter {}: [{}] at [{}] of [{}]", plan.model->layer(static_cast<int>(v)).name, k,
-                                  fmt::join(parameters[v].values[k]->shape, ", "),
+                                  fmt::join(parameters[v].values[k]->shape(), ", "),
                                   fmt::join(plans::local_offset(shard.layout, plan.mesh, shard.global_shape, rank), ", "),
                                   fmt::join(shard.global_shape, ", ")));
     }
   }
   const int stage = plan.pipe_axis >= 0 ? plan.mesh.coordinate(rank, plan.pipe_axis) : 0;
-  const std::vector<std::vector<float>*> slices = trainer.sharded_state();
+  const std::vector<DeviceArray*> slices = trainer.sharded_state();
   size_t slice = 0;
   for (const plans::GradientBucket& bucket : compiled.buckets) {
     if (bucket.stage != stage || slice >= slices.size()) continue;
     std::vector<std::string> layers;
     for (int v : bucket.layers) layers.push_back(plan.model->layer(v).name);
     lines.push_back(fmt::format("ZeRO slice of {}: {} values, member {} of {}", fmt::join(layers, ", "),
-                                slices[slice]->size(), plan.mesh.index_in_group(rank, bucket.axes),
+                                slices[slice]->elements(), plan.mesh.index_in_group(rank, bucket.axes),
                                 plan.mesh.group_size(bucket.axes)));
     ++slice;
   }
-  for (const auto& moment : trainer.optimizer().first_moments()) lines.push_back(fmt::format("first moment: {} values", moment.size()));
-  for (const auto& moment : trainer.optimizer().second_moments()) lines.push_back(fmt::format("second moment: {} values", moment.size()));
+  for (const TrackedArray& moment : trainer.optimizer().first_moments()) {
+    lines.push_back(fmt::format("first moment: {} values", elements_of(moment.get())));
+  }
+  for (const TrackedArray& moment : trainer.optimizer().second_moments()) {
+    lines.push_back(fmt::format("second moment: {} values", elements_of(moment.get())));
+  }
   return lines;
 }
 
@@ -96,10 +103,14 @@ std::string encode_state(Trainer& trainer) {
   put(&kMagic, sizeof kMagic);
   put(&steps, sizeof steps);
   put(&optimizer_steps, sizeof optimizer_steps);
-  for (const std::vector<float>* array : state_arrays(trainer)) {
-    const auto size = static_cast<int64_t>(array->size());
+  std::vector<float> host;
+  for (const DeviceArray* array : state_arrays(trainer)) {
+    const int64_t size = elements_of(array);
     put(&size, sizeof size);
-    put(array->data(), array->size() * sizeof(float));
+    if (array == nullptr) continue;
+    host.resize(static_cast<size_t>(size));
+    trainer.device().download(*array, host);
+    put(host.data(), host.size() * sizeof(float));
   }
   return bytes;
 }
@@ -121,13 +132,18 @@ void decode_state(Trainer& trainer, const std::string& bytes, const std::filesys
     throw InputError(fmt::format("{}: holds step {}, the manifest's checkpoint is of step {}", path.string(), steps, step));
   }
   take(&optimizer_steps, sizeof optimizer_steps);
-  for (std::vector<float>* array : state_arrays(trainer)) {
+  std::vector<float> host;
+  for (DeviceArray* array : state_arrays(trainer)) {
     int64_t size = 0;
     take(&size, sizeof size);
-    if (size != static_cast<int64_t>(array->size())) {
-      throw InputError(fmt::format("{}: an array of {} values where this plan has {}", path.string(), size, array->size()));
+    if (size != elements_of(array)) {
+      throw InputError(fmt::format("{}: an array of {} values where this plan has {}", path.string(), size,
+                                   elements_of(array)));
     }
-    take(array->data(), array->size() * sizeof(float));
+    if (array == nullptr) continue;
+    host.resize(static_cast<size_t>(size));
+    take(host.data(), host.size() * sizeof(float));
+    trainer.device().upload(host, *array);
   }
   if (at != bytes.size()) throw InputError(fmt::format("{}: {} unexpected trailing bytes", path.string(), bytes.size() - at));
   trainer.set_steps_taken(steps);

@@ -2,19 +2,18 @@
 
 #include <fmt/format.h>
 
-#include "exec/comm/mpi_check.h"
-#include "model/errors.h"
-
 #include <stdexcept>
+
+#include "model/errors.h"
 
 namespace splitbrain::exec {
 namespace {
 constexpr int kPositions = 8;  // inputs per layer the tag scheme leaves room for
 }
 
-StageLink::StageLink(comm::Communicator& communicator, int pipe_axis, int micro_batches)
-    : communicator_(communicator), pipe_axis_(pipe_axis), micro_batches_(micro_batches) {
-  if (pipe_axis_ >= 0) comm_ = communicator_.communicators().get({pipe_axis_});
+StageLink::StageLink(comm::Communicator& communicator, Device& device, int pipe_axis, int micro_batches)
+    : communicator_(communicator), device_(device), micro_batches_(micro_batches) {
+  if (pipe_axis >= 0) pipe_axes_ = {pipe_axis};
 }
 
 int StageLink::tag(int consumer, int position, int micro, bool backward) const {
@@ -26,33 +25,27 @@ int StageLink::tag(int consumer, int position, int micro, bool backward) const {
   return static_cast<int>(value);
 }
 
-int StageLink::send(const comm::LocalArray& array, const plans::Collective& transfer, int message_tag,
+int StageLink::send(const DeviceArray& array, const plans::Collective& transfer, int message_tag,
                     std::string_view label) {
-  MPI_Request request = MPI_REQUEST_NULL;
-  SB_MPI_CHECK(MPI_Isend(array.values.data(), static_cast<int>(array.values.size()), MPI_FLOAT,
-                         transfer.destination_index, message_tag, comm_, &request));
+  pending_[next_id_] = device_.start_send(communicator_.engine(), pipe_axes_, transfer.destination_index,
+                                          message_tag, array);
   communicator_.counter().add(label, transfer.kind, plans::bytes_sent(transfer, transfer.source_index));
-  pending_[next_id_] = request;
   return next_id_++;
 }
 
 void StageLink::wait(int send_id) {
   const auto it = pending_.find(send_id);
   if (it == pending_.end()) throw std::logic_error(fmt::format("pipeline: wait for send {}, which is not pending", send_id));
-  SB_MPI_CHECK(MPI_Wait(&it->second, MPI_STATUS_IGNORE));
+  it->second->wait();
   pending_.erase(it);
 }
 
-void StageLink::receive(comm::LocalArray& into, const plans::Collective& transfer, int message_tag) {
-  SB_MPI_CHECK(MPI_Recv(into.values.data(), static_cast<int>(into.values.size()), MPI_FLOAT, transfer.source_index,
-                        message_tag, comm_, MPI_STATUS_IGNORE));
+void StageLink::receive(DeviceArray& into, const plans::Collective& transfer, int message_tag) {
+  device_.receive(communicator_.engine(), pipe_axes_, transfer.source_index, message_tag, into);
 }
 
 void StageLink::progress() {
-  for (auto& [id, request] : pending_) {
-    int done = 0;
-    if (request != MPI_REQUEST_NULL) SB_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
-  }
+  for (auto& [id, pending] : pending_) pending->test();
 }
 
 }  // namespace splitbrain::exec

@@ -4,33 +4,32 @@
 // counted the same way). Sends are non-blocking and waited for where the step program says
 // (plans/step_compiler.h: before the next send on the same edge, or at the end of the passes);
 // the caller keeps a send's buffer alive until then. Since every stage receives an edge's
-// micro-batches in order, those waits never deadlock. These stay MPI host messages for every
-// backend (the collective engine carries the rest): one message per edge needs no group
-// collective.
-
-#include <mpi.h>
+// micro-batches in order, those waits never deadlock. The messages are the Device's
+// (start_send / receive): MPI on host arrays, the GPU's own transport on device arrays; one
+// message per edge needs no group collective.
 
 #include <map>
+#include <memory>
 #include <string_view>
 #include <vector>
 
 #include "exec/comm/communicator.h"
-#include "exec/comm/local_array.h"
+#include "exec/runtime/device.h"
 #include "plans/collective.h"
 
 namespace splitbrain::exec {
 
 class StageLink {
  public:
-  StageLink(comm::Communicator& communicator, int pipe_axis, int micro_batches);
+  StageLink(comm::Communicator& communicator, Device& device, int pipe_axis, int micro_batches);
 
   // The message tag of input `position` of `consumer` for `micro`, forward or backward.
   int tag(int consumer, int position, int micro, bool backward) const;
   // Starts sending `array`, which must stay alive and unchanged until wait(returned id).
-  int send(const comm::LocalArray& array, const plans::Collective& transfer, int tag, std::string_view label);
+  int send(const DeviceArray& array, const plans::Collective& transfer, int tag, std::string_view label);
   void wait(int send_id);
   // Receives into `into` (already shaped).
-  void receive(comm::LocalArray& into, const plans::Collective& transfer, int tag);
+  void receive(DeviceArray& into, const plans::Collective& transfer, int tag);
   // Lets MPI move the pending sends along. Open MPI progresses a large (rendezvous) send only
   // inside MPI calls of the sender: without a nudge between layers the next stage would wait
   // for the whole pass.
@@ -40,11 +39,11 @@ class StageLink {
 
  private:
   comm::Communicator& communicator_;
-  int pipe_axis_;
+  Device& device_;
+  std::vector<int> pipe_axes_;  // {pipe axis}, or none
   int micro_batches_;
-  MPI_Comm comm_ = MPI_COMM_NULL;
   int next_id_ = 0;
-  std::map<int, MPI_Request> pending_;  // by send id
+  std::map<int, std::unique_ptr<comm::PendingCollective>> pending_;  // by send id
 };
 
 }  // namespace splitbrain::exec

@@ -9,8 +9,6 @@
 #include <utility>
 
 #include "exec/comm/progress_watchdog.h"
-#include "exec/comm/redistribution_runner.h"
-#include "exec/runtime/flat_packing.h"
 #include "exec/runtime/tied_parameters.h"
 #include "model/statistics.h"
 #include "plans/redistribution.h"
@@ -23,16 +21,12 @@ using plans::BufferRole;
 using plans::StepInstruction;
 using plans::StepOp;
 
-// The shape of a released tensor, without its values: a backward that needs only its shape gets
-// this, and one that read the values would fail loudly (null data) rather than silently.
-comm::LocalArray shape_only(const std::vector<int64_t>& shape) { return comm::LocalArray{shape, {}}; }
-
 }  // namespace
 
 StepInterpreter::StepInterpreter(plans::StepProgram program, RankResources resources)
     : program_(std::move(program)),
       r_(resources),
-      buffers_(program_, r_.compiled, r_.contexts, r_.parameters, r_.zero, r_.memory) {}
+      buffers_(program_, r_.compiled, r_.contexts, r_.parameters, r_.zero, r_.device, r_.memory) {}
 
 StepRun StepInterpreter::run(int64_t step, BatchSource& data, const LogitsObserver& on_logits) {
   step_ = step;
@@ -130,13 +124,9 @@ void StepInterpreter::execute(int index) {
     case StepOp::recompute: forward(instruction); return;
     case StepOp::backward: backward(instruction); return;
     case StepOp::redistribute: redistribute(instruction); return;
-    case StepOp::accumulate: {
-      const comm::LocalArray& from = buffers_.at(instruction.reads.at(0));
-      comm::LocalArray& into = buffers_.at(instruction.writes.at(0));
-      check_same_size(into, from.values.size(), "a gradient's accumulation");
-      for (size_t i = 0; i < from.values.size(); ++i) into.values[i] += from.values[i];
+    case StepOp::accumulate:
+      r_.device.add(buffers_.at(instruction.reads.at(0)), buffers_.at(instruction.writes.at(0)));
       return;
-    }
     case StepOp::send: send(index, instruction); return;
     case StepOp::recv: receive(instruction); return;
     case StepOp::wait: wait(instruction); return;
@@ -147,7 +137,12 @@ void StepInterpreter::execute(int index) {
     case StepOp::gather_params: gather_bucket(instruction); return;
     case StepOp::loss_out: {
       loss_sum_ += r_.ops[static_cast<size_t>(instruction.layer)]->loss_sum(instruction.micro_batch);
-      if (on_logits_ != nullptr) (*on_logits_)(instruction.micro_batch, buffers_.at(instruction.reads.at(1)));
+      if (on_logits_ != nullptr) {
+        const DeviceArray& logits = buffers_.at(instruction.reads.at(1));
+        comm::LocalArray host{logits.shape(), std::vector<float>(static_cast<size_t>(logits.elements()))};
+        r_.device.download(logits, host.values);
+        (*on_logits_)(instruction.micro_batch, host);
+      }
       return;
     }
   }
@@ -155,22 +150,19 @@ void StepInterpreter::execute(int index) {
 
 void StepInterpreter::load_input(const StepInstruction& instruction) {
   const OpContext& ctx = r_.contexts[static_cast<size_t>(instruction.layer)];
-  comm::LocalArray& into = buffers_.at(instruction.writes.at(0));
-  // The batch block this rank holds, read whole; channel or height splits are cut afterwards.
+  // The batch block this rank holds, read whole on the host; channel or height splits are cut
+  // there too, so one upload brings exactly the rank's block.
   std::vector<int64_t> whole = ctx.output_global_shape;
   whole[0] = ctx.output_shape[0];
   const int64_t first = instruction.micro_batch * r_.compiled.micro_batch + ctx.output_offset[0];
-  if (whole == ctx.output_shape) {
-    data_->images(step_, first, whole[0], into.values.data());
-    return;
-  }
   comm::LocalArray samples{whole, std::vector<float>(static_cast<size_t>(comm::element_count(whole)))};
   data_->images(step_, first, whole[0], samples.values.data());
-  std::vector<int64_t> offset = ctx.output_offset;
-  offset[0] = 0;
-  comm::LocalArray block = comm::to_floats(comm::sub_array(comm::to_bytes(samples), offset, ctx.output_shape));
-  check_same_size(into, block.values.size(), "an input batch");
-  into.values = std::move(block.values);
+  if (whole != ctx.output_shape) {
+    std::vector<int64_t> offset = ctx.output_offset;
+    offset[0] = 0;
+    samples = comm::to_floats(comm::sub_array(comm::to_bytes(samples), offset, ctx.output_shape));
+  }
+  r_.device.upload(samples.values, buffers_.at(instruction.writes.at(0)));
 }
 
 void StepInterpreter::count_kept_change(int layer, int64_t kept_before) {
@@ -189,14 +181,14 @@ void StepInterpreter::release_kept(int layer, int micro) {
 void StepInterpreter::forward(const StepInstruction& instruction) {
   const int v = instruction.layer;
   const plans::PassOperands& operands = instruction.operands;
-  std::vector<const comm::LocalArray*> inputs;
+  std::vector<const DeviceArray*> inputs;
   for (int b : operands.inputs) inputs.push_back(&buffers_.at(b));
   // The op reads its parameters through the layer's model states, where the program's gathered
   // parameters are bound (and a tied head finds its table).
-  const ParameterViews params = parameter_views(r_.plan, r_.compiled, r_.rank, r_.parameters, v);
+  const ParameterViews params = parameter_views(r_.device, r_.plan, r_.compiled, r_.rank, r_.parameters, v);
   LayerOp& op = *r_.ops[static_cast<size_t>(v)];
   const int64_t kept = op.kept_bytes();
-  op.forward(instruction.micro_batch, step_, inputs, params.values, buffers_.at(operands.output));
+  r_.device.forward(op, instruction.micro_batch, step_, inputs, params.values, buffers_.at(operands.output));
   count_kept_change(v, kept);
   r_.link.progress();
 }
@@ -207,31 +199,23 @@ void StepInterpreter::backward(const StepInstruction& instruction) {
   const plans::PassOperands& operands = instruction.operands;
   const OpContext& ctx = r_.contexts[static_cast<size_t>(v)];
   // Released tensors: the op needs only their shapes.
-  std::vector<comm::LocalArray> released;
-  released.reserve(operands.inputs.size() + 1);
-  std::vector<const comm::LocalArray*> inputs;
+  std::vector<std::unique_ptr<ReleasedArray>> released;
+  auto gone = [&](const std::vector<int64_t>& shape) {
+    return released.emplace_back(std::make_unique<ReleasedArray>(shape)).get();
+  };
+  std::vector<const DeviceArray*> inputs;
   for (size_t p = 0; p < operands.inputs.size(); ++p) {
-    if (operands.inputs[p] >= 0) {
-      inputs.push_back(&buffers_.at(operands.inputs[p]));
-    } else {
-      inputs.push_back(&released.emplace_back(shape_only(ctx.input_shapes[p])));
-    }
+    inputs.push_back(operands.inputs[p] >= 0 ? &buffers_.at(operands.inputs[p]) : gone(ctx.input_shapes[p]));
   }
-  const comm::LocalArray* output = operands.output >= 0 ? &buffers_.at(operands.output)
-                                                        : &released.emplace_back(shape_only(ctx.output_shape));
-  // The op writes input gradients into arrays it is handed by value: they move in and back out.
-  std::vector<comm::LocalArray> input_grads;
+  const DeviceArray* output = operands.output >= 0 ? &buffers_.at(operands.output) : gone(ctx.output_shape);
+  std::vector<DeviceArray*> input_grads;
   for (int b : operands.input_gradients) {
-    if (b >= 0) input_grads.push_back(std::move(buffers_.at(b)));
+    if (b >= 0) input_grads.push_back(&buffers_.at(b));
   }
-  const ParameterViews params = parameter_views(r_.plan, r_.compiled, r_.rank, r_.parameters, v);
-  r_.ops[static_cast<size_t>(v)]->backward(micro, inputs, *output, buffers_.at(operands.output_gradient),
-                                           params.values, input_grads, params.grads);
-  params.add_tied_gradient();
-  size_t next = 0;
-  for (int b : operands.input_gradients) {
-    if (b >= 0) buffers_.at(b) = std::move(input_grads[next++]);
-  }
+  const ParameterViews params = parameter_views(r_.device, r_.plan, r_.compiled, r_.rank, r_.parameters, v);
+  r_.device.backward(*r_.ops[static_cast<size_t>(v)], micro, inputs, *output, buffers_.at(operands.output_gradient),
+                     params.values, input_grads, params.grads);
+  params.add_tied_gradient(r_.device);
   if (operands.kept < 0) release_kept(v, micro);  // whatever the op kept without the program knowing
   for (auto& [instruction_index, pending] : pending_reductions_) pending->test();
   r_.link.progress();
@@ -247,14 +231,9 @@ void StepInterpreter::redistribute(const StepInstruction& instruction) {
   const int producer = layer.inputs.at(static_cast<size_t>(instruction.index));
   const auto global = plans::activation_shape(net.layer(producer), r_.compiled.micro_batch);
   const bool gradient = plans::moves_gradient(program_, instruction);
-  comm::LocalArray& source = buffers_.at(instruction.reads.at(0));
-  // A gradient has one reader, this instruction (the program frees it next): it moves.
-  comm::LocalArray moved = gradient ? std::move(source) : source;
-  comm::LocalArray result = comm::run_redistribution(r_.communicator, instruction.steps, global, std::move(moved),
-                                                     layer.name + (gradient ? "/backward" : "/forward"));
-  comm::LocalArray& into = buffers_.at(instruction.writes.at(0));
-  check_same_size(into, result.values.size(), "a redistribution");
-  into.values = std::move(result.values);
+  // A gradient has one reader, this instruction (the program frees it next): it may move.
+  r_.device.redistribute(r_.communicator, instruction.steps, global, buffers_.at(instruction.reads.at(0)), gradient,
+                         buffers_.at(instruction.writes.at(0)), layer.name + (gradient ? "/backward" : "/forward"));
 }
 
 void StepInterpreter::gather_layer_parameters(const StepInstruction& instruction) {
@@ -263,14 +242,11 @@ void StepInterpreter::gather_layer_parameters(const StepInstruction& instruction
   const ZeroBucketSlice& z = r_.zero.buckets.at(static_cast<size_t>(r_.zero.bucket_of_layer[v]));
   const auto position = static_cast<size_t>(r_.zero.position_in_bucket[v]);
   const int64_t slice = z.layer_slices[position];
-  const comm::LocalArray& slices = buffers_.at(instruction.reads.at(0));
-  const auto first = slices.values.begin() + z.layer_offsets[position];
-  const comm::LocalArray mine{{slice}, std::vector<float>(first, first + slice)};
-  comm::LocalArray whole = r_.communicator.run(instruction.collectives.at(0), mine,
-                                               r_.plan.model->layer(instruction.layer).name + "/parameter_gather");
-  comm::LocalArray& into = buffers_.at(instruction.writes.at(0));
-  check_same_size(into, whole.values.size(), "a parameter gather");
-  into.values = std::move(whole.values);
+  const std::unique_ptr<DeviceArray> mine = r_.device.allocate({slice}, false);
+  r_.device.copy(buffers_.at(instruction.reads.at(0)), z.layer_offsets[position], *mine, 0, slice);
+  r_.device.run_collectives(r_.communicator, std::span(&instruction.collectives.at(0), 1), *mine,
+                            buffers_.at(instruction.writes.at(0)),
+                            r_.plan.model->layer(instruction.layer).name + "/parameter_gather");
 }
 
 void StepInterpreter::send(int index, const StepInstruction& instruction) {
@@ -283,9 +259,7 @@ void StepInterpreter::send(int index, const StepInstruction& instruction) {
 void StepInterpreter::receive(const StepInstruction& instruction) {
   const bool gradient = plans::moves_gradient(program_, instruction);
   const int tag = r_.link.tag(instruction.layer, instruction.index, instruction.micro_batch, gradient);
-  comm::LocalArray& into = buffers_.at(instruction.writes.at(0));
-  into.values.resize(static_cast<size_t>(comm::element_count(into.shape)));
-  r_.link.receive(into, instruction.collectives.at(0), tag);
+  r_.link.receive(buffers_.at(instruction.writes.at(0)), instruction.collectives.at(0), tag);
 }
 
 void StepInterpreter::wait(const StepInstruction& instruction) {

@@ -17,6 +17,7 @@
 #include "exec/comm/communicator.h"
 #include "exec/runtime/batch_source.h"
 #include "exec/runtime/buffer_table.h"
+#include "exec/runtime/device.h"
 #include "exec/runtime/layer_op.h"
 #include "exec/runtime/layer_parameters.h"
 #include "exec/runtime/memory_tracker.h"
@@ -40,6 +41,7 @@ struct RankResources {
   std::vector<LayerParameters>& parameters;    // per layer
   ZeroSlices& zero;
   Optimizer& optimizer;
+  Device& device;
   MemoryTracker& memory;
   comm::Communicator& communicator;
   comm::CollectiveEngine& engine;
@@ -56,7 +58,8 @@ class StepInterpreter {
  public:
   StepInterpreter(plans::StepProgram program, RankResources resources);
   // Runs the program once on training step `step`'s batch of `data`. `on_logits`, when set, sees
-  // each micro-batch's logits as its loss reads them (evaluation counts predictions from them).
+  // each micro-batch's logits as its loss reads them (evaluation counts predictions from them;
+  // they are downloaded for it, a host transfer the training step does not make).
   using LogitsObserver = std::function<void(int micro, const comm::LocalArray& logits)>;
   StepRun run(int64_t step, BatchSource& data, const LogitsObserver& on_logits = {});
   const plans::StepProgram& program() const { return program_; }

@@ -125,26 +125,24 @@ bool adds_head_gradient(const plans::Plan& plan, int rank, int layer, int table)
 
 }  // namespace
 
-ParameterViews parameter_views(const plans::Plan& plan, const plans::CompiledPlan& compiled, int rank,
+ParameterViews parameter_views(Device& device, const plans::Plan& plan, const plans::CompiledPlan& compiled, int rank,
                                std::vector<LayerParameters>& parameters, int layer) {
   ParameterViews views;
   const int table = tied_table_layer(*plan.model, layer);
   if (table >= 0) {
     LayerParameters& owner = parameters[static_cast<size_t>(table)];
-    comm::LocalArray& values = *owner.values.at(0);
-    comm::LocalArray& grads = *owner.grads.at(0);
+    DeviceArray& values = *owner.values.at(0);
+    DeviceArray& grads = *owner.grads.at(0);
     const plans::ParameterShard& shard = compiled.layers[static_cast<size_t>(table)].layouts.parameters.at(0);
     const plans::TensorLayout needed = head_weight_layout(plan.layers[static_cast<size_t>(layer)]);
     const auto shape = plans::local_shape(needed, plan.mesh, shard.global_shape);
     const bool adds = adds_head_gradient(plan, rank, layer, table);
-    if (shape == values.shape) {
+    if (shape == values.shape()) {
       views.values.push_back(&values);
       if (adds) {
         views.grads.push_back(&grads);
       } else {
-        views.grad_block = std::make_unique<comm::LocalArray>();
-        views.grad_block->shape = shape;
-        views.grad_block->values.assign(values.values.size(), 0.0f);
+        views.grad_block = device.allocate(shape, true);
         views.grads.push_back(views.grad_block.get());
       }
     } else {
@@ -152,16 +150,9 @@ ParameterViews parameter_views(const plans::Plan& plan, const plans::CompiledPla
       const auto needed_at = plans::local_offset(needed, plan.mesh, shard.global_shape, rank);
       const auto held_at = plans::local_offset(shard.layout, plan.mesh, shard.global_shape, rank);
       views.block_offset = {needed_at[0] - held_at[0], needed_at[1] - held_at[1]};
-      views.weight_block = std::make_unique<comm::LocalArray>();
-      views.weight_block->shape = shape;
-      views.weight_block->values.reserve(static_cast<size_t>(shape[0] * shape[1]));
-      for (int64_t r = 0; r < shape[0]; ++r) {
-        const auto row = values.values.begin() + (views.block_offset[0] + r) * values.shape[1] + views.block_offset[1];
-        views.weight_block->values.insert(views.weight_block->values.end(), row, row + shape[1]);
-      }
-      views.grad_block = std::make_unique<comm::LocalArray>();
-      views.grad_block->shape = shape;
-      views.grad_block->values.assign(views.weight_block->values.size(), 0.0f);
+      views.weight_block = device.allocate(shape, false);
+      device.copy_block(values, views.block_offset, *views.weight_block);
+      views.grad_block = device.allocate(shape, true);
       views.table_grad = adds ? &grads : nullptr;
       views.values.push_back(views.weight_block.get());
       views.grads.push_back(views.grad_block.get());
@@ -173,15 +164,8 @@ ParameterViews parameter_views(const plans::Plan& plan, const plans::CompiledPla
   return views;
 }
 
-void ParameterViews::add_tied_gradient() const {
-  if (!grad_block || !table_grad) return;
-  const int64_t rows = grad_block->shape[0];
-  const int64_t columns = grad_block->shape[1];
-  for (int64_t r = 0; r < rows; ++r) {
-    float* target = table_grad->values.data() + (block_offset[0] + r) * table_grad->shape[1] + block_offset[1];
-    const float* source = grad_block->values.data() + r * columns;
-    for (int64_t c = 0; c < columns; ++c) target[c] += source[c];
-  }
+void ParameterViews::add_tied_gradient(Device& device) const {
+  if (grad_block && table_grad) device.add_block(*grad_block, *table_grad, block_offset);
 }
 
 }  // namespace splitbrain::exec

@@ -24,7 +24,7 @@
 #include <memory>
 #include <vector>
 
-#include "exec/comm/local_array.h"
+#include "exec/runtime/device.h"
 #include "exec/runtime/layer_parameters.h"
 #include "model/model.h"
 #include "plans/compiled_plan.h"
@@ -45,17 +45,17 @@ void check_tied_weights(const plans::Plan& plan, const plans::CompiledPlan& comp
 // add_tied_gradient() adds into the table's gradient once the op's backward has run (or drops,
 // on a replica of the head that is not the first).
 struct ParameterViews {
-  std::vector<const comm::LocalArray*> values;
-  std::vector<comm::LocalArray*> grads;
+  std::vector<const DeviceArray*> values;
+  std::vector<DeviceArray*> grads;
 
-  std::unique_ptr<comm::LocalArray> weight_block;  // a copy of part of the table, or null
-  std::unique_ptr<comm::LocalArray> grad_block;    // the head's weight gradient when not direct
-  comm::LocalArray* table_grad = nullptr;          // where grad_block is added, or null: dropped
+  std::unique_ptr<DeviceArray> weight_block;  // a copy of part of the table, or null
+  std::unique_ptr<DeviceArray> grad_block;    // the head's weight gradient when not direct
+  DeviceArray* table_grad = nullptr;          // where grad_block is added, or null: dropped
   std::vector<int64_t> block_offset;  // of the part within this rank's table block
 
-  void add_tied_gradient() const;
+  void add_tied_gradient(Device& device) const;
 };
-ParameterViews parameter_views(const plans::Plan& plan, const plans::CompiledPlan& compiled, int rank,
+ParameterViews parameter_views(Device& device, const plans::Plan& plan, const plans::CompiledPlan& compiled, int rank,
                                std::vector<LayerParameters>& parameters, int layer);
 
 }  // namespace splitbrain::exec

@@ -43,6 +43,7 @@ std::vector<int> axes_not_splitting(const plans::TensorLayout& layout, const pla
 
 comm::CollectiveEngine& engine_of(const Backend& backend) {
   if (!backend.collectives) throw std::invalid_argument(fmt::format("backend '{}' has no collective engine", backend.name));
+  if (!backend.device) throw std::invalid_argument(fmt::format("backend '{}' has no device", backend.name));
   return *backend.collectives;
 }
 
@@ -76,9 +77,10 @@ Trainer::Trainer(const plans::Plan& plan, Backend backend, uint64_t seed)
   }
   if (plan.pipe_axis >= 0) axis_sets.push_back({plan.pipe_axis});
   backend_.collectives->prepare(axis_sets);
-  link_ = std::make_unique<StageLink>(communicator_, plan.pipe_axis, plan.micro_batches);
+  Device& device = *backend_.device;
+  link_ = std::make_unique<StageLink>(communicator_, device, plan.pipe_axis, plan.micro_batches);
 
-  optimizer_ = std::make_unique<Optimizer>(plan.optimizer, memory_);
+  optimizer_ = std::make_unique<Optimizer>(plan.optimizer, device, memory_);
   ops_.resize(static_cast<size_t>(net.size()));
   contexts_.resize(static_cast<size_t>(net.size()));
   parameters_.resize(static_cast<size_t>(net.size()));
@@ -118,14 +120,16 @@ Trainer::Trainer(const plans::Plan& plan, Backend backend, uint64_t seed)
       const plans::ParameterShard& shard = layouts.parameters[k];
       const auto shape = local_shape_of(shard.layout, mesh, shard.global_shape);
       ctx.parameter_shapes.push_back(shape);
-      TrackedArray value = cut_at_setup ? std::make_shared<comm::LocalArray>(comm::LocalArray{
-                                              shape, std::vector<float>(static_cast<size_t>(comm::element_count(shape)), 0.0f)})
-                                        : make_tracked(memory_, MemoryCategory::params, shape);
+      comm::LocalArray initial{shape, std::vector<float>(static_cast<size_t>(comm::element_count(shape)))};
       initialize_parameter(layer, v, static_cast<int>(k), shard, plans::local_offset(shard.layout, mesh, shard.global_shape, rank),
-                           seed, *value);
+                           seed, initial);
+      TrackedArray value = cut_at_setup ? TrackedArray(device.allocate(shape, false))
+                                        : make_tracked(device, memory_, MemoryCategory::params, shape, false);
+      device.upload(initial.values, *value);
       params.values.push_back(value);
-      params.grads.push_back(sharded && plan.zero_stage >= 2 ? nullptr : make_tracked(memory_, MemoryCategory::grads, shape));
-      if (!sharded) optimizer_->add_parameter(static_cast<int64_t>(value->values.size()));
+      params.grads.push_back(sharded && plan.zero_stage >= 2 ? nullptr
+                                                             : make_tracked(device, memory_, MemoryCategory::grads, shape));
+      if (!sharded) optimizer_->add_parameter(value->elements());
     }
     if (layer.kind != model::OpKind::input) ops_[static_cast<size_t>(v)] = backend_.ops(ctx);
     if (layer.kind == model::OpKind::softmax_cross_entropy) {
@@ -136,11 +140,12 @@ Trainer::Trainer(const plans::Plan& plan, Backend backend, uint64_t seed)
       counts_loss_ = first_in_group(mesh, rank, replicas);
     }
   }
-  zero_ = make_zero_slices(plan, compiled_, stage_, communicator_, parameters_, *optimizer_, memory_);
+  zero_ = make_zero_slices(plan, compiled_, stage_, communicator_, parameters_, *optimizer_, device, memory_);
   // The step's order is the rank's step program (plans/step_compiler.h), the one the simulator
   // prices and walks for memory; evaluation runs the forward passes' program.
-  const RankResources resources{plan_,     compiled_,   rank,     ops_,           contexts_,         parameters_,
-                                zero_,     *optimizer_, memory_,  communicator_, *backend_.collectives, *link_};
+  const RankResources resources{plan_,   compiled_,     rank,    ops_,          contexts_,
+                                parameters_, zero_,   *optimizer_, device,  memory_,
+                                communicator_, *backend_.collectives, *link_};
   training_ = std::make_unique<StepInterpreter>(plans::compile_step(plan, compiled_, rank), resources);
   evaluation_ = std::make_unique<StepInterpreter>(plans::compile_evaluation(plan, compiled_, rank), resources);
 }
@@ -216,20 +221,22 @@ const plans::StepProgram& Trainer::program() const { return training_->program()
 
 std::vector<std::vector<float>> Trainer::local_parameter_values(int layer) {
   const auto v = static_cast<size_t>(layer);
+  Device& device = *backend_.device;
   std::vector<std::vector<float>> out;
   if (plan_.zero_stage < 3 || !zero_shards(plan_, compiled_, layer) || compiled_.layers[v].stage != stage_) {
-    for (const TrackedArray& value : parameters_[v].values) out.push_back(value->values);
+    for (const TrackedArray& value : parameters_[v].values) out.push_back(host_copy(device, *value));
     return out;
   }
   const ZeroBucketSlice& z = zero_.buckets[static_cast<size_t>(zero_.bucket_of_layer[v])];
   const auto position = static_cast<size_t>(zero_.position_in_bucket[v]);
   const int64_t slice = z.layer_slices[position];
-  const auto mine_first = z.param_slice->values.begin() + z.layer_offsets[position];
-  const comm::LocalArray mine{{slice}, std::vector<float>(mine_first, mine_first + slice)};
+  const std::unique_ptr<DeviceArray> mine = device.allocate({slice}, false);
+  device.copy(*z.param_slice, z.layer_offsets[position], *mine, 0, slice);
   const plans::Collective& gather = compiled_.layers[v].parameter_gathers.front();
   // The engine directly, not the Communicator: a checkpoint's gather is not the plan's traffic.
-  const std::vector<float> whole =
-      comm::to_floats(backend_.collectives->all_gather(gather.axes, comm::to_bytes(mine), 0)).values;
+  const std::unique_ptr<DeviceArray> gathered = device.allocate({slice * gather.group_size}, false);
+  device.all_gather(*backend_.collectives, gather.axes, *mine, *gathered);
+  const std::vector<float> whole = host_copy(device, *gathered);
   size_t at = 0;
   for (const auto& shape : contexts_[v].parameter_shapes) {
     const auto elements = static_cast<size_t>(comm::element_count(shape));
@@ -240,10 +247,10 @@ std::vector<std::vector<float>> Trainer::local_parameter_values(int layer) {
   return out;
 }
 
-std::vector<std::vector<float>*> Trainer::sharded_state() {
-  std::vector<std::vector<float>*> arrays;
+std::vector<DeviceArray*> Trainer::sharded_state() {
+  std::vector<DeviceArray*> arrays;
   for (ZeroBucketSlice& z : zero_.buckets) {
-    if (z.param_slice) arrays.push_back(&z.param_slice->values);
+    if (z.param_slice) arrays.push_back(z.param_slice.get());
   }
   return arrays;
 }

@@ -61,7 +61,9 @@ class Trainer {
   // Collective over the layer's gradient-sync group under ZeRO 3: every member calls it.
   std::vector<std::vector<float>> local_parameter_values(int layer);
   // ZeRO's per-bucket slices this rank owns (parameters under stage 3), for checkpoints.
-  std::vector<std::vector<float>*> sharded_state();
+  std::vector<DeviceArray*> sharded_state();
+  // Where this rank's arrays live; its host transfers are the run's.
+  Device& device() { return *backend_.device; }
   // What this rank did during the last step, in order.
   const std::vector<TimelineEvent>& last_step_timeline() const { return timeline_; }
   // This rank's step program, as it runs.

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "exec/runtime/flat_packing.h"
+
 namespace splitbrain::exec {
 namespace {
 
@@ -12,7 +14,7 @@ int64_t round_up(int64_t value, int64_t multiple) { return (value + multiple - 1
 
 int64_t element_total(const std::vector<TrackedArray>& arrays) {
   int64_t total = 0;
-  for (const TrackedArray& a : arrays) total += static_cast<int64_t>(a->values.size());
+  for (const TrackedArray& a : arrays) total += a->elements();
   return total;
 }
 
@@ -35,7 +37,7 @@ bool zero_shards(const plans::Plan& plan, const plans::CompiledPlan& compiled, i
 
 ZeroSlices make_zero_slices(const plans::Plan& plan, const plans::CompiledPlan& compiled, int stage,
                             comm::Communicator& communicator, std::vector<LayerParameters>& parameters,
-                            Optimizer& optimizer, MemoryTracker& memory) {
+                            Optimizer& optimizer, Device& device, MemoryTracker& memory) {
   ZeroSlices zero;
   zero.bucket_of_layer.assign(compiled.layers.size(), -1);
   zero.position_in_bucket.assign(compiled.layers.size(), -1);
@@ -55,17 +57,16 @@ ZeroSlices make_zero_slices(const plans::Plan& plan, const plans::CompiledPlan& 
       zero.position_in_bucket[v] = static_cast<int>(position);
     }
     optimizer.add_parameter(z.slice_elements);
-    if (plan.zero_stage >= 2) z.grad_slice = make_tracked(memory, MemoryCategory::grads, {z.slice_elements});
+    if (plan.zero_stage >= 2) z.grad_slice = make_tracked(device, memory, MemoryCategory::grads, {z.slice_elements});
     if (plan.zero_stage >= 3) {
-      z.param_slice = make_tracked(memory, MemoryCategory::params, {z.slice_elements});
+      z.param_slice = make_tracked(device, memory, MemoryCategory::params, {z.slice_elements});
       int64_t offset = 0;
       for (int v : bucket.layers) {
         std::vector<TrackedArray>& values = parameters[static_cast<size_t>(v)].values;
         const int64_t slice = round_up(element_total(values), z.group) / z.group;
-        std::vector<float> flat;
-        for (const TrackedArray& value : values) flat.insert(flat.end(), value->values.begin(), value->values.end());
-        flat.resize(static_cast<size_t>(slice * z.group), 0.0f);
-        std::copy_n(flat.begin() + z.member * slice, slice, z.param_slice->values.begin() + offset);
+        std::vector<const DeviceArray*> parts;
+        for (const TrackedArray& value : values) parts.push_back(value.get());
+        cut_slice(device, parts, z.member * slice, slice, *z.param_slice, offset);
         z.layer_offsets.push_back(offset);
         z.layer_slices.push_back(slice);
         offset += slice;

@@ -4,7 +4,6 @@
 
 #include <memory>
 
-#include "exec/comm/mpi_collectives.h"
 #include "exec/cpu/cpu_backend.h"
 #include "model/errors.h"
 #if SPLITBRAIN_HAS_CUDA_BACKEND
@@ -23,7 +22,7 @@ std::string default_backend() {
 
 exec::Backend make_backend(const std::string& name, exec::comm::MeshCommunicators& communicators, int threads) {
   if (name == "cpu") {
-    return {"cpu", exec::cpu::cpu_backend(threads), std::make_unique<exec::comm::MpiCollectives>(communicators)};
+    return exec::cpu::make_cpu_backend(communicators, threads);
   }
   if (name == "cuda") {
 #if SPLITBRAIN_HAS_CUDA_BACKEND

@@ -15,6 +15,7 @@
 #include "exec/cpu/linear.h"
 #include "exec/cpu/pooling.h"
 #include "exec/runtime/memory_tracker.h"
+#include "exec/runtime/host_device.h"
 #include "exec/runtime/optimizer.h"
 #include "tools/splitbrain/calibration_timing.h"
 #include "tools/splitbrain/line_fit.h"
@@ -144,17 +145,20 @@ MemorySamples measure_memory(exec::cpu::CpuContext& context, KernelTimer& timer)
   }
   for (int64_t elements : {int64_t{1} << 20, int64_t{1} << 22, int64_t{1} << 24}) {
     exec::MemoryTracker memory;
-    exec::Optimizer optimizer(plans::OptimizerConfig{}, memory);
+    exec::HostDevice device;
+    exec::Optimizer optimizer(plans::OptimizerConfig{}, device, memory);
     optimizer.add_parameter(elements);
-    exec::comm::LocalArray value{{elements}, filled(elements, 0.5f)};
-    exec::comm::LocalArray grad{{elements}, filled(elements, 1e-3f)};
+    const auto value = device.allocate({elements}, false);
+    const auto grad = device.allocate({elements}, false);
+    device.fill(*value, 0, elements, 0.5f);
+    device.fill(*grad, 0, elements, 1e-3f);
     // The simulator's optimizer bytes: parameter, gradient and momentum, each read and written.
     // Timed as the trainer's optimizer phase runs it: the update, then the gradients cleared
     // for the next step's accumulation.
     const auto bytes = static_cast<double>(2 * 12 * elements);
     timer.sample(samples.forward, bytes, fmt::format("sgd-momentum update {} parameters", elements), "GB/s", [&] {
-      optimizer.step({&value}, {&grad});
-      std::fill(grad.values.begin(), grad.values.end(), 0.0f);
+      optimizer.step({value.get()}, {grad.get()});
+      device.fill(*grad, 0, elements, 0.0f);
     });
   }
   // A fully connected layer on a few rows (a pipeline's micro-batch) reads its whole weight for

@@ -13,6 +13,7 @@
 #include "exec/cuda/cuda_device.h"
 #include "exec/cuda/device_buffer.h"
 #include "exec/runtime/memory_tracker.h"
+#include "exec/runtime/host_device.h"
 #include "exec/runtime/optimizer.h"
 #include "tests/exec/cuda/cuda_test_util.h"
 
@@ -31,21 +32,26 @@ std::size_t float_bytes() { return static_cast<std::size_t>(kElements) * sizeof(
 template <typename DeviceStep>
 void expect_same_parameters(const plans::OptimizerConfig& config, CudaContext& context, DeviceStep&& device_step) {
   MemoryTracker memory;
-  Optimizer optimizer(config, memory);
+  HostDevice host;
+  Optimizer optimizer(config, host, memory);
   optimizer.add_parameter(kElements);
-  comm::LocalArray p{{kElements}, random_floats(static_cast<std::size_t>(kElements), 101)};
+  const std::vector<float> start = random_floats(static_cast<std::size_t>(kElements), 101);
+  const auto p = host.allocate({kElements}, false);
+  const auto g = host.allocate({kElements}, false);
+  host.upload(start, *p);
   DeviceBuffer device_p(float_bytes()), device_g(float_bytes());
-  upload(context.stream(), p.values.data(), float_bytes(), device_p);
+  upload(context.stream(), start.data(), float_bytes(), device_p);
   for (int step = 1; step <= kSteps; ++step) {
-    const comm::LocalArray g{{kElements}, random_floats(static_cast<std::size_t>(kElements), 200 + step)};
-    optimizer.step({&p}, {&g});
-    upload(context.stream(), g.values.data(), float_bytes(), device_g);
+    const std::vector<float> gradient = random_floats(static_cast<std::size_t>(kElements), 200 + step);
+    host.upload(gradient, *g);
+    optimizer.step({p.get()}, {g.get()});
+    upload(context.stream(), gradient.data(), float_bytes(), device_g);
     device_step(step, device_p.as<float>(), device_g.as<float>());
   }
   std::vector<float> gpu_p(static_cast<std::size_t>(kElements));
   download(context.stream(), device_p, float_bytes(), gpu_p.data());
   context.synchronize();
-  EXPECT_EQ(gpu_p, p.values);
+  EXPECT_EQ(gpu_p, host_copy(host, *p));
 }
 
 TEST(CudaOptimizerKernels, SgdMomentumIsTheCpuUpdate) {

@@ -12,7 +12,6 @@
 #include <string>
 
 #include "exec/comm/mesh_communicators.h"
-#include "exec/comm/mpi_collectives.h"
 #include "exec/cpu/cpu_backend.h"
 #include "exec/runtime/trainer.h"
 #include "model/errors.h"
@@ -151,7 +150,7 @@ PlanOutcome run_plan(const plans::Plan& plan, const sim::Cluster& cluster, int s
   std::string message;
   try {
     exec::comm::MeshCommunicators communicators(p.mesh);
-    exec::Trainer trainer(p, {"cpu", exec::cpu::cpu_backend(1), std::make_unique<exec::comm::MpiCollectives>(communicators)}, 1);
+    exec::Trainer trainer(p, exec::cpu::make_cpu_backend(communicators), 1);
     const model::Layer& loss = net.layer(net.size() - 1);
     const auto classes = static_cast<int>(net.layer(loss.inputs.at(0)).output_shape.back());
     FormulaBatches images(product(net.layer(0).output_shape), classes);

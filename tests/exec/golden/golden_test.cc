@@ -35,7 +35,6 @@
 #include <nlohmann/json.hpp>
 
 #include "exec/comm/mesh_communicators.h"
-#include "exec/comm/mpi_collectives.h"
 #include "exec/cpu/cpu_backend.h"
 #include "exec/data/token_sequences.h"
 #include "exec/runtime/batch_source.h"
@@ -127,7 +126,8 @@ std::vector<Tensor> tensors(Trainer& trainer, const splitbrain::model::Model& ne
       Tensor t;
       t.name = net.layer(v).name + (k == 0 ? ".weight" : ".bias");
       t.layer = v;
-      t.values = moments ? trainer.optimizer().first_moments().at(registered) : values[k]->values;
+      t.values = splitbrain::exec::host_copy(
+          trainer.device(), moments ? *trainer.optimizer().first_moments().at(registered) : *values[k]);
       out.push_back(std::move(t));
     }
   }
@@ -181,9 +181,8 @@ class GoldenTest : public ::testing::Test {
     golden_ = load_golden();
     plan_ = std::make_unique<splitbrain::plans::Plan>(golden_plan(golden_));
     communicators_ = std::make_unique<splitbrain::exec::comm::MeshCommunicators>(plan_->mesh);
-    splitbrain::exec::Backend cpu{"cpu", splitbrain::exec::cpu::cpu_backend(1),
-                                  std::make_unique<splitbrain::exec::comm::MpiCollectives>(*communicators_)};
-    trainer_ = std::make_unique<Trainer>(*plan_, std::move(cpu), golden_.at("seed").get<uint64_t>());
+    trainer_ = std::make_unique<Trainer>(*plan_, splitbrain::exec::cpu::make_cpu_backend(*communicators_),
+                                         golden_.at("seed").get<uint64_t>());
   }
   const splitbrain::model::Model& net() const { return *plan_->model; }
   std::unique_ptr<BatchSource> batches() const {

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "exec/runtime/host_device.h"
 #include "exec/runtime/optimizer.h"
 
 namespace splitbrain::exec {
@@ -17,16 +18,19 @@ TEST(Optimizer, SgdMomentumFollowsTorch) {
   plans::OptimizerConfig config;
   config.learning_rate = 0.1;
   config.momentum = 0.9;
-  Optimizer optimizer(config, memory);
+  HostDevice device;
+  Optimizer optimizer(config, device, memory);
   optimizer.add_parameter(1);
   EXPECT_EQ(memory.current(MemoryCategory::optimizer), 4);
-  comm::LocalArray p{{1}, {1.0f}};
-  comm::LocalArray g{{1}, {0.5f}};
-  optimizer.step({&p}, {&g});
-  EXPECT_FLOAT_EQ(p.values[0], 0.95f);
-  g.values[0] = -0.25f;
-  optimizer.step({&p}, {&g});
-  EXPECT_FLOAT_EQ(p.values[0], 0.93f);
+  const auto p = device.allocate({1}, false);
+  const auto g = device.allocate({1}, false);
+  device.upload(std::vector<float>{1.0f}, *p);
+  device.upload(std::vector<float>{0.5f}, *g);
+  optimizer.step({p.get()}, {g.get()});
+  EXPECT_FLOAT_EQ(host_copy(device, *p)[0], 0.95f);
+  device.upload(std::vector<float>{-0.25f}, *g);
+  optimizer.step({p.get()}, {g.get()});
+  EXPECT_FLOAT_EQ(host_copy(device, *p)[0], 0.93f);
 }
 
 TEST(Optimizer, AdamFollowsTorch) {
@@ -38,18 +42,21 @@ TEST(Optimizer, AdamFollowsTorch) {
   plans::OptimizerConfig config;
   config.kind = plans::OptimizerKind::adam;
   config.learning_rate = 0.01;
-  Optimizer optimizer(config, memory);
+  HostDevice device;
+  Optimizer optimizer(config, device, memory);
   optimizer.add_parameter(1);
   EXPECT_EQ(memory.current(MemoryCategory::optimizer), 8);
-  comm::LocalArray p{{1}, {1.0f}};
-  comm::LocalArray g{{1}, {0.5f}};
-  optimizer.step({&p}, {&g});
+  const auto p = device.allocate({1}, false);
+  const auto g = device.allocate({1}, false);
+  device.upload(std::vector<float>{1.0f}, *p);
+  device.upload(std::vector<float>{0.5f}, *g);
+  optimizer.step({p.get()}, {g.get()});
   const double p1 = 1.0 - 0.01 * (0.05 / 0.1) / (std::sqrt(0.00025 / 0.001) + 1e-8);
-  EXPECT_NEAR(p.values[0], p1, 1e-6);
-  g.values[0] = -0.25f;
-  optimizer.step({&p}, {&g});
+  EXPECT_NEAR(host_copy(device, *p)[0], p1, 1e-6);
+  device.upload(std::vector<float>{-0.25f}, *g);
+  optimizer.step({p.get()}, {g.get()});
   const double p2 = p1 - 0.01 * (0.02 / 0.19) / (std::sqrt(0.00031225 / 0.001999) + 1e-8);
-  EXPECT_NEAR(p.values[0], p2, 1e-6);
+  EXPECT_NEAR(host_copy(device, *p)[0], p2, 1e-6);
 }
 
 }  // namespace

@@ -1,0 +1,108 @@
+#pragma once
+// Device: what the runtime asks of a backend's memory, the one place where array values are
+// read or written. The runtime (the step interpreter, the optimizer, ZeRO's slices, tied
+// weights, checkpoints) holds DeviceArrays and calls these; a backend keeps its arrays where it
+// computes (HostDevice: host memory, host_device.h). Every call is on arrays already of the
+// right sizes (the runtime checks them, with the step program's buffer numbers in its messages).
+// Host transfers happen only through upload/download and are counted, so a step's report can
+// say how many it made (the input batch; the evaluation's logits; a checkpoint's arrays).
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "exec/comm/collective_engine.h"
+#include "exec/comm/communicator.h"
+#include "exec/runtime/device_array.h"
+#include "exec/runtime/layer_op.h"
+#include "plans/plan.h"
+#include "plans/redistribution.h"
+
+namespace splitbrain::exec {
+
+struct HostTransfers {
+  int64_t count = 0;
+  int64_t bytes = 0;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+
+  // A new array of `shape`: all zeros, or (zeroed false) contents undefined until written.
+  virtual std::unique_ptr<DeviceArray> allocate(std::vector<int64_t> shape, bool zeroed) = 0;
+
+  // Host transfers, counted: `host` holds exactly the array's elements.
+  void upload(std::span<const float> host, DeviceArray& into);
+  void download(const DeviceArray& from, std::span<float> host);
+  const HostTransfers& host_transfers() const { return transfers_; }
+
+  // Element ranges of the arrays seen flat (row-major).
+  virtual void fill(DeviceArray& array, int64_t first, int64_t count, float value) = 0;
+  virtual void copy(const DeviceArray& from, int64_t from_first, DeviceArray& into, int64_t into_first,
+                    int64_t count) = 0;
+  // into += from, element by element (the same element count).
+  virtual void add(const DeviceArray& from, DeviceArray& into) = 0;
+  // 2-d blocks: `block` (its shape is the extent) = `from` at `offset`, or `into` at `offset` +=
+  // `block`.
+  virtual void copy_block(const DeviceArray& from, std::span<const int64_t> offset, DeviceArray& block) = 0;
+  virtual void add_block(const DeviceArray& block, DeviceArray& into, std::span<const int64_t> offset) = 0;
+  // `parts` one after another into `flat`, the rest of it zeros (a gradient bucket), and back.
+  virtual void pack(std::span<const DeviceArray* const> parts, DeviceArray& flat) = 0;
+  virtual void unpack(const DeviceArray& flat, std::span<DeviceArray* const> parts) = 0;
+
+  // A layer's passes (LayerOp's contracts). Released tensors come as ReleasedArray.
+  virtual void forward(LayerOp& op, int micro, int64_t step, std::span<const DeviceArray* const> inputs,
+                       std::span<const DeviceArray* const> params, DeviceArray& output) = 0;
+  virtual void backward(LayerOp& op, int micro, std::span<const DeviceArray* const> inputs, const DeviceArray& output,
+                        const DeviceArray& output_grad, std::span<const DeviceArray* const> params,
+                        std::span<DeviceArray* const> input_grads, std::span<DeviceArray* const> param_grads) = 0;
+  // One parameter's update, step `step` (1 for the first), with torch.optim's rules
+  // (optimizer.h); `second_moment` is Adam's (null for SGD).
+  virtual void update(const plans::OptimizerConfig& config, int64_t step, DeviceArray& parameter,
+                      const DeviceArray& gradient, DeviceArray& first_moment, DeviceArray* second_moment) = 0;
+
+  // The plan's collectives in turn (each one's output the next one's input), counted by the
+  // communicator under `label`; `output` receives the last result.
+  virtual void run_collectives(comm::Communicator& communicator, std::span<const plans::Collective> collectives,
+                               const DeviceArray& input, DeviceArray& output, std::string_view label) = 0;
+  // plans::plan_redistribution's steps (comm/redistribution_runner.h). `input_dies`: the caller
+  // frees `input` next, so its memory may be reused.
+  virtual void redistribute(comm::Communicator& communicator, std::span<const plans::RedistributionStep> steps,
+                            std::span<const int64_t> global_shape, DeviceArray& input, bool input_dies,
+                            DeviceArray& output, std::string_view label) = 0;
+  // Non-blocking reductions of gradient buckets (CollectiveEngine's contracts): the arrays stay
+  // untouched until the returned operation completes.
+  virtual std::unique_ptr<comm::PendingCollective> start_all_reduce(comm::CollectiveEngine& engine,
+                                                                    const std::vector<int>& axes,
+                                                                    DeviceArray& buffer) = 0;
+  virtual std::unique_ptr<comm::PendingCollective> start_reduce_scatter(comm::CollectiveEngine& engine,
+                                                                        const std::vector<int>& axes,
+                                                                        const DeviceArray& input,
+                                                                        DeviceArray& output) = 0;
+  // The members' arrays concatenated, member 0 first, outside the plan (not counted): a
+  // checkpoint's gather of ZeRO 3's slices.
+  virtual void all_gather(comm::CollectiveEngine& engine, const std::vector<int>& axes, const DeviceArray& input,
+                          DeviceArray& output) = 0;
+  // Point to point within the group over `axes` (a pipeline hand-over): a non-blocking send to
+  // member `destination`, and the matching blocking receive from member `source`.
+  virtual std::unique_ptr<comm::PendingCollective> start_send(comm::CollectiveEngine& engine,
+                                                              const std::vector<int>& axes, int destination,
+                                                              int tag, const DeviceArray& array) = 0;
+  virtual void receive(comm::CollectiveEngine& engine, const std::vector<int>& axes, int source, int tag,
+                       DeviceArray& into) = 0;
+
+ protected:
+  virtual void upload_values(std::span<const float> host, DeviceArray& into) = 0;
+  virtual void download_values(const DeviceArray& from, std::span<float> host) = 0;
+
+ private:
+  HostTransfers transfers_;
+};
+
+// The array's values in a new host vector (Device::download, counted).
+std::vector<float> host_copy(Device& device, const DeviceArray& array);
+
+}  // namespace splitbrain::exec

@@ -1,0 +1,102 @@
+// HostDevice's communication: the plan's collectives through comm::Communicator (checked and
+// counted there), redistributions through comm/redistribution_runner.h, the bucket reductions
+// and gathers through the collective engine, pipeline hand-overs as MPI messages.
+
+#include <mpi.h>
+
+#include <stdexcept>
+#include <utility>
+
+#include "exec/comm/mpi_check.h"
+#include "exec/comm/redistribution_runner.h"
+#include "exec/runtime/host_device.h"
+
+namespace splitbrain::exec {
+namespace {
+
+// Moves a result into an array whose shape the program fixed.
+void deliver(comm::LocalArray result, DeviceArray& into, const char* what) {
+  if (static_cast<int64_t>(result.values.size()) != into.elements()) {
+    throw std::logic_error(std::string("step program: ") + what + " delivers " + std::to_string(result.values.size()) +
+                           " elements into a buffer of " + std::to_string(into.elements()));
+  }
+  comm::LocalArray& target = dynamic_cast<HostArray&>(into).array;
+  target.values = std::move(result.values);
+}
+
+class PendingSend final : public comm::PendingCollective {
+ public:
+  explicit PendingSend(MPI_Request request) : request_(request) {}
+  ~PendingSend() override {
+    // Abandoned while an exception unwinds: the message may still read the buffer, so it must
+    // complete before the caller frees it (MPI_Cancel of a send is deprecated).
+    if (request_ != MPI_REQUEST_NULL) MPI_Wait(&request_, MPI_STATUS_IGNORE);
+  }
+  bool test() override {
+    int done = 0;
+    if (request_ != MPI_REQUEST_NULL) SB_MPI_CHECK(MPI_Test(&request_, &done, MPI_STATUS_IGNORE));
+    return request_ == MPI_REQUEST_NULL;
+  }
+  void wait() override {
+    if (request_ != MPI_REQUEST_NULL) SB_MPI_CHECK(MPI_Wait(&request_, MPI_STATUS_IGNORE));
+  }
+
+ private:
+  MPI_Request request_;
+};
+
+}  // namespace
+
+void HostDevice::run_collectives(comm::Communicator& communicator, std::span<const plans::Collective> collectives,
+                                 const DeviceArray& input, DeviceArray& output, std::string_view label) {
+  if (collectives.empty()) throw std::logic_error("step program: a collective instruction without collectives");
+  comm::LocalArray result = communicator.run(collectives.front(), storage(input), label);
+  for (size_t i = 1; i < collectives.size(); ++i) result = communicator.run(collectives[i], result, label);
+  deliver(std::move(result), output, "a collective");
+}
+
+void HostDevice::redistribute(comm::Communicator& communicator, std::span<const plans::RedistributionStep> steps,
+                              std::span<const int64_t> global_shape, DeviceArray& input, bool input_dies,
+                              DeviceArray& output, std::string_view label) {
+  comm::LocalArray& source = storage(input);
+  comm::LocalArray local = input_dies ? std::move(source) : source;
+  deliver(comm::run_redistribution(communicator, steps, global_shape, std::move(local), label), output,
+          "a redistribution");
+}
+
+std::unique_ptr<comm::PendingCollective> HostDevice::start_all_reduce(comm::CollectiveEngine& engine,
+                                                                      const std::vector<int>& axes,
+                                                                      DeviceArray& buffer) {
+  return engine.start_all_reduce(axes, storage(buffer).values);
+}
+
+std::unique_ptr<comm::PendingCollective> HostDevice::start_reduce_scatter(comm::CollectiveEngine& engine,
+                                                                          const std::vector<int>& axes,
+                                                                          const DeviceArray& input,
+                                                                          DeviceArray& output) {
+  return engine.start_reduce_scatter(axes, storage(input).values, storage(output).values);
+}
+
+void HostDevice::all_gather(comm::CollectiveEngine& engine, const std::vector<int>& axes, const DeviceArray& input,
+                            DeviceArray& output) {
+  deliver(comm::to_floats(engine.all_gather(axes, comm::to_bytes(storage(input)), 0)), output, "a gather");
+}
+
+std::unique_ptr<comm::PendingCollective> HostDevice::start_send(comm::CollectiveEngine& engine,
+                                                                const std::vector<int>& axes, int destination,
+                                                                int tag, const DeviceArray& array) {
+  const std::vector<float>& values = storage(array).values;
+  MPI_Request request = MPI_REQUEST_NULL;
+  SB_MPI_CHECK(MPI_Isend(values.data(), static_cast<int>(values.size()), MPI_FLOAT, destination, tag,
+                         engine.communicators().get(axes), &request));
+  return std::make_unique<PendingSend>(request);
+}
+
+void HostDevice::receive(comm::CollectiveEngine& engine, const std::vector<int>& axes, int source, int tag,
+                         DeviceArray& into) {
+  std::vector<float>& values = storage(into).values;
+  SB_MPI_CHECK(MPI_Recv(values.data(), static_cast<int>(values.size()), MPI_FLOAT, source, tag,
+                        engine.communicators().get(axes), MPI_STATUS_IGNORE));
+}
+
+}  // namespace splitbrain::exec
