@@ -20,7 +20,10 @@ double median(std::vector<double> values) {
 }
 
 // What each rank contributes, as doubles for one MPI_Gather.
-enum Field { kPeak, kParams, kGrads, kOptimizer, kActivations, kBuffers, kRss, kBytesPerStep, kFields };
+enum Field {
+  kPeak, kParams, kGrads, kOptimizer, kActivations, kBuffers, kRss, kBytesPerStep, kTransfersPerStep,
+  kTransferBytesPerStep, kFields
+};
 
 }  // namespace
 
@@ -44,6 +47,10 @@ nlohmann::ordered_json gather_run_report(Trainer& trainer, const plans::Plan& pl
   mine[kBuffers] = static_cast<double>(memory.peak(MemoryCategory::buffers));
   mine[kRss] = static_cast<double>(peak_resident_bytes());
   mine[kBytesPerStep] = steps > 0 ? static_cast<double>(record.bytes.total().bytes) / steps : 0.0;
+  for (const StepResult& s : record.steps) {
+    mine[kTransfersPerStep] += static_cast<double>(s.host_transfers.count) / steps;
+    mine[kTransferBytesPerStep] += static_cast<double>(s.host_transfers.bytes) / steps;
+  }
   const int ranks = plan.mesh.rank_count();
   std::vector<double> all(static_cast<size_t>(ranks * kFields));
   SB_MPI_CHECK(MPI_Gather(mine.data(), kFields, MPI_DOUBLE, all.data(), kFields, MPI_DOUBLE, 0,
@@ -62,7 +69,9 @@ nlohmann::ordered_json gather_run_report(Trainer& trainer, const plans::Plan& pl
                                       {"activations", bytes(f[kActivations])},
                                       {"buffers", bytes(f[kBuffers])}}},
                                     {"peak_rss_bytes", bytes(f[kRss])},
-                                    {"comm_bytes_sent", bytes(f[kBytesPerStep])}};
+                                    {"comm_bytes_sent", bytes(f[kBytesPerStep])},
+                                    {"host_transfers_per_step",
+                                     {{"count", f[kTransfersPerStep]}, {"bytes", bytes(f[kTransferBytesPerStep])}}}};
     if (static_cast<size_t>(r) < record.placement.size()) {
       const comm::RankPlacement& placed = record.placement[static_cast<size_t>(r)];
       entry["placement"] = {{"host", placed.host}, {"cpus", placed.cpus}, {"by", comm::placed_by_name(placed.by)}};

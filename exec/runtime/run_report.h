@@ -4,6 +4,7 @@
 //   phases {compute_forward, compute_backward, comm_exposed, bubble, optimizer} (medians, rank 0),
 //   ranks [{rank, peak_memory_bytes, memory {params, grads, optimizer, activations, buffers},
 //           peak_rss_bytes, comm_bytes_sent (per step),
+//           host_transfers_per_step {count, bytes} (Device uploads and downloads: the inputs),
 //           placement {host, cpus [...], by: launcher | splitbrain | none} (when recorded)}],
 //   collectives [{label, kind, bytes (per step, rank 0)}], losses (every step).
 

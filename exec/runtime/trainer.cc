@@ -206,9 +206,12 @@ StepResult Trainer::step(BatchSource& data) {
   data_ = &data;
   // Every rank starts the step's clock together (host synchronisation, on MPI for any backend).
   SB_MPI_CHECK(MPI_Barrier(communicators_.world()));
+  const HostTransfers before = backend_.device->host_transfers();
   StepRun run = training_->run(steps_, data);
   StepResult result;
   result.seconds = run.seconds;
+  result.host_transfers = {backend_.device->host_transfers().count - before.count,
+                           backend_.device->host_transfers().bytes - before.bytes};
   timeline_ = std::move(run.timeline);
   ++steps_;
   data_ = nullptr;

@@ -32,6 +32,7 @@ namespace splitbrain::exec {
 struct StepResult {
   double loss = 0.0;  // mean over the global batch, identical on every rank
   StepSeconds seconds;
+  HostTransfers host_transfers;  // this rank's, during the step (its input batches)
 };
 
 class Trainer {

@@ -3,6 +3,7 @@
 //   --reference FILE         (any ranks) trains every plan the planner emits for the world size
 //                            and compares it with FILE.
 //   --model SPEC --batch N   the model (a zoo spec or model file, default fashion-vgg) and global batch (16).
+//   --scrambled-device       trains through the backend double of scrambled_device.h.
 // Every rank runs every test (they are collective); rank 0 prints GoogleTest's report, the other
 // ranks print their own failures prefixed with their rank, and the exit code is non-zero on every
 // rank when any rank failed.
@@ -35,6 +36,8 @@ bool parse_flags(int argc, char** argv, splitbrain::equivalence::Options& option
     const std::string flag = argv[i];
     if ((flag == "--write-reference" || flag == "--reference") && i + 1 < argc) {
       (flag == "--reference" ? options.reference_path : options.write_reference_path) = argv[++i];
+    } else if (flag == "--scrambled-device") {
+      options.scrambled_device = true;
     } else if (flag == "--model" && i + 1 < argc) {
       options.model_spec = argv[++i];
     } else if (flag == "--batch" && i + 1 < argc) {
@@ -50,7 +53,7 @@ bool parse_flags(int argc, char** argv, splitbrain::equivalence::Options& option
   }
   if (options.reference_path.empty() == options.write_reference_path.empty()) {
     std::fprintf(stderr, "usage: exec_equivalence_tests (--write-reference FILE | --reference FILE) [--model SPEC] "
-                         "[--batch N] [gtest flags]\n");
+                         "[--batch N] [--scrambled-device] [gtest flags]\n");
     return false;
   }
   return true;

@@ -13,6 +13,9 @@ struct Options {
   // image net gets formula images, a token model formula token sequences (plan_run.h).
   std::string model_spec = "fashion-vgg";
   int64_t batch = 16;
+  // --scrambled-device: train through ScrambledDevice (scrambled_device.h), whose arrays hold
+  // garbage except inside the Device's calls.
+  bool scrambled_device = false;
 };
 
 Options& options();

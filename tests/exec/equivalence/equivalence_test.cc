@@ -365,6 +365,16 @@ TEST(Equivalence, RecomputeReproducesTheLossesExactly) {
 // --eval after training: every plan (pipelines included) classifies the same samples as the
 // 1-rank run with the same weights (they agree to 1e-4, far from any logit tie here), and its
 // evaluation loss, which sees every logit, is the 1-rank run's within the loss tolerance.
+// Issue 14, must-show 4 (with --scrambled-device, through the double): a step moves nothing
+// between host and device but its input batches (the loss leaves through the loss op).
+TEST(Equivalence, AStepTransfersOnlyItsInputBatchesToTheDevice) {
+  for (const PlanOutcome& o : suite().outcomes) {
+    if (o.status != RunStatus::ran) continue;
+    EXPECT_EQ(o.host_transfers_per_step, static_cast<double>(o.inputs_per_step))
+        << plan_name(o.plan) << " (rank " << world_rank() << "): host transfers per step";
+  }
+}
+
 TEST(Equivalence, EvaluationEqualsOneRank) {
   const Suite& s = suite();
   for (const PlanOutcome& o : s.outcomes) {

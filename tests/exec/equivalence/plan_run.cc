@@ -16,6 +16,8 @@
 #include "exec/runtime/trainer.h"
 #include "model/errors.h"
 #include "plans/tensor_layout.h"
+#include "tests/exec/equivalence/equivalence_options.h"
+#include "tests/exec/equivalence/scrambled_device.h"
 
 namespace splitbrain::equivalence {
 namespace {
@@ -150,15 +152,22 @@ PlanOutcome run_plan(const plans::Plan& plan, const sim::Cluster& cluster, int s
   std::string message;
   try {
     exec::comm::MeshCommunicators communicators(p.mesh);
-    exec::Trainer trainer(p, exec::cpu::make_cpu_backend(communicators), 1);
+    exec::Backend backend = exec::cpu::make_cpu_backend(communicators);
+    if (options().scrambled_device) backend.device = std::make_unique<ScrambledDevice>();
+    exec::Trainer trainer(p, std::move(backend), 1);
     const model::Layer& loss = net.layer(net.size() - 1);
     const auto classes = static_cast<int>(net.layer(loss.inputs.at(0)).output_shape.back());
     FormulaBatches images(product(net.layer(0).output_shape), classes);
     TokenBatches tokens(classes, product(net.layer(0).output_shape));
     exec::BatchSource& data = net.layer(0).output_is_tokens ? static_cast<exec::BatchSource&>(tokens) : images;
     const auto start = std::chrono::steady_clock::now();
+    const exec::HostTransfers before = trainer.device().host_transfers();
     for (int s = 0; s < steps; ++s) out.losses.push_back(trainer.step(data).loss);
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    out.host_transfers_per_step =
+        static_cast<double>(trainer.device().host_transfers().count - before.count) / std::max(steps, 1);
+    out.inputs_per_step = std::ranges::count(trainer.program().instructions, plans::StepOp::load_input,
+                                             &plans::StepInstruction::op);
     out.bytes = trainer.communicator().counter();
     const exec::MemoryTracker& memory = trainer.memory();
     out.params_bytes = memory.peak(exec::MemoryCategory::params);

@@ -83,11 +83,16 @@ struct PlanOutcome {
   // After training: the fraction of kEvaluationSteps batches' samples classified right (--eval).
   double accuracy = 0.0;
   double evaluation_loss = 0.0;  // the mean loss of those batches (finer than the accuracy)
+  // Host transfers (Device::upload / download) per training step, and the input batches the
+  // rank's step program loads per step: a device-resident step makes exactly those.
+  double host_transfers_per_step = 0.0;
+  int64_t inputs_per_step = 0;
   sim::Prediction prediction;     // ran only
   double seconds = 0.0;           // wall time of the steps
 };
 
-// Trains `plan` for `steps` steps from seed 1 on the CPU backend (one oneDNN thread per rank).
+// Trains `plan` for `steps` steps from seed 1 on the CPU backend (one oneDNN thread per rank;
+// its device the double of scrambled_device.h under --scrambled-device).
 // Collective: every rank of MPI_COMM_WORLD calls it with the same plan. A plan the executor
 // refuses (InputError on every rank) comes back `refused`; any other exception on every rank
 // comes back `failed`. An exception on only some ranks is printed at once (the others may then

@@ -24,6 +24,9 @@ for r in m["ranks"]:
     for key in ("params", "grads", "optimizer", "activations", "buffers"):
         assert r["memory"][key] >= 0, key
     assert r["peak_memory_bytes"] > 0 and r["peak_rss_bytes"] > 0 and r["comm_bytes_sent"] > 0
+    # Host transfers of a step: its input batch per micro-batch (this plan has no pipeline).
+    transfers = r["host_transfers_per_step"]
+    assert transfers["count"] == m["micro_batches"] and transfers["bytes"] > 0, transfers
 t = json.load(open(f"{work}/trace.json"))
 rows = {(e["pid"], e["tid"]) for e in t["traceEvents"] if e["ph"] == "X"}
 assert rows == {(0, 0), (0, 1), (1, 0), (1, 1)}, rows

@@ -1,0 +1,35 @@
+// The double of scrambled_device.h hides what it claims to: outside its calls an array's memory
+// is not its values, inside them it is, and the values survive any number of round trips.
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "tests/exec/equivalence/scrambled_device.h"
+
+namespace splitbrain::equivalence {
+namespace {
+
+TEST(Equivalence, ScrambledDeviceHidesValuesOutsideItsCalls) {
+  ScrambledDevice device;
+  const std::vector<float> values = {0.0f, 1.0f, -2.5f, 3e-8f};
+  const auto array = device.allocate({2, 2}, true);
+  EXPECT_TRUE(ScrambledDevice::scrambled(*array));
+  EXPECT_NE(exec::HostDevice::storage(static_cast<const exec::DeviceArray&>(*array)).values,
+            std::vector<float>(4, 0.0f));  // zeros, scrambled
+  device.upload(values, *array);
+  const std::vector<float>& raw = exec::HostDevice::storage(static_cast<const exec::DeviceArray&>(*array)).values;
+  for (size_t i = 0; i < values.size(); ++i) EXPECT_NE(raw[i], values[i]) << "element " << i << " is readable";
+  // Through the device's calls the values are intact.
+  const auto other = device.allocate({2, 2}, true);
+  device.add(*array, *other);
+  device.add(*array, *other);
+  device.fill(*array, 0, 1, 7.0f);
+  EXPECT_EQ(exec::host_copy(device, *array), (std::vector<float>{7.0f, 1.0f, -2.5f, 3e-8f}));
+  EXPECT_EQ(exec::host_copy(device, *other), (std::vector<float>{0.0f, 2.0f, -5.0f, 6e-8f}));
+  EXPECT_TRUE(ScrambledDevice::scrambled(*array));
+  EXPECT_EQ(device.host_transfers().count, 3);
+}
+
+}  // namespace
+}  // namespace splitbrain::equivalence
