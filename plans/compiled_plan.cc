@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <set>
+
 #include "model/statistics.h"
 #include "plans/plan_error.h"
 #include "plans/redistribution.h"
@@ -43,6 +45,7 @@ InputTransfer compile_input(const Plan& plan, const CompiledLayer& from, const C
   InputTransfer transfer;
   transfer.producer = producer;
   transfer.input_position = position;
+  transfer.from_other_stage = from.stage != to.stage;
   if (from.stage != to.stage) {
     transfer.forward_send =
         pipeline_send(plan.mesh, plan.pipe_axis, from.stage, to.stage, from.layouts.output, shape, element_bytes);
@@ -117,6 +120,24 @@ std::vector<GradientBucket> compile_buckets(const Plan& plan, const std::vector<
   return buckets;
 }
 
+// One message per (producer, receiving stage) and direction (InputTransfer::from_other_stage):
+// the sends of every later reader are dropped. The messages are alike, since a pipeline send
+// depends only on the producer's layout and the two stages.
+void share_stage_sends(std::vector<CompiledLayer>& layers) {
+  std::set<std::pair<int, int>> forward_carried;   // (producer, receiving stage)
+  std::set<std::pair<int, int>> backward_carried;
+  for (CompiledLayer& layer : layers) {
+    for (InputTransfer& transfer : layer.inputs) {
+      if (transfer.forward_send && !forward_carried.insert({transfer.producer, layer.stage}).second) {
+        transfer.forward_send.reset();
+      }
+      if (transfer.backward_send && !backward_carried.insert({transfer.producer, layer.stage}).second) {
+        transfer.backward_send.reset();
+      }
+    }
+  }
+}
+
 }  // namespace
 
 int64_t gradient_element_bytes(const Plan& plan) { return model::bytes_per_element(plan.dtype); }
@@ -149,6 +170,7 @@ CompiledPlan compile_plan(const Plan& plan) {
                           model::bytes_per_element(plan.dtype))};
     }
   }
+  share_stage_sends(compiled.layers);
   compiled.buckets = compile_buckets(plan, compiled.layers);
   return compiled;
 }

@@ -20,6 +20,11 @@ struct InputTransfer {
   // Forward: when the producer sits on an earlier pipeline stage, its output (in the producer's
   // layout) is first sent to the consumer's stage; then it is redistributed there into the
   // layout the consumer needs.
+  // A tensor read by several layers of one later stage crosses once: the first of them in model
+  // order carries forward_send and the others read what it received (from_other_stage without
+  // a send); backward, the first whose gradient flows carries backward_send with the sum of
+  // their gradients.
+  bool from_other_stage = false;
   std::optional<Collective> forward_send;
   std::vector<Collective> forward;
   // Backward (only when the producer needs a gradient): the gradient the consumer produced is

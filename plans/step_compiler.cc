@@ -25,7 +25,10 @@ struct MicroBatchBuffers {
   std::vector<std::vector<int>> inputs;         // per layer, per input position (as read)
   std::vector<int> output_grads;                // per layer
   std::vector<int> kept_by_op;                  // per layer: masks, indices, probabilities
-  std::map<std::pair<int, int>, int> received;  // recompute: (consumer, position) -> as received
+  // Producers on other stages: what arrived from them (shared by their readers here; kept to
+  // the backward under recompute), and the sum of their readers' gradients not yet sent back.
+  std::map<int, int> received;
+  std::map<int, int> gradients_to_send;
 };
 
 class StepCompiler {
@@ -89,6 +92,7 @@ class StepCompiler {
     state.output_grads.assign(layers, -1);
     state.kept_by_op.assign(layers, -1);
     state.received.clear();
+    state.gradients_to_send.clear();
   }
 
   void release_all(MicroBatchBuffers& state) {
@@ -155,24 +159,8 @@ class StepCompiler {
         const int u = layer.inputs[p];
         const InputTransfer& transfer = compiled.inputs[p];
         int input = -1;
-        if (transfer.forward_send && recomputing) {
-          input = state.received.at({v, static_cast<int>(p)});
-          writer_.hold(input);
-        } else if (transfer.forward_send) {  // the producer sits on an earlier stage
-          input = activation(transfer.forward_send->buffer_bytes, BufferRole::received, v, static_cast<int>(p), micro);
-          emit_kept([&] {
-            return StepInstruction{.op = StepOp::recv,
-                                   .stream = Stream::communication,
-                                   .layer = v,
-                                   .micro_batch = micro,
-                                   .index = static_cast<int>(p),
-                                   .writes = {input},
-                                   .collectives = {*transfer.forward_send}};
-          });
-          if (plan_.recompute_activations) {
-            state.received[{v, static_cast<int>(p)}] = input;
-            writer_.hold(input);
-          }
+        if (transfer.from_other_stage) {
+          input = received_input(v, p, micro, state);
         } else {
           input = state.outputs[static_cast<size_t>(u)];
           writer_.hold(input);
@@ -228,6 +216,39 @@ class StepCompiler {
     }
   }
 
+  // Input p of layer v, from a producer on an earlier stage: received by its first reader here
+  // (InputTransfer::from_other_stage), which keeps it for the later ones (and, under recompute,
+  // for the backward's forward again).
+  int received_input(int v, size_t p, int micro, MicroBatchBuffers& state) {
+    const InputTransfer& transfer = compiled_.layers[static_cast<size_t>(v)].inputs[p];
+    const auto known = state.received.find(transfer.producer);
+    if (known != state.received.end()) {
+      writer_.hold(known->second);
+      return known->second;
+    }
+    if (!transfer.forward_send) {
+      throw PlanError(fmt::format("step program: layer {} reads layer {} of another stage before it is received",
+                                  net_.layer(v).name, net_.layer(transfer.producer).name));
+    }
+    const int input =
+        activation(transfer.forward_send->buffer_bytes, BufferRole::received, v, static_cast<int>(p), micro);
+    emit_kept([&] {
+      return StepInstruction{.op = StepOp::recv,
+                             .stream = Stream::communication,
+                             .layer = v,
+                             .micro_batch = micro,
+                             .index = static_cast<int>(p),
+                             .writes = {input},
+                             .collectives = {*transfer.forward_send}};
+    });
+    const bool read_again = plan_.recompute_activations || facts_.last_local_consumer(transfer.producer) != v;
+    if (read_again) {
+      state.received[transfer.producer] = input;
+      writer_.hold(input);
+    }
+    return input;
+  }
+
   void send_forward(int producer, int micro, int buffer) {
     for (int consumer : net_.layer(producer).consumers) {
       const CompiledLayer& layer = compiled_.layers[static_cast<size_t>(consumer)];
@@ -273,6 +294,11 @@ class StepCompiler {
     };
     for (int u : layer.inputs) {
       if (facts_.on_stage(u) && facts_.last_local_consumer(u) == v) release_output(u);
+      const auto received = state.received.find(u);
+      if (!plan_.recompute_activations && received != state.received.end() && facts_.last_local_consumer(u) == v) {
+        writer_.drop(received->second);
+        state.received.erase(received);
+      }
     }
     if (facts_.last_local_consumer(v) < 0) release_output(v);
   }
@@ -431,24 +457,32 @@ class StepCompiler {
       });
       writer_.drop(grad);
     }
-    if (transfer.backward_send) {
+    if (transfer.from_other_stage) {
+      // The readers here add up their gradients; the first reader (the last in backward) sends.
+      int& sum = state.gradients_to_send.try_emplace(u, -1).first->second;
+      add_gradient(u, micro, ready, sum);
+      if (!transfer.backward_send) return;
       send({v, static_cast<int>(p), true}, {.op = StepOp::send,
                                             .stream = Stream::communication,
                                             .layer = v,
                                             .micro_batch = micro,
                                             .index = static_cast<int>(p),
-                                            .reads = {ready},
+                                            .reads = {sum},
                                             .collectives = {*transfer.backward_send}});
-      return;  // the send holds `ready` until it is waited for
+      state.gradients_to_send.erase(u);  // the send holds the sum until it is waited for
+      return;
     }
-    int& accumulated = state.output_grads[static_cast<size_t>(u)];
-    if (accumulated < 0) {
-      accumulated = ready;
+    add_gradient(u, micro, ready, state.output_grads[static_cast<size_t>(u)]);
+  }
+
+  // `ready` (a gradient of u's output) becomes `sum`, or is added into it and let go.
+  void add_gradient(int u, int micro, int ready, int& sum) {
+    if (sum < 0) {
+      sum = ready;
       return;
     }
     emit_kept([&] {
-      return StepInstruction{
-          .op = StepOp::accumulate, .layer = u, .micro_batch = micro, .reads = {ready}, .writes = {accumulated}};
+      return StepInstruction{.op = StepOp::accumulate, .layer = u, .micro_batch = micro, .reads = {ready}, .writes = {sum}};
     });
     writer_.drop(ready);
   }

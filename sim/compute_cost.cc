@@ -40,6 +40,15 @@ class LocalCounter {
     for (int64_t extent : global_shape) global *= static_cast<double>(extent);
     return global * work_fraction_;
   }
+  // Local elements of a [out_features, in_features] weight a linear multiplies by: its
+  // features' local extents (the output's last dim by the input's), or work_fraction of the
+  // whole without a mesh.
+  double weight_block(const plans::TensorLayout& input, std::span<const int64_t> input_shape,
+                      const plans::TensorLayout& output, std::span<const int64_t> output_shape) const {
+    if (mesh_ == nullptr) return static_cast<double>(input_shape.back() * output_shape.back()) * work_fraction_;
+    return static_cast<double>(plans::local_shape(input, *mesh_, input_shape).back() *
+                               plans::local_shape(output, *mesh_, output_shape).back());
+  }
 
  private:
   const plans::Mesh* mesh_;
@@ -70,6 +79,12 @@ LocalBytes local_bytes(const model::Model& model, const Layer& layer, const plan
     bytes.params += static_cast<double>(shard.local_elements) * element_bytes;
   }
   const std::vector<int64_t> out_shape = plans::activation_shape(layer, micro_batch);
+  // A tied head owns no weight (the table is the embedding's), yet it reads its block of the
+  // table forward and writes that block's gradient backward like any linear.
+  if (layer.kind == OpKind::linear && !layer.attr<model::LinearAttrs>().tied_to.empty() && !layouts.inputs.empty()) {
+    const std::vector<int64_t> in_shape = plans::activation_shape(model.layer(layer.inputs[0]), micro_batch);
+    bytes.params += counter.weight_block(layouts.inputs[0], in_shape, layouts.output, out_shape) * element_bytes;
+  }
   const double out_elements = counter.count(layouts.output, out_shape);
   bytes.output = out_elements * static_cast<double>(model::output_element_bytes(layer, dtype));
   bytes.output_grad = layer.output_is_tokens ? 0.0 : out_elements * element_bytes;

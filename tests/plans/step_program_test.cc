@@ -2,6 +2,7 @@
 // step_program_properties.h), its memory walk ends where it started, and the listing's facts
 // hold on a hand-checked case.
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -136,6 +137,50 @@ TEST(StepProgram, PassesAndBucketStartsAsTheExecutorReadsThem) {
   for (const auto& after_layer : buckets_started_after(compile_step(plan, compile_plan(plan), 0), plan.model->size())) {
     EXPECT_TRUE(after_layer.empty());
   }
+}
+
+// GPT in two stages cut at h1.ln_1: h0's output is read there by h1.ln_1 and by h1's residual
+// add. It crosses once per micro-batch each way; both readers share what arrived, and their two
+// gradients are added before the one message back.
+TEST(StepProgram, ATensorWithTwoReadersOnTheNextStageCrossesOnce) {
+  const Plan plan = plan_from_text(R"({
+    "format": "splitbrain-plan", "version": 1, "model": "gpt:layers=2,hidden=64,heads=4,seq=16,vocab=96,positions=16",
+    "batch": 8, "mesh": {"pipe": 2}, "default": {},
+    "pipeline": {"axis": "pipe", "stage_starts": ["h1.ln_1"], "micro_batches": 4, "schedule": "1f1b"}
+  })", "two-readers", ".");
+  const CompiledPlan compiled = compile_plan(plan);
+  const StepProgram first = compile_step(plan, compiled, 0);
+  const StepProgram second = compile_step(plan, compiled, 1);
+  // Forward: h0's output, one message per micro-batch.
+  EXPECT_EQ(count_ops(first, StepOp::send), plan.micro_batches);
+  EXPECT_EQ(count_ops(second, StepOp::recv), plan.micro_batches);
+  // Backward: one summed gradient of h0's output per micro-batch.
+  EXPECT_EQ(count_ops(second, StepOp::send), plan.micro_batches);
+  EXPECT_EQ(count_ops(first, StepOp::recv), plan.micro_batches);
+  for (const StepProgram* program : {&first, &second}) {
+    for (const std::string& problem : testing::step_program_problems(plan, compiled, *program)) ADD_FAILURE() << problem;
+  }
+  int carriers = 0;
+  for (const CompiledLayer& layer : compiled.layers) {
+    for (const InputTransfer& input : layer.inputs) carriers += input.from_other_stage && input.forward_send ? 1 : 0;
+  }
+  EXPECT_EQ(carriers, 1);
+}
+
+// Under 1F1B the first stage holds at most as many micro-batches as there are stages, and each
+// send is waited for before the next on its edge: its peak does not grow with the number of
+// micro-batches (the same micro-batch size, 8 or 64 of them).
+TEST(StepProgram, OneFOneBMemoryDoesNotGrowWithMicroBatches) {
+  auto peak_of_rank_0 = [](int micro_batches) {
+    const Plan plan = plan_from_text(fmt::format(R"({{
+      "format": "splitbrain-plan", "version": 1, "model": "gpt:layers=4,hidden=64,heads=4,seq=16,vocab=96,positions=16",
+      "batch": {}, "mesh": {{"pipe": 4}}, "default": {{}},
+      "pipeline": {{"axis": "pipe", "stage_starts": ["h1.ln_1", "h2.ln_1", "h3.ln_1"], "micro_batches": {},
+                   "schedule": "1f1b"}}
+    }})", 2 * micro_batches, micro_batches), "micro-batches", ".");
+    return walk_memory(compile_step(plan, compile_plan(plan), 0)).total;
+  };
+  EXPECT_EQ(peak_of_rank_0(8), peak_of_rank_0(64));
 }
 
 TEST(StepProgram, ARankOutsideTheMeshIsRefused) {

@@ -173,6 +173,41 @@ TEST(ComputeCost, LinearAtBatchOneIsMemoryBound) {
             0.0);
 }
 
+// tokens [8] -> wte (vocab 1024, dim 1024) -> head (1024 -> 1024, no bias), tied to wte's
+// table or with its own weight.
+model::Model embedding_head_net(bool tied) {
+  model::GraphBuilder b(tied ? "tied-head" : "own-head", "test");
+  b.add("tokens", OpKind::input, model::InputAttrs{{8}, true}, {});
+  b.add("wte", OpKind::embedding, model::EmbeddingAttrs{1024, 1024, false}, {"tokens"});
+  model::LinearAttrs head;
+  head.out_features = 1024;
+  head.bias = false;
+  if (tied) head.tied_to = "wte";
+  b.add("head", OpKind::linear, head, {"wte"});
+  return b.build();
+}
+
+TEST(ComputeCost, ATiedHeadIsTimedLikeAHeadWithItsOwnWeight) {
+  // The tied head reads its block of the table forward and writes its gradient backward: the
+  // same kernels and bytes as a head with its own weight, weight gradient included.
+  const plans::Mesh mesh({{"model", 2}});
+  plans::LayerSharding by_vocabulary;
+  by_vocabulary.out = {0};
+  for (const plans::LayerSharding& sharding : {plans::LayerSharding{}, by_vocabulary}) {
+    const model::Model tied = embedding_head_net(true);
+    const model::Model own = embedding_head_net(false);
+    const int head = tied.find("head");
+    const LayerComputeSeconds t = layer_compute_seconds(flat_cluster(), tied, head, layouts_of(tied, head, mesh, 1, sharding),
+                                                        mesh, 1, model::DType::fp32);
+    const LayerComputeSeconds o = layer_compute_seconds(flat_cluster(), own, head, layouts_of(own, head, mesh, 1, sharding),
+                                                        mesh, 1, model::DType::fp32);
+    EXPECT_GT(t.backward_weight, 0.0);
+    EXPECT_DOUBLE_EQ(t.forward, o.forward);
+    EXPECT_DOUBLE_EQ(t.backward_input, o.backward_input);
+    EXPECT_DOUBLE_EQ(t.backward_weight, o.backward_weight);
+  }
+}
+
 TEST(ComputeCost, ViewsCostNothingAndElementwiseOpsAreBandwidthBound) {
   const model::Model net = conv_net();
   const plans::Mesh mesh({{"data", 1}});

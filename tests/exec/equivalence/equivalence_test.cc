@@ -17,6 +17,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 
@@ -53,6 +54,27 @@ sim::PlannerRequest request_for(int devices) {
   return request;
 }
 
+// A two-stage pipeline cut again at the first reader of a tensor that several layers read, so
+// all of them sit on the second stage: the tensor crosses once each way and its readers share
+// it (plans/compiled_plan.h). None for models without such a tensor.
+std::optional<plans::Plan> shared_reader_variant(const std::vector<plans::Plan>& plans) {
+  for (const plans::Plan& plan : plans) {
+    if (plan.stage_count() != 2 || plan.zero_stage != 0 || plan.recompute_activations) continue;
+    const model::Model& net = *plan.model;
+    for (int u = 1; u < net.size(); ++u) {
+      const std::vector<int>& readers = net.layer(u).consumers;
+      if (readers.size() < 2) continue;
+      const int first = *std::min_element(readers.begin(), readers.end());
+      plans::Plan variant = plan;
+      for (int v = 0; v < net.size(); ++v) variant.stage_of_layer[static_cast<size_t>(v)] = v < first ? 0 : 1;
+      variant.family += " + shared reader cut";
+      return variant;
+    }
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 // What the executor is checked on beyond the planner's choices: ZeRO 1-3 of every plan whose
 // gradients sync over a group (something to shard), recompute of every plan, and on the
 // data-parallel plan both at once and ZeRO with the buckets reduced after backward instead of
@@ -86,6 +108,7 @@ std::vector<plans::Plan> plans_to_run(const std::vector<sim::PricedPlan>& planne
       }
     }
   }
+  if (std::optional<plans::Plan> shared = shared_reader_variant(out)) out.push_back(*shared);
   return out;
 }
 
