@@ -21,9 +21,9 @@ using nlohmann::json;
 using nlohmann::ordered_json;
 
 constexpr std::array kRoles = {ShardRole::batch, ShardRole::out, ShardRole::in, ShardRole::spatial};
-constexpr std::array<std::string_view, 13> kTopLevelKeys = {
-    "format", "version", "family", "description", "model", "batch", "dtype",
-    "mesh",   "default", "layers", "pipeline",    "optimizer", "options"};
+constexpr std::array<std::string_view, 14> kTopLevelKeys = {
+    "format",  "version", "family",   "description", "model",   "batch",         "dtype",
+    "mesh",    "default", "layers",   "pipeline",    "optimizer", "options", "micro_batches"};
 
 std::string_view schedule_name(PipelineSchedule schedule) {
   return schedule == PipelineSchedule::gpipe ? "gpipe" : "1f1b";
@@ -61,17 +61,9 @@ Mesh read_mesh(JsonObjectReader& top, const ordered_json& document) {
   }
 }
 
-// Stage s (s >= 1) starts at the layer stage_starts[s - 1] and runs to the next start.
-void read_pipeline(JsonObjectReader& top, Plan& plan) {
-  const model::Model& model = *plan.model;
-  plan.stage_of_layer.assign(static_cast<size_t>(model.size()), 0);
-  if (!top.has("pipeline")) return;
-  JsonObjectReader fields = top.object("pipeline");
-  const std::string axis = fields.required_string("axis");
-  plan.pipe_axis = plan.mesh.axis_index(axis);
-  if (plan.pipe_axis < 0) {
-    fields.fail("axis", fmt::format("'{}' is not a mesh axis (the mesh is {})", axis, plan.mesh.to_string()));
-  }
+// The micro-batches a step's batch runs in (`fields` holds "micro_batches", default 1): each
+// runs forward and backward and the gradients add up before the update.
+int read_micro_batches(JsonObjectReader& fields, const Plan& plan) {
   const int64_t micro_batches = fields.optional_int("micro_batches", 1);
   if (micro_batches < 1 || micro_batches > INT_MAX) {
     fields.fail("micro_batches", fmt::format("must be between 1 and {}, got {}", INT_MAX, micro_batches));
@@ -80,7 +72,28 @@ void read_pipeline(JsonObjectReader& top, Plan& plan) {
     fields.fail("micro_batches", fmt::format("{} micro-batches do not divide the batch of {}", micro_batches,
                                              plan.global_batch));
   }
-  plan.micro_batches = static_cast<int>(micro_batches);
+  return static_cast<int>(micro_batches);
+}
+
+// Stage s (s >= 1) starts at the layer stage_starts[s - 1] and runs to the next start. Without
+// a pipeline, a top-level "micro_batches" accumulates gradients over that many micro-batches.
+void read_pipeline(JsonObjectReader& top, Plan& plan) {
+  const model::Model& model = *plan.model;
+  plan.stage_of_layer.assign(static_cast<size_t>(model.size()), 0);
+  if (!top.has("pipeline")) {
+    plan.micro_batches = read_micro_batches(top, plan);
+    return;
+  }
+  if (top.has("micro_batches")) {
+    top.fail("micro_batches", "a pipelined plan gives its micro-batches in \"pipeline\": {\"micro_batches\": N}");
+  }
+  JsonObjectReader fields = top.object("pipeline");
+  const std::string axis = fields.required_string("axis");
+  plan.pipe_axis = plan.mesh.axis_index(axis);
+  if (plan.pipe_axis < 0) {
+    fields.fail("axis", fmt::format("'{}' is not a mesh axis (the mesh is {})", axis, plan.mesh.to_string()));
+  }
+  plan.micro_batches = read_micro_batches(fields, plan);
   const std::string schedule = fields.optional_string("schedule", "1f1b");
   if (schedule == "gpipe") {
     plan.schedule = PipelineSchedule::gpipe;
@@ -318,6 +331,8 @@ ordered_json plan_to_json(const Plan& plan) {
                        {"stage_starts", std::move(starts)},
                        {"micro_batches", plan.micro_batches},
                        {"schedule", std::string(schedule_name(plan.schedule))}};
+  } else if (plan.micro_batches > 1) {
+    doc["micro_batches"] = plan.micro_batches;
   }
   const OptimizerConfig& o = plan.optimizer;
   ordered_json optimizer = {{"kind", std::string(optimizer_kind_name(o.kind))}, {"learning_rate", o.learning_rate}};

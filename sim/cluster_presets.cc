@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
+#include <utility>
 #include <filesystem>
 
 #include "sim/cluster_error.h"
@@ -11,6 +13,11 @@
 
 namespace splitbrain::sim {
 namespace {
+
+constexpr int64_t kMaxNodes = 1 << 17;
+
+// The preset part of "name:nodes=N".
+std::string_view split_preset_name(std::string_view spec) { return spec.substr(0, spec.find(':')); }
 
 std::string preset_list() {
   std::string list;
@@ -25,6 +32,24 @@ const detail::EmbeddedClusterPreset* find_preset(std::string_view name) {
   return nullptr;
 }
 
+// "name:nodes=N" -> ("name", N); a plain name -> (name, 0).
+std::pair<std::string_view, int64_t> split_node_count(std::string_view spec) {
+  const size_t colon = spec.find(':');
+  if (colon == std::string_view::npos) return {spec, 0};
+  const std::string_view name = spec.substr(0, colon);
+  const std::string_view option = spec.substr(colon + 1);
+  constexpr std::string_view kNodes = "nodes=";
+  int64_t nodes = 0;
+  const std::string_view digits = option.starts_with(kNodes) ? option.substr(kNodes.size()) : std::string_view{};
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), nodes);
+  if (digits.empty() || error != std::errc{} || end != digits.data() + digits.size() || nodes < 1 ||
+      nodes > kMaxNodes) {
+    throw ClusterError(fmt::format("cluster '{}': the only option is nodes=N, N from 1 to {} (e.g. '{}:nodes=384')",
+                                   spec, kMaxNodes, name));
+  }
+  return {name, nodes};
+}
+
 }  // namespace
 
 std::vector<std::string> cluster_preset_names() {
@@ -36,16 +61,28 @@ std::vector<std::string> cluster_preset_names() {
   return names;
 }
 
-Cluster cluster_preset(std::string_view name) {
+Cluster cluster_preset(std::string_view spec) {
+  const auto [name, nodes] = split_node_count(spec);
   const detail::EmbeddedClusterPreset* preset = find_preset(name);
   if (preset == nullptr) {
     throw ClusterError(fmt::format("unknown cluster preset '{}' (presets: {})", name, preset_list()));
   }
   // Parsed on every call: presets are small and this keeps no mutable global state.
-  return parse_cluster_json(preset->json_text, fmt::format("preset '{}' (sim/clusters/{}.json)", name, name));
+  Cluster cluster = parse_cluster_json(preset->json_text, fmt::format("preset '{}' (sim/clusters/{}.json)", name, name));
+  if (nodes == 0) return cluster;
+  if (cluster.levels.size() != 2) {
+    throw ClusterError(fmt::format("cluster '{}': nodes=N needs a preset of nodes and one network above them; '{}' has "
+                                   "{} level(s)",
+                                   spec, name, cluster.levels.size()));
+  }
+  cluster.levels.back().fan_out = static_cast<int>(nodes);
+  cluster.name = std::string(spec);
+  return cluster;
 }
 
 Cluster resolve_cluster(std::string_view name_or_path) {
+  const std::string_view name = split_preset_name(name_or_path);
+  if (find_preset(name) != nullptr && name != name_or_path) return cluster_preset(name_or_path);
   if (find_preset(name_or_path) != nullptr) return cluster_preset(name_or_path);
   const std::filesystem::path path(name_or_path);
   std::error_code error;

@@ -185,6 +185,13 @@ TEST(PlanJsonErrors, MicroBatchesPositiveAndDividingTheBatch) {
   expect_error(document, {"pipeline.micro_batches: must be between 1 and", "got 0"});
   document["pipeline"]["micro_batches"] = 3;
   expect_error(document, {"pipeline.micro_batches: 3 micro-batches do not divide the batch of 8"});
+  // Without a pipeline the same key sits at the top level; a pipelined plan has it once.
+  ordered_json plain = base_plan();
+  plain["micro_batches"] = 3;
+  expect_error(plain, {"micro_batches: 3 micro-batches do not divide the batch of 8"});
+  document["pipeline"]["micro_batches"] = 2;
+  document["micro_batches"] = 2;
+  expect_error(document, {"micro_batches: a pipelined plan gives its micro-batches in \"pipeline\""});
 }
 
 TEST(PlanJsonErrors, ZeroStageOutsideZeroToThree) {

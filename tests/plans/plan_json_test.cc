@@ -134,6 +134,19 @@ TEST(PlanJson, PipelineStagesFollowStageStarts) {
             R"({"axis":"pipe","stage_starts":["conv3"],"micro_batches":2,"schedule":"gpipe"})");
 }
 
+TEST(PlanJson, MicroBatchesWithoutAPipelineAccumulateGradients) {
+  ordered_json document = base_plan();
+  document["micro_batches"] = 2;
+  const Plan plan = read(document);
+  EXPECT_EQ(plan.pipe_axis, -1);
+  EXPECT_EQ(plan.stage_count(), 1);
+  EXPECT_EQ(plan.micro_batches, 2);
+  EXPECT_EQ(plan.micro_batch_size(), 4);
+  EXPECT_EQ(plan_to_json(plan)["micro_batches"], 2);
+  expect_same_plan(plan, read(plan_to_json(plan)));
+  EXPECT_FALSE(plan_to_json(read(base_plan())).contains("micro_batches"));
+}
+
 TEST(PlanJson, OptimizerAndOptionsAreRead) {
   ordered_json document = base_plan();
   document["dtype"] = "bf16";

@@ -78,6 +78,27 @@ TEST(ClusterPresets, ResolveTakesAPresetNameOrAPath) {
   EXPECT_EQ(resolve_cluster(path.string()), custom);
 }
 
+TEST(ClusterPresets, ANodeCountResizesTheOuterNetwork) {
+  const Cluster selene = resolve_cluster("dgx-a100-80g:nodes=384");
+  EXPECT_EQ(device_count(selene), 3072);
+  EXPECT_EQ(selene.name, "dgx-a100-80g:nodes=384");
+  Cluster expected = cluster_preset("dgx-a100-80g");
+  expected.levels.back().fan_out = 384;
+  expected.name = selene.name;
+  EXPECT_EQ(selene, expected);
+  for (const char* wrong : {"dgx-a100-80g:nodes=0", "dgx-a100-80g:nodes=", "dgx-a100-80g:gpus=8",
+                            "dgx-a100-80g:nodes=12x", "dgx-a100-80g:nodes=99999999999"}) {
+    try {
+      resolve_cluster(wrong);
+      ADD_FAILURE() << wrong << ": expected ClusterError";
+    } catch (const ClusterError& error) {
+      EXPECT_NE(std::string(error.what()).find("nodes=N"), std::string::npos) << error.what();
+    }
+  }
+  EXPECT_THROW(resolve_cluster("local-cpu:nodes=2"), ClusterError);  // one level: no network above nodes
+  EXPECT_THROW(resolve_cluster("dgx-a200:nodes=2"), ClusterError);
+}
+
 TEST(ClusterPresets, UnknownNameListsThePresets) {
   try {
     resolve_cluster("dgx-a200");

@@ -95,6 +95,14 @@ std::vector<plans::Plan> plans_to_run(const std::vector<sim::PricedPlan>& planne
     recompute.recompute_activations = true;
     recompute.family += " +recompute";
     out.push_back(recompute);
+    if (p.plan.family.starts_with("data-parallel") && p.plan.pipe_axis < 0 &&
+        p.plan.global_batch % (2 * p.plan.mesh.rank_count()) == 0) {
+      // Gradient accumulation without a pipeline: two micro-batches per step.
+      plans::Plan accumulate = p.plan;
+      accumulate.micro_batches = 2;
+      accumulate.family += " +accumulate 2";
+      out.push_back(accumulate);
+    }
     if (syncs && p.plan.family.starts_with("data-parallel")) {
       recompute.zero_stage = 3;
       recompute.family = p.plan.family + " +zero3 +recompute";
