@@ -365,8 +365,10 @@ class StepCompiler {
       }
       const std::vector<int> gathered = gather_parameters(v, micro);
       sync_.ensure_whole_gradients(v);
-      // A tied head adds into its table's gradient (ZeRO 2-3 make it at first use).
-      if (const int table = tied_table(v); table >= 0) sync_.ensure_whole_gradients(table);
+      // A tied head adds into its table's gradient (ZeRO 2-3 make it at first use), where the
+      // table is on this stage. (On another stage Megatron all-reduces the two copies' gradients
+      // between the first and last stage; not modelled yet, and refused by the executor.)
+      if (const int table = tied_table(v); table >= 0 && facts_.on_stage(table)) sync_.ensure_whole_gradients(table);
       emit_kept([&] {
         StepInstruction pass{.op = StepOp::backward, .layer = v, .micro_batch = micro};
         pass.operands = {.inputs = state.inputs[static_cast<size_t>(v)],

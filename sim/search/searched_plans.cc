@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <limits>
+
 #include "model/statistics.h"
 #include "plans/compiled_plan.h"
 #include "plans/plan_error.h"
@@ -49,7 +51,8 @@ std::vector<double> cut_seconds(const PlannerRequest& request, CostTable& table,
 }
 
 std::optional<std::vector<int>> partition(const PlannerRequest& request, CostTable& table, const SearchMesh& mesh,
-                                          const std::vector<LayerSharding>& layers, int micro_batches) {
+                                          const std::vector<LayerSharding>& layers, int micro_batches,
+                                          int64_t memory_limit_bytes) {
   const model::Model& net = table.model();
   StagePartitionInput input;
   for (int v = 0; v < net.size(); ++v) {
@@ -67,7 +70,7 @@ std::optional<std::vector<int>> partition(const PlannerRequest& request, CostTab
   input.cut_seconds = cut_seconds(request, table, mesh, layers);
   input.stages = mesh.size_of(mesh.pipe);
   input.micro_batches = micro_batches;
-  input.memory_limit_bytes = request.effective_memory_limit();
+  input.memory_limit_bytes = memory_limit_bytes;
   return partition_stages(input);
 }
 
@@ -106,7 +109,13 @@ std::optional<plans::Plan> searched_plan(const PlannerRequest& request, const Se
     // the partition enforces each stage's limit.
     const int64_t limit = request.effective_memory_limit();
     options.memory_limit_bytes = limit > std::numeric_limits<int64_t>::max() / stages ? limit : limit * stages;
-    const auto found = search_shardings(table, mesh, options);
+    auto found = search_shardings(table, mesh, options);
+    if (!found) {
+      // Nothing fits with every activation kept and the model states whole: search for time,
+      // and let price_plan try recomputation and ZeRO before the plan is called infeasible.
+      options.memory_limit_bytes = std::numeric_limits<int64_t>::max();
+      found = search_shardings(table, mesh, options);
+    }
     if (!found) {
       stats.layer_prices += table.evaluations();
       return std::nullopt;
@@ -122,7 +131,11 @@ std::optional<plans::Plan> searched_plan(const PlannerRequest& request, const Se
   }
   skeleton.layers = layers;
   if (mesh.pipe >= 0) {
-    const auto stage_of_layer = partition(request, table, mesh, layers, micro_batches);
+    auto stage_of_layer = partition(request, table, mesh, layers, micro_batches, request.effective_memory_limit());
+    // As for the shardings: no cut fits as it is, so cut for time; recomputation and ZeRO come next.
+    if (!stage_of_layer) {
+      stage_of_layer = partition(request, table, mesh, layers, micro_batches, std::numeric_limits<int64_t>::max());
+    }
     stats.layer_prices += table.evaluations();
     if (!stage_of_layer) return std::nullopt;
     skeleton.stage_of_layer = *stage_of_layer;

@@ -6,7 +6,9 @@
 
 #include "model/errors.h"
 #include "model/zoo.h"
+#include "plans/compiled_plan.h"
 #include "sim/cluster_presets.h"
+#include "sim/simulation.h"
 #include "sim/search/planner.h"
 
 namespace splitbrain::sim {
@@ -73,6 +75,28 @@ TEST(Planner, MemoryLimitDecidesFeasibility) {
   EXPECT_GT(fitting, 0);
   EXPECT_GT(over, 0);
   EXPECT_TRUE(result.plans.front().feasible);
+}
+
+// A pipeline whose cuts fit only once activations are recomputed and the model states sharded
+// is still cut and priced, not dropped as infeasible before those are tried.
+TEST(Planner, TriesRecomputationAndZeroBeforeCallingAPipelineInfeasible) {
+  PlannerRequest request = request_for("gpt:layers=8,hidden=256,heads=4,seq=256,vocab=1024", 8, 64, "dgx-a100-80g");
+  const PlannerResult unlimited = plan_training(request);
+  const PricedPlan* pipeline = nullptr;
+  for (const PricedPlan& p : unlimited.plans) {
+    if (p.plan.family == "pipeline 2 stages") pipeline = &p;
+  }
+  ASSERT_NE(pipeline, nullptr);
+  plans::Plan lean = pipeline->plan;
+  lean.zero_stage = 3;
+  lean.recompute_activations = true;
+  const int64_t lean_peak = peak_memory_bytes(simulate(lean, plans::compile_plan(lean), request.cluster));
+  ASSERT_LT(lean_peak, peak_memory_bytes(pipeline->prediction));
+  request.memory_limit_bytes = lean_peak + lean_peak / 20;
+  const PlannerResult limited = plan_training(request);
+  bool fits = false;
+  for (const PricedPlan& p : limited.plans) fits = fits || (p.plan.family.starts_with("pipeline 2 stages +") && p.feasible);
+  EXPECT_TRUE(fits) << "the 2-stage pipeline with recomputation and ZeRO fits in " << request.memory_limit_bytes << " B";
 }
 
 TEST(Planner, DeviceMemoryIsAlwaysALimit) {
