@@ -56,6 +56,10 @@ struct Plan {
 
   OptimizerConfig optimizer;
   bool recompute_activations = false;  // keep only stage inputs; recompute in backward
+  // Selective recomputation (Korthikanti et al. 2022): the attention core's kept tensors (its
+  // probabilities, the s x s terms) are let go after its forward and recomputed right before
+  // its backward; everything else is kept.
+  bool recompute_attention = false;
   int zero_stage = 0;                  // 0 off; 1 optimizer state, 2 + gradients, 3 + parameters
   // Gradient synchronisation starts bucket by bucket while backward still runs.
   bool overlap_gradient_sync = true;

@@ -197,7 +197,16 @@ OptimizerConfig read_optimizer(JsonObjectReader& top) {
 void read_options(JsonObjectReader& top, Plan& plan) {
   if (!top.has("options")) return;
   JsonObjectReader fields = top.object("options");
-  plan.recompute_activations = fields.optional_bool("recompute", plan.recompute_activations);
+  // "recompute": false, true (every activation of a stage but its inputs) or "selective".
+  if (const nlohmann::json* recompute = fields.optional("recompute")) {
+    if (recompute->is_boolean()) {
+      plan.recompute_activations = recompute->get<bool>();
+    } else if (recompute->is_string() && recompute->get<std::string>() == "selective") {
+      plan.recompute_attention = true;
+    } else {
+      fields.fail("recompute", fmt::format("must be false, true or \"selective\", got {}", recompute->dump()));
+    }
+  }
   const int64_t zero_stage = fields.optional_int("zero_stage", plan.zero_stage);
   if (zero_stage < 0 || zero_stage > 3) {
     fields.fail("zero_stage", fmt::format("must be 0 (off), 1 (optimizer state), 2 (+ gradients) or 3 (+ parameters), "
@@ -345,7 +354,8 @@ ordered_json plan_to_json(const Plan& plan) {
   }
   optimizer["weight_decay"] = o.weight_decay;
   doc["optimizer"] = std::move(optimizer);
-  doc["options"] = {{"recompute", plan.recompute_activations},
+  doc["options"] = {{"recompute", plan.recompute_attention ? ordered_json("selective")
+                                                           : ordered_json(plan.recompute_activations)},
                     {"zero_stage", plan.zero_stage},
                     {"overlap_gradient_sync", plan.overlap_gradient_sync},
                     {"gradient_bucket_bytes", plan.gradient_bucket_bytes}};

@@ -199,6 +199,9 @@ class StepCompiler {
       });
       if (const int64_t kept = facts_.kept_by_op_bytes(v); kept > 0) {
         state.kept_by_op[static_cast<size_t>(v)] = activation(kept, BufferRole::kept_by_op, v, -1, micro);
+        // Selective recompute: what the attention core keeps goes now and is made again before
+        // its backward (recompute_kept).
+        if (recomputes_kept(v)) writer_.drop(std::exchange(state.kept_by_op[static_cast<size_t>(v)], -1));
       }
       for (int b : gathered) writer_.drop(b);
       state.outputs[static_cast<size_t>(v)] = out;
@@ -303,6 +306,32 @@ class StepCompiler {
     if (facts_.last_local_consumer(v) < 0) release_output(v);
   }
 
+  // Selective recompute (Plan::recompute_attention) lets go of what this layer keeps for its
+  // backward after its forward: the attention core's probabilities.
+  bool recomputes_kept(int v) const {
+    return plan_.recompute_attention && !evaluating_ && net_.layer(v).kind == model::OpKind::self_attention &&
+           facts_.kept_by_op_bytes(v) > 0;
+  }
+
+  // The layer's forward again from its kept inputs, for what its backward reads; the output it
+  // writes again is not needed (its consumers kept their own) and goes at once.
+  void recompute_kept(int v, int micro, MicroBatchBuffers& state) {
+    const std::vector<int>& inputs = state.inputs[static_cast<size_t>(v)];
+    if (std::find(inputs.begin(), inputs.end(), -1) != inputs.end()) {
+      throw PlanError(fmt::format("step program: layer '{}' is recomputed without its inputs", net_.layer(v).name));
+    }
+    const int scratch = activation(facts_.output_bytes(v), BufferRole::output, v, -1, micro);
+    emit_kept([&] {
+      StepInstruction pass{
+          .op = StepOp::recompute, .layer = v, .micro_batch = micro, .reads = inputs, .writes = {scratch}};
+      pass.operands = {.inputs = inputs, .parameters = facts_.parameter_buffers(v), .output = scratch};
+      return pass;
+    });
+    state.kept_by_op[static_cast<size_t>(v)] =
+        activation(facts_.kept_by_op_bytes(v), BufferRole::kept_by_op, v, -1, micro);
+    writer_.drop(scratch);
+  }
+
   // Recompute: between forward and backward only the stage's inputs stay.
   void drop_recomputable(MicroBatchBuffers& state) {
     for (int v : facts_.stage_layers()) {
@@ -356,6 +385,7 @@ class StepCompiler {
       if (output_grad < 0) {
         output_grad = working_buffer(facts_.gradient_bytes_of_output(v), BufferRole::output_gradient, v, -1, micro);
       }
+      if (recomputes_kept(v)) recompute_kept(v, micro, state);
       std::vector<int> input_grads(layer.inputs.size(), -1);
       if (layer.needs_input_gradient) {
         for (size_t p = 0; p < layer.inputs.size(); ++p) {

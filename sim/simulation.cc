@@ -96,19 +96,25 @@ class StepBuilder {
         timing.forward_comm_seconds += use(i, layer.stage, StepPhase::parameter_gather, c, micro_batches);
         timing.backward_comm_seconds += use(i, layer.stage, StepPhase::parameter_gather, c, micro_batches);
       }
-      if (plan_.recompute_activations && plan_.model->layer(i).kind != model::OpKind::input) {
-        // The forward runs again before the backward from the kept stage inputs: its compute,
-        // the redistributions into the layer and the collectives in it (not the pipeline
-        // hand-overs, which are kept), and one more ZeRO 3 gather.
+      const model::OpKind kind = plan_.model->layer(i).kind;
+      const bool whole_stage = plan_.recompute_activations && kind != model::OpKind::input;
+      const bool selective = plan_.recompute_attention && kind == model::OpKind::self_attention;
+      if (whole_stage || selective) {
+        // The forward runs again before the backward: its compute and the collectives in it;
+        // from the kept stage inputs (whole stage) also the redistributions into the layer (not
+        // the pipeline hand-overs, which are kept) and one more ZeRO 3 gather. A selectively
+        // recomputed attention core reads its kept input.
         timing.recompute_seconds = timing.compute.forward;
         auto again = [&](const Collective& c, StepPhase phase) {
           timing.backward_comm_seconds += use(i, layer.stage, phase, c, micro_batches);
         };
-        for (const plans::InputTransfer& input : layer.inputs) {
-          for (const Collective& c : input.forward) again(c, StepPhase::forward);
-        }
         for (const Collective& c : layer.layouts.forward_internal) again(c, StepPhase::forward);
-        for (const Collective& c : layer.parameter_gathers) again(c, StepPhase::parameter_gather);
+        if (whole_stage) {
+          for (const plans::InputTransfer& input : layer.inputs) {
+            for (const Collective& c : input.forward) again(c, StepPhase::forward);
+          }
+          for (const Collective& c : layer.parameter_gathers) again(c, StepPhase::parameter_gather);
+        }
       }
       work.forward_seconds += timing.compute.forward + timing.forward_comm_seconds;
       work.backward_seconds += timing.recompute_seconds + timing.compute.backward_input + timing.compute.backward_weight +

@@ -194,6 +194,12 @@ TEST(PlanJsonErrors, MicroBatchesPositiveAndDividingTheBatch) {
   expect_error(document, {"micro_batches: a pipelined plan gives its micro-batches in \"pipeline\""});
 }
 
+TEST(PlanJsonErrors, RecomputeIsABooleanOrSelective) {
+  ordered_json document = base_plan();
+  document["options"] = {{"recompute", "attention"}};
+  expect_error(document, {"options.recompute: must be false, true or \"selective\", got \"attention\""});
+}
+
 TEST(PlanJsonErrors, ZeroStageOutsideZeroToThree) {
   ordered_json document = base_plan();
   document["options"] = {{"zero_stage", 4}};

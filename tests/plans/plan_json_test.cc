@@ -147,6 +147,16 @@ TEST(PlanJson, MicroBatchesWithoutAPipelineAccumulateGradients) {
   EXPECT_FALSE(plan_to_json(read(base_plan())).contains("micro_batches"));
 }
 
+TEST(PlanJson, SelectiveRecomputeIsReadAndWritten) {
+  ordered_json document = base_plan();
+  document["options"] = ordered_json::parse(R"({"recompute": "selective"})");
+  const Plan plan = read(document);
+  EXPECT_TRUE(plan.recompute_attention);
+  EXPECT_FALSE(plan.recompute_activations);
+  EXPECT_EQ(plan_to_json(plan)["options"]["recompute"], "selective");
+  EXPECT_TRUE(read(plan_to_json(plan)).recompute_attention);
+}
+
 TEST(PlanJson, OptimizerAndOptionsAreRead) {
   ordered_json document = base_plan();
   document["dtype"] = "bf16";

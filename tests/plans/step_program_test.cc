@@ -183,6 +183,36 @@ TEST(StepProgram, OneFOneBMemoryDoesNotGrowWithMicroBatches) {
   EXPECT_EQ(peak_of_rank_0(8), peak_of_rank_0(64));
 }
 
+// Selective recompute: each attention core runs forward again before its backward, once per
+// micro-batch, and its probabilities are not kept between the passes, so the activation peak
+// drops by at least one micro-batch's probabilities of every attention layer but the last.
+TEST(StepProgram, SelectiveRecomputeRedoesOnlyTheAttentionCores) {
+  Plan plan = plan_from_text(R"({
+    "format": "splitbrain-plan", "version": 1, "model": "gpt:layers=3,hidden=64,heads=4,seq=32,vocab=96,positions=32",
+    "batch": 8, "mesh": {"data": 1}, "default": {}, "micro_batches": 2
+  })", "selective", ".");
+  const CompiledPlan compiled = compile_plan(plan);
+  const StepProgram kept = compile_step(plan, compiled, 0);
+  plan.recompute_attention = true;
+  const StepProgram selective = compile_step(plan, compiled, 0);
+  for (const std::string& problem : testing::step_program_problems(plan, compiled, selective)) ADD_FAILURE() << problem;
+  int attention_layers = 0;
+  for (const model::Layer& layer : plan.model->layers()) attention_layers += layer.kind == model::OpKind::self_attention;
+  EXPECT_EQ(attention_layers, 3);
+  EXPECT_EQ(count_ops(selective, StepOp::recompute), attention_layers * plan.micro_batches);
+  for (const StepInstruction& i : selective.instructions) {
+    if (i.op == StepOp::recompute) {
+      EXPECT_EQ(plan.model->layer(i.layer).kind, model::OpKind::self_attention);
+    }
+  }
+  EXPECT_EQ(count_ops(kept, StepOp::recompute), 0);
+  // Probabilities of one micro-batch: 4 heads x 32 x 32 fp32 per sample, 4 samples.
+  const int64_t probabilities = 4 * 32 * 32 * 4 * 4;
+  const int64_t saved = walk_memory(kept).of(MemoryCategory::activations) -
+                        walk_memory(selective).of(MemoryCategory::activations);
+  EXPECT_GE(saved, (attention_layers - 1) * probabilities);
+}
+
 TEST(StepProgram, ARankOutsideTheMeshIsRefused) {
   const Plan plan = load_plan_file((kExamples / "fashion-vgg-splitbrain-2.json").string());
   EXPECT_THROW(compile_step(plan, compile_plan(plan), 2), PlanError);

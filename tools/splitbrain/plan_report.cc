@@ -92,6 +92,7 @@ nlohmann::ordered_json plan_report_json(const PlanReport& report) {
                                     {"micro_batches", p.plan.micro_batches},
                                     {"zero_stage", p.plan.zero_stage},
                                     {"recompute_activations", p.plan.recompute_activations},
+                                    {"recompute_attention", p.plan.recompute_attention},
                                     {"feasible", row.feasible}};
     if (!row.plan_file.empty()) entry["plan_file"] = row.plan_file;
     plans.push_back(std::move(entry));
@@ -150,7 +151,8 @@ void print_plan_explanation(std::ostream& out, const PlanReport& report, int ind
   const plans::Plan& plan = p.plan;
   const sim::Prediction& pred = p.prediction;
   out << fmt::format("\nrank {}: {} on mesh {}, {} micro-batch(es), ZeRO {}, recompute {}\n", index + 1, plan.family,
-                     plan.mesh.to_string(), plan.micro_batches, plan.zero_stage, plan.recompute_activations ? "on" : "off");
+                     plan.mesh.to_string(), plan.micro_batches, plan.zero_stage,
+                     plan.recompute_activations ? "on" : (plan.recompute_attention ? "selective" : "off"));
   TextTable layers({{"layer", TextTable::Align::left}, {"op", TextTable::Align::left}, {"stage"},
                     {"sharding", TextTable::Align::left}, {"fwd ms"}, {"bwd ms"}, {"comm ms"}});
   const model::Model& net = *plan.model;

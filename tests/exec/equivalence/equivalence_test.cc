@@ -95,6 +95,14 @@ std::vector<plans::Plan> plans_to_run(const std::vector<sim::PricedPlan>& planne
     recompute.recompute_activations = true;
     recompute.family += " +recompute";
     out.push_back(recompute);
+    const auto& layers = p.plan.model->layers();
+    if (std::any_of(layers.begin(), layers.end(),
+                    [](const model::Layer& l) { return l.kind == model::OpKind::self_attention; })) {
+      plans::Plan selective = p.plan;
+      selective.recompute_attention = true;
+      selective.family += " +selective recompute";
+      out.push_back(selective);
+    }
     if (p.plan.family.starts_with("data-parallel") && p.plan.pipe_axis < 0 &&
         p.plan.global_batch % (2 * p.plan.mesh.rank_count()) == 0) {
       // Gradient accumulation without a pipeline: two micro-batches per step.
