@@ -71,6 +71,7 @@ std::optional<std::vector<int>> partition(const PlannerRequest& request, CostTab
   input.stages = mesh.size_of(mesh.pipe);
   input.micro_batches = micro_batches;
   input.memory_limit_bytes = memory_limit_bytes;
+  input.may_start_stage = stage_starts_between_blocks(net, input.stages);
   return partition_stages(input);
 }
 

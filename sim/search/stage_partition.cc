@@ -40,6 +40,7 @@ std::optional<std::vector<int>> partition_stages(const StagePartitionInput& in) 
     const auto S = static_cast<size_t>(s);
     for (int j = s + 1; j <= n; ++j) {
       for (int i = s; i < j; ++i) {
+        if (!in.may_start_stage.empty() && !in.may_start_stage[static_cast<size_t>(i)]) continue;
         const double before = best[S - 1][static_cast<size_t>(i)];
         if (before == kImpossible || !fits(s, i, j)) continue;
         const double slowest = std::max(before, stage_seconds(i, j));
@@ -59,6 +60,27 @@ std::optional<std::vector<int>> partition_stages(const StagePartitionInput& in) 
     end = start;
   }
   return stage_of_layer;
+}
+
+std::vector<bool> stage_starts_between_blocks(const model::Model& model, int stages) {
+  const int n = model.size();
+  std::vector<int> last_reader(static_cast<size_t>(n), -1);
+  for (int v = 0; v < n; ++v) {
+    for (int u : model.layer(v).inputs) last_reader[static_cast<size_t>(u)] = std::max(last_reader[static_cast<size_t>(u)], v);
+  }
+  // crossing[i]: the tensors produced before layer i and read at or after it.
+  std::vector<int> crossing(static_cast<size_t>(n), 0);
+  for (int u = 0; u < n; ++u) {
+    for (int i = u + 1; i <= last_reader[static_cast<size_t>(u)] && i < n; ++i) ++crossing[static_cast<size_t>(i)];
+  }
+  std::vector<bool> may_start(static_cast<size_t>(n), false);
+  int starts = 0;
+  for (int i = 1; i < n; ++i) {
+    may_start[static_cast<size_t>(i)] = crossing[static_cast<size_t>(i)] == 1;
+    starts += may_start[static_cast<size_t>(i)] ? 1 : 0;
+  }
+  if (starts < stages - 1) std::fill(may_start.begin(), may_start.end(), true);
+  return may_start;
 }
 
 }  // namespace splitbrain::sim

@@ -9,6 +9,8 @@
 #include <optional>
 #include <vector>
 
+#include "model/model.h"
+
 namespace splitbrain::sim {
 
 struct StagePartitionInput {
@@ -22,7 +24,15 @@ struct StagePartitionInput {
   int micro_batches = 1;
   bool one_f_one_b = true;  // else GPipe: every stage keeps all micro-batches
   int64_t memory_limit_bytes = std::numeric_limits<int64_t>::max();
+  // may_start_stage[i]: a stage may start at layer i (empty: any layer may).
+  std::vector<bool> may_start_stage;
 };
+
+// Where a stage may start: the layers before which exactly one tensor crosses (a transformer's
+// or a residual network's block boundaries; every layer of a chain), so a pipeline never cuts
+// through a block, as Megatron-LM's stages do not. When there are fewer such layers than the
+// stages need, every layer (a model too small to cut between blocks).
+std::vector<bool> stage_starts_between_blocks(const model::Model& model, int stages);
 
 // The stage of each layer (non-decreasing, all stages non-empty) minimising the slowest stage,
 // or nullopt when no partition fits in memory (or there are fewer layers than stages).

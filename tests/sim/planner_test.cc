@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "model/errors.h"
@@ -10,6 +11,7 @@
 #include "sim/cluster_presets.h"
 #include "sim/simulation.h"
 #include "sim/search/planner.h"
+#include "sim/search/stage_partition.h"
 
 namespace splitbrain::sim {
 namespace {
@@ -97,6 +99,27 @@ TEST(Planner, TriesRecomputationAndZeroBeforeCallingAPipelineInfeasible) {
   bool fits = false;
   for (const PricedPlan& p : limited.plans) fits = fits || (p.plan.family.starts_with("pipeline 2 stages +") && p.feasible);
   EXPECT_TRUE(fits) << "the 2-stage pipeline with recomputation and ZeRO fits in " << request.memory_limit_bytes << " B";
+}
+
+// Stages start only between blocks: in GPT at a block's first layer norm or the final one.
+TEST(Planner, PipelineStagesStartBetweenTransformerBlocks) {
+  const PlannerResult result = plan_training(request_for("gpt:layers=8,hidden=128,heads=4,seq=64,vocab=256", 8, 64,
+                                                         "dgx-a100-80g"));
+  int cuts = 0;
+  for (const PricedPlan& p : result.plans) {
+    if (p.plan.stage_count() < 2) continue;
+    for (size_t i = 1; i < p.plan.stage_of_layer.size(); ++i) {
+      if (p.plan.stage_of_layer[i] == p.plan.stage_of_layer[i - 1]) continue;
+      const std::string& name = p.plan.model->layer(static_cast<int>(i)).name;
+      EXPECT_TRUE(name.ends_with(".ln_1") || name == "ln_f") << p.plan.family << " starts a stage at " << name;
+      ++cuts;
+    }
+  }
+  EXPECT_GT(cuts, 0);
+  // A chain may be cut anywhere.
+  const model::Model chain = model::build_zoo_model("mlp:hidden=64");
+  const std::vector<bool> anywhere = stage_starts_between_blocks(chain, 2);
+  EXPECT_EQ(std::count(anywhere.begin() + 1, anywhere.end(), true), chain.size() - 1);
 }
 
 TEST(Planner, DeviceMemoryIsAlwaysALimit) {

@@ -74,7 +74,13 @@ TEST(Equivalence, RecomputeLowersTheActivationPeak) {
     ASSERT_NE(base, nullptr) << plan_name(o.plan);
     if (base->status != RunStatus::ran) continue;
     const int stage = o.plan.pipe_axis >= 0 ? o.plan.mesh.coordinate(rank, o.plan.pipe_axis) : 0;
-    if (stage == 0 && sim::micro_batches_in_flight(o.plan, stage) > 1) {
+    // A first stage of one real layer (its output held by the hand-over anyway) has little to drop.
+    int stage_layers = 0;
+    for (int v = 0; v < o.plan.model->size(); ++v) {
+      const bool first_stage = o.plan.stage_of_layer.empty() || o.plan.stage_of_layer[static_cast<size_t>(v)] == 0;
+      stage_layers += first_stage && o.plan.model->layer(v).kind != model::OpKind::input ? 1 : 0;
+    }
+    if (stage == 0 && stage_layers >= 2 && sim::micro_batches_in_flight(o.plan, stage) > 1) {
       ++lowered;
       EXPECT_LT(o.activations_bytes, base->activations_bytes) << plan_name(o.plan) << " rank " << rank;
     }
