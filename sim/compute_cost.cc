@@ -190,6 +190,31 @@ LayerComputeSeconds measured_seconds(const Cluster& cluster, const Layer& layer,
   return seconds;
 }
 
+// The attention core as the kernels that compute it (the executor's, and Megatron-LM's unfused
+// path): its two products per pass on the GEMM curve, and the passes of the s x s score
+// matrix through memory between them, each at the memory rate. Forward: Q K^T writes the
+// scores, scale/mask/softmax reads them and writes the probabilities, P V reads those (three
+// passes). Backward: dY V^T writes dP, the softmax gradient reads P and dP and writes dS, dQ
+// and dK read dS, P^T dY reads P (six). A single roofline over the whole op would hide those
+// passes behind the products; for long sequences they take as long.
+LayerComputeSeconds attention_seconds(const Cluster& cluster, const Layer& layer, const LocalBytes& b, double scale,
+                                      model::DType dtype) {
+  const double tokens = static_cast<double>(layer.output_shape.front());  // output [tokens, hidden] per sample
+  const double hidden = static_cast<double>(layer.output_shape.back());
+  const double product_flops = 4 * tokens * tokens * hidden * scale;  // Q K^T and P V, 2 FLOPs per MAC
+  const double score_pass = b.extras;                                 // one pass over the local scores
+  LayerComputeSeconds seconds;
+  seconds.forward = phase_seconds(cluster, layer, OpClass::gemm, KernelPass::forward, dtype, product_flops,
+                                  b.inputs + 2.0 * b.output, false) +
+                    streaming_pass_seconds(cluster, 3.0 * score_pass);
+  if (layer.needs_input_gradient) {
+    seconds.backward_input = phase_seconds(cluster, layer, OpClass::gemm, KernelPass::backward, dtype, 2.0 * product_flops,
+                                           b.output_grad + b.saved_inputs + 2.0 * b.input_grads, false) +
+                             streaming_pass_seconds(cluster, 6.0 * score_pass);
+  }
+  return seconds;
+}
+
 LayerComputeSeconds compute_seconds(const Cluster& cluster, const model::Model& model, int index,
                                     const plans::LayerLayouts& layouts, const plans::Mesh* mesh, int64_t micro_batch,
                                     model::DType dtype, double neighbours_busy) {
@@ -202,6 +227,7 @@ LayerComputeSeconds compute_seconds(const Cluster& cluster, const model::Model& 
     return measured_seconds(cluster, layer, layouts, *kernel, b);
   }
   const double scale = static_cast<double>(micro_batch) * layouts.work_fraction;
+  if (layer.kind == OpKind::self_attention) return attention_seconds(cluster, layer, b, scale, dtype);
   const OpClass op_class = op_class_of(layer);
   const bool copies = layer.kind == OpKind::concat;
   const double saved = b.saved_inputs + (layer.cost.saved.output ? b.output : 0.0) + b.extras;

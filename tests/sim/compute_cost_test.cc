@@ -208,6 +208,29 @@ TEST(ComputeCost, ATiedHeadIsTimedLikeAHeadWithItsOwnWeight) {
   }
 }
 
+TEST(ComputeCost, AttentionIsItsProductsPlusThePassesOverItsScores) {
+  // x [128, 3 x 256] -> attention (4 heads): per sample, Q K^T and P V are 2 x 128 x 128 x 256
+  // MACs = 16,777,216 FLOPs; the scores are 4 x 128 x 128 = 65,536 fp32 = 262,144 B.
+  model::GraphBuilder b("attention-net", "test");
+  b.add("x", OpKind::input, model::InputAttrs{{128, 768}, false}, {});
+  model::LinearAttrs qkv;
+  qkv.out_features = 768;
+  b.add("qkv", OpKind::linear, qkv, {"x"});
+  b.add("core", OpKind::self_attention, model::SelfAttentionAttrs{4, true}, {"qkv"});
+  const model::Model net = b.build();
+  const plans::Mesh mesh({{"data", 1}});
+  const int core = net.find("core");
+  const LayerComputeSeconds t =
+      layer_compute_seconds(flat_cluster(), net, core, layouts_of(net, core, mesh, 2), mesh, 2, model::DType::fp32);
+  // Forward, 2 samples: products 33,554,432 FLOPs at 0.8e12 = 41.94304 us, against qkv read
+  // (2 x 128 x 768 x 4 = 786,432 B) and y written twice (2 x 262,144 B) = 1,310,720 B at 100e9 =
+  // 13.1072 us: compute-bound. Then three passes over 524,288 B of scores: 15.72864 us.
+  EXPECT_NEAR(t.forward, 41.94304e-6 + 15.72864e-6, 1e-12);
+  // Backward: twice the products (83.88608 us; dY 262,144 + qkv 786,432 + dqkv written twice
+  // 1,572,864 B = 26.2144 us: compute-bound) and six passes (31.45728 us).
+  EXPECT_NEAR(t.backward_input, 83.88608e-6 + 31.45728e-6, 1e-12);
+}
+
 TEST(ComputeCost, ViewsCostNothingAndElementwiseOpsAreBandwidthBound) {
   const model::Model net = conv_net();
   const plans::Mesh mesh({{"data", 1}});

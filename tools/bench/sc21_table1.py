@@ -60,7 +60,8 @@ def megatron_plan(heads, hidden, layers, tp, pp, gpus, batch, micro_batch_size):
         "default": {"batch": ["data"]},
         "layers": {},
         "optimizer": {"kind": "adam", "learning_rate": 1.5e-4, "weight_decay": 0.1},
-        "options": {"recompute": True, "zero_stage": 0},
+        # Megatron-LM (2021) reduces the gradients after the backward, not during it.
+        "options": {"recompute": True, "zero_stage": 0, "overlap_gradient_sync": False},
     }
     if tp > 1:
         layers_map = plan["layers"]
