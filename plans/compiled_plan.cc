@@ -140,7 +140,9 @@ void share_stage_sends(std::vector<CompiledLayer>& layers) {
 
 }  // namespace
 
-int64_t gradient_element_bytes(const Plan& plan) { return model::bytes_per_element(plan.dtype); }
+int64_t gradient_element_bytes(const Plan& plan) {
+  return model::bytes_per_element(plan.gradient_dtype.value_or(plan.dtype));
+}
 
 CompiledPlan compile_plan(const Plan& plan) {
   const model::Model& net = *plan.model;

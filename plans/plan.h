@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,6 +56,9 @@ struct Plan {
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
 
   OptimizerConfig optimizer;
+  // The element type gradients are accumulated and reduced in, when not `dtype`: fp32 is
+  // Megatron-LM's main_grad under bf16 (2 + 4 + 4 + 8 = 18 bytes per parameter with Adam).
+  std::optional<model::DType> gradient_dtype;
   bool recompute_activations = false;  // keep only stage inputs; recompute in backward
   // Selective recomputation (Korthikanti et al. 2022): the attention core's kept tensors (its
   // probabilities, the s x s terms) are let go after its forward and recomputed right before

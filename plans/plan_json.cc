@@ -207,6 +207,13 @@ void read_options(JsonObjectReader& top, Plan& plan) {
       fields.fail("recompute", fmt::format("must be false, true or \"selective\", got {}", recompute->dump()));
     }
   }
+  if (fields.has("gradient_dtype")) {
+    try {
+      plan.gradient_dtype = model::parse_dtype(fields.required_string("gradient_dtype"));
+    } catch (const InputError& e) {
+      fields.fail("gradient_dtype", e.what());
+    }
+  }
   const int64_t zero_stage = fields.optional_int("zero_stage", plan.zero_stage);
   if (zero_stage < 0 || zero_stage > 3) {
     fields.fail("zero_stage", fmt::format("must be 0 (off), 1 (optimizer state), 2 (+ gradients) or 3 (+ parameters), "
@@ -359,6 +366,7 @@ ordered_json plan_to_json(const Plan& plan) {
                     {"zero_stage", plan.zero_stage},
                     {"overlap_gradient_sync", plan.overlap_gradient_sync},
                     {"gradient_bucket_bytes", plan.gradient_bucket_bytes}};
+  if (plan.gradient_dtype) doc["options"]["gradient_dtype"] = std::string(model::dtype_name(*plan.gradient_dtype));
   // Every layer, resolved: the written plan depends on no default and no inheritance rule.
   ordered_json layers = ordered_json::object();
   for (int i = 0; i < plan.model->size(); ++i) {

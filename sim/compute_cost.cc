@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "model/statistics.h"
+#include "plans/compiled_plan.h"
 #include "plans/tensor_layout.h"
 #include "sim/kernel_problem.h"
 
@@ -284,8 +285,8 @@ double optimizer_step_seconds(const Cluster& cluster, const plans::Plan& plan, i
   const int64_t element_bytes = model::bytes_per_element(plan.dtype);
   // Low-precision training keeps an fp32 master copy that the update reads and writes too.
   const int64_t master_bytes = plan.dtype == model::DType::fp32 ? 0 : 4;
-  const int64_t bytes_per_parameter =
-      element_bytes + element_bytes + plans::optimizer_state_bytes_per_parameter(plan.optimizer.kind) + master_bytes;
+  const int64_t bytes_per_parameter = element_bytes + plans::gradient_element_bytes(plan) +
+                                     plans::optimizer_state_bytes_per_parameter(plan.optimizer.kind) + master_bytes;
   // Every byte is read once and written once (a fused update kernel).
   const double bytes = 2.0 * static_cast<double>(local_parameter_elements * bytes_per_parameter);
   return bytes / achieved_memory_bytes_per_second(cluster, bytes);

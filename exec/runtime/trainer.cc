@@ -52,6 +52,13 @@ comm::CollectiveEngine& engine_of(const Backend& backend) {
 Trainer::Trainer(const plans::Plan& plan, Backend backend, uint64_t seed)
     : plan_(plan), compiled_(plans::compile_plan(plan)), backend_(std::move(backend)),
       communicators_(engine_of(backend_).communicators()), communicator_(engine_of(backend_)), seed_(seed) {
+  // The kernels compute in fp32: a plan of other element types is the simulator's only.
+  const model::DType gradients = plan.gradient_dtype.value_or(plan.dtype);
+  if (plan.dtype != model::DType::fp32 || gradients != model::DType::fp32) {
+    throw InputError(fmt::format("plan dtype {} (gradients {}): the executor computes in fp32 only; write \"dtype\": "
+                                 "\"fp32\" to run this plan (simulate prices the others)",
+                                 model::dtype_name(plan.dtype), model::dtype_name(gradients)));
+  }
   check_tied_weights(plan, compiled_);
   const model::Model& net = *plan.model;
   const plans::Mesh& mesh = plan.mesh;

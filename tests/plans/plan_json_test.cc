@@ -41,6 +41,8 @@ void expect_same_plan(const Plan& a, const Plan& b) {
   EXPECT_EQ(a.schedule, b.schedule);
   EXPECT_TRUE(a.optimizer == b.optimizer);
   EXPECT_EQ(a.recompute_activations, b.recompute_activations);
+  EXPECT_EQ(a.recompute_attention, b.recompute_attention);
+  EXPECT_EQ(a.gradient_dtype, b.gradient_dtype);
   EXPECT_EQ(a.zero_stage, b.zero_stage);
   EXPECT_EQ(a.overlap_gradient_sync, b.overlap_gradient_sync);
   EXPECT_EQ(a.gradient_bucket_bytes, b.gradient_bucket_bytes);
@@ -145,6 +147,17 @@ TEST(PlanJson, MicroBatchesWithoutAPipelineAccumulateGradients) {
   EXPECT_EQ(plan_to_json(plan)["micro_batches"], 2);
   expect_same_plan(plan, read(plan_to_json(plan)));
   EXPECT_FALSE(plan_to_json(read(base_plan())).contains("micro_batches"));
+}
+
+TEST(PlanJson, GradientDtypeIsReadAndWritten) {
+  ordered_json document = base_plan();
+  document["dtype"] = "bf16";
+  document["options"] = ordered_json::parse(R"({"gradient_dtype": "fp32"})");
+  const Plan plan = read(document);
+  EXPECT_EQ(plan.gradient_dtype, model::DType::fp32);
+  EXPECT_EQ(plan_to_json(plan)["options"]["gradient_dtype"], "fp32");
+  expect_same_plan(plan, read(plan_to_json(plan)));
+  EXPECT_FALSE(plan_to_json(read(base_plan()))["options"].contains("gradient_dtype"));
 }
 
 TEST(PlanJson, SelectiveRecomputeIsReadAndWritten) {

@@ -142,6 +142,37 @@ TEST(MemoryModel, ZeroStagesShardModelStatesAsRajbhandariEtAl) {
   }
 }
 
+TEST(MemoryModel, MegatronMixedPrecisionKeepsEighteenBytesPerParameter) {
+  // bf16 weights 2, fp32 main gradients 4, fp32 master weights 4, Adam's moments 8: 18 Psi; the
+  // distributed optimizer (ZeRO 1 over data parallelism) shards the last 12.
+  Plan plan = data_parallel("vgg16", 4, 32);
+  plan.dtype = model::DType::bf16;
+  plan.gradient_dtype = model::DType::fp32;
+  plan.optimizer.kind = plans::OptimizerKind::adam;
+  constexpr int64_t psi = kVgg16Params;
+  MemoryBreakdown m = memory_of(plan);
+  EXPECT_EQ(m.params, 2 * psi);
+  EXPECT_EQ(m.grads, 4 * psi);
+  EXPECT_EQ(m.optimizer, 12 * psi);
+  EXPECT_EQ(m.params + m.grads + m.optimizer, 18 * psi);
+  // The gradient buckets are reduced in fp32: twice the bytes of bf16 ones (up to padding).
+  const plans::CompiledPlan compiled = plans::compile_plan(plan);
+  Plan half = plan;
+  half.gradient_dtype.reset();
+  auto reduced_bytes = [](const plans::CompiledPlan& c) {
+    int64_t bytes = 0;
+    for (const plans::GradientBucket& b : c.buckets) bytes += b.reduction.front().buffer_bytes;
+    return bytes;
+  };
+  const plans::CompiledPlan half_compiled = plans::compile_plan(half);
+  EXPECT_NEAR(static_cast<double>(reduced_bytes(compiled)), 2.0 * static_cast<double>(reduced_bytes(half_compiled)),
+              16.0 * static_cast<double>(compiled.buckets.size() + half_compiled.buckets.size()));
+  plan.zero_stage = 1;
+  m = memory_of(plan);
+  EXPECT_EQ(m.params + m.grads, 6 * psi);
+  EXPECT_NEAR(static_cast<double>(m.optimizer), 12.0 * psi / 4, 12.0 * 4 * static_cast<double>(compiled.buckets.size()));
+}
+
 TEST(MemoryModel, ActivationsMatchAHandCountAndHalveWithTheBatch) {
   // Per sample, fp32, kept for backward (each tensor counted once, at its producer):
   //   data [16]: read by fc1's weight gradient            16 x 4 = 64 B

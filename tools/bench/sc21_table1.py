@@ -60,8 +60,9 @@ def megatron_plan(heads, hidden, layers, tp, pp, gpus, batch, micro_batch_size):
         "default": {"batch": ["data"]},
         "layers": {},
         "optimizer": {"kind": "adam", "learning_rate": 1.5e-4, "weight_decay": 0.1},
-        # Megatron-LM (2021) reduces the gradients after the backward, not during it.
-        "options": {"recompute": True, "zero_stage": 0, "overlap_gradient_sync": False},
+        # Megatron-LM (2021) reduces the gradients after the backward, not during it, and in fp32
+        # (its main_grad buffers under bf16).
+        "options": {"recompute": True, "zero_stage": 0, "overlap_gradient_sync": False, "gradient_dtype": "fp32"},
     }
     if tp > 1:
         layers_map = plan["layers"]

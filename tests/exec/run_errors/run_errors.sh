@@ -43,6 +43,10 @@ expect "synthetic samples beyond the limit" "samples=1099511627776 must be betwe
   "$mpiexec" -np 2 "$binary" run --backend cpu --plan "$plan2" --data synthetic:samples=1099511627776 --iters 1
 expect "threads beyond the range" "--threads" -- \
   "$mpiexec" -np 2 "$binary" run --backend cpu --plan "$plan2" --data synthetic --iters 1 --threads 1000000
+# The kernels compute in fp32: a bf16 plan is the simulator's.
+sed 's/"dtype": "fp32"/"dtype": "bf16"/' "$plan2" > "$work/bf16.json"
+expect "a plan in bf16" "plan dtype bf16 (gradients bf16): the executor computes in fp32 only" -- \
+  "$mpiexec" -np 2 "$binary" run --backend cpu --plan "$work/bf16.json" --data synthetic --iters 1
 # A plan far beyond this machine's memory is refused before anything is allocated.
 sed 's/"batch": 128/"batch": 1048576/' "$plan2" > "$work/huge-batch.json"
 expect "a plan beyond the machine's memory" "pass --ignore-memory-limit to run anyway" -- \
