@@ -139,6 +139,13 @@ LayerCost compute_layer_cost(const Layer& layer, std::span<const Layer* const> p
       cost.backward_input_flops = 4 * matmul_macs + kSoftmaxBackward * scores;
       cost.saved.inputs = {0};
       cost.saved.extra_elements = static_cast<int64_t>(scores);  // the attention probabilities
+      if (a.dropout > 0.0) {
+        // Dropout on them keeps the dropped probabilities and a one-byte mask too.
+        cost.forward_flops += scores;
+        cost.backward_input_flops += scores;
+        cost.saved.extra_elements += static_cast<int64_t>(scores);
+        cost.saved.extra_bytes += static_cast<int64_t>(scores);
+      }
       break;
     }
     case OpKind::softmax_cross_entropy:

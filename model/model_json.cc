@@ -77,7 +77,8 @@ OpAttrs read_attrs(OpKind kind, JsonObjectReader& fields) {
                             fields.optional_bool("positional", false)};
     case OpKind::matmul: return MatMulAttrs{fields.optional_bool("transpose_b", false)};
     case OpKind::self_attention:
-      return SelfAttentionAttrs{fields.required_int("heads"), fields.optional_bool("causal", true)};
+      return SelfAttentionAttrs{fields.required_int("heads"), fields.optional_bool("causal", true),
+                                fields.optional_number("dropout", 0.0)};
     case OpKind::relu:
     case OpKind::gelu:
     case OpKind::flatten:
@@ -131,6 +132,7 @@ void write_attrs(const OpAttrs& attrs, json& out) {
         } else if constexpr (std::is_same_v<A, SelfAttentionAttrs>) {
           out["heads"] = a.heads;
           out["causal"] = a.causal;
+          if (a.dropout > 0.0) out["dropout"] = a.dropout;
         } else {
           static_assert(std::is_same_v<A, NoAttrs>, "every attribute struct must be written");
         }

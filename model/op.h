@@ -116,6 +116,9 @@ struct MatMulAttrs {
 struct SelfAttentionAttrs {
   int64_t heads = 0;
   bool causal = true;
+  // Dropout on the probabilities (Megatron-LM's attention dropout, 0.1 there): it keeps a mask
+  // and the dropped probabilities for backward. The executor runs 0 only.
+  double dropout = 0.0;
   friend bool operator==(const SelfAttentionAttrs&, const SelfAttentionAttrs&) = default;
 };
 

@@ -177,6 +177,7 @@ void infer_self_attention(Layer& layer, std::span<const Layer* const> producers,
   require_values(site, *producers[0]);
   const Shape& in = only_input(producers);
   require_positive(site, "heads", a.heads);
+  if (!(a.dropout >= 0.0 && a.dropout < 1.0)) site.fail("dropout", fmt::format("must be in [0, 1), got {}", a.dropout));
   if (in.size() != 2 || in[1] % 3 != 0) {
     site.fail("inputs", fmt::format("needs a fused q|k|v input [T, 3*D], got {}", shape_to_string(in)));
   }

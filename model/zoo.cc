@@ -22,7 +22,8 @@ std::vector<ZooOption> gpt_options(int64_t layers, int64_t hidden, int64_t heads
           {"heads", heads, "attention heads"},
           {"seq", sequence, "sequence length (tokens per sample)"},
           {"vocab", 50257, "vocabulary size"},
-          {"positions", std::max<int64_t>(sequence, 1024), "learned positions"}};
+          {"positions", std::max<int64_t>(sequence, 1024), "learned positions"},
+          {"attn_dropout", 0, "dropout on the attention probabilities, in percent (Megatron-LM: 10; the executor runs 0)"}};
 }
 
 template <int Depth>

@@ -196,22 +196,27 @@ LayerComputeSeconds measured_seconds(const Cluster& cluster, const Layer& layer,
 // matrix through memory between them, each at the memory rate. Forward: Q K^T writes the
 // scores, scale/mask/softmax reads them and writes the probabilities, P V reads those (three
 // passes). Backward: dY V^T writes dP, the softmax gradient reads P and dP and writes dS, dQ
-// and dK read dS, P^T dY reads P (six). A single roofline over the whole op would hide those
-// passes behind the products; for long sequences they take as long.
+// and dK read dS, P^T dY reads P (six). Dropout on the probabilities adds a pass that reads P
+// and writes the dropped copy and its one-byte mask, and one back. A single roofline over the
+// whole op would hide those passes behind the products; for long sequences they take as long.
 LayerComputeSeconds attention_seconds(const Cluster& cluster, const Layer& layer, const LocalBytes& b, double scale,
                                       model::DType dtype) {
   const double tokens = static_cast<double>(layer.output_shape.front());  // output [tokens, hidden] per sample
   const double hidden = static_cast<double>(layer.output_shape.back());
   const double product_flops = 4 * tokens * tokens * hidden * scale;  // Q K^T and P V, 2 FLOPs per MAC
-  const double score_pass = b.extras;                                 // one pass over the local scores
+  const auto& a = layer.attr<model::SelfAttentionAttrs>();
+  // One pass over the local scores: heads x tokens of them per element of a local output row.
+  const double score_pass = b.output * static_cast<double>(a.heads) * tokens / hidden;
+  const double mask_pass = a.dropout > 0.0 ? score_pass / static_cast<double>(model::bytes_per_element(dtype)) : 0.0;
+  const double dropout_passes = a.dropout > 0.0 ? 2.0 : 0.0;
   LayerComputeSeconds seconds;
   seconds.forward = phase_seconds(cluster, layer, OpClass::gemm, KernelPass::forward, dtype, product_flops,
                                   b.inputs + 2.0 * b.output, false) +
-                    streaming_pass_seconds(cluster, 3.0 * score_pass);
+                    streaming_pass_seconds(cluster, (3.0 + dropout_passes) * score_pass + mask_pass);
   if (layer.needs_input_gradient) {
     seconds.backward_input = phase_seconds(cluster, layer, OpClass::gemm, KernelPass::backward, dtype, 2.0 * product_flops,
                                            b.output_grad + b.saved_inputs + 2.0 * b.input_grads, false) +
-                             streaming_pass_seconds(cluster, 6.0 * score_pass);
+                             streaming_pass_seconds(cluster, (6.0 + dropout_passes) * score_pass + mask_pass);
   }
   return seconds;
 }

@@ -11,6 +11,7 @@
 
 #include "exec/kernels/attention.h"
 #include "exec/ops/op_factories.h"
+#include "model/errors.h"
 
 namespace splitbrain::exec::ops {
 namespace {
@@ -50,6 +51,11 @@ class SelfAttentionOp final : public LayerOp {
 std::unique_ptr<LayerOp> make_self_attention_op(kernels::KernelFactory& factory, const OpContext& op) {
   const model::Layer& layer = op.model->layer(op.layer);
   const auto& a = layer.attr<model::SelfAttentionAttrs>();
+  if (a.dropout > 0.0) {
+    throw InputError(fmt::format("layer '{}': dropout on the attention probabilities ({}) is not supported by the "
+                                 "executor yet (the simulator prices it)",
+                                 layer.name, a.dropout));
+  }
   const auto& x = op.input_shapes[0];  // [N, T, 3 * D] local
   const int64_t global_width = op.output_global_shape.back();
   const int64_t local_width = op.output_shape.back();

@@ -16,6 +16,7 @@ Model build_gpt(const std::string& name, const ZooOptions& options) {
   const int64_t sequence = options.at("seq");
   const int64_t vocabulary = options.at("vocab");
   const int64_t positions = options.at("positions");
+  const double attention_dropout = static_cast<double>(options.at("attn_dropout")) / 100.0;
   constexpr double kDropout = 0.1;
 
   NetBuilder net(name);
@@ -27,7 +28,7 @@ Model build_gpt(const std::string& name, const ZooOptions& options) {
   for (int64_t i = 0; i < layers; ++i) {
     const std::string h = fmt::format("h{}.", i);
     auto a = net.linear(net.layernorm(x, h + "ln_1"), 3 * hidden, true, h + "attn.c_attn");
-    a = net.linear(net.self_attention(a, heads, h + "attn.core"), hidden, true, h + "attn.c_proj");
+    a = net.linear(net.self_attention(a, heads, h + "attn.core", attention_dropout), hidden, true, h + "attn.c_proj");
     x = net.add({x, net.dropout(a, kDropout, h + "attn.dropout")}, h + "attn.residual");
     auto m = net.linear(net.layernorm(x, h + "ln_2"), 4 * hidden, true, h + "mlp.c_fc");
     m = net.linear(net.gelu(m, h + "mlp.gelu"), hidden, true, h + "mlp.c_proj");

@@ -2,6 +2,7 @@
 // the parameter count and the ZeRO formulas of Rajbhandari et al. (SC 2020), activations against a
 // hand count.
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -171,6 +172,47 @@ TEST(MemoryModel, MegatronMixedPrecisionKeepsEighteenBytesPerParameter) {
   m = memory_of(plan);
   EXPECT_EQ(m.params + m.grads, 6 * psi);
   EXPECT_NEAR(static_cast<double>(m.optimizer), 12.0 * psi / 4, 12.0 * 4 * static_cast<double>(compiled.buckets.size()));
+}
+
+// Korthikanti et al. 2022, Section 4: one transformer layer keeps sbh(34 + 5as/h) bytes of 16-bit
+// activations without parallelism and sbh(10 + 24/t + 5as/(ht)) with t-way tensor parallelism
+// (Megatron's: c_attn and c_fc split their outputs, the c_proj layers their inputs), for a GPT with
+// Megatron's dropouts (attention probabilities included), and without the 5as/(ht) term under
+// selective recomputation. Their count leaves out the layer norms'
+// per-token statistics (mean and 1/std in fp32: 2 x 8 sb bytes here, never split). One layer's
+// bytes: the activation peak of a model with one more layer, less the model's.
+TEST(MemoryModel, ATransformerLayerKeepsKorthikantiEtAlsActivations) {
+  constexpr int64_t s = 64, b = 2, h = 64, a = 4;
+  auto activations_per_layer = [&](int t, bool selective = false) {
+    auto peak = [&](int layers) {
+      const std::string spec = fmt::format("gpt:layers={},hidden={},heads={},seq={},vocab=96,positions={},attn_dropout=10",
+                                           layers, h, a, s, s);
+      Plan plan = make_plan(std::make_shared<model::Model>(model::build_zoo_model(spec)), Mesh({{"model", t}}), b,
+                            [&](const model::Layer& layer) {
+                              plans::LayerSharding sharding;
+                              // The attention core and GELU take their producer's split, as a plan file's
+                              // inheritance gives them.
+                              const bool first_half = layer.name.ends_with("c_attn") || layer.name.ends_with("c_fc") ||
+                                                      layer.name.ends_with("attn.core") || layer.name.ends_with("gelu");
+                              const bool second_half = layer.name.ends_with("c_proj");
+                              if (t > 1 && first_half) sharding.out = {0};
+                              if (t > 1 && second_half) sharding.in = {0};
+                              return sharding;
+                            });
+      plan.dtype = model::DType::bf16;
+      plan.recompute_attention = selective;
+      return memory_of(plan).activations_peak();
+    };
+    return peak(2) - peak(1);
+  };
+  constexpr int64_t statistics = 2 * 8 * s * b;
+  EXPECT_EQ(activations_per_layer(1), s * b * h * (34 + 5 * a * s / h) + statistics);
+  for (int t : {2, 4}) {
+    SCOPED_TRACE(t);
+    EXPECT_EQ(activations_per_layer(t), s * b * h * (10 + 24 / t) + 5 * a * s * s * b / t + statistics);
+    // Selective recomputation drops the 5as/(ht) term (their 34 sbh/t adds sequence parallelism).
+    EXPECT_EQ(activations_per_layer(t, true), s * b * h * (10 + 24 / t) + statistics);
+  }
 }
 
 TEST(MemoryModel, ActivationsMatchAHandCountAndHalveWithTheBatch) {

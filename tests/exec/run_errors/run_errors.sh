@@ -47,6 +47,13 @@ expect "threads beyond the range" "--threads" -- \
 sed 's/"dtype": "fp32"/"dtype": "bf16"/' "$plan2" > "$work/bf16.json"
 expect "a plan in bf16" "plan dtype bf16 (gradients bf16): the executor computes in fp32 only" -- \
   "$mpiexec" -np 2 "$binary" run --backend cpu --plan "$work/bf16.json" --data synthetic --iters 1
+# Dropout on the attention probabilities is priced by the simulator, not run by the executor.
+cat > "$work/attention-dropout.json" <<'JSON'
+{"format": "splitbrain-plan", "version": 1, "batch": 4, "mesh": {"data": 2}, "default": {"batch": ["data"]},
+ "model": "gpt:layers=1,hidden=64,heads=4,seq=16,vocab=96,positions=16,attn_dropout=10"}
+JSON
+expect "attention dropout" "dropout on the attention probabilities (0.1) is not supported by the executor yet" -- \
+  "$mpiexec" -np 2 "$binary" run --backend cpu --plan "$work/attention-dropout.json" --data tokens --iters 1
 # A plan far beyond this machine's memory is refused before anything is allocated.
 sed 's/"batch": 128/"batch": 1048576/' "$plan2" > "$work/huge-batch.json"
 expect "a plan beyond the machine's memory" "pass --ignore-memory-limit to run anyway" -- \
