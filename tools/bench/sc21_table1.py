@@ -55,7 +55,7 @@ def megatron_plan(heads, hidden, layers, tp, pp, gpus, batch, micro_batch_size):
     plan = {
         "format": "splitbrain-plan", "version": 1,
         "family": f"megatron tp={tp} pp={pp} dp={dp} mb={micro_batch_size}",
-        "model": f"gpt:layers={layers},hidden={hidden},heads={heads},seq={SEQ},vocab={VOCAB},positions={SEQ}",
+        "model": f"gpt:layers={layers},hidden={hidden},heads={heads},seq={SEQ},vocab={VOCAB},positions={SEQ},attn_dropout=10",
         "batch": batch, "dtype": "bf16", "mesh": mesh,
         "default": {"batch": ["data"]},
         "layers": {},
