@@ -235,21 +235,24 @@ class StepCompiler {
     }
     const int input =
         activation(transfer.forward_send->buffer_bytes, BufferRole::received, v, static_cast<int>(p), micro);
-    emit_kept([&] {
-      return StepInstruction{.op = StepOp::recv,
-                             .stream = Stream::communication,
-                             .layer = v,
-                             .micro_batch = micro,
-                             .index = static_cast<int>(p),
-                             .writes = {input},
-                             .collectives = {*transfer.forward_send}};
-    });
+    emit_kept([&] { return receive(v, static_cast<int>(p), micro, input, *transfer.forward_send); });
     const bool read_again = plan_.recompute_activations || facts_.last_local_consumer(transfer.producer) != v;
     if (read_again) {
       state.received[transfer.producer] = input;
       writer_.hold(input);
     }
     return input;
+  }
+
+  // The pipeline message of input `index` of `consumer` (forward or back), into `buffer`.
+  static StepInstruction receive(int consumer, int index, int micro, int buffer, const Collective& message) {
+    return StepInstruction{.op = StepOp::recv,
+                           .stream = Stream::communication,
+                           .layer = consumer,
+                           .micro_batch = micro,
+                           .index = index,
+                           .writes = {buffer},
+                           .collectives = {message}};
   }
 
   void send_forward(int producer, int micro, int buffer) {
@@ -446,15 +449,7 @@ class StepCompiler {
         const bool first = output_grad < 0;
         const int target =
             working_buffer(transfer.backward_send->buffer_bytes, BufferRole::received_gradient, v, -1, micro);
-        emit_kept([&] {
-          return StepInstruction{.op = StepOp::recv,
-                                 .stream = Stream::communication,
-                                 .layer = consumer,
-                                 .micro_batch = micro,
-                                 .index = static_cast<int>(p),
-                                 .writes = {target},
-                                 .collectives = {*transfer.backward_send}};
-        });
+        emit_kept([&] { return receive(consumer, static_cast<int>(p), micro, target, *transfer.backward_send); });
         if (first) {
           output_grad = target;
         } else {
