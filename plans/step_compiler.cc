@@ -1,3 +1,6 @@
+// The step compiler's passes: forward, backward, recompute and ZeRO 3's gathers, micro-batch by
+// micro-batch in the schedule's order (step_compiler_internal.h holds its state).
+
 #include "plans/step_compiler.h"
 
 #include <fmt/format.h>
@@ -11,518 +14,294 @@
 #include "model/statistics.h"
 #include "plans/pipeline_order.h"
 #include "plans/plan_error.h"
-#include "plans/program_writer.h"
 #include "plans/redistribution.h"
-#include "plans/step_facts.h"
-#include "plans/step_gradient_sync.h"
+#include "plans/step_compiler_internal.h"
 
 namespace splitbrain::plans {
-namespace {
+namespace detail {
 
-// One micro-batch's tensors between its forward and its backward, as buffer numbers (-1: none).
-struct MicroBatchBuffers {
-  std::vector<int> outputs;                     // per layer
-  std::vector<std::vector<int>> inputs;         // per layer, per input position (as read)
-  std::vector<int> output_grads;                // per layer
-  std::vector<int> kept_by_op;                  // per layer: masks, indices, probabilities
-  // Producers on other stages: what arrived from them (shared by their readers here; kept to
-  // the backward under recompute), and the sum of their readers' gradients not yet sent back.
-  std::map<int, int> received;
-  std::map<int, int> gradients_to_send;
-};
-
-class StepCompiler {
- public:
-  StepCompiler(const Plan& plan, const CompiledPlan& compiled, int rank, bool keep_instructions)
-      : plan_(plan),
-        compiled_(compiled),
-        net_(*plan.model),
-        writer_(plan, rank, keep_instructions),
-        facts_(plan, compiled, rank),
-        sync_(plan, compiled, facts_, writer_) {}
-
-  // The program; writer().peaks() is its memory walk.
-  StepProgram compile() {
-    facts_.add_model_states(writer_);
-    // A micro-batch's buffers exist from its forward to the end of its backward.
-    std::vector<MicroBatchBuffers> states(static_cast<size_t>(plan_.micro_batches));
-    const int stage = facts_.stage();
-    for (const auto& [kind, micro] : pass_order(stage, plan_.stage_count(), plan_.micro_batches, plan_.schedule)) {
-      MicroBatchBuffers& state = states[static_cast<size_t>(micro)];
-      if (kind == PassKind::forward) {
-        reset(state);
-        forward(micro, state, /*recomputing=*/false);
-        if (plan_.recompute_activations) drop_recomputable(state);
-      } else {
-        if (plan_.recompute_activations) forward(micro, state, /*recomputing=*/true);
-        backward(micro, state);
-        release_all(state);
-      }
+StepProgram StepCompiler::compile() {
+  facts_.add_model_states(writer_);
+  // A micro-batch's buffers exist from its forward to the end of its backward.
+  std::vector<MicroBatchBuffers> states(static_cast<size_t>(plan_.micro_batches));
+  const int stage = facts_.stage();
+  for (const auto& [kind, micro] : pass_order(stage, plan_.stage_count(), plan_.micro_batches, plan_.schedule)) {
+    MicroBatchBuffers& state = states[static_cast<size_t>(micro)];
+    if (kind == PassKind::forward) {
+      reset(state);
+      forward(micro, state, /*recomputing=*/false);
+      if (plan_.recompute_activations) drop_recomputable(state);
+    } else {
+      if (plan_.recompute_activations) forward(micro, state, /*recomputing=*/true);
+      backward(micro, state);
+      release_all(state);
     }
-    writer_.mark_passes_end();
-    for (const auto& [edge, send] : pending_sends_) writer_.wait_and_release(send);
-    pending_sends_.clear();
-    sync_.finish_step();
-    return writer_.finish();
   }
+  writer_.mark_passes_end();
+  for (const auto& [edge, send] : pending_sends_) writer_.wait_and_release(send);
+  pending_sends_.clear();
+  sync_.finish_step();
+  return writer_.finish();
+}
 
-  // Forward passes only, micro-batch by micro-batch (evaluation): each keeps everything until
-  // its last layer has run, then lets go of it all.
-  StepProgram compile_evaluation() {
-    facts_.add_model_states(writer_);
-    evaluating_ = true;
-    std::vector<MicroBatchBuffers> states(1);
-    for (int micro = 0; micro < plan_.micro_batches; ++micro) {
-      reset(states[0]);
-      forward(micro, states[0], /*recomputing=*/false);
-      release_all(states[0]);
-    }
-    writer_.mark_passes_end();
-    for (const auto& [edge, send] : pending_sends_) writer_.wait_and_release(send);
-    pending_sends_.clear();
-    return writer_.finish();
+StepProgram StepCompiler::compile_evaluation() {
+  facts_.add_model_states(writer_);
+  evaluating_ = true;
+  std::vector<MicroBatchBuffers> states(1);
+  for (int micro = 0; micro < plan_.micro_batches; ++micro) {
+    reset(states[0]);
+    forward(micro, states[0], /*recomputing=*/false);
+    release_all(states[0]);
   }
-  const MemoryPeaks& peaks() const { return writer_.peaks(); }
+  writer_.mark_passes_end();
+  for (const auto& [edge, send] : pending_sends_) writer_.wait_and_release(send);
+  pending_sends_.clear();
+  return writer_.finish();
+}
 
- private:
-  void reset(MicroBatchBuffers& state) const {
-    const auto layers = static_cast<size_t>(net_.size());
-    state.outputs.assign(layers, -1);
-    state.inputs.assign(layers, {});
-    state.output_grads.assign(layers, -1);
-    state.kept_by_op.assign(layers, -1);
-    state.received.clear();
-    state.gradients_to_send.clear();
-  }
+void StepCompiler::reset(MicroBatchBuffers& state) const {
+  const auto layers = static_cast<size_t>(net_.size());
+  state.outputs.assign(layers, -1);
+  state.inputs.assign(layers, {});
+  state.output_grads.assign(layers, -1);
+  state.kept_by_op.assign(layers, -1);
+  state.received.clear();
+  state.gradients_to_send.clear();
+}
 
-  void release_all(MicroBatchBuffers& state) {
-    for (int v : facts_.stage_layers()) {
-      const auto i = static_cast<size_t>(v);
-      writer_.drop(state.outputs[i]);
-      for (int b : state.inputs[i]) writer_.drop(b);
-      writer_.drop(state.output_grads[i]);
-      writer_.drop(state.kept_by_op[i]);
-    }
-    for (const auto& [key, b] : state.received) writer_.drop(b);
-    state = MicroBatchBuffers{};
+void StepCompiler::release_all(MicroBatchBuffers& state) {
+  for (int v : facts_.stage_layers()) {
+    const auto i = static_cast<size_t>(v);
+    writer_.drop(state.outputs[i]);
+    for (int b : state.inputs[i]) writer_.drop(b);
+    writer_.drop(state.output_grads[i]);
+    writer_.drop(state.kept_by_op[i]);
   }
+  for (const auto& [key, b] : state.received) writer_.drop(b);
+  state = MicroBatchBuffers{};
+}
 
-  // A micro-batch's buffer of layer `layer` (`index`: its input position or parameter number, -1
-  // for none): an activation, or a working buffer of the backward (the buffers category).
-  int activation(int64_t bytes, BufferRole role, int layer, int index, int micro) {
-    return writer_.make({.bytes = bytes,
-                         .category = MemoryCategory::activations,
-                         .role = role,
-                         .layer = layer,
-                         .index = index,
-                         .micro_batch = micro});
-  }
-  int working_buffer(int64_t bytes, BufferRole role, int layer, int index, int micro) {
-    return writer_.make({.bytes = bytes,
-                         .category = MemoryCategory::buffers,
-                         .role = role,
-                         .layer = layer,
-                         .index = index,
-                         .micro_batch = micro});
-  }
-
-  // Appends the instruction `make` builds, unless only the memory is wanted (the simulator's
-  // step_memory): building it is most of the cost, and the walk needs only allocs and frees.
-  template <class Make>
-  void emit_kept(const Make& make) {
-    if (writer_.keeps_instructions()) writer_.emit(make());
-  }
-
-  // The layer whose table a tied output head shares (-1: not a tied head).
-  int tied_table(int v) const {
+void StepCompiler::forward(int micro, MicroBatchBuffers& state, bool recomputing) {
+  for (int v : facts_.stage_layers()) {
     const model::Layer& layer = net_.layer(v);
-    if (layer.kind != model::OpKind::linear || layer.attr<model::LinearAttrs>().tied_to.empty()) return -1;
-    return net_.find(layer.attr<model::LinearAttrs>().tied_to);
-  }
-
-  void forward(int micro, MicroBatchBuffers& state, bool recomputing) {
-    for (int v : facts_.stage_layers()) {
-      const model::Layer& layer = net_.layer(v);
-      const CompiledLayer& compiled = compiled_.layers[static_cast<size_t>(v)];
-      if (layer.kind == model::OpKind::input) {
-        if (recomputing) continue;  // the stage's input stays from the first forward
-        const int out = activation(facts_.output_bytes(v), BufferRole::output, v, -1, micro);
-        emit_kept([&] {
-          return StepInstruction{.op = StepOp::load_input, .layer = v, .micro_batch = micro, .writes = {out}};
-        });
-        state.outputs[static_cast<size_t>(v)] = out;
-        send_forward(v, micro, out);
-        continue;
-      }
-      auto& inputs = state.inputs[static_cast<size_t>(v)];
-      for (size_t p = 0; p < layer.inputs.size(); ++p) {
-        const int u = layer.inputs[p];
-        const InputTransfer& transfer = compiled.inputs[p];
-        int input = -1;
-        if (transfer.from_other_stage) {
-          input = received_input(v, p, micro, state);
-        } else {
-          input = state.outputs[static_cast<size_t>(u)];
-          writer_.hold(input);
-        }
-        const std::vector<RedistributionStep>& steps = facts_.input_redistribution(v, p);
-        if (!steps.empty()) {
-          const int copy = activation(facts_.input_bytes(v, p), BufferRole::input_copy, v, static_cast<int>(p), micro);
-          emit_kept([&] {
-            return StepInstruction{.op = StepOp::redistribute,
-                                   .stream = Stream::communication,
-                                   .layer = v,
-                                   .micro_batch = micro,
-                                   .index = static_cast<int>(p),
-                                   .reads = {input},
-                                   .writes = {copy},
-                                   .steps = steps};
-          });
-          writer_.drop(input);
-          input = copy;
-        }
-        inputs.push_back(input);
-      }
+    const CompiledLayer& compiled = compiled_.layers[static_cast<size_t>(v)];
+    if (layer.kind == model::OpKind::input) {
+      if (recomputing) continue;  // the stage's input stays from the first forward
       const int out = activation(facts_.output_bytes(v), BufferRole::output, v, -1, micro);
-      const std::vector<int> gathered = gather_parameters(v, micro);
       emit_kept([&] {
-        StepInstruction pass{.op = recomputing ? StepOp::recompute : StepOp::forward,
-                             .layer = v,
-                             .micro_batch = micro,
-                             .reads = inputs,
-                             .writes = {out}};
-        pass.operands = {
-            .inputs = inputs, .parameters = gathered.empty() ? facts_.parameter_buffers(v) : gathered, .output = out};
-        for (int b : pass.operands.parameters) pass.reads.push_back(b);
-        std::erase(pass.reads, -1);
-        return pass;
+        return StepInstruction{.op = StepOp::load_input, .layer = v, .micro_batch = micro, .writes = {out}};
       });
-      if (const int64_t kept = facts_.kept_by_op_bytes(v); kept > 0) {
-        state.kept_by_op[static_cast<size_t>(v)] = activation(kept, BufferRole::kept_by_op, v, -1, micro);
-        // Selective recompute: what the attention core keeps goes now and is made again before
-        // its backward (recompute_kept).
-        if (recomputes_kept(v)) writer_.drop(std::exchange(state.kept_by_op[static_cast<size_t>(v)], -1));
-      }
-      for (int b : gathered) writer_.drop(b);
       state.outputs[static_cast<size_t>(v)] = out;
-      if (!recomputing) {
-        send_forward(v, micro, out);
-        if (layer.kind == model::OpKind::softmax_cross_entropy) {
-          // The logits go with it: evaluation counts the predictions from them.
-          emit_kept([&] {
-            return StepInstruction{
-                .op = StepOp::loss_out, .layer = v, .micro_batch = micro, .reads = {out, inputs.front()}};
-          });
-        }
-      }
-      release_after_forward(v, state);
+      send_forward(v, micro, out);
+      continue;
     }
-  }
-
-  // Input p of layer v, from a producer on an earlier stage: received by its first reader here
-  // (InputTransfer::from_other_stage), which keeps it for the later ones (and, under recompute,
-  // for the backward's forward again).
-  int received_input(int v, size_t p, int micro, MicroBatchBuffers& state) {
-    const InputTransfer& transfer = compiled_.layers[static_cast<size_t>(v)].inputs[p];
-    const auto known = state.received.find(transfer.producer);
-    if (known != state.received.end()) {
-      writer_.hold(known->second);
-      return known->second;
-    }
-    if (!transfer.forward_send) {
-      throw PlanError(fmt::format("step program: layer {} reads layer {} of another stage before it is received",
-                                  net_.layer(v).name, net_.layer(transfer.producer).name));
-    }
-    const int input =
-        activation(transfer.forward_send->buffer_bytes, BufferRole::received, v, static_cast<int>(p), micro);
-    emit_kept([&] { return receive(v, static_cast<int>(p), micro, input, *transfer.forward_send); });
-    const bool read_again = plan_.recompute_activations || facts_.last_local_consumer(transfer.producer) != v;
-    if (read_again) {
-      state.received[transfer.producer] = input;
-      writer_.hold(input);
-    }
-    return input;
-  }
-
-  // The pipeline message of input `index` of `consumer` (forward or back), into `buffer`.
-  static StepInstruction receive(int consumer, int index, int micro, int buffer, const Collective& message) {
-    return StepInstruction{.op = StepOp::recv,
-                           .stream = Stream::communication,
-                           .layer = consumer,
-                           .micro_batch = micro,
-                           .index = index,
-                           .writes = {buffer},
-                           .collectives = {message}};
-  }
-
-  void send_forward(int producer, int micro, int buffer) {
-    for (int consumer : net_.layer(producer).consumers) {
-      const CompiledLayer& layer = compiled_.layers[static_cast<size_t>(consumer)];
-      for (size_t p = 0; p < layer.inputs.size(); ++p) {
-        const InputTransfer& transfer = layer.inputs[p];
-        if (transfer.producer != producer || !transfer.forward_send) continue;
-        writer_.hold(buffer);
-        send({consumer, static_cast<int>(p), false}, {.op = StepOp::send,
-                                                      .stream = Stream::communication,
-                                                      .layer = consumer,
-                                                      .micro_batch = micro,
-                                                      .index = static_cast<int>(p),
-                                                      .reads = {buffer},
-                                                      .collectives = {*transfer.forward_send}});
-      }
-    }
-  }
-
-  // A send holds what it reads until it is waited for: right before the next send on the same
-  // edge (consumer, input position, direction), so one message per edge is in flight, or at the
-  // end of the passes. A stage receives an edge's micro-batches in order, so this cannot deadlock.
-  using Edge = std::tuple<int, int, bool>;
-  void send(Edge edge, StepInstruction instruction) {
-    if (const auto previous = pending_sends_.find(edge); previous != pending_sends_.end()) {
-      writer_.wait_and_release(previous->second);
-      pending_sends_.erase(previous);
-    }
-    pending_sends_[edge] = writer_.emit(std::move(instruction));
-  }
-
-  // After layer v's forward: let go of what no backward reads (the header's rule).
-  void release_after_forward(int v, MicroBatchBuffers& state) {
-    if (evaluating_) return;
-    const model::Layer& layer = net_.layer(v);
     auto& inputs = state.inputs[static_cast<size_t>(v)];
-    for (size_t p = 0; p < inputs.size(); ++p) {
-      if (!facts_.saves_input(v, p)) writer_.drop(std::exchange(inputs[p], -1));
-    }
-    auto release_output = [&](int u) {
-      if (plan_.recompute_activations && net_.layer(u).kind == model::OpKind::input) return;
-      if (net_.layer(u).cost.saved.output) return;
-      writer_.drop(std::exchange(state.outputs[static_cast<size_t>(u)], -1));
-    };
-    for (int u : layer.inputs) {
-      if (facts_.on_stage(u) && facts_.last_local_consumer(u) == v) release_output(u);
-      const auto received = state.received.find(u);
-      if (!plan_.recompute_activations && received != state.received.end() && facts_.last_local_consumer(u) == v) {
-        writer_.drop(received->second);
-        state.received.erase(received);
+    for (size_t p = 0; p < layer.inputs.size(); ++p) {
+      const int u = layer.inputs[p];
+      const InputTransfer& transfer = compiled.inputs[p];
+      int input = -1;
+      if (transfer.from_other_stage) {
+        input = received_input(v, p, micro, state);
+      } else {
+        input = state.outputs[static_cast<size_t>(u)];
+        writer_.hold(input);
       }
+      const std::vector<RedistributionStep>& steps = facts_.input_redistribution(v, p);
+      if (!steps.empty()) {
+        const int copy = activation(facts_.input_bytes(v, p), BufferRole::input_copy, v, static_cast<int>(p), micro);
+        emit_kept([&] { return redistribution(v, static_cast<int>(p), micro, input, copy, steps); });
+        writer_.drop(input);
+        input = copy;
+      }
+      inputs.push_back(input);
     }
-    if (facts_.last_local_consumer(v) < 0) release_output(v);
-  }
-
-  // Selective recompute (Plan::recompute_attention) lets go of what this layer keeps for its
-  // backward after its forward: the attention core's probabilities.
-  bool recomputes_kept(int v) const {
-    return plan_.recompute_attention && !evaluating_ && net_.layer(v).kind == model::OpKind::self_attention &&
-           facts_.kept_by_op_bytes(v) > 0;
-  }
-
-  // The layer's forward again from its kept inputs, for what its backward reads; the output it
-  // writes again is not needed (its consumers kept their own) and goes at once.
-  void recompute_kept(int v, int micro, MicroBatchBuffers& state) {
-    const std::vector<int>& inputs = state.inputs[static_cast<size_t>(v)];
-    if (std::find(inputs.begin(), inputs.end(), -1) != inputs.end()) {
-      throw PlanError(fmt::format("step program: layer '{}' is recomputed without its inputs", net_.layer(v).name));
-    }
-    const int scratch = activation(facts_.output_bytes(v), BufferRole::output, v, -1, micro);
+    const int out = activation(facts_.output_bytes(v), BufferRole::output, v, -1, micro);
+    const std::vector<int> gathered = gather_parameters(v, micro);
     emit_kept([&] {
-      StepInstruction pass{
-          .op = StepOp::recompute, .layer = v, .micro_batch = micro, .reads = inputs, .writes = {scratch}};
-      pass.operands = {.inputs = inputs, .parameters = facts_.parameter_buffers(v), .output = scratch};
+      StepInstruction pass{.op = recomputing ? StepOp::recompute : StepOp::forward,
+                           .layer = v,
+                           .micro_batch = micro,
+                           .reads = inputs,
+                           .writes = {out}};
+      pass.operands = {
+          .inputs = inputs, .parameters = gathered.empty() ? facts_.parameter_buffers(v) : gathered, .output = out};
+      for (int b : pass.operands.parameters) pass.reads.push_back(b);
+      std::erase(pass.reads, -1);
       return pass;
     });
-    state.kept_by_op[static_cast<size_t>(v)] =
-        activation(facts_.kept_by_op_bytes(v), BufferRole::kept_by_op, v, -1, micro);
-    writer_.drop(scratch);
+    if (const int64_t kept = facts_.kept_by_op_bytes(v); kept > 0) {
+      state.kept_by_op[static_cast<size_t>(v)] = activation(kept, BufferRole::kept_by_op, v, -1, micro);
+      // Selective recompute: what the attention core keeps goes now and is made again before
+      // its backward (recompute_kept).
+      if (recomputes_kept(v)) writer_.drop(std::exchange(state.kept_by_op[static_cast<size_t>(v)], -1));
+    }
+    for (int b : gathered) writer_.drop(b);
+    state.outputs[static_cast<size_t>(v)] = out;
+    if (!recomputing) {
+      send_forward(v, micro, out);
+      if (layer.kind == model::OpKind::softmax_cross_entropy) {
+        // The logits go with it: evaluation counts the predictions from them.
+        emit_kept([&] {
+          return StepInstruction{
+              .op = StepOp::loss_out, .layer = v, .micro_batch = micro, .reads = {out, inputs.front()}};
+        });
+      }
+    }
+    release_after_forward(v, state);
   }
+}
 
-  // Recompute: between forward and backward only the stage's inputs stay.
-  void drop_recomputable(MicroBatchBuffers& state) {
-    for (int v : facts_.stage_layers()) {
-      const auto i = static_cast<size_t>(v);
-      for (int& b : state.inputs[i]) writer_.drop(std::exchange(b, -1));
-      state.inputs[i].clear();
-      if (net_.layer(v).kind == model::OpKind::input) continue;
-      writer_.drop(std::exchange(state.outputs[i], -1));
-      writer_.drop(std::exchange(state.kept_by_op[i], -1));
+void StepCompiler::release_after_forward(int v, MicroBatchBuffers& state) {
+  if (evaluating_) return;
+  const model::Layer& layer = net_.layer(v);
+  auto& inputs = state.inputs[static_cast<size_t>(v)];
+  for (size_t p = 0; p < inputs.size(); ++p) {
+    if (!facts_.saves_input(v, p)) writer_.drop(std::exchange(inputs[p], -1));
+  }
+  auto release_output = [&](int u) {
+    if (plan_.recompute_activations && net_.layer(u).kind == model::OpKind::input) return;
+    if (net_.layer(u).cost.saved.output) return;
+    writer_.drop(std::exchange(state.outputs[static_cast<size_t>(u)], -1));
+  };
+  for (int u : layer.inputs) {
+    if (facts_.on_stage(u) && facts_.last_local_consumer(u) == v) release_output(u);
+    const auto received = state.received.find(u);
+    if (!plan_.recompute_activations && received != state.received.end() && facts_.last_local_consumer(u) == v) {
+      writer_.drop(received->second);
+      state.received.erase(received);
     }
   }
+  if (facts_.last_local_consumer(v) < 0) release_output(v);
+}
 
-  // ZeRO 3: the layer's whole parameters for one pass: gathered from the slices into a flat
-  // buffer (padded to the group), then unpacked into one buffer per parameter.
-  std::vector<int> gather_parameters(int v, int micro) {
-    const CompiledLayer& layer = compiled_.layers[static_cast<size_t>(v)];
-    if (plan_.zero_stage < 3 || !facts_.zero_shards(v) || layer.parameter_gathers.empty()) return {};
-    const Collective& gather = layer.parameter_gathers.front();
-    const int flat = working_buffer(gather.buffer_bytes, BufferRole::gathered_parameters, v, -1, micro);
-    emit_kept([&] {
-      return StepInstruction{.op = StepOp::redistribute,
-                             .stream = Stream::communication,
-                             .layer = v,
-                             .micro_batch = micro,
-                             .reads = facts_.parameter_buffers(v),
-                             .writes = {flat},
-                             .collectives = layer.parameter_gathers};
-    });
-    std::vector<int> whole;
-    const int64_t element_bytes = model::bytes_per_element(plan_.dtype);
-    for (size_t k = 0; k < layer.layouts.parameters.size(); ++k) {
-      whole.push_back(working_buffer(layer.layouts.parameters[k].local_elements * element_bytes,
-                                     BufferRole::whole_parameter, v, static_cast<int>(k), micro));
-    }
-    emit_kept([&] {
-      return StepInstruction{.op = StepOp::unpack, .layer = v, .micro_batch = micro, .reads = {flat}, .writes = whole};
-    });
-    writer_.drop(flat);
-    return whole;
+bool StepCompiler::recomputes_kept(int v) const {
+  return plan_.recompute_attention && !evaluating_ && net_.layer(v).kind == model::OpKind::self_attention &&
+         facts_.kept_by_op_bytes(v) > 0;
+}
+
+void StepCompiler::recompute_kept(int v, int micro, MicroBatchBuffers& state) {
+  const std::vector<int>& inputs = state.inputs[static_cast<size_t>(v)];
+  if (std::find(inputs.begin(), inputs.end(), -1) != inputs.end()) {
+    throw PlanError(fmt::format("step program: layer '{}' is recomputed without its inputs", net_.layer(v).name));
   }
+  const int scratch = activation(facts_.output_bytes(v), BufferRole::output, v, -1, micro);
+  emit_kept([&] {
+    StepInstruction pass{
+        .op = StepOp::recompute, .layer = v, .micro_batch = micro, .reads = inputs, .writes = {scratch}};
+    pass.operands = {.inputs = inputs, .parameters = facts_.parameter_buffers(v), .output = scratch};
+    return pass;
+  });
+  state.kept_by_op[static_cast<size_t>(v)] =
+      activation(facts_.kept_by_op_bytes(v), BufferRole::kept_by_op, v, -1, micro);
+  writer_.drop(scratch);
+}
 
-  void backward(int micro, MicroBatchBuffers& state) {
-    const std::vector<int>& layers = facts_.stage_layers();
-    for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
-      const int v = *it;
-      const model::Layer& layer = net_.layer(v);
-      if (layer.kind == model::OpKind::input) continue;
-      const CompiledLayer& compiled = compiled_.layers[static_cast<size_t>(v)];
-      int& output_grad = state.output_grads[static_cast<size_t>(v)];
-      receive_gradients(v, micro, output_grad);
-      if (output_grad < 0) {
-        output_grad = working_buffer(facts_.gradient_bytes_of_output(v), BufferRole::output_gradient, v, -1, micro);
-      }
-      if (recomputes_kept(v)) recompute_kept(v, micro, state);
-      std::vector<int> input_grads(layer.inputs.size(), -1);
-      if (layer.needs_input_gradient) {
-        for (size_t p = 0; p < layer.inputs.size(); ++p) {
-          input_grads[p] = working_buffer(facts_.input_gradient_bytes(v, p), BufferRole::input_gradient, v,
-                                          static_cast<int>(p), micro);
-        }
-      }
-      const std::vector<int> gathered = gather_parameters(v, micro);
-      sync_.ensure_whole_gradients(v);
-      // A tied head adds into its table's gradient (ZeRO 2-3 make it at first use), where the
-      // table is on this stage. (On another stage Megatron all-reduces the two copies' gradients
-      // between the first and last stage; not modelled yet, and refused by the executor.)
-      if (const int table = tied_table(v); table >= 0 && facts_.on_stage(table)) sync_.ensure_whole_gradients(table);
-      emit_kept([&] {
-        StepInstruction pass{.op = StepOp::backward, .layer = v, .micro_batch = micro};
-        pass.operands = {.inputs = state.inputs[static_cast<size_t>(v)],
-                         .parameters = gathered.empty() ? facts_.parameter_buffers(v) : gathered,
-                         .output = state.outputs[static_cast<size_t>(v)],
-                         .output_gradient = output_grad,
-                         .input_gradients = input_grads,
-                         .parameter_gradients = sync_.gradient_buffers(v),
-                         .kept = state.kept_by_op[static_cast<size_t>(v)]};
-        const PassOperands& o = pass.operands;
-        pass.reads = o.inputs;
-        pass.reads.insert(pass.reads.end(), {o.output, o.output_gradient, o.kept});
-        pass.reads.insert(pass.reads.end(), o.parameters.begin(), o.parameters.end());
-        std::erase(pass.reads, -1);
-        pass.writes = o.input_gradients;
-        pass.writes.insert(pass.writes.end(), o.parameter_gradients.begin(), o.parameter_gradients.end());
-        std::erase(pass.writes, -1);
-        return pass;
-      });
-      writer_.drop(std::exchange(state.kept_by_op[static_cast<size_t>(v)], -1));
-      for (int b : gathered) writer_.drop(b);
+void StepCompiler::drop_recomputable(MicroBatchBuffers& state) {
+  for (int v : facts_.stage_layers()) {
+    const auto i = static_cast<size_t>(v);
+    for (int& b : state.inputs[i]) writer_.drop(std::exchange(b, -1));
+    state.inputs[i].clear();
+    if (net_.layer(v).kind == model::OpKind::input) continue;
+    writer_.drop(std::exchange(state.outputs[i], -1));
+    writer_.drop(std::exchange(state.kept_by_op[i], -1));
+  }
+}
+
+std::vector<int> StepCompiler::gather_parameters(int v, int micro) {
+  const CompiledLayer& layer = compiled_.layers[static_cast<size_t>(v)];
+  if (plan_.zero_stage < 3 || !facts_.zero_shards(v) || layer.parameter_gathers.empty()) return {};
+  const Collective& gather = layer.parameter_gathers.front();
+  const int flat = working_buffer(gather.buffer_bytes, BufferRole::gathered_parameters, v, -1, micro);
+  emit_kept([&] {
+    return StepInstruction{.op = StepOp::redistribute,
+                           .stream = Stream::communication,
+                           .layer = v,
+                           .micro_batch = micro,
+                           .reads = facts_.parameter_buffers(v),
+                           .writes = {flat},
+                           .collectives = layer.parameter_gathers};
+  });
+  std::vector<int> whole;
+  const int64_t element_bytes = model::bytes_per_element(plan_.dtype);
+  for (size_t k = 0; k < layer.layouts.parameters.size(); ++k) {
+    whole.push_back(working_buffer(layer.layouts.parameters[k].local_elements * element_bytes,
+                                   BufferRole::whole_parameter, v, static_cast<int>(k), micro));
+  }
+  emit_kept([&] {
+    return StepInstruction{.op = StepOp::unpack, .layer = v, .micro_batch = micro, .reads = {flat}, .writes = whole};
+  });
+  writer_.drop(flat);
+  return whole;
+}
+
+void StepCompiler::backward(int micro, MicroBatchBuffers& state) {
+  const std::vector<int>& layers = facts_.stage_layers();
+  for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
+    const int v = *it;
+    const model::Layer& layer = net_.layer(v);
+    if (layer.kind == model::OpKind::input) continue;
+    const CompiledLayer& compiled = compiled_.layers[static_cast<size_t>(v)];
+    int& output_grad = state.output_grads[static_cast<size_t>(v)];
+    receive_gradients(v, micro, output_grad);
+    if (output_grad < 0) {
+      output_grad = working_buffer(facts_.gradient_bytes_of_output(v), BufferRole::output_gradient, v, -1, micro);
+    }
+    if (recomputes_kept(v)) recompute_kept(v, micro, state);
+    std::vector<int> input_grads(layer.inputs.size(), -1);
+    if (layer.needs_input_gradient) {
       for (size_t p = 0; p < layer.inputs.size(); ++p) {
-        if (input_grads[p] >= 0 && compiled.inputs[p].gradient_flows)
-          hand_back_gradient(v, p, micro, input_grads[p], state);
-      }
-      for (size_t p = 0; p < layer.inputs.size(); ++p) {
-        if (!compiled.inputs[p].gradient_flows) writer_.drop(input_grads[p]);  // nothing upstream takes it
-      }
-      writer_.drop(std::exchange(state.outputs[static_cast<size_t>(v)], -1));
-      for (int& b : state.inputs[static_cast<size_t>(v)]) writer_.drop(std::exchange(b, -1));
-      state.inputs[static_cast<size_t>(v)].clear();
-      writer_.drop(std::exchange(output_grad, -1));
-      if (micro == plan_.micro_batches - 1 && facts_.buckets_overlap()) sync_.start_buckets_completed_by(v);
-    }
-    writer_.drop(std::exchange(state.outputs.front(), -1));
-  }
-
-  // Gradients of v's output from consumers on later stages.
-  void receive_gradients(int v, int micro, int& output_grad) {
-    for (int consumer : net_.layer(v).consumers) {
-      const CompiledLayer& later = compiled_.layers[static_cast<size_t>(consumer)];
-      for (size_t p = 0; p < later.inputs.size(); ++p) {
-        const InputTransfer& transfer = later.inputs[p];
-        if (transfer.producer != v || !transfer.backward_send) continue;
-        const bool first = output_grad < 0;
-        const int target =
-            working_buffer(transfer.backward_send->buffer_bytes, BufferRole::received_gradient, v, -1, micro);
-        emit_kept([&] { return receive(consumer, static_cast<int>(p), micro, target, *transfer.backward_send); });
-        if (first) {
-          output_grad = target;
-        } else {
-          emit_kept([&] {
-            return StepInstruction{
-                .op = StepOp::accumulate, .layer = v, .micro_batch = micro, .reads = {target}, .writes = {output_grad}};
-          });
-          writer_.drop(target);
-        }
+        input_grads[p] = working_buffer(facts_.input_gradient_bytes(v, p), BufferRole::input_gradient, v,
+                                        static_cast<int>(p), micro);
       }
     }
-  }
-
-  // Input p's gradient of layer v, into the producer's gradient layout: sent back to an earlier
-  // stage, or added to (or becoming) the producer's output gradient.
-  void hand_back_gradient(int v, size_t p, int micro, int grad, MicroBatchBuffers& state) {
-    const InputTransfer& transfer = compiled_.layers[static_cast<size_t>(v)].inputs[p];
-    const int u = transfer.producer;
-    const std::vector<RedistributionStep>& steps = facts_.gradient_redistribution(v, p);
-    int ready = grad;
-    if (!steps.empty()) {
-      ready = working_buffer(facts_.gradient_bytes_of_output(u), BufferRole::output_gradient, u, -1, micro);
-      emit_kept([&] {
-        return StepInstruction{.op = StepOp::redistribute,
-                               .stream = Stream::communication,
-                               .layer = v,
-                               .micro_batch = micro,
-                               .index = static_cast<int>(p),
-                               .reads = {grad},
-                               .writes = {ready},
-                               .steps = steps};
-      });
-      writer_.drop(grad);
-    }
-    if (transfer.from_other_stage) {
-      // The readers here add up their gradients; the first reader (the last in backward) sends.
-      int& sum = state.gradients_to_send.try_emplace(u, -1).first->second;
-      add_gradient(u, micro, ready, sum);
-      if (!transfer.backward_send) return;
-      send({v, static_cast<int>(p), true}, {.op = StepOp::send,
-                                            .stream = Stream::communication,
-                                            .layer = v,
-                                            .micro_batch = micro,
-                                            .index = static_cast<int>(p),
-                                            .reads = {sum},
-                                            .collectives = {*transfer.backward_send}});
-      state.gradients_to_send.erase(u);  // the send holds the sum until it is waited for
-      return;
-    }
-    add_gradient(u, micro, ready, state.output_grads[static_cast<size_t>(u)]);
-  }
-
-  // `ready` (a gradient of u's output) becomes `sum`, or is added into it and let go.
-  void add_gradient(int u, int micro, int ready, int& sum) {
-    if (sum < 0) {
-      sum = ready;
-      return;
-    }
+    const std::vector<int> gathered = gather_parameters(v, micro);
+    sync_.ensure_whole_gradients(v);
+    // A tied head adds into its table's gradient (ZeRO 2-3 make it at first use), where the
+    // table is on this stage. (On another stage Megatron all-reduces the two copies' gradients
+    // between the first and last stage; not modelled yet, and refused by the executor.)
+    if (const int table = tied_table(v); table >= 0 && facts_.on_stage(table)) sync_.ensure_whole_gradients(table);
     emit_kept([&] {
-      return StepInstruction{.op = StepOp::accumulate, .layer = u, .micro_batch = micro, .reads = {ready}, .writes = {sum}};
+      StepInstruction pass{.op = StepOp::backward, .layer = v, .micro_batch = micro};
+      pass.operands = {.inputs = state.inputs[static_cast<size_t>(v)],
+                       .parameters = gathered.empty() ? facts_.parameter_buffers(v) : gathered,
+                       .output = state.outputs[static_cast<size_t>(v)],
+                       .output_gradient = output_grad,
+                       .input_gradients = input_grads,
+                       .parameter_gradients = sync_.gradient_buffers(v),
+                       .kept = state.kept_by_op[static_cast<size_t>(v)]};
+      const PassOperands& o = pass.operands;
+      pass.reads = o.inputs;
+      pass.reads.insert(pass.reads.end(), {o.output, o.output_gradient, o.kept});
+      pass.reads.insert(pass.reads.end(), o.parameters.begin(), o.parameters.end());
+      std::erase(pass.reads, -1);
+      pass.writes = o.input_gradients;
+      pass.writes.insert(pass.writes.end(), o.parameter_gradients.begin(), o.parameter_gradients.end());
+      std::erase(pass.writes, -1);
+      return pass;
     });
-    writer_.drop(ready);
+    writer_.drop(std::exchange(state.kept_by_op[static_cast<size_t>(v)], -1));
+    for (int b : gathered) writer_.drop(b);
+    for (size_t p = 0; p < layer.inputs.size(); ++p) {
+      if (input_grads[p] >= 0 && compiled.inputs[p].gradient_flows)
+        hand_back_gradient(v, p, micro, input_grads[p], state);
+    }
+    for (size_t p = 0; p < layer.inputs.size(); ++p) {
+      if (!compiled.inputs[p].gradient_flows) writer_.drop(input_grads[p]);  // nothing upstream takes it
+    }
+    writer_.drop(std::exchange(state.outputs[static_cast<size_t>(v)], -1));
+    for (int& b : state.inputs[static_cast<size_t>(v)]) writer_.drop(std::exchange(b, -1));
+    state.inputs[static_cast<size_t>(v)].clear();
+    writer_.drop(std::exchange(output_grad, -1));
+    if (micro == plan_.micro_batches - 1 && facts_.buckets_overlap()) sync_.start_buckets_completed_by(v);
   }
+  writer_.drop(std::exchange(state.outputs.front(), -1));
+}
 
-  const Plan& plan_;
-  const CompiledPlan& compiled_;
-  const model::Model& net_;
-  ProgramWriter writer_;
-  StepFacts facts_;
-  GradientSync sync_;
-  std::map<Edge, int> pending_sends_;  // per edge, the send instruction not yet waited for
-  bool evaluating_ = false;
-};
+}  // namespace detail
+
+namespace {
+
+using detail::StepCompiler;
 
 void check_step_request(const Plan& plan, const CompiledPlan& compiled, int rank) {
   if (rank < 0 || rank >= plan.mesh.rank_count()) {

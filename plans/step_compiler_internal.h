@@ -1,0 +1,163 @@
+#pragma once
+// The step compiler's working state (step_compiler.h is its interface): a rank's step program is
+// built pass by pass (step_compiler.cc: forward, backward, recompute, ZeRO gathers) and message
+// by message between pipeline stages (step_compiler_messages.cc).
+
+#include <map>
+#include <tuple>
+#include <vector>
+
+#include "plans/compiled_plan.h"
+#include "plans/memory_walk.h"
+#include "plans/plan.h"
+#include "plans/program_writer.h"
+#include "plans/redistribution.h"
+#include "plans/step_facts.h"
+#include "plans/step_gradient_sync.h"
+#include "plans/step_program.h"
+
+namespace splitbrain::plans::detail {
+
+// One micro-batch's tensors between its forward and its backward, as buffer numbers (-1: none).
+struct MicroBatchBuffers {
+  std::vector<int> outputs;                     // per layer
+  std::vector<std::vector<int>> inputs;         // per layer, per input position (as read)
+  std::vector<int> output_grads;                // per layer
+  std::vector<int> kept_by_op;                  // per layer: masks, indices, probabilities
+  // Producers on other stages: what arrived from them (shared by their readers here; kept to
+  // the backward under recompute), and the sum of their readers' gradients not yet sent back.
+  std::map<int, int> received;
+  std::map<int, int> gradients_to_send;
+};
+
+class StepCompiler {
+ public:
+  StepCompiler(const Plan& plan, const CompiledPlan& compiled, int rank, bool keep_instructions)
+      : plan_(plan),
+        compiled_(compiled),
+        net_(*plan.model),
+        writer_(plan, rank, keep_instructions),
+        facts_(plan, compiled, rank),
+        sync_(plan, compiled, facts_, writer_) {}
+
+  // The program; writer().peaks() is its memory walk.
+  StepProgram compile();
+
+  // Forward passes only, micro-batch by micro-batch (evaluation): each keeps everything until
+  // its last layer has run, then lets go of it all.
+  StepProgram compile_evaluation();
+  const MemoryPeaks& peaks() const { return writer_.peaks(); }
+
+ private:
+  void reset(MicroBatchBuffers& state) const;
+
+  void release_all(MicroBatchBuffers& state);
+
+  // A micro-batch's buffer of layer `layer` (`index`: its input position or parameter number, -1
+  // for none): an activation, or a working buffer of the backward (the buffers category).
+  int activation(int64_t bytes, BufferRole role, int layer, int index, int micro) {
+    return buffer(MemoryCategory::activations, bytes, role, layer, index, micro);
+  }
+  int working_buffer(int64_t bytes, BufferRole role, int layer, int index, int micro) {
+    return buffer(MemoryCategory::buffers, bytes, role, layer, index, micro);
+  }
+  int buffer(MemoryCategory category, int64_t bytes, BufferRole role, int layer, int index, int micro) {
+    return writer_.make(
+        {.bytes = bytes, .category = category, .role = role, .layer = layer, .index = index, .micro_batch = micro});
+  }
+
+  // Appends the instruction `make` builds, unless only the memory is wanted (the simulator's
+  // step_memory): building it is most of the cost, and the walk needs only allocs and frees.
+  template <class Make>
+  void emit_kept(const Make& make) {
+    if (writer_.keeps_instructions()) writer_.emit(make());
+  }
+
+  // The layer whose table a tied output head shares (-1: not a tied head).
+  int tied_table(int v) const {
+    const model::Layer& layer = net_.layer(v);
+    if (layer.kind != model::OpKind::linear || layer.attr<model::LinearAttrs>().tied_to.empty()) return -1;
+    return net_.find(layer.attr<model::LinearAttrs>().tied_to);
+  }
+
+  void forward(int micro, MicroBatchBuffers& state, bool recomputing);
+
+  // Input p of layer v, from a producer on an earlier stage: received by its first reader here
+  // (InputTransfer::from_other_stage), which keeps it for the later ones (and, under recompute,
+  // for the backward's forward again).
+  int received_input(int v, size_t p, int micro, MicroBatchBuffers& state);
+
+  // The pipeline message of input `index` of `consumer` (forward or back), into `buffer`.
+  static StepInstruction receive(int consumer, int index, int micro, int buffer, const Collective& message) {
+    return StepInstruction{.op = StepOp::recv,
+                           .stream = Stream::communication,
+                           .layer = consumer,
+                           .micro_batch = micro,
+                           .index = index,
+                           .writes = {buffer},
+                           .collectives = {message}};
+  }
+
+  void send_forward(int producer, int micro, int buffer);
+
+  // A send holds what it reads until it is waited for: right before the next send on the same
+  // edge (consumer, input position, direction), so one message per edge is in flight, or at the
+  // end of the passes. A stage receives an edge's micro-batches in order, so this cannot deadlock.
+  // The message of input `index` of `consumer` (forward or back), reading `buffer`.
+  using Edge = std::tuple<int, int, bool>;
+  void send(int consumer, int index, bool backward, int micro, int buffer, const Collective& message);
+
+  // Input `index` of `layer` (forward) or its gradient (backward) into another layout.
+  static StepInstruction redistribution(int layer, int index, int micro, int from, int into,
+                                        const std::vector<RedistributionStep>& steps) {
+    return StepInstruction{.op = StepOp::redistribute,
+                           .stream = Stream::communication,
+                           .layer = layer,
+                           .micro_batch = micro,
+                           .index = index,
+                           .reads = {from},
+                           .writes = {into},
+                           .steps = steps};
+  }
+
+  // After layer v's forward: let go of what no backward reads (the header's rule).
+  void release_after_forward(int v, MicroBatchBuffers& state);
+
+  // Selective recompute (Plan::recompute_attention) lets go of what this layer keeps for its
+  // backward after its forward: the attention core's probabilities.
+  bool recomputes_kept(int v) const;
+
+  // The layer's forward again from its kept inputs, for what its backward reads; the output it
+  // writes again is not needed (its consumers kept their own) and goes at once.
+  void recompute_kept(int v, int micro, MicroBatchBuffers& state);
+
+  // Recompute: between forward and backward only the stage's inputs stay.
+  void drop_recomputable(MicroBatchBuffers& state);
+
+  // ZeRO 3: the layer's whole parameters for one pass: gathered from the slices into a flat
+  // buffer (padded to the group), then unpacked into one buffer per parameter.
+  std::vector<int> gather_parameters(int v, int micro);
+
+  void backward(int micro, MicroBatchBuffers& state);
+
+  // Gradients of v's output from consumers on later stages.
+  void receive_gradients(int v, int micro, int& output_grad);
+
+  // Input p's gradient of layer v, into the producer's gradient layout: sent back to an earlier
+  // stage, or added to (or becoming) the producer's output gradient.
+  void hand_back_gradient(int v, size_t p, int micro, int grad, MicroBatchBuffers& state);
+
+  // `ready` (a gradient of u's output) becomes `sum`, or is added into it and let go.
+  void add_gradient(int u, int micro, int ready, int& sum);
+
+  const Plan& plan_;
+  const CompiledPlan& compiled_;
+  const model::Model& net_;
+  ProgramWriter writer_;
+  StepFacts facts_;
+  GradientSync sync_;
+  std::map<Edge, int> pending_sends_;  // per edge, the send instruction not yet waited for
+  bool evaluating_ = false;
+};
+
+}  // namespace splitbrain::plans::detail
