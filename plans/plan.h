@@ -71,6 +71,11 @@ struct Plan {
 
   int stage_count() const;
   int64_t micro_batch_size() const { return global_batch / micro_batches; }
+  // Selective recomputation reruns this layer's forward right before its backward (the
+  // attention cores; the step compiler emits it, the simulator prices it).
+  bool recomputes_selectively(const model::Layer& layer) const {
+    return recompute_attention && layer.kind == model::OpKind::self_attention;
+  }
 };
 
 }  // namespace splitbrain::plans

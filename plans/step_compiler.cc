@@ -175,8 +175,7 @@ void StepCompiler::release_after_forward(int v, MicroBatchBuffers& state) {
 }
 
 bool StepCompiler::recomputes_kept(int v) const {
-  return plan_.recompute_attention && !evaluating_ && net_.layer(v).kind == model::OpKind::self_attention &&
-         facts_.kept_by_op_bytes(v) > 0;
+  return !evaluating_ && plan_.recomputes_selectively(net_.layer(v));
 }
 
 void StepCompiler::recompute_kept(int v, int micro, MicroBatchBuffers& state) {

@@ -98,7 +98,7 @@ class StepBuilder {
       }
       const model::OpKind kind = plan_.model->layer(i).kind;
       const bool whole_stage = plan_.recompute_activations && kind != model::OpKind::input;
-      const bool selective = plan_.recompute_attention && kind == model::OpKind::self_attention;
+      const bool selective = plan_.recomputes_selectively(plan_.model->layer(i));
       if (whole_stage || selective) {
         // The forward runs again before the backward: its compute and the collectives in it;
         // from the kept stage inputs (whole stage) also the redistributions into the layer (not

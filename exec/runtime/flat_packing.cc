@@ -25,7 +25,8 @@ void cut_slice(Device& device, std::span<const DeviceArray* const> parts, int64_
 void pack_rank_major(Device& device, const std::vector<std::vector<const DeviceArray*>>& layers,
                      std::span<const int64_t> layer_offsets, std::span<const int64_t> layer_slices, int group,
                      int64_t slice_elements, DeviceArray& flat) {
-  device.fill(flat, 0, flat.elements(), 0.0f);  // the padding past the last layer's slices
+  // Every member's block is its layer slices one after another (slice_elements is their sum),
+  // each zero-padded by cut_slice: the flat buffer is written whole.
   for (size_t i = 0; i < layers.size(); ++i) {
     for (int member = 0; member < group; ++member) {
       cut_slice(device, layers[i], member * layer_slices[i], layer_slices[i], flat,

@@ -32,15 +32,14 @@ std::vector<double> cut_seconds(const PlannerRequest& request, CostTable& table,
   const plans::Plan& skeleton = table.skeleton();
   const std::vector<int> pipe_group = skeleton.mesh.group(0, {mesh.pipe});
   std::vector<double> send_of_output(static_cast<size_t>(net.size()), 0.0);
-  std::vector<int> last_reader(static_cast<size_t>(net.size()), -1);
   for (int v = 0; v < net.size(); ++v) {
     const model::Layer& layer = net.layer(v);
     const plans::LayerLayouts* l = table.layouts(v, layers[static_cast<size_t>(v)]);
     const int64_t bytes = plans::local_element_count(l->output, skeleton.mesh, plans::activation_shape(layer, skeleton.micro_batch_size())) *
                           model::output_element_bytes(layer, skeleton.dtype);
     send_of_output[static_cast<size_t>(v)] = 2 * send_seconds(request.cluster, pipe_group[0], pipe_group[1], bytes);
-    for (int u : layer.inputs) last_reader[static_cast<size_t>(u)] = std::max(last_reader[static_cast<size_t>(u)], v);
   }
+  const std::vector<int> last_reader = last_readers(net);
   std::vector<double> cuts(static_cast<size_t>(net.size()) + 1, 0.0);
   for (int i = 1; i < net.size(); ++i) {
     for (int u = 0; u < i; ++u) {

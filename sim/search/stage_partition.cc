@@ -62,12 +62,17 @@ std::optional<std::vector<int>> partition_stages(const StagePartitionInput& in) 
   return stage_of_layer;
 }
 
+std::vector<int> last_readers(const model::Model& model) {
+  std::vector<int> last(static_cast<size_t>(model.size()), -1);
+  for (int v = 0; v < model.size(); ++v) {
+    for (int u : model.layer(v).inputs) last[static_cast<size_t>(u)] = std::max(last[static_cast<size_t>(u)], v);
+  }
+  return last;
+}
+
 std::vector<bool> stage_starts_between_blocks(const model::Model& model, int stages) {
   const int n = model.size();
-  std::vector<int> last_reader(static_cast<size_t>(n), -1);
-  for (int v = 0; v < n; ++v) {
-    for (int u : model.layer(v).inputs) last_reader[static_cast<size_t>(u)] = std::max(last_reader[static_cast<size_t>(u)], v);
-  }
+  const std::vector<int> last_reader = last_readers(model);
   // crossing[i]: the tensors produced before layer i and read at or after it.
   std::vector<int> crossing(static_cast<size_t>(n), 0);
   for (int u = 0; u < n; ++u) {
