@@ -77,6 +77,11 @@ Conv2dKernel::Conv2dKernel(CpuContext& context, const kernels::Conv2dShape& shap
   bww_x_ = StagedMemory(plain_desc(x_dims), bww_pd.src_desc(), engine);
   bww_dy_ = StagedMemory(plain_desc(y_dims), bww_pd.diff_dst_desc(), engine);
   bww_dw_ = StagedMemory(plain_desc(w_dims), bww_pd.diff_weights_desc(), engine);
+  fresh_dw_.resize(static_cast<std::size_t>(s.out_channels * (s.in_channels / s.groups) * s.kernel_h * s.kernel_w));
+  if (s.bias) {
+    fresh_db_.resize(static_cast<std::size_t>(s.out_channels));
+    zero_bias_.assign(static_cast<std::size_t>(s.out_channels), 0.0f);
+  }
 }
 
 void Conv2dKernel::forward(const float* x, const float* w, const float* b, float* y) {
@@ -84,7 +89,7 @@ void Conv2dKernel::forward(const float* x, const float* w, const float* b, float
   std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, fwd_x_.read(stream, x)},
                                              {DNNL_ARG_WEIGHTS, fwd_w_.read(stream, w)},
                                              {DNNL_ARG_DST, fwd_y_.target(y)}};
-  if (shape_.bias) args.emplace(DNNL_ARG_BIAS, wrap(bias_md_, context_.engine(), b));
+  if (shape_.bias) args.emplace(DNNL_ARG_BIAS, wrap(bias_md_, context_.engine(), b != nullptr ? b : zero_bias_.data()));
   SB_DNNL_CHECK(forward_.execute(stream, args));
   fwd_y_.copy_back(stream, y);
   SB_DNNL_CHECK(stream.wait());
@@ -108,6 +113,13 @@ void Conv2dKernel::backward_weights(const float* x, const float* dy, float* dw, 
   SB_DNNL_CHECK(backward_weights_.execute(stream, args));
   bww_dw_.copy_back(stream, dw);
   SB_DNNL_CHECK(stream.wait());
+}
+
+void Conv2dKernel::accumulate_weight_gradients(const float* x, const float* dy, float* dw, float* db) {
+  backward_weights(x, dy, fresh_dw_.data(), shape_.bias ? fresh_db_.data() : nullptr);
+  for (std::size_t i = 0; i < fresh_dw_.size(); ++i) dw[i] += fresh_dw_[i];
+  if (db == nullptr) return;
+  for (std::size_t i = 0; i < fresh_db_.size(); ++i) db[i] += fresh_db_[i];
 }
 
 }  // namespace splitbrain::exec::cpu

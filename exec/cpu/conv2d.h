@@ -3,6 +3,7 @@
 // oneDNN picks (reorders built once, staged_memory.h).
 
 #include <cstdint>
+#include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -22,6 +23,7 @@ class Conv2dKernel final : public kernels::Conv2dKernel {
   void forward(const float* x, const float* w, const float* b, float* y) override;
   void backward_data(const float* dy, const float* w, float* dx) override;
   void backward_weights(const float* x, const float* dy, float* dw, float* db) override;
+  void accumulate_weight_gradients(const float* x, const float* dy, float* dw, float* db) override;
 
  private:
   CpuContext& context_;
@@ -34,6 +36,9 @@ class Conv2dKernel final : public kernels::Conv2dKernel {
   StagedMemory bwd_dy_, bwd_w_, bwd_dx_;
   dnnl::convolution_backward_weights backward_weights_;
   StagedMemory bww_x_, bww_dy_, bww_dw_;
+  // oneDNN's backward weights cannot add into its output: accumulate_weight_gradients writes
+  // here first. And what a forward without a bias adds (the primitive has one).
+  std::vector<float> fresh_dw_, fresh_db_, zero_bias_;
 };
 
 }  // namespace splitbrain::exec::cpu

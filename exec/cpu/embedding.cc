@@ -19,26 +19,20 @@ const kernels::EmbeddingShape& checked(const kernels::EmbeddingShape& s) {
   return s;
 }
 
-void check_ids(const kernels::EmbeddingShape& s, const int32_t* ids) {
-  for (int64_t i = 0; i < s.count; ++i)
-    if (ids[i] < 0 || ids[i] >= s.num_embeddings)
-      throw kernels::KernelArgumentError("embedding: id " + std::to_string(ids[i]) + " at " + std::to_string(i) +
-                                         " is outside [0, " + std::to_string(s.num_embeddings) + ")");
-}
-
-bool local(const kernels::EmbeddingShape& s, int32_t id) { return id >= s.row_begin && id < s.row_end; }
+bool local(const kernels::EmbeddingShape& s, int64_t id) { return id >= s.row_begin && id < s.row_end; }
 
 }  // namespace
 
 EmbeddingKernel::EmbeddingKernel(const kernels::EmbeddingShape& shape) : shape_(checked(shape)) {}
 
-void EmbeddingKernel::forward(const int32_t* ids, const float* table, float* y) {
+void EmbeddingKernel::forward(const float* ids, const float* table, float* y) {
   const auto& s = shape_;
-  check_ids(s, ids);
+  kernels::check_embedding_ids(s, ids);
   for (int64_t i = 0; i < s.count; ++i) {
     float* out = y + i * s.dim;
-    if (local(s, ids[i])) {
-      const float* row = table + (ids[i] - s.row_begin) * s.dim;
+    const auto id = static_cast<int64_t>(ids[i]);
+    if (local(s, id)) {
+      const float* row = table + (id - s.row_begin) * s.dim;
       std::copy(row, row + s.dim, out);
     } else {
       std::fill(out, out + s.dim, 0.0f);
@@ -46,12 +40,13 @@ void EmbeddingKernel::forward(const int32_t* ids, const float* table, float* y) 
   }
 }
 
-void EmbeddingKernel::backward(const int32_t* ids, const float* dy, float* dtable) {
+void EmbeddingKernel::backward(const float* ids, const float* dy, float* dtable) {
   const auto& s = shape_;
-  check_ids(s, ids);
+  kernels::check_embedding_ids(s, ids);
   for (int64_t i = 0; i < s.count; ++i) {
-    if (!local(s, ids[i])) continue;
-    float* row = dtable + (ids[i] - s.row_begin) * s.dim;
+    const auto id = static_cast<int64_t>(ids[i]);
+    if (!local(s, id)) continue;
+    float* row = dtable + (id - s.row_begin) * s.dim;
     const float* g = dy + i * s.dim;
     for (int64_t j = 0; j < s.dim; ++j) row[j] += g[j];
   }

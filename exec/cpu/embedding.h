@@ -15,8 +15,8 @@ class EmbeddingKernel final : public kernels::EmbeddingKernel {
   explicit EmbeddingKernel(const kernels::EmbeddingShape& shape);
   const kernels::EmbeddingShape& shape() const override { return shape_; }
 
-  void forward(const int32_t* ids, const float* table, float* y) override;
-  void backward(const int32_t* ids, const float* dy, float* dtable) override;
+  void forward(const float* ids, const float* table, float* y) override;
+  void backward(const float* ids, const float* dy, float* dtable) override;
 
  private:
   kernels::EmbeddingShape shape_;

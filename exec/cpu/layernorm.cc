@@ -32,6 +32,8 @@ LayerNormKernel::LayerNormKernel(CpuContext& context, const kernels::LayerNormSh
                     engine, fwd_pd));
   SB_DNNL_CHECK(backward_ = dnnl::layer_normalization_backward(bwd_pd));
   unused_shift_.assign(static_cast<std::size_t>(shape.features), 0.0f);
+  fresh_dgamma_.resize(static_cast<std::size_t>(shape.features));
+  fresh_dbeta_.resize(static_cast<std::size_t>(shape.features));
 }
 
 void LayerNormKernel::forward(const float* x, const float* gamma, const float* beta, float* y, float* mean,
@@ -49,6 +51,10 @@ void LayerNormKernel::forward(const float* x, const float* gamma, const float* b
 void LayerNormKernel::backward(const float* x, const float* dy, const float* gamma, const float* mean,
                                const float* variance, float* dx, float* dgamma, float* dbeta) {
   const dnnl::engine& engine = context_.engine();
+  if (dx == nullptr) {
+    unused_dx_.resize(static_cast<std::size_t>(shape_.rows * shape_.features));
+    dx = unused_dx_.data();
+  }
   SB_DNNL_CHECK(backward_.execute(context_.stream(), {{DNNL_ARG_SRC, wrap(data_md_, engine, x)},
                                                       {DNNL_ARG_DIFF_DST, wrap(data_md_, engine, dy)},
                                                       {DNNL_ARG_SCALE, wrap(param_md_, engine, gamma)},
@@ -56,9 +62,13 @@ void LayerNormKernel::backward(const float* x, const float* dy, const float* gam
                                                       {DNNL_ARG_MEAN, wrap(stat_md_, engine, mean)},
                                                       {DNNL_ARG_VARIANCE, wrap(stat_md_, engine, variance)},
                                                       {DNNL_ARG_DIFF_SRC, wrap(data_md_, engine, dx)},
-                                                      {DNNL_ARG_DIFF_SCALE, wrap(param_md_, engine, dgamma)},
-                                                      {DNNL_ARG_DIFF_SHIFT, wrap(param_md_, engine, dbeta)}}));
+                                                      {DNNL_ARG_DIFF_SCALE, wrap(param_md_, engine, fresh_dgamma_.data())},
+                                                      {DNNL_ARG_DIFF_SHIFT, wrap(param_md_, engine, fresh_dbeta_.data())}}));
   SB_DNNL_CHECK(context_.stream().wait());
+  for (std::size_t f = 0; f < fresh_dgamma_.size(); ++f) {
+    dgamma[f] += fresh_dgamma_[f];
+    dbeta[f] += fresh_dbeta_[f];
+  }
 }
 
 }  // namespace splitbrain::exec::cpu

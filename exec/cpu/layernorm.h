@@ -31,6 +31,9 @@ class LayerNormKernel final : public kernels::LayerNormKernel {
   // oneDNN 2.6's backward with use_shift insists on a DNNL_ARG_SHIFT argument although dx,
   // dgamma and dbeta do not depend on beta: it gets these zeros.
   std::vector<float> unused_shift_;
+  // oneDNN overwrites its outputs; backward adds these into the caller's dgamma and dbeta, and
+  // writes dx here when the caller wants none.
+  std::vector<float> fresh_dgamma_, fresh_dbeta_, unused_dx_;
 };
 
 }  // namespace splitbrain::exec::cpu

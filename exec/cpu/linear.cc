@@ -36,6 +36,7 @@ LinearKernel::LinearKernel(CpuContext& context, const kernels::LinearShape& shap
                                : dnnl::inner_product_backward_weights::desc(x_md_, w_md_, y_md_),
                     engine, fwd_pd));
   SB_DNNL_CHECK(backward_weights_ = dnnl::inner_product_backward_weights(bww_pd));
+  if (shape.bias) zero_bias_.assign(static_cast<std::size_t>(shape.out_features), 0.0f);
 }
 
 void LinearKernel::forward(const float* x, const float* w, const float* b, float* y) {
@@ -43,7 +44,7 @@ void LinearKernel::forward(const float* x, const float* w, const float* b, float
   std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, wrap(x_md_, engine, x)},
                                              {DNNL_ARG_WEIGHTS, wrap(w_md_, engine, w)},
                                              {DNNL_ARG_DST, wrap(y_md_, engine, y)}};
-  if (shape_.bias) args.emplace(DNNL_ARG_BIAS, wrap(b_md_, engine, b));
+  if (shape_.bias) args.emplace(DNNL_ARG_BIAS, wrap(b_md_, engine, b != nullptr ? b : zero_bias_.data()));
   SB_DNNL_CHECK(forward_.execute(context_.stream(), args));
   SB_DNNL_CHECK(context_.stream().wait());
 }

@@ -4,6 +4,7 @@
 // accumulating weight gradient is one dnnl_sgemm with beta = 1.
 
 #include <cstdint>
+#include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -29,6 +30,7 @@ class LinearKernel final : public kernels::LinearKernel {
   dnnl::inner_product_forward forward_;
   dnnl::inner_product_backward_data backward_data_;
   dnnl::inner_product_backward_weights backward_weights_;
+  std::vector<float> zero_bias_;  // what a forward without a bias adds (the primitive has one)
 };
 
 }  // namespace splitbrain::exec::cpu

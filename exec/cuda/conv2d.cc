@@ -138,7 +138,7 @@ void Conv2dKernel::forward(const float* x, const float* w, const float* b, float
                                          filter_desc_.get(), weights_.data(), conv_desc_.get(), forward_algo_,
                                          context_.workspace(forward_workspace_bytes_), forward_workspace_bytes_, &zero,
                                          output_desc_.get(), output_.data()));
-  if (shape_.bias) {
+  if (shape_.bias && b != nullptr) {
     upload(context_.stream(), b, bias_.bytes(), bias_);
     // y += b broadcast over N, H and W.
     SB_CUDNN_CHECK(cudnnAddTensor(context_.cudnn(), &one, bias_desc_.get(), bias_.data(), &one, output_desc_.get(),
@@ -167,20 +167,33 @@ void Conv2dKernel::backward_data(const float* dy, const float* w, float* dx) {
   context_.synchronize();
 }
 
-void Conv2dKernel::backward_weights(const float* x, const float* dy, float* dw, float* db) {
-  const float one = 1.0f, zero = 0.0f;
+void Conv2dKernel::weight_gradients(const float* x, const float* dy, float beta, bool with_bias) {
+  const float one = 1.0f;
   upload_input(x);
   upload(context_.stream(), dy, output_.bytes(), output_);
   SB_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
       context_.cudnn(), &one, input_desc_.get(), conv_input_.data(), output_desc_.get(), output_.data(),
       conv_desc_.get(), backward_filter_algo_, context_.workspace(backward_filter_workspace_bytes_),
-      backward_filter_workspace_bytes_, &zero, filter_desc_.get(), weights_.data()));
-  download(context_.stream(), weights_, weights_.bytes(), dw);
-  if (shape_.bias) {
-    SB_CUDNN_CHECK(cudnnConvolutionBackwardBias(context_.cudnn(), &one, output_desc_.get(), output_.data(), &zero,
+      backward_filter_workspace_bytes_, &beta, filter_desc_.get(), weights_.data()));
+  if (with_bias)
+    SB_CUDNN_CHECK(cudnnConvolutionBackwardBias(context_.cudnn(), &one, output_desc_.get(), output_.data(), &beta,
                                                 bias_desc_.get(), bias_.data()));
-    download(context_.stream(), bias_, bias_.bytes(), db);
-  }
+}
+
+void Conv2dKernel::backward_weights(const float* x, const float* dy, float* dw, float* db) {
+  weight_gradients(x, dy, 0.0f, shape_.bias);
+  download(context_.stream(), weights_, weights_.bytes(), dw);
+  if (shape_.bias) download(context_.stream(), bias_, bias_.bytes(), db);
+  context_.synchronize();
+}
+
+void Conv2dKernel::accumulate_weight_gradients(const float* x, const float* dy, float* dw, float* db) {
+  const bool with_bias = shape_.bias && db != nullptr;
+  upload(context_.stream(), dw, weights_.bytes(), weights_);
+  if (with_bias) upload(context_.stream(), db, bias_.bytes(), bias_);
+  weight_gradients(x, dy, 1.0f, with_bias);
+  download(context_.stream(), weights_, weights_.bytes(), dw);
+  if (with_bias) download(context_.stream(), bias_, bias_.bytes(), db);
   context_.synchronize();
 }
 

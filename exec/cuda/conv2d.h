@@ -30,16 +30,16 @@ class Conv2dKernel final : public kernels::Conv2dKernel {
 
   const kernels::Conv2dShape& shape() const override { return shape_; }
 
-  // y = conv(x, w) + b. `b` is ignored (may be null) without bias.
   void forward(const float* x, const float* w, const float* b, float* y) override;
-  // dx = the input gradient for the output gradient dy (overwrites dx).
   void backward_data(const float* dy, const float* w, float* dx) override;
-  // dw (and db with bias) for input x and output gradient dy (overwritten, not accumulated).
   void backward_weights(const float* x, const float* dy, float* dw, float* db) override;
+  void accumulate_weight_gradients(const float* x, const float* dy, float* dw, float* db) override;
 
  private:
   // Puts host x into conv_input_ (through user_input_ and the padding kernel when explicit).
   void upload_input(const float* x);
+  // weights_ (and bias_) = the gradients for x and dy + beta * what they hold.
+  void weight_gradients(const float* x, const float* dy, float beta, bool with_bias);
 
   CudaContext& context_;
   kernels::Conv2dShape shape_;

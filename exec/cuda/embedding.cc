@@ -21,29 +21,21 @@ EmbeddingRows checked(const kernels::EmbeddingShape& s) {
   return {s.dim, s.row_begin, s.row_end};
 }
 
-// Ids are host memory, so they are checked before any upload.
-void check_ids(const kernels::EmbeddingShape& s, const int32_t* ids) {
-  for (int64_t i = 0; i < s.count; ++i)
-    if (ids[i] < 0 || ids[i] >= s.num_embeddings)
-      throw kernels::KernelArgumentError("embedding: id " + std::to_string(ids[i]) + " at " + std::to_string(i) +
-                                         " is outside [0, " + std::to_string(s.num_embeddings) + ")");
-}
-
 enum Slot : std::size_t { kIds, kTable, kRows };
 
 struct Staged {
-  int32_t* ids;
+  float* ids;
   float* table;
   float* rows;  // y, or dy
   std::size_t table_bytes;
   std::size_t row_bytes;
 };
 
-Staged stage(CudaContext& context, const kernels::EmbeddingShape& s, const int32_t* ids) {
-  const auto id_bytes = static_cast<std::size_t>(s.count) * sizeof(int32_t);
+Staged stage(CudaContext& context, const kernels::EmbeddingShape& s, const float* ids) {
+  const auto id_bytes = static_cast<std::size_t>(s.count) * sizeof(float);
   const auto table_bytes = static_cast<std::size_t>((s.row_end - s.row_begin) * s.dim) * sizeof(float);
   const auto row_bytes = static_cast<std::size_t>(s.count * s.dim) * sizeof(float);
-  Staged staged{static_cast<int32_t*>(context.staging(kIds, id_bytes)),
+  Staged staged{static_cast<float*>(context.staging(kIds, id_bytes)),
                 static_cast<float*>(context.staging(kTable, table_bytes)),
                 static_cast<float*>(context.staging(kRows, row_bytes)), table_bytes, row_bytes};
   SB_CUDA_CHECK(cudaMemcpyAsync(staged.ids, ids, id_bytes, cudaMemcpyHostToDevice, context.stream()));
@@ -55,8 +47,9 @@ Staged stage(CudaContext& context, const kernels::EmbeddingShape& s, const int32
 EmbeddingKernel::EmbeddingKernel(CudaContext& context, const kernels::EmbeddingShape& shape)
     : context_(context), shape_(shape), rows_(checked(shape)) {}
 
-void EmbeddingKernel::forward(const int32_t* ids, const float* table, float* y) {
-  check_ids(shape_, ids);
+void EmbeddingKernel::forward(const float* ids, const float* table, float* y) {
+  // Ids are host memory here, so they are checked before any upload.
+  kernels::check_embedding_ids(shape_, ids);
   if (shape_.count == 0) return;
   const Staged staged = stage(context_, shape_, ids);
   SB_CUDA_CHECK(cudaMemcpyAsync(staged.table, table, staged.table_bytes, cudaMemcpyHostToDevice, context_.stream()));
@@ -65,8 +58,8 @@ void EmbeddingKernel::forward(const int32_t* ids, const float* table, float* y) 
   context_.synchronize();
 }
 
-void EmbeddingKernel::backward(const int32_t* ids, const float* dy, float* dtable) {
-  check_ids(shape_, ids);
+void EmbeddingKernel::backward(const float* ids, const float* dy, float* dtable) {
+  kernels::check_embedding_ids(shape_, ids);
   if (shape_.count == 0) return;
   const Staged staged = stage(context_, shape_, ids);
   SB_CUDA_CHECK(cudaMemcpyAsync(staged.rows, dy, staged.row_bytes, cudaMemcpyHostToDevice, context_.stream()));

@@ -22,8 +22,8 @@ class EmbeddingKernel final : public kernels::EmbeddingKernel {
   EmbeddingKernel(CudaContext& context, const kernels::EmbeddingShape& shape);
 
   const kernels::EmbeddingShape& shape() const override { return shape_; }
-  void forward(const int32_t* ids, const float* table, float* y) override;
-  void backward(const int32_t* ids, const float* dy, float* dtable) override;
+  void forward(const float* ids, const float* table, float* y) override;
+  void backward(const float* ids, const float* dy, float* dtable) override;
 
  private:
   CudaContext& context_;

@@ -10,20 +10,20 @@ namespace splitbrain::exec::cuda {
 
 namespace {
 
-__device__ bool local_row(const EmbeddingRows& rows, int32_t id) { return id >= rows.row_begin && id < rows.row_end; }
+__device__ bool local_row(const EmbeddingRows& rows, int64_t id) { return id >= rows.row_begin && id < rows.row_end; }
 
-__global__ void embedding_gather_kernel(EmbeddingRows rows, int64_t count, const int32_t* ids, const float* table,
+__global__ void embedding_gather_kernel(EmbeddingRows rows, int64_t count, const float* ids, const float* table,
                                         float* y) {
   SB_GRID_STRIDE_LOOP(e, count * rows.dim) {
-    const int32_t id = ids[e / rows.dim];
+    const auto id = static_cast<int64_t>(ids[e / rows.dim]);
     y[e] = local_row(rows, id) ? table[(id - rows.row_begin) * rows.dim + e % rows.dim] : 0.0f;
   }
 }
 
-__global__ void embedding_scatter_add_kernel(EmbeddingRows rows, int64_t count, const int32_t* ids, const float* dy,
+__global__ void embedding_scatter_add_kernel(EmbeddingRows rows, int64_t count, const float* ids, const float* dy,
                                              float* dtable) {
   SB_GRID_STRIDE_LOOP(e, count * rows.dim) {
-    const int32_t id = ids[e / rows.dim];
+    const auto id = static_cast<int64_t>(ids[e / rows.dim]);
     if (local_row(rows, id)) atomicAdd(&dtable[(id - rows.row_begin) * rows.dim + e % rows.dim], dy[e]);
   }
 }
@@ -95,13 +95,13 @@ __global__ void mask_future_kernel(int64_t matrices, int64_t seq, float* scores)
 
 }  // namespace
 
-void embedding_gather(cudaStream_t stream, const EmbeddingRows& rows, int64_t count, const int32_t* ids,
+void embedding_gather(cudaStream_t stream, const EmbeddingRows& rows, int64_t count, const float* ids,
                       const float* table, float* y) {
   embedding_gather_kernel<<<blocks_for(count * rows.dim), kThreadsPerBlock, 0, stream>>>(rows, count, ids, table, y);
   SB_CUDA_CHECK(cudaGetLastError());
 }
 
-void embedding_scatter_add(cudaStream_t stream, const EmbeddingRows& rows, int64_t count, const int32_t* ids,
+void embedding_scatter_add(cudaStream_t stream, const EmbeddingRows& rows, int64_t count, const float* ids,
                            const float* dy, float* dtable) {
   embedding_scatter_add_kernel<<<blocks_for(count * rows.dim), kThreadsPerBlock, 0, stream>>>(rows, count, ids, dy,
                                                                                              dtable);

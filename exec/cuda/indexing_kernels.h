@@ -17,11 +17,11 @@ struct EmbeddingRows {
   int64_t row_end = 1;
 };
 
-// y[i] = table[ids[i] - row_begin] for local ids, zeros otherwise; y is [count, dim].
-void embedding_gather(cudaStream_t stream, const EmbeddingRows& rows, int64_t count, const int32_t* ids,
+// y[i] = table[ids[i] - row_begin] for local ids (fp32, whole numbers), zeros otherwise; y is [count, dim].
+void embedding_gather(cudaStream_t stream, const EmbeddingRows& rows, int64_t count, const float* ids,
                       const float* table, float* y);
 // dtable[ids[i] - row_begin] += dy[i] for local ids (atomic adds: repeated ids add up).
-void embedding_scatter_add(cudaStream_t stream, const EmbeddingRows& rows, int64_t count, const int32_t* ids,
+void embedding_scatter_add(cudaStream_t stream, const EmbeddingRows& rows, int64_t count, const float* ids,
                            const float* dy, float* dtable);
 
 // planes = N * C planes of height x width pooled to out_height x out_width with PyTorch's bins

@@ -50,10 +50,12 @@ void LayerNormKernel::backward(const float* x, const float* dy, const float* gam
   upload(stream, gamma, gamma_.bytes(), gamma_);
   upload(stream, mean, mean_.bytes(), mean_);
   upload(stream, variance, variance_.bytes(), variance_);
+  upload(stream, dgamma, dgamma_.bytes(), dgamma_);
+  upload(stream, dbeta, beta_.bytes(), beta_);
   layernorm_backward(stream, shape_.rows, shape_.features, static_cast<float>(shape_.epsilon), x_.as<float>(),
                      y_.as<float>(), gamma_.as<float>(), mean_.as<float>(), variance_.as<float>(), dx_.as<float>(),
                      dgamma_.as<float>(), beta_.as<float>());
-  download(stream, dx_, dx_.bytes(), dx);
+  if (dx != nullptr) download(stream, dx_, dx_.bytes(), dx);
   download(stream, dgamma_, dgamma_.bytes(), dgamma);
   download(stream, beta_, beta_.bytes(), dbeta);
   context_.synchronize();

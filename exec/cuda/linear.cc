@@ -45,7 +45,7 @@ void LinearKernel::forward(const float* x, const float* w, const float* b, float
   // y^T [out, rows] = W [out, in] . x^T [in, rows]; W's buffer is W^T column-major.
   SB_CUBLAS_CHECK(cublasSgemm_64(context_.cublas(), CUBLAS_OP_T, CUBLAS_OP_N, out, rows, in, &one,
                                  weights_.as<float>(), in, input_.as<float>(), in, &zero, output_.as<float>(), out));
-  if (shape_.bias) {
+  if (shape_.bias && b != nullptr) {
     upload(context_.stream(), b, bias_.bytes(), bias_);
     SB_CUDNN_CHECK(cudnnAddTensor(context_.cudnn(), &one, bias_desc_.get(), bias_.data(), &one, output_desc_.get(),
                                   output_.data()));

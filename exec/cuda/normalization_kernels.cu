@@ -99,8 +99,8 @@ __global__ void layernorm_parameter_gradient_kernel(int64_t rows, int64_t featur
       sum_dy += lane_dy[lane][threadIdx.x];
       sum_dy_xhat += lane_dy_xhat[lane][threadIdx.x];
     }
-    dgamma[f] = static_cast<float>(sum_dy_xhat);
-    dbeta[f] = static_cast<float>(sum_dy);
+    dgamma[f] += static_cast<float>(sum_dy_xhat);
+    dbeta[f] += static_cast<float>(sum_dy);
   }
 }
 

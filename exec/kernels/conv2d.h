@@ -39,12 +39,16 @@ class Conv2dKernel {
   virtual ~Conv2dKernel() = default;
   virtual const Conv2dShape& shape() const = 0;
 
-  // y = conv(x, w) + b. `b` is ignored (may be null) without bias.
+  // y = conv(x, w) + b. With a null `b` no bias is added (a rank holding a partial sum, or a
+  // shape without bias).
   virtual void forward(const float* x, const float* w, const float* b, float* y) = 0;
   // dx = the input gradient for the output gradient dy (overwrites dx).
   virtual void backward_data(const float* dy, const float* w, float* dx) = 0;
   // dw (and db with bias) for input x and output gradient dy (overwritten, not accumulated).
   virtual void backward_weights(const float* x, const float* dy, float* dw, float* db) = 0;
+  // dw += the weight gradient, db += the bias gradient (db may be null): the step's accumulation
+  // over micro-batches, in the kernel so a backend can fuse it (cuDNN's beta = 1).
+  virtual void accumulate_weight_gradients(const float* x, const float* dy, float* dw, float* db) = 0;
 };
 
 }  // namespace splitbrain::exec::kernels

@@ -25,7 +25,8 @@ class LayerNormKernel {
   // y = (x - mean) / sqrt(var + eps) * gamma + beta; writes mean[rows] and variance[rows].
   virtual void forward(const float* x, const float* gamma, const float* beta, float* y, float* mean,
                        float* variance) = 0;
-  // dx, dgamma and dbeta (all overwritten) from the saved x, mean and variance.
+  // From the saved x, mean and variance: dx (overwritten; may be null when no input gradient is
+  // wanted), and dgamma and dbeta ADDED into, so micro-batches accumulate in the kernel.
   virtual void backward(const float* x, const float* dy, const float* gamma, const float* mean, const float* variance,
                         float* dx, float* dgamma, float* dbeta) = 0;
 };

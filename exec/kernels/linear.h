@@ -19,7 +19,8 @@ class LinearKernel {
   virtual ~LinearKernel() = default;
   virtual const LinearShape& shape() const = 0;
 
-  // y = x W^T + b (b ignored without bias).
+  // y = x W^T + b. With a null `b` no bias is added (a rank holding a partial sum, or a shape
+  // without bias).
   virtual void forward(const float* x, const float* w, const float* b, float* y) = 0;
   // dx = dy W.
   virtual void backward_data(const float* dy, const float* w, float* dx) = 0;

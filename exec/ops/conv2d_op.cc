@@ -21,14 +21,14 @@ namespace {
 class Conv2dOp final : public LayerOp {
  public:
   Conv2dOp(std::unique_ptr<kernels::Conv2dKernel> kernel, const OpContext& op)
-      : kernel_(std::move(kernel)), bias_(op.adds_bias, kernel_->shape().out_channels), op_(op) {
+      : kernel_(std::move(kernel)), op_(op) {
     if (!op.layouts->forward_internal.empty()) halo_ = op.layouts->forward_internal.front();
   }
 
   void forward(int micro, int64_t, std::span<const LocalArray* const> inputs, std::span<const LocalArray* const> params,
                LocalArray& output) override {
     const float* bias = nullptr;
-    if (kernel_->shape().bias) bias = bias_.pick(*params[1]);
+    if (kernel_->shape().bias) bias = bias_to_add(op_.adds_bias, *params[1]);
     const LocalArray* x = inputs[0];
     if (halo_) {
       extended_[micro] = op_.communicator->run(*halo_, *x, label("forward"));
@@ -51,12 +51,8 @@ class Conv2dOp final : public LayerOp {
         kernel_->backward_data(dy, params[0]->values.data(), input_grads[0].values.data());
       }
     }
-    // The kernel writes fresh gradients; micro-batches accumulate.
-    std::vector<float> dw(param_grads[0]->values.size());
-    std::vector<float> db(kernel_->shape().bias ? param_grads[1]->values.size() : 0);
-    kernel_->backward_weights(x.values.data(), dy, dw.data(), db.empty() ? nullptr : db.data());
-    add_into(dw, *param_grads[0]);
-    if (!db.empty()) add_into(db, *param_grads[1]);
+    kernel_->accumulate_weight_gradients(x.values.data(), dy, param_grads[0]->values.data(),
+                                        kernel_->shape().bias ? param_grads[1]->values.data() : nullptr);
   }
 
   void release(int micro) override { extended_.erase(micro); }
@@ -65,7 +61,6 @@ class Conv2dOp final : public LayerOp {
   std::string label(const char* phase) const { return op_.model->layer(op_.layer).name + "/" + phase; }
 
   std::unique_ptr<kernels::Conv2dKernel> kernel_;
-  BiasSource bias_;
   OpContext op_;
   std::optional<plans::Collective> halo_;  // the height split's halo exchange, when there is one
   std::map<int, LocalArray> extended_;     // the halo-extended input, per micro-batch

@@ -7,11 +7,11 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
 #include <stdexcept>
 #include <utility>
 
 #include "exec/kernels/embedding.h"
+#include "exec/kernels/kernel_argument_error.h"
 #include "exec/ops/op_factories.h"
 #include "model/errors.h"
 #include "plans/tensor_layout.h"
@@ -23,13 +23,17 @@ class EmbeddingOp final : public LayerOp {
  public:
   EmbeddingOp(std::unique_ptr<kernels::EmbeddingKernel> kernel, const OpContext& op, int64_t positions_local,
               int64_t first_position)
-      : kernel_(std::move(kernel)), name_(op.model->layer(op.layer).name), positions_local_(positions_local),
-        first_position_(first_position), positional_(op.model->layer(op.layer).attr<model::EmbeddingAttrs>().positional) {}
+      : kernel_(std::move(kernel)), name_(op.model->layer(op.layer).name),
+        positional_(op.model->layer(op.layer).attr<model::EmbeddingAttrs>().positional) {
+    if (!positional_) return;
+    const int64_t count = kernel_->shape().count;
+    positions_.resize(static_cast<size_t>(count));
+    kernels::embedding_positions(count / positions_local, positions_local, first_position, positions_.data());
+  }
 
   void forward(int, int64_t, std::span<const LocalArray* const> inputs, std::span<const LocalArray* const> params,
                LocalArray& output) override {
-    const std::vector<int32_t> ids = positional_ ? positions() : token_ids(*inputs[0]);
-    kernel_->forward(ids.data(), params[0]->values.data(), output.values.data());
+    naming_bad_ids([&] { kernel_->forward(ids(*inputs[0]), params[0]->values.data(), output.values.data()); });
   }
 
   // The ids come again from the saved input (model::LayerCost: an embedding saves its token ids),
@@ -40,38 +44,26 @@ class EmbeddingOp final : public LayerOp {
     // Token ids have no gradient: an input gradient, if the runtime asks for one, is zero.
     for (LocalArray& grad : input_grads) std::fill(grad.values.begin(), grad.values.end(), 0.0f);
     // Adds into the table's gradient, which a tied output head may have added to already.
-    const std::vector<int32_t> ids = positional_ ? positions() : token_ids(*inputs[0]);
-    kernel_->backward(ids.data(), output_grad.values.data(), param_grads[0]->values.data());
+    naming_bad_ids([&] { kernel_->backward(ids(*inputs[0]), output_grad.values.data(), param_grads[0]->values.data()); });
   }
 
  private:
-  std::vector<int32_t> positions() const {
-    const int64_t count = kernel_->shape().count;
-    std::vector<int32_t> ids(static_cast<size_t>(count));
-    kernels::embedding_positions(count / positions_local_, positions_local_, first_position_, ids.data());
-    return ids;
-  }
+  const float* ids(const LocalArray& tokens) const { return positional_ ? positions_.data() : tokens.values.data(); }
 
-  // Bad token data is bad input, not a kernel bug: name the layer and the offending value.
-  std::vector<int32_t> token_ids(const LocalArray& tokens) const {
-    const int64_t num_embeddings = kernel_->shape().num_embeddings;
-    std::vector<int32_t> ids(tokens.values.size());
-    for (size_t i = 0; i < ids.size(); ++i) {
-      const float id = tokens.values[i];
-      if (!(id >= 0.0f) || id >= static_cast<float>(num_embeddings) || std::floor(id) != id) {
-        throw InputError(fmt::format("layer '{}': token id {} at local position {} is not an integer in [0, {})", name_,
-                                     id, i, num_embeddings));
-      }
-      ids[i] = static_cast<int32_t>(id);
+  // Bad token data is bad input, not a kernel bug: the kernel names the value, this the layer.
+  template <class Pass>
+  void naming_bad_ids(Pass pass) const {
+    try {
+      pass();
+    } catch (const kernels::KernelArgumentError& error) {
+      throw InputError(fmt::format("layer '{}': {}", name_, error.what()));
     }
-    return ids;
   }
 
   std::unique_ptr<kernels::EmbeddingKernel> kernel_;
   std::string name_;
-  int64_t positions_local_;
-  int64_t first_position_;
   bool positional_;
+  std::vector<float> positions_;  // a positional table's ids: the block's global positions
 };
 
 }  // namespace

@@ -16,12 +16,12 @@ namespace {
 class LinearOp final : public LayerOp {
  public:
   LinearOp(std::unique_ptr<kernels::LinearKernel> kernel, const OpContext& op, bool has_bias_parameter)
-      : kernel_(std::move(kernel)), has_bias_(has_bias_parameter), bias_(op.adds_bias, kernel_->shape().out_features) {}
+      : kernel_(std::move(kernel)), has_bias_(has_bias_parameter), adds_bias_(op.adds_bias) {}
 
   void forward(int, int64_t, std::span<const LocalArray* const> inputs, std::span<const LocalArray* const> params,
                LocalArray& output) override {
     const float* bias = nullptr;
-    if (has_bias_) bias = bias_.pick(*params[bias_index()]);
+    if (has_bias_) bias = bias_to_add(adds_bias_, *params[bias_index()]);
     kernel_->forward(inputs[0]->values.data(), params[0]->values.data(), bias, output.values.data());
   }
 
@@ -38,7 +38,7 @@ class LinearOp final : public LayerOp {
   static size_t bias_index() { return 1; }
   std::unique_ptr<kernels::LinearKernel> kernel_;
   bool has_bias_;
-  BiasSource bias_;
+  bool adds_bias_;
 };
 
 }  // namespace

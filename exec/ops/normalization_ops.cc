@@ -99,14 +99,9 @@ class LayerNormOp final : public LayerOp {
                 std::span<const LocalArray* const> params, std::span<LocalArray> input_grads,
                 std::span<LocalArray* const> param_grads) override {
     const Statistics& s = statistics_.at(micro);
-    std::vector<float> dx(inputs[0]->values.size());
-    std::vector<float> dgamma(param_grads[0]->values.size());
-    std::vector<float> dbeta(param_grads[1]->values.size());
     kernel_->backward(inputs[0]->values.data(), output_grad.values.data(), params[0]->values.data(), s.mean.data(),
-                     s.variance.data(), dx.data(), dgamma.data(), dbeta.data());
-    if (!input_grads.empty()) input_grads[0].values = std::move(dx);
-    add_into(dgamma, *param_grads[0]);
-    add_into(dbeta, *param_grads[1]);
+                     s.variance.data(), input_grads.empty() ? nullptr : input_grads[0].values.data(),
+                     param_grads[0]->values.data(), param_grads[1]->values.data());
   }
   void release(int micro) override { statistics_.erase(micro); }
   // The per-position statistics kept for the backward (model::LayerCost counts them).

@@ -14,16 +14,11 @@ inline void add_into(const std::vector<float>& fresh, comm::LocalArray& total) {
 }
 
 // Under a split contraction the output is a partial sum, so only the first rank of that group
-// adds the bias; the others add zeros (and still compute the bias gradient, to stay replicas).
-class BiasSource {
- public:
-  BiasSource(bool adds_bias, int64_t size) : adds_(adds_bias), zeros_(static_cast<size_t>(size), 0.0f) {}
-  const float* pick(const comm::LocalArray& bias) const { return adds_ ? bias.values.data() : zeros_.data(); }
-
- private:
-  bool adds_;
-  std::vector<float> zeros_;
-};
+// adds the bias: the others give their kernel none (and still compute the bias gradient, to stay
+// replicas).
+inline const float* bias_to_add(bool adds_bias, const comm::LocalArray& bias) {
+  return adds_bias ? bias.values.data() : nullptr;
+}
 
 // Copies a window's kernel, stride and symmetric padding into a kernel shape (conv and pool
 // shapes name these fields alike).

@@ -89,6 +89,21 @@ TEST_P(Conv2dCase, MatchesFloat64Reference) {
   std::vector<float> again(y_size);
   kernel.forward(x.data(), w.data(), b.data(), again.data());
   EXPECT_EQ(again, y);
+  // Accumulation adds a second micro-batch's gradients to what is there.
+  kernel.accumulate_weight_gradients(x.data(), dy.data(), dw.data(), s.bias ? db.data() : nullptr);
+  std::vector<double> twice_dw(ref.dw), twice_db(ref.db);
+  for (double& v : twice_dw) v *= 2;
+  for (double& v : twice_db) v *= 2;
+  expect_close(dw, twice_dw, 1e-5, "dw accumulated");
+  if (s.bias) expect_close(db, twice_db, 1e-5, "db accumulated");
+  // A rank holding a partial sum adds no bias.
+  if (s.bias) {
+    std::vector<float> no_bias(y_size), expected(y_size);
+    kernel.forward(x.data(), w.data(), nullptr, no_bias.data());
+    const auto plane = static_cast<std::size_t>(s.out_height() * s.out_width());
+    for (std::size_t i = 0; i < y_size; ++i) expected[i] = y[i] - b[i / plane % static_cast<std::size_t>(s.out_channels)];
+    expect_close(no_bias, std::vector<double>(expected.begin(), expected.end()), 1e-5, "y without bias");
+  }
 }
 
 Conv2dShape with(Conv2dShape s, auto&& edit) {

@@ -3,6 +3,9 @@
 
 #include "exec/cpu/embedding.h"
 
+#include <cmath>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "exec/kernels/kernel_argument_error.h"
@@ -18,7 +21,7 @@ using kernels::embedding_positions;
 
 TEST(Embedding, WholeAndVocabularySplitTables) {
   const int64_t vocab = 10, dim = 3, count = 12;
-  const std::vector<int32_t> ids{3, 0, 9, 3, 5, 5, 5, 1, 8, 9, 2, 3};
+  const std::vector<float> ids{3, 0, 9, 3, 5, 5, 5, 1, 8, 9, 2, 3};
   const auto table = random_floats(static_cast<std::size_t>(vocab * dim), 91);
   const auto dy = random_floats(static_cast<std::size_t>(count * dim), 92);
   std::vector<float> y(static_cast<std::size_t>(count * dim));
@@ -29,7 +32,7 @@ TEST(Embedding, WholeAndVocabularySplitTables) {
   std::vector<double> dtable_ref(table.size(), 0.0);
   for (int64_t i = 0; i < count; ++i)
     for (int64_t j = 0; j < dim; ++j) {
-      const auto yi = static_cast<std::size_t>(i * dim + j), ti = static_cast<std::size_t>(ids[static_cast<std::size_t>(i)] * dim + j);
+      const auto yi = static_cast<std::size_t>(i * dim + j), ti = static_cast<std::size_t>(ids[static_cast<std::size_t>(i)]) * dim + j;
       EXPECT_EQ(y[yi], table[ti]);
       dtable_ref[ti] += dy[yi];
     }
@@ -50,18 +53,28 @@ TEST(Embedding, WholeAndVocabularySplitTables) {
 }
 
 TEST(Embedding, BackwardAccumulatesAndPositionsAreOffset) {
-  const std::vector<int32_t> ids{1};
+  const std::vector<float> ids{1};
   const std::vector<float> dy{1.0f, 2.0f};
   std::vector<float> dtable{0.0f, 0.0f, 5.0f, 5.0f};  // already holds the tied head's gradient
   EmbeddingKernel({1, 2, 2, 0, 2}).backward(ids.data(), dy.data(), dtable.data());
   EXPECT_EQ(dtable, (std::vector<float>{0.0f, 0.0f, 6.0f, 7.0f}));
 
-  std::vector<int32_t> positions(6);
+  std::vector<float> positions(6);
   embedding_positions(2, 3, 4, positions.data());  // a rank holding positions 4..6 of each sample
-  EXPECT_EQ(positions, (std::vector<int32_t>{4, 5, 6, 4, 5, 6}));
-  const std::vector<int32_t> bad{10};
-  std::vector<float> y(2);
-  EXPECT_THROW(EmbeddingKernel({1, 2, 10, 0, 10}).forward(bad.data(), dtable.data(), y.data()), KernelArgumentError);
+  EXPECT_EQ(positions, (std::vector<float>{4, 5, 6, 4, 5, 6}));
+}
+
+TEST(Embedding, IdsThatAreNotRowsOfTheTableAreRefusedByValueAndPosition) {
+  std::vector<float> table(20), y(4);
+  for (const float bad : {10.0f, -1.0f, 2.5f, std::nanf("")}) {
+    const std::vector<float> ids{0.0f, bad};
+    try {
+      EmbeddingKernel({2, 2, 10, 0, 10}).forward(ids.data(), table.data(), y.data());
+      ADD_FAILURE() << "id " << bad << " was accepted";
+    } catch (const KernelArgumentError& error) {
+      EXPECT_NE(std::string(error.what()).find("at local position 1"), std::string::npos) << error.what();
+    }
+  }
 }
 
 }  // namespace

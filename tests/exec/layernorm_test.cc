@@ -52,6 +52,12 @@ TEST(LayerNorm, MatchesFloat64Reference) {
     expect_close(dx, dx_ref, 1e-4, "dx");
     expect_close(dgamma, dg_ref, 1e-5, "dgamma");
     expect_close(dbeta, db_ref, 1e-5, "dbeta");
+    // A second micro-batch's parameter gradients add to the first's; without dx, none is written.
+    kernel.backward(x.data(), dy.data(), gamma.data(), mean.data(), var.data(), nullptr, dgamma.data(), dbeta.data());
+    for (auto& v : dg_ref) v *= 2;
+    for (auto& v : db_ref) v *= 2;
+    expect_close(dgamma, dg_ref, 1e-5, "dgamma accumulated");
+    expect_close(dbeta, db_ref, 1e-5, "dbeta accumulated");
   }
 }
 

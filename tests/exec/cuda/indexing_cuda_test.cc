@@ -29,7 +29,7 @@ TEST(CudaEmbedding, GatherAndScatterAddOnAVocabularyBlock) {
   CudaContext gpu_context(0);
   cpu::EmbeddingKernel cpu_kernel(s);
   EmbeddingKernel gpu_kernel(gpu_context, s);
-  const std::vector<int32_t> ids{4, 0, 8, 5, 5, 11, 4, 6};
+  const std::vector<float> ids{4, 0, 8, 5, 5, 11, 4, 6};
   const auto table = random_floats(count((s.row_end - s.row_begin) * s.dim), 131);
   std::vector<float> cpu_y(count(s.count * s.dim)), gpu_y(cpu_y.size());
   cpu_kernel.forward(ids.data(), table.data(), cpu_y.data());
