@@ -1,5 +1,7 @@
 #include "plans/plan.h"
 
+#include <algorithm>
+
 namespace splitbrain::plans {
 
 std::string_view optimizer_kind_name(OptimizerKind kind) {
@@ -17,5 +19,13 @@ int64_t optimizer_state_bytes_per_parameter(OptimizerKind kind) {
 }
 
 int Plan::stage_count() const { return pipe_axis < 0 ? 1 : mesh.axis(pipe_axis).size; }
+
+bool Plan::regathers_input(const model::Layer& layer, size_t position, std::span<const Collective> collectives) const {
+  if (!regather_saved_inputs || recompute_activations || collectives.empty()) return false;
+  const std::vector<int>& saved = layer.cost.saved.inputs;
+  if (std::find(saved.begin(), saved.end(), static_cast<int>(position)) == saved.end()) return false;
+  return std::all_of(collectives.begin(), collectives.end(),
+                     [](const Collective& c) { return c.kind == CollectiveKind::all_gather; });
+}
 
 }  // namespace splitbrain::plans

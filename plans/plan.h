@@ -5,12 +5,14 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "model/dtype.h"
 #include "model/model.h"
+#include "plans/collective.h"
 #include "plans/layer_sharding.h"
 #include "plans/mesh.h"
 
@@ -64,6 +66,12 @@ struct Plan {
   // probabilities, the s x s terms) are let go after its forward and recomputed right before
   // its backward; everything else is kept.
   bool recompute_attention = false;
+  // Megatron's sequence parallelism keeps the sequence-split input of a layer whose input an
+  // all-gather makes whole (the column-parallel linears), and gathers it again right before the
+  // layer's backward: 1/t of the bytes kept for one more all-gather. Applies to every saved
+  // input made by all-gathers alone (StepFacts::regathers_input); not under full recomputation,
+  // which keeps nothing to gather.
+  bool regather_saved_inputs = false;
   int zero_stage = 0;                  // 0 off; 1 optimizer state, 2 + gradients, 3 + parameters
   // Gradient synchronisation starts bucket by bucket while backward still runs.
   bool overlap_gradient_sync = true;
@@ -76,6 +84,11 @@ struct Plan {
   bool recomputes_selectively(const model::Layer& layer) const {
     return recompute_attention && layer.kind == model::OpKind::self_attention;
   }
+  // regather_saved_inputs applies to input `position` of `layer`, which `collectives` (its
+  // redistribution's) make: it is saved for the backward and made by all-gathers alone, so its
+  // source is the smaller tensor to keep (the step compiler emits the second gather, the
+  // simulator counts its bytes).
+  bool regathers_input(const model::Layer& layer, size_t position, std::span<const Collective> collectives) const;
 };
 
 }  // namespace splitbrain::plans

@@ -214,6 +214,7 @@ void read_options(JsonObjectReader& top, Plan& plan) {
       fields.fail("gradient_dtype", e.what());
     }
   }
+  plan.regather_saved_inputs = fields.optional_bool("regather_saved_inputs", plan.regather_saved_inputs);
   const int64_t zero_stage = fields.optional_int("zero_stage", plan.zero_stage);
   if (zero_stage < 0 || zero_stage > 3) {
     fields.fail("zero_stage", fmt::format("must be 0 (off), 1 (optimizer state), 2 (+ gradients) or 3 (+ parameters), "
@@ -367,6 +368,7 @@ ordered_json plan_to_json(const Plan& plan) {
                     {"overlap_gradient_sync", plan.overlap_gradient_sync},
                     {"gradient_bucket_bytes", plan.gradient_bucket_bytes}};
   if (plan.gradient_dtype) doc["options"]["gradient_dtype"] = std::string(model::dtype_name(*plan.gradient_dtype));
+  if (plan.regather_saved_inputs) doc["options"]["regather_saved_inputs"] = true;
   // Every layer, resolved: the written plan depends on no default and no inheritance rule.
   ordered_json layers = ordered_json::object();
   for (int i = 0; i < plan.model->size(); ++i) {

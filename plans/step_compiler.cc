@@ -65,6 +65,7 @@ void StepCompiler::reset(MicroBatchBuffers& state) const {
   state.inputs.assign(layers, {});
   state.output_grads.assign(layers, -1);
   state.kept_by_op.assign(layers, -1);
+  state.gather_sources.assign(layers, {});
   state.received.clear();
   state.gradients_to_send.clear();
 }
@@ -76,6 +77,7 @@ void StepCompiler::release_all(MicroBatchBuffers& state) {
     for (int b : state.inputs[i]) writer_.drop(b);
     writer_.drop(state.output_grads[i]);
     writer_.drop(state.kept_by_op[i]);
+    for (int b : state.gather_sources[i]) writer_.drop(b);
   }
   for (const auto& [key, b] : state.received) writer_.drop(b);
   state = MicroBatchBuffers{};
@@ -96,6 +98,8 @@ void StepCompiler::forward(int micro, MicroBatchBuffers& state, bool recomputing
       continue;
     }
     auto& inputs = state.inputs[static_cast<size_t>(v)];
+    auto& gather_sources = state.gather_sources[static_cast<size_t>(v)];
+    gather_sources.assign(layer.inputs.size(), -1);
     for (size_t p = 0; p < layer.inputs.size(); ++p) {
       const int u = layer.inputs[p];
       const InputTransfer& transfer = compiled.inputs[p];
@@ -110,7 +114,11 @@ void StepCompiler::forward(int micro, MicroBatchBuffers& state, bool recomputing
       if (!steps.empty()) {
         const int copy = activation(facts_.input_bytes(v, p), BufferRole::input_copy, v, static_cast<int>(p), micro);
         emit_kept([&] { return redistribution(v, static_cast<int>(p), micro, input, copy, steps); });
-        writer_.drop(input);
+        if (!recomputing && !evaluating_ && facts_.regathers_input(v, p)) {
+          gather_sources[p] = input;  // still held: the backward gathers it again
+        } else {
+          writer_.drop(input);
+        }
         input = copy;
       }
       inputs.push_back(input);
@@ -155,8 +163,10 @@ void StepCompiler::release_after_forward(int v, MicroBatchBuffers& state) {
   if (evaluating_) return;
   const model::Layer& layer = net_.layer(v);
   auto& inputs = state.inputs[static_cast<size_t>(v)];
+  const std::vector<int>& gather_sources = state.gather_sources[static_cast<size_t>(v)];
   for (size_t p = 0; p < inputs.size(); ++p) {
-    if (!facts_.saves_input(v, p)) writer_.drop(std::exchange(inputs[p], -1));
+    const bool source_kept = p < gather_sources.size() && gather_sources[p] >= 0;
+    if (!facts_.saves_input(v, p) || source_kept) writer_.drop(std::exchange(inputs[p], -1));
   }
   auto release_output = [&](int u) {
     if (plan_.recompute_activations && net_.layer(u).kind == model::OpKind::input) return;
@@ -193,6 +203,19 @@ void StepCompiler::recompute_kept(int v, int micro, MicroBatchBuffers& state) {
   state.kept_by_op[static_cast<size_t>(v)] =
       activation(facts_.kept_by_op_bytes(v), BufferRole::kept_by_op, v, -1, micro);
   writer_.drop(scratch);
+}
+
+void StepCompiler::regather_inputs(int v, int micro, MicroBatchBuffers& state) {
+  std::vector<int>& sources = state.gather_sources[static_cast<size_t>(v)];
+  for (size_t p = 0; p < sources.size(); ++p) {
+    if (sources[p] < 0) continue;
+    const int copy = activation(facts_.input_bytes(v, p), BufferRole::input_copy, v, static_cast<int>(p), micro);
+    emit_kept([&] {
+      return redistribution(v, static_cast<int>(p), micro, sources[p], copy, facts_.input_redistribution(v, p));
+    });
+    writer_.drop(std::exchange(sources[p], -1));
+    state.inputs[static_cast<size_t>(v)][p] = copy;
+  }
 }
 
 void StepCompiler::drop_recomputable(MicroBatchBuffers& state) {
@@ -245,6 +268,7 @@ void StepCompiler::backward(int micro, MicroBatchBuffers& state) {
     if (output_grad < 0) {
       output_grad = working_buffer(facts_.gradient_bytes_of_output(v), BufferRole::output_gradient, v, -1, micro);
     }
+    regather_inputs(v, micro, state);
     if (recomputes_kept(v)) recompute_kept(v, micro, state);
     std::vector<int> input_grads(layer.inputs.size(), -1);
     if (layer.needs_input_gradient) {

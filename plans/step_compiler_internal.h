@@ -24,6 +24,9 @@ struct MicroBatchBuffers {
   std::vector<std::vector<int>> inputs;         // per layer, per input position (as read)
   std::vector<int> output_grads;                // per layer
   std::vector<int> kept_by_op;                  // per layer: masks, indices, probabilities
+  // Per layer, per input position: the source kept instead of the saved input its all-gather
+  // made, to gather again before the backward (Plan::regather_saved_inputs); -1 when none.
+  std::vector<std::vector<int>> gather_sources;
   // Producers on other stages: what arrived from them (shared by their readers here; kept to
   // the backward under recompute), and the sum of their readers' gradients not yet sent back.
   std::map<int, int> received;
@@ -130,6 +133,10 @@ class StepCompiler {
   // The layer's forward again from its kept inputs, for what its backward reads; the output it
   // writes again is not needed (its consumers kept their own) and goes at once.
   void recompute_kept(int v, int micro, MicroBatchBuffers& state);
+
+  // Plan::regather_saved_inputs: the saved inputs of layer v whose sources were kept are
+  // gathered again, right before its backward.
+  void regather_inputs(int v, int micro, MicroBatchBuffers& state);
 
   // Recompute: between forward and backward only the stage's inputs stay.
   void drop_recomputable(MicroBatchBuffers& state);

@@ -66,6 +66,14 @@ bool StepFacts::saves_input(int layer, size_t position) const {
   return std::find(saved.begin(), saved.end(), static_cast<int>(position)) != saved.end();
 }
 
+bool StepFacts::regathers_input(int layer, size_t position) const {
+  std::vector<Collective> collectives;
+  for (const RedistributionStep& step : input_redistribution(layer, position)) {
+    if (step.collective) collectives.push_back(*step.collective);
+  }
+  return plan_.regathers_input(plan_.model->layer(layer), position, collectives);
+}
+
 int64_t StepFacts::compute_output_bytes(int layer) const {
   const model::Layer& l = plan_.model->layer(layer);
   return local_element_count(compiled_.layers[static_cast<size_t>(layer)].layouts.output, plan_.mesh,

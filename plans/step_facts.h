@@ -26,6 +26,8 @@ class StepFacts {
   int last_local_consumer(int layer) const;
   // Backward of `layer` reads its input `position`.
   bool saves_input(int layer, size_t position) const;
+  // Plan::regathers_input for this input and its redistribution.
+  bool regathers_input(int layer, size_t position) const;
 
   // Bytes of one micro-batch's tensors on this rank.
   int64_t output_bytes(int layer) const { return of(layer).output_bytes; }          // in the layout it produces

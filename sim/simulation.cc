@@ -76,6 +76,11 @@ class StepBuilder {
               use(i, producer_stage, StepPhase::forward, *input.forward_send, micro_batches);
         }
         for (const Collective& c : input.forward) timing.forward_comm_seconds += use(i, layer.stage, StepPhase::forward, c, micro_batches);
+        // A saved input kept split is gathered again before the backward.
+        const auto position = static_cast<size_t>(&input - layer.inputs.data());
+        if (plan_.regathers_input(plan_.model->layer(i), position, input.forward)) {
+          for (const Collective& c : input.forward) timing.backward_comm_seconds += use(i, layer.stage, StepPhase::forward, c, micro_batches);
+        }
         for (const Collective& c : input.backward) timing.backward_comm_seconds += use(i, layer.stage, StepPhase::backward, c, micro_batches);
         if (input.backward_send) {
           work.send_backward_seconds += use(i, layer.stage, StepPhase::backward, *input.backward_send, micro_batches);

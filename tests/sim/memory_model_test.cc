@@ -175,15 +175,19 @@ TEST(MemoryModel, MegatronMixedPrecisionKeepsEighteenBytesPerParameter) {
 }
 
 // Korthikanti et al. 2022, Section 4: one transformer layer keeps sbh(34 + 5as/h) bytes of 16-bit
-// activations without parallelism and sbh(10 + 24/t + 5as/(ht)) with t-way tensor parallelism
-// (Megatron's: c_attn and c_fc split their outputs, the c_proj layers their inputs), for a GPT with
-// Megatron's dropouts (attention probabilities included), and without the 5as/(ht) term under
-// selective recomputation. Their count leaves out the layer norms'
-// per-token statistics (mean and 1/std in fp32: 2 x 8 sb bytes here, never split). One layer's
-// bytes: the activation peak of a model with one more layer, less the model's.
+// activations without parallelism, sbh(10 + 24/t + 5as/(ht)) with t-way tensor parallelism
+// (Megatron's: c_attn and c_fc split their outputs, the c_proj layers their inputs) and
+// (sbh/t)(34 + 5as/h) when sequence parallelism also splits the rest of the layer (layer norms,
+// dropouts, residual adds) along the sequence and keeps the column-parallel linears' inputs split
+// (Plan::regather_saved_inputs), for a GPT with Megatron's dropouts (attention probabilities
+// included); selective recomputation drops the 5as/(ht) term. Their count leaves out the layer
+// norms' per-token statistics (mean and 1/std in fp32: 2 x 8 sb bytes here, split like the
+// sequence). One layer's bytes: the activation peak of a model with one more layer, less the
+// model's.
 TEST(MemoryModel, ATransformerLayerKeepsKorthikantiEtAlsActivations) {
   constexpr int64_t s = 64, b = 2, h = 64, a = 4;
-  auto activations_per_layer = [&](int t, bool selective = false) {
+  enum class Split { tensor, tensor_and_sequence };
+  auto activations_per_layer = [&](int t, bool selective = false, Split split = Split::tensor) {
     auto peak = [&](int layers) {
       const std::string spec = fmt::format("gpt:layers={},hidden={},heads={},seq={},vocab=96,positions={},attn_dropout=10",
                                            layers, h, a, s, s);
@@ -195,12 +199,17 @@ TEST(MemoryModel, ATransformerLayerKeepsKorthikantiEtAlsActivations) {
                               const bool first_half = layer.name.ends_with("c_attn") || layer.name.ends_with("c_fc") ||
                                                       layer.name.ends_with("attn.core") || layer.name.ends_with("gelu");
                               const bool second_half = layer.name.ends_with("c_proj");
+                              const bool sequence_part = layer.name.ends_with("ln_1") || layer.name.ends_with("ln_2") ||
+                                                         layer.name.ends_with("dropout") ||
+                                                         layer.name.ends_with("residual") || layer.name == "ln_f";
                               if (t > 1 && first_half) sharding.out = {0};
                               if (t > 1 && second_half) sharding.in = {0};
+                              if (t > 1 && split == Split::tensor_and_sequence && sequence_part) sharding.spatial = {0};
                               return sharding;
                             });
       plan.dtype = model::DType::bf16;
       plan.recompute_attention = selective;
+      plan.regather_saved_inputs = split == Split::tensor_and_sequence;
       return memory_of(plan).activations_peak();
     };
     return peak(2) - peak(1);
@@ -210,8 +219,10 @@ TEST(MemoryModel, ATransformerLayerKeepsKorthikantiEtAlsActivations) {
   for (int t : {2, 4}) {
     SCOPED_TRACE(t);
     EXPECT_EQ(activations_per_layer(t), s * b * h * (10 + 24 / t) + 5 * a * s * s * b / t + statistics);
-    // Selective recomputation drops the 5as/(ht) term (their 34 sbh/t adds sequence parallelism).
     EXPECT_EQ(activations_per_layer(t, true), s * b * h * (10 + 24 / t) + statistics);
+    EXPECT_EQ(activations_per_layer(t, false, Split::tensor_and_sequence),
+              s * b * h * (34 + 5 * a * s / h) / t + statistics / t);
+    EXPECT_EQ(activations_per_layer(t, true, Split::tensor_and_sequence), 34 * s * b * h / t + statistics / t);
   }
 }
 

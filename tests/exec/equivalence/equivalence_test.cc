@@ -75,6 +75,37 @@ std::optional<plans::Plan> shared_reader_variant(const std::vector<plans::Plan>&
   return std::nullopt;
 }
 
+// Megatron's sequence parallelism on the first plan that splits the attention's c_attn outputs
+// (tensor parallelism): the layer norms, dropouts and residual adds split the sequence over the
+// same axes, and the column-parallel linears keep their inputs split and gather them again for
+// the backward. None for models without attention or plans without tensor parallelism.
+std::optional<plans::Plan> sequence_parallel_variant(const std::vector<plans::Plan>& plans) {
+  for (const plans::Plan& plan : plans) {
+    if (plan.zero_stage != 0 || plan.recompute_activations || plan.recompute_attention) continue;
+    const model::Model& net = *plan.model;
+    std::vector<int> tensor_axes;
+    for (int v = 0; v < net.size(); ++v) {
+      if (net.layer(v).name.ends_with("attn.c_attn")) tensor_axes = plan.layers[static_cast<size_t>(v)].out;
+    }
+    if (tensor_axes.empty()) continue;
+    plans::Plan variant = plan;
+    for (int v = 0; v < net.size(); ++v) {
+      const std::string& name = net.layer(v).name;
+      const bool sequence_part = name.ends_with("ln_1") || name.ends_with("ln_2") || name.ends_with("dropout") ||
+                                 name.ends_with("residual") || name == "ln_f";
+      if (!sequence_part) continue;
+      plans::LayerSharding& sharding = variant.layers[static_cast<size_t>(v)];
+      std::vector<int> batch = sharding.batch;
+      std::erase_if(batch, [&](int axis) { return std::ranges::count(tensor_axes, axis) > 0; });
+      sharding = plans::LayerSharding{.batch = batch, .out = {}, .in = {}, .spatial = tensor_axes};
+    }
+    variant.regather_saved_inputs = true;
+    variant.family += " +sequence parallel";
+    return variant;
+  }
+  return std::nullopt;
+}
+
 // What the executor is checked on beyond the planner's choices: ZeRO 1-3 of every plan whose
 // gradients sync over a group (something to shard), recompute of every plan, and on the
 // data-parallel plan both at once and ZeRO with the buckets reduced after backward instead of
@@ -125,6 +156,7 @@ std::vector<plans::Plan> plans_to_run(const std::vector<sim::PricedPlan>& planne
     }
   }
   if (std::optional<plans::Plan> shared = shared_reader_variant(out)) out.push_back(*shared);
+  if (std::optional<plans::Plan> sequence = sequence_parallel_variant(out)) out.push_back(*sequence);
   return out;
 }
 
