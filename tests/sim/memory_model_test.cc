@@ -12,6 +12,7 @@
 #include "model/statistics.h"
 #include "model/zoo.h"
 #include "plans/compiled_plan.h"
+#include "plans/sequence_parallel.h"
 #include "plans/plan_error.h"
 #include "plans/plan_builder.h"
 #include "plans/step_compiler.h"
@@ -199,17 +200,13 @@ TEST(MemoryModel, ATransformerLayerKeepsKorthikantiEtAlsActivations) {
                               const bool first_half = layer.name.ends_with("c_attn") || layer.name.ends_with("c_fc") ||
                                                       layer.name.ends_with("attn.core") || layer.name.ends_with("gelu");
                               const bool second_half = layer.name.ends_with("c_proj");
-                              const bool sequence_part = layer.name.ends_with("ln_1") || layer.name.ends_with("ln_2") ||
-                                                         layer.name.ends_with("dropout") ||
-                                                         layer.name.ends_with("residual") || layer.name == "ln_f";
                               if (t > 1 && first_half) sharding.out = {0};
                               if (t > 1 && second_half) sharding.in = {0};
-                              if (t > 1 && split == Split::tensor_and_sequence && sequence_part) sharding.spatial = {0};
                               return sharding;
                             });
       plan.dtype = model::DType::bf16;
       plan.recompute_attention = selective;
-      plan.regather_saved_inputs = split == Split::tensor_and_sequence;
+      if (split == Split::tensor_and_sequence) plan = plans::with_sequence_parallelism(plan).value();
       return memory_of(plan).activations_peak();
     };
     return peak(2) - peak(1);
@@ -224,6 +221,8 @@ TEST(MemoryModel, ATransformerLayerKeepsKorthikantiEtAlsActivations) {
               s * b * h * (34 + 5 * a * s / h) / t + statistics / t);
     EXPECT_EQ(activations_per_layer(t, true, Split::tensor_and_sequence), 34 * s * b * h / t + statistics / t);
   }
+  // Without tensor parallelism there is nothing to split the sequence over.
+  EXPECT_THROW(activations_per_layer(1, false, Split::tensor_and_sequence), std::bad_optional_access);
 }
 
 TEST(MemoryModel, ActivationsMatchAHandCountAndHalveWithTheBatch) {

@@ -24,6 +24,7 @@
 #include "exec/comm/mpi_check.h"
 #include "model/model_json.h"
 #include "plans/compiled_plan.h"
+#include "plans/sequence_parallel.h"
 #include "sim/memory_model.h"
 #include "sim/cluster_presets.h"
 #include "sim/search/planner.h"
@@ -75,33 +76,12 @@ std::optional<plans::Plan> shared_reader_variant(const std::vector<plans::Plan>&
   return std::nullopt;
 }
 
-// Megatron's sequence parallelism on the first plan that splits the attention's c_attn outputs
-// (tensor parallelism): the layer norms, dropouts and residual adds split the sequence over the
-// same axes, and the column-parallel linears keep their inputs split and gather them again for
-// the backward. None for models without attention or plans without tensor parallelism.
+// Megatron's sequence parallelism (plans/sequence_parallel.h) on the first plan with tensor
+// parallelism and neither ZeRO nor recomputation. None for plans without tensor parallelism.
 std::optional<plans::Plan> sequence_parallel_variant(const std::vector<plans::Plan>& plans) {
   for (const plans::Plan& plan : plans) {
     if (plan.zero_stage != 0 || plan.recompute_activations || plan.recompute_attention) continue;
-    const model::Model& net = *plan.model;
-    std::vector<int> tensor_axes;
-    for (int v = 0; v < net.size(); ++v) {
-      if (net.layer(v).name.ends_with("attn.c_attn")) tensor_axes = plan.layers[static_cast<size_t>(v)].out;
-    }
-    if (tensor_axes.empty()) continue;
-    plans::Plan variant = plan;
-    for (int v = 0; v < net.size(); ++v) {
-      const std::string& name = net.layer(v).name;
-      const bool sequence_part = name.ends_with("ln_1") || name.ends_with("ln_2") || name.ends_with("dropout") ||
-                                 name.ends_with("residual") || name == "ln_f";
-      if (!sequence_part) continue;
-      plans::LayerSharding& sharding = variant.layers[static_cast<size_t>(v)];
-      std::vector<int> batch = sharding.batch;
-      std::erase_if(batch, [&](int axis) { return std::ranges::count(tensor_axes, axis) > 0; });
-      sharding = plans::LayerSharding{.batch = batch, .out = {}, .in = {}, .spatial = tensor_axes};
-    }
-    variant.regather_saved_inputs = true;
-    variant.family += " +sequence parallel";
-    return variant;
+    if (std::optional<plans::Plan> variant = plans::with_sequence_parallelism(plan)) return variant;
   }
   return std::nullopt;
 }
