@@ -12,7 +12,7 @@ namespace splitbrain::exec::cpu {
 OpFactory cpu_layer_ops(int threads) { return ops::make_layer_ops(std::make_shared<CpuKernelFactory>(threads)); }
 
 Backend make_cpu_backend(comm::MeshCommunicators& communicators, int threads) {
-  return {"cpu", cpu_layer_ops(threads), std::make_unique<comm::MpiCollectives>(communicators),
+  return {"cpu", false, cpu_layer_ops(threads), std::make_unique<comm::MpiCollectives>(communicators),
           std::make_unique<HostDevice>()};
 }
 

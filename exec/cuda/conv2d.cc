@@ -37,8 +37,8 @@ TensorDescriptor input_desc(const kernels::Conv2dShape& s, const std::optional<P
   return TensorDescriptor(s.batch, s.in_channels, s.height, s.width);
 }
 
-ConvolutionDescriptor conv_desc(const kernels::Conv2dShape& s, bool padded_explicitly) {
-  return ConvolutionDescriptor(padded_explicitly ? 0 : s.pad_top, padded_explicitly ? 0 : s.pad_left, s.stride_h,
+ConvolutionDescriptor conv_desc(const kernels::Conv2dShape& s, bool padded_explicitly, Fp32Math math) {
+  return ConvolutionDescriptor(math == Fp32Math::tf32, padded_explicitly ? 0 : s.pad_top, padded_explicitly ? 0 : s.pad_left, s.stride_h,
                                s.stride_w, s.dilation_h, s.dilation_w, s.groups);
 }
 
@@ -72,7 +72,7 @@ Conv2dKernel::Conv2dKernel(CudaContext& context, const kernels::Conv2dShape& sha
       output_desc_(shape.batch, shape.out_channels, shape.out_height(), shape.out_width()),
       bias_desc_(1, shape.out_channels, 1, 1),
       filter_desc_(shape.out_channels, shape.in_channels / shape.groups, shape.kernel_h, shape.kernel_w),
-      conv_desc_(conv_desc(shape, explicit_padding_.has_value())) {
+      conv_desc_(conv_desc(shape, explicit_padding_.has_value(), context.fp32_math())) {
   const auto& s = shape_;
   int n = 0, c = 0, h = 0, w = 0;
   SB_CUDNN_CHECK(

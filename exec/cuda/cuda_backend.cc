@@ -9,11 +9,11 @@
 
 namespace splitbrain::exec::cuda {
 
-Backend make_cuda_backend(comm::MeshCommunicators& communicators) {
+Backend make_cuda_backend(comm::MeshCommunicators& communicators, bool tf32) {
   select_device_for_this_rank();  // the engine's stream and buffers live on this device
-  OpFactory ops = cuda_layer_ops();
+  OpFactory ops = cuda_layer_ops(tf32 ? Fp32Math::tf32 : Fp32Math::exact);
   // Arrays stay in host memory for now (HostDevice): the kernels copy them in and out.
-  return {"cuda", std::move(ops), std::make_unique<NcclCollectives>(communicators), std::make_unique<HostDevice>()};
+  return {"cuda", tf32, std::move(ops), std::make_unique<NcclCollectives>(communicators), std::make_unique<HostDevice>()};
 }
 
 }  // namespace splitbrain::exec::cuda

@@ -8,7 +8,8 @@
 namespace splitbrain::exec::cuda {
 
 // Collective over MPI_COMM_WORLD (the device choice finds the local rank). Throws InputError
-// "no CUDA device ..." when this rank sees no GPU, before anything else is set up.
-Backend make_cuda_backend(comm::MeshCommunicators& communicators);
+// "no CUDA device ..." when this rank sees no GPU, or when a node runs more ranks than it has
+// GPUs, before anything else is set up. `tf32`: fp32 products on TF32 tensor cores.
+Backend make_cuda_backend(comm::MeshCommunicators& communicators, bool tf32);
 
 }  // namespace splitbrain::exec::cuda

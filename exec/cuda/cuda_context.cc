@@ -5,7 +5,7 @@
 
 namespace splitbrain::exec::cuda {
 
-CudaContext::CudaContext(int device) : device_(device) {
+CudaContext::CudaContext(int device, Fp32Math math) : device_(device), math_(math) {
   SB_CUDA_CHECK(cudaSetDevice(device));
   // Non-blocking: the legacy default stream, used by other libraries, must not serialise with it.
   SB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
@@ -13,7 +13,7 @@ CudaContext::CudaContext(int device) : device_(device) {
   SB_CUDNN_CHECK(cudnnSetStream(cudnn_, stream_));
   SB_CUBLAS_CHECK(cublasCreate(&cublas_));
   SB_CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
-  SB_CUBLAS_CHECK(cublasSetMathMode(cublas_, CUBLAS_PEDANTIC_MATH));
+  SB_CUBLAS_CHECK(cublasSetMathMode(cublas_, math == Fp32Math::tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH));
 }
 
 CudaContext::~CudaContext() {

@@ -7,8 +7,9 @@
 // uploads its inputs, runs on stream(), downloads its outputs and synchronises before returning,
 // so a caller sees the CPU kernels' contract. Device-resident arrays come later.
 //
-// Math: cuDNN convolutions use CUDNN_FMA_MATH and cuBLAS CUBLAS_PEDANTIC_MATH, i.e. plain fp32
-// (no TF32 tensor cores), so results match the CPU backend to fp32 rounding.
+// Math: by default cuDNN convolutions use CUDNN_FMA_MATH and cuBLAS CUBLAS_PEDANTIC_MATH, i.e.
+// plain fp32 (no TF32 tensor cores), so results match the CPU backend to fp32 rounding;
+// Fp32Math::tf32 lets both use TF32 tensor cores (PyTorch's allow_tf32).
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -21,15 +22,18 @@
 
 namespace splitbrain::exec::cuda {
 
+enum class Fp32Math { exact, tf32 };
+
 class CudaContext {
  public:
   // Makes `device` current and creates the stream and handles on it.
-  explicit CudaContext(int device);
+  explicit CudaContext(int device, Fp32Math math = Fp32Math::exact);
   ~CudaContext();
   CudaContext(const CudaContext&) = delete;
   CudaContext& operator=(const CudaContext&) = delete;
 
   int device() const { return device_; }
+  Fp32Math fp32_math() const { return math_; }
   cudaStream_t stream() const { return stream_; }
   cudnnHandle_t cudnn() const { return cudnn_; }
   cublasHandle_t cublas() const { return cublas_; }
@@ -48,6 +52,7 @@ class CudaContext {
   void* grown(DeviceBuffer& buffer, std::size_t bytes);
 
   int device_;
+  Fp32Math math_;
   cudaStream_t stream_ = nullptr;
   cudnnHandle_t cudnn_ = nullptr;
   cublasHandle_t cublas_ = nullptr;

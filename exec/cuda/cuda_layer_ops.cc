@@ -9,10 +9,10 @@
 
 namespace splitbrain::exec::cuda {
 
-OpFactory cuda_layer_ops() {
+OpFactory cuda_layer_ops(Fp32Math math) {
   int device = 0;
   SB_CUDA_CHECK(cudaGetDevice(&device));
-  return ops::make_layer_ops(std::make_shared<CudaKernelFactory>(std::make_shared<CudaContext>(device)));
+  return ops::make_layer_ops(std::make_shared<CudaKernelFactory>(std::make_shared<CudaContext>(device, math)));
 }
 
 }  // namespace splitbrain::exec::cuda

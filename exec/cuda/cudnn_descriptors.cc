@@ -38,7 +38,7 @@ FilterDescriptor::~FilterDescriptor() {
   release_in_destructor([&] { SB_CUDNN_CHECK(cudnnDestroyFilterDescriptor(desc_)); });
 }
 
-ConvolutionDescriptor::ConvolutionDescriptor(int64_t pad_h, int64_t pad_w, int64_t stride_h, int64_t stride_w,
+ConvolutionDescriptor::ConvolutionDescriptor(bool tf32, int64_t pad_h, int64_t pad_w, int64_t stride_h, int64_t stride_w,
                                              int64_t dilation_h, int64_t dilation_w, int64_t groups) {
   SB_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&desc_));
   SB_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
@@ -46,7 +46,7 @@ ConvolutionDescriptor::ConvolutionDescriptor(int64_t pad_h, int64_t pad_w, int64
       checked_int(stride_w, "stride_w"), checked_int(dilation_h, "dilation_h"), checked_int(dilation_w, "dilation_w"),
       CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
   SB_CUDNN_CHECK(cudnnSetConvolutionGroupCount(desc_, checked_int(groups, "groups")));
-  SB_CUDNN_CHECK(cudnnSetConvolutionMathType(desc_, CUDNN_FMA_MATH));
+  SB_CUDNN_CHECK(cudnnSetConvolutionMathType(desc_, tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH));
 }
 
 ConvolutionDescriptor::~ConvolutionDescriptor() {

@@ -44,11 +44,12 @@ class FilterDescriptor {
   cudnnFilterDescriptor_t desc_ = nullptr;
 };
 
-// Cross-correlation (PyTorch's convolution) with symmetric padding, fp32 accumulation, plain FMA
-// math (no TF32), `groups` groups.
+// Cross-correlation (PyTorch's convolution) with symmetric padding, fp32 accumulation, `groups`
+// groups.
 class ConvolutionDescriptor {
  public:
-  ConvolutionDescriptor(int64_t pad_h, int64_t pad_w, int64_t stride_h, int64_t stride_w, int64_t dilation_h,
+  // `tf32`: CUDNN_DEFAULT_MATH (TF32 tensor cores allowed for fp32 data) instead of CUDNN_FMA_MATH.
+  ConvolutionDescriptor(bool tf32, int64_t pad_h, int64_t pad_w, int64_t stride_h, int64_t stride_w, int64_t dilation_h,
                         int64_t dilation_w, int64_t groups);
   ~ConvolutionDescriptor();
   ConvolutionDescriptor(const ConvolutionDescriptor&) = delete;

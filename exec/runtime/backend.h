@@ -16,6 +16,9 @@ namespace splitbrain::exec {
 
 struct Backend {
   std::string name;  // "cpu", "cuda": for messages and the measured report
+  // fp32 products on TF32 tensor cores (cuda with --tf32): 10 mantissa bits in, fp32 out. The
+  // report records it, since it changes both speed and results.
+  bool tf32 = false;
   OpFactory ops;
   std::unique_ptr<comm::CollectiveEngine> collectives;
   std::unique_ptr<Device> device;

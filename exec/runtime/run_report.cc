@@ -106,6 +106,7 @@ nlohmann::ordered_json gather_run_report(Trainer& trainer, const plans::Plan& pl
           {"micro_batches", plan.micro_batches},
           {"dtype", model::dtype_name(plan.dtype)},
           {"backend", trainer.backend_name()},
+          {"tf32", trainer.backend_tf32()},
           {"mesh", mesh},
           {"steps", steps},
           {"warmup_steps", record.warmup},

@@ -52,6 +52,7 @@ class Trainer {
   MemoryTracker& memory() { return memory_; }
   comm::Communicator& communicator() { return communicator_; }
   const std::string& backend_name() const { return backend_.name; }
+  bool backend_tf32() const { return backend_.tf32; }
   // This rank's parameter shards, per model layer (empty for layers without parameters).
   std::vector<LayerParameters>& parameters() { return parameters_; }
   Optimizer& optimizer() { return *optimizer_; }

@@ -20,13 +20,18 @@ std::string default_backend() {
   return "cpu";
 }
 
-exec::Backend make_backend(const std::string& name, exec::comm::MeshCommunicators& communicators, int threads) {
+exec::Backend make_backend(const std::string& name, exec::comm::MeshCommunicators& communicators,
+                           const BackendSettings& settings) {
   if (name == "cpu") {
-    return exec::cpu::make_cpu_backend(communicators, threads);
+    if (settings.tf32) {
+      throw InputError("--tf32: TF32 is a tensor-core mode of NVIDIA GPUs (--backend cuda); the cpu backend computes "
+                       "in plain fp32");
+    }
+    return exec::cpu::make_cpu_backend(communicators, settings.threads);
   }
   if (name == "cuda") {
 #if SPLITBRAIN_HAS_CUDA_BACKEND
-    return exec::cuda::make_cuda_backend(communicators);
+    return exec::cuda::make_cuda_backend(communicators, settings.tf32);
 #else
     throw InputError("--backend cuda: this splitbrain was built without the CUDA backend (SPLITBRAIN_CUDA=OFF)");
 #endif

@@ -15,9 +15,16 @@ inline constexpr const char* kBackendNames[] = {"cpu", "cuda"};
 // "cuda" when this splitbrain was built with the CUDA backend and a GPU is visible, else "cpu".
 std::string default_backend();
 
+struct BackendSettings {
+  int threads = 1;    // oneDNN threads per rank (cpu)
+  bool tf32 = false;  // TF32 tensor cores for fp32 products (cuda)
+};
+
 // "cpu": oneDNN ops with `threads` threads per rank, MPI collectives. "cuda": CUDA ops and NCCL
 // collectives on this rank's GPU. Throws InputError for "cuda" in a build without the CUDA
-// backend, or on a rank that sees no GPU. Collective over all ranks.
-exec::Backend make_backend(const std::string& name, exec::comm::MeshCommunicators& communicators, int threads);
+// backend, on a rank that sees no GPU or a node with more ranks than GPUs, and for tf32 on
+// "cpu". Collective over all ranks.
+exec::Backend make_backend(const std::string& name, exec::comm::MeshCommunicators& communicators,
+                           const BackendSettings& settings);
 
 }  // namespace splitbrain::tools

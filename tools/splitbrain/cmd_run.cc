@@ -48,6 +48,7 @@ struct RunOptions {
   bool ignore_memory_limit = false;
   double watchdog_seconds = 600.0;
   std::string backend;  // empty: default_backend()
+  bool tf32 = false;
   double learning_rate = 0.0;  // 0: the plan's
   int log_every = 10;
   std::string checkpoint_dir;
@@ -179,7 +180,7 @@ void train(const RunOptions& options) {
   if (!options.ignore_memory_limit) check_plan_fits_memory(plan, communicators, "--ignore-memory-limit");
   // Before the data: a missing GPU is reported without reading a data set first.
   const std::string backend_name = options.backend.empty() ? default_backend() : options.backend;
-  exec::Backend backend = make_backend(backend_name, communicators, options.threads);
+  exec::Backend backend = make_backend(backend_name, communicators, {.threads = options.threads, .tf32 = options.tf32});
   TrainingData data = open_training_data(options, plan);
   exec::BatchSource& train_batches = *data.batches;
   const int64_t steps_per_epoch = data.steps_per_epoch;
@@ -273,6 +274,9 @@ void add_run_command(CLI::App& app) {
                       "cpu: oneDNN kernels and MPI collectives; cuda: CUDA kernels and NCCL collectives, one GPU "
                       "per rank (default: cuda when this build has the CUDA backend and a GPU is visible, else cpu)")
       ->check(CLI::IsMember(std::vector<std::string>(std::begin(kBackendNames), std::end(kBackendNames))));
+  command->add_flag("--tf32", o->tf32,
+                    "cuda backend: fp32 products on TF32 tensor cores (10 mantissa bits in; PyTorch's allow_tf32). "
+                    "Off by default so results match the cpu backend; the report records it");
   command->add_option("--watchdog-seconds", o->watchdog_seconds,
                       "End the job, naming the rank, when a rank makes no progress for this long (0: never)")
       ->check(CLI::NonNegativeNumber)

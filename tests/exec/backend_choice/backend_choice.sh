@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `splitbrain run --backend`: an unknown backend is a flag error, `cuda` without a visible GPU
-# (or in a build without the CUDA backend) is refused with exit code 2 and says why, and `cpu`
-# trains and names itself in the report.
+# (or in a build without the CUDA backend) is refused with exit code 2 and says why, so is
+# `--tf32` on the cpu backend, and `cpu` trains and names itself (and TF32 off) in the report.
 # Usage: backend_choice.sh SPLITBRAIN_BINARY SOURCE_DIR MPIEXEC WITH_CUDA(ON|OFF)
 set -uo pipefail
 binary=$1 source=$2 mpiexec=$3 with_cuda=$4
@@ -14,6 +14,8 @@ source "$(dirname "$0")/../expect_exit_2.sh"
 
 expect "unknown backend" "--backend: bogus not in {cpu,cuda}" -- \
   "$binary" run --plan "$plan2" --backend bogus
+expect "tf32 on the cpu backend" "--tf32: TF32 is a tensor-core mode of NVIDIA GPUs" -- \
+  "$mpiexec" -np 2 "$binary" run --plan "$plan2" --backend cpu --tf32 --iters 1
 if [ "$with_cuda" = ON ]; then
   # Hides every GPU, so this holds on GPU machines too.
   expect "cuda without a GPU" "no CUDA device" -- \
@@ -24,7 +26,7 @@ else
 fi
 
 if "$mpiexec" -np 2 "$binary" run --plan "$plan2" --backend cpu --iters 1 --warmup 0 --report "$work/report.json" \
-    > "$work/cpu.log" 2>&1 && grep -q '"backend": "cpu"' "$work/report.json"; then
+    > "$work/cpu.log" 2>&1 && grep -q '"backend": "cpu"' "$work/report.json" && grep -q '"tf32": false' "$work/report.json"; then
   echo "ok   cpu backend runs and is named in the report"
 else
   echo "FAIL cpu backend"; sed 's/^/    /' "$work/cpu.log" | tail -20

@@ -64,7 +64,8 @@ TEST(CudaKernelFactory, KernelsComputeWhatTheCpuFactorysCompute) {
 
 TEST(CudaLayerOps, BuildOnTheCurrentDevice) {
   if (visible_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
-  EXPECT_TRUE(static_cast<bool>(cuda_layer_ops()));
+  EXPECT_TRUE(static_cast<bool>(cuda_layer_ops(Fp32Math::exact)));
+  EXPECT_TRUE(static_cast<bool>(cuda_layer_ops(Fp32Math::tf32)));
 }
 
 }  // namespace
