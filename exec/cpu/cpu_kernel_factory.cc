@@ -83,4 +83,6 @@ std::unique_ptr<kernels::SelfAttentionKernel> CpuKernelFactory::make_self_attent
   return std::make_unique<SelfAttentionKernel>(context_, shape);
 }
 
+std::unique_ptr<kernels::ArrayKernel> CpuKernelFactory::make_array_kernel() { return kernels::make_host_array_kernel(); }
+
 }  // namespace splitbrain::exec::cpu

@@ -29,6 +29,7 @@ class CpuKernelFactory final : public kernels::KernelFactory {
   std::unique_ptr<kernels::EmbeddingKernel> make_embedding(const kernels::EmbeddingShape& shape) override;
   std::unique_ptr<kernels::BatchedMatmulKernel> make_batched_matmul(const kernels::BatchedMatmulShape& shape) override;
   std::unique_ptr<kernels::SelfAttentionKernel> make_self_attention(const kernels::AttentionShape& shape) override;
+  std::unique_ptr<kernels::ArrayKernel> make_array_kernel() override;
 
  private:
   CpuContext context_;

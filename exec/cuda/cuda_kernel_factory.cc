@@ -85,4 +85,7 @@ std::unique_ptr<kernels::SelfAttentionKernel> CudaKernelFactory::make_self_atten
   return std::make_unique<SelfAttentionKernel>(*context_, shape);
 }
 
+// Host memory until this backend's arrays live on the device (README.md).
+std::unique_ptr<kernels::ArrayKernel> CudaKernelFactory::make_array_kernel() { return kernels::make_host_array_kernel(); }
+
 }  // namespace splitbrain::exec::cuda

@@ -32,6 +32,7 @@ class CudaKernelFactory final : public kernels::KernelFactory {
   std::unique_ptr<kernels::EmbeddingKernel> make_embedding(const kernels::EmbeddingShape& shape) override;
   std::unique_ptr<kernels::BatchedMatmulKernel> make_batched_matmul(const kernels::BatchedMatmulShape& shape) override;
   std::unique_ptr<kernels::SelfAttentionKernel> make_self_attention(const kernels::AttentionShape& shape) override;
+  std::unique_ptr<kernels::ArrayKernel> make_array_kernel() override;
 
  private:
   std::shared_ptr<CudaContext> context_;

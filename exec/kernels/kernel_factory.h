@@ -3,13 +3,15 @@
 // layer's local shapes. The ops hold the orchestration (halo exchange, partial-sum bias,
 // gradient accumulation, loss scaling, statistics all-reduce, ...) and call only these, so a
 // backend is a KernelFactory plus its collectives; only kernels differ between backends.
-// Kernels take and give host fp32 buffers; a factory's kernels may share state (an engine, a
-// stream), so the factory must outlive every kernel it made.
+// Kernels take and give fp32 buffers in the backend's memory (host memory for both backends
+// today); a factory's kernels may share state (an engine, a stream), so the factory must outlive
+// every kernel it made.
 
 #include <memory>
 #include <vector>
 
 #include "exec/kernels/adaptive_avgpool.h"
+#include "exec/kernels/array_kernel.h"
 #include "exec/kernels/attention.h"
 #include "exec/kernels/batched_matmul.h"
 #include "exec/kernels/batchnorm.h"
@@ -46,6 +48,7 @@ class KernelFactory {
   virtual std::unique_ptr<EmbeddingKernel> make_embedding(const EmbeddingShape& shape) = 0;
   virtual std::unique_ptr<BatchedMatmulKernel> make_batched_matmul(const BatchedMatmulShape& shape) = 0;
   virtual std::unique_ptr<SelfAttentionKernel> make_self_attention(const AttentionShape& shape) = 0;
+  virtual std::unique_ptr<ArrayKernel> make_array_kernel() = 0;
 };
 
 }  // namespace splitbrain::exec::kernels

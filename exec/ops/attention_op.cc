@@ -20,18 +20,18 @@ class SelfAttentionOp final : public LayerOp {
  public:
   explicit SelfAttentionOp(std::unique_ptr<kernels::SelfAttentionKernel> kernel) : kernel_(std::move(kernel)) {}
 
-  void forward(int micro, int64_t, std::span<const LocalArray* const> inputs, std::span<const LocalArray* const>,
-               LocalArray& output) override {
+  void forward(int micro, int64_t, std::span<const ConstTensorSpan> inputs, std::span<const ConstTensorSpan>,
+               TensorSpan output) override {
     std::vector<float>& probabilities = probabilities_[micro];
     probabilities.resize(static_cast<size_t>(kernel_->probs_elements()));
-    kernel_->forward(inputs[0]->values.data(), output.values.data(), probabilities.data());
+    kernel_->forward(inputs[0].data(), output.data(), probabilities.data());
   }
 
-  void backward(int micro, std::span<const LocalArray* const> inputs, const LocalArray&, const LocalArray& output_grad,
-                std::span<const LocalArray* const>, std::span<LocalArray> input_grads, std::span<LocalArray* const>) override {
+  void backward(int micro, std::span<const ConstTensorSpan> inputs, ConstTensorSpan, ConstTensorSpan output_grad,
+                std::span<const ConstTensorSpan>, std::span<const TensorSpan> input_grads, std::span<const TensorSpan>) override {
     if (input_grads.empty()) return;
-    kernel_->backward(inputs[0]->values.data(), probabilities_.at(micro).data(), output_grad.values.data(),
-                     input_grads[0].values.data());
+    kernel_->backward(inputs[0].data(), probabilities_.at(micro).data(), output_grad.data(),
+                     input_grads[0].data());
   }
 
   void release(int micro) override { probabilities_.erase(micro); }

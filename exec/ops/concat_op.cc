@@ -14,19 +14,19 @@ class ConcatOp final : public LayerOp {
  public:
   explicit ConcatOp(std::unique_ptr<kernels::ConcatKernel> kernel) : kernel_(std::move(kernel)) {}
 
-  void forward(int, int64_t, std::span<const LocalArray* const> inputs, std::span<const LocalArray* const>,
-               LocalArray& output) override {
+  void forward(int, int64_t, std::span<const ConstTensorSpan> inputs, std::span<const ConstTensorSpan>,
+               TensorSpan output) override {
     std::vector<const float*> xs;
-    for (const LocalArray* input : inputs) xs.push_back(input->values.data());
-    kernel_->forward(xs, output.values.data());
+    for (ConstTensorSpan input : inputs) xs.push_back(input.data());
+    kernel_->forward(xs, output.data());
   }
 
-  void backward(int, std::span<const LocalArray* const>, const LocalArray&, const LocalArray& output_grad,
-                std::span<const LocalArray* const>, std::span<LocalArray> input_grads, std::span<LocalArray* const>) override {
+  void backward(int, std::span<const ConstTensorSpan>, ConstTensorSpan, ConstTensorSpan output_grad,
+                std::span<const ConstTensorSpan>, std::span<const TensorSpan> input_grads, std::span<const TensorSpan>) override {
     if (input_grads.empty()) return;
     std::vector<float*> dxs;
-    for (LocalArray& grad : input_grads) dxs.push_back(grad.values.data());
-    kernel_->backward(output_grad.values.data(), dxs);
+    for (TensorSpan grad : input_grads) dxs.push_back(grad.data());
+    kernel_->backward(output_grad.data(), dxs);
   }
 
  private:

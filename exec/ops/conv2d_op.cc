@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <utility>
@@ -25,34 +26,37 @@ class Conv2dOp final : public LayerOp {
     if (!op.layouts->forward_internal.empty()) halo_ = op.layouts->forward_internal.front();
   }
 
-  void forward(int micro, int64_t, std::span<const LocalArray* const> inputs, std::span<const LocalArray* const> params,
-               LocalArray& output) override {
+  void forward(int micro, int64_t, std::span<const ConstTensorSpan> inputs, std::span<const ConstTensorSpan> params,
+               TensorSpan output) override {
     const float* bias = nullptr;
-    if (kernel_->shape().bias) bias = bias_to_add(op_.adds_bias, *params[1]);
-    const LocalArray* x = inputs[0];
+    if (kernel_->shape().bias) bias = bias_to_add(op_.adds_bias, params[1]);
+    const float* x = inputs[0].data();
     if (halo_) {
-      extended_[micro] = op_.communicator->run(*halo_, *x, label("forward"));
-      x = &extended_[micro];
+      const comm::LocalArray block{op_.input_shapes[0], {inputs[0].begin(), inputs[0].end()}};
+      extended_[micro] = op_.communicator->run(*halo_, block, label("forward"));
+      x = extended_[micro].values.data();
     }
-    kernel_->forward(x->values.data(), params[0]->values.data(), bias, output.values.data());
+    kernel_->forward(x, params[0].data(), bias, output.data());
   }
 
-  void backward(int micro, std::span<const LocalArray* const> inputs, const LocalArray&, const LocalArray& output_grad,
-                std::span<const LocalArray* const> params, std::span<LocalArray> input_grads,
-                std::span<LocalArray* const> param_grads) override {
-    const float* dy = output_grad.values.data();
-    const LocalArray& x = halo_ ? extended_.at(micro) : *inputs[0];
+  void backward(int micro, std::span<const ConstTensorSpan> inputs, ConstTensorSpan, ConstTensorSpan output_grad,
+                std::span<const ConstTensorSpan> params, std::span<const TensorSpan> input_grads,
+                std::span<const TensorSpan> param_grads) override {
+    const float* dy = output_grad.data();
+    const float* x = halo_ ? extended_.at(micro).values.data() : inputs[0].data();
     if (!input_grads.empty()) {
       if (halo_) {
-        LocalArray extended_grad{x.shape, std::vector<float>(x.values.size())};
-        kernel_->backward_data(dy, params[0]->values.data(), extended_grad.values.data());
-        input_grads[0] = comm::halo_reduce(*op_.communicator, *halo_, extended_grad, label("backward"));
+        const comm::LocalArray& extended = extended_.at(micro);
+        comm::LocalArray extended_grad{extended.shape, std::vector<float>(extended.values.size())};
+        kernel_->backward_data(dy, params[0].data(), extended_grad.values.data());
+        const comm::LocalArray grad = comm::halo_reduce(*op_.communicator, *halo_, extended_grad, label("backward"));
+        std::copy(grad.values.begin(), grad.values.end(), input_grads[0].begin());
       } else {
-        kernel_->backward_data(dy, params[0]->values.data(), input_grads[0].values.data());
+        kernel_->backward_data(dy, params[0].data(), input_grads[0].data());
       }
     }
-    kernel_->accumulate_weight_gradients(x.values.data(), dy, param_grads[0]->values.data(),
-                                        kernel_->shape().bias ? param_grads[1]->values.data() : nullptr);
+    kernel_->accumulate_weight_gradients(x, dy, param_grads[0].data(),
+                                        kernel_->shape().bias ? param_grads[1].data() : nullptr);
   }
 
   void release(int micro) override { extended_.erase(micro); }
@@ -63,7 +67,10 @@ class Conv2dOp final : public LayerOp {
   std::unique_ptr<kernels::Conv2dKernel> kernel_;
   OpContext op_;
   std::optional<plans::Collective> halo_;  // the height split's halo exchange, when there is one
-  std::map<int, LocalArray> extended_;     // the halo-extended input, per micro-batch
+  // The halo-extended input, per micro-batch. The halo exchange runs on host arrays through the
+  // Communicator, so a height split reads and writes the op's tensors as host memory (both
+  // backends' arrays are, today: exec/cuda/README.md).
+  std::map<int, comm::LocalArray> extended_;
 };
 
 }  // namespace

@@ -15,16 +15,16 @@ namespace {
 class ActivationOp final : public LayerOp {
  public:
   explicit ActivationOp(std::unique_ptr<kernels::ActivationKernel> kernel) : kernel_(std::move(kernel)) {}
-  void forward(int, int64_t, std::span<const LocalArray* const> inputs, std::span<const LocalArray* const>,
-               LocalArray& output) override {
-    kernel_->forward(inputs[0]->values.data(), output.values.data());
+  void forward(int, int64_t, std::span<const ConstTensorSpan> inputs, std::span<const ConstTensorSpan>,
+               TensorSpan output) override {
+    kernel_->forward(inputs[0].data(), output.data());
   }
-  void backward(int, std::span<const LocalArray* const> inputs, const LocalArray& output, const LocalArray& output_grad,
-                std::span<const LocalArray* const>, std::span<LocalArray> input_grads, std::span<LocalArray* const>) override {
+  void backward(int, std::span<const ConstTensorSpan> inputs, ConstTensorSpan output, ConstTensorSpan output_grad,
+                std::span<const ConstTensorSpan>, std::span<const TensorSpan> input_grads, std::span<const TensorSpan>) override {
     if (input_grads.empty()) return;
     // relu's gradient is read from its output (it may run in place); gelu's from its input.
-    const float* saved = kernel_->kind() == kernels::Activation::relu ? output.values.data() : inputs[0]->values.data();
-    kernel_->backward(saved, output_grad.values.data(), input_grads[0].values.data());
+    const float* saved = kernel_->kind() == kernels::Activation::relu ? output.data() : inputs[0].data();
+    kernel_->backward(saved, output_grad.data(), input_grads[0].data());
   }
 
  private:
@@ -33,33 +33,34 @@ class ActivationOp final : public LayerOp {
 
 class DropoutOp final : public LayerOp {
  public:
-  DropoutOp(std::unique_ptr<kernels::DropoutKernel> kernel, const OpContext& op)
-      : kernel_(std::move(kernel)), layer_(static_cast<uint64_t>(op.layer)), seed_(op.seed),
+  DropoutOp(std::unique_ptr<kernels::DropoutKernel> kernel, std::unique_ptr<kernels::ArrayKernel> array,
+            const OpContext& op)
+      : kernel_(std::move(kernel)), array_(std::move(array)), layer_(static_cast<uint64_t>(op.layer)), seed_(op.seed),
         block_{op.output_global_shape, op.output_offset, op.output_shape},
         micro_batch_(op.output_global_shape[0]) {
     // Masks are drawn over the whole step's batch, so micro-batching does not change them.
     block_.global_shape[0] = op.global_batch;
   }
-  void forward(int micro, int64_t step, std::span<const LocalArray* const> inputs, std::span<const LocalArray* const>,
-               LocalArray& output) override {
+  void forward(int micro, int64_t step, std::span<const ConstTensorSpan> inputs, std::span<const ConstTensorSpan>,
+               TensorSpan output) override {
     if (!training_) {
-      output.values = inputs[0]->values;
+      array_->copy(inputs[0].data(), output.data(), static_cast<int64_t>(output.size()));
       std::vector<uint8_t>& keep_all = masks_[micro];
-      keep_all.assign(inputs[0]->values.size(), 1);
+      keep_all.assign(inputs[0].size(), 1);
       return;
     }
     kernels::DropoutBlock block = block_;
     block.offset[0] += micro * micro_batch_;
     std::vector<uint8_t>& mask = masks_[micro];
-    mask.resize(inputs[0]->values.size());
-    kernel_->forward(kernels::DropoutKey{seed_, static_cast<uint64_t>(step), layer_}, block, inputs[0]->values.data(),
-                     output.values.data(), mask.data());
+    mask.resize(inputs[0].size());
+    kernel_->forward(kernels::DropoutKey{seed_, static_cast<uint64_t>(step), layer_}, block, inputs[0].data(),
+                     output.data(), mask.data());
   }
-  void backward(int micro, std::span<const LocalArray* const>, const LocalArray&, const LocalArray& output_grad,
-                std::span<const LocalArray* const>, std::span<LocalArray> input_grads, std::span<LocalArray* const>) override {
+  void backward(int micro, std::span<const ConstTensorSpan>, ConstTensorSpan, ConstTensorSpan output_grad,
+                std::span<const ConstTensorSpan>, std::span<const TensorSpan> input_grads, std::span<const TensorSpan>) override {
     if (input_grads.empty()) return;
-    kernel_->backward(static_cast<int64_t>(output_grad.values.size()), masks_.at(micro).data(),
-                      output_grad.values.data(), input_grads[0].values.data());
+    kernel_->backward(static_cast<int64_t>(output_grad.size()), masks_.at(micro).data(),
+                      output_grad.data(), input_grads[0].data());
   }
   void release(int micro) override { masks_.erase(micro); }
   void set_training(bool training) override { training_ = training; }
@@ -71,6 +72,7 @@ class DropoutOp final : public LayerOp {
 
  private:
   std::unique_ptr<kernels::DropoutKernel> kernel_;
+  std::unique_ptr<kernels::ArrayKernel> array_;
   bool training_ = true;
   uint64_t layer_;
   uint64_t seed_;
@@ -81,32 +83,39 @@ class DropoutOp final : public LayerOp {
 
 class ReshapeOp final : public LayerOp {
  public:
-  void forward(int, int64_t, std::span<const LocalArray* const> inputs, std::span<const LocalArray* const>,
-               LocalArray& output) override {
-    output.values = inputs[0]->values;
+  explicit ReshapeOp(std::unique_ptr<kernels::ArrayKernel> array) : array_(std::move(array)) {}
+  void forward(int, int64_t, std::span<const ConstTensorSpan> inputs, std::span<const ConstTensorSpan>,
+               TensorSpan output) override {
+    array_->copy(inputs[0].data(), output.data(), static_cast<int64_t>(output.size()));
   }
-  void backward(int, std::span<const LocalArray* const>, const LocalArray&, const LocalArray& output_grad,
-                std::span<const LocalArray* const>, std::span<LocalArray> input_grads, std::span<LocalArray* const>) override {
-    if (!input_grads.empty()) input_grads[0].values = output_grad.values;
+  void backward(int, std::span<const ConstTensorSpan>, ConstTensorSpan, ConstTensorSpan output_grad,
+                std::span<const ConstTensorSpan>, std::span<const TensorSpan> input_grads, std::span<const TensorSpan>) override {
+    if (!input_grads.empty()) array_->copy(output_grad.data(), input_grads[0].data(), static_cast<int64_t>(output_grad.size()));
   }
+
+ private:
+  std::unique_ptr<kernels::ArrayKernel> array_;
 };
 
 class AddOp final : public LayerOp {
  public:
-  explicit AddOp(std::unique_ptr<kernels::AddKernel> kernel) : kernel_(std::move(kernel)) {}
-  void forward(int, int64_t, std::span<const LocalArray* const> inputs, std::span<const LocalArray* const>,
-               LocalArray& output) override {
+  AddOp(std::unique_ptr<kernels::AddKernel> kernel, std::unique_ptr<kernels::ArrayKernel> array)
+      : kernel_(std::move(kernel)), array_(std::move(array)) {}
+  void forward(int, int64_t, std::span<const ConstTensorSpan> inputs, std::span<const ConstTensorSpan>,
+               TensorSpan output) override {
     std::vector<const float*> xs;
-    for (const LocalArray* input : inputs) xs.push_back(input->values.data());
-    kernel_->forward(xs, output.values.data());
+    for (ConstTensorSpan input : inputs) xs.push_back(input.data());
+    kernel_->forward(xs, output.data());
   }
-  void backward(int, std::span<const LocalArray* const>, const LocalArray&, const LocalArray& output_grad,
-                std::span<const LocalArray* const>, std::span<LocalArray> input_grads, std::span<LocalArray* const>) override {
-    for (LocalArray& grad : input_grads) grad.values = output_grad.values;  // the sum passes its gradient on
+  void backward(int, std::span<const ConstTensorSpan>, ConstTensorSpan, ConstTensorSpan output_grad,
+                std::span<const ConstTensorSpan>, std::span<const TensorSpan> input_grads, std::span<const TensorSpan>) override {
+    // The sum passes its gradient on to each input.
+    for (TensorSpan grad : input_grads) array_->copy(output_grad.data(), grad.data(), static_cast<int64_t>(grad.size()));
   }
 
  private:
   std::unique_ptr<kernels::AddKernel> kernel_;
+  std::unique_ptr<kernels::ArrayKernel> array_;
 };
 
 int64_t elements_of(const std::vector<int64_t>& shape) { return comm::element_count(shape); }
@@ -121,13 +130,16 @@ std::unique_ptr<LayerOp> make_activation_op(kernels::KernelFactory& factory, con
 
 std::unique_ptr<LayerOp> make_dropout_op(kernels::KernelFactory& factory, const OpContext& op) {
   const double probability = op.model->layer(op.layer).attr<model::DropoutAttrs>().probability;
-  return std::make_unique<DropoutOp>(factory.make_dropout(probability), op);
+  return std::make_unique<DropoutOp>(factory.make_dropout(probability), factory.make_array_kernel(), op);
 }
 
-std::unique_ptr<LayerOp> make_reshape_op(const OpContext&) { return std::make_unique<ReshapeOp>(); }
+std::unique_ptr<LayerOp> make_reshape_op(kernels::KernelFactory& factory, const OpContext&) {
+  return std::make_unique<ReshapeOp>(factory.make_array_kernel());
+}
 
 std::unique_ptr<LayerOp> make_add_op(kernels::KernelFactory& factory, const OpContext& op) {
-  return std::make_unique<AddOp>(factory.make_add(static_cast<int>(op.input_shapes.size()), elements_of(op.output_shape)));
+  return std::make_unique<AddOp>(factory.make_add(static_cast<int>(op.input_shapes.size()), elements_of(op.output_shape)),
+                                 factory.make_array_kernel());
 }
 
 }  // namespace splitbrain::exec::ops

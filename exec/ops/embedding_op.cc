@@ -21,9 +21,9 @@ namespace {
 
 class EmbeddingOp final : public LayerOp {
  public:
-  EmbeddingOp(std::unique_ptr<kernels::EmbeddingKernel> kernel, const OpContext& op, int64_t positions_local,
-              int64_t first_position)
-      : kernel_(std::move(kernel)), name_(op.model->layer(op.layer).name),
+  EmbeddingOp(std::unique_ptr<kernels::EmbeddingKernel> kernel, std::unique_ptr<kernels::ArrayKernel> array,
+              const OpContext& op, int64_t positions_local, int64_t first_position)
+      : kernel_(std::move(kernel)), array_(std::move(array)), name_(op.model->layer(op.layer).name),
         positional_(op.model->layer(op.layer).attr<model::EmbeddingAttrs>().positional) {
     if (!positional_) return;
     const int64_t count = kernel_->shape().count;
@@ -31,24 +31,24 @@ class EmbeddingOp final : public LayerOp {
     kernels::embedding_positions(count / positions_local, positions_local, first_position, positions_.data());
   }
 
-  void forward(int, int64_t, std::span<const LocalArray* const> inputs, std::span<const LocalArray* const> params,
-               LocalArray& output) override {
-    naming_bad_ids([&] { kernel_->forward(ids(*inputs[0]), params[0]->values.data(), output.values.data()); });
+  void forward(int, int64_t, std::span<const ConstTensorSpan> inputs, std::span<const ConstTensorSpan> params,
+               TensorSpan output) override {
+    naming_bad_ids([&] { kernel_->forward(ids(inputs[0]), params[0].data(), output.data()); });
   }
 
   // The ids come again from the saved input (model::LayerCost: an embedding saves its token ids),
   // or from the block's positions, so the op keeps nothing of its own between the passes.
-  void backward(int, std::span<const LocalArray* const> inputs, const LocalArray&, const LocalArray& output_grad,
-                std::span<const LocalArray* const>, std::span<LocalArray> input_grads,
-                std::span<LocalArray* const> param_grads) override {
+  void backward(int, std::span<const ConstTensorSpan> inputs, ConstTensorSpan, ConstTensorSpan output_grad,
+                std::span<const ConstTensorSpan>, std::span<const TensorSpan> input_grads,
+                std::span<const TensorSpan> param_grads) override {
     // Token ids have no gradient: an input gradient, if the runtime asks for one, is zero.
-    for (LocalArray& grad : input_grads) std::fill(grad.values.begin(), grad.values.end(), 0.0f);
+    for (TensorSpan grad : input_grads) array_->fill(grad.data(), static_cast<int64_t>(grad.size()), 0.0f);
     // Adds into the table's gradient, which a tied output head may have added to already.
-    naming_bad_ids([&] { kernel_->backward(ids(*inputs[0]), output_grad.values.data(), param_grads[0]->values.data()); });
+    naming_bad_ids([&] { kernel_->backward(ids(inputs[0]), output_grad.data(), param_grads[0].data()); });
   }
 
  private:
-  const float* ids(const LocalArray& tokens) const { return positional_ ? positions_.data() : tokens.values.data(); }
+  const float* ids(ConstTensorSpan tokens) const { return positional_ ? positions_.data() : tokens.data(); }
 
   // Bad token data is bad input, not a kernel bug: the kernel names the value, this the layer.
   template <class Pass>
@@ -61,6 +61,7 @@ class EmbeddingOp final : public LayerOp {
   }
 
   std::unique_ptr<kernels::EmbeddingKernel> kernel_;
+  std::unique_ptr<kernels::ArrayKernel> array_;
   std::string name_;
   bool positional_;
   std::vector<float> positions_;  // a positional table's ids: the block's global positions
@@ -86,7 +87,7 @@ std::unique_ptr<LayerOp> make_embedding_op(kernels::KernelFactory& factory, cons
                                        op.output_shape.back(), shape.dim));
   }
   // The output [N, T, D] splits its positions like the ids: its offset is the first position.
-  return std::make_unique<EmbeddingOp>(factory.make_embedding(shape), op, tokens.back(), op.output_offset[1]);
+  return std::make_unique<EmbeddingOp>(factory.make_embedding(shape), factory.make_array_kernel(), op, tokens.back(), op.output_offset[1]);
 }
 
 }  // namespace splitbrain::exec::ops

@@ -22,7 +22,7 @@ OpFactory make_layer_ops(std::shared_ptr<kernels::KernelFactory> factory) {
       case model::OpKind::relu:
       case model::OpKind::gelu: return make_activation_op(backend, op);
       case model::OpKind::dropout: return make_dropout_op(backend, op);
-      case model::OpKind::flatten: return make_reshape_op(op);
+      case model::OpKind::flatten: return make_reshape_op(backend, op);
       case model::OpKind::batchnorm: return make_batchnorm_op(backend, op);
       case model::OpKind::layernorm: return make_layernorm_op(backend, op);
       case model::OpKind::add: return make_add_op(backend, op);

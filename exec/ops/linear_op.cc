@@ -18,20 +18,20 @@ class LinearOp final : public LayerOp {
   LinearOp(std::unique_ptr<kernels::LinearKernel> kernel, const OpContext& op, bool has_bias_parameter)
       : kernel_(std::move(kernel)), has_bias_(has_bias_parameter), adds_bias_(op.adds_bias) {}
 
-  void forward(int, int64_t, std::span<const LocalArray* const> inputs, std::span<const LocalArray* const> params,
-               LocalArray& output) override {
+  void forward(int, int64_t, std::span<const ConstTensorSpan> inputs, std::span<const ConstTensorSpan> params,
+               TensorSpan output) override {
     const float* bias = nullptr;
-    if (has_bias_) bias = bias_to_add(adds_bias_, *params[bias_index()]);
-    kernel_->forward(inputs[0]->values.data(), params[0]->values.data(), bias, output.values.data());
+    if (has_bias_) bias = bias_to_add(adds_bias_, params[bias_index()]);
+    kernel_->forward(inputs[0].data(), params[0].data(), bias, output.data());
   }
 
-  void backward(int, std::span<const LocalArray* const> inputs, const LocalArray&, const LocalArray& output_grad,
-                std::span<const LocalArray* const> params, std::span<LocalArray> input_grads,
-                std::span<LocalArray* const> param_grads) override {
-    const float* dy = output_grad.values.data();
-    if (!input_grads.empty()) kernel_->backward_data(dy, params[0]->values.data(), input_grads[0].values.data());
-    kernel_->accumulate_weight_gradients(inputs[0]->values.data(), dy, param_grads[0]->values.data(),
-                                        has_bias_ ? param_grads[bias_index()]->values.data() : nullptr);
+  void backward(int, std::span<const ConstTensorSpan> inputs, ConstTensorSpan, ConstTensorSpan output_grad,
+                std::span<const ConstTensorSpan> params, std::span<const TensorSpan> input_grads,
+                std::span<const TensorSpan> param_grads) override {
+    const float* dy = output_grad.data();
+    if (!input_grads.empty()) kernel_->backward_data(dy, params[0].data(), input_grads[0].data());
+    kernel_->accumulate_weight_gradients(inputs[0].data(), dy, param_grads[0].data(),
+                                        has_bias_ ? param_grads[bias_index()].data() : nullptr);
   }
 
  private:

@@ -25,6 +25,7 @@ class LossOp final : public LayerOp {
     shape.classes = x.back();
     shape.rows = comm::element_count(x) / shape.classes;
     kernel_ = factory.make_softmax_cross_entropy(shape);
+    array_ = factory.make_array_kernel();
     if (x.size() == 3) {
       positions_ = op.model->layer(op.model->layer(op.layer).inputs[0]).output_shape[0];
       local_positions_ = x[1];
@@ -36,21 +37,21 @@ class LossOp final : public LayerOp {
     scale_ = 1.0 / (static_cast<double>(op.global_batch) * static_cast<double>(positions_));
   }
 
-  void forward(int micro, int64_t, std::span<const LocalArray* const> inputs, std::span<const LocalArray* const>,
-               LocalArray& output) override {
+  void forward(int micro, int64_t, std::span<const ConstTensorSpan> inputs, std::span<const ConstTensorSpan>,
+               TensorSpan output) override {
     State& s = states_[micro];
     s.labels = local_labels(op_.labels(micro, op_.output_offset[0], samples_));
-    s.probabilities.resize(inputs[0]->values.size());
-    const double sum = kernel_->forward(inputs[0]->values.data(), s.labels.data(), s.probabilities.data());
+    s.probabilities.resize(inputs[0].size());
+    const double sum = kernel_->forward(inputs[0].data(), s.labels.data(), s.probabilities.data());
     s.loss = sum * scale_;
-    std::fill(output.values.begin(), output.values.end(), static_cast<float>(s.loss));
+    array_->fill(output.data(), static_cast<int64_t>(output.size()), static_cast<float>(s.loss));
   }
 
-  void backward(int micro, std::span<const LocalArray* const>, const LocalArray&, const LocalArray&,
-                std::span<const LocalArray* const>, std::span<LocalArray> input_grads, std::span<LocalArray* const>) override {
+  void backward(int micro, std::span<const ConstTensorSpan>, ConstTensorSpan, ConstTensorSpan,
+                std::span<const ConstTensorSpan>, std::span<const TensorSpan> input_grads, std::span<const TensorSpan>) override {
     const State& s = states_.at(micro);
     if (input_grads.empty()) return;
-    kernel_->backward(s.probabilities.data(), s.labels.data(), static_cast<float>(scale_), input_grads[0].values.data());
+    kernel_->backward(s.probabilities.data(), s.labels.data(), static_cast<float>(scale_), input_grads[0].data());
   }
 
   void release(int micro) override { states_.erase(micro); }
@@ -91,6 +92,7 @@ class LossOp final : public LayerOp {
 
   OpContext op_;
   std::unique_ptr<kernels::SoftmaxCrossEntropyKernel> kernel_;
+  std::unique_ptr<kernels::ArrayKernel> array_;
   int64_t samples_ = 0;
   int64_t positions_ = 1;  // labels per sample
   int64_t local_positions_ = 1;

@@ -23,22 +23,22 @@ class MatmulOp final : public LayerOp {
                                                         : kernels::BatchedMatmulShape{batch, k, m, n, true, false, 1.0f})),
         transpose_b_(transpose_b) {}
 
-  void forward(int, int64_t, std::span<const LocalArray* const> inputs, std::span<const LocalArray* const>,
-               LocalArray& output) override {
-    forward_->run(inputs[0]->values.data(), inputs[1]->values.data(), output.values.data());
+  void forward(int, int64_t, std::span<const ConstTensorSpan> inputs, std::span<const ConstTensorSpan>,
+               TensorSpan output) override {
+    forward_->run(inputs[0].data(), inputs[1].data(), output.data());
   }
 
-  void backward(int, std::span<const LocalArray* const> inputs, const LocalArray&, const LocalArray& output_grad,
-                std::span<const LocalArray* const>, std::span<LocalArray> input_grads, std::span<LocalArray* const>) override {
+  void backward(int, std::span<const ConstTensorSpan> inputs, ConstTensorSpan, ConstTensorSpan output_grad,
+                std::span<const ConstTensorSpan>, std::span<const TensorSpan> input_grads, std::span<const TensorSpan>) override {
     if (input_grads.empty()) return;
-    const float* a = inputs[0]->values.data();
-    const float* b = inputs[1]->values.data();
-    const float* dc = output_grad.values.data();
-    grad_a_->run(dc, b, input_grads[0].values.data());
+    const float* a = inputs[0].data();
+    const float* b = inputs[1].data();
+    const float* dc = output_grad.data();
+    grad_a_->run(dc, b, input_grads[0].data());
     if (transpose_b_) {
-      grad_b_->run(dc, a, input_grads[1].values.data());
+      grad_b_->run(dc, a, input_grads[1].data());
     } else {
-      grad_b_->run(a, dc, input_grads[1].values.data());
+      grad_b_->run(a, dc, input_grads[1].data());
     }
   }
 

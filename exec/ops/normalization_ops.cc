@@ -19,40 +19,40 @@ class BatchNormOp final : public LayerOp {
   BatchNormOp(std::unique_ptr<kernels::BatchNormKernel> kernel, const OpContext& op)
       : kernel_(std::move(kernel)), op_(op), epsilon_(op.model->layer(op.layer).attr<model::NormAttrs>().epsilon) {}
 
-  void forward(int micro, int64_t, std::span<const LocalArray* const> inputs, std::span<const LocalArray* const> params,
-               LocalArray& output) override {
+  void forward(int micro, int64_t, std::span<const ConstTensorSpan> inputs, std::span<const ConstTensorSpan> params,
+               TensorSpan output) override {
     const int64_t channels = kernel_->shape().channels;
     const auto c = static_cast<size_t>(channels);
     std::vector<double> sums(2 * c);
-    kernel_->local_sums(inputs[0]->values.data(), sums.data(), sums.data() + c);
+    kernel_->local_sums(inputs[0].data(), sums.data(), sums.data() + c);
     const double count = reduce(sums, op_.layouts->forward_internal, "forward");
     Statistics& s = statistics_[micro];
     s.mean.resize(c);
     s.inv_std.resize(c);
     kernels::batchnorm_statistics(channels, sums.data(), sums.data() + c, count, epsilon_, s.mean.data(), s.inv_std.data());
-    kernel_->normalize(inputs[0]->values.data(), s.mean.data(), s.inv_std.data(), params[0]->values.data(),
-                       params[1]->values.data(), output.values.data());
+    kernel_->normalize(inputs[0].data(), s.mean.data(), s.inv_std.data(), params[0].data(),
+                       params[1].data(), output.data());
   }
 
-  void backward(int micro, std::span<const LocalArray* const> inputs, const LocalArray&, const LocalArray& output_grad,
-                std::span<const LocalArray* const> params, std::span<LocalArray> input_grads,
-                std::span<LocalArray* const> param_grads) override {
+  void backward(int micro, std::span<const ConstTensorSpan> inputs, ConstTensorSpan, ConstTensorSpan output_grad,
+                std::span<const ConstTensorSpan> params, std::span<const TensorSpan> input_grads,
+                std::span<const TensorSpan> param_grads) override {
     const int64_t channels = kernel_->shape().channels;
     const auto c = static_cast<size_t>(channels);
     const Statistics& s = statistics_.at(micro);
     std::vector<double> sums(2 * c);
-    kernel_->backward_local_sums(inputs[0]->values.data(), output_grad.values.data(), s.mean.data(), s.inv_std.data(),
+    kernel_->backward_local_sums(inputs[0].data(), output_grad.data(), s.mean.data(), s.inv_std.data(),
                                  sums.data(), sums.data() + c);
     // Parameter gradients from this rank's samples only: the gradient buckets sum the ranks.
     std::vector<float> dgamma(c);
     std::vector<float> dbeta(c);
     kernels::batchnorm_parameter_gradients(channels, sums.data(), sums.data() + c, dgamma.data(), dbeta.data());
-    add_into(dgamma, *param_grads[0]);
-    add_into(dbeta, *param_grads[1]);
+    add_into(dgamma, param_grads[0]);
+    add_into(dbeta, param_grads[1]);
     if (!input_grads.empty()) {
       const double count = reduce(sums, op_.layouts->backward_internal, "backward");
-      kernel_->backward_data(inputs[0]->values.data(), output_grad.values.data(), s.mean.data(), s.inv_std.data(),
-                             params[0]->values.data(), sums.data(), sums.data() + c, count, input_grads[0].values.data());
+      kernel_->backward_data(inputs[0].data(), output_grad.data(), s.mean.data(), s.inv_std.data(),
+                             params[0].data(), sums.data(), sums.data() + c, count, input_grads[0].data());
     }
   }
 
@@ -87,21 +87,21 @@ class BatchNormOp final : public LayerOp {
 class LayerNormOp final : public LayerOp {
  public:
   explicit LayerNormOp(std::unique_ptr<kernels::LayerNormKernel> kernel) : kernel_(std::move(kernel)) {}
-  void forward(int micro, int64_t, std::span<const LocalArray* const> inputs, std::span<const LocalArray* const> params,
-               LocalArray& output) override {
+  void forward(int micro, int64_t, std::span<const ConstTensorSpan> inputs, std::span<const ConstTensorSpan> params,
+               TensorSpan output) override {
     Statistics& s = statistics_[micro];
     s.mean.resize(static_cast<size_t>(kernel_->shape().rows));
     s.variance.resize(static_cast<size_t>(kernel_->shape().rows));
-    kernel_->forward(inputs[0]->values.data(), params[0]->values.data(), params[1]->values.data(), output.values.data(),
+    kernel_->forward(inputs[0].data(), params[0].data(), params[1].data(), output.data(),
                     s.mean.data(), s.variance.data());
   }
-  void backward(int micro, std::span<const LocalArray* const> inputs, const LocalArray&, const LocalArray& output_grad,
-                std::span<const LocalArray* const> params, std::span<LocalArray> input_grads,
-                std::span<LocalArray* const> param_grads) override {
+  void backward(int micro, std::span<const ConstTensorSpan> inputs, ConstTensorSpan, ConstTensorSpan output_grad,
+                std::span<const ConstTensorSpan> params, std::span<const TensorSpan> input_grads,
+                std::span<const TensorSpan> param_grads) override {
     const Statistics& s = statistics_.at(micro);
-    kernel_->backward(inputs[0]->values.data(), output_grad.values.data(), params[0]->values.data(), s.mean.data(),
-                     s.variance.data(), input_grads.empty() ? nullptr : input_grads[0].values.data(),
-                     param_grads[0]->values.data(), param_grads[1]->values.data());
+    kernel_->backward(inputs[0].data(), output_grad.data(), params[0].data(), s.mean.data(),
+                     s.variance.data(), input_grads.empty() ? nullptr : input_grads[0].data(),
+                     param_grads[0].data(), param_grads[1].data());
   }
   void release(int micro) override { statistics_.erase(micro); }
   // The per-position statistics kept for the backward (model::LayerCost counts them).

@@ -14,7 +14,7 @@ std::unique_ptr<LayerOp> make_linear_op(kernels::KernelFactory& factory, const O
 std::unique_ptr<LayerOp> make_pooling_op(kernels::KernelFactory& factory, const OpContext& op);
 std::unique_ptr<LayerOp> make_activation_op(kernels::KernelFactory& factory, const OpContext& op);
 std::unique_ptr<LayerOp> make_dropout_op(kernels::KernelFactory& factory, const OpContext& op);
-std::unique_ptr<LayerOp> make_reshape_op(const OpContext& op);  // flatten: same values, new shape
+std::unique_ptr<LayerOp> make_reshape_op(kernels::KernelFactory& factory, const OpContext& op);  // flatten
 std::unique_ptr<LayerOp> make_batchnorm_op(kernels::KernelFactory& factory, const OpContext& op);
 std::unique_ptr<LayerOp> make_layernorm_op(kernels::KernelFactory& factory, const OpContext& op);
 std::unique_ptr<LayerOp> make_add_op(kernels::KernelFactory& factory, const OpContext& op);

@@ -3,22 +3,22 @@
 
 #include <vector>
 
-#include "exec/comm/local_array.h"
+#include "exec/runtime/layer_op.h"
 #include "model/op.h"
 
 namespace splitbrain::exec::ops {
 
-// Micro-batches accumulate parameter gradients: kernels write fresh ones into `fresh`.
-inline void add_into(const std::vector<float>& fresh, comm::LocalArray& total) {
-  for (size_t i = 0; i < fresh.size(); ++i) total.values[i] += fresh[i];
+// Micro-batches accumulate parameter gradients: `fresh` (host memory) is added into `total`.
+// Batchnorm's alone, whose statistics and their all-reduce live on the host; it reads `total`
+// as host memory, which both backends' arrays are today (exec/cuda/README.md).
+inline void add_into(const std::vector<float>& fresh, TensorSpan total) {
+  for (size_t i = 0; i < fresh.size(); ++i) total[i] += fresh[i];
 }
 
 // Under a split contraction the output is a partial sum, so only the first rank of that group
 // adds the bias: the others give their kernel none (and still compute the bias gradient, to stay
 // replicas).
-inline const float* bias_to_add(bool adds_bias, const comm::LocalArray& bias) {
-  return adds_bias ? bias.values.data() : nullptr;
-}
+inline const float* bias_to_add(bool adds_bias, ConstTensorSpan bias) { return adds_bias ? bias.data() : nullptr; }
 
 // Copies a window's kernel, stride and symmetric padding into a kernel shape (conv and pool
 // shapes name these fields alike).

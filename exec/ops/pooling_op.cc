@@ -16,16 +16,16 @@ class PoolingOp final : public LayerOp {
  public:
   explicit PoolingOp(std::unique_ptr<kernels::Pool2dKernel> kernel) : kernel_(std::move(kernel)) {}
 
-  void forward(int micro, int64_t, std::span<const LocalArray* const> inputs, std::span<const LocalArray* const>,
-               LocalArray& output) override {
+  void forward(int micro, int64_t, std::span<const ConstTensorSpan> inputs, std::span<const ConstTensorSpan>,
+               TensorSpan output) override {
     std::vector<std::byte>& workspace = workspaces_[micro];
     workspace.resize(kernel_->workspace_bytes());
-    kernel_->forward(inputs[0]->values.data(), output.values.data(), workspace.data());
+    kernel_->forward(inputs[0].data(), output.data(), workspace.data());
   }
 
-  void backward(int micro, std::span<const LocalArray* const>, const LocalArray&, const LocalArray& output_grad,
-                std::span<const LocalArray* const>, std::span<LocalArray> input_grads, std::span<LocalArray* const>) override {
-    if (!input_grads.empty()) kernel_->backward(output_grad.values.data(), workspaces_.at(micro).data(), input_grads[0].values.data());
+  void backward(int micro, std::span<const ConstTensorSpan>, ConstTensorSpan, ConstTensorSpan output_grad,
+                std::span<const ConstTensorSpan>, std::span<const TensorSpan> input_grads, std::span<const TensorSpan>) override {
+    if (!input_grads.empty()) kernel_->backward(output_grad.data(), workspaces_.at(micro).data(), input_grads[0].data());
   }
 
   void release(int micro) override { workspaces_.erase(micro); }
@@ -43,13 +43,13 @@ class PoolingOp final : public LayerOp {
 class AdaptiveAvgPoolOp final : public LayerOp {
  public:
   explicit AdaptiveAvgPoolOp(std::unique_ptr<kernels::AdaptiveAvgPoolKernel> kernel) : kernel_(std::move(kernel)) {}
-  void forward(int, int64_t, std::span<const LocalArray* const> inputs, std::span<const LocalArray* const>,
-               LocalArray& output) override {
-    kernel_->forward(inputs[0]->values.data(), output.values.data());
+  void forward(int, int64_t, std::span<const ConstTensorSpan> inputs, std::span<const ConstTensorSpan>,
+               TensorSpan output) override {
+    kernel_->forward(inputs[0].data(), output.data());
   }
-  void backward(int, std::span<const LocalArray* const>, const LocalArray&, const LocalArray& output_grad,
-                std::span<const LocalArray* const>, std::span<LocalArray> input_grads, std::span<LocalArray* const>) override {
-    if (!input_grads.empty()) kernel_->backward(output_grad.values.data(), input_grads[0].values.data());
+  void backward(int, std::span<const ConstTensorSpan>, ConstTensorSpan, ConstTensorSpan output_grad,
+                std::span<const ConstTensorSpan>, std::span<const TensorSpan> input_grads, std::span<const TensorSpan>) override {
+    if (!input_grads.empty()) kernel_->backward(output_grad.data(), input_grads[0].data());
   }
 
  private:

@@ -20,9 +20,6 @@ void check_range(const DeviceArray& array, int64_t first, int64_t count, const c
   }
 }
 
-// A released tensor's shape without values: an op that reads them fails on null data.
-comm::LocalArray shape_only(const DeviceArray& array) { return comm::LocalArray{array.shape(), {}}; }
-
 }  // namespace
 
 HostArray::HostArray(std::vector<int64_t> shape, bool zeroed) : DeviceArray(shape) {
@@ -136,37 +133,45 @@ void HostDevice::unpack(const DeviceArray& flat, std::span<DeviceArray* const> p
   }
 }
 
+namespace {
+
+// What an op sees of an array: its elements, or nothing for a tensor already let go of (an op
+// that reads one fails on null data).
+ConstTensorSpan op_view(const DeviceArray& array) {
+  if (dynamic_cast<const ReleasedArray*>(&array) != nullptr) return {};
+  const std::vector<float>& values = dynamic_cast<const HostArray&>(array).array.values;
+  return {values.data(), values.size()};
+}
+
+TensorSpan op_view(DeviceArray& array) {
+  std::vector<float>& values = dynamic_cast<HostArray&>(array).array.values;
+  return {values.data(), values.size()};
+}
+
+}  // namespace
+
 void HostDevice::forward(LayerOp& op, int micro, int64_t step, std::span<const DeviceArray* const> inputs,
                          std::span<const DeviceArray* const> params, DeviceArray& output) {
-  std::vector<const comm::LocalArray*> xs;
-  for (const DeviceArray* input : inputs) xs.push_back(&storage(*input));
-  std::vector<const comm::LocalArray*> ws;
-  for (const DeviceArray* param : params) ws.push_back(&storage(*param));
-  op.forward(micro, step, xs, ws, storage(output));
+  std::vector<ConstTensorSpan> xs;
+  for (const DeviceArray* input : inputs) xs.push_back(op_view(*input));
+  std::vector<ConstTensorSpan> ws;
+  for (const DeviceArray* param : params) ws.push_back(op_view(*param));
+  op.forward(micro, step, xs, ws, op_view(output));
 }
 
 void HostDevice::backward(LayerOp& op, int micro, std::span<const DeviceArray* const> inputs,
                           const DeviceArray& output, const DeviceArray& output_grad,
                           std::span<const DeviceArray* const> params, std::span<DeviceArray* const> input_grads,
                           std::span<DeviceArray* const> param_grads) {
-  std::vector<comm::LocalArray> released;  // shapes of the tensors already gone
-  released.reserve(inputs.size() + 1);
-  auto view = [&](const DeviceArray& array) -> const comm::LocalArray* {
-    if (dynamic_cast<const ReleasedArray*>(&array) != nullptr) return &released.emplace_back(shape_only(array));
-    return &storage(array);
-  };
-  std::vector<const comm::LocalArray*> xs;
-  for (const DeviceArray* input : inputs) xs.push_back(view(*input));
-  const comm::LocalArray* y = view(output);
-  std::vector<const comm::LocalArray*> ws;
-  for (const DeviceArray* param : params) ws.push_back(&storage(*param));
-  // The op writes input gradients into arrays it is handed by value: they move in and back out.
-  std::vector<comm::LocalArray> dxs;
-  for (DeviceArray* grad : input_grads) dxs.push_back(std::move(storage(*grad)));
-  std::vector<comm::LocalArray*> dws;
-  for (DeviceArray* grad : param_grads) dws.push_back(&storage(*grad));
-  op.backward(micro, xs, *y, storage(output_grad), ws, dxs, dws);
-  for (size_t i = 0; i < dxs.size(); ++i) dynamic_cast<HostArray&>(*input_grads[i]).array = std::move(dxs[i]);
+  std::vector<ConstTensorSpan> xs;
+  for (const DeviceArray* input : inputs) xs.push_back(op_view(*input));
+  std::vector<ConstTensorSpan> ws;
+  for (const DeviceArray* param : params) ws.push_back(op_view(*param));
+  std::vector<TensorSpan> dxs;
+  for (DeviceArray* grad : input_grads) dxs.push_back(op_view(*grad));
+  std::vector<TensorSpan> dws;
+  for (DeviceArray* grad : param_grads) dws.push_back(op_view(*grad));
+  op.backward(micro, xs, op_view(output), op_view(output_grad), ws, dxs, dws);
 }
 
 void HostDevice::update(const plans::OptimizerConfig& config, int64_t step, DeviceArray& parameter,

@@ -19,7 +19,11 @@
 
 namespace splitbrain::exec {
 
-using comm::LocalArray;
+// An array in the backend's memory as an op sees it: where its elements start and how many.
+// Ops hand these to their kernels and never read or write elements themselves (on a GPU they
+// are device memory); a tensor the runtime has already let go of comes empty.
+using ConstTensorSpan = std::span<const float>;
+using TensorSpan = std::span<float>;
 
 // Everything an op needs to know about its piece of the layer, fixed for the whole run.
 struct OpContext {
@@ -46,15 +50,16 @@ struct OpContext {
 class LayerOp {
  public:
   virtual ~LayerOp() = default;
-  // Computes `output` (already shaped) from the inputs; keeps what backward needs for `micro`.
-  virtual void forward(int micro, int64_t step, std::span<const LocalArray* const> inputs,
-                       std::span<const LocalArray* const> params, LocalArray& output) = 0;
-  // Writes the gradient of each input that needs one into input_grads (already shaped, in the
-  // layer's input-gradient layouts) and ADDS the parameter gradients into param_grads, so
-  // micro-batches accumulate.
-  virtual void backward(int micro, std::span<const LocalArray* const> inputs, const LocalArray& output,
-                        const LocalArray& output_grad, std::span<const LocalArray* const> params,
-                        std::span<LocalArray> input_grads, std::span<LocalArray* const> param_grads) = 0;
+  // Computes `output` (OpContext's shapes) from the inputs; keeps what backward needs for
+  // `micro`.
+  virtual void forward(int micro, int64_t step, std::span<const ConstTensorSpan> inputs,
+                       std::span<const ConstTensorSpan> params, TensorSpan output) = 0;
+  // Writes the gradient of each input that needs one into input_grads (in the layer's
+  // input-gradient layouts) and ADDS the parameter gradients into param_grads, so micro-batches
+  // accumulate.
+  virtual void backward(int micro, std::span<const ConstTensorSpan> inputs, ConstTensorSpan output,
+                        ConstTensorSpan output_grad, std::span<const ConstTensorSpan> params,
+                        std::span<const TensorSpan> input_grads, std::span<const TensorSpan> param_grads) = 0;
   // Drops what forward kept for `micro` (after its backward).
   virtual void release(int /*micro*/) {}
   // Training (dropout active, the default) or evaluation (dropout is the identity).

@@ -1,0 +1,20 @@
+#include "exec/kernels/array_kernel.h"
+
+#include <algorithm>
+
+namespace splitbrain::exec::kernels {
+namespace {
+
+class HostArrayKernel final : public ArrayKernel {
+ public:
+  void copy(const float* from, float* into, int64_t elements) override {
+    if (from != into) std::copy(from, from + elements, into);
+  }
+  void fill(float* into, int64_t elements, float value) override { std::fill(into, into + elements, value); }
+};
+
+}  // namespace
+
+std::unique_ptr<ArrayKernel> make_host_array_kernel() { return std::make_unique<HostArrayKernel>(); }
+
+}  // namespace splitbrain::exec::kernels
