@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "model/model_json.h"
+#include "plans/compiled_plan.h"
 #include "tests/plans/plan_documents.h"
 
 namespace splitbrain::plans {
@@ -134,6 +135,36 @@ TEST(PlanJson, PipelineStagesFollowStageStarts) {
   }
   EXPECT_EQ(plan_to_json(plan)["pipeline"].dump(),
             R"({"axis":"pipe","stage_starts":["conv3"],"micro_batches":2,"schedule":"gpipe"})");
+}
+
+TEST(PlanJson, InterleavedChunksFollowStageStartsRoundTheStages) {
+  const Plan plan = read(interleaved_plan());
+  EXPECT_EQ(plan.schedule, PipelineSchedule::interleaved_one_f_one_b);
+  EXPECT_EQ(plan.virtual_stages, 2);
+  EXPECT_EQ(plan.stage_count(), 2);
+  EXPECT_EQ(plan.chunk_count(), 4);
+  const int conv3 = plan.model->find("conv3");
+  const int fc1 = plan.model->find("fc1");
+  const int fc2 = plan.model->find("fc2");
+  const CompiledPlan compiled = compile_plan(plan);
+  for (int i = 0; i < plan.model->size(); ++i) {
+    const int chunk = i < conv3 ? 0 : i < fc1 ? 1 : i < fc2 ? 2 : 3;
+    EXPECT_EQ(plan.stage_of_layer[static_cast<size_t>(i)], chunk) << plan.model->layer(i).name;
+    EXPECT_EQ(compiled.layers[static_cast<size_t>(i)].chunk, chunk) << plan.model->layer(i).name;
+    EXPECT_EQ(compiled.layers[static_cast<size_t>(i)].stage, chunk % 2) << plan.model->layer(i).name;
+  }
+  // Chunk 1 (stage 1) hands fc1 its input back on stage 0: the last stage sends to the first.
+  const InputTransfer& into_fc1 = compiled.layers[static_cast<size_t>(fc1)].inputs.at(0);
+  ASSERT_TRUE(into_fc1.forward_send.has_value());
+  EXPECT_EQ(into_fc1.forward_send->source_index, 1);
+  EXPECT_EQ(into_fc1.forward_send->destination_index, 0);
+  ASSERT_TRUE(into_fc1.backward_send.has_value());
+  EXPECT_EQ(into_fc1.backward_send->source_index, 0);
+  EXPECT_EQ(into_fc1.backward_send->destination_index, 1);
+  EXPECT_EQ(plan_to_json(plan)["pipeline"].dump(),
+            R"({"axis":"pipe","stage_starts":["conv3","fc1","fc2"],"micro_batches":2,"schedule":"interleaved_1f1b",)"
+            R"("virtual_stages":2})");
+  EXPECT_EQ(plan_to_json(read(plan_to_json(plan))), plan_to_json(plan));
 }
 
 TEST(PlanJson, MicroBatchesWithoutAPipelineAccumulateGradients) {
