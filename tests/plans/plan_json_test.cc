@@ -40,6 +40,7 @@ void expect_same_plan(const Plan& a, const Plan& b) {
   EXPECT_EQ(a.stage_of_layer, b.stage_of_layer);
   EXPECT_EQ(a.micro_batches, b.micro_batches);
   EXPECT_EQ(a.schedule, b.schedule);
+  EXPECT_EQ(a.virtual_stages, b.virtual_stages);
   EXPECT_TRUE(a.optimizer == b.optimizer);
   EXPECT_EQ(a.recompute_activations, b.recompute_activations);
   EXPECT_EQ(a.recompute_attention, b.recompute_attention);
@@ -238,7 +239,7 @@ TEST(PlanJson, ExamplePlansLoadAndRoundTrip) {
     expect_same_plan(plan, load_plan_file(copy));
     ++count;
   }
-  EXPECT_EQ(count, 6);
+  EXPECT_EQ(count, 7);
 }
 
 TEST(PlanJson, ExamplePlansSayWhatTheirNamesSay) {
@@ -253,6 +254,12 @@ TEST(PlanJson, ExamplePlansSayWhatTheirNamesSay) {
   EXPECT_EQ(pipeline.stage_count(), 2);
   EXPECT_EQ(pipeline.micro_batches, 4);
   EXPECT_EQ(pipeline.schedule, PipelineSchedule::one_f_one_b);
+
+  const Plan interleaved = load_plan_file(kExamples / "vgg16-cifar10-interleaved-4.json");
+  EXPECT_EQ(interleaved.stage_count(), 2);
+  EXPECT_EQ(interleaved.chunk_count(), 4);
+  EXPECT_EQ(interleaved.schedule, PipelineSchedule::interleaved_one_f_one_b);
+  EXPECT_EQ(interleaved.micro_batches % interleaved.stage_count(), 0);
 
   const Plan megatron = load_plan_file(kExamples / "gpt2-small-megatron-8.json");
   EXPECT_EQ(megatron.mesh.rank_count(), 8);
