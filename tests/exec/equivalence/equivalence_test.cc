@@ -227,15 +227,18 @@ ExpectedBytes expected_bytes(const plans::Plan& plan, const sim::Prediction& pre
 }  // namespace
 
 // The run of the same plan without ZeRO and recompute, when `o` is such a variant.
+// The most specific one: "pipeline +interleaved 2 +recompute" is the interleaved pipeline's variant.
 const PlanOutcome* base_of(const PlanOutcome& o, const std::vector<PlanOutcome>& all) {
+  const PlanOutcome* base = nullptr;
   for (const PlanOutcome& candidate : all) {
     const bool plain = candidate.plan.zero_stage == 0 && !candidate.plan.recompute_activations;
     if (&candidate != &o && plain && o.plan.family.starts_with(candidate.plan.family + " +") &&
-        candidate.plan.mesh.to_string() == o.plan.mesh.to_string()) {
-      return &candidate;
+        candidate.plan.mesh.to_string() == o.plan.mesh.to_string() &&
+        (base == nullptr || candidate.plan.family.size() > base->plan.family.size())) {
+      base = &candidate;
     }
   }
-  return nullptr;
+  return base;
 }
 
 // Plans for the world size, each trained once; computed on first use (collective: every rank's
