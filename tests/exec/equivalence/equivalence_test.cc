@@ -5,8 +5,9 @@
 // bytes the simulator predicts for the same plan, in total, per collective kind and per layer.
 // Plans the executor refuses are listed by name and must say why; they are not silently skipped.
 // Besides the planner's plans (which use ZeRO and recompute only when memory is short, never for
-// this small model), their ZeRO 1-3 and recompute variants run too; the memory of every run is
-// checked against the simulator's memory model in equivalence_memory_test.cc.
+// this small model), their ZeRO 1-3 and recompute variants run too, and every pipeline's
+// interleaved 1F1B variants; the memory of every run is checked against the simulator's memory
+// model in equivalence_memory_test.cc.
 
 #include <gtest/gtest.h>
 #include <mpi.h>
