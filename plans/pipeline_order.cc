@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 
 #include "plans/plan_error.h"
 
@@ -37,7 +39,9 @@ std::vector<PipelinePass> interleaved(int stage, int stages, int micro_batches, 
 
 std::vector<PipelinePass> pass_order(int stage, int stages, int micro_batches, PipelineSchedule schedule,
                                      int virtual_stages) {
-  if (stages < 1 || stage < 0 || stage >= stages || micro_batches < 1 || virtual_stages < 1) {
+  if (stages < 1 || stage < 0 || stage >= stages || micro_batches < 1 || virtual_stages < 1 ||
+      static_cast<int64_t>(micro_batches) * virtual_stages > INT_MAX ||
+      static_cast<int64_t>(stages) * virtual_stages > INT_MAX) {
     throw PlanError(fmt::format("pass_order: stage {} of {}, {} micro-batches, {} virtual stages is not a pipeline", stage,
                                 stages, micro_batches, virtual_stages));
   }

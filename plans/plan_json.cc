@@ -128,6 +128,10 @@ void read_pipeline(JsonObjectReader& top, Plan& plan) {
                                              "(as Megatron-LM does), got {}",
                                              stages, plan.micro_batches));
   }
+  if (stages * virtual_stages > INT_MAX) {
+    fields.fail("virtual_stages", fmt::format("{} stages x {} chunks are more chunks than fit in an int", stages,
+                                              virtual_stages));
+  }
   plan.virtual_stages = static_cast<int>(virtual_stages);
   const int chunks = plan.chunk_count();
   const std::vector<std::string> starts = fields.optional_string_list("stage_starts");

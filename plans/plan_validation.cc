@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <array>
+#include <climits>
+#include <cstdint>
 #include <string>
 
 #include "model/errors.h"
@@ -74,12 +76,21 @@ void check_schedule(const Plan& plan, std::string_view source) {
   if (plan.virtual_stages < 1) {
     fail(source, fmt::format("pipeline.virtual_stages: must be >= 1, got {}", plan.virtual_stages));
   }
+  if (static_cast<int64_t>(plan.stage_count()) * plan.virtual_stages > INT_MAX) {
+    fail(source, fmt::format("pipeline.virtual_stages: {} stages x {} chunks are more chunks than fit in an int",
+                             plan.stage_count(), plan.virtual_stages));
+  }
   if (plan.virtual_stages > 1 && !interleaved) {
     fail(source, fmt::format("pipeline.virtual_stages: {} model chunks per stage need the interleaved_1f1b schedule, "
                              "not '{}'",
                              plan.virtual_stages, schedule_name(plan.schedule)));
   }
   if (!interleaved) return;
+  if (static_cast<int64_t>(plan.micro_batches) * plan.virtual_stages > INT_MAX) {
+    fail(source, fmt::format("pipeline.virtual_stages: {} micro-batches x {} chunks are more passes than a stage can "
+                             "count ({})",
+                             plan.micro_batches, plan.virtual_stages, INT_MAX));
+  }
   if (plan.virtual_stages < 2) {
     fail(source, "pipeline.virtual_stages: the interleaved_1f1b schedule needs at least 2 model chunks per stage");
   }

@@ -251,6 +251,15 @@ TEST(PlanJsonErrors, InterleavedMicroBatchesAMultipleOfTheStages) {
   EXPECT_NO_THROW((void)plan_from_json(document, "good.json", ""));
 }
 
+TEST(PlanJsonErrors, InterleavedChunksFitInAnInt) {
+  ordered_json document = interleaved_plan();
+  document["mesh"] = {{"pipe", 3000000}};
+  document["batch"] = 3000000;
+  document["pipeline"]["micro_batches"] = 3000000;
+  document["pipeline"]["virtual_stages"] = 1024;
+  expect_error(document, {"pipeline.virtual_stages: 3000000 stages x 1024 chunks are more chunks than fit in an int"});
+}
+
 TEST(PlanJsonErrors, InterleavedStageStartsNameEveryChunk) {
   ordered_json document = interleaved_plan();
   document["pipeline"]["stage_starts"] = {"conv3"};
