@@ -23,7 +23,8 @@ std::vector<ZooOption> gpt_options(int64_t layers, int64_t hidden, int64_t heads
           {"seq", sequence, "sequence length (tokens per sample)"},
           {"vocab", 50257, "vocabulary size"},
           {"positions", std::max<int64_t>(sequence, 1024), "learned positions"},
-          {"attn_dropout", 0, "dropout on the attention probabilities, in percent (Megatron-LM: 10; the executor runs 0)"}};
+          {"attn_dropout", 0, "dropout on the attention probabilities, in percent (Megatron-LM: 10; the executor runs 0)"},
+          {"untied", 0, "1: the output head has its own weight instead of the token embedding's"}};
 }
 
 template <int Depth>

@@ -6,6 +6,7 @@
 
 #include "model/statistics.h"
 #include "plans/plan_error.h"
+#include "plans/plan_validation.h"
 #include "plans/redistribution.h"
 #include "plans/transfers.h"
 
@@ -102,15 +103,18 @@ std::vector<GradientBucket> compile_buckets(const Plan& plan, const std::vector<
   };
 
   GradientBucket open;
+  int open_chunk = 0;
   for (int i = static_cast<int>(layers.size()) - 1; i >= 0; --i) {
     const CompiledLayer& layer = layers[static_cast<size_t>(i)];
     const int64_t elements = total_local_elements(layer.layouts);
     if (elements == 0) continue;
-    const bool fits = open.layers.empty() || (open.stage == layer.stage && open.axes == layer.layouts.gradient_sync_axes &&
+    const bool fits = open.layers.empty() || (open.stage == layer.stage && open_chunk == layer.chunk &&
+                                              open.axes == layer.layouts.gradient_sync_axes &&
                                               open.elements * element_bytes < plan.gradient_bucket_bytes);
     if (!fits) close(open);
     if (open.layers.empty()) {
       open.stage = layer.stage;
+      open_chunk = layer.chunk;
       open.axes = layer.layouts.gradient_sync_axes;
     }
     open.layers.push_back(i);
@@ -152,12 +156,16 @@ CompiledPlan compile_plan(const Plan& plan) {
   if (plan.micro_batches < 1 || plan.global_batch % plan.micro_batches != 0) {
     throw PlanError(fmt::format("plan: micro_batches {} must divide the batch {}", plan.micro_batches, plan.global_batch));
   }
+  if (const std::string problem = chunk_hand_over_problem(plan); !problem.empty()) {
+    throw PlanError("plan: pipeline.stage_starts: " + problem);
+  }
   CompiledPlan compiled;
   compiled.micro_batch = plan.micro_batch_size();
   compiled.layers.resize(static_cast<size_t>(net.size()));
   for (int i = 0; i < net.size(); ++i) {
     CompiledLayer& layer = compiled.layers[static_cast<size_t>(i)];
-    layer.stage = plan.stage_of_layer.empty() ? 0 : plan.stage_of_layer[static_cast<size_t>(i)];
+    layer.chunk = plan.stage_of_layer.empty() ? 0 : plan.stage_of_layer[static_cast<size_t>(i)];
+    layer.stage = plan.stage_of_chunk(layer.chunk);
     layer.layouts = layer_layouts(net, i, plan.layers[static_cast<size_t>(i)], plan.mesh, compiled.micro_batch, plan.dtype);
     for (int position = 0; position < static_cast<int>(net.layer(i).inputs.size()); ++position) {
       const int producer = net.layer(i).inputs[static_cast<size_t>(position)];

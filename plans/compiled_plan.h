@@ -36,7 +36,8 @@ struct InputTransfer {
 };
 
 struct CompiledLayer {
-  int stage = 0;
+  int stage = 0;  // the pipeline stage (the coordinate on the pipe axis) that runs it
+  int chunk = 0;  // its model chunk (virtual stage, Plan::stage_of_layer): the stage itself but interleaved
   LayerLayouts layouts;
   std::vector<InputTransfer> inputs;
   // ZeRO stage 3: parameters are gathered before forward and again before backward.
@@ -44,8 +45,8 @@ struct CompiledLayer {
 };
 
 // Parameters whose gradients are synchronised by one collective: consecutive in backward order
-// (reverse model order), on one stage, with the same synchronisation axes, filling up to the
-// plan's bucket size. With ZeRO stage >= 1 a bucket is reduce-scattered, the optimizer updates
+// (reverse model order), in one model chunk (so on one stage), with the same synchronisation
+// axes, filling up to the plan's bucket size. With ZeRO stage >= 1 a bucket is reduce-scattered, the optimizer updates
 // each rank's slice, and the updated slices are all-gathered back.
 struct GradientBucket {
   int stage = 0;

@@ -3,8 +3,13 @@
 // the schedule itself, shared by the simulator (which times it) and the executor (which runs
 // it). GPipe (Huang et al. 2019): all forwards, then all backwards. 1F1B (Narayanan et al.
 // 2019): (stages - stage - 1) warm-up forwards, then one forward one backward, then cool-down.
+// Interleaved 1F1B (Narayanan et al. SC21, Section 2.2.2, as Megatron-LM runs it): the stage
+// holds V model chunks (s, s + S, ..., s + (V - 1) S) and runs 1F1B over (chunk, micro-batch)
+// passes: forwards go through its chunks in groups of S micro-batches (chunk 0's first S, chunk
+// 1's first S, ..., then chunk 0's next S), backwards the same with the chunks in reverse; the
+// warm-up is 2 (S - s - 1) + (V - 1) S forwards (every forward first when there are S
+// micro-batches). The pipeline's bubble shrinks V-fold; nothing here computes it.
 
-#include <utility>
 #include <vector>
 
 #include "plans/plan.h"
@@ -13,6 +18,21 @@ namespace splitbrain::plans {
 
 enum class PassKind { forward, backward };
 
-std::vector<std::pair<PassKind, int>> pass_order(int stage, int stages, int micro_batches, PipelineSchedule schedule);
+// One pass of a stage: its kind, micro-batch and the model chunk (virtual stage) whose layers
+// it runs (Plan::stage_of_layer; the stage itself with one chunk per stage).
+struct PipelinePass {
+  PassKind kind = PassKind::forward;
+  int micro_batch = 0;
+  int chunk = 0;
+  friend bool operator==(const PipelinePass&, const PipelinePass&) = default;
+};
+
+// Throws PlanError for a stage out of range, fewer than one micro-batch or chunk, or an
+// interleaved schedule whose micro-batches are not a multiple of the stages.
+std::vector<PipelinePass> pass_order(int stage, int stages, int micro_batches, PipelineSchedule schedule,
+                                     int virtual_stages = 1);
+
+// The same for a plan's stage.
+std::vector<PipelinePass> pass_order(const Plan& plan, int stage);
 
 }  // namespace splitbrain::plans

@@ -18,7 +18,10 @@
 
 namespace splitbrain::plans {
 
-enum class PipelineSchedule { gpipe, one_f_one_b };
+// GPipe: every forward, then every backward. 1F1B: one forward one backward after a warm-up.
+// Interleaved 1F1B (Narayanan et al. SC21, Section 2.2.2): each pipeline rank holds
+// `virtual_stages` model chunks and runs 1F1B over (chunk, micro-batch) passes.
+enum class PipelineSchedule { gpipe, one_f_one_b, interleaved_one_f_one_b };
 enum class OptimizerKind { sgd_momentum, adam };
 
 struct OptimizerConfig {
@@ -37,6 +40,8 @@ struct OptimizerConfig {
 int64_t optimizer_state_bytes_per_parameter(OptimizerKind kind);
 // As plan files spell it: "sgd_momentum", "adam".
 std::string_view optimizer_kind_name(OptimizerKind kind);
+// As plan files spell it: "gpipe", "1f1b", "interleaved_1f1b".
+std::string_view schedule_name(PipelineSchedule schedule);
 
 struct Plan {
   std::string family;                       // a label such as "data-parallel" or "splitbrain g=4"
@@ -50,12 +55,16 @@ struct Plan {
   // One entry per model layer, in model order: which mesh axes split which role of the layer.
   std::vector<LayerSharding> layers;
 
-  // Pipeline: the mesh axis whose coordinate is the stage (-1: no pipeline), the stage of
-  // each layer (non-decreasing in model order), micro-batches per step and their schedule.
+  // Pipeline: the mesh axis whose coordinate is the stage (-1: no pipeline), the virtual stage
+  // (model chunk) of each layer (non-decreasing in model order, 0 .. chunk_count() - 1),
+  // micro-batches per step and their schedule. With one virtual stage per rank (every schedule
+  // but the interleaved one) a layer's chunk is its stage; with V of them, chunk c runs on stage
+  // c % stage_count(), so stage s holds chunks s, s + S, s + 2S, ... (Megatron-LM's layout).
   int pipe_axis = -1;
   std::vector<int> stage_of_layer;
   int micro_batches = 1;
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+  int virtual_stages = 1;  // model chunks per pipeline stage (> 1 only with interleaved 1F1B)
 
   OptimizerConfig optimizer;
   // The element type gradients are accumulated and reduced in, when not `dtype`: fp32 is
@@ -77,7 +86,12 @@ struct Plan {
   bool overlap_gradient_sync = true;
   int64_t gradient_bucket_bytes = 25'000'000;
 
+  // Pipeline stages: the size of the pipeline axis (1 without one).
   int stage_count() const;
+  // Model chunks (virtual stages): stage_count() x virtual_stages.
+  int chunk_count() const { return stage_count() * virtual_stages; }
+  // The pipeline stage that runs chunk `chunk`.
+  int stage_of_chunk(int chunk) const { return chunk % stage_count(); }
   int64_t micro_batch_size() const { return global_batch / micro_batches; }
   // Selective recomputation reruns this layer's forward right before its backward (the
   // attention cores; the step compiler emits it, the simulator prices it).

@@ -25,10 +25,6 @@ constexpr std::array<std::string_view, 14> kTopLevelKeys = {
     "format",  "version", "family",   "description", "model",   "batch",         "dtype",
     "mesh",    "default", "layers",   "pipeline",    "optimizer", "options", "micro_batches"};
 
-std::string_view schedule_name(PipelineSchedule schedule) {
-  return schedule == PipelineSchedule::gpipe ? "gpipe" : "1f1b";
-}
-
 // A relative model path means "next to the plan file", so a plan and its model can move together.
 std::shared_ptr<const model::Model> read_model(JsonObjectReader& top, const std::filesystem::path& base_dir,
                                                std::string& spec) {
@@ -75,8 +71,10 @@ int read_micro_batches(JsonObjectReader& fields, const Plan& plan) {
   return static_cast<int>(micro_batches);
 }
 
-// Stage s (s >= 1) starts at the layer stage_starts[s - 1] and runs to the next start. Without
-// a pipeline, a top-level "micro_batches" accumulates gradients over that many micro-batches.
+// Stage s (s >= 1) starts at the layer stage_starts[s - 1] and runs to the next start; under the
+// interleaved schedule the list names the start of every model chunk after the first (chunk c
+// runs on stage c % stages). Without a pipeline, a top-level "micro_batches" accumulates
+// gradients over that many micro-batches.
 void read_pipeline(JsonObjectReader& top, Plan& plan) {
   const model::Model& model = *plan.model;
   plan.stage_of_layer.assign(static_cast<size_t>(model.size()), 0);
@@ -99,13 +97,50 @@ void read_pipeline(JsonObjectReader& top, Plan& plan) {
     plan.schedule = PipelineSchedule::gpipe;
   } else if (schedule == "1f1b") {
     plan.schedule = PipelineSchedule::one_f_one_b;
+  } else if (schedule == "interleaved_1f1b") {
+    plan.schedule = PipelineSchedule::interleaved_one_f_one_b;
   } else {
-    fields.fail("schedule", fmt::format("unknown schedule '{}' (known: gpipe, 1f1b)", schedule));
+    fields.fail("schedule", fmt::format("unknown schedule '{}' (known: gpipe, 1f1b, interleaved_1f1b)", schedule));
   }
 
   const int stages = plan.mesh.axis(plan.pipe_axis).size;
+  const bool interleaved = plan.schedule == PipelineSchedule::interleaved_one_f_one_b;
+  const int64_t virtual_stages = fields.optional_int("virtual_stages", 1);
+  if (virtual_stages < 1 || virtual_stages > 1024) {
+    fields.fail("virtual_stages", fmt::format("must be between 1 and 1024 (model chunks per stage), got {}", virtual_stages));
+  }
+  if (virtual_stages > 1 && !interleaved) {
+    fields.fail("virtual_stages", fmt::format("{} model chunks per stage need \"schedule\": \"interleaved_1f1b\" "
+                                              "(the '{}' schedule runs one chunk per stage)",
+                                              virtual_stages, schedule));
+  }
+  if (interleaved && virtual_stages < 2) {
+    fields.fail("virtual_stages", "the interleaved_1f1b schedule needs at least 2 model chunks per stage (with one "
+                                  "it is \"1f1b\")");
+  }
+  if (interleaved && stages < 2) {
+    fields.fail("schedule", fmt::format("the interleaved_1f1b schedule needs a pipeline of at least 2 stages; axis "
+                                        "'{}' has {}",
+                                        axis, stages));
+  }
+  if (interleaved && plan.micro_batches % stages != 0) {
+    fields.fail("micro_batches", fmt::format("the interleaved_1f1b schedule needs a multiple of the {} pipeline stages "
+                                             "(as Megatron-LM does), got {}",
+                                             stages, plan.micro_batches));
+  }
+  if (stages * virtual_stages > INT_MAX) {
+    fields.fail("virtual_stages", fmt::format("{} stages x {} chunks are more chunks than fit in an int", stages,
+                                              virtual_stages));
+  }
+  plan.virtual_stages = static_cast<int>(virtual_stages);
+  const int chunks = plan.chunk_count();
   const std::vector<std::string> starts = fields.optional_string_list("stage_starts");
-  if (starts.size() != static_cast<size_t>(stages - 1)) {
+  if (starts.size() != static_cast<size_t>(chunks - 1)) {
+    if (plan.virtual_stages > 1) {
+      fields.fail("stage_starts", fmt::format("lists {} layers, but {} stages x {} virtual stages make {} model chunks, "
+                                              "so it needs {}: the first layer of each chunk after chunk 0",
+                                              starts.size(), stages, plan.virtual_stages, chunks, chunks - 1));
+    }
     fields.fail("stage_starts", fmt::format("lists {} layers, but axis '{}' has {} stages, so it needs {}: the first "
                                             "layer of each stage after stage 0",
                                             starts.size(), axis, stages, stages - 1));
@@ -122,6 +157,10 @@ void read_pipeline(JsonObjectReader& top, Plan& plan) {
     }
     for (int i = index; i < model.size(); ++i) plan.stage_of_layer[static_cast<size_t>(i)] = static_cast<int>(s) + 1;
     previous = index;
+  }
+  if (plan.virtual_stages > 1) {
+    // A chunk hands its tensors to the next chunk only (Megatron-LM's transformer chunks do).
+    if (const std::string problem = chunk_hand_over_problem(plan); !problem.empty()) fields.fail("stage_starts", problem);
   }
   fields.reject_unknown_keys();
 }
@@ -348,6 +387,7 @@ ordered_json plan_to_json(const Plan& plan) {
                        {"stage_starts", std::move(starts)},
                        {"micro_batches", plan.micro_batches},
                        {"schedule", std::string(schedule_name(plan.schedule))}};
+    if (plan.virtual_stages > 1) doc["pipeline"]["virtual_stages"] = plan.virtual_stages;
   } else if (plan.micro_batches > 1) {
     doc["micro_batches"] = plan.micro_batches;
   }

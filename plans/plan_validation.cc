@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <array>
+#include <climits>
+#include <cstdint>
 #include <string>
 
 #include "model/errors.h"
@@ -45,8 +47,9 @@ void check_layer_axes(const Plan& plan, int index, std::string_view source) {
 
 // Stages are contiguous runs of layers in model order: 0, 0, 1, 1, 1, 2 ... with none skipped,
 // so that stage s only ever sends activations to stage s + 1 (and gradients back to s - 1).
+// Under the interleaved schedule the numbers are the model chunks (virtual stages).
 void check_stages(const Plan& plan, std::string_view source) {
-  const int last = plan.stage_count() - 1;
+  const int last = plan.chunk_count() - 1;
   int previous = 0;
   for (size_t i = 0; i < plan.stage_of_layer.size(); ++i) {
     const int stage = plan.stage_of_layer[i];
@@ -59,8 +62,47 @@ void check_stages(const Plan& plan, std::string_view source) {
     previous = stage;
   }
   if (previous != last) {
+    if (plan.virtual_stages > 1) {
+      fail(source, fmt::format("pipeline: the layers fill chunks 0..{} but {} stages x {} virtual stages make {} chunks",
+                               previous, plan.stage_count(), plan.virtual_stages, plan.chunk_count()));
+    }
     fail(source, fmt::format("pipeline: the layers fill stages 0..{} but the pipeline has {} stages", previous,
                              plan.stage_count()));
+  }
+}
+
+void check_schedule(const Plan& plan, std::string_view source) {
+  const bool interleaved = plan.schedule == PipelineSchedule::interleaved_one_f_one_b;
+  if (plan.virtual_stages < 1) {
+    fail(source, fmt::format("pipeline.virtual_stages: must be >= 1, got {}", plan.virtual_stages));
+  }
+  if (static_cast<int64_t>(plan.stage_count()) * plan.virtual_stages > INT_MAX) {
+    fail(source, fmt::format("pipeline.virtual_stages: {} stages x {} chunks are more chunks than fit in an int",
+                             plan.stage_count(), plan.virtual_stages));
+  }
+  if (plan.virtual_stages > 1 && !interleaved) {
+    fail(source, fmt::format("pipeline.virtual_stages: {} model chunks per stage need the interleaved_1f1b schedule, "
+                             "not '{}'",
+                             plan.virtual_stages, schedule_name(plan.schedule)));
+  }
+  if (!interleaved) return;
+  if (static_cast<int64_t>(plan.micro_batches) * plan.virtual_stages > INT_MAX) {
+    fail(source, fmt::format("pipeline.virtual_stages: {} micro-batches x {} chunks are more passes than a stage can "
+                             "count ({})",
+                             plan.micro_batches, plan.virtual_stages, INT_MAX));
+  }
+  if (plan.virtual_stages < 2) {
+    fail(source, "pipeline.virtual_stages: the interleaved_1f1b schedule needs at least 2 model chunks per stage");
+  }
+  if (plan.stage_count() < 2) {
+    fail(source, fmt::format("pipeline.schedule: the interleaved_1f1b schedule needs a pipeline of at least 2 stages, "
+                             "the plan has {}",
+                             plan.stage_count()));
+  }
+  if (plan.micro_batches % plan.stage_count() != 0) {
+    fail(source, fmt::format("pipeline.micro_batches: the interleaved_1f1b schedule needs a multiple of the {} "
+                             "pipeline stages (as Megatron-LM does), got {}",
+                             plan.stage_count(), plan.micro_batches));
   }
 }
 
@@ -81,6 +123,22 @@ void check_optimizer(const OptimizerConfig& o, std::string_view source) {
 }
 
 }  // namespace
+
+std::string chunk_hand_over_problem(const Plan& plan) {
+  if (plan.virtual_stages <= 1 || plan.stage_of_layer.size() != static_cast<size_t>(plan.model->size())) return "";
+  const model::Model& model = *plan.model;
+  for (int v = 0; v < model.size(); ++v) {
+    const int chunk = plan.stage_of_layer[static_cast<size_t>(v)];
+    for (int u : model.layer(v).inputs) {
+      const int from = plan.stage_of_layer[static_cast<size_t>(u)];
+      if (from == chunk || from == chunk - 1) continue;
+      return fmt::format("layer '{}' (chunk {}, stage {}) reads '{}' of chunk {}; an interleaved pipeline hands a "
+                         "tensor only from a chunk to the next, so start the chunks where no tensor skips one",
+                         model.layer(v).name, chunk, plan.stage_of_chunk(chunk), model.layer(u).name, from);
+    }
+  }
+  return "";
+}
 
 void validate_plan(const Plan& plan, std::string_view source) {
   if (plan.model == nullptr) fail(source, "model: no model is set");
@@ -122,7 +180,11 @@ void validate_plan(const Plan& plan, std::string_view source) {
     }
   }
   check_optimizer(plan.optimizer, source);
+  check_schedule(plan, source);
   check_stages(plan, source);
+  if (const std::string problem = chunk_hand_over_problem(plan); !problem.empty()) {
+    fail(source, "pipeline.stage_starts: " + problem);
+  }
   for (int i = 0; i < model.size(); ++i) check_layer_axes(plan, i, source);
   // Last, because it is the most expensive and because its errors assume the axes are sane.
   for (int i = 0; i < model.size(); ++i) {

@@ -12,6 +12,8 @@ ProgramWriter::ProgramWriter(const Plan& plan, int rank, bool keep_instructions)
     : net_(*plan.model), keep_instructions_(keep_instructions) {
   program_.rank = rank;
   program_.stage = plan.pipe_axis >= 0 ? plan.mesh.coordinate(rank, plan.pipe_axis) : 0;
+  program_.chunk_of_layer = plan.stage_of_layer;
+  program_.chunk_of_layer.resize(static_cast<size_t>(net_.size()), 0);
 }
 
 std::string ProgramWriter::name_of(int buffer) const {

@@ -22,19 +22,21 @@ namespace detail {
 
 StepProgram StepCompiler::compile() {
   facts_.add_model_states(writer_);
-  // A micro-batch's buffers exist from its forward to the end of its backward.
-  std::vector<MicroBatchBuffers> states(static_cast<size_t>(plan_.micro_batches));
-  const int stage = facts_.stage();
-  for (const auto& [kind, micro] : pass_order(stage, plan_.stage_count(), plan_.micro_batches, plan_.schedule)) {
-    MicroBatchBuffers& state = states[static_cast<size_t>(micro)];
-    if (kind == PassKind::forward) {
+  // A micro-batch's buffers in a chunk exist from its forward to the end of its backward.
+  const int stages = plan_.stage_count();
+  std::vector<MicroBatchBuffers> states(static_cast<size_t>(plan_.virtual_stages * plan_.micro_batches));
+  for (const PipelinePass& pass : pass_order(plan_, facts_.stage())) {
+    const int micro = pass.micro_batch;
+    MicroBatchBuffers& state = states[static_cast<size_t>((pass.chunk / stages) * plan_.micro_batches + micro)];
+    const std::vector<int>& layers = facts_.chunk_layers(pass.chunk);
+    if (pass.kind == PassKind::forward) {
       reset(state);
-      forward(micro, state, /*recomputing=*/false);
-      if (plan_.recompute_activations) drop_recomputable(state);
+      forward(layers, micro, state, /*recomputing=*/false);
+      if (plan_.recompute_activations) drop_recomputable(layers, state);
     } else {
-      if (plan_.recompute_activations) forward(micro, state, /*recomputing=*/true);
-      backward(micro, state);
-      release_all(state);
+      if (plan_.recompute_activations) forward(layers, micro, state, /*recomputing=*/true);
+      backward(layers, micro, state);
+      release_all(layers, state);
     }
   }
   writer_.mark_passes_end();
@@ -49,9 +51,10 @@ StepProgram StepCompiler::compile_evaluation() {
   evaluating_ = true;
   std::vector<MicroBatchBuffers> states(1);
   for (int micro = 0; micro < plan_.micro_batches; ++micro) {
+    // Chunk by chunk in model order: a later chunk's input comes round from the other stages.
     reset(states[0]);
-    forward(micro, states[0], /*recomputing=*/false);
-    release_all(states[0]);
+    forward(facts_.stage_layers(), micro, states[0], /*recomputing=*/false);
+    release_all(facts_.stage_layers(), states[0]);
   }
   writer_.mark_passes_end();
   for (const auto& [edge, send] : pending_sends_) writer_.wait_and_release(send);
@@ -70,8 +73,8 @@ void StepCompiler::reset(MicroBatchBuffers& state) const {
   state.gradients_to_send.clear();
 }
 
-void StepCompiler::release_all(MicroBatchBuffers& state) {
-  for (int v : facts_.stage_layers()) {
+void StepCompiler::release_all(const std::vector<int>& layers, MicroBatchBuffers& state) {
+  for (int v : layers) {
     const auto i = static_cast<size_t>(v);
     writer_.drop(state.outputs[i]);
     for (int b : state.inputs[i]) writer_.drop(b);
@@ -83,8 +86,8 @@ void StepCompiler::release_all(MicroBatchBuffers& state) {
   state = MicroBatchBuffers{};
 }
 
-void StepCompiler::forward(int micro, MicroBatchBuffers& state, bool recomputing) {
-  for (int v : facts_.stage_layers()) {
+void StepCompiler::forward(const std::vector<int>& layers, int micro, MicroBatchBuffers& state, bool recomputing) {
+  for (int v : layers) {
     const model::Layer& layer = net_.layer(v);
     const CompiledLayer& compiled = compiled_.layers[static_cast<size_t>(v)];
     if (layer.kind == model::OpKind::input) {
@@ -218,8 +221,8 @@ void StepCompiler::regather_inputs(int v, int micro, MicroBatchBuffers& state) {
   }
 }
 
-void StepCompiler::drop_recomputable(MicroBatchBuffers& state) {
-  for (int v : facts_.stage_layers()) {
+void StepCompiler::drop_recomputable(const std::vector<int>& layers, MicroBatchBuffers& state) {
+  for (int v : layers) {
     const auto i = static_cast<size_t>(v);
     for (int& b : state.inputs[i]) writer_.drop(std::exchange(b, -1));
     state.inputs[i].clear();
@@ -256,8 +259,7 @@ std::vector<int> StepCompiler::gather_parameters(int v, int micro) {
   return whole;
 }
 
-void StepCompiler::backward(int micro, MicroBatchBuffers& state) {
-  const std::vector<int>& layers = facts_.stage_layers();
+void StepCompiler::backward(const std::vector<int>& layers, int micro, MicroBatchBuffers& state) {
   for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
     const int v = *it;
     const model::Layer& layer = net_.layer(v);

@@ -3,7 +3,8 @@
 // both the simulator and the executor consume.
 //
 // The step, in order: the stage's forward and backward passes over micro-batches in the plan's
-// schedule (plans::pass_order); then the pipeline sends are waited for; then the gradient buckets
+// schedule (plans::pass_order; under interleaved 1F1B each pass runs one of the stage's model
+// chunks, with its own buffers per (chunk, micro-batch)); then the pipeline sends are waited for; then the gradient buckets
 // are reduced (started during the last backward where the plan overlaps them) and the optimizer
 // updates; under ZeRO 1-2 the updated slices are gathered back.
 // Lifetimes follow what each backward reads (model::SavedForBackward): after a layer's forward,

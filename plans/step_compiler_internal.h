@@ -18,7 +18,9 @@
 
 namespace splitbrain::plans::detail {
 
-// One micro-batch's tensors between its forward and its backward, as buffer numbers (-1: none).
+// One micro-batch's tensors in one model chunk between its forward and its backward, as buffer
+// numbers (-1: none). A chunk reads only its own tensors and what arrives from the chunk before
+// (plans::chunk_hand_over_problem), so each (chunk, micro-batch) pass pair has its own.
 struct MicroBatchBuffers {
   std::vector<int> outputs;                     // per layer
   std::vector<std::vector<int>> inputs;         // per layer, per input position (as read)
@@ -54,7 +56,8 @@ class StepCompiler {
  private:
   void reset(MicroBatchBuffers& state) const;
 
-  void release_all(MicroBatchBuffers& state);
+  // After a micro-batch's backward of `layers` (a chunk, or the whole stage in evaluation).
+  void release_all(const std::vector<int>& layers, MicroBatchBuffers& state);
 
   // A micro-batch's buffer of layer `layer` (`index`: its input position or parameter number, -1
   // for none): an activation, or a working buffer of the backward (the buffers category).
@@ -83,7 +86,8 @@ class StepCompiler {
     return net_.find(layer.attr<model::LinearAttrs>().tied_to);
   }
 
-  void forward(int micro, MicroBatchBuffers& state, bool recomputing);
+  // The forward of `layers` (a model chunk of the stage, in model order) on micro-batch `micro`.
+  void forward(const std::vector<int>& layers, int micro, MicroBatchBuffers& state, bool recomputing);
 
   // Input p of layer v, from a producer on an earlier stage: received by its first reader here
   // (InputTransfer::from_other_stage), which keeps it for the later ones (and, under recompute,
@@ -138,14 +142,14 @@ class StepCompiler {
   // gathered again, right before its backward.
   void regather_inputs(int v, int micro, MicroBatchBuffers& state);
 
-  // Recompute: between forward and backward only the stage's inputs stay.
-  void drop_recomputable(MicroBatchBuffers& state);
+  // Recompute: between forward and backward only the chunk's inputs stay.
+  void drop_recomputable(const std::vector<int>& layers, MicroBatchBuffers& state);
 
   // ZeRO 3: the layer's whole parameters for one pass: gathered from the slices into a flat
   // buffer (padded to the group), then unpacked into one buffer per parameter.
   std::vector<int> gather_parameters(int v, int micro);
 
-  void backward(int micro, MicroBatchBuffers& state);
+  void backward(const std::vector<int>& layers, int micro, MicroBatchBuffers& state);
 
   // Gradients of v's output from consumers on later stages.
   void receive_gradients(int v, int micro, int& output_grad);

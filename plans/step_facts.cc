@@ -39,6 +39,7 @@ StepFacts::StepFacts(const Plan& plan, const CompiledPlan& compiled, int rank) :
   for (int v = 0; v < static_cast<int>(layers); ++v) {
     if (!on_stage(v)) continue;
     stage_layers_.push_back(v);
+    chunk_layers_[compiled.layers[static_cast<size_t>(v)].chunk].push_back(v);
     LayerFacts& facts = layers_[static_cast<size_t>(v)];
     facts.output_bytes = compute_output_bytes(v);
     facts.kept_by_op_bytes = compute_kept_by_op_bytes(v);
@@ -51,6 +52,12 @@ StepFacts::StepFacts(const Plan& plan, const CompiledPlan& compiled, int rank) :
                                                   : std::vector<RedistributionStep>{});
     }
   }
+}
+
+const std::vector<int>& StepFacts::chunk_layers(int chunk) const {
+  static const std::vector<int> none;
+  const auto it = chunk_layers_.find(chunk);
+  return it == chunk_layers_.end() ? none : it->second;
 }
 
 int StepFacts::last_local_consumer(int layer) const {

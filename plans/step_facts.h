@@ -5,6 +5,7 @@
 // gradients, optimizer state, ZeRO's slices) as resident buffers of the program.
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "plans/compiled_plan.h"
@@ -20,8 +21,10 @@ class StepFacts {
 
   int stage() const { return stage_; }
   bool on_stage(int layer) const { return compiled_.layers[static_cast<size_t>(layer)].stage == stage_; }
-  // The stage's layers, in model order.
+  // The stage's layers, in model order (of all its chunks).
   const std::vector<int>& stage_layers() const { return stage_layers_; }
+  // The layers of model chunk `chunk` (one of the stage's), in model order.
+  const std::vector<int>& chunk_layers(int chunk) const;
   // The last consumer of `layer`'s output on this stage (-1: none).
   int last_local_consumer(int layer) const;
   // Backward of `layer` reads its input `position`.
@@ -89,6 +92,7 @@ class StepFacts {
   std::vector<int> parameter_slice_;  // per compiled bucket
   std::vector<LayerFacts> layers_;
   std::vector<int> stage_layers_;
+  std::map<int, std::vector<int>> chunk_layers_;  // by chunk
 };
 
 }  // namespace splitbrain::plans

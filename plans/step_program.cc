@@ -136,8 +136,8 @@ bool moves_gradient(const StepProgram& program, const StepInstruction& instructi
   }
 }
 
-std::vector<std::pair<PassKind, int>> pass_sequence(const StepProgram& program) {
-  std::vector<std::pair<PassKind, int>> passes;
+std::vector<PipelinePass> pass_sequence(const StepProgram& program) {
+  std::vector<PipelinePass> passes;
   for (const StepInstruction& i : program.instructions) {
     PassKind kind = PassKind::forward;
     if (i.op == StepOp::recompute || i.op == StepOp::backward) {
@@ -145,7 +145,7 @@ std::vector<std::pair<PassKind, int>> pass_sequence(const StepProgram& program) 
     } else if (i.op != StepOp::forward) {
       continue;
     }
-    const std::pair<PassKind, int> pass{kind, i.micro_batch};
+    const PipelinePass pass{kind, i.micro_batch, program.chunk_of_layer.at(static_cast<size_t>(i.layer))};
     if (passes.empty() || passes.back() != pass) passes.push_back(pass);
   }
   return passes;

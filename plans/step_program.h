@@ -127,6 +127,9 @@ std::vector<Collective> collectives_of(const StepInstruction& instruction);
 struct StepProgram {
   int rank = 0;
   int stage = 0;
+  // Per model layer, its model chunk (virtual stage): the stage's own number for every layer it
+  // runs, but under the interleaved schedule, where the stage runs several chunks.
+  std::vector<int> chunk_of_layer{};
   std::vector<StepBuffer> buffers{};
   std::vector<int> resident{};  // buffers alive across steps (model states)
   std::vector<StepInstruction> instructions{};
@@ -143,9 +146,10 @@ bool moves_gradient(const StepProgram& program, const StepInstruction& instructi
 // (a gradient bucket's reduction that does not overlap anything: run it blocking).
 bool waited_at_once(const StepProgram& program, int instruction);
 
-// The order of the stage's passes in `program`: (forward, micro-batch) at a micro-batch's first
-// forward instruction, (backward, micro-batch) at its first recompute or backward instruction.
-std::vector<std::pair<PassKind, int>> pass_sequence(const StepProgram& program);
+// The order of the stage's passes in `program`: (forward, micro-batch, chunk) at the first
+// forward instruction of a micro-batch in a chunk, (backward, micro-batch, chunk) at its first
+// recompute or backward instruction.
+std::vector<PipelinePass> pass_sequence(const StepProgram& program);
 
 // Per layer (of `layers`): the gradient buckets whose reduction `program` starts right after that
 // layer's last backward instruction (all empty where the buckets are reduced after the passes).

@@ -39,7 +39,7 @@ void add_pass(json& events, const plans::Plan& plan, const plans::CompiledPlan& 
   const int n = static_cast<int>(compiled.layers.size());
   for (int k = 0; k < n; ++k) {
     const int i = forward ? k : n - 1 - k;
-    if (compiled.layers[static_cast<size_t>(i)].stage != pass.stage) continue;
+    if (compiled.layers[static_cast<size_t>(i)].chunk != pass.chunk) continue;
     const LayerTiming& timing = p.layers[static_cast<size_t>(i)];
     const std::string label = fmt::format("{} {} mb{}", forward ? "fwd" : "bwd", net.layer(i).name, pass.micro_batch);
     const double comm = forward ? timing.forward_comm_seconds : timing.backward_comm_seconds;

@@ -27,7 +27,8 @@ struct MemoryBreakdown {
 MemoryBreakdown stage_memory(const plans::Plan& plan, const plans::CompiledPlan& compiled, int stage);
 
 // Micro-batches whose activations a stage keeps at once: GPipe all of them; 1F1B at most
-// (stages - stage) (Narayanan et al. 2019, PipeDream-Flush). The planner's estimate; the step
+// (stages - stage) (Narayanan et al. 2019, PipeDream-Flush); interleaved 1F1B its warm-up's
+// chunk passes plus one, in micro-batches of V chunks (rounded up). The planner's estimate; the step
 // program is what holds them.
 int micro_batches_in_flight(const plans::Plan& plan, int stage);
 

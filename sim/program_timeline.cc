@@ -76,7 +76,8 @@ class StageRun {
         const bool forward = instruction.op == StepOp::forward;
         spend(cost.compute_seconds, forward ? phases.compute_forward : phases.compute_backward);
         spend(cost.communication_seconds, phases.comm_exposed);
-        note_pass(forward ? PassKind::forward : PassKind::backward, instruction.micro_batch, start);
+        note_pass(forward ? PassKind::forward : PassKind::backward, instruction.micro_batch,
+                  program_.chunk_of_layer.at(static_cast<size_t>(instruction.layer)), start);
         return;
       }
       case StepOp::send:
@@ -125,12 +126,12 @@ class StageRun {
     spend((1.0 - overlap_) * seconds, timeline_.phases.comm_exposed);
   }
 
-  void note_pass(PassKind kind, int micro, double start) {
-    const auto key = std::make_pair(kind, micro);
+  void note_pass(PassKind kind, int micro, int chunk, double start) {
+    const auto key = std::make_tuple(kind, micro, chunk);
     auto it = pass_index_.find(key);
     if (it == pass_index_.end()) {
       it = pass_index_.emplace(key, passes_.size()).first;
-      passes_.push_back({stage_, micro, kind, start, host_});
+      passes_.push_back({stage_, micro, chunk, kind, start, host_});
     }
     passes_[it->second].end_seconds = host_;
   }
@@ -157,7 +158,7 @@ class StageRun {
   std::vector<double> completes_;   // per send or reduce: when it completes
   StageTimeline timeline_;
   std::vector<ScheduledPass> passes_;
-  std::map<std::pair<PassKind, int>, size_t> pass_index_;
+  std::map<std::tuple<PassKind, int, int>, size_t> pass_index_;  // (kind, micro-batch, chunk)
 };
 
 }  // namespace

@@ -29,6 +29,7 @@ using plans::PassKind;
 struct ScheduledPass {
   int stage = 0;
   int micro_batch = 0;
+  int chunk = 0;  // the model chunk (virtual stage) it runs: the stage itself but interleaved
   PassKind kind = PassKind::forward;  // a backward pass includes its recomputed forward
   double start_seconds = 0.0;
   double end_seconds = 0.0;

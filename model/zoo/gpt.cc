@@ -1,6 +1,7 @@
 // GPT-2-style decoder-only transformer (Radford et al. 2019): learned token and position
 // embeddings, pre-norm blocks of attention and a 4x GELU MLP, a final layernorm and an output
-// head tied to the token embedding. Also the shape of GPT-3 (Brown et al. 2020) at any size.
+// head tied to the token embedding (or, with untied=1, a head of its own). Also the shape of GPT-3
+// (Brown et al. 2020) at any size.
 
 #include <fmt/format.h>
 
@@ -35,7 +36,7 @@ Model build_gpt(const std::string& name, const ZooOptions& options) {
     x = net.add({x, net.dropout(m, kDropout, h + "mlp.dropout")}, h + "mlp.residual");
   }
   x = net.layernorm(x, "ln_f");
-  net.loss(net.linear(x, vocabulary, /*bias=*/false, "lm_head", /*tied_to=*/"wte"));
+  net.loss(net.linear(x, vocabulary, /*bias=*/false, "lm_head", /*tied_to=*/options.at("untied") != 0 ? "" : "wte"));
   return net.build();
 }
 

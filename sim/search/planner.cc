@@ -14,7 +14,7 @@ namespace {
 
 bool same_plan(const plans::Plan& a, const plans::Plan& b) {
   return a.mesh == b.mesh && a.layers == b.layers && a.stage_of_layer == b.stage_of_layer &&
-         a.micro_batches == b.micro_batches && a.zero_stage == b.zero_stage &&
+         a.schedule == b.schedule && a.virtual_stages == b.virtual_stages && a.micro_batches == b.micro_batches && a.zero_stage == b.zero_stage &&
          a.recompute_activations == b.recompute_activations;
 }
 

@@ -25,9 +25,31 @@ TEST(CliProgram, ListingOfEveryExamplePlan) {
   }
 }
 
+// Interleaved 1F1B: the header names the stage's chunks, each pass its chunk; in the JSON too.
+TEST(CliProgram, InterleavedProgramsNameTheirChunks) {
+  const std::string plan = kExamples + "vgg16-cifar10-interleaved-4.json";
+  const CommandResult r = run_splitbrain("program --plan " + plan + " --rank 2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("step program of rank 2 (stage 1 of 2, interleaved_1f1b, chunks 1 and 3 of 4)"), std::string::npos)
+      << r.out.substr(0, 300);
+  EXPECT_NE(r.out.find("forward       conv4 mb0 chunk 1"), std::string::npos);
+  EXPECT_NE(r.out.find("backward      fc3 mb3 chunk 3"), std::string::npos);
+  const CommandResult json = run_splitbrain("program --plan " + plan + " --rank 0 --json -");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  std::map<int, int> passes_by_chunk;
+  const nlohmann::json program = nlohmann::json::parse(json.out);
+  for (const auto& i : program.at("instructions")) {
+    if (i.at("op") == "forward" || i.at("op") == "backward") ++passes_by_chunk[i.at("chunk").get<int>()];
+  }
+  ASSERT_EQ(passes_by_chunk.size(), 2u);  // stage 0 runs chunks 0 and 2
+  EXPECT_GT(passes_by_chunk[0], 0);
+  EXPECT_GT(passes_by_chunk[2], 0);
+}
+
 // The JSON walk of every rank equals `simulate`'s memory per rank (one compiler, one walk).
 TEST(CliProgram, JsonWalkIsTheSimulatedMemory) {
-  const std::string plan = kExamples + "vgg16-cifar10-pipeline-4.json";
+  for (const char* file : {"vgg16-cifar10-pipeline-4.json", "vgg16-cifar10-interleaved-4.json"}) {
+  const std::string plan = kExamples + file;
   const CommandResult simulated = run_splitbrain("simulate --plan " + plan + " --cluster dgx-a100-80g --json -");
   ASSERT_EQ(simulated.exit_code, 0) << simulated.err;
   const auto prediction = nlohmann::json::parse(simulated.out);
@@ -57,6 +79,7 @@ TEST(CliProgram, JsonWalkIsTheSimulatedMemory) {
       EXPECT_EQ(peak[category], memory.at(category).get<int64_t>()) << "rank " << rank << " " << category;
       EXPECT_EQ(peak[category], program.at("memory_peaks_bytes").at(category).get<int64_t>()) << category;
     }
+  }
   }
 }
 

@@ -26,4 +26,16 @@ inline nlohmann::ordered_json pipeline_plan() {
   })");
 }
 
+// fashion-vgg in four model chunks on two stages of {data: 2} (interleaved 1F1B): stage 0 runs
+// chunks 0 (conv1-pool1) and 2 (fc1-dropout), stage 1 chunks 1 (conv3-flatten) and 3 (fc2, loss).
+inline nlohmann::ordered_json interleaved_plan() {
+  return nlohmann::ordered_json::parse(R"({
+    "format": "splitbrain-plan", "version": 1, "model": "fashion-vgg", "batch": 8,
+    "mesh": {"pipe": 2, "data": 2},
+    "default": {"batch": ["data"]},
+    "pipeline": {"axis": "pipe", "stage_starts": ["conv3", "fc1", "fc2"], "micro_batches": 2,
+                 "schedule": "interleaved_1f1b", "virtual_stages": 2}
+  })");
+}
+
 }  // namespace splitbrain::plans

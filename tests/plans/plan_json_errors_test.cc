@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "plans/compiled_plan.h"
 #include "plans/plan_error.h"
 #include "plans/plan_json.h"
 #include "plans/plan_validation.h"
@@ -224,6 +225,81 @@ TEST(PlanJsonErrors, UnknownSchedule) {
   ordered_json document = pipeline_plan();
   document["pipeline"]["schedule"] = "interleaved";
   expect_error(document, {"pipeline.schedule: unknown schedule 'interleaved'", "gpipe, 1f1b"});
+}
+
+TEST(PlanJsonErrors, VirtualStagesOnlyWithTheInterleavedSchedule) {
+  ordered_json document = pipeline_plan();
+  document["pipeline"]["virtual_stages"] = 2;
+  expect_error(document, {"pipeline.virtual_stages: 2 model chunks per stage need", "interleaved_1f1b", "'gpipe'"});
+  document = interleaved_plan();
+  document["pipeline"]["virtual_stages"] = 1;
+  expect_error(document, {"pipeline.virtual_stages: the interleaved_1f1b schedule needs at least 2"});
+  document["pipeline"]["virtual_stages"] = 0;
+  expect_error(document, {"pipeline.virtual_stages: must be between 1 and 1024", "got 0"});
+  document["pipeline"]["virtual_stages"] = "2";
+  expect_error(document, {"pipeline.virtual_stages:"});
+}
+
+TEST(PlanJsonErrors, InterleavedMicroBatchesAMultipleOfTheStages) {
+  ordered_json document = interleaved_plan();
+  document["mesh"] = {{"pipe", 4}, {"data", 1}};
+  document["pipeline"]["stage_starts"] = {"conv2", "conv3", "conv4", "pool2", "fc1", "relu5", "fc2"};
+  document["pipeline"]["micro_batches"] = 2;
+  expect_error(document, {"pipeline.micro_batches: the interleaved_1f1b schedule needs a multiple of the 4 pipeline "
+                          "stages (as Megatron-LM does), got 2"});
+  document["pipeline"]["micro_batches"] = 4;
+  EXPECT_NO_THROW((void)plan_from_json(document, "good.json", ""));
+}
+
+TEST(PlanJsonErrors, InterleavedChunksFitInAnInt) {
+  ordered_json document = interleaved_plan();
+  document["mesh"] = {{"pipe", 3000000}};
+  document["batch"] = 3000000;
+  document["pipeline"]["micro_batches"] = 3000000;
+  document["pipeline"]["virtual_stages"] = 1024;
+  expect_error(document, {"pipeline.virtual_stages: 3000000 stages x 1024 chunks are more chunks than fit in an int"});
+}
+
+TEST(PlanJsonErrors, InterleavedStageStartsNameEveryChunk) {
+  ordered_json document = interleaved_plan();
+  document["pipeline"]["stage_starts"] = {"conv3"};
+  expect_error(document, {"pipeline.stage_starts: lists 1 layers, but 2 stages x 2 virtual stages make 4 model "
+                          "chunks, so it needs 3"});
+}
+
+TEST(PlanJsonErrors, InterleavedNeedsTwoStages) {
+  ordered_json document = interleaved_plan();
+  document["mesh"] = {{"pipe", 1}, {"data", 2}};
+  expect_error(document, {"pipeline.schedule: the interleaved_1f1b schedule needs a pipeline of at least 2 stages"});
+}
+
+TEST(PlanJsonErrors, InterleavedChunksHandOverOnlyToTheNext) {
+  ordered_json document = interleaved_plan();
+  document["pipeline"]["stage_starts"] = {"conv2", "relu2", "pool1"};
+  // A chain: every chunk reads only the one before.
+  EXPECT_NO_THROW((void)plan_from_json(document, "good.json", ""));
+  // GPT's residual adds read the block's input: chunks cut inside a block leave a tensor read
+  // chunks later (h0's first residual, in chunk 3, reads the embeddings' output of chunk 0).
+  document["model"] = "gpt:layers=2,hidden=64,heads=4,seq=16,vocab=96,positions=16";
+  document["default"] = ordered_json::object();
+  document["pipeline"]["stage_starts"] = {"h0.ln_1", "h0.attn.c_attn", "h0.attn.core"};
+  expect_error(document, {"pipeline.stage_starts: layer 'h0.attn.residual' (chunk 3, stage 1) reads 'embed.dropout' "
+                          "of chunk 0", "hands a tensor only from a chunk to the next"});
+  // Cut between blocks it is fine.
+  document["pipeline"]["stage_starts"] = {"h0.ln_1", "h1.ln_1", "ln_f"};
+  EXPECT_NO_THROW((void)plan_from_json(document, "good.json", ""));
+  // validate_plan and compile_plan say the same of a Plan built in code.
+  Plan plan = plan_from_json(document, "test.json", "");
+  const int core = plan.model->find("h0.attn.core");
+  const int ln_f = plan.model->find("ln_f");
+  for (int v = 0; v < plan.model->size(); ++v) {
+    int& chunk = plan.stage_of_layer[static_cast<size_t>(v)];
+    if (v >= core && v < ln_f) chunk = 2;  // h0.attn.residual reads chunk 0
+  }
+  EXPECT_NE(message_of([&] { validate_plan(plan, "search"); })
+                .find("search: pipeline.stage_starts: layer 'h0.attn.residual' (chunk 2, stage 0) reads 'embed.dropout'"),
+            std::string::npos);
+  EXPECT_NE(message_of([&] { (void)compile_plan(plan); }).find("layer 'h0.attn.residual' (chunk 2"), std::string::npos);
 }
 
 TEST(PlanJsonErrors, SplitThatDoesNotDivideADimension) {

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "model/model_json.h"
+#include "plans/compiled_plan.h"
 #include "tests/plans/plan_documents.h"
 
 namespace splitbrain::plans {
@@ -39,6 +40,7 @@ void expect_same_plan(const Plan& a, const Plan& b) {
   EXPECT_EQ(a.stage_of_layer, b.stage_of_layer);
   EXPECT_EQ(a.micro_batches, b.micro_batches);
   EXPECT_EQ(a.schedule, b.schedule);
+  EXPECT_EQ(a.virtual_stages, b.virtual_stages);
   EXPECT_TRUE(a.optimizer == b.optimizer);
   EXPECT_EQ(a.recompute_activations, b.recompute_activations);
   EXPECT_EQ(a.recompute_attention, b.recompute_attention);
@@ -136,6 +138,36 @@ TEST(PlanJson, PipelineStagesFollowStageStarts) {
             R"({"axis":"pipe","stage_starts":["conv3"],"micro_batches":2,"schedule":"gpipe"})");
 }
 
+TEST(PlanJson, InterleavedChunksFollowStageStartsRoundTheStages) {
+  const Plan plan = read(interleaved_plan());
+  EXPECT_EQ(plan.schedule, PipelineSchedule::interleaved_one_f_one_b);
+  EXPECT_EQ(plan.virtual_stages, 2);
+  EXPECT_EQ(plan.stage_count(), 2);
+  EXPECT_EQ(plan.chunk_count(), 4);
+  const int conv3 = plan.model->find("conv3");
+  const int fc1 = plan.model->find("fc1");
+  const int fc2 = plan.model->find("fc2");
+  const CompiledPlan compiled = compile_plan(plan);
+  for (int i = 0; i < plan.model->size(); ++i) {
+    const int chunk = i < conv3 ? 0 : i < fc1 ? 1 : i < fc2 ? 2 : 3;
+    EXPECT_EQ(plan.stage_of_layer[static_cast<size_t>(i)], chunk) << plan.model->layer(i).name;
+    EXPECT_EQ(compiled.layers[static_cast<size_t>(i)].chunk, chunk) << plan.model->layer(i).name;
+    EXPECT_EQ(compiled.layers[static_cast<size_t>(i)].stage, chunk % 2) << plan.model->layer(i).name;
+  }
+  // Chunk 1 (stage 1) hands fc1 its input back on stage 0: the last stage sends to the first.
+  const InputTransfer& into_fc1 = compiled.layers[static_cast<size_t>(fc1)].inputs.at(0);
+  ASSERT_TRUE(into_fc1.forward_send.has_value());
+  EXPECT_EQ(into_fc1.forward_send->source_index, 1);
+  EXPECT_EQ(into_fc1.forward_send->destination_index, 0);
+  ASSERT_TRUE(into_fc1.backward_send.has_value());
+  EXPECT_EQ(into_fc1.backward_send->source_index, 0);
+  EXPECT_EQ(into_fc1.backward_send->destination_index, 1);
+  EXPECT_EQ(plan_to_json(plan)["pipeline"].dump(),
+            R"({"axis":"pipe","stage_starts":["conv3","fc1","fc2"],"micro_batches":2,"schedule":"interleaved_1f1b",)"
+            R"("virtual_stages":2})");
+  EXPECT_EQ(plan_to_json(read(plan_to_json(plan))), plan_to_json(plan));
+}
+
 TEST(PlanJson, MicroBatchesWithoutAPipelineAccumulateGradients) {
   ordered_json document = base_plan();
   document["micro_batches"] = 2;
@@ -207,7 +239,7 @@ TEST(PlanJson, ExamplePlansLoadAndRoundTrip) {
     expect_same_plan(plan, load_plan_file(copy));
     ++count;
   }
-  EXPECT_EQ(count, 6);
+  EXPECT_EQ(count, 7);
 }
 
 TEST(PlanJson, ExamplePlansSayWhatTheirNamesSay) {
@@ -222,6 +254,12 @@ TEST(PlanJson, ExamplePlansSayWhatTheirNamesSay) {
   EXPECT_EQ(pipeline.stage_count(), 2);
   EXPECT_EQ(pipeline.micro_batches, 4);
   EXPECT_EQ(pipeline.schedule, PipelineSchedule::one_f_one_b);
+
+  const Plan interleaved = load_plan_file(kExamples / "vgg16-cifar10-interleaved-4.json");
+  EXPECT_EQ(interleaved.stage_count(), 2);
+  EXPECT_EQ(interleaved.chunk_count(), 4);
+  EXPECT_EQ(interleaved.schedule, PipelineSchedule::interleaved_one_f_one_b);
+  EXPECT_EQ(interleaved.micro_batches % interleaved.stage_count(), 0);
 
   const Plan megatron = load_plan_file(kExamples / "gpt2-small-megatron-8.json");
   EXPECT_EQ(megatron.mesh.rank_count(), 8);

@@ -7,12 +7,16 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
+#include <tuple>
 
 #include "plans/compiled_plan.h"
 #include "plans/memory_walk.h"
 #include "plans/plan_error.h"
 #include "plans/pipeline_order.h"
+#include "plans/plan_builder.h"
 #include "plans/plan_json.h"
+#include "plans/plan_validation.h"
 #include "plans/step_compiler.h"
 #include "tests/plans/step_program_properties.h"
 
@@ -216,6 +220,152 @@ TEST(StepProgram, SelectiveRecomputeRedoesOnlyTheAttentionCores) {
 TEST(StepProgram, ARankOutsideTheMeshIsRefused) {
   const Plan plan = load_plan_file((kExamples / "fashion-vgg-splitbrain-2.json").string());
   EXPECT_THROW(compile_step(plan, compile_plan(plan), 2), PlanError);
+}
+
+}  // namespace
+}  // namespace splitbrain::plans
+
+namespace splitbrain::plans {
+namespace {
+
+// fashion-vgg on {pipe: S} in S x V chunks of about equal layer counts, interleaved 1F1B.
+Plan interleaved_fashion_vgg(int stages, int virtual_stages, int micro_batches) {
+  Plan plan = build_plan("fashion-vgg", Mesh({{"pipe", stages}}), 2 * micro_batches,
+                         [](const model::Layer&) { return LayerSharding{}; });
+  plan.pipe_axis = 0;
+  plan.micro_batches = micro_batches;
+  plan.schedule = PipelineSchedule::interleaved_one_f_one_b;
+  plan.virtual_stages = virtual_stages;
+  plan.stage_of_layer = even_chunks(*plan.model, plan.chunk_count()).value();
+  validate_plan(plan, "test");
+  return plan;
+}
+
+// Runs the stages' programs together, every send rendezvous: a wait for a send returns only once
+// the receiver has reached the matching receive (MPI's protocol for large messages; small ones
+// complete at once, which can only help). Sends, receives and waits as the executor runs them
+// (exec/runtime/stage_link.h: a non-blocking send, a blocking receive). False when the stages
+// wait on each other for ever.
+bool deliverable_with_rendezvous_sends(const std::vector<StepProgram>& programs) {
+  using Message = std::tuple<int, int, int, bool>;  // consumer, input position, micro-batch, gradient
+  const auto message_of = [](const StepProgram& program, const StepInstruction& i) {
+    return Message{i.layer, i.index, i.micro_batch, moves_gradient(program, i)};
+  };
+  std::set<Message> sent;
+  std::set<Message> received;
+  std::vector<size_t> next(programs.size(), 0);
+  for (bool progressed = true; progressed;) {
+    progressed = false;
+    for (size_t s = 0; s < programs.size(); ++s) {
+      const StepProgram& program = programs[s];
+      for (; next[s] < program.instructions.size(); ++next[s], progressed = true) {
+        const StepInstruction& i = program.instructions[next[s]];
+        if (i.op == StepOp::recv) {
+          if (!sent.contains(message_of(program, i))) break;
+          received.insert(message_of(program, i));
+        } else if (i.op == StepOp::send) {
+          sent.insert(message_of(program, i));
+        } else if (i.op == StepOp::wait) {
+          const StepInstruction& target = program.instructions.at(static_cast<size_t>(i.waits_for));
+          if (target.op == StepOp::send && !received.contains(message_of(program, target))) break;
+        }
+      }
+    }
+  }
+  for (size_t s = 0; s < programs.size(); ++s) {
+    if (next[s] < programs[s].instructions.size()) return false;
+  }
+  return true;
+}
+
+// Interleaved programs on 2-4 stages of 2-3 chunks, as many micro-batches as stages or more,
+// with and without recompute: well formed, their passes in the schedule's order, chunk by chunk
+// (each chunk's layers only), and every message delivered even when each send waits for its
+// receiver. A stage's programs for the training step and for evaluation.
+TEST(StepProgram, InterleavedProgramsRunTheScheduleAndCannotDeadlock) {
+  for (int stages : {2, 3, 4}) {
+    for (int chunks : {2, 3}) {
+      for (int groups : {1, 2}) {
+        for (bool recompute : {false, true}) {
+          Plan plan = interleaved_fashion_vgg(stages, chunks, groups * stages);
+          plan.recompute_activations = recompute;
+          const std::string name = fmt::format("{} stages x {} chunks, {} micro-batches{}", stages, chunks,
+                                               plan.micro_batches, recompute ? ", recompute" : "");
+          const CompiledPlan compiled = compile_plan(plan);
+          std::vector<StepProgram> programs;
+          std::vector<StepProgram> evaluations;
+          for (int rank = 0; rank < stages; ++rank) {
+            programs.push_back(compile_step(plan, compiled, rank));
+            evaluations.push_back(compile_evaluation(plan, compiled, rank));
+            const StepProgram& program = programs.back();
+            for (const std::string& problem : testing::step_program_problems(plan, compiled, program)) {
+              ADD_FAILURE() << name << " rank " << rank << ": " << problem;
+            }
+            EXPECT_EQ(pass_sequence(program), pass_order(plan, rank)) << name << " rank " << rank;
+            for (const StepInstruction& i : program.instructions) {
+              const bool pass = i.op == StepOp::forward || i.op == StepOp::backward || i.op == StepOp::recompute;
+              if (pass) {
+                EXPECT_EQ(compiled.layers[static_cast<size_t>(i.layer)].stage, rank) << name;
+              }
+            }
+          }
+          EXPECT_TRUE(deliverable_with_rendezvous_sends(programs)) << name;
+          EXPECT_TRUE(deliverable_with_rendezvous_sends(evaluations)) << name << " (evaluation)";
+        }
+      }
+    }
+  }
+}
+
+// The check above can fail: two stages' programs of a 1F1B pipeline where the second stage runs
+// its passes in the order of the first never get their messages through.
+TEST(StepProgram, RendezvousCheckFindsAStageThatWaitsForEver) {
+  const Plan plan = interleaved_fashion_vgg(2, 2, 4);
+  const CompiledPlan compiled = compile_plan(plan);
+  EXPECT_FALSE(deliverable_with_rendezvous_sends({compile_step(plan, compiled, 1)}));
+}
+
+// GPT in 2 stages x 2 chunks cut between blocks: the embeddings (chunk 0) and h1 (chunk 2) on
+// stage 0, h0 (chunk 1) and the head (chunk 3) on stage 1. Each block's output has two readers in
+// the next chunk and crosses once per micro-batch each way; the last stage hands h0's output back
+// round to stage 0.
+TEST(StepProgram, InterleavedGptHandsEachChunkBoundaryOverOnce) {
+  const Plan plan = plan_from_text(R"({
+    "format": "splitbrain-plan", "version": 1, "model": "gpt:layers=2,hidden=64,heads=4,seq=16,vocab=96,positions=16",
+    "batch": 8, "mesh": {"pipe": 2}, "default": {},
+    "pipeline": {"axis": "pipe", "stage_starts": ["h0.ln_1", "h1.ln_1", "ln_f"], "micro_batches": 4,
+                 "schedule": "interleaved_1f1b", "virtual_stages": 2}
+  })", "interleaved-gpt", ".");
+  const CompiledPlan compiled = compile_plan(plan);
+  const StepProgram first = compile_step(plan, compiled, 0);
+  const StepProgram second = compile_step(plan, compiled, 1);
+  // Stage 0 sends forward from chunks 0 and 2, back from chunk 2; stage 1 forward from chunk 1,
+  // back from chunks 1 and 3.
+  EXPECT_EQ(count_ops(first, StepOp::send), 3 * plan.micro_batches);
+  EXPECT_EQ(count_ops(second, StepOp::recv), 3 * plan.micro_batches);
+  EXPECT_EQ(count_ops(second, StepOp::send), 3 * plan.micro_batches);
+  EXPECT_EQ(count_ops(first, StepOp::recv), 3 * plan.micro_batches);
+  for (const StepProgram* program : {&first, &second}) {
+    for (const std::string& problem : testing::step_program_problems(plan, compiled, *program)) ADD_FAILURE() << problem;
+  }
+  const int h1 = plan.model->find("h1.ln_1");
+  const InputTransfer& into_h1 = compiled.layers[static_cast<size_t>(h1)].inputs.at(0);
+  ASSERT_TRUE(into_h1.forward_send.has_value());
+  EXPECT_EQ(into_h1.forward_send->source_index, 1);  // from the last stage round to the first
+  EXPECT_EQ(into_h1.forward_send->destination_index, 0);
+  EXPECT_TRUE(deliverable_with_rendezvous_sends({first, second}));
+}
+
+// Like 1F1B, the interleaved schedule bounds what a stage holds by its warm-up, not by the number
+// of micro-batches: with the same micro-batch size, 8 or 32 of them peak alike on every stage.
+TEST(StepProgram, InterleavedMemoryDoesNotGrowWithMicroBatches) {
+  for (int rank = 0; rank < 2; ++rank) {
+    const Plan eight = interleaved_fashion_vgg(2, 2, 8);
+    const Plan many = interleaved_fashion_vgg(2, 2, 32);
+    EXPECT_EQ(walk_memory(compile_step(eight, compile_plan(eight), rank)).total,
+              walk_memory(compile_step(many, compile_plan(many), rank)).total)
+        << "rank " << rank;
+  }
 }
 
 }  // namespace

@@ -6,11 +6,13 @@
 
 #include "model/zoo.h"
 #include "plans/memory_walk.h"
+#include "plans/plan_builder.h"
 #include "plans/step_compiler.h"
 #include "sim/cluster_presets.h"
 #include "sim/memory_model.h"
 #include "sim/search/planner.h"
 #include "sim/simulation.h"
+#include "tests/plans/interleaved_variant.h"
 #include "tests/plans/step_program_properties.h"
 
 namespace splitbrain::sim {
@@ -42,6 +44,18 @@ std::vector<plans::Plan> plans_with_variants(const std::string& model_spec, int 
       gpipe.schedule = plans::PipelineSchedule::gpipe;
       gpipe.family += " +gpipe";
       out.push_back(gpipe);
+    }
+    // Interleaved 1F1B, alone and with recompute and ZeRO 3 (the planner proposes one chunk).
+    if (const std::optional<plans::Plan> interleaved = plans::testing::interleaved_variant(p.plan, 2)) {
+      out.push_back(*interleaved);
+      plans::Plan recomputed = *interleaved;
+      recomputed.recompute_activations = true;
+      recomputed.family += " +recompute";
+      out.push_back(recomputed);
+      plans::Plan zero = *interleaved;
+      zero.zero_stage = 3;
+      zero.family += " +zero3";
+      out.push_back(zero);
     }
   }
   return out;
@@ -80,6 +94,50 @@ TEST(StepProgramMemory, TheSimulatorsMemoryIsTheWalk) {
         EXPECT_EQ(predicted.total(), walk.total) << name;
       }
     }
+  }
+}
+
+// The interleaved variants above exist (the planner's pipelines on 2 and 4 devices have them), so
+// the two tests before check them too.
+TEST(StepProgramMemory, InterleavedVariantsAreChecked) {
+  for (int devices : {2, 4}) {
+    int interleaved = 0;
+    for (const plans::Plan& plan : plans_with_variants("fashion-vgg", devices, 32)) {
+      interleaved += plan.schedule == plans::PipelineSchedule::interleaved_one_f_one_b ? 1 : 0;
+    }
+    EXPECT_GE(interleaved, 3) << devices << " devices";
+  }
+}
+
+// Interleaved 1F1B on 4 stages x 2 chunks, 8 micro-batches: each rank's predicted memory is the
+// walk of its step program, whose passes run both of its chunks in the schedule's order.
+TEST(StepProgramMemory, InterleavedMemoryPerRankIsTheWalk) {
+  plans::Plan plan = plans::build_plan("fashion-vgg", plans::Mesh({{"pipe", 4}}), 32,
+                                       [](const model::Layer&) { return plans::LayerSharding{}; });
+  plan.pipe_axis = 0;
+  plan.micro_batches = 8;
+  plan.schedule = plans::PipelineSchedule::interleaved_one_f_one_b;
+  plan.virtual_stages = 2;
+  plan.stage_of_layer = plans::even_chunks(*plan.model, 8).value();
+  const plans::CompiledPlan compiled = plans::compile_plan(plan);
+  const Prediction prediction = simulate(plan, compiled, cluster_preset("dgx-a100-80g"));
+  ASSERT_EQ(prediction.ranks.size(), 4u);
+  for (int rank = 0; rank < 4; ++rank) {
+    const plans::MemoryPeaks walk = plans::walk_memory(plans::compile_step(plan, compiled, rank));
+    const MemoryBreakdown& predicted = prediction.ranks[static_cast<size_t>(rank)].memory;
+    EXPECT_EQ(predicted.params, walk.of(plans::MemoryCategory::params)) << rank;
+    EXPECT_EQ(predicted.activations, walk.of(plans::MemoryCategory::activations)) << rank;
+    EXPECT_EQ(predicted.buffers, walk.of(plans::MemoryCategory::buffers)) << rank;
+    EXPECT_EQ(predicted.total(), walk.total) << rank;
+    // A rank holds the parameters of both of its chunks: those of chunks rank and rank + 4.
+    int64_t parameters = 0;
+    for (int v = 0; v < plan.model->size(); ++v) {
+      if (compiled.layers[static_cast<size_t>(v)].stage != rank) continue;
+      for (const plans::ParameterShard& shard : compiled.layers[static_cast<size_t>(v)].layouts.parameters) {
+        parameters += shard.local_elements * 4;
+      }
+    }
+    EXPECT_EQ(predicted.params, parameters) << rank;
   }
 }
 

@@ -55,6 +55,8 @@ std::string what_text(const plans::Plan& plan, const plans::StepProgram& program
   std::string text;
   if (i.layer >= 0) text += plan.model->layer(i.layer).name;
   if (i.micro_batch >= 0) text += fmt::format(" mb{}", i.micro_batch);
+  const bool pass = i.op == StepOp::forward || i.op == StepOp::recompute || i.op == StepOp::backward;
+  if (pass && plan.virtual_stages > 1) text += fmt::format(" chunk {}", program.chunk_of_layer.at(static_cast<size_t>(i.layer)));
   if (i.bucket >= 0) text += fmt::format("{}bucket {}", text.empty() ? "" : " ", i.bucket);
   for (const plans::Collective& c : plans::collectives_of(i)) text += "  " + collective_text(plan, c);
   if (!i.reads.empty()) text += "  <- " + buffers_text(plan, program, i.reads);
@@ -62,11 +64,24 @@ std::string what_text(const plans::Plan& plan, const plans::StepProgram& program
   return text;
 }
 
+// "" without a pipeline; ", 1f1b"; ", interleaved_1f1b, chunks 1 and 3 of 4".
+std::string schedule_text(const plans::Plan& plan, const plans::StepProgram& program) {
+  if (plan.pipe_axis < 0) return "";
+  std::string text = fmt::format(", {}", plans::schedule_name(plan.schedule));
+  if (plan.virtual_stages <= 1) return text;
+  std::string chunks;
+  for (int k = 0; k < plan.virtual_stages; ++k) {
+    const char* separator = k == 0 ? "" : k + 1 == plan.virtual_stages ? " and " : ", ";
+    chunks += fmt::format("{}{}", separator, k * plan.stage_count() + program.stage);
+  }
+  return text + fmt::format(", chunks {} of {}", chunks, plan.chunk_count());
+}
+
 void print_listing(const plans::Plan& plan, const plans::StepProgram& program, const std::string& plan_path) {
   std::cout << fmt::format(
-      "step program of rank {} (stage {} of {}), plan {}: {}, mesh {}, batch {} in {} micro-batch(es)\n", program.rank,
-      program.stage, plan.stage_count(), plan_path, plan.model_spec, plan.mesh.to_string(), plan.global_batch,
-      plan.micro_batches);
+      "step program of rank {} (stage {} of {}{}), plan {}: {}, mesh {}, batch {} in {} micro-batch(es)\n",
+      program.rank, program.stage, plan.stage_count(), schedule_text(plan, program), plan_path, plan.model_spec,
+      plan.mesh.to_string(), plan.global_batch, plan.micro_batches);
   std::cout << fmt::format("resident (model states): {} buffers\n", program.resident.size());
   for (size_t n = 0; n < program.instructions.size(); ++n) {
     const plans::StepInstruction& i = program.instructions[n];
@@ -105,6 +120,9 @@ nlohmann::ordered_json program_json(const plans::Plan& plan, const plans::StepPr
     }
     if (i.layer >= 0) entry["layer"] = plan.model->layer(i.layer).name;
     if (i.micro_batch >= 0) entry["micro_batch"] = i.micro_batch;
+    if (i.op == plans::StepOp::forward || i.op == plans::StepOp::recompute || i.op == plans::StepOp::backward) {
+      entry["chunk"] = program.chunk_of_layer.at(static_cast<size_t>(i.layer));
+    }
     if (i.bucket >= 0) entry["bucket"] = i.bucket;
     if (i.waits_for >= 0) entry["waits_for"] = i.waits_for;
     if (i.op != plans::StepOp::alloc && i.op != plans::StepOp::free) {

@@ -5,8 +5,9 @@
 // bytes the simulator predicts for the same plan, in total, per collective kind and per layer.
 // Plans the executor refuses are listed by name and must say why; they are not silently skipped.
 // Besides the planner's plans (which use ZeRO and recompute only when memory is short, never for
-// this small model), their ZeRO 1-3 and recompute variants run too; the memory of every run is
-// checked against the simulator's memory model in equivalence_memory_test.cc.
+// this small model), their ZeRO 1-3 and recompute variants run too, and every pipeline's
+// interleaved 1F1B variants; the memory of every run is checked against the simulator's memory
+// model in equivalence_memory_test.cc.
 
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -34,6 +35,7 @@
 #include "tests/exec/equivalence/plan_run.h"
 #include "tests/exec/equivalence/reference_file.h"
 #include "tests/exec/equivalence/tied_variants.h"
+#include "tests/plans/interleaved_variant.h"
 
 namespace splitbrain::equivalence {
 namespace {
@@ -137,6 +139,24 @@ std::vector<plans::Plan> plans_to_run(const std::vector<sim::PricedPlan>& planne
   }
   if (std::optional<plans::Plan> shared = shared_reader_variant(out)) out.push_back(*shared);
   if (std::optional<plans::Plan> sequence = sequence_parallel_variant(out)) out.push_back(*sequence);
+  // Interleaved 1F1B (the planner proposes one chunk per stage): each pipeline re-cut into two
+  // chunks per stage, alone, with recompute and with ZeRO 3 where gradients sync over a group.
+  for (const sim::PricedPlan& p : planned) {
+    if (p.plan.zero_stage != 0 || p.plan.recompute_activations) continue;
+    const std::optional<plans::Plan> interleaved = plans::testing::interleaved_variant(p.plan, 2);
+    if (!interleaved) continue;
+    out.push_back(*interleaved);
+    plans::Plan recompute = *interleaved;
+    recompute.recompute_activations = true;
+    recompute.family += " +recompute";
+    out.push_back(recompute);
+    if (!plans::compile_plan(*interleaved).buckets.empty()) {
+      plans::Plan zero = *interleaved;
+      zero.zero_stage = 3;
+      zero.family += " +zero3";
+      out.push_back(zero);
+    }
+  }
   return out;
 }
 
@@ -220,15 +240,18 @@ ExpectedBytes expected_bytes(const plans::Plan& plan, const sim::Prediction& pre
 }  // namespace
 
 // The run of the same plan without ZeRO and recompute, when `o` is such a variant.
+// The most specific one: "pipeline +interleaved 2 +recompute" is the interleaved pipeline's variant.
 const PlanOutcome* base_of(const PlanOutcome& o, const std::vector<PlanOutcome>& all) {
+  const PlanOutcome* base = nullptr;
   for (const PlanOutcome& candidate : all) {
     const bool plain = candidate.plan.zero_stage == 0 && !candidate.plan.recompute_activations;
     if (&candidate != &o && plain && o.plan.family.starts_with(candidate.plan.family + " +") &&
-        candidate.plan.mesh.to_string() == o.plan.mesh.to_string()) {
-      return &candidate;
+        candidate.plan.mesh.to_string() == o.plan.mesh.to_string() &&
+        (base == nullptr || candidate.plan.family.size() > base->plan.family.size())) {
+      base = &candidate;
     }
   }
-  return nullptr;
+  return base;
 }
 
 // Plans for the world size, each trained once; computed on first use (collective: every rank's
@@ -398,6 +421,34 @@ TEST(Equivalence, BytesSentPerLayerAndPhaseEqualThePrediction) {
       EXPECT_EQ(got, kSteps * predicted) << plan_name(o.plan) << " rank " << rank << " " << label << ": counted " << got
                                          << " in " << kSteps << " steps, predicted " << predicted << " per step";
     }
+  }
+}
+
+// Every pipeline of the world's plans has interleaved 1F1B variants, and they run wherever their
+// one-chunk pipeline runs (the tests above hold them to the 1-rank losses and weights, the
+// predicted bytes and the walk's memory like every plan).
+TEST(Equivalence, InterleavedPipelinesRunWhereTheirPipelinesRun) {
+  const std::vector<PlanOutcome>& all = suite().outcomes;
+  int pipelines = 0;
+  int interleaved = 0;
+  for (const PlanOutcome& o : all) {
+    if (o.plan.stage_count() < 2) continue;
+    if (o.plan.schedule != plans::PipelineSchedule::interleaved_one_f_one_b) {
+      pipelines += o.plan.zero_stage == 0 && !o.plan.recompute_activations ? 1 : 0;
+      continue;
+    }
+    ++interleaved;
+    const std::string family = o.plan.family.substr(0, o.plan.family.find(" +interleaved"));
+    const auto base = std::find_if(all.begin(), all.end(), [&](const PlanOutcome& b) {
+      return b.plan.family == family && b.plan.mesh.to_string() == o.plan.mesh.to_string();
+    });
+    ASSERT_NE(base, all.end()) << plan_name(o.plan);
+    if (base->status == RunStatus::ran) {
+      EXPECT_EQ(o.status, RunStatus::ran) << plan_name(o.plan) << ": " << o.message;
+    }
+  }
+  if (pipelines > 0) {
+    EXPECT_GT(interleaved, 0) << "no interleaved variant of the " << pipelines << " pipelines";
   }
 }
 
