@@ -142,7 +142,12 @@ add_namespace "$switch_ns"
 ip -n "$switch_ns" link add br0 type bridge
 ip -n "$switch_ns" link set br0 up
 
-online_cpus=$(nproc --all)
+# The CPUs this script may run on (a container's cpuset may hide some), one per element.
+allowed_cpus=()
+for range in $(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status | tr ',' ' '); do
+  for ((cpu = ${range%-*}; cpu <= ${range#*-}; cpu++)); do allowed_cpus+=("$cpu"); done
+done
+[ "${#allowed_cpus[@]}" -gt 0 ] || fail "could not read the allowed CPUs from /proc/self/status"
 addresses=()
 node_namespaces=()
 for ((i = 0; i < nodes; i++)); do
@@ -166,15 +171,18 @@ for ((i = 0; i < nodes; i++)); do
   node_namespaces+=("$ns")
 done
 
-# The CPUs node i runs on: its share of this process's CPUs (--cpus split), or all of them.
+# The CPUs node i runs on: its share of the allowed CPUs (--cpus split), or all of them.
 node_cpus() {
+  local count=${#allowed_cpus[@]} first last
   if [ "$cpus_mode" = all ]; then
-    echo "0-$((online_cpus - 1))"
-  elif [ "$online_cpus" -ge "$nodes" ]; then
-    echo "$(($1 * online_cpus / nodes))-$((($1 + 1) * online_cpus / nodes - 1))"
+    first=0 last=$((count - 1))
+  elif [ "$count" -ge "$nodes" ]; then
+    first=$(($1 * count / nodes)) last=$((($1 + 1) * count / nodes - 1))
   else
-    echo "$(($1 % online_cpus))"
+    first=$(($1 % count)) last=$first
   fi
+  local list=("${allowed_cpus[@]:first:last-first+1}")
+  (IFS=,; echo "${list[*]}")
 }
 
 # Enters node $1 (namespace, own host name, its CPUs) and runs the shell command line $2 there.
