@@ -23,6 +23,7 @@ ip -n "$probe" link add sbprobe0 type veth peer name sbprobe1 2> /dev/null || sk
 ip netns exec "$probe" tc qdisc add dev sbprobe0 root tbf rate 1gbit burst 16k latency 10ms 2> /dev/null \
   || skip "this kernel has no tbf qdisc (CONFIG_NET_SCH_TBF)"
 ip netns del "$probe"
+unshare --uts true 2> /dev/null || skip "this system refuses a UTS namespace (each node's own host name)"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
