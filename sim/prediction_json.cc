@@ -32,6 +32,13 @@ ordered_json memory_json(const MemoryBreakdown& m) {
           {"buffers", m.buffers}};
 }
 
+// {level name: bytes}, innermost level first.
+ordered_json bytes_per_level_json(const Cluster& cluster, const std::vector<int64_t>& bytes) {
+  ordered_json levels = ordered_json::object();
+  for (size_t i = 0; i < cluster.levels.size(); ++i) levels[cluster.levels[i].name] = i < bytes.size() ? bytes[i] : 0;
+  return levels;
+}
+
 }  // namespace
 
 ordered_json prediction_to_json(const plans::Plan& plan, const Cluster& cluster, const Prediction& p) {
@@ -41,7 +48,8 @@ ordered_json prediction_to_json(const plans::Plan& plan, const Cluster& cluster,
                      {"stage", r.stage},
                      {"peak_memory_bytes", r.memory.total()},
                      {"memory", memory_json(r.memory)},
-                     {"comm_bytes_sent", r.comm_bytes_sent}});
+                     {"comm_bytes_sent", r.comm_bytes_sent},
+                     {"comm_bytes_sent_per_level", bytes_per_level_json(cluster, r.comm_bytes_sent_per_level)}});
   }
   const model::Model& net = *plan.model;
   ordered_json collectives = ordered_json::array();
@@ -54,7 +62,9 @@ ordered_json prediction_to_json(const plans::Plan& plan, const Cluster& cluster,
                            {"bytes", u.collective.buffer_bytes},
                            {"bytes_sent_per_rank", max_bytes_sent(u.collective)},
                            {"count", u.count},
-                           {"seconds", u.seconds}});
+                           {"seconds", u.seconds},
+                           {"level", u.level >= 0 ? ordered_json(cluster.levels[static_cast<size_t>(u.level)].name)
+                                                  : ordered_json(nullptr)}});
   }
   ordered_json layers = ordered_json::array();
   for (size_t i = 0; i < p.layers.size(); ++i) {

@@ -39,25 +39,37 @@ class StepBuilder {
     backward_internal_.assign(compiled.layers.size(), 0.0);
   }
 
-  // The seconds of one run of a collective on a stage. Deep models repeat the same collectives
-  // block after block, so prices are memoised per stage.
-  double price(int stage, const Collective& collective) {
+  // The seconds of one run of a collective on a stage, and the level its group crosses. Deep
+  // models repeat the same collectives block after block, so prices are memoised per stage.
+  const std::pair<double, int>& price(int stage, const Collective& collective) {
     const auto key = std::make_tuple(stage, collective.kind, collective.axes, collective.buffer_bytes, collective.element_bytes,
                                      collective.halo_rows * collective.row_bytes, collective.source_index,
                                      collective.destination_index);
     auto it = prices_.find(key);
     if (it == prices_.end()) {
-      const double seconds = plan_collective_seconds(cluster_, plan_.mesh, collective, first_rank_[static_cast<size_t>(stage)]);
-      it = prices_.emplace(key, seconds).first;
+      const int rank = first_rank_[static_cast<size_t>(stage)];
+      it = prices_.emplace(key, std::make_pair(plan_collective_seconds(cluster_, plan_.mesh, collective, rank),
+                                               plan_collective_level(cluster_, plan_.mesh, collective, rank)))
+               .first;
     }
     return it->second;
   }
 
   // Prices a collective and records its use (the bytes every rank sends come from these).
   double use(int layer, int stage, StepPhase phase, const Collective& collective, int count) {
-    const double seconds = price(stage, collective);
-    out_.collectives.push_back({layer, stage, phase, collective, count, seconds});
+    const auto& [seconds, level] = price(stage, collective);
+    out_.collectives.push_back({layer, stage, phase, collective, count, seconds, level});
     return seconds;
+  }
+
+  // The level the group of `axes` around `rank` crosses, memoised per axes: collectives of the
+  // same axes share groups, and a mesh whose axes do not align with nodes has groups that differ.
+  int group_level(const std::vector<int>& axes, int rank) {
+    auto [it, inserted] = level_by_axes_.try_emplace(axes);
+    if (inserted) {
+      for (int r = 0; r < plan_.mesh.rank_count(); ++r) it->second.push_back(level_spanned(cluster_, plan_.mesh.group(r, axes)));
+    }
+    return it->second[static_cast<size_t>(rank)];
   }
 
   void cost_layers() {
@@ -150,7 +162,7 @@ class StepBuilder {
       case StepOp::recv:
       case StepOp::reduce:
       case StepOp::gather_params:
-        for (const Collective& c : plans::collectives_of(instruction)) cost.communication_seconds += price(stage, c);
+        for (const Collective& c : plans::collectives_of(instruction)) cost.communication_seconds += price(stage, c).first;
         break;
       case StepOp::pack:
       case StepOp::unpack: {
@@ -231,14 +243,20 @@ class StepBuilder {
     // Most collectives send the same bytes from every member: add those once per stage. Only
     // the others (pipeline hand-overs, uneven all-reduce chunks, halo edges) are added rank by
     // rank, with each rank's index in the group of that collective's axes.
+    // Their bytes per level are kept per axes, whose group's level is found per rank.
     std::vector<int64_t> uniform(static_cast<size_t>(plan_.stage_count()), 0);
+    std::vector<std::map<std::vector<int>, int64_t>> uniform_by_axes(static_cast<size_t>(plan_.stage_count()));
     std::vector<const CollectiveUse*> varying;
     for (const CollectiveUse& u : out_.collectives) {
       const int64_t first = plans::bytes_sent(u.collective, 0);
       bool same = u.collective.kind != plans::CollectiveKind::send_recv;
       for (int i = 1; same && i < u.collective.group_size; ++i) same = plans::bytes_sent(u.collective, i) == first;
-      if (same) uniform[static_cast<size_t>(u.stage)] += u.count * first;
-      else varying.push_back(&u);
+      if (same) {
+        uniform[static_cast<size_t>(u.stage)] += u.count * first;
+        uniform_by_axes[static_cast<size_t>(u.stage)][u.collective.axes] += u.count * first;
+      } else {
+        varying.push_back(&u);
+      }
     }
     std::map<std::vector<int>, std::vector<int>> index_by_axes;
     for (const CollectiveUse* u : varying) {
@@ -248,13 +266,19 @@ class StepBuilder {
     }
     for (int rank = 0; rank < plan_.mesh.rank_count(); ++rank) {
       const int stage = plan_.pipe_axis >= 0 ? plan_.mesh.coordinate(rank, plan_.pipe_axis) : 0;
-      RankPrediction r{rank, stage, memory[static_cast<size_t>(stage)], uniform[static_cast<size_t>(stage)]};
+      RankPrediction r{rank, stage, memory[static_cast<size_t>(stage)], uniform[static_cast<size_t>(stage)], {}};
+      r.comm_bytes_sent_per_level.assign(cluster_.levels.size(), 0);
+      for (const auto& [axes, bytes] : uniform_by_axes[static_cast<size_t>(stage)]) {
+        const int level = group_level(axes, rank);
+        if (level >= 0) r.comm_bytes_sent_per_level[static_cast<size_t>(level)] += bytes;
+      }
       for (const CollectiveUse* u : varying) {
         // Pipeline hand-overs involve two stages; bytes_sent tells the sender from the rest.
         const bool involved = u->collective.kind == plans::CollectiveKind::send_recv || u->stage == stage;
         if (!involved) continue;
         const int index = index_by_axes.at(u->collective.axes)[static_cast<size_t>(rank)];
         r.comm_bytes_sent += u->count * plans::bytes_sent(u->collective, index);
+        add_bytes_per_level(cluster_, plan_.mesh, u->collective, rank, u->count, r.comm_bytes_sent_per_level);
       }
       out_.ranks.push_back(r);
     }
@@ -267,7 +291,8 @@ class StepBuilder {
   double neighbours_busy_;
   Prediction& out_;
   std::vector<int> first_rank_;
-  std::map<std::tuple<int, plans::CollectiveKind, std::vector<int>, int64_t, int64_t, int64_t, int, int>, double> prices_;
+  std::map<std::tuple<int, plans::CollectiveKind, std::vector<int>, int64_t, int64_t, int64_t, int, int>, std::pair<double, int>> prices_;
+  std::map<std::vector<int>, std::vector<int>> level_by_axes_;  // level per rank, by axes
   std::vector<double> forward_internal_;   // per layer: the collectives inside its forward op
   std::vector<double> backward_internal_;  // and inside its backward
   std::vector<StagePhases> stage_phases_;

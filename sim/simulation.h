@@ -37,6 +37,7 @@ struct CollectiveUse {
   plans::Collective collective;
   int count = 1;          // runs per step (micro-batches for activations, 1 for gradient buckets)
   double seconds = 0.0;   // one run, for the group of the stage's first rank
+  int level = -1;         // the outermost cluster level that group crosses; -1: none (one rank)
 };
 
 struct LayerTiming {  // per micro-batch
@@ -71,6 +72,9 @@ struct RankPrediction {
   int stage = 0;
   MemoryBreakdown memory;
   int64_t comm_bytes_sent = 0;  // per step, every collective it takes part in
+  // comm_bytes_sent split by the cluster level each message crosses (one entry per level,
+  // innermost first; see plan_collective_cost.h's add_bytes_per_level).
+  std::vector<int64_t> comm_bytes_sent_per_level;
 };
 
 struct Prediction {
