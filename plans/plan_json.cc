@@ -4,6 +4,7 @@
 
 #include <array>
 #include <climits>
+#include <limits>
 #include <memory>
 
 #include "model/file_io.h"
@@ -253,6 +254,17 @@ void read_options(JsonObjectReader& top, Plan& plan) {
       fields.fail("gradient_dtype", e.what());
     }
   }
+  if (fields.has("recompute_blocks")) {
+    const int64_t blocks = fields.optional_int("recompute_blocks", 0);
+    if (blocks < 0 || blocks > std::numeric_limits<int>::max()) {
+      fields.fail("recompute_blocks", fmt::format("must be 0 (every block) or a positive count, got {}", blocks));
+    }
+    if (!plan.recompute_activations) {
+      fields.fail("recompute_blocks", "recomputes the first blocks of each chunk under \"recompute\": true, which this "
+                                      "plan does not set");
+    }
+    plan.recompute_blocks = static_cast<int>(blocks);
+  }
   plan.regather_saved_inputs = fields.optional_bool("regather_saved_inputs", plan.regather_saved_inputs);
   const int64_t zero_stage = fields.optional_int("zero_stage", plan.zero_stage);
   if (zero_stage < 0 || zero_stage > 3) {
@@ -409,6 +421,7 @@ ordered_json plan_to_json(const Plan& plan) {
                     {"gradient_bucket_bytes", plan.gradient_bucket_bytes}};
   if (plan.gradient_dtype) doc["options"]["gradient_dtype"] = std::string(model::dtype_name(*plan.gradient_dtype));
   if (plan.regather_saved_inputs) doc["options"]["regather_saved_inputs"] = true;
+  if (plan.recompute_blocks > 0) doc["options"]["recompute_blocks"] = plan.recompute_blocks;
   // Every layer, resolved: the written plan depends on no default and no inheritance rule.
   ordered_json layers = ordered_json::object();
   for (int i = 0; i < plan.model->size(); ++i) {

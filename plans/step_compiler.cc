@@ -32,9 +32,16 @@ StepProgram StepCompiler::compile() {
     if (pass.kind == PassKind::forward) {
       reset(state);
       forward(layers, micro, state, /*recomputing=*/false);
-      if (plan_.recompute_activations) drop_recomputable(layers, state);
+      if (plan_.recompute_activations) drop_recomputable(rerun_part(layers), state);
+    } else if (plan_.recompute_activations) {
+      // The chunk's last blocks kept their activations: their backward comes first, then the
+      // first blocks run forward again from the chunk's input and their backward follows.
+      const std::vector<int> rerun = rerun_part(layers);
+      backward(std::vector<int>(layers.begin() + static_cast<std::ptrdiff_t>(rerun.size()), layers.end()), micro, state);
+      forward(rerun, micro, state, /*recomputing=*/true);
+      backward(rerun, micro, state);
+      release_all(layers, state);
     } else {
-      if (plan_.recompute_activations) forward(layers, micro, state, /*recomputing=*/true);
       backward(layers, micro, state);
       release_all(layers, state);
     }
@@ -319,7 +326,17 @@ void StepCompiler::backward(const std::vector<int>& layers, int micro, MicroBatc
     writer_.drop(std::exchange(output_grad, -1));
     if (micro == plan_.micro_batches - 1 && facts_.buckets_overlap()) sync_.start_buckets_completed_by(v);
   }
-  writer_.drop(std::exchange(state.outputs.front(), -1));
+}
+
+std::vector<int> StepCompiler::rerun_part(const std::vector<int>& layers) const {
+  auto kept = std::find_if(layers.begin(), layers.end(), [&](int v) {
+    return net_.layer(v).kind != model::OpKind::input && !recomputed_[static_cast<size_t>(v)];
+  });
+  // The rerun layers lead the chunk (recompute_scope.h): the rest keep their activations.
+  if (std::any_of(kept, layers.end(), [&](int v) { return recomputed_[static_cast<size_t>(v)]; })) {
+    throw PlanError("step program: the recomputed layers of a chunk do not lead it");
+  }
+  return {layers.begin(), kept};
 }
 
 }  // namespace detail

@@ -11,6 +11,7 @@
 #include "plans/memory_walk.h"
 #include "plans/plan.h"
 #include "plans/program_writer.h"
+#include "plans/recompute_scope.h"
 #include "plans/redistribution.h"
 #include "plans/step_facts.h"
 #include "plans/step_gradient_sync.h"
@@ -43,7 +44,8 @@ class StepCompiler {
         net_(*plan.model),
         writer_(plan, rank, keep_instructions),
         facts_(plan, compiled, rank),
-        sync_(plan, compiled, facts_, writer_) {}
+        sync_(plan, compiled, facts_, writer_),
+        recomputed_(recomputed_layers(plan)) {}
 
   // The program; writer().peaks() is its memory walk.
   StepProgram compile();
@@ -142,6 +144,9 @@ class StepCompiler {
   // gathered again, right before its backward.
   void regather_inputs(int v, int micro, MicroBatchBuffers& state);
 
+  // The leading layers of a chunk that full recomputation reruns (recompute_scope.h).
+  std::vector<int> rerun_part(const std::vector<int>& layers) const;
+
   // Recompute: between forward and backward only the chunk's inputs stay.
   void drop_recomputable(const std::vector<int>& layers, MicroBatchBuffers& state);
 
@@ -167,6 +172,7 @@ class StepCompiler {
   ProgramWriter writer_;
   StepFacts facts_;
   GradientSync sync_;
+  std::vector<bool> recomputed_;  // per layer: full recomputation reruns it
   std::map<Edge, int> pending_sends_;  // per edge, the send instruction not yet waited for
   bool evaluating_ = false;
 };

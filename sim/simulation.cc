@@ -13,6 +13,7 @@
 #include "sim/kernel_problem.h"
 #include "sim/plan_collective_cost.h"
 #include "plans/step_compiler.h"
+#include "plans/recompute_scope.h"
 
 namespace splitbrain::sim {
 namespace {
@@ -37,6 +38,7 @@ class StepBuilder {
     out_.layers.resize(compiled.layers.size());
     forward_internal_.assign(compiled.layers.size(), 0.0);
     backward_internal_.assign(compiled.layers.size(), 0.0);
+    recomputed_ = plans::recomputed_layers(plan);
   }
 
   // The seconds of one run of a collective on a stage, and the level its group crosses. Deep
@@ -113,8 +115,7 @@ class StepBuilder {
         timing.forward_comm_seconds += use(i, layer.stage, StepPhase::parameter_gather, c, micro_batches);
         timing.backward_comm_seconds += use(i, layer.stage, StepPhase::parameter_gather, c, micro_batches);
       }
-      const model::OpKind kind = plan_.model->layer(i).kind;
-      const bool whole_stage = plan_.recompute_activations && kind != model::OpKind::input;
+      const bool whole_stage = recomputed_[static_cast<size_t>(i)];
       const bool selective = plan_.recomputes_selectively(plan_.model->layer(i));
       if (whole_stage || selective) {
         // The forward runs again before the backward: its compute and the collectives in it;
@@ -293,6 +294,7 @@ class StepBuilder {
   std::vector<int> first_rank_;
   std::map<std::tuple<int, plans::CollectiveKind, std::vector<int>, int64_t, int64_t, int64_t, int, int>, std::pair<double, int>> prices_;
   std::map<std::vector<int>, std::vector<int>> level_by_axes_;  // level per rank, by axes
+  std::vector<bool> recomputed_;           // per layer: full recomputation reruns it
   std::vector<double> forward_internal_;   // per layer: the collectives inside its forward op
   std::vector<double> backward_internal_;  // and inside its backward
   std::vector<StagePhases> stage_phases_;

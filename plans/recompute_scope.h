@@ -1,0 +1,18 @@
+#pragma once
+// Which layers full recomputation reruns: every layer of each pipeline chunk (Plan::
+// recompute_activations), or with Plan::recompute_blocks = N only those of the chunk's first N
+// blocks (model/block_boundaries.h), Megatron-LM's --recompute-method block; the rest keep their
+// activations. The step compiler drops and reruns these, the simulator counts what they send
+// again: one decision, read by both.
+
+#include <vector>
+
+#include "plans/plan.h"
+
+namespace splitbrain::plans {
+
+// Per layer: dropped after its forward and recomputed before its backward. Input layers never
+// are (a chunk's input is what recomputation starts from).
+std::vector<bool> recomputed_layers(const Plan& plan);
+
+}  // namespace splitbrain::plans
