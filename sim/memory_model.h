@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "plans/compiled_plan.h"
+#include "plans/memory_walk.h"
 #include "plans/plan.h"
 
 namespace splitbrain::sim {
@@ -25,6 +26,13 @@ struct MemoryBreakdown {
 // The memory of a rank on pipeline stage `stage` (all ranks of a stage hold the same amounts).
 // Throws PlanError for a stage out of range or a compiled plan of another model.
 MemoryBreakdown stage_memory(const plans::Plan& plan, const plans::CompiledPlan& compiled, int stage);
+
+// The categories of a step program's memory walk (what stage_memory reports for its stage's rank).
+MemoryBreakdown memory_breakdown(const plans::MemoryPeaks& walk);
+
+// The most any rank of the plan holds (every stage's walk): what decides whether a plan fits,
+// without the rest of a simulation.
+int64_t plan_peak_memory_bytes(const plans::Plan& plan, const plans::CompiledPlan& compiled);
 
 // Micro-batches whose activations a stage keeps at once: GPipe all of them; 1F1B at most
 // (stages - stage) (Narayanan et al. 2019, PipeDream-Flush). The planner's estimate; the step

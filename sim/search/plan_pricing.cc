@@ -1,0 +1,92 @@
+#include "sim/search/plan_pricing.h"
+
+#include <fmt/format.h>
+
+#include <limits>
+
+#include "plans/compiled_plan.h"
+#include "sim/memory_model.h"
+#include "sim/step_time_bound.h"
+
+namespace splitbrain::sim {
+namespace {
+
+// The bound and the timeline add the same seconds in different orders; a bound this much above
+// the rival is above it whatever the rounding.
+constexpr double kBoundRoundingMargin = 1e-9;
+
+bool cannot_beat(double lower_bound_seconds, double rival_seconds) {
+  return lower_bound_seconds >= rival_seconds * (1.0 + kBoundRoundingMargin);
+}
+
+}  // namespace
+
+bool better_plan(const PricedPlan& candidate, const PricedPlan& incumbent, Ranking ranking) {
+  if (ranking == Ranking::fitting_first && candidate.feasible != incumbent.feasible) return candidate.feasible;
+  return candidate.prediction.iteration_seconds < incumbent.prediction.iteration_seconds;
+}
+
+PricedPlan price_plan(const PlannerRequest& request, plans::Plan plan, SearchStats& stats) {
+  return *price_plan_against(request, std::move(plan), nullptr, Ranking::fastest, stats);
+}
+
+std::optional<PricedPlan> price_plan_against(const PlannerRequest& request, plans::Plan plan, const PricedPlan* rival,
+                                             Ranking ranking, SearchStats& stats) {
+  const int64_t limit = request.effective_memory_limit();
+  // The time a plan that fits must beat: the rival's, except that a plan that fits beats any
+  // rival that does not when fitting comes first.
+  const double rival_seconds = rival != nullptr ? rival->prediction.iteration_seconds : std::numeric_limits<double>::infinity();
+  const bool fit_wins = ranking == Ranking::fitting_first && rival != nullptr && !rival->feasible;
+  const double bar = fit_wins ? std::numeric_limits<double>::infinity() : rival_seconds;
+  auto time = [&](const plans::Plan& p, const plans::CompiledPlan& compiled) {
+    ++stats.plans_simulated;
+    return simulate(p, compiled, request.cluster);
+  };
+  auto fits = [&](const plans::Plan& p, const plans::CompiledPlan& compiled) {
+    ++stats.memory_walks;
+    return plan_peak_memory_bytes(p, compiled) <= limit;
+  };
+
+  const plans::CompiledPlan compiled = plans::compile_plan(plan);
+  if (fits(plan, compiled)) {
+    // It is the answer as it is.
+    if (cannot_beat(iteration_seconds_lower_bound(plan, compiled, request.cluster), bar)) return std::nullopt;
+    Prediction prediction = time(plan, compiled);
+    return PricedPlan{std::move(plan), std::move(prediction), true};
+  }
+  // Over the limit: shard the optimizer state (and more), or recompute activations. A lower ZeRO
+  // stage that fits communicates less than a higher one, so the first stage with a variant that
+  // fits has the answer: its fastest such variant.
+  std::optional<PricedPlan> best;
+  bool some_fit = false;
+  for (int zero : {1, 2, 3}) {
+    for (bool recompute : {false, true}) {
+      plans::Plan variant = plan;
+      variant.zero_stage = zero;
+      variant.recompute_activations = recompute;
+      variant.family += fmt::format(" +zero{}{}", zero, recompute ? " +recompute" : "");
+      const plans::CompiledPlan variant_compiled = plans::compile_plan(variant);
+      if (!fits(variant, variant_compiled)) continue;
+      some_fit = true;
+      // A variant no faster than the bar cannot make the answer beat the rival.
+      if (cannot_beat(iteration_seconds_lower_bound(variant, variant_compiled, request.cluster), bar)) continue;
+      PricedPlan candidate{variant, time(variant, variant_compiled), true};
+      if (!best || candidate.prediction.iteration_seconds < best->prediction.iteration_seconds) best = std::move(candidate);
+    }
+    if (some_fit) break;
+  }
+  if (some_fit) {
+    // Variants left untimed are no faster than the bar: the answer is `best` only below it, and
+    // otherwise it does not beat the rival whichever it is.
+    if (best && best->prediction.iteration_seconds < bar) return best;
+    return std::nullopt;
+  }
+  // Nothing fits: the answer is the plan as it is, marked infeasible, which beats only a slower
+  // rival (one that does not fit either, when fitting comes first).
+  if (ranking == Ranking::fitting_first && rival != nullptr && rival->feasible) return std::nullopt;
+  if (cannot_beat(iteration_seconds_lower_bound(plan, compiled, request.cluster), rival_seconds)) return std::nullopt;
+  Prediction prediction = time(plan, compiled);
+  return PricedPlan{std::move(plan), std::move(prediction), false};
+}
+
+}  // namespace splitbrain::sim
