@@ -19,6 +19,40 @@ bool cannot_beat(double lower_bound_seconds, double rival_seconds) {
   return lower_bound_seconds >= rival_seconds * (1.0 + kBoundRoundingMargin);
 }
 
+// The plan with ZeRO stage `zero` and whole-stage recompute as `recompute`, labelled so.
+plans::Plan variant_of(const plans::Plan& plan, int zero, bool recompute) {
+  plans::Plan variant = plan;
+  variant.zero_stage = zero;
+  variant.recompute_activations = recompute;
+  variant.family += fmt::format(" +zero{}{}", zero, recompute ? " +recompute" : "");
+  return variant;
+}
+
+// Every variant simulated in full, feasibility read from each prediction: the exhaustive search.
+PricedPlan price_every_variant(const PlannerRequest& request, plans::Plan plan, SearchStats& stats) {
+  const int64_t limit = request.effective_memory_limit();
+  auto price = [&](const plans::Plan& p) {
+    ++stats.plans_simulated;
+    return simulate(p, plans::compile_plan(p), request.cluster);
+  };
+  PricedPlan priced{plan, price(plan), false};
+  priced.feasible = peak_memory_bytes(priced.prediction) <= limit;
+  if (priced.feasible) return priced;
+  std::optional<PricedPlan> best;
+  for (int zero : {1, 2, 3}) {
+    for (bool recompute : {false, true}) {
+      const plans::Plan variant = variant_of(plan, zero, recompute);
+      PricedPlan candidate{variant, price(variant), false};
+      candidate.feasible = peak_memory_bytes(candidate.prediction) <= limit;
+      if (candidate.feasible && (!best || candidate.prediction.iteration_seconds < best->prediction.iteration_seconds)) {
+        best = std::move(candidate);
+      }
+    }
+    if (best) break;
+  }
+  return best ? *best : priced;
+}
+
 }  // namespace
 
 bool better_plan(const PricedPlan& candidate, const PricedPlan& incumbent, Ranking ranking) {
@@ -32,6 +66,7 @@ PricedPlan price_plan(const PlannerRequest& request, plans::Plan plan, SearchSta
 
 std::optional<PricedPlan> price_plan_against(const PlannerRequest& request, plans::Plan plan, const PricedPlan* rival,
                                              Ranking ranking, SearchStats& stats) {
+  if (request.exhaustive) return price_every_variant(request, std::move(plan), stats);
   const int64_t limit = request.effective_memory_limit();
   // The time a plan that fits must beat: the rival's, except that a plan that fits beats any
   // rival that does not when fitting comes first.
@@ -61,10 +96,7 @@ std::optional<PricedPlan> price_plan_against(const PlannerRequest& request, plan
   bool some_fit = false;
   for (int zero : {1, 2, 3}) {
     for (bool recompute : {false, true}) {
-      plans::Plan variant = plan;
-      variant.zero_stage = zero;
-      variant.recompute_activations = recompute;
-      variant.family += fmt::format(" +zero{}{}", zero, recompute ? " +recompute" : "");
+      const plans::Plan variant = variant_of(plan, zero, recompute);
       const plans::CompiledPlan variant_compiled = plans::compile_plan(variant);
       if (!fits(variant, variant_compiled)) continue;
       some_fit = true;
