@@ -47,10 +47,11 @@ MemoryBreakdown memory_breakdown(const plans::MemoryPeaks& walk) {
   return memory;
 }
 
-int64_t plan_peak_memory_bytes(const plans::Plan& plan, const plans::CompiledPlan& compiled) {
-  int64_t peak = 0;
-  for (int stage = 0; stage < plan.stage_count(); ++stage) peak = std::max(peak, stage_memory(plan, compiled, stage).total());
-  return peak;
+bool plan_fits_memory(const plans::Plan& plan, const plans::CompiledPlan& compiled, int64_t limit_bytes) {
+  for (int stage = 0; stage < plan.stage_count(); ++stage) {
+    if (stage_memory(plan, compiled, stage).total() > limit_bytes) return false;
+  }
+  return true;
 }
 
 }  // namespace splitbrain::sim

@@ -30,9 +30,10 @@ MemoryBreakdown stage_memory(const plans::Plan& plan, const plans::CompiledPlan&
 // The categories of a step program's memory walk (what stage_memory reports for its stage's rank).
 MemoryBreakdown memory_breakdown(const plans::MemoryPeaks& walk);
 
-// The most any rank of the plan holds (every stage's walk): what decides whether a plan fits,
-// without the rest of a simulation.
-int64_t plan_peak_memory_bytes(const plans::Plan& plan, const plans::CompiledPlan& compiled);
+// Whether every rank of the plan holds at most `limit_bytes` (peak_memory_bytes of its
+// simulation within the limit), from the stages' walks alone, stopping at the first stage over
+// it (stage 0 first: under 1F1B it keeps the most micro-batches in flight).
+bool plan_fits_memory(const plans::Plan& plan, const plans::CompiledPlan& compiled, int64_t limit_bytes);
 
 // Micro-batches whose activations a stage keeps at once: GPipe all of them; 1F1B at most
 // (stages - stage) (Narayanan et al. 2019, PipeDream-Flush). The planner's estimate; the step

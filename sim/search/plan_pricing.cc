@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
+#include <vector>
 
 #include "plans/compiled_plan.h"
 #include "sim/memory_model.h"
@@ -79,44 +81,64 @@ std::optional<PricedPlan> price_plan_against(const PlannerRequest& request, plan
   };
   auto fits = [&](const plans::Plan& p, const plans::CompiledPlan& compiled) {
     ++stats.memory_walks;
-    return plan_peak_memory_bytes(p, compiled) <= limit;
+    return plan_fits_memory(p, compiled, limit);
+  };
+
+  auto bound = [&](const plans::Plan& p, const plans::CompiledPlan& compiled) {
+    return iteration_seconds_lower_bound(p, compiled, request.cluster);
+  };
+  // Plans whose bound is not below the bar are not walked either until it matters: whether one
+  // of them fits decides only whether the answer is its group's (and then it does not beat the
+  // rival), so they are walked only before an answer below the bar is returned.
+  struct Unwalked {
+    plans::Plan plan;
+    plans::CompiledPlan compiled;
+  };
+  std::vector<Unwalked> unwalked;
+  auto none_of_unwalked_fits = [&] {
+    return std::none_of(unwalked.begin(), unwalked.end(), [&](const Unwalked& u) { return fits(u.plan, u.compiled); });
   };
 
   const plans::CompiledPlan compiled = plans::compile_plan(plan);
-  if (fits(plan, compiled)) {
-    // It is the answer as it is.
-    if (cannot_beat(iteration_seconds_lower_bound(plan, compiled, request.cluster), bar)) return std::nullopt;
+  if (cannot_beat(bound(plan, compiled), bar)) {
+    unwalked.push_back({plan, compiled});  // if it fits it is the answer, and no faster than the bar
+  } else if (fits(plan, compiled)) {
     Prediction prediction = time(plan, compiled);
     return PricedPlan{std::move(plan), std::move(prediction), true};
   }
   // Over the limit: shard the optimizer state (and more), or recompute activations. A lower ZeRO
   // stage that fits communicates less than a higher one, so the first stage with a variant that
   // fits has the answer: its fastest such variant.
-  std::optional<PricedPlan> best;
-  bool some_fit = false;
   for (int zero : {1, 2, 3}) {
+    std::optional<PricedPlan> best;
+    bool some_fit = false;
+    std::vector<Unwalked> unwalked_here;
     for (bool recompute : {false, true}) {
-      const plans::Plan variant = variant_of(plan, zero, recompute);
-      const plans::CompiledPlan variant_compiled = plans::compile_plan(variant);
+      plans::Plan variant = variant_of(plan, zero, recompute);
+      plans::CompiledPlan variant_compiled = plans::compile_plan(variant);
+      if (cannot_beat(bound(variant, variant_compiled), bar)) {
+        unwalked_here.push_back({std::move(variant), std::move(variant_compiled)});
+        continue;
+      }
       if (!fits(variant, variant_compiled)) continue;
       some_fit = true;
-      // A variant no faster than the bar cannot make the answer beat the rival.
-      if (cannot_beat(iteration_seconds_lower_bound(variant, variant_compiled, request.cluster), bar)) continue;
       PricedPlan candidate{variant, time(variant, variant_compiled), true};
       if (!best || candidate.prediction.iteration_seconds < best->prediction.iteration_seconds) best = std::move(candidate);
     }
-    if (some_fit) break;
+    if (some_fit) {
+      // This stage has the answer. Its unwalked variants are no faster than the bar, so the answer
+      // is `best` when that is below it, provided no earlier stage's unwalked variant fits.
+      if (best && best->prediction.iteration_seconds < bar && none_of_unwalked_fits()) return best;
+      return std::nullopt;
+    }
+    for (Unwalked& u : unwalked_here) unwalked.push_back(std::move(u));
   }
-  if (some_fit) {
-    // Variants left untimed are no faster than the bar: the answer is `best` only below it, and
-    // otherwise it does not beat the rival whichever it is.
-    if (best && best->prediction.iteration_seconds < bar) return best;
-    return std::nullopt;
-  }
-  // Nothing fits: the answer is the plan as it is, marked infeasible, which beats only a slower
-  // rival (one that does not fit either, when fitting comes first).
+  // No variant known to fit. If an unwalked one does, the answer is no faster than the bar.
+  // Otherwise the answer is the plan as it is, marked infeasible, which beats only a slower rival
+  // (one that does not fit either, when fitting comes first).
   if (ranking == Ranking::fitting_first && rival != nullptr && rival->feasible) return std::nullopt;
-  if (cannot_beat(iteration_seconds_lower_bound(plan, compiled, request.cluster), rival_seconds)) return std::nullopt;
+  if (!none_of_unwalked_fits()) return std::nullopt;
+  if (cannot_beat(bound(plan, compiled), rival_seconds)) return std::nullopt;
   Prediction prediction = time(plan, compiled);
   return PricedPlan{std::move(plan), std::move(prediction), false};
 }

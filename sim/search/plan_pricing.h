@@ -2,7 +2,7 @@
 // Pricing a plan the planner found: simulated in full, and when it is over the memory limit, its
 // ZeRO and activation-recompute variants until one fits. Most of a large search's time goes
 // here, so nothing is timed that cannot change the answer: whether a variant fits is decided by
-// its step programs' memory walks alone (sim::plan_peak_memory_bytes, the peaks simulate reports),
+// its step programs' memory walks alone (sim::plan_fits_memory, the peaks simulate reports),
 // and only the variants that fit get a timeline; against a rival, a plan whose lower bound on
 // the step time (sim/step_time_bound.h) is not below the rival's is not timed at all.
 
