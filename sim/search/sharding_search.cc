@@ -69,10 +69,13 @@ class ShardingDp {
   std::optional<ShardingAssignment> run() {
     if (!has_candidates()) return std::nullopt;
     std::vector<std::vector<int>> previous;  // per candidate of the previous decision: its entries
+    // The entries one candidate's extensions make; only those keep_pareto keeps enter the arena,
+    // which so stays small (most extensions are dominated).
+    std::vector<Entry> made;
     for (size_t k = 0; k < decisions_.size(); ++k) {
       std::vector<std::vector<int>> current(candidates_[k].size());
       for (size_t c = 0; c < candidates_[k].size(); ++c) {
-        std::vector<int> made;
+        made.clear();
         if (k == 0) {
           extend(-1, static_cast<int>(k), static_cast<int>(c), made);
         } else {
@@ -80,7 +83,7 @@ class ShardingDp {
             for (int e : entries) extend(e, static_cast<int>(k), static_cast<int>(c), made);
           }
         }
-        current[c] = pareto(std::move(made));
+        current[c] = keep_pareto(made);
       }
       previous = std::move(current);
     }
@@ -164,7 +167,7 @@ class ShardingDp {
     return arena_[static_cast<size_t>(e)].choice;
   }
 
-  void extend(int parent, int k, int choice, std::vector<int>& made) {
+  void extend(int parent, int k, int choice, std::vector<Entry>& made) {
     Entry entry;
     if (parent >= 0) entry = arena_[static_cast<size_t>(parent)];
     entry.parent = parent;
@@ -183,21 +186,22 @@ class ShardingDp {
       }
     }
     if (entry.memory_bytes > options_.memory_limit_bytes) return;
-    arena_.push_back(entry);
-    made.push_back(static_cast<int>(arena_.size()) - 1);
+    made.push_back(entry);
   }
 
-  // Non-dominated entries in (objective, memory), at most pareto_limit of them: the fastest
-  // ones and the one with the least memory.
-  std::vector<int> pareto(std::vector<int> entries) const {
-    std::sort(entries.begin(), entries.end(), [&](int a, int b) {
-      const Entry& x = arena_[static_cast<size_t>(a)];
-      const Entry& y = arena_[static_cast<size_t>(b)];
+  // The non-dominated entries of `made` in (objective, memory), at most pareto_limit of them (the
+  // fastest ones and the one with the least memory), moved into the arena: their arena indices.
+  std::vector<int> keep_pareto(const std::vector<Entry>& made) {
+    std::vector<int> order(made.size());
+    for (size_t i = 0; i < made.size(); ++i) order[i] = static_cast<int>(i);
+    std::sort(order.begin(), order.end(), [&](int a, int b) {
+      const Entry& x = made[static_cast<size_t>(a)];
+      const Entry& y = made[static_cast<size_t>(b)];
       return objective(x) != objective(y) ? objective(x) < objective(y) : x.memory_bytes < y.memory_bytes;
     });
     std::vector<int> front;
-    for (int e : entries) {
-      if (front.empty() || arena_[static_cast<size_t>(e)].memory_bytes < arena_[static_cast<size_t>(front.back())].memory_bytes) {
+    for (int e : order) {
+      if (front.empty() || made[static_cast<size_t>(e)].memory_bytes < made[static_cast<size_t>(front.back())].memory_bytes) {
         front.push_back(e);
       }
     }
@@ -206,6 +210,10 @@ class ShardingDp {
       const int least_memory = front.back();
       front.resize(limit - 1);
       front.push_back(least_memory);
+    }
+    for (int& e : front) {
+      arena_.push_back(made[static_cast<size_t>(e)]);
+      e = static_cast<int>(arena_.size()) - 1;
     }
     return front;
   }
