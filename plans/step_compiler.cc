@@ -368,6 +368,13 @@ StepProgram compile_evaluation(const Plan& plan, const CompiledPlan& compiled, i
   return StepCompiler(plan, compiled, rank, /*keep_instructions=*/true).compile_evaluation();
 }
 
+StepWithMemory compile_step_with_memory(const Plan& plan, const CompiledPlan& compiled, int rank) {
+  check_step_request(plan, compiled, rank);
+  StepCompiler compiler(plan, compiled, rank, /*keep_instructions=*/true);
+  StepProgram program = compiler.compile();
+  return {std::move(program), compiler.peaks()};
+}
+
 MemoryPeaks step_memory(const Plan& plan, const CompiledPlan& compiled, int rank) {
   check_step_request(plan, compiled, rank);
   StepCompiler compiler(plan, compiled, rank, /*keep_instructions=*/false);

@@ -32,4 +32,12 @@ StepProgram compile_evaluation(const Plan& plan, const CompiledPlan& compiled, i
 // what the simulator reports, cheap enough for the planner's many candidates.
 MemoryPeaks step_memory(const Plan& plan, const CompiledPlan& compiled, int rank);
 
+// compile_step's program and its memory walk from one compilation: the simulator needs both, and
+// compiling is most of its cost.
+struct StepWithMemory {
+  StepProgram program;
+  MemoryPeaks peaks;
+};
+StepWithMemory compile_step_with_memory(const Plan& plan, const CompiledPlan& compiled, int rank);
+
 }  // namespace splitbrain::plans

@@ -41,7 +41,10 @@ MemoryBreakdown stage_memory(const plans::Plan& plan, const plans::CompiledPlan&
   // The first rank of the stage: ranks of a stage hold alike.
   int rank = 0;
   while (plan.pipe_axis >= 0 && plan.mesh.coordinate(rank, plan.pipe_axis) != stage) ++rank;
-  const plans::MemoryPeaks walk = plans::step_memory(plan, compiled, rank);
+  return memory_breakdown(plans::step_memory(plan, compiled, rank));
+}
+
+MemoryBreakdown memory_breakdown(const plans::MemoryPeaks& walk) {
   using plans::MemoryCategory;
   MemoryBreakdown memory;
   memory.params = walk.of(MemoryCategory::params);
@@ -51,6 +54,13 @@ MemoryBreakdown stage_memory(const plans::Plan& plan, const plans::CompiledPlan&
   memory.buffers = walk.of(MemoryCategory::buffers);
   memory.peak = walk.total;
   return memory;
+}
+
+bool plan_fits_memory(const plans::Plan& plan, const plans::CompiledPlan& compiled, int64_t limit_bytes) {
+  for (int stage = 0; stage < plan.stage_count(); ++stage) {
+    if (stage_memory(plan, compiled, stage).total() > limit_bytes) return false;
+  }
+  return true;
 }
 
 }  // namespace splitbrain::sim

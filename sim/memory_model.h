@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "plans/compiled_plan.h"
+#include "plans/memory_walk.h"
 #include "plans/plan.h"
 
 namespace splitbrain::sim {
@@ -25,6 +26,14 @@ struct MemoryBreakdown {
 // The memory of a rank on pipeline stage `stage` (all ranks of a stage hold the same amounts).
 // Throws PlanError for a stage out of range or a compiled plan of another model.
 MemoryBreakdown stage_memory(const plans::Plan& plan, const plans::CompiledPlan& compiled, int stage);
+
+// The categories of a step program's memory walk (what stage_memory reports for its stage's rank).
+MemoryBreakdown memory_breakdown(const plans::MemoryPeaks& walk);
+
+// Whether every rank of the plan holds at most `limit_bytes` (peak_memory_bytes of its
+// simulation within the limit), from the stages' walks alone, stopping at the first stage over
+// it (stage 0 first: under 1F1B it keeps the most micro-batches in flight).
+bool plan_fits_memory(const plans::Plan& plan, const plans::CompiledPlan& compiled, int64_t limit_bytes);
 
 // Micro-batches whose activations a stage keeps at once: GPipe all of them; 1F1B at most
 // (stages - stage) (Narayanan et al. 2019, PipeDream-Flush); interleaved 1F1B its warm-up's

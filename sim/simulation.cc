@@ -22,17 +22,12 @@ using plans::Collective;
 using plans::CompiledPlan;
 using plans::Plan;
 
-// The rank that stands for stage `stage`: coordinate `stage` on the pipeline axis, 0 elsewhere.
-int first_rank_of_stage(const Plan& plan, int stage) {
-  std::vector<int> coordinates(static_cast<size_t>(plan.mesh.axis_count()), 0);
-  if (plan.pipe_axis >= 0) coordinates[static_cast<size_t>(plan.pipe_axis)] = stage;
-  return plan.mesh.rank_of(coordinates);
-}
-
 class StepBuilder {
  public:
-  StepBuilder(const Plan& plan, const CompiledPlan& compiled, const Cluster& cluster, double neighbours_busy, Prediction& out)
-      : plan_(plan), compiled_(compiled), cluster_(cluster), neighbours_busy_(neighbours_busy), out_(out) {
+  StepBuilder(const Plan& plan, const CompiledPlan& compiled, const Cluster& cluster, double neighbours_busy,
+              std::span<const MemoryBreakdown> memory_of_stage, Prediction& out)
+      : plan_(plan), compiled_(compiled), cluster_(cluster), neighbours_busy_(neighbours_busy), stage_memory_(memory_of_stage),
+        out_(out) {
     for (int s = 0; s < plan.stage_count(); ++s) first_rank_.push_back(first_rank_of_stage(plan, s));
     out_.stages.resize(static_cast<size_t>(plan.stage_count()));
     out_.layers.resize(compiled.layers.size());
@@ -239,8 +234,6 @@ class StepBuilder {
   }
 
   void account_ranks() {
-    std::vector<MemoryBreakdown> memory;
-    for (int s = 0; s < plan_.stage_count(); ++s) memory.push_back(stage_memory(plan_, compiled_, s));
     // Most collectives send the same bytes from every member: add those once per stage. Only
     // the others (pipeline hand-overs, uneven all-reduce chunks, halo edges) are added rank by
     // rank, with each rank's index in the group of that collective's axes.
@@ -267,7 +260,7 @@ class StepBuilder {
     }
     for (int rank = 0; rank < plan_.mesh.rank_count(); ++rank) {
       const int stage = plan_.pipe_axis >= 0 ? plan_.mesh.coordinate(rank, plan_.pipe_axis) : 0;
-      RankPrediction r{rank, stage, memory[static_cast<size_t>(stage)], uniform[static_cast<size_t>(stage)], {}};
+      RankPrediction r{rank, stage, stage_memory_[static_cast<size_t>(stage)], uniform[static_cast<size_t>(stage)], {}};
       r.comm_bytes_sent_per_level.assign(cluster_.levels.size(), 0);
       for (const auto& [axes, bytes] : uniform_by_axes[static_cast<size_t>(stage)]) {
         const int level = group_level(axes, rank);
@@ -290,6 +283,7 @@ class StepBuilder {
   const CompiledPlan& compiled_;
   const Cluster& cluster_;
   double neighbours_busy_;
+  std::span<const MemoryBreakdown> stage_memory_;  // per stage: the walk of its first rank's program
   Prediction& out_;
   std::vector<int> first_rank_;
   std::map<std::tuple<int, plans::CollectiveKind, std::vector<int>, int64_t, int64_t, int64_t, int, int>, std::pair<double, int>> prices_;
@@ -301,9 +295,9 @@ class StepBuilder {
 };
 
 Prediction simulate_step(const Plan& plan, const CompiledPlan& compiled, const Cluster& cluster, double neighbours_busy,
-                         std::span<const plans::StepProgram> programs) {
+                         std::span<const plans::StepProgram> programs, std::span<const MemoryBreakdown> memory_of_stage) {
   Prediction prediction;
-  StepBuilder step(plan, compiled, cluster, neighbours_busy, prediction);
+  StepBuilder step(plan, compiled, cluster, neighbours_busy, memory_of_stage, prediction);
   step.cost_layers();
   step.time_programs(programs);
   step.summarise();
@@ -326,6 +320,12 @@ std::string_view step_phase_name(StepPhase phase) {
 }
 
 
+int first_rank_of_stage(const Plan& plan, int stage) {
+  std::vector<int> coordinates(static_cast<size_t>(plan.mesh.axis_count()), 0);
+  if (plan.pipe_axis >= 0) coordinates[static_cast<size_t>(plan.pipe_axis)] = stage;
+  return plan.mesh.rank_of(coordinates);
+}
+
 Prediction simulate(const Plan& plan, const CompiledPlan& compiled, const Cluster& cluster) {
   if (const int devices = rank_count(cluster); plan.mesh.rank_count() > devices) {
     throw ClusterError(fmt::format("cluster '{}' {} {} {} but the plan's mesh {} needs {}", cluster.name,
@@ -339,14 +339,18 @@ Prediction simulate(const Plan& plan, const CompiledPlan& compiled, const Cluste
   const bool neighbours_matter =
       !cluster.device.measured_kernels.empty() && busy_ranks_per_node(cluster, plan.mesh) > 1;
   double neighbours_busy = 1.0;
-  // The step programs of each stage's first rank: what the timeline prices.
+  // The step programs of each stage's first rank: what the timeline prices; their memory walks
+  // (stage_memory's) come from the same compilation.
   std::vector<plans::StepProgram> programs;
+  std::vector<MemoryBreakdown> memory_of_stage;
   for (int stage = 0; stage < plan.stage_count(); ++stage) {
-    programs.push_back(plans::compile_step(plan, compiled, first_rank_of_stage(plan, stage)));
+    plans::StepWithMemory step = plans::compile_step_with_memory(plan, compiled, first_rank_of_stage(plan, stage));
+    programs.push_back(std::move(step.program));
+    memory_of_stage.push_back(memory_breakdown(step.peaks));
   }
   Prediction prediction;
   for (int round = 0; round < kNeighbourRounds; ++round) {
-    prediction = simulate_step(plan, compiled, cluster, neighbours_busy, programs);
+    prediction = simulate_step(plan, compiled, cluster, neighbours_busy, programs, memory_of_stage);
     if (!neighbours_matter || prediction.iteration_seconds <= 0.0) break;
     const double computing =
         std::min(1.0, (prediction.phases.compute_forward + prediction.phases.compute_backward + prediction.phases.optimizer) /

@@ -90,6 +90,10 @@ struct Prediction {
   std::vector<SyncInterval> gradient_sync;
 };
 
+// The rank that stands for stage `stage` (its program is the one the timeline runs): coordinate
+// `stage` on the pipeline axis, 0 elsewhere.
+int first_rank_of_stage(const plans::Plan& plan, int stage);
+
 // Throws PlanError/ClusterError when the plan does not fit the cluster (too few devices).
 Prediction simulate(const plans::Plan& plan, const plans::CompiledPlan& compiled, const Cluster& cluster);
 Prediction simulate(const plans::Plan& plan, const Cluster& cluster);

@@ -8,6 +8,7 @@
 #include "model/errors.h"
 #include "plans/compiled_plan.h"
 #include "sim/search/families.h"
+#include "sim/search/plan_pricing.h"
 
 namespace splitbrain::sim {
 namespace {

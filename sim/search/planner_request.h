@@ -25,6 +25,10 @@ struct PlannerRequest {
   int max_pipeline_stages = 64;
   int max_model_axis = 64;
   int max_space_axis = 8;
+  // Time every candidate and every ZeRO/recompute variant in full, as the search did before it
+  // learnt to skip what provably cannot change its answer: the reference the default search must
+  // equal (tests, tools/bench/planner-speed.sh), many times slower on large models.
+  bool exhaustive = false;
 
   // The memory a rank may use: the smaller of the device's capacity and the user's limit.
   int64_t effective_memory_limit() const;

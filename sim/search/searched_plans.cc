@@ -9,6 +9,7 @@
 #include "plans/plan_error.h"
 #include "sim/collective_cost.h"
 #include "sim/search/cost_table.h"
+#include "sim/search/plan_pricing.h"
 #include "sim/search/sharding_search.h"
 #include "sim/search/stage_partition.h"
 
@@ -146,34 +147,6 @@ std::optional<plans::Plan> searched_plan(const PlannerRequest& request, const Se
   return skeleton;
 }
 
-PricedPlan price_plan(const PlannerRequest& request, plans::Plan plan, SearchStats& stats) {
-  const int64_t limit = request.effective_memory_limit();
-  auto price = [&](const plans::Plan& p) {
-    ++stats.plans_simulated;
-    return simulate(p, plans::compile_plan(p), request.cluster);
-  };
-  PricedPlan priced{plan, price(plan), false};
-  priced.feasible = peak_memory_bytes(priced.prediction) <= limit;
-  if (priced.feasible) return priced;
-  // Over the limit: shard the optimizer state (and more), or recompute activations.
-  std::optional<PricedPlan> best;
-  for (int zero : {1, 2, 3}) {
-    for (bool recompute : {false, true}) {
-      plans::Plan variant = plan;
-      variant.zero_stage = zero;
-      variant.recompute_activations = recompute;
-      variant.family += fmt::format(" +zero{}{}", zero, recompute ? " +recompute" : "");
-      PricedPlan candidate{variant, price(variant), false};
-      candidate.feasible = peak_memory_bytes(candidate.prediction) <= limit;
-      if (candidate.feasible && (!best || candidate.prediction.iteration_seconds < best->prediction.iteration_seconds)) {
-        best = std::move(candidate);
-      }
-    }
-    if (best) break;  // a lower ZeRO stage that fits communicates less than a higher one
-  }
-  return best ? *best : priced;
-}
-
 std::vector<PricedPlan> soybean_plans(const PlannerRequest& request, SearchStats& stats) {
   std::vector<PricedPlan> result;
   for (int model_axis : divisors(request.devices)) {
@@ -198,8 +171,9 @@ std::vector<PricedPlan> pipeline_plans(const PlannerRequest& request, SearchStat
       auto plan = searched_plan(request, mesh, micro, &batch_split, stats);
       if (!plan) continue;
       plan->family = fmt::format("pipeline {} stages", stages);
-      PricedPlan priced = price_plan(request, std::move(*plan), stats);
-      if (!best || priced.prediction.iteration_seconds < best->prediction.iteration_seconds) best = std::move(priced);
+      // Only a plan that could be faster than the best so far is timed in full.
+      auto priced = price_plan_against(request, std::move(*plan), best ? &*best : nullptr, Ranking::fastest, stats);
+      if (priced && (!best || better_plan(*priced, *best, Ranking::fastest))) best = std::move(*priced);
     }
     if (best) result.push_back(std::move(*best));
   }
@@ -221,11 +195,9 @@ std::optional<PricedPlan> best_plan(const PlannerRequest& request, SearchStats& 
       if (!plan) continue;
       if (!layers) layers = plan->layers;
       plan->family = "best";
-      PricedPlan priced = price_plan(request, std::move(*plan), stats);
-      const bool better = !best || (priced.feasible && !best->feasible) ||
-                          (priced.feasible == best->feasible &&
-                           priced.prediction.iteration_seconds < best->prediction.iteration_seconds);
-      if (better) best = std::move(priced);
+      // Only a plan that could beat the best so far is timed in full.
+      auto priced = price_plan_against(request, std::move(*plan), best ? &*best : nullptr, Ranking::fitting_first, stats);
+      if (priced && (!best || better_plan(*priced, *best, Ranking::fitting_first))) best = std::move(*priced);
     }
   }
   return best;

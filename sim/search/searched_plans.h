@@ -20,6 +20,7 @@ namespace splitbrain::sim {
 
 struct SearchStats {
   int64_t plans_simulated = 0;       // complete plans priced by simulate()
+  int64_t memory_walks = 0;          // plans whose fit was decided by their programs' memory alone
   int64_t layer_prices = 0;          // distinct (layer, sharding) and (edge, shardings) prices
   int64_t meshes_searched = 0;
 };
@@ -36,10 +37,6 @@ struct PricedPlan {
 // assignment fits in memory).
 std::optional<plans::Plan> searched_plan(const PlannerRequest& request, const SearchMesh& mesh, int micro_batches,
                                          const std::vector<plans::LayerSharding>* given, SearchStats& stats);
-
-// Prices a plan; when it is over the memory limit, tries ZeRO stages 1-3 and activation
-// recompute and returns the fastest variant that fits (or the original, marked infeasible).
-PricedPlan price_plan(const PlannerRequest& request, plans::Plan plan, SearchStats& stats);
 
 std::vector<PricedPlan> soybean_plans(const PlannerRequest& request, SearchStats& stats);
 std::vector<PricedPlan> pipeline_plans(const PlannerRequest& request, SearchStats& stats);

@@ -1,6 +1,8 @@
 #include "sim/search/sharding_search.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 namespace splitbrain::sim {
 namespace {
@@ -51,6 +53,8 @@ class ShardingDp {
       priced_at_[static_cast<size_t>(step)].push_back(v);
     }
     precompute_followers();
+    layer_costs_.resize(static_cast<size_t>(n));
+    edge_seconds_.resize(static_cast<size_t>(n));
     codes_.resize(static_cast<size_t>(n));
     for (int v = 0; v < n; ++v) {
       const size_t choices = candidates_[static_cast<size_t>(anchor_[static_cast<size_t>(v)])].size();
@@ -65,10 +69,13 @@ class ShardingDp {
   std::optional<ShardingAssignment> run() {
     if (!has_candidates()) return std::nullopt;
     std::vector<std::vector<int>> previous;  // per candidate of the previous decision: its entries
+    // The entries one candidate's extensions make; only those keep_pareto keeps enter the arena,
+    // which so stays small (most extensions are dominated).
+    std::vector<Entry> made;
     for (size_t k = 0; k < decisions_.size(); ++k) {
       std::vector<std::vector<int>> current(candidates_[k].size());
       for (size_t c = 0; c < candidates_[k].size(); ++c) {
-        std::vector<int> made;
+        made.clear();
         if (k == 0) {
           extend(-1, static_cast<int>(k), static_cast<int>(c), made);
         } else {
@@ -76,7 +83,7 @@ class ShardingDp {
             for (int e : entries) extend(e, static_cast<int>(k), static_cast<int>(c), made);
           }
         }
-        current[c] = pareto(std::move(made));
+        current[c] = keep_pareto(made);
       }
       previous = std::move(current);
     }
@@ -119,6 +126,38 @@ class ShardingDp {
 
   LayerSharding follow(int v, const LayerSharding& producer) { return follower_sharding(table_, v, producer); }
 
+  // The table's prices, looked up once per (layer, choice) and (edge, choices): the DP asks for
+  // the same ones for every entry it extends, and a hash lookup each time was most of its work.
+  size_t choices_of(int v) const {
+    return candidates_[static_cast<size_t>(anchor_[static_cast<size_t>(v)])].size();
+  }
+
+  const ChoiceCost& layer_cost(int v, int choice) {
+    std::vector<const ChoiceCost*>& row = layer_costs_[static_cast<size_t>(v)];
+    if (row.empty()) row.assign(choices_of(v), nullptr);
+    const ChoiceCost*& cost = row[static_cast<size_t>(choice)];
+    if (cost == nullptr) cost = &table_.layer_cost(v, sharding_of(v, choice), code_of(v, choice));
+    return *cost;
+  }
+
+  double edge_seconds(int v, size_t position, int input_choice, int own_choice) {
+    std::vector<std::vector<double>>& edges = edge_seconds_[static_cast<size_t>(v)];
+    if (edges.empty()) edges.resize(net_.layer(v).inputs.size());
+    std::vector<double>& grid = edges[position];  // input choice x own choice; NaN: not looked up yet
+    const size_t own_choices = choices_of(v);
+    if (grid.empty()) {
+      const int u = net_.layer(v).inputs[position];
+      grid.assign(choices_of(u) * own_choices, std::numeric_limits<double>::quiet_NaN());
+    }
+    double& seconds = grid[static_cast<size_t>(input_choice) * own_choices + static_cast<size_t>(own_choice)];
+    if (std::isnan(seconds)) {
+      const int u = net_.layer(v).inputs[position];
+      seconds = table_.edge_seconds(v, static_cast<int>(position), sharding_of(u, input_choice), code_of(u, input_choice),
+                                    sharding_of(v, own_choice), code_of(v, own_choice));
+    }
+    return seconds;
+  }
+
   // The candidate decision `k` took on the path ending at entry `e` (which decided `at`).
   int choice_on_path(int e, int at, int k) const {
     while (at > k) {
@@ -128,7 +167,7 @@ class ShardingDp {
     return arena_[static_cast<size_t>(e)].choice;
   }
 
-  void extend(int parent, int k, int choice, std::vector<int>& made) {
+  void extend(int parent, int k, int choice, std::vector<Entry>& made) {
     Entry entry;
     if (parent >= 0) entry = arena_[static_cast<size_t>(parent)];
     entry.parent = parent;
@@ -136,36 +175,33 @@ class ShardingDp {
     auto choice_of = [&](int decision) { return decision == k ? choice : choice_on_path(parent, k - 1, decision); };
     for (int v : priced_at_[static_cast<size_t>(k)]) {
       const int own_choice = choice_of(anchor_[static_cast<size_t>(v)]);
-      const LayerSharding& own = sharding_of(v, own_choice);
-      const uint64_t own_code = code_of(v, own_choice);
-      const ChoiceCost& cost = table_.layer_cost(v, own, own_code);
+      const ChoiceCost& cost = layer_cost(v, own_choice);
       entry.per_micro_batch += cost.seconds_per_micro_batch;
       entry.per_step += cost.seconds_per_step;
       entry.memory_bytes += cost.memory_bytes;
       const auto& inputs = net_.layer(v).inputs;
       for (size_t position = 0; position < inputs.size(); ++position) {
         const int u = inputs[position];
-        const int input_choice = choice_of(anchor_[static_cast<size_t>(u)]);
-        entry.per_micro_batch += table_.edge_seconds(v, static_cast<int>(position), sharding_of(u, input_choice),
-                                                     code_of(u, input_choice), own, own_code);
+        entry.per_micro_batch += edge_seconds(v, position, choice_of(anchor_[static_cast<size_t>(u)]), own_choice);
       }
     }
     if (entry.memory_bytes > options_.memory_limit_bytes) return;
-    arena_.push_back(entry);
-    made.push_back(static_cast<int>(arena_.size()) - 1);
+    made.push_back(entry);
   }
 
-  // Non-dominated entries in (objective, memory), at most pareto_limit of them: the fastest
-  // ones and the one with the least memory.
-  std::vector<int> pareto(std::vector<int> entries) const {
-    std::sort(entries.begin(), entries.end(), [&](int a, int b) {
-      const Entry& x = arena_[static_cast<size_t>(a)];
-      const Entry& y = arena_[static_cast<size_t>(b)];
+  // The non-dominated entries of `made` in (objective, memory), at most pareto_limit of them (the
+  // fastest ones and the one with the least memory), moved into the arena: their arena indices.
+  std::vector<int> keep_pareto(const std::vector<Entry>& made) {
+    std::vector<int> order(made.size());
+    for (size_t i = 0; i < made.size(); ++i) order[i] = static_cast<int>(i);
+    std::sort(order.begin(), order.end(), [&](int a, int b) {
+      const Entry& x = made[static_cast<size_t>(a)];
+      const Entry& y = made[static_cast<size_t>(b)];
       return objective(x) != objective(y) ? objective(x) < objective(y) : x.memory_bytes < y.memory_bytes;
     });
     std::vector<int> front;
-    for (int e : entries) {
-      if (front.empty() || arena_[static_cast<size_t>(e)].memory_bytes < arena_[static_cast<size_t>(front.back())].memory_bytes) {
+    for (int e : order) {
+      if (front.empty() || made[static_cast<size_t>(e)].memory_bytes < made[static_cast<size_t>(front.back())].memory_bytes) {
         front.push_back(e);
       }
     }
@@ -174,6 +210,10 @@ class ShardingDp {
       const int least_memory = front.back();
       front.resize(limit - 1);
       front.push_back(least_memory);
+    }
+    for (int& e : front) {
+      arena_.push_back(made[static_cast<size_t>(e)]);
+      e = static_cast<int>(arena_.size()) - 1;
     }
     return front;
   }
@@ -204,6 +244,8 @@ class ShardingDp {
   std::vector<std::vector<LayerSharding>> followers_;   // per follower, per anchor candidate
   std::vector<std::vector<uint64_t>> codes_;            // per layer, per anchor candidate
   std::vector<Entry> arena_;
+  std::vector<std::vector<const ChoiceCost*>> layer_costs_;         // per layer, per anchor candidate
+  std::vector<std::vector<std::vector<double>>> edge_seconds_;      // per layer, per input, per choice pair
 };
 
 LayerSharding with_role(LayerSharding sharding, plans::ShardRole role, int axis) {

@@ -36,11 +36,18 @@ std::optional<std::vector<int>> partition_stages(const StagePartitionInput& in) 
   for (int j = 1; j <= n; ++j) {
     if (fits(0, 0, j)) best[0][static_cast<size_t>(j)] = stage_seconds(0, j);
   }
+  // Where a stage may start, ascending: a model cut only between blocks has few such layers, and
+  // the DP below tries each of them (in this order) for every stage and end.
+  std::vector<int> starts;
+  for (int i = 1; i < n; ++i) {
+    if (in.may_start_stage.empty() || in.may_start_stage[static_cast<size_t>(i)]) starts.push_back(i);
+  }
   for (int s = 1; s < stages; ++s) {
     const auto S = static_cast<size_t>(s);
+    const auto first_start = std::lower_bound(starts.begin(), starts.end(), s);
     for (int j = s + 1; j <= n; ++j) {
-      for (int i = s; i < j; ++i) {
-        if (!in.may_start_stage.empty() && !in.may_start_stage[static_cast<size_t>(i)]) continue;
+      for (auto it = first_start; it != starts.end() && *it < j; ++it) {
+        const int i = *it;
         const double before = best[S - 1][static_cast<size_t>(i)];
         if (before == kImpossible || !fits(s, i, j)) continue;
         const double slowest = std::max(before, stage_seconds(i, j));

@@ -1,7 +1,22 @@
 #!/usr/bin/env bash
-# Times the planner: vgg16 on 64 devices (target < 1 s), the GPT-3 175B shape on 1024 devices
-# (target < 10 s), and plan evaluations per second (target >= 10,000). Writes results/planner-speed/.
+# Times `splitbrain plan` on three large GPT searches (tools/bench/planner_speed.py lists them:
+# the 1T GPT of SC21 Table 1 on 3,072 and on 512 A100s, the 175B GPT-3 shape on 1,024), 3 runs
+# each, user CPU and wall seconds from /usr/bin/time -v, medians reported. Each job also runs once
+# with --exhaustive (every candidate and variant timed in full) and the script fails unless both
+# rank the same plans with the same ids, times and memory (CHECK=0 skips this: it is slow).
+# BASELINE=path times another splitbrain build the same way, for a before/after table.
+# Writes results/planner-speed/ (README.md, runs.csv, rankings/*.json), made in a temporary
+# folder and renamed. Needs a Release build (./build/tools/splitbrain, or SPLITBRAIN=path).
 set -euo pipefail
-exec bash "$(dirname "$0")/run-benchmark.sh" planner_benchmark planner-speed "Planner speed" \
-  "Targets: PlanVgg16On64 < 1000 ms; PlanGpt3On1024 < 10000 ms; >= 10,000 plan evaluations per second. EvaluateAssignments prices complete random vgg16 plans with the search's evaluator (memoised layer and edge costs, as the DP does); SimulateAssignments runs the full simulator on each (compile, timeline, memory and bytes of all 64 ranks)." \
-  "bash tools/bench/planner-speed.sh" --
+cd "$(dirname "$0")/../.."
+binary=${SPLITBRAIN:-./build/tools/splitbrain}
+[ -x "$binary" ] || { echo "planner-speed: no splitbrain at $binary (build first, or set SPLITBRAIN)" >&2; exit 2; }
+[ -x /usr/bin/time ] || { echo "planner-speed: needs /usr/bin/time (GNU time)" >&2; exit 2; }
+out=results/planner-speed
+tmp=$(mktemp -d "results/.planner-speed.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+/usr/bin/python3 tools/bench/planner_speed.py "$binary" "$tmp" "${BASELINE:-}" "${CHECK:-1}" "${RUNS:-3}"
+rm -rf "$out"
+mv "$tmp" "$out"
+trap - EXIT
+echo "[planner-speed] wrote $out/README.md" >&2

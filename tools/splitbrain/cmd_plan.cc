@@ -32,6 +32,7 @@ struct PlanOptions {
   std::string csv_path;
   std::string emit_dir;
   int explain = 0;
+  bool exhaustive = false;
 };
 
 std::string slug(std::string_view family) {
@@ -53,6 +54,7 @@ void run_plan(const PlanOptions& options) {
   request.global_batch = options.batch;
   request.dtype = model::parse_dtype(options.dtype);
   request.optimizer.kind = options.optimizer == "adam" ? plans::OptimizerKind::adam : plans::OptimizerKind::sgd_momentum;
+  request.exhaustive = options.exhaustive;
   if (!options.memory_limit.empty()) request.memory_limit_bytes = parse_byte_size(options.memory_limit, "--memory-limit");
 
   const bool quiet = options.json_path == "-" || options.csv_path == "-";
@@ -110,6 +112,9 @@ void add_plan_command(CLI::App& app) {
   command->add_option("--explain", options->explain, "Show the per-layer choices and costs of the plan ranked RANK")
       ->type_name("RANK")
       ->check(CLI::PositiveNumber);
+  command->add_flag("--exhaustive", options->exhaustive,
+                    "Time every candidate plan and variant in full instead of skipping those that provably cannot "
+                    "change the ranking (the same answer, many times slower on large models)");
   command->callback([options] { run_plan(*options); });
 }
 

@@ -107,6 +107,7 @@ nlohmann::ordered_json plan_report_json(const PlanReport& report) {
           {"single_device_seconds", report.result.single_device_seconds},
           {"search_seconds", report.result.search_seconds},
           {"plans_simulated", stats.plans_simulated},
+          {"memory_walks", stats.memory_walks},
           {"layer_prices", stats.layer_prices},
           {"plans", plans}};
 }

@@ -1,0 +1,33 @@
+#pragma once
+// Pricing a plan the planner found: simulated in full, and when it is over the memory limit, its
+// ZeRO and activation-recompute variants until one fits. Most of a large search's time goes
+// here, so nothing is timed that cannot change the answer: whether a variant fits is decided by
+// its step programs' memory walks alone (sim::plan_fits_memory, the peaks simulate reports),
+// and only the variants that fit get a timeline; against a rival, a plan whose lower bound on
+// the step time (sim/step_time_bound.h) is not below the rival's is not timed at all.
+
+#include <optional>
+
+#include "sim/search/planner_request.h"
+#include "sim/search/searched_plans.h"
+
+namespace splitbrain::sim {
+
+// Prices a plan; when it is over the memory limit, tries ZeRO stages 1-3 (each without, then with
+// activation recompute) and returns the fastest variant of the lowest ZeRO stage that fits (a
+// lower stage communicates less), or the original, marked infeasible, when none fits.
+PricedPlan price_plan(const PlannerRequest& request, plans::Plan plan, SearchStats& stats);
+
+// How a search keeps its best plan: the overall search prefers a plan that fits, then the faster
+// (best_plan); the pipeline family keeps the fastest whether it fits or not (pipeline_plans).
+enum class Ranking { fitting_first, fastest };
+
+// Whether `candidate` replaces `incumbent` under `ranking` (ties keep the incumbent).
+bool better_plan(const PricedPlan& candidate, const PricedPlan& incumbent, Ranking ranking);
+
+// price_plan(request, plan) when that answer could be better_plan than `rival` (every answer when
+// `rival` is null); nullopt when it provably could not, found without timing what cannot win.
+std::optional<PricedPlan> price_plan_against(const PlannerRequest& request, plans::Plan plan, const PricedPlan* rival,
+                                             Ranking ranking, SearchStats& stats);
+
+}  // namespace splitbrain::sim

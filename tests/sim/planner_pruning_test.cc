@@ -1,0 +1,84 @@
+// The planner's pruned search (memory walks decide which variants fit; only plans whose lower
+// bound on the step time could beat the best so far are timed) ranks exactly what the exhaustive
+// search ranks, which times every candidate and variant in full.
+
+#include <gtest/gtest.h>
+
+#include "model/zoo.h"
+#include "sim/cluster_presets.h"
+#include "sim/search/planner.h"
+
+namespace splitbrain::sim {
+namespace {
+
+PlannerRequest gpt_request(const std::string& model_spec, int devices, int64_t batch, int64_t memory_limit_bytes) {
+  PlannerRequest request;
+  request.model = std::make_shared<model::Model>(model::build_zoo_model(model_spec));
+  request.model_spec = model_spec;
+  request.devices = devices;
+  request.global_batch = batch;
+  request.dtype = model::DType::bf16;
+  request.optimizer.kind = plans::OptimizerKind::adam;
+  request.cluster = cluster_preset("dgx-a100-80g:nodes=" + std::to_string((devices + 7) / 8));
+  request.memory_limit_bytes = memory_limit_bytes;
+  return request;
+}
+
+// Both searches on one request: every ranked plan the same, in the same order, to the bit.
+void expect_same_ranking(PlannerRequest request) {
+  request.exhaustive = true;
+  const PlannerResult exhaustive = plan_training(request);
+  request.exhaustive = false;
+  const PlannerResult pruned = plan_training(request);
+  ASSERT_EQ(pruned.plans.size(), exhaustive.plans.size());
+  for (size_t i = 0; i < pruned.plans.size(); ++i) {
+    const PricedPlan& a = pruned.plans[i];
+    const PricedPlan& b = exhaustive.plans[i];
+    SCOPED_TRACE("rank " + std::to_string(i + 1) + ": " + b.plan.family);
+    EXPECT_EQ(a.plan.family, b.plan.family);
+    EXPECT_EQ(a.plan.mesh, b.plan.mesh);
+    EXPECT_EQ(a.plan.layers, b.plan.layers);
+    EXPECT_EQ(a.plan.stage_of_layer, b.plan.stage_of_layer);
+    EXPECT_EQ(a.plan.micro_batches, b.plan.micro_batches);
+    EXPECT_EQ(a.plan.zero_stage, b.plan.zero_stage);
+    EXPECT_EQ(a.plan.recompute_activations, b.plan.recompute_activations);
+    EXPECT_EQ(a.feasible, b.feasible);
+    EXPECT_EQ(a.prediction.iteration_seconds, b.prediction.iteration_seconds);  // exactly: the same simulation
+    EXPECT_EQ(peak_memory_bytes(a.prediction), peak_memory_bytes(b.prediction));
+    EXPECT_EQ(a.prediction.phases.bubble, b.prediction.phases.bubble);
+  }
+  EXPECT_EQ(pruned.single_device_seconds, exhaustive.single_device_seconds);
+  EXPECT_EQ(pruned.data_parallel_peak_bytes, exhaustive.data_parallel_peak_bytes);
+  // The pruning did prune: otherwise this test would compare the exhaustive search with itself.
+  EXPECT_LT(pruned.stats.plans_simulated, exhaustive.stats.plans_simulated);
+}
+
+constexpr int64_t kMB = 1'000'000;
+const std::string kGpt = "gpt:layers=4,hidden=512,heads=8,seq=256,vocab=4000,positions=256";
+
+TEST(PlannerPruning, SameRankingWhenMostPlansFit) {
+  expect_same_ranking(gpt_request(kGpt, 16, 64, 80'000 * kMB));
+}
+
+TEST(PlannerPruning, SameRankingWhenZeroAndRecomputeDecide) {
+  expect_same_ranking(gpt_request(kGpt, 16, 64, 180 * kMB));
+}
+
+TEST(PlannerPruning, SameRankingWhenNothingFits) {
+  // Every plan over the limit: the search keeps the fastest that does not fit.
+  expect_same_ranking(gpt_request(kGpt, 16, 64, 10 * kMB));
+}
+
+TEST(PlannerPruning, SameRankingForAConvolutionalNetUnderALimit) {
+  PlannerRequest request;
+  request.model = std::make_shared<model::Model>(model::build_zoo_model("vgg11-cifar10"));
+  request.model_spec = "vgg11-cifar10";
+  request.devices = 16;
+  request.global_batch = 512;
+  request.cluster = cluster_preset("dgx-a100-80g:nodes=2");
+  request.memory_limit_bytes = 300 * kMB;
+  expect_same_ranking(request);
+}
+
+}  // namespace
+}  // namespace splitbrain::sim

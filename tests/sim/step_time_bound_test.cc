@@ -1,0 +1,103 @@
+// iteration_seconds_lower_bound never exceeds the simulated step, over the plans a search builds
+// (every mesh, micro-batch count, ZeRO stage and recompute setting), and counts the pipeline's
+// fill and drain, which is what lets the planner skip deep pipelines that cannot win.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "model/zoo.h"
+#include "plans/compiled_plan.h"
+#include "sim/cluster_presets.h"
+#include "sim/search/searched_plans.h"
+#include "sim/simulation.h"
+#include "sim/step_time_bound.h"
+
+namespace splitbrain::sim {
+namespace {
+
+PlannerRequest request_for(const std::string& model_spec, int devices, int64_t batch) {
+  PlannerRequest request;
+  request.model = std::make_shared<model::Model>(model::build_zoo_model(model_spec));
+  request.model_spec = model_spec;
+  request.devices = devices;
+  request.global_batch = batch;
+  request.dtype = model::DType::bf16;
+  request.optimizer.kind = plans::OptimizerKind::adam;
+  request.cluster = cluster_preset("dgx-a100-80g:nodes=" + std::to_string((devices + 7) / 8));
+  return request;
+}
+
+struct BoundCheck {
+  int plans = 0;
+  int pipelines = 0;
+  double worst_pipeline_ratio = 1.0;  // bound / simulated, over pipelined plans
+};
+
+BoundCheck check_every_plan(const PlannerRequest& request) {
+  BoundCheck check;
+  SearchStats stats;
+  for (const SearchMesh& mesh : enumerate_search_meshes(request.devices, 64, 1, 8)) {
+    for (int micro : micro_batch_options(request.global_batch, mesh.size_of(mesh.pipe))) {
+      auto plan = searched_plan(request, mesh, micro, nullptr, stats);
+      if (!plan) continue;
+      for (int zero : {0, 1, 2, 3}) {
+        for (bool recompute : {false, true}) {
+          plans::Plan variant = *plan;
+          variant.zero_stage = zero;
+          variant.recompute_activations = recompute;
+          const plans::CompiledPlan compiled = plans::compile_plan(variant);
+          const double bound = iteration_seconds_lower_bound(variant, compiled, request.cluster);
+          const double simulated = simulate(variant, compiled, request.cluster).iteration_seconds;
+          EXPECT_LE(bound, simulated) << variant.mesh.to_string() << " x" << micro << " zero " << zero
+                                      << (recompute ? " recompute" : "");
+          EXPECT_GT(bound, 0.0);
+          ++check.plans;
+          if (variant.stage_count() > 1) {
+            ++check.pipelines;
+            check.worst_pipeline_ratio = std::min(check.worst_pipeline_ratio, bound / simulated);
+          }
+        }
+      }
+    }
+  }
+  return check;
+}
+
+TEST(StepTimeBound, NeverAboveTheSimulatedStepOfASmallGpt) {
+  const BoundCheck check = check_every_plan(request_for("gpt:layers=4,hidden=512,heads=8,seq=256,vocab=4000,positions=256", 16, 64));
+  EXPECT_GT(check.plans, 50);
+  EXPECT_GT(check.pipelines, 20);
+}
+
+TEST(StepTimeBound, NeverAboveTheSimulatedStepOfAConvolutionalNet) {
+  const BoundCheck check = check_every_plan(request_for("vgg11-cifar10", 8, 256));
+  EXPECT_GT(check.plans, 20);
+}
+
+TEST(StepTimeBound, CountsThePipelineBubble) {
+  // A compute-bound GPT cut into 4 even stages with 4 micro-batches idles 3 of every 7 slots:
+  // a bound from each stage's own work alone would be near 4/7 of the step.
+  const PlannerRequest request = request_for("gpt:layers=8,hidden=4096,heads=32,seq=2048,vocab=8000,positions=2048", 32, 32);
+  SearchStats stats;
+  const SearchMesh mesh = make_search_mesh(4, 1, 1, 8);
+  auto plan = searched_plan(request, mesh, 4, nullptr, stats);
+  ASSERT_TRUE(plan.has_value());
+  const plans::CompiledPlan compiled = plans::compile_plan(*plan);
+  const double bound = iteration_seconds_lower_bound(*plan, compiled, request.cluster);
+  const double simulated = simulate(*plan, compiled, request.cluster).iteration_seconds;
+  EXPECT_LE(bound, simulated);
+  EXPECT_GT(bound, 0.8 * simulated);
+}
+
+TEST(StepTimeBound, MeasuredKernelsGiveNoBound) {
+  PlannerRequest request = request_for("gpt:layers=2,hidden=64,heads=2,seq=32,vocab=100,positions=32", 2, 8);
+  request.cluster.device.measured_kernels["any"] = {};
+  SearchStats stats;
+  auto plan = searched_plan(request, make_search_mesh(1, 2, 1, 1), 1, nullptr, stats);
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_EQ(iteration_seconds_lower_bound(*plan, plans::compile_plan(*plan), request.cluster), 0.0);
+}
+
+}  // namespace
+}  // namespace splitbrain::sim
