@@ -4,6 +4,7 @@
 
 #include <limits>
 
+#include "model/block_boundaries.h"
 #include "model/statistics.h"
 #include "plans/compiled_plan.h"
 #include "plans/plan_error.h"
@@ -40,7 +41,7 @@ std::vector<double> cut_seconds(const PlannerRequest& request, CostTable& table,
                           model::output_element_bytes(layer, skeleton.dtype);
     send_of_output[static_cast<size_t>(v)] = 2 * send_seconds(request.cluster, pipe_group[0], pipe_group[1], bytes);
   }
-  const std::vector<int> last_reader = last_readers(net);
+  const std::vector<int> last_reader = model::last_readers(net);
   std::vector<double> cuts(static_cast<size_t>(net.size()) + 1, 0.0);
   for (int i = 1; i < net.size(); ++i) {
     for (int u = 0; u < i; ++u) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "model/block_boundaries.h"
+
 namespace splitbrain::sim {
 
 std::optional<std::vector<int>> partition_stages(const StagePartitionInput& in) {
@@ -69,28 +71,9 @@ std::optional<std::vector<int>> partition_stages(const StagePartitionInput& in) 
   return stage_of_layer;
 }
 
-std::vector<int> last_readers(const model::Model& model) {
-  std::vector<int> last(static_cast<size_t>(model.size()), -1);
-  for (int v = 0; v < model.size(); ++v) {
-    for (int u : model.layer(v).inputs) last[static_cast<size_t>(u)] = std::max(last[static_cast<size_t>(u)], v);
-  }
-  return last;
-}
-
 std::vector<bool> stage_starts_between_blocks(const model::Model& model, int stages) {
-  const int n = model.size();
-  const std::vector<int> last_reader = last_readers(model);
-  // crossing[i]: the tensors produced before layer i and read at or after it.
-  std::vector<int> crossing(static_cast<size_t>(n), 0);
-  for (int u = 0; u < n; ++u) {
-    for (int i = u + 1; i <= last_reader[static_cast<size_t>(u)] && i < n; ++i) ++crossing[static_cast<size_t>(i)];
-  }
-  std::vector<bool> may_start(static_cast<size_t>(n), false);
-  int starts = 0;
-  for (int i = 1; i < n; ++i) {
-    may_start[static_cast<size_t>(i)] = crossing[static_cast<size_t>(i)] == 1;
-    starts += may_start[static_cast<size_t>(i)] ? 1 : 0;
-  }
+  std::vector<bool> may_start = model::block_starts(model);
+  const auto starts = std::count(may_start.begin(), may_start.end(), true);
   if (starts < stages - 1) std::fill(may_start.begin(), may_start.end(), true);
   return may_start;
 }

@@ -28,9 +28,6 @@ struct StagePartitionInput {
   std::vector<bool> may_start_stage;
 };
 
-// Per layer, the last layer that reads its output (-1: none).
-std::vector<int> last_readers(const model::Model& model);
-
 // Where a stage may start: the layers before which exactly one tensor crosses (a transformer's
 // or a residual network's block boundaries; every layer of a chain), so a pipeline never cuts
 // through a block, as Megatron-LM's stages do not. When there are fewer such layers than the

@@ -201,6 +201,14 @@ TEST(PlanJsonErrors, RecomputeIsABooleanOrSelective) {
   expect_error(document, {"options.recompute: must be false, true or \"selective\", got \"attention\""});
 }
 
+TEST(PlanJsonErrors, RecomputeBlocksNeedRecomputeAndACount) {
+  ordered_json document = base_plan();
+  document["options"] = {{"recompute_blocks", 2}};
+  expect_error(document, {"options.recompute_blocks: recomputes the first blocks of each chunk under \"recompute\": true"});
+  document["options"] = {{"recompute", true}, {"recompute_blocks", -1}};
+  expect_error(document, {"options.recompute_blocks: must be 0 (every block) or a positive count, got -1"});
+}
+
 TEST(PlanJsonErrors, ZeroStageOutsideZeroToThree) {
   ordered_json document = base_plan();
   document["options"] = {{"zero_stage", 4}};

@@ -225,6 +225,35 @@ TEST(MemoryModel, ATransformerLayerKeepsKorthikantiEtAlsActivations) {
   EXPECT_THROW(activations_per_layer(1, false, Split::tensor_and_sequence), std::bad_optional_access);
 }
 
+// Recomputation by blocks (Megatron's block method): the first N blocks of the stage keep only
+// their input, the others all they save. Blocks are cut where one tensor crosses: the input, the
+// two embeddings and their sum, the embedding dropout, then each transformer layer's attention
+// and MLP halves (residual blocks). Rerunning two more blocks keeps exactly one layer's
+// Korthikanti bytes less (sbh(34 + 5as/h) and the layer norms' statistics) when the backward
+// starts, and rerunning every block keeps what full recomputation keeps.
+TEST(MemoryModel, RecomputingTheFirstBlocksDropsTheirActivations) {
+  constexpr int64_t s = 32, b = 2, h = 32, a = 4;
+  const std::string spec =
+      fmt::format("gpt:layers=4,hidden={},heads={},seq={},vocab=64,positions={},attn_dropout=10", h, a, s, s);
+  Plan plan = make_plan(std::make_shared<model::Model>(model::build_zoo_model(spec)), Mesh({{"data", 1}}), b,
+                        batch_on_axis_0);
+  plan.dtype = model::DType::bf16;
+  auto kept = [&](bool recompute, int blocks) {
+    Plan p = plan;
+    p.recompute_activations = recompute;
+    p.recompute_blocks = blocks;
+    return activations_when_the_backward_starts(p);
+  };
+  const int64_t layer = s * b * h * (34 + 5 * a * s / h) + 2 * 8 * s * b;
+  for (int blocks : {3, 5, 7}) {
+    SCOPED_TRACE(blocks);
+    EXPECT_EQ(kept(true, blocks) - kept(true, blocks + 2), layer);
+  }
+  EXPECT_EQ(kept(true, 2) - kept(true, 3), s * b * h);  // the embedding dropout's mask
+  EXPECT_EQ(kept(true, 50), kept(true, 0));  // more blocks than the model has: all of them
+  EXPECT_EQ(kept(true, 1), kept(false, 0));  // block 1 is the input alone: nothing to rerun
+}
+
 TEST(MemoryModel, ActivationsMatchAHandCountAndHalveWithTheBatch) {
   // Per sample, fp32, kept for backward (each tensor counted once, at its producer):
   //   data [16]: read by fc1's weight gradient            16 x 4 = 64 B

@@ -115,6 +115,13 @@ std::vector<plans::Plan> plans_to_run(const std::vector<sim::PricedPlan>& planne
       selective.recompute_attention = true;
       selective.family += " +selective recompute";
       out.push_back(selective);
+      // Recomputation of the first blocks only (Megatron's block method): the embeddings and the
+      // first layer's attention half rerun, the rest keep their activations.
+      plans::Plan first_blocks = p.plan;
+      first_blocks.recompute_activations = true;
+      first_blocks.recompute_blocks = 4;
+      first_blocks.family += " +recompute 4 blocks";
+      out.push_back(first_blocks);
     }
     if (p.plan.family.starts_with("data-parallel") && p.plan.pipe_axis < 0 &&
         p.plan.global_batch % (2 * p.plan.mesh.rank_count()) == 0) {
