@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "model/errors.h"
 #include "plans/compiled_plan.h"
+#include "plans/sequence_parallel.h"
 #include "sim/search/families.h"
 #include "sim/search/plan_pricing.h"
 
@@ -16,7 +18,8 @@ namespace {
 bool same_plan(const plans::Plan& a, const plans::Plan& b) {
   return a.mesh == b.mesh && a.layers == b.layers && a.stage_of_layer == b.stage_of_layer &&
          a.schedule == b.schedule && a.virtual_stages == b.virtual_stages && a.micro_batches == b.micro_batches && a.zero_stage == b.zero_stage &&
-         a.recompute_activations == b.recompute_activations;
+         a.recompute_activations == b.recompute_activations && a.recompute_blocks == b.recompute_blocks &&
+         a.regather_saved_inputs == b.regather_saved_inputs;
 }
 
 // Adds a priced plan, or merges its label into an identical plan already listed (SplitBrain
@@ -68,6 +71,16 @@ PlannerResult plan_training(const PlannerRequest& request, const std::function<v
   for (PricedPlan& plan : pipeline_plans(request, stats)) add_unique(result.plans, std::move(plan));
   say("searched: every mesh for the overall best");
   if (auto best = best_plan(request, stats)) add_unique(result.plans, std::move(*best));
+  // Megatron's sequence parallelism for every plan found with tensor parallelism: the same
+  // layouts with the per-token layers split along the sequence (plans/sequence_parallel.h),
+  // priced as a plan of its own (with ZeRO or recomputation only if it needs them to fit).
+  say("sequence parallelism for the plans with tensor parallelism");
+  const size_t found = result.plans.size();
+  for (size_t i = 0; i < found; ++i) {
+    if (std::optional<plans::Plan> sequence = plans::with_sequence_parallelism(result.plans[i].plan)) {
+      add_unique(result.plans, price_plan(request, std::move(*sequence), stats));
+    }
+  }
   if (result.plans.empty()) {
     throw InputError(fmt::format("batch: no plan can split a batch of {} over {} devices of {}", request.global_batch,
                                  request.devices, request.model_spec));

@@ -122,6 +122,30 @@ TEST(Planner, PipelineStagesStartBetweenTransformerBlocks) {
   EXPECT_EQ(std::count(anywhere.begin() + 1, anywhere.end(), true), chain.size() - 1);
 }
 
+// Every plan found with tensor parallelism gets a sequence-parallel twin (plans/
+// sequence_parallel.h), priced on its own; plans without tensor parallelism get none.
+TEST(Planner, ProposesSequenceParallelismWithTensorParallelism) {
+  const PlannerResult result = plan_training(request_for("gpt:layers=4,hidden=128,heads=4,seq=64,vocab=256", 8, 64,
+                                                         "dgx-a100-80g"));
+  int twins = 0;
+  for (const PricedPlan& p : result.plans) {
+    if (p.plan.family.find("+sp") == std::string::npos) continue;
+    ++twins;
+    SCOPED_TRACE(p.plan.family);
+    EXPECT_TRUE(p.plan.regather_saved_inputs);
+    const bool splits_sequence = std::any_of(p.plan.layers.begin(), p.plan.layers.end(),
+                                             [](const plans::LayerSharding& l) { return !l.spatial.empty(); });
+    EXPECT_TRUE(splits_sequence);
+    EXPECT_GT(p.prediction.iteration_seconds, 0.0);
+  }
+  EXPECT_GT(twins, 0);
+  for (const PricedPlan& p : result.plans) {
+    if (p.plan.family.starts_with("data-parallel")) {
+      EXPECT_EQ(p.plan.family.find("+sp"), std::string::npos);
+    }
+  }
+}
+
 TEST(Planner, DeviceMemoryIsAlwaysALimit) {
   PlannerRequest request = request_for("vgg16", 2, 512, "v100-pcie-10gbe");  // 16 GB V100s
   const PlannerResult result = plan_training(request);
