@@ -7,19 +7,13 @@
 #include "model/zoo.h"
 #include "sim/cluster_presets.h"
 #include "sim/search/planner.h"
+#include "tests/sim/large_model_request.h"
 
 namespace splitbrain::sim {
 namespace {
 
 PlannerRequest gpt_request(const std::string& model_spec, int devices, int64_t batch, int64_t memory_limit_bytes) {
-  PlannerRequest request;
-  request.model = std::make_shared<model::Model>(model::build_zoo_model(model_spec));
-  request.model_spec = model_spec;
-  request.devices = devices;
-  request.global_batch = batch;
-  request.dtype = model::DType::bf16;
-  request.optimizer.kind = plans::OptimizerKind::adam;
-  request.cluster = cluster_preset("dgx-a100-80g:nodes=" + std::to_string((devices + 7) / 8));
+  PlannerRequest request = testing::large_model_request(model_spec, devices, batch);
   request.memory_limit_bytes = memory_limit_bytes;
   return request;
 }

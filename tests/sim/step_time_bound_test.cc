@@ -12,20 +12,13 @@
 #include "sim/search/searched_plans.h"
 #include "sim/simulation.h"
 #include "sim/step_time_bound.h"
+#include "tests/sim/large_model_request.h"
 
 namespace splitbrain::sim {
 namespace {
 
 PlannerRequest request_for(const std::string& model_spec, int devices, int64_t batch) {
-  PlannerRequest request;
-  request.model = std::make_shared<model::Model>(model::build_zoo_model(model_spec));
-  request.model_spec = model_spec;
-  request.devices = devices;
-  request.global_batch = batch;
-  request.dtype = model::DType::bf16;
-  request.optimizer.kind = plans::OptimizerKind::adam;
-  request.cluster = cluster_preset("dgx-a100-80g:nodes=" + std::to_string((devices + 7) / 8));
-  return request;
+  return testing::large_model_request(model_spec, devices, batch);
 }
 
 struct BoundCheck {

@@ -1,0 +1,26 @@
+#pragma once
+// A planner request as LLM jobs are run: bf16, Adam, on as many dgx-a100-80g nodes as the devices
+// need (the planner tests that compare searches or bound their times share it).
+
+#include <memory>
+#include <string>
+
+#include "model/zoo.h"
+#include "sim/cluster_presets.h"
+#include "sim/search/planner_request.h"
+
+namespace splitbrain::sim::testing {
+
+inline PlannerRequest large_model_request(const std::string& model_spec, int devices, int64_t batch) {
+  PlannerRequest request;
+  request.model = std::make_shared<model::Model>(model::build_zoo_model(model_spec));
+  request.model_spec = model_spec;
+  request.devices = devices;
+  request.global_batch = batch;
+  request.dtype = model::DType::bf16;
+  request.optimizer.kind = plans::OptimizerKind::adam;
+  request.cluster = cluster_preset("dgx-a100-80g:nodes=" + std::to_string((devices + 7) / 8));
+  return request;
+}
+
+}  // namespace splitbrain::sim::testing
