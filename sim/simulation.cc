@@ -64,7 +64,16 @@ class StepBuilder {
   int group_level(const std::vector<int>& axes, int rank) {
     auto [it, inserted] = level_by_axes_.try_emplace(axes);
     if (inserted) {
-      for (int r = 0; r < plan_.mesh.rank_count(); ++r) it->second.push_back(level_spanned(cluster_, plan_.mesh.group(r, axes)));
+      // A group's members share its level: one group's span is found once (a 3,072-rank data
+      // axis would otherwise sort 3,072 groups of 3,072 per prediction).
+      std::vector<int>& levels = it->second;
+      levels.assign(static_cast<size_t>(plan_.mesh.rank_count()), -1);
+      for (int r = 0; r < plan_.mesh.rank_count(); ++r) {
+        if (levels[static_cast<size_t>(r)] >= 0) continue;
+        const std::vector<int> group = plan_.mesh.group(r, axes);
+        const int level = level_spanned(cluster_, group);
+        for (int member : group) levels[static_cast<size_t>(member)] = level;
+      }
     }
     return it->second[static_cast<size_t>(rank)];
   }
@@ -271,8 +280,15 @@ class StepBuilder {
         const bool involved = u->collective.kind == plans::CollectiveKind::send_recv || u->stage == stage;
         if (!involved) continue;
         const int index = index_by_axes.at(u->collective.axes)[static_cast<size_t>(rank)];
-        r.comm_bytes_sent += u->count * plans::bytes_sent(u->collective, index);
-        add_bytes_per_level(cluster_, plan_.mesh, u->collective, rank, u->count, r.comm_bytes_sent_per_level);
+        const int64_t sent = u->count * plans::bytes_sent(u->collective, index);
+        r.comm_bytes_sent += sent;
+        const plans::CollectiveKind kind = u->collective.kind;
+        if (kind == plans::CollectiveKind::send_recv || kind == plans::CollectiveKind::halo_exchange) {
+          // Over the link of a pair: its own level.
+          add_bytes_per_level(cluster_, plan_.mesh, u->collective, rank, u->count, r.comm_bytes_sent_per_level);
+        } else if (const int level = group_level(u->collective.axes, rank); sent > 0 && level >= 0) {
+          r.comm_bytes_sent_per_level[static_cast<size_t>(level)] += sent;
+        }
       }
       out_.ranks.push_back(r);
     }
