@@ -26,12 +26,14 @@ ranks, path = int(sys.argv[1]), sys.argv[2]
 c = json.load(open("sim/clusters/local-cpu.json"))
 c["name"] = f"emulated-2x{ranks}"
 c["description"] = (f"Two emulated nodes (tools/emulate-nodes.sh) of {ranks} rank(s) on this machine, joined by a "
-                    "1 Gb/s token-bucket link (125e6 B/s each way per node). The device, the shared-memory node "
-                    "level and the link latency are placeholders (local-cpu's and an estimate): this file serves "
-                    "the bytes per level, which do not depend on them, until calibrate measures both levels.")
+                    "1 Gb/s token-bucket link (125e6 B/s each way per node). Bytes only: the device and the "
+                    "shared-memory node level are copied from local-cpu.json and the link latency is an estimate, "
+                    "none of them measured for this machine, so the times this file predicts are not checked "
+                    "against anything (two-level calibrate is not written yet); the bytes per level do not "
+                    "depend on them.")
 c["sources"] = ["tools/emulate-nodes.sh --bandwidth 1gbit: tbf at 1e9 bit/s on each node's egress and on the bridge port towards it",
                 "Latency 30 us: an estimate of MPI over TCP between namespaces (tools/link-probe.py: 21-24 us TCP round trip)",
-                "Device and node level: local-cpu.json's placeholders"]
+                "Device and node level: copied from local-cpu.json, uncalibrated"]
 c["levels"] = [{"name": "node", "fan_out": ranks, "link": {"bandwidth_bytes_per_second": 5e9, "latency_seconds": 1e-6}},
                {"name": "cluster", "fan_out": 2, "link": {"bandwidth_bytes_per_second": 125e6, "latency_seconds": 30e-6}}]
 with open(path, "w") as f:

@@ -25,7 +25,6 @@
 #include "exec/comm/mpi_check.h"
 #include "model/model_json.h"
 #include "plans/compiled_plan.h"
-#include "plans/sequence_parallel.h"
 #include "sim/memory_model.h"
 #include "sim/cluster_presets.h"
 #include "sim/search/planner.h"
@@ -34,8 +33,8 @@
 #include "tests/exec/equivalence/equivalence_suite.h"
 #include "tests/exec/equivalence/plan_run.h"
 #include "tests/exec/equivalence/reference_file.h"
+#include "tests/exec/equivalence/plans_to_run.h"
 #include "tests/exec/equivalence/tied_variants.h"
-#include "tests/plans/interleaved_variant.h"
 
 namespace splitbrain::equivalence {
 namespace {
@@ -55,116 +54,6 @@ sim::PlannerRequest request_for(int devices) {
   request.global_batch = options().batch;
   request.cluster = sim::cluster_preset(kCluster);
   return request;
-}
-
-// A two-stage pipeline cut again at the first reader of a tensor that several layers read, so
-// all of them sit on the second stage: the tensor crosses once each way and its readers share
-// it (plans/compiled_plan.h). None for models without such a tensor.
-std::optional<plans::Plan> shared_reader_variant(const std::vector<plans::Plan>& plans) {
-  for (const plans::Plan& plan : plans) {
-    if (plan.stage_count() != 2 || plan.zero_stage != 0 || plan.recompute_activations) continue;
-    const model::Model& net = *plan.model;
-    for (int u = 1; u < net.size(); ++u) {
-      const std::vector<int>& readers = net.layer(u).consumers;
-      if (readers.size() < 2) continue;
-      const int first = *std::min_element(readers.begin(), readers.end());
-      plans::Plan variant = plan;
-      for (int v = 0; v < net.size(); ++v) variant.stage_of_layer[static_cast<size_t>(v)] = v < first ? 0 : 1;
-      variant.family += " + shared reader cut";
-      return variant;
-    }
-    return std::nullopt;
-  }
-  return std::nullopt;
-}
-
-// Megatron's sequence parallelism (plans/sequence_parallel.h) on the first plan with tensor
-// parallelism and neither ZeRO nor recomputation. None for plans without tensor parallelism.
-std::optional<plans::Plan> sequence_parallel_variant(const std::vector<plans::Plan>& plans) {
-  for (const plans::Plan& plan : plans) {
-    if (plan.zero_stage != 0 || plan.recompute_activations || plan.recompute_attention) continue;
-    if (std::optional<plans::Plan> variant = plans::with_sequence_parallelism(plan)) return variant;
-  }
-  return std::nullopt;
-}
-
-// What the executor is checked on beyond the planner's choices: ZeRO 1-3 of every plan whose
-// gradients sync over a group (something to shard), recompute of every plan, and on the
-// data-parallel plan both at once and ZeRO with the buckets reduced after backward instead of
-// during it (the planner's plans overlap). Named like the planner names such variants.
-std::vector<plans::Plan> plans_to_run(const std::vector<sim::PricedPlan>& planned) {
-  std::vector<plans::Plan> out;
-  for (const sim::PricedPlan& p : planned) out.push_back(p.plan);
-  for (const sim::PricedPlan& p : planned) {
-    if (p.plan.zero_stage != 0 || p.plan.recompute_activations) continue;
-    const bool syncs = !plans::compile_plan(p.plan).buckets.empty();
-    for (int zero = 1; zero <= 3 && syncs; ++zero) {
-      plans::Plan variant = p.plan;
-      variant.zero_stage = zero;
-      variant.family += " +zero" + std::to_string(zero);
-      out.push_back(variant);
-    }
-    plans::Plan recompute = p.plan;
-    recompute.recompute_activations = true;
-    recompute.family += " +recompute";
-    out.push_back(recompute);
-    const auto& layers = p.plan.model->layers();
-    if (std::any_of(layers.begin(), layers.end(),
-                    [](const model::Layer& l) { return l.kind == model::OpKind::self_attention; })) {
-      plans::Plan selective = p.plan;
-      selective.recompute_attention = true;
-      selective.family += " +selective recompute";
-      out.push_back(selective);
-      // Recomputation of the first blocks only (Megatron's block method): the embeddings and the
-      // first layer's attention half rerun, the rest keep their activations.
-      plans::Plan first_blocks = p.plan;
-      first_blocks.recompute_activations = true;
-      first_blocks.recompute_blocks = 4;
-      first_blocks.family += " +recompute 4 blocks";
-      out.push_back(first_blocks);
-    }
-    if (p.plan.family.starts_with("data-parallel") && p.plan.pipe_axis < 0 &&
-        p.plan.global_batch % (2 * p.plan.mesh.rank_count()) == 0) {
-      // Gradient accumulation without a pipeline: two micro-batches per step.
-      plans::Plan accumulate = p.plan;
-      accumulate.micro_batches = 2;
-      accumulate.family += " +accumulate 2";
-      out.push_back(accumulate);
-    }
-    if (syncs && p.plan.family.starts_with("data-parallel")) {
-      recompute.zero_stage = 3;
-      recompute.family = p.plan.family + " +zero3 +recompute";
-      out.push_back(recompute);
-      for (int zero = 1; zero <= 3; ++zero) {
-        plans::Plan serial = p.plan;
-        serial.zero_stage = zero;
-        serial.overlap_gradient_sync = false;
-        serial.family += " +zero" + std::to_string(zero) + " +sync-after-backward";
-        out.push_back(serial);
-      }
-    }
-  }
-  if (std::optional<plans::Plan> shared = shared_reader_variant(out)) out.push_back(*shared);
-  if (std::optional<plans::Plan> sequence = sequence_parallel_variant(out)) out.push_back(*sequence);
-  // Interleaved 1F1B (the planner proposes one chunk per stage): each pipeline re-cut into two
-  // chunks per stage, alone, with recompute and with ZeRO 3 where gradients sync over a group.
-  for (const sim::PricedPlan& p : planned) {
-    if (p.plan.zero_stage != 0 || p.plan.recompute_activations) continue;
-    const std::optional<plans::Plan> interleaved = plans::testing::interleaved_variant(p.plan, 2);
-    if (!interleaved) continue;
-    out.push_back(*interleaved);
-    plans::Plan recompute = *interleaved;
-    recompute.recompute_activations = true;
-    recompute.family += " +recompute";
-    out.push_back(recompute);
-    if (!plans::compile_plan(*interleaved).buckets.empty()) {
-      plans::Plan zero = *interleaved;
-      zero.zero_stage = 3;
-      zero.family += " +zero3";
-      out.push_back(zero);
-    }
-  }
-  return out;
 }
 
 double relative(double value, double reference, double floor) {
