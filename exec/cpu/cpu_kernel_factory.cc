@@ -84,5 +84,6 @@ std::unique_ptr<kernels::SelfAttentionKernel> CpuKernelFactory::make_self_attent
 }
 
 std::unique_ptr<kernels::ArrayKernel> CpuKernelFactory::make_array_kernel() { return kernels::make_host_array_kernel(); }
+std::unique_ptr<kernels::KeptBuffer> CpuKernelFactory::make_kept_buffer(int64_t bytes) { return kernels::make_host_kept_buffer(bytes); }
 
 }  // namespace splitbrain::exec::cpu

@@ -30,6 +30,7 @@ class CpuKernelFactory final : public kernels::KernelFactory {
   std::unique_ptr<kernels::BatchedMatmulKernel> make_batched_matmul(const kernels::BatchedMatmulShape& shape) override;
   std::unique_ptr<kernels::SelfAttentionKernel> make_self_attention(const kernels::AttentionShape& shape) override;
   std::unique_ptr<kernels::ArrayKernel> make_array_kernel() override;
+  std::unique_ptr<kernels::KeptBuffer> make_kept_buffer(int64_t bytes) override;
 
  private:
   CpuContext context_;

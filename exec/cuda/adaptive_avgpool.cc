@@ -32,9 +32,9 @@ void AdaptiveAvgPoolKernel::forward(const float* x, float* y) {
   const AdaptiveBins& bins = bins_;
   auto* device_x = static_cast<float*>(context_.staging(kInput, input_bytes(bins)));
   auto* device_y = static_cast<float*>(context_.staging(kOutput, output_bytes(bins)));
-  SB_CUDA_CHECK(cudaMemcpyAsync(device_x, x, input_bytes(bins), cudaMemcpyHostToDevice, context_.stream()));
+  SB_CUDA_CHECK(cudaMemcpyAsync(device_x, x, input_bytes(bins), cudaMemcpyDefault, context_.stream()));
   adaptive_avgpool_forward_on_device(context_.stream(), bins, device_x, device_y);
-  SB_CUDA_CHECK(cudaMemcpyAsync(y, device_y, output_bytes(bins), cudaMemcpyDeviceToHost, context_.stream()));
+  SB_CUDA_CHECK(cudaMemcpyAsync(y, device_y, output_bytes(bins), cudaMemcpyDefault, context_.stream()));
   context_.synchronize();
 }
 
@@ -42,9 +42,9 @@ void AdaptiveAvgPoolKernel::backward(const float* dy, float* dx) {
   const AdaptiveBins& bins = bins_;
   auto* device_dx = static_cast<float*>(context_.staging(kInput, input_bytes(bins)));
   auto* device_dy = static_cast<float*>(context_.staging(kOutput, output_bytes(bins)));
-  SB_CUDA_CHECK(cudaMemcpyAsync(device_dy, dy, output_bytes(bins), cudaMemcpyHostToDevice, context_.stream()));
+  SB_CUDA_CHECK(cudaMemcpyAsync(device_dy, dy, output_bytes(bins), cudaMemcpyDefault, context_.stream()));
   adaptive_avgpool_backward_on_device(context_.stream(), bins, device_dy, device_dx);
-  SB_CUDA_CHECK(cudaMemcpyAsync(dx, device_dx, input_bytes(bins), cudaMemcpyDeviceToHost, context_.stream()));
+  SB_CUDA_CHECK(cudaMemcpyAsync(dx, device_dx, input_bytes(bins), cudaMemcpyDefault, context_.stream()));
   context_.synchronize();
 }
 

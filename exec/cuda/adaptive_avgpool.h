@@ -4,7 +4,7 @@
 // (indexing_kernels.h); backward gathers per input element, so it needs no atomics and is
 // deterministic.
 //
-// Host arrays in and out (see cuda_context.h), staged in the context's staging buffers; every
+// Host or device arrays in and out (see cuda_context.h), staged in the context's staging buffers; every
 // call synchronises.
 
 #include "exec/cuda/cuda_context.h"

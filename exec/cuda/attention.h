@@ -7,7 +7,7 @@
 // future scores to -inf, so cudnnSoftmaxForward gives them exact zeros and cudnnSoftmaxBackward's
 // P (dP - rowsum(dP P)) is the CPU's dS.
 //
-// Host arrays in and out (see cuda_context.h): every call uploads its inputs into the device
+// Host or device arrays in and out (see cuda_context.h): every call uploads its inputs into the device
 // buffers this object allocates once, runs on the context's stream and synchronises.
 
 #include <cstdint>

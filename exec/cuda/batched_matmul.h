@@ -5,7 +5,7 @@
 // cublasSgemmStridedBatched on the column-major views: C^T = op(B)^T op(A)^T, so the row-major
 // buffers are used as they are.
 //
-// Host arrays in and out (see cuda_context.h): every call uploads its inputs into the device
+// Host or device arrays in and out (see cuda_context.h): every call uploads its inputs into the device
 // buffers this object allocates once, runs on the context's stream and synchronises.
 
 #include <cublas_v2.h>

@@ -5,7 +5,7 @@
 // (kernels::batchnorm_statistics, ...) on the host, exactly as for the CPU backend: it touches
 // only `channels` values.
 //
-// Host arrays in and out (see cuda_context.h), staged in the context's staging buffers; every
+// Host or device arrays in and out (see cuda_context.h), staged in the context's staging buffers; every
 // call synchronises, so x == y and dx == dy are allowed as on the CPU.
 
 #include "exec/cuda/cuda_context.h"

@@ -61,7 +61,7 @@ void ConcatKernel::forward(std::span<const float* const> xs, float* y) {
     // outer_ rows of runs_[i] floats, packed on the host, at column starts_[i] of the output.
     SB_CUDA_CHECK(cudaMemcpy2DAsync(output_.as<float>() + starts_[i], float_bytes(output_run_), xs[i],
                                     float_bytes(runs_[i]), float_bytes(runs_[i]), static_cast<std::size_t>(outer_),
-                                    cudaMemcpyHostToDevice, context_.stream()));
+                                    cudaMemcpyDefault, context_.stream()));
   }
   download(context_.stream(), output_, output_.bytes(), y);
   context_.synchronize();
@@ -74,7 +74,7 @@ void ConcatKernel::backward(const float* dy, std::span<float* const> dxs) const 
   for (std::size_t i = 0; i < dxs.size(); ++i) {
     SB_CUDA_CHECK(cudaMemcpy2DAsync(dxs[i], float_bytes(runs_[i]), output_.as<float>() + starts_[i],
                                     float_bytes(output_run_), float_bytes(runs_[i]), static_cast<std::size_t>(outer_),
-                                    cudaMemcpyDeviceToHost, context_.stream()));
+                                    cudaMemcpyDefault, context_.stream()));
   }
   context_.synchronize();
 }

@@ -5,7 +5,7 @@
 // straight from the host into its columns of the device output, and the split copies each
 // input's columns of the device dy straight back to the host. No own kernel.
 //
-// Host arrays in and out (see cuda_context.h): the calls stage through one device buffer of the
+// Host or device arrays in and out (see cuda_context.h): the calls stage through one device buffer of the
 // output's size allocated here, and synchronise before returning.
 
 #include <cstdint>

@@ -8,7 +8,7 @@
 // explicitly with zeros (layout_kernels.h) and convolved with no cuDNN padding; backward_data
 // then crops the padded input gradient. Symmetric shapes go straight to cuDNN.
 //
-// Host arrays in and out (see cuda_context.h): every call uploads its inputs into the device
+// Host or device arrays in and out (see cuda_context.h): every call uploads its inputs into the device
 // buffers this object allocates once, runs on the context's stream and synchronises.
 
 #include <cudnn.h>

@@ -1,11 +1,14 @@
 #pragma once
 // What a rank's CUDA kernels run on: its GPU, one compute stream, a cuDNN and a cuBLAS handle
-// bound to that stream, a growable cuDNN workspace and growable staging buffers shared by the
-// kernels whose device buffers depend on the call (the others own buffers sized once).
+// bound to that stream, a growable cuDNN workspace, growable staging buffers shared by the
+// kernels whose device buffers depend on the call (the others own buffers sized once), and the
+// caching allocator of the rank's arrays and kept state (device_memory_pool.h).
 //
-// The twin of cpu::CpuContext. This first version of the backend takes HOST arrays: every kernel
-// uploads its inputs, runs on stream(), downloads its outputs and synchronises before returning,
-// so a caller sees the CPU kernels' contract. Device-resident arrays come later.
+// The twin of cpu::CpuContext. Kernels take pointers to host or device memory (every copy is
+// cudaMemcpyDefault): each copies its arguments into its own device buffers, runs on stream() and
+// copies the results out, then synchronises; so the arrays of the CudaArrayDevice (device
+// memory) and the host arrays of the kernel tests both work. Kernels that compute on the
+// caller's device pointers directly, with no copies, come next (exec/cuda/README.md).
 //
 // Math: by default cuDNN convolutions use CUDNN_FMA_MATH and cuBLAS CUBLAS_PEDANTIC_MATH, i.e.
 // plain fp32 (no TF32 tensor cores), so results match the CPU backend to fp32 rounding;
@@ -16,9 +19,11 @@
 #include <cudnn.h>
 
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 #include "exec/cuda/device_buffer.h"
+#include "exec/cuda/device_memory_pool.h"
 
 namespace splitbrain::exec::cuda {
 
@@ -37,6 +42,8 @@ class CudaContext {
   cudaStream_t stream() const { return stream_; }
   cudnnHandle_t cudnn() const { return cudnn_; }
   cublasHandle_t cublas() const { return cublas_; }
+  // Where the arrays and the ops' kept state live (shared: they may outlive the context).
+  const std::shared_ptr<DeviceMemoryPool>& memory() const { return memory_; }
 
   // At least `bytes` of scratch for one library call at a time (cuDNN algorithms). Growing it
   // synchronises first: work queued earlier may still use the old block.
@@ -58,6 +65,7 @@ class CudaContext {
   cublasHandle_t cublas_ = nullptr;
   DeviceBuffer workspace_;
   std::vector<DeviceBuffer> staging_;
+  std::shared_ptr<DeviceMemoryPool> memory_ = std::make_shared<DeviceMemoryPool>();
 };
 
 }  // namespace splitbrain::exec::cuda

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "exec/cuda/adaptive_avgpool.h"
+#include "exec/cuda/array_kernel.h"
 #include "exec/cuda/attention.h"
 #include "exec/cuda/batched_matmul.h"
 #include "exec/cuda/batchnorm.h"
@@ -14,6 +15,7 @@
 #include "exec/cuda/embedding.h"
 #include "exec/cuda/layernorm.h"
 #include "exec/cuda/linear.h"
+#include "exec/cuda/pooled_block.h"
 #include "exec/cuda/pooling.h"
 #include "exec/cuda/softmax_cross_entropy.h"
 
@@ -86,6 +88,28 @@ std::unique_ptr<kernels::SelfAttentionKernel> CudaKernelFactory::make_self_atten
 }
 
 // Host memory until this backend's arrays live on the device (README.md).
-std::unique_ptr<kernels::ArrayKernel> CudaKernelFactory::make_array_kernel() { return kernels::make_host_array_kernel(); }
+std::unique_ptr<kernels::ArrayKernel> CudaKernelFactory::make_array_kernel() {
+  return std::make_unique<ArrayKernel>(*context_);
+}
+namespace {
+
+// Kept state in the rank's device memory, from the context's pool.
+class DeviceKeptBuffer final : public kernels::KeptBuffer {
+ public:
+  DeviceKeptBuffer(const std::shared_ptr<DeviceMemoryPool>& pool, int64_t bytes)
+      : block_(pool, static_cast<std::size_t>(bytes)) {}
+  std::byte* data() override { return static_cast<std::byte*>(block_.data()); }
+  int64_t bytes() const override { return static_cast<int64_t>(block_.bytes()); }
+
+ private:
+  PooledBlock block_;
+};
+
+}  // namespace
+
+std::unique_ptr<kernels::KeptBuffer> CudaKernelFactory::make_kept_buffer(int64_t bytes) {
+  if (bytes < 0) throw std::invalid_argument("CudaKernelFactory::make_kept_buffer: negative size");
+  return std::make_unique<DeviceKeptBuffer>(context_->memory(), bytes);
+}
 
 }  // namespace splitbrain::exec::cuda

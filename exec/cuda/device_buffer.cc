@@ -47,14 +47,14 @@ void DeviceBuffer::release() noexcept {
   bytes_ = 0;
 }
 
-void upload(cudaStream_t stream, const void* host, std::size_t bytes, const DeviceBuffer& to) {
+void upload(cudaStream_t stream, const void* source, std::size_t bytes, const DeviceBuffer& to) {
   require_fits(bytes, to, "upload");
-  SB_CUDA_CHECK(cudaMemcpyAsync(to.data(), host, bytes, cudaMemcpyHostToDevice, stream));
+  SB_CUDA_CHECK(cudaMemcpyAsync(to.data(), source, bytes, cudaMemcpyDefault, stream));
 }
 
-void download(cudaStream_t stream, const DeviceBuffer& from, std::size_t bytes, void* host) {
+void download(cudaStream_t stream, const DeviceBuffer& from, std::size_t bytes, void* destination) {
   require_fits(bytes, from, "download");
-  SB_CUDA_CHECK(cudaMemcpyAsync(host, from.data(), bytes, cudaMemcpyDeviceToHost, stream));
+  SB_CUDA_CHECK(cudaMemcpyAsync(destination, from.data(), bytes, cudaMemcpyDefault, stream));
 }
 
 }  // namespace splitbrain::exec::cuda

@@ -1,6 +1,6 @@
 #pragma once
-// Owned GPU memory (cudaMalloc / cudaFree) that knows its size in bytes, and the copies between
-// it and host memory on a stream. Move-only: exactly one owner frees it.
+// Owned GPU memory (cudaMalloc / cudaFree) that knows its size in bytes, and the copies into and
+// out of it on a stream. Move-only: exactly one owner frees it.
 
 #include <cuda_runtime_api.h>
 
@@ -37,10 +37,11 @@ class DeviceBuffer {
   std::size_t bytes_ = 0;
 };
 
-// Asynchronous on `stream` (pageable host memory: the upload has returned once the host buffer
-// may be reused; the download is complete only after the stream is synchronised). `bytes` must
-// fit the buffer: std::logic_error otherwise (a kernel sized its buffers wrongly).
-void upload(cudaStream_t stream, const void* host, std::size_t bytes, const DeviceBuffer& to);
-void download(cudaStream_t stream, const DeviceBuffer& from, std::size_t bytes, void* host);
+// Asynchronous on `stream`, from or to host or device memory (cudaMemcpyDefault: the kernels take
+// either, cuda_context.h). From pageable host memory the upload has returned once the source may
+// be reused; a download is complete only after the stream is synchronised. `bytes` must fit the
+// buffer: std::logic_error otherwise (a kernel sized its buffers wrongly).
+void upload(cudaStream_t stream, const void* source, std::size_t bytes, const DeviceBuffer& to);
+void download(cudaStream_t stream, const DeviceBuffer& from, std::size_t bytes, void* destination);
 
 }  // namespace splitbrain::exec::cuda

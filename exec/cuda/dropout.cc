@@ -49,11 +49,11 @@ void DropoutKernel::forward(const kernels::DropoutKey& key, const kernels::Dropo
   auto* device_x = static_cast<float*>(context_.staging(kInput, bytes));
   auto* device_y = static_cast<float*>(context_.staging(kOutput, bytes));
   auto* device_mask = static_cast<uint8_t*>(context_.staging(kMask, mask_bytes));
-  SB_CUDA_CHECK(cudaMemcpyAsync(device_x, x, bytes, cudaMemcpyHostToDevice, context_.stream()));
+  SB_CUDA_CHECK(cudaMemcpyAsync(device_x, x, bytes, cudaMemcpyDefault, context_.stream()));
   dropout_forward_on_device(context_.stream(), g, elements, kernels::dropout_stream(key), threshold_, keep_scale_,
                             device_x, device_y, device_mask);
-  SB_CUDA_CHECK(cudaMemcpyAsync(y, device_y, bytes, cudaMemcpyDeviceToHost, context_.stream()));
-  SB_CUDA_CHECK(cudaMemcpyAsync(mask, device_mask, mask_bytes, cudaMemcpyDeviceToHost, context_.stream()));
+  SB_CUDA_CHECK(cudaMemcpyAsync(y, device_y, bytes, cudaMemcpyDefault, context_.stream()));
+  SB_CUDA_CHECK(cudaMemcpyAsync(mask, device_mask, mask_bytes, cudaMemcpyDefault, context_.stream()));
   context_.synchronize();
 }
 
@@ -64,10 +64,10 @@ void DropoutKernel::backward(int64_t elements, const uint8_t* mask, const float*
   auto* device_dy = static_cast<float*>(context_.staging(kInput, bytes));
   auto* device_dx = static_cast<float*>(context_.staging(kOutput, bytes));
   auto* device_mask = static_cast<uint8_t*>(context_.staging(kMask, mask_bytes));
-  SB_CUDA_CHECK(cudaMemcpyAsync(device_dy, dy, bytes, cudaMemcpyHostToDevice, context_.stream()));
-  SB_CUDA_CHECK(cudaMemcpyAsync(device_mask, mask, mask_bytes, cudaMemcpyHostToDevice, context_.stream()));
+  SB_CUDA_CHECK(cudaMemcpyAsync(device_dy, dy, bytes, cudaMemcpyDefault, context_.stream()));
+  SB_CUDA_CHECK(cudaMemcpyAsync(device_mask, mask, mask_bytes, cudaMemcpyDefault, context_.stream()));
   dropout_backward_on_device(context_.stream(), elements, device_mask, keep_scale_, device_dy, device_dx);
-  SB_CUDA_CHECK(cudaMemcpyAsync(dx, device_dx, bytes, cudaMemcpyDeviceToHost, context_.stream()));
+  SB_CUDA_CHECK(cudaMemcpyAsync(dx, device_dx, bytes, cudaMemcpyDefault, context_.stream()));
   context_.synchronize();
 }
 

@@ -5,7 +5,7 @@
 // so the same plan drops the same elements on either backend and on any number of ranks.
 // cuDNN's dropout draws from a stateful RNG and could not give that.
 //
-// Host arrays in and out (see cuda_context.h), staged in the context's staging buffers; the
+// Host or device arrays in and out (see cuda_context.h), staged in the context's staging buffers; the
 // call synchronises, so x == y and dx == dy are allowed as on the CPU.
 
 #include <cstdint>

@@ -3,7 +3,7 @@
 // input into the running sum in input order (the CPU's order). Backward needs no kernel (every
 // input's gradient is dy).
 //
-// Host arrays in and out (see cuda_context.h): every call uploads its inputs into the device
+// Host or device arrays in and out (see cuda_context.h): every call uploads its inputs into the device
 // buffers this object allocates once (the sum and one input at a time), runs on the context's
 // stream and synchronises; so y may be one of the inputs.
 

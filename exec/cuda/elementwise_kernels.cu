@@ -11,6 +11,10 @@ namespace {
 constexpr float kSqrt2OverPi = 0.7978845608028654f;
 constexpr float kGeluCubic = 0.044715f;
 
+__global__ void fill_kernel(int64_t n, float value, float* y) {
+  SB_GRID_STRIDE_LOOP(i, n) { y[i] = value; }
+}
+
 __global__ void gelu_forward_kernel(int64_t n, const float* x, float* y) {
   SB_GRID_STRIDE_LOOP(i, n) {
     const float v = x[i];
@@ -68,6 +72,12 @@ __global__ void cross_entropy_grad_kernel(int64_t rows, int64_t classes, const f
 }
 
 }  // namespace
+
+void fill_on_device(cudaStream_t stream, int64_t elements, float value, float* y) {
+  if (elements <= 0) return;
+  fill_kernel<<<blocks_for(elements), kThreadsPerBlock, 0, stream>>>(elements, value, y);
+  SB_CUDA_CHECK(cudaGetLastError());
+}
 
 void gelu_tanh_forward(cudaStream_t stream, int64_t elements, const float* x, float* y) {
   gelu_forward_kernel<<<blocks_for(elements), kThreadsPerBlock, 0, stream>>>(elements, x, y);

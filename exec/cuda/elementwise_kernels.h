@@ -8,6 +8,9 @@
 
 namespace splitbrain::exec::cuda {
 
+// y[i] = value for i < elements.
+void fill_on_device(cudaStream_t stream, int64_t elements, float value, float* y);
+
 // GELU, tanh form, with the CPU (oneDNN eltwise_gelu_tanh) formula:
 // y = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))); backward dx = dy * dy/dx from the input x.
 void gelu_tanh_forward(cudaStream_t stream, int64_t elements, const float* x, float* y);

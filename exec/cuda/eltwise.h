@@ -4,7 +4,7 @@
 // the same mask from y as from x, so y is passed for both); gelu_tanh is an own kernel with the
 // CPU formula (cuDNN's legacy activations have no tanh GELU), backward reads the INPUT x.
 //
-// Host arrays in and out (see cuda_context.h): every call uploads its inputs into the device
+// Host or device arrays in and out (see cuda_context.h): every call uploads its inputs into the device
 // buffers this object allocates once, runs on the context's stream and synchronises; so x == y
 // and dx == dy are allowed as on the CPU.
 

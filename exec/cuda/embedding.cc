@@ -1,6 +1,7 @@
 #include "exec/cuda/embedding.h"
 
 #include <string>
+#include <vector>
 
 #include "exec/cuda/cuda_check.h"
 #include "exec/cuda/indexing_kernels.h"
@@ -38,8 +39,19 @@ Staged stage(CudaContext& context, const kernels::EmbeddingShape& s, const float
   Staged staged{static_cast<float*>(context.staging(kIds, id_bytes)),
                 static_cast<float*>(context.staging(kTable, table_bytes)),
                 static_cast<float*>(context.staging(kRows, row_bytes)), table_bytes, row_bytes};
-  SB_CUDA_CHECK(cudaMemcpyAsync(staged.ids, ids, id_bytes, cudaMemcpyHostToDevice, context.stream()));
+  SB_CUDA_CHECK(cudaMemcpyAsync(staged.ids, ids, id_bytes, cudaMemcpyDefault, context.stream()));
   return staged;
+}
+
+// The ids may be device memory; the check reads a host copy of them (they came from the host
+// batch, so this is one more small transfer, not a round trip of activations).
+void check_ids(CudaContext& context, const kernels::EmbeddingShape& s, const float* ids) {
+  std::vector<float> host(static_cast<std::size_t>(s.count));
+  if (!host.empty()) {
+    SB_CUDA_CHECK(cudaMemcpyAsync(host.data(), ids, host.size() * sizeof(float), cudaMemcpyDefault, context.stream()));
+    context.synchronize();
+  }
+  kernels::check_embedding_ids(s, host.data());
 }
 
 }  // namespace
@@ -48,24 +60,23 @@ EmbeddingKernel::EmbeddingKernel(CudaContext& context, const kernels::EmbeddingS
     : context_(context), shape_(shape), rows_(checked(shape)) {}
 
 void EmbeddingKernel::forward(const float* ids, const float* table, float* y) {
-  // Ids are host memory here, so they are checked before any upload.
-  kernels::check_embedding_ids(shape_, ids);
+  check_ids(context_, shape_, ids);
   if (shape_.count == 0) return;
   const Staged staged = stage(context_, shape_, ids);
-  SB_CUDA_CHECK(cudaMemcpyAsync(staged.table, table, staged.table_bytes, cudaMemcpyHostToDevice, context_.stream()));
+  SB_CUDA_CHECK(cudaMemcpyAsync(staged.table, table, staged.table_bytes, cudaMemcpyDefault, context_.stream()));
   embedding_gather(context_.stream(), rows_, shape_.count, staged.ids, staged.table, staged.rows);
-  SB_CUDA_CHECK(cudaMemcpyAsync(y, staged.rows, staged.row_bytes, cudaMemcpyDeviceToHost, context_.stream()));
+  SB_CUDA_CHECK(cudaMemcpyAsync(y, staged.rows, staged.row_bytes, cudaMemcpyDefault, context_.stream()));
   context_.synchronize();
 }
 
 void EmbeddingKernel::backward(const float* ids, const float* dy, float* dtable) {
-  kernels::check_embedding_ids(shape_, ids);
+  check_ids(context_, shape_, ids);
   if (shape_.count == 0) return;
   const Staged staged = stage(context_, shape_, ids);
-  SB_CUDA_CHECK(cudaMemcpyAsync(staged.rows, dy, staged.row_bytes, cudaMemcpyHostToDevice, context_.stream()));
-  SB_CUDA_CHECK(cudaMemcpyAsync(staged.table, dtable, staged.table_bytes, cudaMemcpyHostToDevice, context_.stream()));
+  SB_CUDA_CHECK(cudaMemcpyAsync(staged.rows, dy, staged.row_bytes, cudaMemcpyDefault, context_.stream()));
+  SB_CUDA_CHECK(cudaMemcpyAsync(staged.table, dtable, staged.table_bytes, cudaMemcpyDefault, context_.stream()));
   embedding_scatter_add(context_.stream(), rows_, shape_.count, staged.ids, staged.rows, staged.table);
-  SB_CUDA_CHECK(cudaMemcpyAsync(dtable, staged.table, staged.table_bytes, cudaMemcpyDeviceToHost, context_.stream()));
+  SB_CUDA_CHECK(cudaMemcpyAsync(dtable, staged.table, staged.table_bytes, cudaMemcpyDefault, context_.stream()));
   context_.synchronize();
 }
 

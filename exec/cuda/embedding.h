@@ -5,7 +5,7 @@
 // additions, and so the last bits, vary from run to run. Learned positions take their ids from
 // kernels::embedding_positions, shared by both backends.
 //
-// Host arrays in and out (see cuda_context.h), staged in the context's staging buffers; every
+// Host or device arrays in and out (see cuda_context.h), staged in the context's staging buffers; every
 // call synchronises.
 
 #include <cstdint>

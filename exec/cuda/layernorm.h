@@ -3,7 +3,7 @@
 // shape type; mean and biased variance per row kept in caller buffers of `rows` floats). Own
 // kernels (normalization_kernels.h): cuDNN's legacy API has no layer norm.
 //
-// Host arrays in and out (see cuda_context.h): every call uploads its inputs into the device
+// Host or device arrays in and out (see cuda_context.h): every call uploads its inputs into the device
 // buffers this object allocates once, runs on the context's stream and synchronises.
 
 #include "exec/cuda/cuda_context.h"

@@ -5,7 +5,7 @@
 // cuDNN's broadcasting cudnnAddTensor and its gradient is a gemv with a vector of ones, which
 // takes beta = 1 for the accumulating variant.
 //
-// Host arrays in and out (see cuda_context.h): every call uploads its inputs into the device
+// Host or device arrays in and out (see cuda_context.h): every call uploads its inputs into the device
 // buffers this object allocates once, runs on the context's stream and synchronises.
 
 #include "exec/cuda/cuda_context.h"

@@ -112,11 +112,11 @@ std::vector<std::byte> NcclCollectives::staged(std::span<const std::byte> send, 
   std::byte* host_receive = lease.host() + send.size();
   if (!send.empty()) {
     std::memcpy(lease.host(), send.data(), send.size());
-    SB_CUDA_CHECK(cudaMemcpyAsync(lease.device(), lease.host(), send.size(), cudaMemcpyHostToDevice, stream_));
+    SB_CUDA_CHECK(cudaMemcpyAsync(lease.device(), lease.host(), send.size(), cudaMemcpyDefault, stream_));
   }
   issue(lease.device(), device_receive);
   if (receive_bytes > 0) {
-    SB_CUDA_CHECK(cudaMemcpyAsync(host_receive, device_receive, receive_bytes, cudaMemcpyDeviceToHost, stream_));
+    SB_CUDA_CHECK(cudaMemcpyAsync(host_receive, device_receive, receive_bytes, cudaMemcpyDefault, stream_));
   }
   SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
   return {host_receive, host_receive + receive_bytes};
@@ -257,10 +257,10 @@ std::unique_ptr<comm::PendingCollective> NcclCollectives::start_all_reduce(const
   const size_t bytes = buffer.size_bytes();
   StagingPool::Lease lease = staging_.acquire(bytes);
   std::memcpy(lease.host(), buffer.data(), bytes);
-  SB_CUDA_CHECK(cudaMemcpyAsync(lease.device(), lease.host(), bytes, cudaMemcpyHostToDevice, stream_));
+  SB_CUDA_CHECK(cudaMemcpyAsync(lease.device(), lease.host(), bytes, cudaMemcpyDefault, stream_));
   auto* device = reinterpret_cast<float*>(lease.device());
   SB_NCCL_CHECK(ncclAllReduce(device, device, buffer.size(), ncclFloat, ncclSum, comm, stream_));  // in place
-  SB_CUDA_CHECK(cudaMemcpyAsync(lease.host(), lease.device(), bytes, cudaMemcpyDeviceToHost, stream_));
+  SB_CUDA_CHECK(cudaMemcpyAsync(lease.host(), lease.device(), bytes, cudaMemcpyDefault, stream_));
   cudaEvent_t done = nullptr;
   SB_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
   SB_CUDA_CHECK(cudaEventRecord(done, stream_));
@@ -280,10 +280,10 @@ std::unique_ptr<comm::PendingCollective> NcclCollectives::start_reduce_scatter(c
   const size_t out_bytes = output.size_bytes();
   StagingPool::Lease lease = staging_.acquire(in_bytes + out_bytes);
   std::memcpy(lease.host(), input.data(), in_bytes);
-  SB_CUDA_CHECK(cudaMemcpyAsync(lease.device(), lease.host(), in_bytes, cudaMemcpyHostToDevice, stream_));
+  SB_CUDA_CHECK(cudaMemcpyAsync(lease.device(), lease.host(), in_bytes, cudaMemcpyDefault, stream_));
   SB_NCCL_CHECK(ncclReduceScatter(lease.device(), lease.device() + in_bytes, output.size(), ncclFloat, ncclSum, comm,
                                   stream_));
-  SB_CUDA_CHECK(cudaMemcpyAsync(lease.host() + in_bytes, lease.device() + in_bytes, out_bytes, cudaMemcpyDeviceToHost,
+  SB_CUDA_CHECK(cudaMemcpyAsync(lease.host() + in_bytes, lease.device() + in_bytes, out_bytes, cudaMemcpyDefault,
                                 stream_));
   cudaEvent_t done = nullptr;
   SB_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));

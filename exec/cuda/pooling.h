@@ -13,7 +13,7 @@
 // explicitly (layout_kernels.h; with -inf for max, zeros for average) to exactly the rows and
 // columns the windows cover, and pooled with no cuDNN padding; backward crops the gradient.
 //
-// Host arrays in and out (see cuda_context.h): every call uploads its inputs into the device
+// Host or device arrays in and out (see cuda_context.h): every call uploads its inputs into the device
 // buffers this object allocates once, runs on the context's stream and synchronises.
 
 #include <cstddef>

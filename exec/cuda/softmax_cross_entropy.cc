@@ -42,8 +42,8 @@ Staged stage(CudaContext& context, const kernels::SoftmaxCrossEntropyShape& s, c
   const auto label_bytes = static_cast<std::size_t>(s.rows) * sizeof(int32_t);
   Staged staged{static_cast<float*>(context.staging(kValues, value_bytes)),
                 static_cast<int32_t*>(context.staging(kLabels, label_bytes)), value_bytes};
-  SB_CUDA_CHECK(cudaMemcpyAsync(staged.values, values, value_bytes, cudaMemcpyHostToDevice, context.stream()));
-  SB_CUDA_CHECK(cudaMemcpyAsync(staged.labels, labels, label_bytes, cudaMemcpyHostToDevice, context.stream()));
+  SB_CUDA_CHECK(cudaMemcpyAsync(staged.values, values, value_bytes, cudaMemcpyDefault, context.stream()));
+  SB_CUDA_CHECK(cudaMemcpyAsync(staged.labels, labels, label_bytes, cudaMemcpyDefault, context.stream()));
   return staged;
 }
 
@@ -66,8 +66,8 @@ double SoftmaxCrossEntropyKernel::forward(const float* logits, const int32_t* la
                                      staged.values, &zero, rows.get(), device_probs));
   softmax_from_log_with_loss(context_.stream(), s.rows, s.classes, staged.labels, device_probs, row_loss);
   std::vector<double> losses(static_cast<std::size_t>(s.rows));
-  SB_CUDA_CHECK(cudaMemcpyAsync(probs, device_probs, staged.value_bytes, cudaMemcpyDeviceToHost, context_.stream()));
-  SB_CUDA_CHECK(cudaMemcpyAsync(losses.data(), row_loss, loss_bytes, cudaMemcpyDeviceToHost, context_.stream()));
+  SB_CUDA_CHECK(cudaMemcpyAsync(probs, device_probs, staged.value_bytes, cudaMemcpyDefault, context_.stream()));
+  SB_CUDA_CHECK(cudaMemcpyAsync(losses.data(), row_loss, loss_bytes, cudaMemcpyDefault, context_.stream()));
   context_.synchronize();
   double loss = 0.0;  // in row order, as the CPU sums
   for (const double row : losses) loss += row;
@@ -80,7 +80,7 @@ void SoftmaxCrossEntropyKernel::backward(const float* probs, const int32_t* labe
   const Staged staged = stage(context_, s, probs, labels);
   // In place: each element reads its own probability only.
   softmax_cross_entropy_grad(context_.stream(), s.rows, s.classes, staged.values, staged.labels, scale, staged.values);
-  SB_CUDA_CHECK(cudaMemcpyAsync(dlogits, staged.values, staged.value_bytes, cudaMemcpyDeviceToHost, context_.stream()));
+  SB_CUDA_CHECK(cudaMemcpyAsync(dlogits, staged.values, staged.value_bytes, cudaMemcpyDefault, context_.stream()));
   context_.synchronize();
 }
 

@@ -5,7 +5,7 @@
 // followed by an own kernel that reads the row losses and turns the log-probabilities into
 // probabilities in place; backward is an own kernel.
 //
-// Host arrays in and out (see cuda_context.h), staged in the context's staging buffers; the
+// Host or device arrays in and out (see cuda_context.h), staged in the context's staging buffers; the
 // call synchronises, so probs == logits and dlogits == probs are allowed as on the CPU.
 
 #include <cstdint>

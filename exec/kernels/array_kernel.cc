@@ -11,6 +11,11 @@ class HostArrayKernel final : public ArrayKernel {
     if (from != into) std::copy(from, from + elements, into);
   }
   void fill(float* into, int64_t elements, float value) override { std::fill(into, into + elements, value); }
+  void download(const float* from, std::span<float> host) override { std::copy_n(from, host.size(), host.begin()); }
+  void upload(std::span<const float> host, float* into) override { std::copy(host.begin(), host.end(), into); }
+  void add_from_host(std::span<const float> host, float* into) override {
+    for (size_t i = 0; i < host.size(); ++i) into[i] += host[i];
+  }
 };
 
 }  // namespace

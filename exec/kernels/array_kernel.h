@@ -2,9 +2,13 @@
 // Copies and fills of whole arrays in a backend's memory, for the ops whose pass is a copy
 // (flatten, the gradient of a sum, dropout during evaluation) or a constant (the zero gradient
 // of token ids, the loss value the loss layer outputs): the ops never touch elements themselves.
+// And the host copies of the two ops whose work still partly runs on the host: the halo
+// exchange of a height-split convolution (comm::Communicator on host arrays) and batchnorm's
+// per-channel parameter gradients (shared host arithmetic on the all-reduced sums).
 
 #include <cstdint>
 #include <memory>
+#include <span>
 
 namespace splitbrain::exec::kernels {
 
@@ -15,10 +19,15 @@ class ArrayKernel {
   virtual void copy(const float* from, float* into, int64_t elements) = 0;
   // into[i] = value for i < elements.
   virtual void fill(float* into, int64_t elements, float value) = 0;
+
+  // host[i] = from[i], into[i] = host[i], into[i] += host[i] for i < host.size(); complete when
+  // they return.
+  virtual void download(const float* from, std::span<float> host) = 0;
+  virtual void upload(std::span<const float> host, float* into) = 0;
+  virtual void add_from_host(std::span<const float> host, float* into) = 0;
 };
 
-// Over host memory: the CPU backend's, and the CUDA backend's while its kernels take host
-// arrays (exec/cuda/README.md).
+// Over host memory: the CPU backend's.
 std::unique_ptr<ArrayKernel> make_host_array_kernel();
 
 }  // namespace splitbrain::exec::kernels

@@ -20,6 +20,7 @@
 #include "exec/kernels/dropout.h"
 #include "exec/kernels/elementwise_add.h"
 #include "exec/kernels/eltwise.h"
+#include "exec/kernels/kept_buffer.h"
 #include "exec/kernels/embedding.h"
 #include "exec/kernels/layernorm.h"
 #include "exec/kernels/linear.h"
@@ -49,6 +50,8 @@ class KernelFactory {
   virtual std::unique_ptr<BatchedMatmulKernel> make_batched_matmul(const BatchedMatmulShape& shape) = 0;
   virtual std::unique_ptr<SelfAttentionKernel> make_self_attention(const AttentionShape& shape) = 0;
   virtual std::unique_ptr<ArrayKernel> make_array_kernel() = 0;
+  // Memory an op keeps between its passes, where this factory's kernels read it.
+  virtual std::unique_ptr<KeptBuffer> make_kept_buffer(int64_t bytes) = 0;
 };
 
 }  // namespace splitbrain::exec::kernels

@@ -5,11 +5,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <map>
 #include <stdexcept>
 #include <utility>
 
 #include "exec/kernels/attention.h"
+#include "exec/ops/kept_per_micro_batch.h"
 #include "exec/ops/op_factories.h"
 #include "model/errors.h"
 
@@ -18,32 +18,29 @@ namespace {
 
 class SelfAttentionOp final : public LayerOp {
  public:
-  explicit SelfAttentionOp(std::unique_ptr<kernels::SelfAttentionKernel> kernel) : kernel_(std::move(kernel)) {}
+  SelfAttentionOp(std::unique_ptr<kernels::SelfAttentionKernel> kernel, kernels::KernelFactory& factory)
+      : kernel_(std::move(kernel)), probabilities_(factory) {}
 
   void forward(int micro, int64_t, std::span<const ConstTensorSpan> inputs, std::span<const ConstTensorSpan>,
                TensorSpan output) override {
-    std::vector<float>& probabilities = probabilities_[micro];
-    probabilities.resize(static_cast<size_t>(kernel_->probs_elements()));
-    kernel_->forward(inputs[0].data(), output.data(), probabilities.data());
+    kernels::KeptBuffer& probabilities =
+        probabilities_.keep(micro, kernel_->probs_elements() * static_cast<int64_t>(sizeof(float)));
+    kernel_->forward(inputs[0].data(), output.data(), probabilities.as<float>());
   }
 
   void backward(int micro, std::span<const ConstTensorSpan> inputs, ConstTensorSpan, ConstTensorSpan output_grad,
                 std::span<const ConstTensorSpan>, std::span<const TensorSpan> input_grads, std::span<const TensorSpan>) override {
     if (input_grads.empty()) return;
-    kernel_->backward(inputs[0].data(), probabilities_.at(micro).data(), output_grad.data(),
+    kernel_->backward(inputs[0].data(), probabilities_.at(micro).as<float>(), output_grad.data(),
                      input_grads[0].data());
   }
 
-  void release(int micro) override { probabilities_.erase(micro); }
-  int64_t kept_bytes() const override {
-    int64_t bytes = 0;
-    for (const auto& [micro, p] : probabilities_) bytes += static_cast<int64_t>(p.size() * sizeof(float));
-    return bytes;
-  }
+  void release(int micro) override { probabilities_.release(micro); }
+  int64_t kept_bytes() const override { return probabilities_.bytes(); }
 
  private:
   std::unique_ptr<kernels::SelfAttentionKernel> kernel_;
-  std::map<int, std::vector<float>> probabilities_;
+  KeptPerMicroBatch probabilities_;
 };
 
 }  // namespace
@@ -70,7 +67,7 @@ std::unique_ptr<LayerOp> make_self_attention_op(kernels::KernelFactory& factory,
   shape.heads = local_width / head_dim;
   shape.head_dim = head_dim;
   shape.causal = a.causal;
-  return std::make_unique<SelfAttentionOp>(factory.make_self_attention(shape));
+  return std::make_unique<SelfAttentionOp>(factory.make_self_attention(shape), factory);
 }
 
 }  // namespace splitbrain::exec::ops

@@ -12,6 +12,7 @@
 
 #include "exec/comm/halo_rows.h"
 #include "exec/kernels/conv2d.h"
+#include "exec/ops/kept_per_micro_batch.h"
 #include "exec/ops/op_factories.h"
 #include "exec/ops/op_helpers.h"
 #include "model/errors.h"
@@ -21,8 +22,9 @@ namespace {
 
 class Conv2dOp final : public LayerOp {
  public:
-  Conv2dOp(std::unique_ptr<kernels::Conv2dKernel> kernel, const OpContext& op)
-      : kernel_(std::move(kernel)), op_(op) {
+  Conv2dOp(kernels::KernelFactory& factory, const kernels::Conv2dShape& shape, const OpContext& op)
+      : kernel_(factory.make_conv2d(shape)), array_(factory.make_array_kernel()), factory_(factory), op_(op),
+        extended_(factory) {
     if (!op.layouts->forward_internal.empty()) halo_ = op.layouts->forward_internal.front();
   }
 
@@ -32,9 +34,12 @@ class Conv2dOp final : public LayerOp {
     if (kernel_->shape().bias) bias = bias_to_add(op_.adds_bias, params[1]);
     const float* x = inputs[0].data();
     if (halo_) {
-      const comm::LocalArray block{op_.input_shapes[0], {inputs[0].begin(), inputs[0].end()}};
-      extended_[micro] = op_.communicator->run(*halo_, block, label("forward"));
-      x = extended_[micro].values.data();
+      comm::LocalArray block{op_.input_shapes[0], std::vector<float>(inputs[0].size())};
+      array_->download(inputs[0].data(), block.values);
+      const comm::LocalArray extended = op_.communicator->run(*halo_, block, label("forward"));
+      float* kept = extended_.keep(micro, static_cast<int64_t>(extended.values.size() * sizeof(float))).as<float>();
+      array_->upload(extended.values, kept);
+      x = kept;
     }
     kernel_->forward(x, params[0].data(), bias, output.data());
   }
@@ -43,14 +48,17 @@ class Conv2dOp final : public LayerOp {
                 std::span<const ConstTensorSpan> params, std::span<const TensorSpan> input_grads,
                 std::span<const TensorSpan> param_grads) override {
     const float* dy = output_grad.data();
-    const float* x = halo_ ? extended_.at(micro).values.data() : inputs[0].data();
+    const float* x = halo_ ? extended_.at(micro).as<float>() : inputs[0].data();
     if (!input_grads.empty()) {
       if (halo_) {
-        const comm::LocalArray& extended = extended_.at(micro);
-        comm::LocalArray extended_grad{extended.shape, std::vector<float>(extended.values.size())};
-        kernel_->backward_data(dy, params[0].data(), extended_grad.values.data());
+        const kernels::Conv2dShape& s = kernel_->shape();
+        comm::LocalArray extended_grad{{s.batch, s.in_channels, s.height, s.width},
+                                       std::vector<float>(static_cast<size_t>(s.batch * s.in_channels * s.height * s.width))};
+        const auto grad_in_backend = factory_.make_kept_buffer(static_cast<int64_t>(extended_grad.values.size() * sizeof(float)));
+        kernel_->backward_data(dy, params[0].data(), grad_in_backend->as<float>());
+        array_->download(grad_in_backend->as<float>(), extended_grad.values);
         const comm::LocalArray grad = comm::halo_reduce(*op_.communicator, *halo_, extended_grad, label("backward"));
-        std::copy(grad.values.begin(), grad.values.end(), input_grads[0].begin());
+        array_->upload(grad.values, input_grads[0].data());
       } else {
         kernel_->backward_data(dy, params[0].data(), input_grads[0].data());
       }
@@ -59,18 +67,20 @@ class Conv2dOp final : public LayerOp {
                                         kernel_->shape().bias ? param_grads[1].data() : nullptr);
   }
 
-  void release(int micro) override { extended_.erase(micro); }
+  void release(int micro) override { extended_.release(micro); }
 
  private:
   std::string label(const char* phase) const { return op_.model->layer(op_.layer).name + "/" + phase; }
 
   std::unique_ptr<kernels::Conv2dKernel> kernel_;
+  std::unique_ptr<kernels::ArrayKernel> array_;
+  kernels::KernelFactory& factory_;
   OpContext op_;
   std::optional<plans::Collective> halo_;  // the height split's halo exchange, when there is one
-  // The halo-extended input, per micro-batch. The halo exchange runs on host arrays through the
-  // Communicator, so a height split reads and writes the op's tensors as host memory (both
-  // backends' arrays are, today: exec/cuda/README.md).
-  std::map<int, comm::LocalArray> extended_;
+  // The halo-extended input per micro-batch, in the backend's memory. The halo exchange itself
+  // runs on host arrays through the Communicator, so a height split copies its input out and the
+  // extended input and the input gradient back in (ArrayKernel's host copies).
+  KeptPerMicroBatch extended_;
 };
 
 }  // namespace
@@ -99,7 +109,7 @@ std::unique_ptr<LayerOp> make_conv2d_op(kernels::KernelFactory& factory, const O
   shape.dilation_w = a.dilation.w;
   shape.groups = a.groups;
   shape.bias = a.bias;
-  return std::make_unique<Conv2dOp>(factory.make_conv2d(shape), op);
+  return std::make_unique<Conv2dOp>(factory, shape, op);
 }
 
 }  // namespace splitbrain::exec::ops

@@ -1,12 +1,12 @@
 // Element-wise layers: relu and gelu, dropout (a mask that depends only on the
 // element's place in the global batch), flatten (same values, new shape), add.
 
-#include <map>
 #include <utility>
 
 #include "exec/kernels/dropout.h"
 #include "exec/kernels/elementwise_add.h"
 #include "exec/kernels/eltwise.h"
+#include "exec/ops/kept_per_micro_batch.h"
 #include "exec/ops/op_factories.h"
 
 namespace splitbrain::exec::ops {
@@ -33,9 +33,8 @@ class ActivationOp final : public LayerOp {
 
 class DropoutOp final : public LayerOp {
  public:
-  DropoutOp(std::unique_ptr<kernels::DropoutKernel> kernel, std::unique_ptr<kernels::ArrayKernel> array,
-            const OpContext& op)
-      : kernel_(std::move(kernel)), array_(std::move(array)), layer_(static_cast<uint64_t>(op.layer)), seed_(op.seed),
+  DropoutOp(kernels::KernelFactory& factory, double probability, const OpContext& op)
+      : kernel_(factory.make_dropout(probability)), array_(factory.make_array_kernel()), masks_(factory), layer_(static_cast<uint64_t>(op.layer)), seed_(op.seed),
         block_{op.output_global_shape, op.output_offset, op.output_shape},
         micro_batch_(op.output_global_shape[0]) {
     // Masks are drawn over the whole step's batch, so micro-batching does not change them.
@@ -44,41 +43,40 @@ class DropoutOp final : public LayerOp {
   void forward(int micro, int64_t step, std::span<const ConstTensorSpan> inputs, std::span<const ConstTensorSpan>,
                TensorSpan output) override {
     if (!training_) {
+      // The identity: nothing to keep, and a backward (if any) passes the gradient through.
+      masks_.release(micro);
       array_->copy(inputs[0].data(), output.data(), static_cast<int64_t>(output.size()));
-      std::vector<uint8_t>& keep_all = masks_[micro];
-      keep_all.assign(inputs[0].size(), 1);
       return;
     }
     kernels::DropoutBlock block = block_;
     block.offset[0] += micro * micro_batch_;
-    std::vector<uint8_t>& mask = masks_[micro];
-    mask.resize(inputs[0].size());
+    kernels::KeptBuffer& mask = masks_.keep(micro, static_cast<int64_t>(inputs[0].size()));  // a byte per element
     kernel_->forward(kernels::DropoutKey{seed_, static_cast<uint64_t>(step), layer_}, block, inputs[0].data(),
-                     output.data(), mask.data());
+                     output.data(), mask.as<uint8_t>());
   }
   void backward(int micro, std::span<const ConstTensorSpan>, ConstTensorSpan, ConstTensorSpan output_grad,
                 std::span<const ConstTensorSpan>, std::span<const TensorSpan> input_grads, std::span<const TensorSpan>) override {
     if (input_grads.empty()) return;
-    kernel_->backward(static_cast<int64_t>(output_grad.size()), masks_.at(micro).data(),
-                      output_grad.data(), input_grads[0].data());
+    const auto elements = static_cast<int64_t>(output_grad.size());
+    if (!masks_.holds(micro)) {
+      array_->copy(output_grad.data(), input_grads[0].data(), elements);
+      return;
+    }
+    kernel_->backward(elements, masks_.at(micro).as<uint8_t>(), output_grad.data(), input_grads[0].data());
   }
-  void release(int micro) override { masks_.erase(micro); }
+  void release(int micro) override { masks_.release(micro); }
   void set_training(bool training) override { training_ = training; }
-  int64_t kept_bytes() const override {
-    int64_t bytes = 0;
-    for (const auto& [micro, mask] : masks_) bytes += static_cast<int64_t>(mask.size());
-    return bytes;
-  }
+  int64_t kept_bytes() const override { return masks_.bytes(); }
 
  private:
   std::unique_ptr<kernels::DropoutKernel> kernel_;
   std::unique_ptr<kernels::ArrayKernel> array_;
+  KeptPerMicroBatch masks_;
   bool training_ = true;
   uint64_t layer_;
   uint64_t seed_;
   kernels::DropoutBlock block_;
   int64_t micro_batch_;
-  std::map<int, std::vector<uint8_t>> masks_;
 };
 
 class ReshapeOp final : public LayerOp {
@@ -130,7 +128,7 @@ std::unique_ptr<LayerOp> make_activation_op(kernels::KernelFactory& factory, con
 
 std::unique_ptr<LayerOp> make_dropout_op(kernels::KernelFactory& factory, const OpContext& op) {
   const double probability = op.model->layer(op.layer).attr<model::DropoutAttrs>().probability;
-  return std::make_unique<DropoutOp>(factory.make_dropout(probability), factory.make_array_kernel(), op);
+  return std::make_unique<DropoutOp>(factory, probability, op);
 }
 
 std::unique_ptr<LayerOp> make_reshape_op(kernels::KernelFactory& factory, const OpContext&) {

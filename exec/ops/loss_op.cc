@@ -9,6 +9,7 @@
 #include <map>
 
 #include "exec/kernels/softmax_cross_entropy.h"
+#include "exec/ops/kept_per_micro_batch.h"
 #include "exec/ops/op_factories.h"
 #include "model/errors.h"
 #include "plans/tensor_layout.h"
@@ -18,7 +19,7 @@ namespace {
 
 class LossOp final : public LayerOp {
  public:
-  LossOp(kernels::KernelFactory& factory, const OpContext& op) : op_(op) {
+  LossOp(kernels::KernelFactory& factory, const OpContext& op) : op_(op), probabilities_(factory) {
     const auto& x = op.input_shapes[0];
     samples_ = x[0];
     kernels::SoftmaxCrossEntropyShape shape;
@@ -41,8 +42,9 @@ class LossOp final : public LayerOp {
                TensorSpan output) override {
     State& s = states_[micro];
     s.labels = local_labels(op_.labels(micro, op_.output_offset[0], samples_));
-    s.probabilities.resize(inputs[0].size());
-    const double sum = kernel_->forward(inputs[0].data(), s.labels.data(), s.probabilities.data());
+    float* probabilities =
+        probabilities_.keep(micro, static_cast<int64_t>(inputs[0].size() * sizeof(float))).as<float>();
+    const double sum = kernel_->forward(inputs[0].data(), s.labels.data(), probabilities);
     s.loss = sum * scale_;
     array_->fill(output.data(), static_cast<int64_t>(output.size()), static_cast<float>(s.loss));
   }
@@ -51,16 +53,18 @@ class LossOp final : public LayerOp {
                 std::span<const ConstTensorSpan>, std::span<const TensorSpan> input_grads, std::span<const TensorSpan>) override {
     const State& s = states_.at(micro);
     if (input_grads.empty()) return;
-    kernel_->backward(s.probabilities.data(), s.labels.data(), static_cast<float>(scale_), input_grads[0].data());
+    kernel_->backward(probabilities_.at(micro).as<float>(), s.labels.data(), static_cast<float>(scale_),
+                      input_grads[0].data());
   }
 
-  void release(int micro) override { states_.erase(micro); }
+  void release(int micro) override {
+    states_.erase(micro);
+    probabilities_.release(micro);
+  }
   // The probabilities and labels each micro-batch keeps for its backward.
   int64_t kept_bytes() const override {
-    int64_t bytes = 0;
-    for (const auto& [micro, state] : states_) {
-      bytes += static_cast<int64_t>(state.probabilities.size() * sizeof(float) + state.labels.size() * sizeof(int32_t));
-    }
+    int64_t bytes = probabilities_.bytes();
+    for (const auto& [micro, state] : states_) bytes += static_cast<int64_t>(state.labels.size() * sizeof(int32_t));
     return bytes;
   }
   double loss_sum(int micro) const override { return states_.at(micro).loss; }
@@ -84,9 +88,10 @@ class LossOp final : public LayerOp {
     return mine;
   }
 
+  // Labels are host memory: they come with the batch from the data source, and the kernel reads
+  // them where it computes. The loss is the scalar the step reports.
   struct State {
     std::vector<int32_t> labels;
-    std::vector<float> probabilities;
     double loss = 0.0;
   };
 
@@ -99,6 +104,7 @@ class LossOp final : public LayerOp {
   int64_t first_position_ = 0;
   double scale_ = 1.0;  // d(step loss) / d(summed loss)
   std::map<int, State> states_;
+  KeptPerMicroBatch probabilities_;
 };
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "exec/kernels/batchnorm.h"
 #include "exec/kernels/batchnorm_statistics.h"
 #include "exec/kernels/layernorm.h"
+#include "exec/ops/kept_per_micro_batch.h"
 #include "exec/ops/op_factories.h"
 #include "exec/ops/op_helpers.h"
 
@@ -16,8 +17,8 @@ namespace {
 
 class BatchNormOp final : public LayerOp {
  public:
-  BatchNormOp(std::unique_ptr<kernels::BatchNormKernel> kernel, const OpContext& op)
-      : kernel_(std::move(kernel)), op_(op), epsilon_(op.model->layer(op.layer).attr<model::NormAttrs>().epsilon) {}
+  BatchNormOp(kernels::KernelFactory& factory, const kernels::BatchNormShape& shape, const OpContext& op)
+      : kernel_(factory.make_batchnorm(shape)), array_(factory.make_array_kernel()), op_(op), epsilon_(op.model->layer(op.layer).attr<model::NormAttrs>().epsilon) {}
 
   void forward(int micro, int64_t, std::span<const ConstTensorSpan> inputs, std::span<const ConstTensorSpan> params,
                TensorSpan output) override {
@@ -47,8 +48,8 @@ class BatchNormOp final : public LayerOp {
     std::vector<float> dgamma(c);
     std::vector<float> dbeta(c);
     kernels::batchnorm_parameter_gradients(channels, sums.data(), sums.data() + c, dgamma.data(), dbeta.data());
-    add_into(dgamma, param_grads[0]);
-    add_into(dbeta, param_grads[1]);
+    array_->add_from_host(dgamma, param_grads[0].data());
+    array_->add_from_host(dbeta, param_grads[1].data());
     if (!input_grads.empty()) {
       const double count = reduce(sums, op_.layouts->backward_internal, "backward");
       kernel_->backward_data(inputs[0].data(), output_grad.data(), s.mean.data(), s.inv_std.data(),
@@ -79,6 +80,7 @@ class BatchNormOp final : public LayerOp {
   }
 
   std::unique_ptr<kernels::BatchNormKernel> kernel_;
+  std::unique_ptr<kernels::ArrayKernel> array_;
   OpContext op_;
   double epsilon_;
   std::map<int, Statistics> statistics_;
@@ -86,38 +88,30 @@ class BatchNormOp final : public LayerOp {
 
 class LayerNormOp final : public LayerOp {
  public:
-  explicit LayerNormOp(std::unique_ptr<kernels::LayerNormKernel> kernel) : kernel_(std::move(kernel)) {}
+  LayerNormOp(std::unique_ptr<kernels::LayerNormKernel> kernel, kernels::KernelFactory& factory)
+      : kernel_(std::move(kernel)), statistics_(factory) {}
   void forward(int micro, int64_t, std::span<const ConstTensorSpan> inputs, std::span<const ConstTensorSpan> params,
                TensorSpan output) override {
-    Statistics& s = statistics_[micro];
-    s.mean.resize(static_cast<size_t>(kernel_->shape().rows));
-    s.variance.resize(static_cast<size_t>(kernel_->shape().rows));
-    kernel_->forward(inputs[0].data(), params[0].data(), params[1].data(), output.data(),
-                    s.mean.data(), s.variance.data());
+    // Each row's mean, then each row's variance.
+    const int64_t rows = kernel_->shape().rows;
+    auto* s = statistics_.keep(micro, 2 * rows * static_cast<int64_t>(sizeof(float))).as<float>();
+    kernel_->forward(inputs[0].data(), params[0].data(), params[1].data(), output.data(), s, s + rows);
   }
   void backward(int micro, std::span<const ConstTensorSpan> inputs, ConstTensorSpan, ConstTensorSpan output_grad,
                 std::span<const ConstTensorSpan> params, std::span<const TensorSpan> input_grads,
                 std::span<const TensorSpan> param_grads) override {
-    const Statistics& s = statistics_.at(micro);
-    kernel_->backward(inputs[0].data(), output_grad.data(), params[0].data(), s.mean.data(),
-                     s.variance.data(), input_grads.empty() ? nullptr : input_grads[0].data(),
-                     param_grads[0].data(), param_grads[1].data());
+    const float* s = statistics_.at(micro).as<float>();
+    kernel_->backward(inputs[0].data(), output_grad.data(), params[0].data(), s, s + kernel_->shape().rows,
+                      input_grads.empty() ? nullptr : input_grads[0].data(), param_grads[0].data(),
+                      param_grads[1].data());
   }
-  void release(int micro) override { statistics_.erase(micro); }
+  void release(int micro) override { statistics_.release(micro); }
   // The per-position statistics kept for the backward (model::LayerCost counts them).
-  int64_t kept_bytes() const override {
-    int64_t bytes = 0;
-    for (const auto& [micro, s] : statistics_) bytes += static_cast<int64_t>((s.mean.size() + s.variance.size()) * sizeof(float));
-    return bytes;
-  }
+  int64_t kept_bytes() const override { return statistics_.bytes(); }
 
  private:
-  struct Statistics {
-    std::vector<float> mean;
-    std::vector<float> variance;
-  };
   std::unique_ptr<kernels::LayerNormKernel> kernel_;
-  std::map<int, Statistics> statistics_;
+  KeptPerMicroBatch statistics_;
 };
 
 }  // namespace
@@ -128,7 +122,7 @@ std::unique_ptr<LayerOp> make_batchnorm_op(kernels::KernelFactory& factory, cons
   shape.batch = x[0];
   shape.channels = x[1];
   shape.spatial = x.size() == 4 ? x[2] * x[3] : 1;
-  return std::make_unique<BatchNormOp>(factory.make_batchnorm(shape), op);
+  return std::make_unique<BatchNormOp>(factory, shape, op);
 }
 
 std::unique_ptr<LayerOp> make_layernorm_op(kernels::KernelFactory& factory, const OpContext& op) {
@@ -137,7 +131,7 @@ std::unique_ptr<LayerOp> make_layernorm_op(kernels::KernelFactory& factory, cons
   shape.features = x.back();
   shape.rows = comm::element_count(x) / shape.features;
   shape.epsilon = op.model->layer(op.layer).attr<model::NormAttrs>().epsilon;
-  return std::make_unique<LayerNormOp>(factory.make_layernorm(shape));
+  return std::make_unique<LayerNormOp>(factory.make_layernorm(shape), factory);
 }
 
 }  // namespace splitbrain::exec::ops

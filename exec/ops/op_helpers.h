@@ -8,13 +8,6 @@
 
 namespace splitbrain::exec::ops {
 
-// Micro-batches accumulate parameter gradients: `fresh` (host memory) is added into `total`.
-// Batchnorm's alone, whose statistics and their all-reduce live on the host; it reads `total`
-// as host memory, which both backends' arrays are today (exec/cuda/README.md).
-inline void add_into(const std::vector<float>& fresh, TensorSpan total) {
-  for (size_t i = 0; i < fresh.size(); ++i) total[i] += fresh[i];
-}
-
 // Under a split contraction the output is a partial sum, so only the first rank of that group
 // adds the bias: the others give their kernel none (and still compute the bias gradient, to stay
 // replicas).

@@ -30,6 +30,23 @@ void Device::download(const DeviceArray& from, std::span<float> host) {
   transfers_.bytes += from.bytes();
 }
 
+void check_element_range(const DeviceArray& array, int64_t first, int64_t count, const char* what) {
+  if (first < 0 || count < 0 || first + count > array.elements()) {
+    throw std::logic_error(fmt::format("Device::{}: elements [{}, {}) outside an array of {}", what, first,
+                                       first + count, array.elements()));
+  }
+}
+
+void check_block_inside(const DeviceArray& block, const DeviceArray& whole, std::span<const int64_t> offset,
+                        const char* what) {
+  const auto& b = block.shape();
+  const auto& w = whole.shape();
+  if (b.size() != 2 || w.size() != 2 || offset.size() != 2 || offset[0] < 0 || offset[1] < 0 ||
+      offset[0] + b[0] > w[0] || offset[1] + b[1] > w[1]) {
+    throw std::logic_error(fmt::format("Device::{}: a 2-d block outside its array", what));
+  }
+}
+
 std::vector<float> host_copy(Device& device, const DeviceArray& array) {
   std::vector<float> host(static_cast<size_t>(array.elements()));
   device.download(array, host);

@@ -94,6 +94,11 @@ class Device {
   virtual void receive(comm::CollectiveEngine& engine, const std::vector<int>& axes, int source, int tag,
                        DeviceArray& into) = 0;
 
+  // Returns once the work the calls above queued has finished. The step is timed instruction by
+  // instruction on the host clock, which is only right when the device is idle at each reading; a
+  // device that completes each call before returning (HostDevice) has nothing to wait for.
+  virtual void finish_queued_work() {}
+
  protected:
   virtual void upload_values(std::span<const float> host, DeviceArray& into) = 0;
   virtual void download_values(const DeviceArray& from, std::span<float> host) = 0;
@@ -104,5 +109,12 @@ class Device {
 
 // The array's values in a new host vector (Device::download, counted).
 std::vector<float> host_copy(Device& device, const DeviceArray& array);
+
+// The checks every Device makes of its arguments: std::logic_error naming the call (`what`) when
+// elements [first, first + count) are not inside `array`, or when the 2-d `block` at `offset` is
+// not inside the 2-d `whole`.
+void check_element_range(const DeviceArray& array, int64_t first, int64_t count, const char* what);
+void check_block_inside(const DeviceArray& block, const DeviceArray& whole, std::span<const int64_t> offset,
+                        const char* what);
 
 }  // namespace splitbrain::exec

@@ -11,17 +11,6 @@
 #include <utility>
 
 namespace splitbrain::exec {
-namespace {
-
-void check_range(const DeviceArray& array, int64_t first, int64_t count, const char* what) {
-  if (first < 0 || count < 0 || first + count > array.elements()) {
-    throw std::logic_error(fmt::format("HostDevice::{}: elements [{}, {}) outside an array of {}", what, first,
-                                       first + count, array.elements()));
-  }
-}
-
-}  // namespace
-
 HostArray::HostArray(std::vector<int64_t> shape, bool zeroed) : DeviceArray(shape) {
   array.shape = std::move(shape);
   if (zeroed) array.values.assign(static_cast<size_t>(elements()), 0.0f);
@@ -57,14 +46,14 @@ void HostDevice::download_values(const DeviceArray& from, std::span<float> host)
 }
 
 void HostDevice::fill(DeviceArray& array, int64_t first, int64_t count, float value) {
-  check_range(array, first, count, "fill");
+  check_element_range(array, first, count, "fill");
   std::fill_n(storage(array).values.begin() + first, count, value);
 }
 
 void HostDevice::copy(const DeviceArray& from, int64_t from_first, DeviceArray& into, int64_t into_first,
                       int64_t count) {
-  check_range(from, from_first, count, "copy");
-  check_range(into, into_first, count, "copy");
+  check_element_range(from, from_first, count, "copy");
+  check_element_range(into, into_first, count, "copy");
   std::copy_n(storage(from).values.begin() + from_first, count, storage(into).values.begin() + into_first);
 }
 
@@ -81,12 +70,9 @@ namespace {
 template <typename Visit>
 void for_block_rows(const DeviceArray& block, const DeviceArray& whole, std::span<const int64_t> offset,
                     Visit&& visit) {
+  check_block_inside(block, whole, offset, "copy_block/add_block");
   const auto& b = block.shape();
   const auto& w = whole.shape();
-  if (b.size() != 2 || w.size() != 2 || offset.size() != 2 || offset[0] < 0 || offset[1] < 0 ||
-      offset[0] + b[0] > w[0] || offset[1] + b[1] > w[1]) {
-    throw std::logic_error("HostDevice: a 2-d block outside its array");
-  }
   for (int64_t r = 0; r < b[0]; ++r) visit(r * b[1], (offset[0] + r) * w[1] + offset[1], b[1]);
 }
 

@@ -42,6 +42,7 @@ StepRun StepInterpreter::run(int64_t step, BatchSource& data, const LogitsObserv
     execute(static_cast<int>(i));
     comm::note_progress();  // for the watchdog (exec/comm/progress_watchdog.h)
     if (instruction.op == StepOp::alloc || instruction.op == StepOp::free) continue;
+    r_.device.finish_queued_work();
     const auto now = Clock::now();
     const double seconds = std::chrono::duration<double>(now - mark).count();
     const Phase phase = phase_of(instruction);

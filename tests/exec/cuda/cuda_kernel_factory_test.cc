@@ -1,6 +1,6 @@
 // CudaKernelFactory hands out the CUDA kernels behind the backend-neutral interfaces the shared
 // ops call: every family, built for the shape it was given, computing what the CPU factory's
-// kernel computes; and cuda_layer_ops() builds the shared ops over it on the current device.
+// kernel computes; and cuda_layer_ops() builds the shared ops over a context on the current device.
 
 #include "exec/cuda/cuda_kernel_factory.h"
 
@@ -64,8 +64,10 @@ TEST(CudaKernelFactory, KernelsComputeWhatTheCpuFactorysCompute) {
 
 TEST(CudaLayerOps, BuildOnTheCurrentDevice) {
   if (visible_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
-  EXPECT_TRUE(static_cast<bool>(cuda_layer_ops(Fp32Math::exact)));
-  EXPECT_TRUE(static_cast<bool>(cuda_layer_ops(Fp32Math::tf32)));
+  int device = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  EXPECT_TRUE(static_cast<bool>(cuda_layer_ops(std::make_shared<CudaContext>(device, Fp32Math::exact))));
+  EXPECT_TRUE(static_cast<bool>(cuda_layer_ops(std::make_shared<CudaContext>(device, Fp32Math::tf32))));
 }
 
 }  // namespace

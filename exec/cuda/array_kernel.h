@@ -1,0 +1,25 @@
+#pragma once
+// kernels::ArrayKernel on the GPU: copies and fills queued on the context's compute stream, in
+// order with the layer kernels; the host transfers (download, upload, add_from_host) wait for
+// the stream before they return, as their contract says.
+
+#include "exec/cuda/cuda_context.h"
+#include "exec/kernels/array_kernel.h"
+
+namespace splitbrain::exec::cuda {
+
+class ArrayKernel final : public kernels::ArrayKernel {
+ public:
+  explicit ArrayKernel(CudaContext& context) : context_(context) {}
+
+  void copy(const float* from, float* into, int64_t elements) override;
+  void fill(float* into, int64_t elements, float value) override;
+  void download(const float* from, std::span<float> host) override;
+  void upload(std::span<const float> host, float* into) override;
+  void add_from_host(std::span<const float> host, float* into) override;
+
+ private:
+  CudaContext& context_;
+};
+
+}  // namespace splitbrain::exec::cuda

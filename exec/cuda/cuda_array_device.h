@@ -1,0 +1,101 @@
+#pragma once
+// CudaArrayDevice: the CUDA backend's Device (exec/runtime/device.h). Every array the runtime
+// holds is GPU memory from the rank's caching allocator (CudaContext::memory()), and every layer
+// pass, copy, fill, sum and parameter update is queued on the rank's compute stream, the stream
+// of the layer kernels, so they run in the order the step program gives without the host
+// waiting. The host sees values only through upload and download (counted in the run report).
+//
+// Communication stages through host memory in this version: each collective, redistribution,
+// bucket reduction and pipeline hand-over downloads its input into a HostDevice array, runs there
+// (the NCCL or MPI engine, exactly as the host arrays did) and uploads the result; those copies
+// are counted as host transfers, so the report shows what is left to move onto the device
+// (NCCL on device buffers, ordered by events between the compute and communication streams).
+
+#include <memory>
+
+#include "exec/cuda/cuda_context.h"
+#include "exec/cuda/pooled_block.h"
+#include "exec/runtime/device.h"
+#include "exec/runtime/host_device.h"
+
+namespace splitbrain::exec::cuda {
+
+class CudaArray final : public DeviceArray {
+ public:
+  CudaArray(std::vector<int64_t> shape, const std::shared_ptr<DeviceMemoryPool>& pool);
+  float* data() const { return static_cast<float*>(block_.data()); }
+
+ private:
+  PooledBlock block_;
+};
+
+class CudaArrayDevice final : public Device {
+ public:
+  // On `context`'s device and stream; the context is shared with the rank's kernels.
+  explicit CudaArrayDevice(std::shared_ptr<CudaContext> context);
+
+  // The array's device memory; std::logic_error for an array of another device or a released
+  // tensor.
+  static float* memory(DeviceArray& array);
+  static const float* memory(const DeviceArray& array);
+
+  std::unique_ptr<DeviceArray> allocate(std::vector<int64_t> shape, bool zeroed) override;
+  void fill(DeviceArray& array, int64_t first, int64_t count, float value) override;
+  void copy(const DeviceArray& from, int64_t from_first, DeviceArray& into, int64_t into_first,
+            int64_t count) override;
+  void add(const DeviceArray& from, DeviceArray& into) override;
+  void copy_block(const DeviceArray& from, std::span<const int64_t> offset, DeviceArray& block) override;
+  void add_block(const DeviceArray& block, DeviceArray& into, std::span<const int64_t> offset) override;
+  void pack(std::span<const DeviceArray* const> parts, DeviceArray& flat) override;
+  void unpack(const DeviceArray& flat, std::span<DeviceArray* const> parts) override;
+
+  void forward(LayerOp& op, int micro, int64_t step, std::span<const DeviceArray* const> inputs,
+               std::span<const DeviceArray* const> params, DeviceArray& output) override;
+  void backward(LayerOp& op, int micro, std::span<const DeviceArray* const> inputs, const DeviceArray& output,
+                const DeviceArray& output_grad, std::span<const DeviceArray* const> params,
+                std::span<DeviceArray* const> input_grads, std::span<DeviceArray* const> param_grads) override;
+  void update(const plans::OptimizerConfig& config, int64_t step, DeviceArray& parameter, const DeviceArray& gradient,
+              DeviceArray& first_moment, DeviceArray* second_moment) override;
+
+  void run_collectives(comm::Communicator& communicator, std::span<const plans::Collective> collectives,
+                       const DeviceArray& input, DeviceArray& output, std::string_view label) override;
+  void redistribute(comm::Communicator& communicator, std::span<const plans::RedistributionStep> steps,
+                    std::span<const int64_t> global_shape, DeviceArray& input, bool input_dies, DeviceArray& output,
+                    std::string_view label) override;
+  std::unique_ptr<comm::PendingCollective> start_all_reduce(comm::CollectiveEngine& engine,
+                                                            const std::vector<int>& axes,
+                                                            DeviceArray& buffer) override;
+  std::unique_ptr<comm::PendingCollective> start_reduce_scatter(comm::CollectiveEngine& engine,
+                                                                const std::vector<int>& axes,
+                                                                const DeviceArray& input,
+                                                                DeviceArray& output) override;
+  void all_gather(comm::CollectiveEngine& engine, const std::vector<int>& axes, const DeviceArray& input,
+                  DeviceArray& output) override;
+  std::unique_ptr<comm::PendingCollective> start_send(comm::CollectiveEngine& engine, const std::vector<int>& axes,
+                                                      int destination, int tag, const DeviceArray& array) override;
+  void receive(comm::CollectiveEngine& engine, const std::vector<int>& axes, int source, int tag,
+               DeviceArray& into) override;
+
+  // Waits for the compute stream (the step's host-clock timing needs it; CUDA events will time
+  // the streams themselves).
+  void finish_queued_work() override { context_->synchronize(); }
+
+  const DeviceMemoryPool& memory_pool() const { return *context_->memory(); }
+
+ protected:
+  void upload_values(std::span<const float> host, DeviceArray& into) override;
+  void download_values(const DeviceArray& from, std::span<float> host) override;
+
+ private:
+  // A host copy of `array` (a counted download), for the staged communication.
+  std::unique_ptr<DeviceArray> staged_copy(const DeviceArray& array);
+  // A host array of `like`'s shape, to receive a staged result.
+  std::unique_ptr<DeviceArray> staged_result(const DeviceArray& like);
+  // Uploads a staged result (counted) into `into`.
+  void deliver(DeviceArray& staged, DeviceArray& into);
+
+  std::shared_ptr<CudaContext> context_;
+  HostDevice host_;  // runs the staged communication
+};
+
+}  // namespace splitbrain::exec::cuda
