@@ -297,6 +297,17 @@ double optimizer_step_seconds(const Cluster& cluster, const plans::Plan& plan, i
   return bytes / achieved_memory_bytes_per_second(cluster, bytes);
 }
 
+double gradient_accumulation_seconds(const Cluster& cluster, const plans::Plan& plan, const plans::LayerLayouts& layouts) {
+  const int64_t compute_bytes = model::bytes_per_element(plan.dtype);
+  const int64_t accumulator_bytes = plans::gradient_element_bytes(plan);
+  if (accumulator_bytes == compute_bytes) return 0.0;
+  int64_t local_parameters = 0;
+  for (const plans::ParameterShard& shard : layouts.parameters) local_parameters += shard.local_elements;
+  // Read the computed gradient and the accumulator, write the accumulator.
+  return streaming_pass_seconds(cluster,
+                                static_cast<double>(local_parameters * (compute_bytes + 2 * accumulator_bytes)));
+}
+
 OpClass op_class_of(const model::Layer& layer) {
   switch (layer.kind) {
     case OpKind::conv2d: return OpClass::conv;

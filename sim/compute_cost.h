@@ -47,6 +47,21 @@ double streaming_pass_seconds(const Cluster& cluster, double bytes);
 // and writes parameters, gradients and optimizer state.
 double optimizer_step_seconds(const Cluster& cluster, const plans::Plan& plan, int64_t local_parameter_elements);
 
+// The pass that adds one micro-batch's weight gradients into a wider gradient accumulator, per
+// layer: where a plan keeps its gradients in a wider type than it computes in (`gradient_dtype`
+// "fp32" under bf16, Megatron-LM's fp32 main gradients), the weight-gradient kernel writes a
+// 16-bit gradient and a separate memory-bound pass adds it into the fp32 array: it reads the
+// 16-bit gradient and the accumulator and writes the accumulator, once per micro-batch. This is
+// Megatron-LM's local DDP as run in Narayanan et al., SC21 (arXiv 2104.04473): a hook on every
+// parameter runs `main_grad.add_(grad)` after each backward (megatron/model/distributed.py; the
+// wgrad GEMM accumulating into main_grad itself, gradient_accumulation_fusion, came in 2022).
+// It costs 10 bytes of traffic per local parameter and micro-batch, as much as a 2,048-token
+// micro-batch's GEMMs take for about 7% of their time (8 FLOPs per parameter and token with
+// recomputation), less with larger micro-batches. 0 where the gradient type is the compute type
+// (the kernel writes or adds the gradient itself). Priced by simulate, the planner's cost table
+// and the step-time bound alike, so the bound stays below the simulated step.
+double gradient_accumulation_seconds(const Cluster& cluster, const plans::Plan& plan, const plans::LayerLayouts& layouts);
+
 // The op class whose efficiency curve applies to a layer (conv2d: conv; linear, matmul,
 // attention: gemm; everything else: elementwise).
 OpClass op_class_of(const model::Layer& layer);

@@ -87,6 +87,7 @@ class StepBuilder {
       timing.compute =
           layer_compute_seconds(cluster_, *plan_.model, i, layer.layouts, plan_.mesh, compiled_.micro_batch, plan_.dtype,
                                 neighbours_busy_);
+      timing.compute.backward_weight += gradient_accumulation_seconds(cluster_, plan_, layer.layouts);
       for (const plans::InputTransfer& input : layer.inputs) {
         const int producer_stage = compiled_.layers[static_cast<size_t>(input.producer)].stage;
         if (input.forward_send) {

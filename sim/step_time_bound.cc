@@ -43,7 +43,8 @@ double iteration_seconds_lower_bound(const plans::Plan& plan, const plans::Compi
     for (const plans::Collective& c : layer.layouts.forward_internal) {
       w.forward += plan_collective_seconds(cluster, plan.mesh, c, first_rank[stage]);
     }
-    w.backward = compute.backward_input + compute.backward_weight;
+    w.backward = compute.backward_input + compute.backward_weight +
+                 gradient_accumulation_seconds(cluster, plan, layer.layouts);
     for (const plans::Collective& c : layer.layouts.backward_internal) {
       w.backward += plan_collective_seconds(cluster, plan.mesh, c, first_rank[stage]);
     }

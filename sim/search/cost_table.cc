@@ -115,6 +115,7 @@ const ChoiceCost& CostTable::layer_cost(int layer, const plans::LayerSharding& s
   ChoiceCost cost;
   const LayerComputeSeconds compute = layer_compute_seconds(cluster_, model(), layer, *l, mesh, micro_batch, skeleton_.dtype);
   cost.seconds_per_micro_batch = compute.forward + compute.backward_input + compute.backward_weight +
+                                 gradient_accumulation_seconds(cluster_, skeleton_, *l) +
                                  sum_seconds(cluster_, mesh, l->forward_internal) +
                                  sum_seconds(cluster_, mesh, l->backward_internal);
   int64_t local_params = 0;

@@ -139,6 +139,34 @@ TEST(Simulation, RecomputeRunsTheForwardAgainInsideTheBackward) {
   EXPECT_GT(recomputed.iteration_seconds, plain.iteration_seconds);
 }
 
+TEST(Simulation, WiderGradientsAreAddedIntoTheirAccumulatorEveryMicroBatch) {
+  // bf16 compute with fp32 gradients (Megatron-LM's main_grad): each layer's backward writes a
+  // bf16 weight gradient and a memory-bound pass adds it into the fp32 accumulator, 2 + 4 + 4
+  // bytes per local parameter, on the step's critical path. Layers without parameters and
+  // plans whose gradients are their compute type pay nothing more.
+  plans::Plan plan = data_parallel("gpt:layers=2,hidden=256,heads=4,seq=128,vocab=1024", 2, 8);
+  plan.dtype = model::DType::bf16;
+  const Cluster cluster = cluster_preset("dgx-a100-80g");
+  const plans::CompiledPlan compiled = plans::compile_plan(plan);
+  const Prediction half = simulate(plan, compiled, cluster);
+  plan.gradient_dtype = model::DType::fp32;
+  const Prediction wide = simulate(plan, compiled, cluster);
+  double accumulation = 0.0;
+  int with_parameters = 0;
+  for (size_t i = 0; i < compiled.layers.size(); ++i) {
+    int64_t parameters = 0;
+    for (const plans::ParameterShard& p : compiled.layers[i].layouts.parameters) parameters += p.local_elements;
+    const double pass = parameters > 0 ? streaming_pass_seconds(cluster, 10.0 * static_cast<double>(parameters)) : 0.0;
+    with_parameters += parameters > 0 ? 1 : 0;
+    EXPECT_NEAR(wide.layers[i].compute.backward_weight - half.layers[i].compute.backward_weight, pass, 1e-15) << i;
+    EXPECT_DOUBLE_EQ(wide.layers[i].compute.forward, half.layers[i].compute.forward) << i;
+    accumulation += pass;
+  }
+  EXPECT_GT(with_parameters, 0);
+  // The fp32 gradients' all-reduce is larger too: the step grows by at least the passes.
+  EXPECT_GE(wide.iteration_seconds - half.iteration_seconds, accumulation * (1.0 - 1e-9));
+}
+
 TEST(Simulation, RefusesAPlanLargerThanTheCluster) {
   EXPECT_THROW(simulate(data_parallel("fashion-vgg", 4, 64), cluster_preset("local-cpu")), InputError);
 }
