@@ -1,0 +1,53 @@
+#pragma once
+// What a plan is in the terms trainers use: data-parallel, tensor-parallel and pipeline sizes,
+// sequence parallelism, batch sizes. Decided once here, for every export format; each format then
+// refuses what it cannot run (export_formats.h).
+//
+// Trainers know one kind of split per mesh axis: an axis splits the batch of every layer (data
+// parallelism) or the features of the layers Megatron-LM splits (tensor parallelism, with the
+// sequence of the per-token layers under sequence parallelism), and the pipeline axis holds
+// contiguous runs of layers. Plans outside that are refused, naming the layer and role: a
+// SplitBrain group (one axis splitting the batch of some layers and the features of others), a
+// spatial (domain) split, two feature-splitting axes (a 2-D grid), and, for GPTs, any layer split
+// other than Megatron-LM's column/row pattern (a per-layer tiling, a vocabulary split by hidden
+// width, a pipeline cut inside a transformer layer).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "plans/plan.h"
+#include "tools/splitbrain/gpt_shape.h"
+
+namespace splitbrain::tools {
+
+struct TrainerLayout {
+  std::vector<int> data_axes;  // mesh axes splitting every layer's batch, outermost first
+  int tensor_axis = -1;        // the mesh axis splitting features (-1: none)
+  int first_tensor_layer = -1;  // the first layer splitting features over it
+  int data_parallel = 1;
+  int tensor_parallel = 1;
+  int pipeline_parallel = 1;
+  int virtual_stages = 1;
+  bool sequence_parallel = false;
+  int micro_batches = 1;             // per step, per pipeline (gradient accumulation without one)
+  int64_t micro_batch_per_replica = 1;  // samples per micro-batch on one data-parallel replica
+  // Set for GPT-2-style models (gpt_shape.h); the formats that build the network need it.
+  // Otherwise `not_gpt` says why the model is not one (the refusal those formats give).
+  std::optional<GptShape> gpt;
+  std::string not_gpt;
+  // Megatron-LM's form, for a GPT with tensor parallelism: the token embedding splits its
+  // vocabulary rows over the tensor axis and the output head its vocabulary outputs.
+  bool vocabulary_split = false;
+  // Transformer layers per pipeline chunk, in chunk order (GPT only; empty without one).
+  std::vector<int> layers_per_chunk;
+  // Differences between the plan and what the trainers will run that change memory or speed but
+  // not the arithmetic, written into every exported file.
+  std::vector<std::string> notes;
+};
+
+// Throws ExportRefusal naming the layer and role (or the option) that no trainer expresses.
+TrainerLayout trainer_layout(const plans::Plan& plan);
+
+}  // namespace splitbrain::tools
