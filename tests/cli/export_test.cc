@@ -65,11 +65,16 @@ std::string export_command(const std::string& plan_file, const std::string& form
 }
 
 // GPT-3 175B on 128 DGX A100 nodes: the planner's best plan (pipe 4, data 32, model 8, sequence
-// parallel, ZeRO 1, recompute), committed as a plan file since planning it takes seconds.
+// parallel, ZeRO 1, recompute), committed as a plan file since planning it takes seconds. Its
+// attention c_proj splits outputs, its embeddings split the hidden width and its stages start at
+// ln_2: Megatron-LM's form differs, so the plain export refuses it naming the first layer, and
+// --nearest writes Megatron-LM's form with the same sizes, the differences noted.
 TEST(CliExport, Gpt3OnThousandGpusAsMegatronFlags) {
   const std::string plan = (kGoldenDir / "gpt3-175b-1024-top.plan.json").string();
+  expect_refused(run_splitbrain(export_command(plan, "megatron", fresh_dir("export-gpt3-strict"), "dgx-a100-80g:nodes=128")),
+                 {"layer 'h0.attn.c_proj': splits out over 'model'", "row-parallel", "--nearest"});
   const fs::path dir = fresh_dir("export-gpt3");
-  const CommandResult r = run_splitbrain(export_command(plan, "megatron", dir, "dgx-a100-80g:nodes=128"));
+  const CommandResult r = run_splitbrain(export_command(plan, "megatron", dir, "dgx-a100-80g:nodes=128") + " --nearest");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   expect_golden(dir, "gpt3-175b-1024-megatron", {"launch.sh"});
   const std::string script = read_file(dir / "launch.sh");
@@ -82,9 +87,9 @@ TEST(CliExport, Gpt3OnThousandGpusAsMegatronFlags) {
   EXPECT_TRUE((fs::status(dir / "launch.sh").permissions() & fs::perms::owner_exec) != fs::perms::none);
   // Tensor parallelism is Megatron-LM's; DeepSpeed alone and the DDP script refuse it by layer.
   expect_refused(run_splitbrain(export_command(plan, "deepspeed", fresh_dir("export-gpt3-ds"))),
-                 {"layer 'h0.attn.c_attn'", "tensor parallelism", "export megatron"});
+                 {"layer 'wte'", "tensor parallelism", "export megatron"});
   expect_refused(run_splitbrain(export_command(plan, "torchrun", fresh_dir("export-gpt3-tr"))),
-                 {"layer 'h0.attn.c_attn'", "data parallelism only"});
+                 {"layer 'wte'", "data parallelism only"});
 }
 
 TEST(CliExport, Gpt2SmallMegatronExampleAsMegatronFlags) {
@@ -95,7 +100,8 @@ TEST(CliExport, Gpt2SmallMegatronExampleAsMegatronFlags) {
   expect_golden(dir, "gpt2-small-megatron-8-megatron", {"launch.sh"});
 }
 
-// The tiny GPT's best 2-device plan, straight from the planner, in every format.
+// The tiny GPT's best 2-device plan each format expresses, straight from the planner: the
+// data-parallel one, ranked 4th (the three above it are SplitBrain groups, skipped with the reason).
 TEST(CliExport, TinyGptRankingInEveryFormat) {
   for (const std::string format : {"megatron", "deepspeed", "torchrun"}) {
     const fs::path dir = fresh_dir("export-tiny-" + format);
@@ -104,7 +110,9 @@ TEST(CliExport, TinyGptRankingInEveryFormat) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
     ASSERT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator{}), 1) << "--export-top defaults to 1";
     const fs::path plan_dir = fs::directory_iterator(dir)->path();
-    EXPECT_EQ(plan_dir.filename().string().rfind("01-", 0), 0u) << plan_dir;
+    EXPECT_EQ(plan_dir.filename().string(), "04-data-parallel");
+    EXPECT_NE(r.err.find("[export] rank 1 ("), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("SplitBrain group"), std::string::npos) << r.err;
     std::vector<std::string> files = {"launch.sh"};
     if (format == "deepspeed") files.push_back("ds_config.json");
     expect_golden(plan_dir, "tiny-gpt-2-" + format, files);
@@ -116,17 +124,20 @@ TEST(CliExport, TinyGptRankingInEveryFormat) {
 }
 
 TEST(CliExport, RankingSkipsWhatTheFormatCannotExpress) {
-  // On 8 devices the ranking holds tensor-parallel plans: torchrun skips them with the reason
-  // and writes the best data-parallel ones.
+  // On one 8-GPU node the ranking holds per-layer tilings, grids, SplitBrain groups, domain and
+  // pipeline plans: torchrun skips each with its reason and writes the one data-parallel plan.
   const fs::path dir = fresh_dir("export-skips");
   const CommandResult r = run_splitbrain(std::string("plan --model ") + kTinyGpt +
-                                         " --devices 8 --batch 32 --export torchrun --export-top 2 --export-dir " +
-                                         dir.string());
+                                         " --cluster dgx-a100-80g --devices 8 --batch 32 --export torchrun --export-top 2"
+                                         " --export-dir " + dir.string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator{}), 2);
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    const std::string script = read_file(entry.path() / "launch.sh");
-    EXPECT_NE(script.find("--nproc_per_node 8"), std::string::npos) << script;
+  ASSERT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator{}), 1);
+  const std::string script = read_file(dir / "04-data-parallel" / "launch.sh");
+  EXPECT_NE(script.find("--nnodes 1 --nproc_per_node 8"), std::string::npos) << script;
+  for (const char* skipped : {"rank 1 (soybean m=8 = best): skipped: layer 'data': is replicated over 'model'",
+                              "(domain-parallel s=2): skipped: layer 'data': spatial: splits its sequence over 'space'",
+                              "(pipeline 2 stages): skipped: pipeline.axis: 'pipe' makes 2 stages"}) {
+    EXPECT_NE(r.err.find(skipped), std::string::npos) << skipped << "\n" << r.err;
   }
 }
 
@@ -134,7 +145,7 @@ TEST(CliExport, SplitBrainPlanRefusedNamingTheLayer) {
   const std::string plan = std::string(SPLITBRAIN_SOURCE_DIR) + "/plans/examples/fashion-vgg-splitbrain-2.json";
   for (const char* format : {"megatron", "deepspeed", "torchrun"}) {
     const fs::path dir = fresh_dir(std::string("export-splitbrain-") + format);
-    expect_refused(run_splitbrain(export_command(plan, format, dir)), {"layer 'conv1'", "batch", "'model'", "SplitBrain"});
+    expect_refused(run_splitbrain(export_command(plan, format, dir)), {"layer 'data': batch", "'model'", "layer 'fc1'", "SplitBrain group"});
     EXPECT_FALSE(fs::exists(dir)) << "nothing is written for a refused plan";
   }
 }

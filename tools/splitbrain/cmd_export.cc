@@ -19,12 +19,15 @@ struct ExportOptions {
   std::string format;
   std::string folder;
   std::string cluster = "local-cpu";
+  bool nearest = false;
 };
 
 void run_export(const ExportOptions& options) {
   const plans::Plan plan = plans::load_plan_file(options.plan_path);
   const sim::Cluster cluster = sim::resolve_cluster(options.cluster);
-  const ExportRequest request{&plan, cluster.levels.front().fan_out, fmt::format("plan file {}", std::filesystem::path(options.plan_path).filename().string())};
+  const ExportRequest request{&plan, cluster.levels.front().fan_out,
+                              fmt::format("plan file {}", std::filesystem::path(options.plan_path).filename().string()),
+                              options.nearest};
   const auto files = export_plan(parse_export_format(options.format), request);
   write_exported_files(options.folder, files);
   for (const auto& file : files) std::cout << (std::filesystem::path(options.folder) / file.name).string() << '\n';
@@ -48,6 +51,7 @@ void add_export_command(CLI::App& app) {
   command->add_option("--cluster", options->cluster, "Cluster preset or file: its node size is the processes per node")
       ->type_name("NAME|FILE")
       ->default_val("local-cpu");
+  command->add_flag("--nearest", options->nearest, kNearestHelp);
   command->callback([options] { run_export(*options); });
 }
 

@@ -38,6 +38,7 @@ struct PlanOptions {
   std::string export_format;
   std::string export_dir;
   int export_top = 1;
+  bool export_nearest = false;
 };
 
 std::string slug(std::string_view family) {
@@ -66,7 +67,8 @@ void export_ranking(const PlanOptions& options, const sim::Cluster& cluster, con
     try {
       const ExportRequest request{&priced.plan, cluster.levels.front().fan_out,
                                   fmt::format("rank {} of `splitbrain plan --model {} --devices {} --batch {}`", i + 1,
-                                              options.model, options.devices, options.batch)};
+                                              options.model, options.devices, options.batch),
+                                  options.export_nearest};
       exports.emplace_back(name, export_plan(format, request));
     } catch (const ExportRefusal& refusal) {
       std::cerr << fmt::format("[export] rank {} ({}): skipped: {}\n", i + 1, priced.plan.family, refusal.what());
@@ -168,6 +170,7 @@ void add_plan_command(CLI::App& app) {
       ->check(CLI::PositiveNumber)
       ->default_val(1)
       ->needs(export_option);
+  command->add_flag("--nearest", options->export_nearest, kNearestHelp)->needs(export_option);
   export_option->needs(export_dir);
   export_dir->needs(export_option);
   command->callback([options] { run_plan(*options); });

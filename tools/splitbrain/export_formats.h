@@ -15,6 +15,12 @@ namespace splitbrain::tools {
 
 enum class ExportFormat { megatron, deepspeed, torchrun };
 
+// The --nearest flag of `plan --export` and `export`.
+inline constexpr const char* kNearestHelp =
+    "megatron: for a GPT plan that splits some layers otherwise than Megatron-LM (or cuts its pipeline inside a "
+    "transformer layer), write Megatron-LM's own form with the same data/tensor/pipeline sizes and note each "
+    "difference, instead of refusing it";
+
 ExportFormat parse_export_format(std::string_view name);  // "megatron", "deepspeed", "torchrun"
 std::string_view export_format_name(ExportFormat format);
 
@@ -28,6 +34,10 @@ struct ExportRequest {
   const plans::Plan* plan = nullptr;
   int devices_per_node = 1;  // the cluster's node size: torchrun's --nproc_per_node
   std::string origin;        // where the plan came from, for the files' header comment
+  // Megatron-LM: write its own form of a GPT plan that splits some layers otherwise (or cuts a
+  // pipeline inside a transformer layer), with the same sizes, noting each difference, instead
+  // of refusing it (TrainerLayout::megatron_differences).
+  bool nearest = false;
 };
 
 // The files of `format` for the plan; throws ExportRefusal when the format cannot express it.

@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <regex>
 
 #include "plans/recompute_scope.h"
 #include "tools/splitbrain/export_formats.h"
@@ -22,6 +23,13 @@ void pipeline_flags(const TrainerLayout& layout, Flags& flags) {
   if (layout.pipeline_parallel == 1) return;
   flags.push_back(fmt::format("--pipeline-model-parallel-size {}", layout.pipeline_parallel));
   const auto& counts = layout.layers_per_chunk;
+  for (size_t c = 0; c < counts.size(); ++c) {
+    if (counts[c] == 0) {
+      throw ExportRefusal(fmt::format("pipeline.stage_starts: chunk {} holds no transformer layer; Megatron-LM gives "
+                                      "every pipeline chunk at least one",
+                                      c));
+    }
+  }
   const bool even = std::all_of(counts.begin(), counts.end(), [&](int n) { return n == counts[0]; });
   if (layout.virtual_stages > 1) {
     if (!even) {
@@ -124,6 +132,28 @@ void optimizer_flags(const plans::Plan& plan, Flags& flags) {
   flags.push_back(fmt::format("--lr {} --lr-decay-style constant --weight-decay {}", o.learning_rate, o.weight_decay));
 }
 
+// The differences from Megatron-LM's form as notes, one per kind: a difference repeated in every
+// transformer layer (the same words but the layer's number) is noted once with its count.
+void note_form_differences(const std::vector<std::string>& differences, TrainerLayout& layout) {
+  const std::regex layer_number("'h[0-9]+\\.");
+  std::vector<std::pair<std::string, int>> kinds;  // (first message, count)
+  std::vector<std::string> keys;
+  for (const auto& difference : differences) {
+    const std::string key = std::regex_replace(difference, layer_number, "'hN.");
+    const auto found = std::find(keys.begin(), keys.end(), key);
+    if (found != keys.end()) {
+      ++kinds[static_cast<size_t>(found - keys.begin())].second;
+      continue;
+    }
+    keys.push_back(key);
+    kinds.emplace_back(difference, 1);
+  }
+  for (const auto& [first, count] : kinds) {
+    layout.notes.push_back(count == 1 ? fmt::format("nearest Megatron-LM form: {}", first)
+                                      : fmt::format("nearest Megatron-LM form ({} layers like this one): {}", count, first));
+  }
+}
+
 std::string bash_array(std::string_view name, const Flags& flags) {
   std::string text = fmt::format("{}=(\n", name);
   for (const auto& flag : flags) text += fmt::format("  {}\n", flag);
@@ -137,6 +167,14 @@ std::vector<ExportedFile> export_megatron(const ExportRequest& request, const Tr
   const plans::Plan& plan = *request.plan;
   TrainerLayout layout = given;
   if (!layout.gpt) throw ExportRefusal(layout.not_gpt);
+  if (!layout.megatron_differences.empty()) {
+    if (!request.nearest) {
+      throw ExportRefusal(fmt::format("{} (--nearest writes Megatron-LM's own form with the same sizes, noting each "
+                                      "difference)",
+                                      layout.megatron_differences.front()));
+    }
+    note_form_differences(layout.megatron_differences, layout);
+  }
   if (plan.zero_stage > 1) {
     throw ExportRefusal(fmt::format("options.zero_stage: {} also shards the {}; Megatron-LM's distributed optimizer "
                                     "shards the optimizer state (ZeRO 1): export deepspeed for ZeRO 2-3",

@@ -126,7 +126,8 @@ bool splits_only(const Plan& plan, int index, int tensor_axis, std::optional<Sha
   return true;
 }
 
-[[noreturn]] void refuse_layer(const Plan& plan, int index, int tensor_axis, std::string_view expected) {
+// "layer 'X': splits <roles>; Megatron-LM's tensor parallelism over 'T' <expected>".
+std::string form_difference(const Plan& plan, int index, int tensor_axis, std::string_view expected) {
   const auto& sharding = plan.layers[static_cast<size_t>(index)];
   std::vector<std::string> roles;
   for (ShardRole r : {ShardRole::out, ShardRole::in, ShardRole::spatial}) {
@@ -134,27 +135,29 @@ bool splits_only(const Plan& plan, int index, int tensor_axis, std::optional<Sha
       roles.push_back(fmt::format("{} over '{}'", plans::role_name(r), plan.mesh.axis(axis).name));
     }
   }
-  throw ExportRefusal(fmt::format("layer '{}': splits {}; Megatron-LM's tensor parallelism over '{}' {}",
-                                  layer_name(plan, index), roles.empty() ? "nothing over it" : fmt::format("{}", fmt::join(roles, ", ")),
-                                  plan.mesh.axis(tensor_axis).name, expected));
+  return fmt::format("layer '{}': splits {}; Megatron-LM's tensor parallelism over '{}' {}", layer_name(plan, index),
+                     roles.empty() ? "nothing over it" : fmt::format("{}", fmt::join(roles, ", ")),
+                     plan.mesh.axis(tensor_axis).name, expected);
 }
 
-// The GPT's layers split as Megatron-LM splits them; decides sequence parallelism and whether the
-// vocabulary is split.
-void check_megatron_form(const Plan& plan, TrainerLayout& layout) {
+// Where the GPT's layers are not split as Megatron-LM splits them (recorded, in model order);
+// decides sequence parallelism (by the first block's norm) and whether the vocabulary is split.
+void compare_with_megatron_form(const Plan& plan, TrainerLayout& layout) {
   const GptShape& gpt = *layout.gpt;
   const int t = layout.tensor_axis;
+  auto differs = [&](int index, std::string_view expected) {
+    layout.megatron_differences.push_back(form_difference(plan, index, t, expected));
+  };
   std::optional<bool> sequence_split;  // decided by the first block's per-token layer
   auto per_token = [&](int index, bool decides) {
     const bool split = splits_only(plan, index, t, ShardRole::spatial);
     if (!split && !splits_only(plan, index, t, std::nullopt)) {
-      refuse_layer(plan, index, t, "splits the sequence of a per-token layer (sequence parallelism) or nothing");
+      differs(index, "splits the sequence of a per-token layer (sequence parallelism) or nothing");
     }
     if (!decides) return;
     if (!sequence_split) sequence_split = split;
     if (*sequence_split != split) {
-      refuse_layer(plan, index, t,
-                   fmt::format("splits the sequence of every norm, dropout and residual add of the blocks or of none "
+      differs(index, fmt::format("splits the sequence of every norm, dropout and residual add of the blocks or of none "
                                "(the first one {} it)",
                                *sequence_split ? "splits" : "does not split"));
     }
@@ -164,10 +167,10 @@ void check_megatron_form(const Plan& plan, TrainerLayout& layout) {
       const int index = gpt.block_starts[static_cast<size_t>(b)] + offset;
       switch (block_split(offset)) {
         case MegatronSplit::column:
-          if (!splits_only(plan, index, t, ShardRole::out)) refuse_layer(plan, index, t, "splits its output features (column-parallel)");
+          if (!splits_only(plan, index, t, ShardRole::out)) differs(index, "splits its output features (column-parallel)");
           break;
         case MegatronSplit::row:
-          if (!splits_only(plan, index, t, ShardRole::in)) refuse_layer(plan, index, t, "splits its input features (row-parallel)");
+          if (!splits_only(plan, index, t, ShardRole::in)) differs(index, "splits its input features (row-parallel)");
           break;
         case MegatronSplit::per_token: per_token(index, true); break;
       }
@@ -179,15 +182,13 @@ void check_megatron_form(const Plan& plan, TrainerLayout& layout) {
 
   const int head = gpt.final_norm + 1;
   const bool table_split = splits_only(plan, 1, t, ShardRole::in);
-  if (!table_split && !splits_only(plan, 1, t, std::nullopt)) {
-    refuse_layer(plan, 1, t, "splits the embedding's vocabulary rows or nothing");
-  }
+  const bool table_whole = splits_only(plan, 1, t, std::nullopt);
+  if (!table_split && !table_whole) differs(1, "splits the embedding's vocabulary rows or nothing");
   const bool head_split = splits_only(plan, head, t, ShardRole::out);
-  if (!head_split && !splits_only(plan, head, t, std::nullopt)) {
-    refuse_layer(plan, head, t, "splits the output head's vocabulary outputs or nothing");
-  }
+  const bool head_whole = splits_only(plan, head, t, std::nullopt);
+  if (!head_split && !head_whole) differs(head, "splits the output head's vocabulary outputs or nothing");
   layout.vocabulary_split = table_split && head_split;
-  if (!layout.vocabulary_split) {
+  if ((table_split || table_whole) && (head_split || head_whole) && !layout.vocabulary_split) {
     layout.notes.push_back(fmt::format(
         "the plan keeps {} whole on each tensor-parallel rank; Megatron-LM always splits the vocabulary of the "
         "embedding and the output head over them (less memory, an all-reduce of the embedding output)",
@@ -201,9 +202,10 @@ void check_megatron_form(const Plan& plan, TrainerLayout& layout) {
   }
 }
 
-// Transformer layers per pipeline chunk; every chunk after the first starts at a block's first
-// layer (Megatron-LM and the PyTorch script hand over between whole transformer layers).
-std::vector<int> layers_per_chunk(const Plan& plan, const GptShape& gpt) {
+// Transformer layers per pipeline chunk, each counted in the chunk of its first layer. A chunk
+// starting inside a transformer layer is a difference from Megatron-LM's form (it hands over
+// between whole layers).
+std::vector<int> layers_per_chunk(const Plan& plan, const GptShape& gpt, TrainerLayout& layout) {
   if (plan.pipe_axis < 0 || plan.stage_of_layer.empty()) return {gpt.layers};
   std::vector<int> counts(static_cast<size_t>(plan.chunk_count()), 0);
   for (int start : gpt.block_starts) ++counts[static_cast<size_t>(plan.stage_of_layer[static_cast<size_t>(start)])];
@@ -212,16 +214,10 @@ std::vector<int> layers_per_chunk(const Plan& plan, const GptShape& gpt) {
     if (chunk == plan.stage_of_layer[static_cast<size_t>(i - 1)]) continue;
     const bool at_block = std::find(gpt.block_starts.begin(), gpt.block_starts.end(), i) != gpt.block_starts.end();
     if (!at_block) {
-      throw ExportRefusal(fmt::format("pipeline.stage_starts: chunk {} starts at layer '{}', inside a transformer "
-                                      "layer; trainers cut pipelines between whole transformer layers",
-                                      chunk, layer_name(plan, i)));
-    }
-  }
-  for (size_t c = 0; c < counts.size(); ++c) {
-    if (counts[c] == 0) {
-      throw ExportRefusal(fmt::format("pipeline.stage_starts: chunk {} holds no transformer layer; trainers give "
-                                      "every pipeline chunk at least one",
-                                      c));
+      layout.megatron_differences.push_back(fmt::format("pipeline.stage_starts: chunk {} starts at layer '{}', inside "
+                                                        "a transformer layer; Megatron-LM cuts pipelines between whole "
+                                                        "transformer layers",
+                                                        chunk, layer_name(plan, i)));
     }
   }
   return counts;
@@ -255,9 +251,9 @@ TrainerLayout trainer_layout(const Plan& plan) {
                                       layer_name(plan, use.feature), role_of(plan, use.feature, layout.tensor_axis),
                                       plan.mesh.axis(layout.tensor_axis).name, layout.not_gpt));
     }
-    check_megatron_form(plan, layout);
+    compare_with_megatron_form(plan, layout);
   }
-  if (layout.gpt) layout.layers_per_chunk = layers_per_chunk(plan, *layout.gpt);
+  if (layout.gpt) layout.layers_per_chunk = layers_per_chunk(plan, *layout.gpt, layout);
   return layout;
 }
 

@@ -8,9 +8,11 @@
 // sequence of the per-token layers under sequence parallelism), and the pipeline axis holds
 // contiguous runs of layers. Plans outside that are refused, naming the layer and role: a
 // SplitBrain group (one axis splitting the batch of some layers and the features of others), a
-// spatial (domain) split, two feature-splitting axes (a 2-D grid), and, for GPTs, any layer split
-// other than Megatron-LM's column/row pattern (a per-layer tiling, a vocabulary split by hidden
-// width, a pipeline cut inside a transformer layer).
+// spatial (domain) split, two feature-splitting axes (a 2-D grid), features split in a model that
+// is not a GPT (a per-layer tiling). A GPT whose tensor-parallel layers are split otherwise than
+// Megatron-LM splits them (a c_proj splitting outputs, a vocabulary split by hidden width) or whose
+// pipeline is cut inside a transformer layer has the same sizes: those differences are listed,
+// and the Megatron-LM format refuses them unless asked for its nearest form.
 
 #include <cstdint>
 #include <optional>
@@ -40,8 +42,12 @@ struct TrainerLayout {
   // Megatron-LM's form, for a GPT with tensor parallelism: the token embedding splits its
   // vocabulary rows over the tensor axis and the output head its vocabulary outputs.
   bool vocabulary_split = false;
-  // Transformer layers per pipeline chunk, in chunk order (GPT only; empty without one).
+  // Transformer layers per pipeline chunk, in chunk order, each layer counted in the chunk of its
+  // first layer; a chunk may hold none (GPT only; empty without one).
   std::vector<int> layers_per_chunk;
+  // Where a GPT plan departs from Megatron-LM's form: "layer 'X': splits ...; Megatron-LM's
+  // tensor parallelism over 'T' ..." or "pipeline.stage_starts: ...", in model order.
+  std::vector<std::string> megatron_differences;
   // Differences between the plan and what the trainers will run that change memory or speed but
   // not the arithmetic, written into every exported file.
   std::vector<std::string> notes;
