@@ -44,6 +44,7 @@ void add_export_command(CLI::App& app) {
   command->add_option("--format", options->format, "megatron: launch.sh for pretrain_gpt.py; deepspeed: ds_config.json "
                                                    "and launch.sh; torchrun: launch.sh and torchrun_train.py (DDP)")
       ->check(CLI::IsMember({"megatron", "deepspeed", "torchrun"}))
+      ->type_name("FORMAT")
       ->required();
   command->add_option("-o,--output-dir", options->folder, "Folder to write the files into (made if missing)")
       ->type_name("DIR")

@@ -89,8 +89,9 @@ std::vector<ExportedFile> export_deepspeed(const ExportRequest& request, const T
     layout.notes.push_back("DeepSpeed's pipeline engine runs its 1F1B-style schedule where the plan runs GPipe");
   }
   if (plan.gradient_dtype && *plan.gradient_dtype != plan.dtype) {
-    layout.notes.push_back("the plan accumulates and reduces gradients in fp32; DeepSpeed's bf16 mode keeps fp32 "
-                           "master weights and reduces as configured by the training script");
+    layout.notes.push_back(fmt::format("the plan accumulates and reduces gradients in {}; this config leaves "
+                                       "DeepSpeed's gradient precision at its default",
+                                       model::dtype_name(*plan.gradient_dtype)));
   }
 
   std::string script = "#!/usr/bin/env bash\n";
