@@ -167,6 +167,40 @@ TEST(CliExport, NonGptRefusedByFormatsThatBuildTheNetwork) {
   EXPECT_NE(read_file(dir / "ds_config.json").find("\"train_batch_size\""), std::string::npos);
 }
 
+// A 4-layer GPT on 2 pipeline stages holding 2 chunks each (interleaved 1F1B), recomputed.
+std::string interleaved_gpt_plan(const std::string& name, const std::string& options) {
+  return write_temp_file(name, R"({
+  "format": "splitbrain-plan", "version": 1,
+  "model": "gpt:layers=4,hidden=64,heads=4,seq=16,vocab=96,positions=16",
+  "batch": 8, "mesh": {"pipe": 2}, "default": {},
+  "pipeline": {"axis": "pipe", "stage_starts": ["h1.ln_1", "h2.ln_1", "h3.ln_1"], "micro_batches": 4,
+               "schedule": "interleaved_1f1b", "virtual_stages": 2},
+  "options": )" + options + "}");
+}
+
+TEST(CliExport, InterleavedPipelineAndRecomputation) {
+  const std::string plan = interleaved_gpt_plan("interleaved.json", R"({"recompute": true})");
+  const fs::path dir = fresh_dir("export-interleaved");
+  const CommandResult r = run_splitbrain(export_command(plan, "megatron", dir));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string script = read_file(dir / "launch.sh");
+  for (const char* flag : {"--pipeline-model-parallel-size 2", "--num-layers-per-virtual-pipeline-stage 1",
+                           "--recompute-method uniform --recompute-num-layers 1", "--micro-batch-size 2",
+                           "--global-batch-size 8", "--nproc_per_node 2"}) {
+    EXPECT_NE(script.find(flag), std::string::npos) << flag << "\n" << script;
+  }
+  expect_refused(run_splitbrain(export_command(plan, "deepspeed", fresh_dir("export-interleaved-ds"))),
+                 {"pipeline.virtual_stages", "interleaved"});
+  // The first 2 blocks of each chunk: the input and token embedding in chunk 0, a whole
+  // transformer layer (its attention and MLP halves) in the others.
+  const std::string blocks = interleaved_gpt_plan("interleaved-blocks.json", R"({"recompute": true, "recompute_blocks": 2})");
+  expect_refused(run_splitbrain(export_command(blocks, "megatron", fresh_dir("export-blocks"))),
+                 {"options.recompute_blocks", "chunk 0 recomputes 0 transformer layers"});
+  const std::string zero = interleaved_gpt_plan("interleaved-zero.json", R"({"zero_stage": 2})");
+  expect_refused(run_splitbrain(export_command(zero, "megatron", fresh_dir("export-zero2"))),
+                 {"options.zero_stage: 2", "export deepspeed"});
+}
+
 TEST(CliExport, BadFlags) {
   expect_refused(run_splitbrain(std::string("plan --model ") + kTinyGpt + " --devices 2 --batch 16 --export megatron"),
                  {"--export-dir"});
