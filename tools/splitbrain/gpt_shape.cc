@@ -22,12 +22,12 @@ constexpr std::array<OpKind, 3> kHead = {OpKind::layernorm, OpKind::linear, OpKi
 
 [[noreturn]] void refuse(const model::Model& model, int index, std::string_view expected) {
   if (index >= model.size()) {
-    throw ExportRefusal(fmt::format("model '{}': ends after {} layers, where a GPT has {}; only GPT-2-style decoders "
-                                    "export to this trainer",
+    throw ExportRefusal(fmt::format("model '{}': ends after {} layers, where a GPT-2-style decoder has {}; only such "
+                                    "decoders export to this trainer",
                                     model.name(), model.size(), expected));
   }
-  throw ExportRefusal(fmt::format("model '{}': layer '{}' ({}) is not the {} of a GPT-2-style decoder; only those "
-                                  "export to this trainer",
+  throw ExportRefusal(fmt::format("model '{}': layer '{}' ({}) stands where a GPT-2-style decoder has {}; only such "
+                                  "decoders export to this trainer",
                                   model.name(), model.layer(index).name, model::op_name(model.layer(index).kind),
                                   expected));
 }
@@ -37,7 +37,7 @@ void expect_kinds(const model::Model& model, int first, const std::array<OpKind,
   for (size_t k = 0; k < N; ++k) {
     const int index = first + static_cast<int>(k);
     if (index >= model.size() || model.layer(index).kind != kinds[k]) {
-      refuse(model, index, fmt::format("{} expected there ({} layer {})", part, model::op_name(kinds[k]), k + 1));
+      refuse(model, index, fmt::format("a '{}' layer (number {} of its {})", model::op_name(kinds[k]), k + 1, part));
     }
   }
 }
@@ -50,9 +50,9 @@ GptShape read_gpt_shape(const model::Model& model) {
   const auto& tokens = model.layer(0);
   const auto& table = model.layer(1).attr<model::EmbeddingAttrs>();
   const auto& position_table = model.layer(2).attr<model::EmbeddingAttrs>();
-  if (!tokens.output_is_tokens || tokens.output_shape.size() != 1) refuse(model, 0, "token input [sequence]");
-  if (table.positional) refuse(model, 1, "token embedding");
-  if (!position_table.positional) refuse(model, 2, "position embedding");
+  if (!tokens.output_is_tokens || tokens.output_shape.size() != 1) refuse(model, 0, "a token input of one sequence");
+  if (table.positional) refuse(model, 1, "its token embedding");
+  if (!position_table.positional) refuse(model, 2, "its position embedding");
   shape.sequence = tokens.output_shape[0];
   shape.vocabulary = table.num_embeddings;
   shape.hidden = table.embedding_dim;
@@ -72,19 +72,19 @@ GptShape read_gpt_shape(const model::Model& model) {
       shape.attention_dropout = attention.dropout;
       shape.linear_bias = model.layer(index + 1).attr<model::LinearAttrs>().bias;
     } else if (attention.heads != shape.heads || fc.out_features != shape.ffn_hidden) {
-      refuse(model, index + 2, "block with the heads and MLP width of the first block");
+      refuse(model, index + 2, "the heads and MLP width of its first block");
     }
     if (!attention.causal) refuse(model, index + 2, "causal self-attention");
     shape.block_starts.push_back(index);
     ++shape.layers;
     index += kGptLayersPerBlock;
   }
-  if (shape.layers == 0) refuse(model, index, "first block (layernorm, linear, attention)");
+  if (shape.layers == 0) refuse(model, index, "its first block (layernorm, linear, attention)");
   expect_kinds(model, index, kHead, "final norm and output head");
-  if (index + static_cast<int>(kHead.size()) != model.size()) refuse(model, index + 3, "end of the model");
+  if (index + static_cast<int>(kHead.size()) != model.size()) refuse(model, index + 3, "its last layer");
   shape.final_norm = index;
   const auto& head = model.layer(index + 1).attr<model::LinearAttrs>();
-  if (head.out_features != shape.vocabulary) refuse(model, index + 1, "output head over the vocabulary");
+  if (head.out_features != shape.vocabulary) refuse(model, index + 1, "an output head over its vocabulary");
   shape.tied_head = !head.tied_to.empty();
   return shape;
 }

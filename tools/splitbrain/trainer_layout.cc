@@ -223,6 +223,21 @@ std::vector<int> layers_per_chunk(const Plan& plan, const GptShape& gpt, Trainer
   return counts;
 }
 
+// Trainers number ranks with the tensor-parallel group innermost, then data parallelism, then the
+// pipeline stages outermost (Megatron-LM's default order; DeepSpeed's pipe-data topology): the
+// plan's mesh places its groups on the same devices only when its axes come in that order.
+void note_rank_order(const Plan& plan, TrainerLayout& layout) {
+  std::vector<int> order;
+  if (plan.pipe_axis >= 0 && layout.pipeline_parallel > 1) order.push_back(plan.pipe_axis);
+  order.insert(order.end(), layout.data_axes.begin(), layout.data_axes.end());
+  if (layout.tensor_axis >= 0) order.push_back(layout.tensor_axis);
+  if (std::is_sorted(order.begin(), order.end())) return;
+  layout.notes.push_back(fmt::format("the trainers put the tensor-parallel ranks next to each other, then the data-parallel "
+                                     "replicas, then the pipeline stages; the plan's mesh {} orders its axes otherwise, "
+                                     "so its groups land on other devices",
+                                     plan.mesh.to_string()));
+}
+
 }  // namespace
 
 TrainerLayout trainer_layout(const Plan& plan) {
@@ -254,6 +269,7 @@ TrainerLayout trainer_layout(const Plan& plan) {
     compare_with_megatron_form(plan, layout);
   }
   if (layout.gpt) layout.layers_per_chunk = layers_per_chunk(plan, *layout.gpt, layout);
+  note_rank_order(plan, layout);
   return layout;
 }
 
