@@ -98,10 +98,12 @@ std::vector<ExportedFile> export_deepspeed(const ExportRequest& request, const T
   script += header_comment(request, layout, "DeepSpeed launch with ds_config.json, for your DeepSpeed training script.");
   script += stage_comment(plan);
   script += fmt::format(
-      "# Set TRAIN_SCRIPT to a script that calls deepspeed.initialize(config=...) on the model.\n"
+      "# Set TRAIN_SCRIPT to a script that takes deepspeed.add_config_arguments' flags and calls\n"
+      "# deepspeed.initialize on the model.{}\n"
       "set -euo pipefail\n: \"${{TRAIN_SCRIPT:?set TRAIN_SCRIPT to your DeepSpeed training script}}\"\n"
       "here=\"$(cd \"$(dirname \"$0\")\" && pwd)\"\n\n"
       "deepspeed --num_nodes {} --num_gpus {} \"$TRAIN_SCRIPT\" --deepspeed --deepspeed_config \"$here/ds_config.json\" \"$@\"\n",
+      launch.nodes > 1 ? " Run once: the launcher starts every node listed in its hostfile (-H)." : "",
       launch.nodes, launch.processes_per_node);
   return {{"ds_config.json", config.dump(2) + "\n", false}, {"launch.sh", script, true}};
 }
