@@ -66,8 +66,10 @@ void export_ranking(const PlanOptions& options, const sim::Cluster& cluster, con
     }
     try {
       const ExportRequest request{&priced.plan, cluster.levels.front().fan_out,
-                                  fmt::format("rank {} of `splitbrain plan --model {} --devices {} --batch {}`", i + 1,
-                                              options.model, options.devices, options.batch),
+                                  fmt::format("rank {} of `splitbrain plan --model {} --cluster {} --devices {} --batch {} "
+                                              "--dtype {} --optimizer {}`",
+                                              i + 1, options.model, options.cluster, options.devices, options.batch,
+                                              options.dtype, options.optimizer),
                                   options.export_nearest};
       exports.emplace_back(name, export_plan(format, request));
     } catch (const ExportRefusal& refusal) {
