@@ -183,6 +183,8 @@ std::vector<ExportedFile> export_megatron(const ExportRequest& request, const Tr
   if (plan.pipe_axis >= 0 && plan.schedule == plans::PipelineSchedule::gpipe) {
     layout.notes.push_back("Megatron-LM runs 1F1B where the plan runs GPipe (the same arithmetic, fewer micro-batches in flight)");
   }
+  layout.notes.push_back("Megatron-LM clips gradients to a global norm of 1 unless told otherwise (--clip-grad); "
+                         "the plan does not clip");
   const GptShape& gpt = *layout.gpt;
   const NodeLaunch launch = node_launch(plan, request.devices_per_node);
 

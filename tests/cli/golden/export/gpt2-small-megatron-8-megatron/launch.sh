@@ -3,6 +3,7 @@
 # Written by `splitbrain` from plan file gpt2-small-megatron-8.json: megatron on mesh {data: 2, model: 4}.
 # Data parallel 2, tensor parallel 4, pipeline 1; 1 micro-batch(es) of 8 per replica.
 # Note: the plan keeps the token embedding and the output head whole on each tensor-parallel rank; Megatron-LM always splits the vocabulary of the embedding and the output head over them (less memory, an all-reduce of the embedding output).
+# Note: Megatron-LM clips gradients to a global norm of 1 unless told otherwise (--clip-grad); the plan does not clip.
 # Run on each of the 1 node(s) with NODE_RANK, MASTER_ADDR and MASTER_PORT set and MEGATRON_LM
 # pointing at a Megatron-LM checkout. Megatron-LM pads the vocabulary (--make-vocab-size-divisible-by).
 set -euo pipefail

@@ -9,6 +9,7 @@
 # Note: nearest Megatron-LM form: pipeline.stage_starts: chunk 1 starts at layer 'h24.ln_2', inside a transformer layer; Megatron-LM cuts pipelines between whole transformer layers.
 # Note: nearest Megatron-LM form: pipeline.stage_starts: chunk 2 starts at layer 'h48.ln_2', inside a transformer layer; Megatron-LM cuts pipelines between whole transformer layers.
 # Note: nearest Megatron-LM form: pipeline.stage_starts: chunk 3 starts at layer 'h72.ln_2', inside a transformer layer; Megatron-LM cuts pipelines between whole transformer layers.
+# Note: Megatron-LM clips gradients to a global norm of 1 unless told otherwise (--clip-grad); the plan does not clip.
 # Note: uneven stages: Megatron-LM recomputes layer by layer, keeping each layer's input.
 # Run on each of the 128 node(s) with NODE_RANK, MASTER_ADDR and MASTER_PORT set and MEGATRON_LM
 # pointing at a Megatron-LM checkout. Megatron-LM pads the vocabulary (--make-vocab-size-divisible-by).
