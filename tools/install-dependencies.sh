@@ -12,6 +12,7 @@ packages=(
   ocl-icd-opencl-dev  # oneDNN's CMake config looks for OpenCL; apt only recommends it
   zlib1g-dev dataset-fashion-mnist
   python3-matplotlib
+  python3-torch  # tools/torchrun_train.py: the exported torchrun launch runs in a test (gloo, CPU)
 )
 
 missing=()

@@ -13,6 +13,8 @@
 #include "sim/search/planner.h"
 #include "tools/splitbrain/byte_size.h"
 #include "tools/splitbrain/commands.h"
+#include "tools/splitbrain/export_formats.h"
+#include "tools/splitbrain/export_refusal.h"
 #include "tools/splitbrain/human_units.h"
 #include "tools/splitbrain/plan_report.h"
 
@@ -33,6 +35,10 @@ struct PlanOptions {
   std::string emit_dir;
   int explain = 0;
   bool exhaustive = false;
+  std::string export_format;
+  std::string export_dir;
+  int export_top = 1;
+  bool export_nearest = false;
 };
 
 std::string slug(std::string_view family) {
@@ -43,6 +49,42 @@ std::string slug(std::string_view family) {
   }
   while (!out.empty() && out.back() == '-') out.pop_back();
   return out;
+}
+
+// The best `export_top` ranked plans that fit and that the format expresses, each into
+// DIR/NN-family/ (NN its rank); the others on the way are skipped with the reason. Exit 2 when
+// none can be written.
+void export_ranking(const PlanOptions& options, const sim::Cluster& cluster, const sim::PlannerResult& result) {
+  const ExportFormat format = parse_export_format(options.export_format);
+  std::vector<std::pair<std::string, std::vector<ExportedFile>>> exports;
+  for (size_t i = 0; i < result.plans.size() && static_cast<int>(exports.size()) < options.export_top; ++i) {
+    const auto& priced = result.plans[i];
+    const std::string name = fmt::format("{:02d}-{}", i + 1, slug(priced.plan.family));
+    if (!priced.feasible) {
+      std::cerr << fmt::format("[export] rank {} ({}): skipped: it does not fit in memory\n", i + 1, priced.plan.family);
+      continue;
+    }
+    try {
+      const ExportRequest request{&priced.plan, cluster.levels.front().fan_out,
+                                  fmt::format("rank {} of `splitbrain plan --model {} --cluster {} --devices {} --batch {} "
+                                              "--dtype {} --optimizer {}`",
+                                              i + 1, options.model, options.cluster, options.devices, options.batch,
+                                              options.dtype, options.optimizer),
+                                  options.export_nearest};
+      exports.emplace_back(name, export_plan(format, request));
+    } catch (const ExportRefusal& refusal) {
+      std::cerr << fmt::format("[export] rank {} ({}): skipped: {}\n", i + 1, priced.plan.family, refusal.what());
+    }
+  }
+  if (exports.empty()) {
+    throw ExportRefusal(fmt::format("--export {}: no ranked plan that fits can be expressed (reasons above)",
+                                    options.export_format));
+  }
+  for (const auto& [name, files] : exports) {
+    const auto folder = (std::filesystem::path(options.export_dir) / name).string();
+    write_exported_files(folder, files);
+    std::cerr << fmt::format("[export] {} -> {}/\n", options.export_format, folder);
+  }
 }
 
 void run_plan(const PlanOptions& options) {
@@ -84,6 +126,7 @@ void run_plan(const PlanOptions& options) {
     print_plan_table(std::cout, report, options.top);
     if (options.explain > 0) print_plan_explanation(std::cout, report, options.explain - 1);
   }
+  if (!options.export_format.empty()) export_ranking(options, request.cluster, result);
 }
 
 }  // namespace
@@ -115,6 +158,23 @@ void add_plan_command(CLI::App& app) {
   command->add_flag("--exhaustive", options->exhaustive,
                     "Time every candidate plan and variant in full instead of skipping those that provably cannot "
                     "change the ranking (the same answer, many times slower on large models)");
+  auto* export_option =
+      command
+          ->add_option("--export", options->export_format,
+                       "Write launch configurations of the best ranked plans: megatron (launch.sh for pretrain_gpt.py), "
+                       "deepspeed (ds_config.json, launch.sh) or torchrun (launch.sh, torchrun_train.py: data "
+                       "parallel GPTs); plans the format cannot express are skipped with the reason")
+          ->check(CLI::IsMember({"megatron", "deepspeed", "torchrun"}))
+          ->type_name("FORMAT");
+  auto* export_dir = command->add_option("--export-dir", options->export_dir, "Folder for --export: one subfolder per plan, NN-family (NN its rank)")
+                         ->type_name("DIR");
+  command->add_option("--export-top", options->export_top, "How many plans --export writes (the best that fit and that it expresses)")
+      ->check(CLI::PositiveNumber)
+      ->default_val(1)
+      ->needs(export_option);
+  command->add_flag("--nearest", options->export_nearest, kNearestHelp)->needs(export_option);
+  export_option->needs(export_dir);
+  export_dir->needs(export_option);
   command->callback([options] { run_plan(*options); });
 }
 

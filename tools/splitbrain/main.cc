@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   splitbrain::tools::add_models_command(app);
   splitbrain::tools::add_inspect_command(app);
   splitbrain::tools::add_plan_command(app);
+  splitbrain::tools::add_export_command(app);
   splitbrain::tools::add_simulate_command(app);
   splitbrain::tools::add_program_command(app);
   splitbrain::tools::add_run_command(app);

@@ -1,0 +1,59 @@
+// `splitbrain export`: one plan file as a launch configuration for Megatron-LM, DeepSpeed or
+// torchrun. A plan the format cannot express exits 2 naming the part (export_formats.h).
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "plans/plan_json.h"
+#include "sim/cluster_presets.h"
+#include "tools/splitbrain/commands.h"
+#include "tools/splitbrain/export_formats.h"
+
+namespace splitbrain::tools {
+namespace {
+
+struct ExportOptions {
+  std::string plan_path;
+  std::string format;
+  std::string folder;
+  std::string cluster = "local-cpu";
+  bool nearest = false;
+};
+
+void run_export(const ExportOptions& options) {
+  const plans::Plan plan = plans::load_plan_file(options.plan_path);
+  const sim::Cluster cluster = sim::resolve_cluster(options.cluster);
+  const ExportRequest request{&plan, cluster.levels.front().fan_out,
+                              fmt::format("plan file {}", std::filesystem::path(options.plan_path).filename().string()),
+                              options.nearest};
+  const auto files = export_plan(parse_export_format(options.format), request);
+  write_exported_files(options.folder, files);
+  for (const auto& file : files) std::cout << (std::filesystem::path(options.folder) / file.name).string() << '\n';
+}
+
+}  // namespace
+
+void add_export_command(CLI::App& app) {
+  auto options = std::make_shared<ExportOptions>();
+  CLI::App* command = app.add_subcommand(
+      "export", "Write a plan file as a launch configuration for Megatron-LM, DeepSpeed or torchrun (exit 2 naming the "
+                "part a format cannot express)");
+  command->add_option("--plan", options->plan_path, "Plan file")->type_name("FILE")->required();
+  command->add_option("--format", options->format, "megatron: launch.sh for pretrain_gpt.py; deepspeed: ds_config.json "
+                                                   "and launch.sh; torchrun: launch.sh and torchrun_train.py (DDP)")
+      ->check(CLI::IsMember({"megatron", "deepspeed", "torchrun"}))
+      ->type_name("FORMAT")
+      ->required();
+  command->add_option("-o,--output-dir", options->folder, "Folder to write the files into (made if missing)")
+      ->type_name("DIR")
+      ->required();
+  command->add_option("--cluster", options->cluster, "Cluster preset or file: its node size is the processes per node")
+      ->type_name("NAME|FILE")
+      ->default_val("local-cpu");
+  command->add_flag("--nearest", options->nearest, kNearestHelp);
+  command->callback([options] { run_export(*options); });
+}
+
+}  // namespace splitbrain::tools
