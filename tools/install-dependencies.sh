@@ -12,6 +12,8 @@ packages=(
   ocl-icd-opencl-dev  # oneDNN's CMake config looks for OpenCL; apt only recommends it
   zlib1g-dev dataset-fashion-mnist
   python3-matplotlib
+  libonnx-dev libprotobuf-dev  # the ONNX importer (model/onnx/)
+  python3-onnx python3-torch python3-torchvision  # its tests export nets at test time
 )
 
 missing=()
