@@ -35,7 +35,11 @@ void check_shapes(const OnnxGraph& graph, const ImportState& state, const Model&
   for (const onnx_import::ShapeCheck& check : state.shape_checks()) {
     const Layer& layer = model.layer(model.find(check.layer));
     const std::optional<Shape> onnx_shape = graph.full_shape(check.tensor);
-    if (!onnx_shape || onnx_shape->empty() || layer.kind == OpKind::softmax_cross_entropy) continue;
+    // A loss is a scalar in ONNX; learned positions are one table lookup shared by the whole
+    // batch, so their tensor has no batch dimension.
+    const bool unbatched = layer.kind == OpKind::softmax_cross_entropy ||
+                           (layer.kind == OpKind::embedding && layer.attr<EmbeddingAttrs>().positional);
+    if (!onnx_shape || onnx_shape->empty() || unbatched) continue;
     const Shape per_sample(onnx_shape->begin() + 1, onnx_shape->end());
     if (per_sample != layer.output_shape) {
       throw ModelError(fmt::format("{}: layer '{}': imported as {} giving {} per sample, but ONNX says tensor '{}' is {}",

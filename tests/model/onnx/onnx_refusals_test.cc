@@ -2,6 +2,7 @@
 // Python needed): every refusal is an InputError naming the file, and for a node its name and
 // op type.
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
@@ -15,7 +16,7 @@ namespace splitbrain::model {
 namespace {
 
 std::filesystem::path temp_path(const std::string& name) {
-  return std::filesystem::temp_directory_path() / ("splitbrain-onnx-test-" + name);
+  return std::filesystem::temp_directory_path() / fmt::format("splitbrain-onnx-test-{}", name);
 }
 
 void set_float_tensor(onnx::ValueInfoProto& info, const std::string& name, std::initializer_list<int64_t> dims) {
