@@ -4,6 +4,8 @@
 Writes into OUTPUT_DIR, with torch.onnx.export at opset 17, nothing downloaded:
   resnet18.onnx  torchvision's ResNet-18 (weights=None: random weights, the zoo's `resnet18`)
   vgg11.onnx     torchvision's VGG-11 (the zoo's `vgg11`)
+  nanogpt.onnx   the same GPT written as nanoGPT writes it (q, k, v split off the fused
+                 projection, exact GELU): the same zoo model
   unsupported.onnx  a linear layer then torch.sin (ONNX Sin, node '/Sin'), which the importer
                  refuses by name
   gpt.onnx       the tiny GPT of tools/pytorch_golden_gpt.py as a torch.nn.Module (the zoo's
@@ -22,6 +24,7 @@ Needs Debian's python3-torch, python3-torchvision and python3-onnx:
 Exit code 77 (ctest's skip) when one of them is missing.
 """
 
+import math
 import os
 import sys
 
@@ -43,12 +46,28 @@ OPSET = 17
 IMAGE_BATCH = 2
 
 
+def split_attention(qkv):
+    """nanoGPT's way: q, k, v split off the fused projection, the causal mask a stored buffer."""
+    batch, tokens, width = qkv.shape
+    hidden = width // 3
+    head_dim = hidden // golden.HEADS
+    q, k, v = (t.view(batch, tokens, golden.HEADS, head_dim).transpose(1, 2) for t in qkv.split(hidden, dim=2))
+    scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(head_dim))
+    mask = torch.tril(torch.ones(tokens, tokens)).view(1, 1, tokens, tokens)
+    probabilities = F.softmax(scores.masked_fill(mask == 0, float("-inf")), dim=-1)
+    return (probabilities @ v).transpose(1, 2).contiguous().view(batch, tokens, hidden)
+
+
 class TinyGpt(torch.nn.Module):
     """The zoo's GPT at the golden test's sizes: learned token and position embeddings, pre-norm
-    blocks (fused q|k|v projection, causal attention, 4x tanh-GELU MLP), final norm, tied head."""
+    blocks (fused q|k|v projection, causal attention, 4x GELU MLP), final norm, tied head.
+    nanogpt=False writes attention and GELU as tools/pytorch_golden_gpt.py does (per-head q|k|v
+    layout, tanh GELU); nanogpt=True as nanoGPT does (q, k, v split, exact GELU, Erf in ONNX)."""
 
-    def __init__(self):
+    def __init__(self, nanogpt=False):
         super().__init__()
+        self.attention = split_attention if nanogpt else golden.attention
+        self.gelu_approximation = "none" if nanogpt else "tanh"
         hidden = golden.HIDDEN
         self.wte = torch.nn.Embedding(golden.VOCAB, hidden)
         self.wpe = torch.nn.Embedding(golden.POSITIONS, hidden)
@@ -69,9 +88,9 @@ class TinyGpt(torch.nn.Module):
         dropout = golden.DROPOUT
         x = F.dropout(self.wte(tokens) + self.wpe(self.positions), dropout, self.training)
         for block in self.blocks:
-            a = block.c_proj(golden.attention(block.c_attn(block.ln_1(x))))
+            a = block.c_proj(self.attention(block.c_attn(block.ln_1(x))))
             x = x + F.dropout(a, dropout, self.training)
-            m = block.mlp_proj(F.gelu(block.c_fc(block.ln_2(x)), approximate="tanh"))
+            m = block.mlp_proj(F.gelu(block.c_fc(block.ln_2(x)), approximate=self.gelu_approximation))
             x = x + F.dropout(m, dropout, self.training)
         return F.linear(self.ln_f(x), self.wte.weight)
 
@@ -106,6 +125,7 @@ def main():
     export(torchvision.models.vgg11(weights=None), images, os.path.join(output_dir, "vgg11.onnx"))
     tokens = torch.randint(0, golden.VOCAB, (golden.BATCH, golden.SEQ))
     export(TinyGpt(), tokens, os.path.join(output_dir, "gpt.onnx"))
+    export(TinyGpt(nanogpt=True), tokens, os.path.join(output_dir, "nanogpt.onnx"))
     export(SineNet(), torch.randn(IMAGE_BATCH, 8), os.path.join(output_dir, "unsupported.onnx"))
     return 0
 

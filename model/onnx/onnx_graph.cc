@@ -66,7 +66,10 @@ OnnxGraph::OnnxGraph(const std::filesystem::path& path) : source_(path.string())
   }
   if (model_.graph().node_size() == 0) throw ModelError(fmt::format("{}: the ONNX graph has no nodes", source_));
   try {
-    onnx::shape_inference::InferShapes(model_);
+    // Data propagation evaluates the shape arithmetic PyTorch writes for view() (Concat of
+    // Unsqueeze of constants), so the shapes after such a Reshape are known too.
+    const onnx::ShapeInferenceOptions options(/*check_type_val=*/false, /*strict_mode_val=*/0, /*data_prop_val=*/true);
+    onnx::shape_inference::InferShapes(model_, onnx::OpSchemaRegistry::Instance(), options);
   } catch (const std::exception& e) {
     throw ModelError(fmt::format("{}: ONNX shape inference failed: {}", source_, e.what()));
   }

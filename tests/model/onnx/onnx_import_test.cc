@@ -63,14 +63,12 @@ TEST(OnnxImport, Vgg11MatchesTheZoo) {
   EXPECT_EQ(net.layer(pool).kind, OpKind::adaptive_avgpool);
 }
 
-TEST(OnnxImport, TinyGptMatchesTheZoo) {
-  SKIP_WITHOUT_EXPORT("gpt.onnx");
-  const Model net = import_onnx_model(exported("gpt.onnx"));
+// Attention became one self_attention layer per block, causal, with 4 heads; the output head
+// reads the token embedding's table, so it is tied rather than a second vocabulary matrix.
+void expect_tiny_gpt(const Model& net) {
   const Model zoo = build_zoo_model(kTinyGpt);
   EXPECT_EQ(net.parameter_count(), zoo.parameter_count());
   expect_same_figures(net, zoo);
-  // Attention became one self_attention layer per block, causal, with 4 heads; the output head
-  // reads the token embedding's table, so it is tied rather than a second vocabulary matrix.
   int attention_layers = 0;
   for (const Layer& layer : net.layers()) {
     if (layer.kind == OpKind::self_attention) {
@@ -84,6 +82,18 @@ TEST(OnnxImport, TinyGptMatchesTheZoo) {
     }
   }
   EXPECT_EQ(attention_layers, 2);
+}
+
+// The golden test's layout: a per-head q|k|v view of the fused projection, tanh GELU.
+TEST(OnnxImport, TinyGptMatchesTheZoo) {
+  SKIP_WITHOUT_EXPORT("gpt.onnx");
+  expect_tiny_gpt(import_onnx_model(exported("gpt.onnx")));
+}
+
+// nanoGPT's layout: q, k, v split off the fused projection, the exact (Erf) GELU.
+TEST(OnnxImport, NanoGptStyleMatchesTheZoo) {
+  SKIP_WITHOUT_EXPORT("nanogpt.onnx");
+  expect_tiny_gpt(import_onnx_model(exported("nanogpt.onnx")));
 }
 
 TEST(OnnxImport, ResolveModelReadsOnnxOnceRegistered) {
