@@ -6,6 +6,8 @@ Writes into OUTPUT_DIR, with torch.onnx.export at opset 17, nothing downloaded:
   vgg11.onnx     torchvision's VGG-11 (the zoo's `vgg11`)
   nanogpt.onnx   the same GPT written as nanoGPT writes it (q, k, v split off the fused
                  projection, exact GELU): the same zoo model
+  gpt-folded.onnx  gpt.onnx exported with constant folding (torch's default): the head reads a
+                 transposed copy of the token table, the positions a folded [T, D] table
   unsupported.onnx  a linear layer then torch.sin (ONNX Sin, node '/Sin'), which the importer
                  refuses by name
   gpt.onnx       the tiny GPT of tools/pytorch_golden_gpt.py as a torch.nn.Module (the zoo's
@@ -15,7 +17,7 @@ Writes into OUTPUT_DIR, with torch.onnx.export at opset 17, nothing downloaded:
 The nets are exported in training mode, the graph a training step runs: batchnorm keeps its
 batch statistics and dropout stays in the graph (eval mode would fold batchnorm into the
 convolutions and drop dropout, and the importer would see another net). Constant folding is
-off so the tied output head still reads the embedding's table.
+off for all but gpt-folded.onnx, which checks the importer copes with it.
 
 Needs Debian's python3-torch, python3-torchvision and python3-onnx:
 
@@ -106,10 +108,10 @@ class SineNet(torch.nn.Module):
         return torch.sin(self.fc(x))
 
 
-def export(net, example, path):
+def export(net, example, path, constant_folding=False):
     net.train()
     torch.onnx.export(net, example, path, opset_version=OPSET, training=torch.onnx.TrainingMode.TRAINING,
-                      do_constant_folding=False, input_names=["input"], output_names=["output"])
+                      do_constant_folding=constant_folding, input_names=["input"], output_names=["output"])
     print("wrote", path, os.path.getsize(path), "bytes")
 
 
@@ -126,6 +128,7 @@ def main():
     tokens = torch.randint(0, golden.VOCAB, (golden.BATCH, golden.SEQ))
     export(TinyGpt(), tokens, os.path.join(output_dir, "gpt.onnx"))
     export(TinyGpt(nanogpt=True), tokens, os.path.join(output_dir, "nanogpt.onnx"))
+    export(TinyGpt(), tokens, os.path.join(output_dir, "gpt-folded.onnx"), constant_folding=True)
     export(SineNet(), torch.randn(IMAGE_BATCH, 8), os.path.join(output_dir, "unsupported.onnx"))
     return 0
 

@@ -40,6 +40,7 @@ class ImportState {
   // Embeddings by the initializer holding their table, to find output heads tied to them.
   void note_embedding_table(const std::string& initializer, const std::string& layer) { embedding_of_table_[initializer] = layer; }
   std::string embedding_with_table(const std::string& initializer) const;
+  const std::unordered_map<std::string, std::string>& embedding_tables() const { return embedding_of_table_; }
 
   const std::vector<LayerSpec>& specs() const { return specs_; }
   const std::vector<ShapeCheck>& shape_checks() const { return shape_checks_; }

@@ -9,6 +9,28 @@
 namespace splitbrain::model::onnx_import {
 namespace {
 
+// Whether a weight matrix holds the same values as an embedding's table [V, D]: a head stored
+// [V, D] (read through a Transpose) or [D, V] (constant folding already transposed it).
+bool same_values_as_table(const WeightSource& weight, const onnx::TensorProto& table) {
+  const onnx::TensorProto& w = *weight.tensor;
+  if (w.data_type() != onnx::TensorProto::FLOAT || table.data_type() != onnx::TensorProto::FLOAT ||
+      !w.has_raw_data() || !table.has_raw_data() || w.raw_data().size() != table.raw_data().size()) {
+    return false;
+  }
+  const int64_t rows = table.dims(0);
+  const int64_t columns = table.dims(1);
+  if (weight.transposed) return w.dims(0) == rows && w.dims(1) == columns && w.raw_data() == table.raw_data();
+  if (w.dims(0) != columns || w.dims(1) != rows) return false;
+  const std::vector<double> a = tensor_doubles(w, "weight");
+  const std::vector<double> b = tensor_doubles(table, "table");
+  for (int64_t v = 0; v < rows; ++v) {
+    for (int64_t d = 0; d < columns; ++d) {
+      if (a[static_cast<size_t>(d * rows + v)] != b[static_cast<size_t>(v * columns + d)]) return false;
+    }
+  }
+  return true;
+}
+
 class NodeMapper {
  public:
   NodeMapper(const OnnxGraph& graph, const GraphPatterns& patterns, int index, ImportState& state)
@@ -35,6 +57,7 @@ class NodeMapper {
   void map_gemm();
   void map_matmul();
   void map_add();
+  std::string folded_positions(const std::string& constant, const std::string& other);
   void map_pool(bool max);
   void map_flatten();
   void map_reshape();
@@ -114,8 +137,13 @@ void NodeMapper::map_matmul() {
     a.in_features = weight->tensor->dims(weight->transposed ? 1 : 0);
     const auto bias = patterns_.bias_of_matmul.find(index_);
     a.bias = bias != patterns_.bias_of_matmul.end();
-    // A head reading an embedding's table (transposed) shares that weight.
+    // A head reading an embedding's table (transposed) shares that weight; with constant
+    // folding the head reads a transposed copy, recognised by its values.
     if (!a.bias && weight->transposed) a.tied_to = state_.embedding_with_table(weight->tensor->name());
+    for (const auto& [table_name, embedding] : state_.embedding_tables()) {
+      if (a.bias || !a.tied_to.empty()) break;
+      if (same_values_as_table(*weight, *graph_.stored_tensor(table_name))) a.tied_to = embedding;
+    }
     const std::string output = a.bias ? graph_.node(bias->second).output(0) : node_.output(0);
     state_.add_layer(node_, OpKind::linear, a, {input_layer(0)}, output);
     return;
@@ -126,10 +154,32 @@ void NodeMapper::map_matmul() {
 
 void NodeMapper::map_add() {
   if (patterns_.matmul_of_bias.count(index_) != 0) return;  // made with its MatMul
-  for (const std::string& input : node_.input()) {
-    if (graph_.is_constant(input)) refuse(fmt::format("adds the constant '{}', which is no linear layer's bias", input));
+  std::vector<std::string> inputs;
+  for (int i = 0; i < 2; ++i) {
+    inputs.push_back(graph_.is_constant(node_.input(i)) ? folded_positions(node_.input(i), node_.input(1 - i))
+                                                         : input_layer(i));
   }
-  emit(OpKind::add, NoAttrs{}, {input_layer(0), input_layer(1)});
+  emit(OpKind::add, NoAttrs{}, inputs);
+}
+
+std::string NodeMapper::folded_positions(const std::string& constant, const std::string& other) {
+  // Constant folding turns the lookup of positions 0..T-1 into a stored [T, D] table added to
+  // the token embedding: that is the learned-positions embedding, with T rows.
+  const onnx::TensorProto* table = graph_.stored_tensor(constant);
+  const bool after_tokens = state_.has_layer_for(other) && state_.kind_of(state_.layer_for(other, node_)) == OpKind::embedding;
+  Shape rows;
+  if (table != nullptr) {
+    for (int64_t dim : table->dims()) {
+      if (!(rows.empty() && dim == 1)) rows.push_back(dim);  // leading 1s broadcast over the batch
+    }
+  }
+  if (!after_tokens || rows.size() != 2 || rows != graph_.per_sample_shape(other, node_)) {
+    refuse(fmt::format("adds the constant '{}', which is neither a linear layer's bias nor learned positions", constant));
+  }
+  const std::string layer = state_.add_extra_layer(constant, OpKind::embedding, EmbeddingAttrs{rows[0], rows[1], true},
+                                                   {state_.token_input_layer(node_)});
+  state_.note_embedding_table(constant, layer);
+  return layer;
 }
 
 void NodeMapper::map_pool(bool max) {

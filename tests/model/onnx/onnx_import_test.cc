@@ -96,6 +96,13 @@ TEST(OnnxImport, NanoGptStyleMatchesTheZoo) {
   expect_tiny_gpt(import_onnx_model(exported("nanogpt.onnx")));
 }
 
+// torch.onnx.export's default: the head reads a transposed copy of the token table (tied by its
+// values) and the position lookup is folded into a constant [T, D] table added to the tokens.
+TEST(OnnxImport, ConstantFoldedGptMatchesTheZoo) {
+  SKIP_WITHOUT_EXPORT("gpt-folded.onnx");
+  expect_tiny_gpt(import_onnx_model(exported("gpt-folded.onnx")));
+}
+
 TEST(OnnxImport, ResolveModelReadsOnnxOnceRegistered) {
   SKIP_WITHOUT_EXPORT("resnet18.onnx");
   register_onnx_model_reader();
