@@ -2,7 +2,8 @@
 """Exports the ONNX models the importer's tests read (tests/model/onnx/).
 
 Writes into OUTPUT_DIR, with torch.onnx.export at opset 17, nothing downloaded:
-  resnet18.onnx  torchvision's ResNet-18 (weights=None: random weights, the zoo's `resnet18`)
+  resnet18.onnx  torchvision's ResNet-18 (weights=None: random weights, the zoo's `resnet18`),
+                 with a symbolic batch size (dynamic_axes)
   vgg11.onnx     torchvision's VGG-11 (the zoo's `vgg11`)
   nanogpt.onnx   the same GPT written as nanoGPT writes it (q, k, v split off the fused
                  projection, exact GELU): the same zoo model
@@ -108,10 +109,12 @@ class SineNet(torch.nn.Module):
         return torch.sin(self.fc(x))
 
 
-def export(net, example, path, constant_folding=False):
+def export(net, example, path, constant_folding=False, dynamic_batch=False):
     net.train()
+    batch_axes = {"input": {0: "batch"}, "output": {0: "batch"}} if dynamic_batch else None
     torch.onnx.export(net, example, path, opset_version=OPSET, training=torch.onnx.TrainingMode.TRAINING,
-                      do_constant_folding=constant_folding, input_names=["input"], output_names=["output"])
+                      do_constant_folding=constant_folding, input_names=["input"], output_names=["output"],
+                      dynamic_axes=batch_axes)
     print("wrote", path, os.path.getsize(path), "bytes")
 
 
@@ -123,7 +126,8 @@ def main():
     os.makedirs(output_dir, exist_ok=True)
     torch.manual_seed(0)
     images = torch.randn(IMAGE_BATCH, 3, 224, 224)
-    export(torchvision.models.resnet18(weights=None), images, os.path.join(output_dir, "resnet18.onnx"))
+    export(torchvision.models.resnet18(weights=None), images, os.path.join(output_dir, "resnet18.onnx"),
+           dynamic_batch=True)
     export(torchvision.models.vgg11(weights=None), images, os.path.join(output_dir, "vgg11.onnx"))
     tokens = torch.randint(0, golden.VOCAB, (golden.BATCH, golden.SEQ))
     export(TinyGpt(), tokens, os.path.join(output_dir, "gpt.onnx"))

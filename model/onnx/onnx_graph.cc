@@ -105,8 +105,10 @@ void OnnxGraph::index_shapes() {
     if (!info.type().has_tensor_type() || !info.type().tensor_type().has_shape()) return;
     Shape shape;
     for (const onnx::TensorShapeProto::Dimension& dim : info.type().tensor_type().shape().dim()) {
-      if (!dim.has_dim_value() || dim.dim_value() <= 0) return;
-      shape.push_back(dim.dim_value());
+      const bool known = dim.has_dim_value() && dim.dim_value() > 0;
+      // The batch may be symbolic (dynamic_axes={"input": {0: "batch"}}); it is dropped anyway.
+      if (!known && !shape.empty()) return;
+      shape.push_back(known ? dim.dim_value() : kUnknownBatch);
     }
     shapes_[info.name()] = shape;
   };

@@ -19,6 +19,9 @@
 
 namespace splitbrain::model::onnx_import {
 
+// The first dimension of a full shape whose batch size is symbolic.
+constexpr int64_t kUnknownBatch = 0;
+
 // A weight matrix a MatMul reads: an initializer, possibly through a Transpose node.
 struct WeightSource {
   const onnx::TensorProto* tensor = nullptr;
@@ -54,7 +57,8 @@ class OnnxGraph {
   // A weight matrix (rank 2), read directly or through a Transpose with perm [1, 0].
   std::optional<WeightSource> weight_matrix(std::string_view tensor) const;
 
-  // The full shape (batch first) when every dimension is known, else nullopt.
+  // The full shape (batch first) when every dimension is known but perhaps the batch
+  // (kUnknownBatch then), else nullopt.
   std::optional<Shape> full_shape(std::string_view tensor) const;
   // The full shape with the batch dimension dropped; throws naming `node` when unknown.
   Shape per_sample_shape(std::string_view tensor, const onnx::NodeProto& node) const;
