@@ -7,6 +7,7 @@ Writes into OUTPUT_DIR, with torch.onnx.export at opset 17, nothing downloaded:
   vgg11.onnx     torchvision's VGG-11 (the zoo's `vgg11`)
   nanogpt.onnx   the same GPT written as nanoGPT writes it (q, k, v split off the fused
                  projection, exact GELU): the same zoo model
+  gpt-separate-qkv.onnx  the same GPT with q, k and v by three linear layers
   gpt-folded.onnx  gpt.onnx exported with constant folding (torch's default): the head reads a
                  transposed copy of the token table, the positions a folded [T, D] table
   unsupported.onnx  a linear layer then torch.sin (ONNX Sin, node '/Sin'), which the importer
@@ -49,28 +50,45 @@ OPSET = 17
 IMAGE_BATCH = 2
 
 
-def split_attention(qkv):
-    """nanoGPT's way: q, k, v split off the fused projection, the causal mask a stored buffer."""
-    batch, tokens, width = qkv.shape
-    hidden = width // 3
+def heads_attention(q, k, v):
+    """nanoGPT's attention on q, k, v of [N, T, D]: per-head views, the causal mask made in the graph."""
+    batch, tokens, hidden = q.shape
     head_dim = hidden // golden.HEADS
-    q, k, v = (t.view(batch, tokens, golden.HEADS, head_dim).transpose(1, 2) for t in qkv.split(hidden, dim=2))
+    q, k, v = (t.view(batch, tokens, golden.HEADS, head_dim).transpose(1, 2) for t in (q, k, v))
     scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(head_dim))
     mask = torch.tril(torch.ones(tokens, tokens)).view(1, 1, tokens, tokens)
     probabilities = F.softmax(scores.masked_fill(mask == 0, float("-inf")), dim=-1)
     return (probabilities @ v).transpose(1, 2).contiguous().view(batch, tokens, hidden)
 
 
+def split_attention(qkv):
+    """nanoGPT's way: q, k, v split off the fused projection."""
+    return heads_attention(*qkv.split(qkv.shape[-1] // 3, dim=2))
+
+
+class SeparateProjections(torch.nn.Module):
+    """q, k and v by three linear layers (the parameters of one fused projection)."""
+
+    def __init__(self, hidden):
+        super().__init__()
+        self.q = torch.nn.Linear(hidden, hidden)
+        self.k = torch.nn.Linear(hidden, hidden)
+        self.v = torch.nn.Linear(hidden, hidden)
+
+    def forward(self, x):
+        return heads_attention(self.q(x), self.k(x), self.v(x))
+
+
 class TinyGpt(torch.nn.Module):
     """The zoo's GPT at the golden test's sizes: learned token and position embeddings, pre-norm
-    blocks (fused q|k|v projection, causal attention, 4x GELU MLP), final norm, tied head.
-    nanogpt=False writes attention and GELU as tools/pytorch_golden_gpt.py does (per-head q|k|v
-    layout, tanh GELU); nanogpt=True as nanoGPT does (q, k, v split, exact GELU, Erf in ONNX)."""
+    blocks (q, k, v projections, causal attention, 4x GELU MLP), final norm, tied head.
+    style "golden" writes attention and GELU as tools/pytorch_golden_gpt.py does (one fused
+    projection viewed per head as q|k|v, tanh GELU); "nanogpt" as nanoGPT does (q, k, v split off
+    the fused projection, exact GELU, Erf in ONNX); "separate" has three projections instead."""
 
-    def __init__(self, nanogpt=False):
+    def __init__(self, style="golden"):
         super().__init__()
-        self.attention = split_attention if nanogpt else golden.attention
-        self.gelu_approximation = "none" if nanogpt else "tanh"
+        self.gelu_approximation = "tanh" if style == "golden" else "none"
         hidden = golden.HIDDEN
         self.wte = torch.nn.Embedding(golden.VOCAB, hidden)
         self.wpe = torch.nn.Embedding(golden.POSITIONS, hidden)
@@ -79,7 +97,12 @@ class TinyGpt(torch.nn.Module):
         for _ in range(golden.LAYERS):
             block = torch.nn.Module()
             block.ln_1 = torch.nn.LayerNorm(hidden, eps=golden.EPSILON)
-            block.c_attn = torch.nn.Linear(hidden, 3 * hidden)
+            if style == "separate":
+                block.attention = SeparateProjections(hidden)
+            else:
+                fused = torch.nn.Linear(hidden, 3 * hidden)
+                core = split_attention if style == "nanogpt" else golden.attention
+                block.attention = torch.nn.Sequential(fused, LambdaModule(core))
             block.c_proj = torch.nn.Linear(hidden, hidden)
             block.ln_2 = torch.nn.LayerNorm(hidden, eps=golden.EPSILON)
             block.c_fc = torch.nn.Linear(hidden, 4 * hidden)
@@ -91,11 +114,22 @@ class TinyGpt(torch.nn.Module):
         dropout = golden.DROPOUT
         x = F.dropout(self.wte(tokens) + self.wpe(self.positions), dropout, self.training)
         for block in self.blocks:
-            a = block.c_proj(self.attention(block.c_attn(block.ln_1(x))))
+            a = block.c_proj(block.attention(block.ln_1(x)))
             x = x + F.dropout(a, dropout, self.training)
             m = block.mlp_proj(F.gelu(block.c_fc(block.ln_2(x)), approximate=self.gelu_approximation))
             x = x + F.dropout(m, dropout, self.training)
         return F.linear(self.ln_f(x), self.wte.weight)
+
+
+class LambdaModule(torch.nn.Module):
+    """A function as a module, to chain it after the fused projection."""
+
+    def __init__(self, function):
+        super().__init__()
+        self.function = function
+
+    def forward(self, x):
+        return self.function(x)
 
 
 class SineNet(torch.nn.Module):
@@ -131,7 +165,8 @@ def main():
     export(torchvision.models.vgg11(weights=None), images, os.path.join(output_dir, "vgg11.onnx"))
     tokens = torch.randint(0, golden.VOCAB, (golden.BATCH, golden.SEQ))
     export(TinyGpt(), tokens, os.path.join(output_dir, "gpt.onnx"))
-    export(TinyGpt(nanogpt=True), tokens, os.path.join(output_dir, "nanogpt.onnx"))
+    export(TinyGpt("nanogpt"), tokens, os.path.join(output_dir, "nanogpt.onnx"))
+    export(TinyGpt("separate"), tokens, os.path.join(output_dir, "gpt-separate-qkv.onnx"))
     export(TinyGpt(), tokens, os.path.join(output_dir, "gpt-folded.onnx"), constant_folding=True)
     export(SineNet(), torch.randn(IMAGE_BATCH, 8), os.path.join(output_dir, "unsupported.onnx"))
     return 0

@@ -90,12 +90,17 @@ void NodeMapper::map_region(const NodeRegion& region) {
   // The region's layer is made where its output is computed; its other nodes make nothing.
   if (graph_.producer(region.output) != index_) return;
   const onnx::NodeProto& named = graph_.node(region.named_after);
-  const std::vector<std::string> inputs{state_.layer_for(region.input, named)};
+  std::vector<std::string> inputs{state_.layer_for(region.input, named)};
   if (region.kind == OpKind::gelu) {
     state_.add_layer(named, OpKind::gelu, NoAttrs{}, inputs, region.output);
-  } else {
-    state_.add_layer(named, OpKind::self_attention, region.attention, inputs, region.output);
+    return;
   }
+  if (region.fused_projection) {
+    const onnx::NodeProto& first = graph_.node(region.projection_named_after);
+    inputs = {state_.add_extra_layer(first.name().empty() ? first.output(0) : first.name(), OpKind::linear,
+                                     *region.fused_projection, inputs)};
+  }
+  state_.add_layer(named, OpKind::self_attention, region.attention, inputs, region.output);
 }
 
 void NodeMapper::map_conv() {

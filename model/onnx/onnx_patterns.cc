@@ -141,6 +141,39 @@ void find_gelus(const OnnxGraph& graph, GraphPatterns& patterns) {
   }
 }
 
+// Three linear layers of equal size reading one tensor give q, k and v: their nodes join the
+// region, which then reads that tensor.
+bool absorb_projections(const OnnxGraph& graph, const GraphPatterns& patterns, const std::set<std::string>& projected,
+                        std::set<int>& nodes, NodeRegion& region) {
+  std::optional<LinearAttrs> fused;
+  std::string shared_input;
+  for (const std::string& tensor : projected) {
+    int matmul = graph.producer(tensor);
+    const auto bias = patterns.matmul_of_bias.find(matmul);
+    if (bias != patterns.matmul_of_bias.end()) matmul = bias->second;
+    if (matmul < 0 || !is_linear_matmul(graph, graph.node(matmul))) return false;
+    const WeightSource weight = *graph.weight_matrix(graph.node(matmul).input(1));
+    LinearAttrs a;
+    a.out_features = weight.tensor->dims(weight.transposed ? 0 : 1);
+    a.in_features = weight.tensor->dims(weight.transposed ? 1 : 0);
+    a.bias = bias != patterns.matmul_of_bias.end();
+    const std::string& input = graph.node(matmul).input(0);
+    if (fused && (a.out_features != fused->out_features || a.bias != fused->bias || input != shared_input)) return false;
+    if (!fused) {
+      fused = a;
+      shared_input = input;
+      region.projection_named_after = matmul;
+    }
+    region.projection_named_after = std::min(region.projection_named_after, matmul);
+    nodes.insert(matmul);
+    if (bias != patterns.matmul_of_bias.end()) nodes.insert(bias->first);
+  }
+  fused->out_features *= 3;
+  region.fused_projection = fused;
+  region.input = shared_input;
+  return true;
+}
+
 void find_attention(const OnnxGraph& graph, GraphPatterns& patterns) {
   for (int softmax = 0; softmax < graph.node_count(); ++softmax) {
     const onnx::NodeProto& node = graph.node(softmax);
@@ -154,15 +187,18 @@ void find_attention(const OnnxGraph& graph, GraphPatterns& patterns) {
       output = graph.node(graph.consumers(output)[0]).output(0);
     }
     std::set<std::string> boundaries;
-    const std::set<int> nodes = trace_back(graph, patterns, output, is_attention_internal, boundaries);
-    const std::vector<std::string> outputs = region_outputs(graph, nodes);
-    const std::optional<Shape> scores = graph.full_shape(node.input(0));
-    if (boundaries.size() != 1 || outputs.size() != 1 || nodes.count(softmax) == 0 || !scores || scores->size() != 4) {
-      continue;
-    }
+    std::set<int> nodes = trace_back(graph, patterns, output, is_attention_internal, boundaries);
+    if (boundaries.empty()) continue;
     NodeRegion region;
     region.kind = OpKind::self_attention;
     region.input = *boundaries.begin();
+    if (boundaries.size() == 3 && !absorb_projections(graph, patterns, boundaries, nodes, region)) continue;
+    const std::vector<std::string> outputs = region_outputs(graph, nodes);
+    const std::optional<Shape> scores = graph.full_shape(node.input(0));
+    if ((boundaries.size() != 1 && boundaries.size() != 3) || outputs.size() != 1 || nodes.count(softmax) == 0 ||
+        !scores || scores->size() != 4) {
+      continue;
+    }
     region.output = output;
     region.named_after = softmax;
     region.attention.heads = (*scores)[1];  // [N, heads, T, T]

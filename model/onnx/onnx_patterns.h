@@ -6,9 +6,11 @@
 //    (opset 17 has no Gelu op): Erf or Tanh inside a block of Mul/Add/Div/Pow/Sub/Sqrt whose only
 //    non-constant input is x;
 //  - self-attention: a Softmax between two MatMuls with no weights, with the Reshape, Transpose,
-//    Gather/Split, scaling and causal mask around it, reading one fused q|k|v tensor.
+//    Gather/Split, scaling and causal mask around it, reading one fused q|k|v tensor or three
+//    projections (linear layers of equal size) of one tensor.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -25,6 +27,10 @@ struct NodeRegion {
   std::vector<int> nodes;      // the nodes it covers
   int named_after = -1;        // the node whose name the layer takes (Erf/Tanh, Softmax)
   SelfAttentionAttrs attention;
+  // Attention whose q, k and v are three projections of one tensor (`input`): imported as one
+  // linear layer giving q|k|v (the same parameters and FLOPs), named after the first of them.
+  std::optional<LinearAttrs> fused_projection;
+  int projection_named_after = -1;
 };
 
 struct GraphPatterns {

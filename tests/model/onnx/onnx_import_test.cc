@@ -96,6 +96,12 @@ TEST(OnnxImport, NanoGptStyleMatchesTheZoo) {
   expect_tiny_gpt(import_onnx_model(exported("nanogpt.onnx")));
 }
 
+// q, k and v by three linear layers of one tensor: imported as one fused projection.
+TEST(OnnxImport, SeparateQkvProjectionsMatchTheZoo) {
+  SKIP_WITHOUT_EXPORT("gpt-separate-qkv.onnx");
+  expect_tiny_gpt(import_onnx_model(exported("gpt-separate-qkv.onnx")));
+}
+
 // torch.onnx.export's default: the head reads a transposed copy of the token table (tied by its
 // values) and the position lookup is folded into a constant [T, D] table added to the tokens.
 TEST(OnnxImport, ConstantFoldedGptMatchesTheZoo) {
