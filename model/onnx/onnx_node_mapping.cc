@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cstring>
+
 #include "model/errors.h"
 #include "model/onnx/onnx_attributes.h"
 
@@ -21,11 +23,15 @@ bool same_values_as_table(const WeightSource& weight, const onnx::TensorProto& t
   const int64_t columns = table.dims(1);
   if (weight.transposed) return w.dims(0) == rows && w.dims(1) == columns && w.raw_data() == table.raw_data();
   if (w.dims(0) != columns || w.dims(1) != rows) return false;
-  const std::vector<double> a = tensor_doubles(w, "weight");
-  const std::vector<double> b = tensor_doubles(table, "table");
+  // Compared in place, element by element: a vocabulary table can be hundreds of megabytes.
+  const auto element = [](const std::string& raw, int64_t index) {
+    float value;
+    std::memcpy(&value, raw.data() + index * static_cast<int64_t>(sizeof(float)), sizeof(float));
+    return value;
+  };
   for (int64_t v = 0; v < rows; ++v) {
     for (int64_t d = 0; d < columns; ++d) {
-      if (a[static_cast<size_t>(d * rows + v)] != b[static_cast<size_t>(v * columns + d)]) return false;
+      if (element(w.raw_data(), d * rows + v) != element(table.raw_data(), v * columns + d)) return false;
     }
   }
   return true;
