@@ -5,6 +5,9 @@ Writes into OUTPUT_DIR, with torch.onnx.export at opset 17, nothing downloaded:
   resnet18.onnx  torchvision's ResNet-18 (weights=None: random weights, the zoo's `resnet18`),
                  with a symbolic batch size (dynamic_axes)
   vgg11.onnx     torchvision's VGG-11 (the zoo's `vgg11`)
+  gpt.onnx       the tiny GPT of tools/pytorch_golden_gpt.py as a torch.nn.Module (the zoo's
+                 MODEL there: 2 pre-norm blocks, width 64, 4 heads, 16 tokens, vocabulary 96,
+                 the output head tied to the token embedding)
   nanogpt.onnx   the same GPT written as nanoGPT writes it (q, k, v split off the fused
                  projection, exact GELU): the same zoo model
   gpt-separate-qkv.onnx  the same GPT with q, k and v by three linear layers
@@ -12,9 +15,6 @@ Writes into OUTPUT_DIR, with torch.onnx.export at opset 17, nothing downloaded:
                  transposed copy of the token table, the positions a folded [T, D] table
   unsupported.onnx  a linear layer then torch.sin (ONNX Sin, node '/Sin'), which the importer
                  refuses by name
-  gpt.onnx       the tiny GPT of tools/pytorch_golden_gpt.py as a torch.nn.Module (the zoo's
-                 MODEL there: 2 pre-norm blocks, width 64, 4 heads, 16 tokens, vocabulary 96,
-                 the output head tied to the token embedding)
 
 The nets are exported in training mode, the graph a training step runs: batchnorm keeps its
 batch statistics and dropout stays in the graph (eval mode would fold batchnorm into the
