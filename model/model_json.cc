@@ -7,6 +7,7 @@
 #include "model/file_io.h"
 #include "model/graph_builder.h"
 #include "model/json_object_reader.h"
+#include "model/model_file_readers.h"
 #include "model/zoo.h"
 
 namespace splitbrain::model {
@@ -243,6 +244,7 @@ void save_model_file(const Model& model, const std::filesystem::path& path) {
 Model resolve_model(std::string_view zoo_spec_or_path) {
   if (is_zoo_spec(zoo_spec_or_path)) return build_zoo_model(zoo_spec_or_path);
   const std::filesystem::path path(zoo_spec_or_path);
+  if (const ModelFileReader* reader = find_model_file_reader(path)) return (*reader)(path);
   std::error_code ec;
   if (std::filesystem::exists(path, ec) || path.extension() == ".json") return load_model_file(path);
   std::vector<std::string_view> names;

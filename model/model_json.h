@@ -30,7 +30,8 @@ void save_model_file(const Model& model, const std::filesystem::path& path);
 // files hold; also a canonical text of the attributes, e.g. to recognise identical layers).
 void write_attrs(const OpAttrs& attrs, nlohmann::json& out);
 
-// A zoo spec ("vgg16", "gpt:layers=4") or the path of a model file.
+// A zoo spec ("vgg16", "gpt:layers=4") or the path of a model file: JSON, or a format whose
+// reader is registered for its extension (model/model_file_readers.h: .onnx in the CLI).
 Model resolve_model(std::string_view zoo_spec_or_path);
 
 }  // namespace splitbrain::model

@@ -12,7 +12,9 @@ packages=(
   ocl-icd-opencl-dev  # oneDNN's CMake config looks for OpenCL; apt only recommends it
   zlib1g-dev dataset-fashion-mnist
   python3-matplotlib
-  python3-torch  # tools/torchrun_train.py: the exported torchrun launch runs in a test (gloo, CPU)
+  libonnx-dev libprotobuf-dev  # the ONNX importer (model/onnx/)
+  python3-onnx python3-torchvision  # its tests export nets at test time
+  python3-torch  # those exports, and tools/torchrun_train.py (the exported torchrun launch runs in a test)
 )
 
 missing=()

@@ -15,5 +15,6 @@ void add_compare_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
 void add_program_command(CLI::App& app);
 void add_export_command(CLI::App& app);
+void add_import_command(CLI::App& app);
 
 }  // namespace splitbrain::tools

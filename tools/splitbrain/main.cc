@@ -10,13 +10,17 @@
 #include <vector>
 
 #include "model/errors.h"
+#include "model/onnx/onnx_import.h"
 #include "tools/splitbrain/closest_word.h"
 #include "tools/splitbrain/commands.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
       "splitbrain: plan, simulate and run hybrid data/model/pipeline/spatial-parallel training.\n"
-      "Models are zoo names (see `splitbrain models`, options as name:key=value,...) or JSON model files."};
+      "Models are zoo names (see `splitbrain models`, options as name:key=value,...), JSON model files or\n"
+      "ONNX files (.onnx)."};
+  // Every command that takes a model reads .onnx files through the one model resolver.
+  splitbrain::model::register_onnx_model_reader();
   app.set_version_flag("--version", "splitbrain 0.1.0");
   app.require_subcommand(1);
   splitbrain::tools::add_models_command(app);
@@ -28,6 +32,7 @@ int main(int argc, char** argv) {
   splitbrain::tools::add_run_command(app);
   splitbrain::tools::add_compare_command(app);
   splitbrain::tools::add_calibrate_command(app);
+  splitbrain::tools::add_import_command(app);
 
   // CLI11 would only say a subcommand is required: name the word it did not know.
   if (argc > 1 && argv[1][0] != '-') {
