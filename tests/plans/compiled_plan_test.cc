@@ -9,13 +9,10 @@
 #include "plans/compiled_plan.h"
 #include "plans/plan_builder.h"
 #include "plans/plan_error.h"
+#include "tests/support/test_plans.h"
 
 namespace splitbrain::plans {
 namespace {
-
-Plan make_plan(const std::string& model_spec, Mesh mesh, int64_t batch, const ShardingRule& rule) {
-  return build_plan(model_spec, std::move(mesh), batch, rule);
-}
 
 int64_t bytes_of(const std::vector<Collective>& list) {
   int64_t total = 0;
@@ -24,9 +21,7 @@ int64_t bytes_of(const std::vector<Collective>& list) {
 }
 
 TEST(CompiledPlan, DataParallelMovesOnlyGradients) {
-  const Plan plan = make_plan("fashion-vgg", Mesh({{"data", 2}}), 64, [](const model::Layer&) {
-    return LayerSharding{{0}, {}, {}, {}};
-  });
+  const Plan plan = testing_support::data_parallel_plan("fashion-vgg", 2, 64);
   const CompiledPlan compiled = compile_plan(plan);
   for (const CompiledLayer& layer : compiled.layers) {
     for (const InputTransfer& input : layer.inputs) {
@@ -47,7 +42,7 @@ TEST(CompiledPlan, SplitBrainGathersActivationsIntoTheShardedClassifier) {
   // Mesh {data: 1, model: 2}: convs split the batch over both axes; fc1 and fc2 split the batch
   // over data and their output features over model (SplitBrain's group of g = 2).
   const Mesh mesh({{"data", 1}, {"model", 2}});
-  const Plan plan = make_plan("fashion-vgg", mesh, 64, [](const model::Layer& layer) {
+  const Plan plan = build_plan("fashion-vgg", mesh, 64, [](const model::Layer& layer) {
     if (layer.kind == model::OpKind::linear || layer.name == "relu5" || layer.name == "dropout1") {
       return LayerSharding{{0}, {1}, {}, {}};
     }
@@ -89,7 +84,7 @@ TEST(CompiledPlan, SplitBrainGathersActivationsIntoTheShardedClassifier) {
 
 TEST(CompiledPlan, PipelineSendsActivationsForwardAndGradientsBack) {
   const Mesh mesh({{"pipe", 2}, {"data", 2}});
-  Plan plan = make_plan("fashion-vgg", mesh, 64, [](const model::Layer&) { return LayerSharding{{1}, {}, {}, {}}; });
+  Plan plan = build_plan("fashion-vgg", mesh, 64, [](const model::Layer&) { return LayerSharding{{1}, {}, {}, {}}; });
   plan.pipe_axis = 0;
   plan.micro_batches = 4;
   const int fc1 = plan.model->find("fc1");
@@ -113,9 +108,7 @@ TEST(CompiledPlan, ZeroStage3PadsEachLayerOfABucketAsItsGather) {
   // Over 3 ranks most layers do not split evenly. Stage 3 keeps each layer's padded slice (what
   // its all-gather assembles), so a bucket's reduce-scatter must cover exactly those slices: the
   // layers' padded sizes added up, not the bucket's total padded once (stages 1-2).
-  Plan plan = make_plan("fashion-vgg", Mesh({{"data", 3}}), 48, [](const model::Layer&) {
-    return LayerSharding{{0}, {}, {}, {}};
-  });
+  Plan plan = testing_support::data_parallel_plan("fashion-vgg", 3, 48);
   plan.zero_stage = 3;
   const CompiledPlan compiled = compile_plan(plan);
   ASSERT_FALSE(compiled.buckets.empty());
@@ -143,9 +136,7 @@ TEST(CompiledPlan, ZeroStage3PadsEachLayerOfABucketAsItsGather) {
 }
 
 TEST(CompiledPlan, ZeroShardsTheBucketsAndPadsThem) {
-  Plan plan = make_plan("fashion-vgg", Mesh({{"data", 4}}), 64, [](const model::Layer&) {
-    return LayerSharding{{0}, {}, {}, {}};
-  });
+  Plan plan = testing_support::data_parallel_plan("fashion-vgg", 4, 64);
   plan.zero_stage = 2;
   const CompiledPlan compiled = compile_plan(plan);
   ASSERT_EQ(compiled.buckets.size(), 1u);
@@ -158,9 +149,7 @@ TEST(CompiledPlan, ZeroShardsTheBucketsAndPadsThem) {
 }
 
 TEST(CompiledPlan, RejectsMicroBatchesThatDoNotDivide) {
-  Plan plan = make_plan("fashion-vgg", Mesh({{"data", 2}}), 64, [](const model::Layer&) {
-    return LayerSharding{{0}, {}, {}, {}};
-  });
+  Plan plan = testing_support::data_parallel_plan("fashion-vgg", 2, 64);
   plan.micro_batches = 5;
   EXPECT_THROW(compile_plan(plan), PlanError);
 }

@@ -10,6 +10,7 @@
 #include "plans/compiled_plan.h"
 #include "plans/plan_builder.h"
 #include "plans/sequence_parallel.h"
+#include "tests/support/test_plans.h"
 
 namespace splitbrain::plans {
 namespace {
@@ -62,7 +63,7 @@ TEST(SequenceParallel, RowParallelSumsAreReduceScatteredAndColumnParallelInputsG
 TEST(SequenceParallel, NeedsTensorParallelismAndASequenceThatDivides) {
   const Plan data_parallel = build_plan("gpt:layers=1,hidden=32,heads=4,seq=8,vocab=50,positions=8",
                                         Mesh({{"data", 2}}), 4,
-                                        [](const model::Layer&) { return LayerSharding{{0}, {}, {}, {}}; });
+                                        testing_support::batch_on_first_axis);
   EXPECT_FALSE(with_sequence_parallelism(data_parallel).has_value());
   // 9 positions do not split over 2 ranks.
   EXPECT_FALSE(with_sequence_parallelism(megatron_tensor_parallel("gpt:layers=1,hidden=32,heads=4,seq=9,vocab=50,positions=9", 2))

@@ -16,6 +16,7 @@
 #include "plans/plan_builder.h"
 #include "sim/cluster_presets.h"
 #include "sim/simulation.h"
+#include "tests/support/test_plans.h"
 
 namespace splitbrain::sim {
 namespace {
@@ -63,7 +64,7 @@ double input_elements(const model::Model& net, const model::Layer& layer) {
 TEST(Gholami, PureBatchParallelIsEquation4) {
   // (4): T = 2 sum_i [alpha ceil(log2 P) + beta (P-1)/P |W_i|].
   const int p = 512;
-  const Plan plan = alexnet_plan(Mesh({{"data", p}}), [](const model::Layer&) { return LayerSharding{{0}, {}, {}, {}}; });
+  const Plan plan = alexnet_plan(Mesh({{"data", p}}), testing_support::batch_on_first_axis);
   double expected = 0.0;
   for (const model::Layer* layer : parameter_layers(*plan.model)) {
     expected += all_reduce(p, kFloatBytes * static_cast<double>(layer->cost.params));

@@ -17,6 +17,7 @@
 #include "plans/plan_builder.h"
 #include "plans/step_compiler.h"
 #include "sim/memory_model.h"
+#include "tests/support/test_plans.h"
 
 namespace splitbrain::sim {
 namespace {
@@ -28,17 +29,8 @@ using plans::Plan;
 
 constexpr int64_t kVgg16Params = 138'357'544;  // torchvision
 
-Plan make_plan(std::shared_ptr<const model::Model> net, Mesh mesh, int64_t batch, const plans::ShardingRule& rule) {
-  const std::string spec = net->name();
-  return plans::build_plan(std::move(net), spec, std::move(mesh), batch, rule);
-}
-
-LayerSharding batch_on_axis_0(const model::Layer&) { return LayerSharding{{0}, {}, {}, {}}; }
-
-Plan data_parallel(const std::string& zoo_spec, int ranks, int64_t batch) {
-  return make_plan(std::make_shared<model::Model>(model::build_zoo_model(zoo_spec)), Mesh({{"data", ranks}}), batch,
-                   batch_on_axis_0);
-}
+using testing_support::batch_on_first_axis;
+using testing_support::data_parallel_plan;
 
 MemoryBreakdown memory_of(const Plan& plan, int stage = 0) {
   return stage_memory(plan, plans::compile_plan(plan), stage);
@@ -80,7 +72,7 @@ std::shared_ptr<const model::Model> mlp() {
 }
 
 TEST(MemoryModel, DataParallelVgg16ModelStatesAreFourBytesPerParameter) {
-  Plan plan = data_parallel("vgg16", 1, 32);
+  Plan plan = data_parallel_plan("vgg16", 1, 32);
   ASSERT_EQ(plan.model->parameter_count(), kVgg16Params);
   MemoryBreakdown m = memory_of(plan);
   EXPECT_EQ(m.params, 4 * kVgg16Params);     // fp32 weights
@@ -102,7 +94,7 @@ TEST(MemoryModel, ZeroStagesShardModelStatesAsRajbhandariEtAl) {
   // Mixed-precision Adam: K = 12 (fp32 master 4 + moments 8). With Psi parameters over N_d = 4:
   //   ZeRO 0: (2+2+K) Psi;  1: 2 Psi + 2 Psi + K Psi/N_d;  2: 2 Psi + (2+K) Psi/N_d;
   //   3: (2+2+K) Psi/N_d, each Psi/N_d rounded up by the padding that makes the collectives even.
-  Plan plan = data_parallel("vgg16", 4, 32);
+  Plan plan = data_parallel_plan("vgg16", 4, 32);
   plan.dtype = model::DType::bf16;
   plan.optimizer.kind = plans::OptimizerKind::adam;
   constexpr int64_t k = 12;
@@ -147,7 +139,7 @@ TEST(MemoryModel, ZeroStagesShardModelStatesAsRajbhandariEtAl) {
 TEST(MemoryModel, MegatronMixedPrecisionKeepsEighteenBytesPerParameter) {
   // bf16 weights 2, fp32 main gradients 4, fp32 master weights 4, Adam's moments 8: 18 Psi; the
   // distributed optimizer (ZeRO 1 over data parallelism) shards the last 12.
-  Plan plan = data_parallel("vgg16", 4, 32);
+  Plan plan = data_parallel_plan("vgg16", 4, 32);
   plan.dtype = model::DType::bf16;
   plan.gradient_dtype = model::DType::fp32;
   plan.optimizer.kind = plans::OptimizerKind::adam;
@@ -192,7 +184,7 @@ TEST(MemoryModel, ATransformerLayerKeepsKorthikantiEtAlsActivations) {
     auto peak = [&](int layers) {
       const std::string spec = fmt::format("gpt:layers={},hidden={},heads={},seq={},vocab=96,positions={},attn_dropout=10",
                                            layers, h, a, s, s);
-      Plan plan = make_plan(std::make_shared<model::Model>(model::build_zoo_model(spec)), Mesh({{"model", t}}), b,
+      Plan plan = plans::build_plan(spec, Mesh({{"model", t}}), b,
                             [&](const model::Layer& layer) {
                               plans::LayerSharding sharding;
                               // The attention core and GELU take their producer's split, as a plan file's
@@ -235,8 +227,8 @@ TEST(MemoryModel, RecomputingTheFirstBlocksDropsTheirActivations) {
   constexpr int64_t s = 32, b = 2, h = 32, a = 4;
   const std::string spec =
       fmt::format("gpt:layers=4,hidden={},heads={},seq={},vocab=64,positions={},attn_dropout=10", h, a, s, s);
-  Plan plan = make_plan(std::make_shared<model::Model>(model::build_zoo_model(spec)), Mesh({{"data", 1}}), b,
-                        batch_on_axis_0);
+  Plan plan = plans::build_plan(spec, Mesh({{"data", 1}}), b,
+                        batch_on_first_axis);
   plan.dtype = model::DType::bf16;
   auto kept = [&](bool recompute, int blocks) {
     Plan p = plan;
@@ -262,7 +254,7 @@ TEST(MemoryModel, ActivationsMatchAHandCountAndHalveWithTheBatch) {
   //   fc2  [4]:  the loss keeps its softmax instead                0 B
   //   loss:      softmax probabilities 4 x 4 + a 4-byte label     20 B
   // 116 B per sample; batch 8 -> 928 B held when the backward starts.
-  const Plan one = make_plan(mlp(), Mesh({{"data", 1}}), 8, batch_on_axis_0);
+  const Plan one = plans::build_plan(mlp(), "mlp", Mesh({{"data", 1}}), 8, batch_on_first_axis);
   EXPECT_EQ(activations_when_the_backward_starts(one), 928);
   EXPECT_EQ(activations_when_the_backward_starts(one), model::compute_statistics(*one.model, 8, model::DType::fp32).saved_bytes);
   const MemoryBreakdown m = memory_of(one);
@@ -282,7 +274,7 @@ TEST(MemoryModel, ActivationsMatchAHandCountAndHalveWithTheBatch) {
   // Parameters: fc1 16 x 8 + 8 = 136, fc2 8 x 4 + 4 = 36: 172 x 4 B.
   EXPECT_EQ(m.params, 688);
 
-  const Plan two = make_plan(mlp(), Mesh({{"data", 2}}), 8, batch_on_axis_0);
+  const Plan two = plans::build_plan(mlp(), "mlp", Mesh({{"data", 2}}), 8, batch_on_first_axis);
   const MemoryBreakdown split = memory_of(two);
   EXPECT_EQ(activations_when_the_backward_starts(two), 928 / 2);
   EXPECT_EQ(split.activations, 1088 / 2);
@@ -292,7 +284,7 @@ TEST(MemoryModel, ActivationsMatchAHandCountAndHalveWithTheBatch) {
 }
 
 TEST(MemoryModel, MicroBatchesInFlight) {
-  Plan plan = data_parallel("fashion-vgg", 1, 64);
+  Plan plan = data_parallel_plan("fashion-vgg", 1, 64);
   plan.micro_batches = 4;
   EXPECT_EQ(micro_batches_in_flight(plan, 0), 1);  // no pipeline: one micro-batch at a time
 
@@ -310,7 +302,7 @@ TEST(MemoryModel, MicroBatchesInFlight) {
 }
 
 Plan two_stage_fashion_vgg(plans::PipelineSchedule schedule) {
-  Plan plan = make_plan(std::make_shared<model::Model>(model::build_zoo_model("fashion-vgg")),
+  Plan plan = plans::build_plan("fashion-vgg",
                         Mesh({{"pipe", 2}, {"data", 1}}), 64,
                         [](const model::Layer&) { return LayerSharding{{1}, {}, {}, {}}; });
   plan.pipe_axis = 0;

@@ -13,21 +13,14 @@
 #include "sim/cluster_presets.h"
 #include "sim/prediction_json.h"
 #include "sim/simulation.h"
+#include "tests/support/test_plans.h"
 
 namespace splitbrain::sim {
 namespace {
 
 using plans::LayerSharding;
 
-plans::Plan make_plan(const std::string& model_spec, plans::Mesh mesh, int64_t batch, const plans::ShardingRule& rule) {
-  return plans::build_plan(model_spec, std::move(mesh), batch, rule);
-}
-
-plans::Plan data_parallel(const std::string& model_spec, int ranks, int64_t batch) {
-  return make_plan(model_spec, plans::Mesh({{"data", ranks}}), batch, [](const model::Layer&) {
-    return LayerSharding{{0}, {}, {}, {}};
-  });
-}
+using testing_support::data_parallel_plan;
 
 // The executor's copies of every gradient bucket into its flat array and back (ZeRO 0): a
 // streaming pass over 2 x 4 B per padded element each way.
@@ -40,7 +33,7 @@ double bucket_copy_seconds(const plans::Plan& plan, const Cluster& cluster) {
 }
 
 TEST(Simulation, PhasesAddUpToTheIteration) {
-  const plans::Plan plan = data_parallel("vgg16-cifar10", 8, 256);
+  const plans::Plan plan = data_parallel_plan("vgg16-cifar10", 8, 256);
   const Prediction p = simulate(plan, cluster_preset("dgx-a100-80g"));
   const PhaseSeconds& ph = p.phases;
   EXPECT_GT(p.iteration_seconds, 0.0);
@@ -51,7 +44,7 @@ TEST(Simulation, PhasesAddUpToTheIteration) {
 }
 
 TEST(Simulation, OverlapHidesGradientSynchronisation) {
-  plans::Plan plan = data_parallel("vgg16-cifar10", 8, 256);
+  plans::Plan plan = data_parallel_plan("vgg16-cifar10", 8, 256);
   plan.gradient_bucket_bytes = 4'000'000;
   const Cluster cluster = cluster_preset("v100-pcie-10gbe");  // slow network: sync matters
   plan.overlap_gradient_sync = false;
@@ -69,7 +62,7 @@ TEST(Simulation, CommunicationThatDoesNotHideIsChargedToTheStep) {
   // cluster.communication_overlap = 0 (CPU ranks copying with their own cores): overlapped
   // buckets expose all of their time, as if not overlapped; halfway, half of it. The buckets'
   // copies into their flat arrays and back are exposed either way.
-  plans::Plan plan = data_parallel("vgg16-cifar10", 8, 256);
+  plans::Plan plan = data_parallel_plan("vgg16-cifar10", 8, 256);
   plan.gradient_bucket_bytes = 4'000'000;
   Cluster cluster = cluster_preset("v100-pcie-10gbe");
   plan.overlap_gradient_sync = true;
@@ -86,7 +79,7 @@ TEST(Simulation, CommunicationThatDoesNotHideIsChargedToTheStep) {
 
 TEST(Simulation, BytesPerRankAreTheCompiledCollectives) {
   // SplitBrain on {data: 2, model: 2}: convs batch over both, classifier features over model.
-  const plans::Plan plan = make_plan("fashion-vgg", plans::Mesh({{"data", 2}, {"model", 2}}), 64, [](const model::Layer& l) {
+  const plans::Plan plan = plans::build_plan("fashion-vgg", plans::Mesh({{"data", 2}, {"model", 2}}), 64, [](const model::Layer& l) {
     if (l.kind == model::OpKind::linear || l.name == "relu5" || l.name == "dropout1") return LayerSharding{{0}, {1}, {}, {}};
     if (l.kind == model::OpKind::softmax_cross_entropy) return LayerSharding{{0}, {}, {}, {}};
     return LayerSharding{{0, 1}, {}, {}, {}};
@@ -110,7 +103,7 @@ TEST(Simulation, BytesPerRankAreTheCompiledCollectives) {
 
 TEST(Simulation, RecomputeRunsTheForwardAgainInsideTheBackward) {
   // Model-parallel fashion-vgg on {model: 2}: the linear layers' inputs are redistributed.
-  plans::Plan plan = make_plan("fashion-vgg", plans::Mesh({{"model", 2}}), 64, [](const model::Layer& l) {
+  plans::Plan plan = plans::build_plan("fashion-vgg", plans::Mesh({{"model", 2}}), 64, [](const model::Layer& l) {
     if (l.kind == model::OpKind::linear) return LayerSharding{{}, {0}, {}, {}};
     return LayerSharding{{}, {}, {}, {}};
   });
@@ -144,7 +137,7 @@ TEST(Simulation, WiderGradientsAreAddedIntoTheirAccumulatorEveryMicroBatch) {
   // bf16 weight gradient and a memory-bound pass adds it into the fp32 accumulator, 2 + 4 + 4
   // bytes per local parameter, on the step's critical path. Layers without parameters and
   // plans whose gradients are their compute type pay nothing more.
-  plans::Plan plan = data_parallel("gpt:layers=2,hidden=256,heads=4,seq=128,vocab=1024", 2, 8);
+  plans::Plan plan = data_parallel_plan("gpt:layers=2,hidden=256,heads=4,seq=128,vocab=1024", 2, 8);
   plan.dtype = model::DType::bf16;
   const Cluster cluster = cluster_preset("dgx-a100-80g");
   const plans::CompiledPlan compiled = plans::compile_plan(plan);
@@ -168,11 +161,11 @@ TEST(Simulation, WiderGradientsAreAddedIntoTheirAccumulatorEveryMicroBatch) {
 }
 
 TEST(Simulation, RefusesAPlanLargerThanTheCluster) {
-  EXPECT_THROW(simulate(data_parallel("fashion-vgg", 4, 64), cluster_preset("local-cpu")), InputError);
+  EXPECT_THROW(simulate(data_parallel_plan("fashion-vgg", 4, 64), cluster_preset("local-cpu")), InputError);
 }
 
 TEST(Simulation, JsonAndTraceFollowTheContract) {
-  const plans::Plan plan = data_parallel("fashion-vgg", 2, 64);
+  const plans::Plan plan = data_parallel_plan("fashion-vgg", 2, 64);
   const plans::CompiledPlan compiled = plans::compile_plan(plan);
   const Cluster cluster = cluster_preset("local-cpu");
   const Prediction p = simulate(plan, compiled, cluster);

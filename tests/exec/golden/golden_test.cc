@@ -40,6 +40,7 @@
 #include "exec/runtime/batch_source.h"
 #include "exec/runtime/trainer.h"
 #include "plans/plan_builder.h"
+#include "tests/support/test_plans.h"
 
 namespace {
 
@@ -101,7 +102,7 @@ splitbrain::plans::Plan golden_plan(const Json& golden) {
   splitbrain::plans::Plan plan =
       splitbrain::plans::build_plan(golden.at("model").get<std::string>(), splitbrain::plans::Mesh({{"data", 1}}),
                                     golden.at("batch").get<int64_t>(),
-                                    [](const splitbrain::model::Layer&) { return LayerSharding{{0}, {}, {}, {}}; });
+                                    splitbrain::testing_support::batch_on_first_axis);
   plan.optimizer.kind = splitbrain::plans::OptimizerKind::sgd_momentum;
   plan.optimizer.learning_rate = golden.at("learning_rate").get<double>();
   plan.optimizer.momentum = golden.at("momentum").get<double>();
