@@ -2,10 +2,11 @@
 # Bytes per rank and per level across emulated nodes: every example plan (plans/examples/) runs
 # on 2 emulated nodes (tools/emulate-nodes.sh, a 1 Gb/s link) with its ranks split evenly over
 # them (2 ranks: 2 x 1; 4: 2 x 2; 8: 2 x 4, oversubscribed on a small machine), and its measured
-# bytes per rank are compared with `simulate` of the same plan on a two-level cluster file of that
-# shape (written here: local-cpu's device and shared-memory level, the 1 Gb/s link between nodes).
+# bytes per rank, in total and within / across hosts, are compared with `simulate` of the same
+# plan on a two-level cluster file of that shape (written here: local-cpu's device and
+# shared-memory level, the 1 Gb/s link between nodes); `compare` lines the levels up.
 # Writes results/emulated-nodes/: bytes.json, bytes.md, clusters/emulated-2xR.json, and each
-# run's report and prediction under runs/. Besides the examples, the planner's TOP plans of
+# run's report, prediction and comparison under runs/. Besides the examples, the planner's TOP plans of
 # vgg11-cifar10 (batch 32) and the tiny GPT (batch 8; pipelines left out, see below) for 2 x 1
 # and 2 x 2 run the same way.
 # Needs root (namespaces). Knobs (environment): ITERS (2), TOP (3).
