@@ -1,5 +1,6 @@
 #include "sim/plan_collective_cost.h"
 
+#include "plans/sent_spans.h"
 #include "sim/collective_cost.h"
 
 namespace splitbrain::sim {
@@ -34,21 +35,10 @@ int plan_collective_level(const Cluster& cluster, const plans::Mesh& mesh, const
 
 void add_bytes_per_level(const Cluster& cluster, const plans::Mesh& mesh, const plans::Collective& collective, int rank,
                          int64_t count, std::vector<int64_t>& bytes_per_level) {
-  const int index = mesh.index_in_group(rank, collective.axes);
-  if (plans::bytes_sent(collective, index) == 0) return;
-  const std::vector<int> group = mesh.group(rank, collective.axes);
-  if (collective.kind == plans::CollectiveKind::halo_exchange) {
-    // A chain in group order: each existing neighbour gets halo_rows * row_bytes over its own pair's link.
-    for (const int neighbour : {index - 1, index + 1}) {
-      if (neighbour < 0 || neighbour >= static_cast<int>(group.size())) continue;
-      const int pair[] = {group[static_cast<size_t>(index)], group[static_cast<size_t>(neighbour)]};
-      bytes_per_level.at(static_cast<size_t>(level_spanned(cluster, pair))) +=
-          count * collective.halo_rows * collective.row_bytes;
-    }
-    return;
+  // Which ranks each message travels between is plans::sent_spans' rule, shared with the executor.
+  for (const plans::SentSpan& span : plans::sent_spans(mesh, collective, rank)) {
+    bytes_per_level.at(static_cast<size_t>(level_spanned(cluster, span.ranks))) += count * span.bytes;
   }
-  const int level = plan_collective_level(cluster, mesh, collective, rank);
-  bytes_per_level.at(static_cast<size_t>(level)) += count * plans::bytes_sent(collective, index);
 }
 
 }  // namespace splitbrain::sim

@@ -23,8 +23,9 @@ int plan_collective_level(const Cluster& cluster, const plans::Mesh& mesh, const
 
 // Adds the bytes `rank` sends in one run of `collective` (plans::bytes_sent), times `count`,
 // to bytes_per_level[level] of the level each message crosses: the pair's level for send_recv,
-// each neighbour's level for halo_exchange, the group's level for the others. bytes_per_level
-// has one entry per cluster level.
+// each neighbour's level for halo_exchange, the group's level for the others (plans::sent_spans,
+// the rule the executor's within-host / across-hosts count uses too). bytes_per_level has one
+// entry per cluster level.
 void add_bytes_per_level(const Cluster& cluster, const plans::Mesh& mesh, const plans::Collective& collective, int rank,
                          int64_t count, std::vector<int64_t>& bytes_per_level);
 

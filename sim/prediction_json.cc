@@ -42,6 +42,8 @@ ordered_json bytes_per_level_json(const Cluster& cluster, const std::vector<int6
 }  // namespace
 
 ordered_json prediction_to_json(const plans::Plan& plan, const Cluster& cluster, const Prediction& p) {
+  ordered_json level_names = ordered_json::array();
+  for (const Level& level : cluster.levels) level_names.push_back(level.name);
   ordered_json ranks = ordered_json::array();
   for (const RankPrediction& r : p.ranks) {
     ranks.push_back({{"rank", r.rank},
@@ -49,7 +51,9 @@ ordered_json prediction_to_json(const plans::Plan& plan, const Cluster& cluster,
                      {"peak_memory_bytes", r.memory.total()},
                      {"memory", memory_json(r.memory)},
                      {"comm_bytes_sent", r.comm_bytes_sent},
-                     {"comm_bytes_sent_per_level", bytes_per_level_json(cluster, r.comm_bytes_sent_per_level)}});
+                     {"comm_bytes_sent_per_level", bytes_per_level_json(cluster, r.comm_bytes_sent_per_level)},
+                     // The innermost unit its device sits in (Cluster::placement's node-major numbering).
+                     {"node", device_of_rank(cluster, r.rank) / cluster.levels.front().fan_out}});
   }
   const model::Model& net = *plan.model;
   ordered_json collectives = ordered_json::array();
@@ -94,6 +98,7 @@ ordered_json prediction_to_json(const plans::Plan& plan, const Cluster& cluster,
           {"dtype", model::dtype_name(plan.dtype)},
           {"mesh", mesh_json(plan.mesh)},
           {"cluster", cluster.name},
+          {"cluster_levels", level_names},
           {"iteration_seconds", p.iteration_seconds},
           {"samples_per_second", p.samples_per_second},
           {"phases",

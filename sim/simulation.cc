@@ -273,6 +273,7 @@ class StepBuilder {
       RankPrediction r{rank, stage, stage_memory_[static_cast<size_t>(stage)], uniform[static_cast<size_t>(stage)], {}};
       r.comm_bytes_sent_per_level.assign(cluster_.levels.size(), 0);
       for (const auto& [axes, bytes] : uniform_by_axes[static_cast<size_t>(stage)]) {
+        // Group kinds send over their whole group (plans::sent_spans): its level, found once per group.
         const int level = group_level(axes, rank);
         if (level >= 0) r.comm_bytes_sent_per_level[static_cast<size_t>(level)] += bytes;
       }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <stdexcept>
+#include <utility>
 
 #include "exec/comm/halo_rows.h"
 
@@ -16,6 +17,23 @@ bool dim_in_range(int dim, const std::vector<int64_t>& shape) {
 }
 
 }  // namespace
+
+void Communicator::count(std::string_view label, const plans::Collective& c) {
+  const int64_t sent = plans::bytes_sent(c, index_in_group(c));
+  if (host_of_rank_.empty()) {
+    counter_.add(label, c.kind, sent);
+  } else {
+    counter_.add(label, c.kind, sent, bytes_by_host_level(mesh(), c, rank(), host_of_rank_));
+  }
+}
+
+void Communicator::set_rank_hosts(std::vector<std::string> host_of_rank) {
+  if (static_cast<int>(host_of_rank.size()) != mesh().rank_count()) {
+    throw std::invalid_argument(fmt::format("Communicator::set_rank_hosts: {} host names for {} ranks",
+                                            host_of_rank.size(), mesh().rank_count()));
+  }
+  host_of_rank_ = std::move(host_of_rank);
+}
 
 int Communicator::index_in_group(const plans::Collective& collective) const {
   return mesh().index_in_group(rank(), collective.axes);
@@ -91,7 +109,7 @@ int Communicator::check(const plans::Collective& c, const std::vector<int64_t>& 
 LocalBytes Communicator::run(const plans::Collective& c, const LocalBytes& input,
                              std::string_view label) {
   check_size(input, "Communicator::run");
-  const int me = check(c, input.shape, input.element_bytes);
+  check(c, input.shape, input.element_bytes);
   LocalBytes out;
   switch (c.kind) {
     case CollectiveKind::all_gather:
@@ -113,7 +131,7 @@ LocalBytes Communicator::run(const plans::Collective& c, const LocalBytes& input
           plans::to_string(c, mesh())));
   }
   // Counted only once the data has moved, so a failed call leaves the totals as they were.
-  counter_.add(label, c.kind, plans::bytes_sent(c, me));
+  count(label, c);
   return out;
 }
 
@@ -121,18 +139,18 @@ LocalArray Communicator::run(const plans::Collective& c, const LocalArray& input
                              std::string_view label) {
   check_size(input, "Communicator::run");
   if (c.kind == CollectiveKind::reduce_scatter || c.kind == CollectiveKind::all_reduce) {
-    const int me = check(c, input.shape, static_cast<int64_t>(sizeof(float)));
+    check(c, input.shape, static_cast<int64_t>(sizeof(float)));
     LocalArray out = c.kind == CollectiveKind::all_reduce
                          ? engine_.all_reduce(c.axes, input)
                          : engine_.reduce_scatter(c.axes, input, c.dim);
-    counter_.add(label, c.kind, plans::bytes_sent(c, me));
+    count(label, c);
     return out;
   }
   if (c.kind == CollectiveKind::halo_exchange) {
     // The fp32 fast path: only the boundary rows travel, the block is copied once (halo_rows.h).
-    const int me = check(c, input.shape, static_cast<int64_t>(sizeof(float)));
+    check(c, input.shape, static_cast<int64_t>(sizeof(float)));
     LocalArray out = halo_extend(engine_, c.axes, input, c.dim, c.halo_rows);
-    counter_.add(label, c.kind, plans::bytes_sent(c, me));
+    count(label, c);
     return out;
   }
   return to_floats(run(c, to_bytes(input), label));

@@ -10,7 +10,9 @@
 // Every member of the collective's group must call run() with the same collective (send_recv:
 // every member may call it; only the source and destination communicate).
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "exec/comm/byte_counter.h"
 #include "exec/comm/collective_engine.h"
@@ -34,6 +36,13 @@ class Communicator {
   LocalBytes run(const plans::Collective& collective, const LocalBytes& input,
                  std::string_view label);
 
+  // Counts the bytes this rank sends in one run of `collective` under `label` (ByteCounter), split
+  // within this rank's host / across hosts once set_rank_hosts was called (host_level.h). Every
+  // executed collective is counted through here, whichever path moved its data.
+  void count(std::string_view label, const plans::Collective& collective);
+  // host_of_rank[r]: world rank r's host name (comm::place_ranks gathers them); one per rank.
+  void set_rank_hosts(std::vector<std::string> host_of_rank);
+
   // This rank's member index in the collective's group.
   int index_in_group(const plans::Collective& collective) const;
 
@@ -51,6 +60,7 @@ class Communicator {
 
   CollectiveEngine& engine_;
   ByteCounter counter_;
+  std::vector<std::string> host_of_rank_;  // empty: hosts unknown, counts not split
 };
 
 }  // namespace splitbrain::exec::comm

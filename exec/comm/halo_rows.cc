@@ -91,7 +91,7 @@ LocalArray halo_reduce(Communicator& communicator, const plans::Collective& halo
     // Edges have no neighbour, so nothing is added there (not even the exchange's zeros).
     if (me < n - 1) add_rows(block, dim, own_rows - r, from.lower);
     if (me > 0) add_rows(block, dim, 0, from.upper);
-    communicator.counter().add(label, halo.kind, plans::bytes_sent(halo, me));
+    communicator.count(label, halo);
   }
   return block;
 }

@@ -72,8 +72,7 @@ class BatchNormOp final : public LayerOp {
     for (const plans::Collective& c : collectives) {
       comm::Communicator& communicator = *op_.communicator;
       communicator.engine().all_reduce_statistics(c.axes, values);
-      communicator.counter().add(op_.model->layer(op_.layer).name + "/" + phase, c.kind,
-                                 plans::bytes_sent(c, communicator.index_in_group(c)));
+      communicator.count(op_.model->layer(op_.layer).name + "/" + phase, c);
       count *= c.group_size;
     }
     return count;

@@ -22,7 +22,7 @@ double median(std::vector<double> values) {
 // What each rank contributes, as doubles for one MPI_Gather.
 enum Field {
   kPeak, kParams, kGrads, kOptimizer, kActivations, kBuffers, kRss, kBytesPerStep, kTransfersPerStep,
-  kTransferBytesPerStep, kFields
+  kTransferBytesPerStep, kWithinHostBytesPerStep, kAcrossHostsBytesPerStep, kSplitByHost, kFields
 };
 
 }  // namespace
@@ -47,6 +47,12 @@ nlohmann::ordered_json gather_run_report(Trainer& trainer, const plans::Plan& pl
   mine[kBuffers] = static_cast<double>(memory.peak(MemoryCategory::buffers));
   mine[kRss] = static_cast<double>(peak_resident_bytes());
   mine[kBytesPerStep] = steps > 0 ? static_cast<double>(record.bytes.total().bytes) / steps : 0.0;
+  const comm::HostLevelBytes by_host = record.bytes.total().bytes_by_host_level;
+  mine[kWithinHostBytesPerStep] =
+      steps > 0 ? static_cast<double>(by_host[static_cast<size_t>(comm::HostLevel::within_host)]) / steps : 0.0;
+  mine[kAcrossHostsBytesPerStep] =
+      steps > 0 ? static_cast<double>(by_host[static_cast<size_t>(comm::HostLevel::across_hosts)]) / steps : 0.0;
+  mine[kSplitByHost] = record.bytes.split_by_host_level() ? 1.0 : 0.0;
   for (const StepResult& s : record.steps) {
     mine[kTransfersPerStep] += static_cast<double>(s.host_transfers.count) / steps;
     mine[kTransferBytesPerStep] += static_cast<double>(s.host_transfers.bytes) / steps;
@@ -72,6 +78,12 @@ nlohmann::ordered_json gather_run_report(Trainer& trainer, const plans::Plan& pl
                                     {"comm_bytes_sent", bytes(f[kBytesPerStep])},
                                     {"host_transfers_per_step",
                                      {{"count", f[kTransfersPerStep]}, {"bytes", bytes(f[kTransferBytesPerStep])}}}};
+    // Only where every count was split (Communicator::set_rank_hosts), never a partial split.
+    if (f[kSplitByHost] > 0.5) {
+      entry["comm_bytes_sent_per_host_level"] = {
+          {comm::host_level_name(comm::HostLevel::within_host), bytes(f[kWithinHostBytesPerStep])},
+          {comm::host_level_name(comm::HostLevel::across_hosts), bytes(f[kAcrossHostsBytesPerStep])}};
+    }
     if (static_cast<size_t>(r) < record.placement.size()) {
       const comm::RankPlacement& placed = record.placement[static_cast<size_t>(r)];
       entry["placement"] = {{"host", placed.host}, {"cpus", placed.cpus}, {"by", comm::placed_by_name(placed.by)}};

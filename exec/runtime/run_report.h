@@ -4,6 +4,9 @@
 //   phases {compute_forward, compute_backward, comm_exposed, bubble, optimizer} (medians, rank 0),
 //   ranks [{rank, peak_memory_bytes, memory {params, grads, optimizer, activations, buffers},
 //           peak_rss_bytes, comm_bytes_sent (per step),
+//           comm_bytes_sent_per_host_level {within_host, across_hosts} (per step; comm_bytes_sent
+//             split by where each message goes, comm/host_level.h; only when the ranks' hosts
+//             were given to the Communicator),
 //           host_transfers_per_step {count, bytes} (Device uploads and downloads: the inputs),
 //           placement {host, cpus [...], by: launcher | splitbrain | none} (when recorded)}],
 //   collectives [{label, kind, bytes (per step, rank 0)}], losses (every step).

@@ -29,7 +29,7 @@ int StageLink::send(const DeviceArray& array, const plans::Collective& transfer,
                     std::string_view label) {
   pending_[next_id_] = device_.start_send(communicator_.engine(), pipe_axes_, transfer.destination_index,
                                           message_tag, array);
-  communicator_.counter().add(label, transfer.kind, plans::bytes_sent(transfer, transfer.source_index));
+  communicator_.count(label, transfer);  // called on the source only: its index is source_index
   return next_id_++;
 }
 

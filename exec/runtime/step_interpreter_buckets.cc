@@ -62,7 +62,7 @@ void StepInterpreter::reduce(int index, const StepInstruction& instruction) {
   const plans::Collective& c = instruction.collectives.at(0);
   pending_reductions_[index] = in_place ? r_.device.start_all_reduce(r_.engine, c.axes, flat)
                                         : r_.device.start_reduce_scatter(r_.engine, c.axes, flat, into);
-  r_.communicator.counter().add("gradients", c.kind, plans::bytes_sent(c, r_.communicator.index_in_group(c)));
+  r_.communicator.count("gradients", c);
 }
 
 void StepInterpreter::update(const StepInstruction& instruction) {

@@ -2,10 +2,11 @@
 # Bytes per rank and per level across emulated nodes: every example plan (plans/examples/) runs
 # on 2 emulated nodes (tools/emulate-nodes.sh, a 1 Gb/s link) with its ranks split evenly over
 # them (2 ranks: 2 x 1; 4: 2 x 2; 8: 2 x 4, oversubscribed on a small machine), and its measured
-# bytes per rank are compared with `simulate` of the same plan on a two-level cluster file of that
-# shape (written here: local-cpu's device and shared-memory level, the 1 Gb/s link between nodes).
+# bytes per rank, in total and within / across hosts, are compared with `simulate` of the same
+# plan on a two-level cluster file of that shape (written here: local-cpu's device and
+# shared-memory level, the 1 Gb/s link between nodes); `compare` lines the levels up.
 # Writes results/emulated-nodes/: bytes.json, bytes.md, clusters/emulated-2xR.json, and each
-# run's report and prediction under runs/. Besides the examples, the planner's TOP plans of
+# run's report, prediction and comparison under runs/. Besides the examples, the planner's TOP plans of
 # vgg11-cifar10 (batch 32) and the tiny GPT (batch 8; pipelines left out, see below) for 2 x 1
 # and 2 x 2 run the same way.
 # Needs root (namespaces). Knobs (environment): ITERS (2), TOP (3).
@@ -83,6 +84,12 @@ PY
   tools/emulate-nodes.sh --nodes 2 --ranks-per-node "$per_node" --bandwidth 1gbit -- \
     "$sb" run --backend cpu --plan "$plan" --data "$data" --warmup 0 --iters "$iters" \
     --report "$out/runs/$name.measured.json" > "$out/runs/$name.log" 2>&1 || status=$?
+  if [[ $status == 0 ]]; then
+    # compare lines the levels up (the prediction's node level = within a host): its rule, not ours.
+    "$sb" compare "$out/runs/$name.predicted.json" "$out/runs/$name.measured.json" --out "$tmp/$name-compare" \
+      --no-figures > "$out/runs/$name.compare.txt"
+    cp "$tmp/$name-compare/comparison.json" "$out/runs/$name.comparison.json"
+  fi
   rows+=("$name $per_node $status")
 done
 
@@ -90,27 +97,34 @@ done
 import json, sys
 out, rows = sys.argv[1], [r.split() for r in sys.argv[2:]]
 results, lines = [], []
-lines.append("| plan | nodes x ranks | rank | host | measured bytes/step | predicted | equal | predicted per level |")
-lines.append("|---|---|---|---|---|---|---|---|")
+lines.append("| plan | nodes x ranks | rank | host | measured bytes/step | predicted | equal "
+             "| within host: measured | predicted | across hosts: measured | predicted | equal per level |")
+lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
 for name, per_node, status in rows:
     predicted = json.load(open(f"{out}/runs/{name}.predicted.json"))
     if status != "0":
         log = open(f"{out}/runs/{name}.log").read().strip().splitlines()
         reason = next((l.split(": ", 2)[-1] for l in log if l.startswith("splitbrain: ")), log[-1] if log else "")
         results.append({"plan": name, "ranks_per_node": int(per_node), "ran": False, "reason": reason})
-        lines.append(f"| {name} | 2 x {per_node} | - | - | did not run: {reason} | | | |")
+        lines.append(f"| {name} | 2 x {per_node} | - | - | did not run: {reason} | | | | | | | |")
         continue
     measured = json.load(open(f"{out}/runs/{name}.measured.json"))
+    by_level = json.load(open(f"{out}/runs/{name}.comparison.json"))["bytes_per_host_level"]
+    if not by_level["mapped"]:
+        sys.exit(f"{name}: compare could not line up the levels: {by_level['why_not']}")
     ranks = []
-    for m, p in zip(measured["ranks"], predicted["ranks"]):
+    for m, p, lv in zip(measured["ranks"], predicted["ranks"], by_level["ranks"]):
         equal = m["comm_bytes_sent"] == p["comm_bytes_sent"]
+        level_equal = all(v["predicted"] == v["measured"] for v in lv.values())
         host = m.get("placement", {}).get("host", "?")
         ranks.append({"rank": m["rank"], "host": host, "measured_bytes": m["comm_bytes_sent"],
                       "predicted_bytes": p["comm_bytes_sent"], "equal": equal,
-                      "predicted_per_level": p["comm_bytes_sent_per_level"]})
-        levels = ", ".join(f"{k} {v}" for k, v in p["comm_bytes_sent_per_level"].items())
+                      "predicted_per_level": p["comm_bytes_sent_per_level"],
+                      "measured_per_host_level": m["comm_bytes_sent_per_host_level"], "equal_per_level": level_equal})
+        w, a = lv["within_host"], lv["across_hosts"]
         lines.append(f"| {name} | 2 x {per_node} | {m['rank']} | {host} | {m['comm_bytes_sent']} | "
-                     f"{p['comm_bytes_sent']} | {'yes' if equal else 'NO'} | {levels} |")
+                     f"{p['comm_bytes_sent']} | {'yes' if equal else 'NO'} | {int(w['measured'])} | {int(w['predicted'])} | "
+                     f"{int(a['measured'])} | {int(a['predicted'])} | {'yes' if level_equal else 'NO'} |")
     levels_by_kind = sorted({(c["kind"], ",".join(c["axes"]), c["level"] or "-") for c in predicted["collectives"]})
     results.append({"plan": name, "ranks_per_node": int(per_node), "ran": True, "ranks": ranks,
                     "collective_levels": [{"kind": k, "axes": a, "level": l} for k, a, l in levels_by_kind]})

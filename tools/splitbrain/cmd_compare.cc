@@ -11,6 +11,7 @@
 #include "model/json_object_reader.h"
 #include "tools/splitbrain/commands.h"
 #include "tools/splitbrain/comparison.h"
+#include "tools/splitbrain/host_level_comparison.h"
 #include "tools/splitbrain/human_units.h"
 #include "tools/splitbrain/merged_trace.h"
 #include "tools/splitbrain/text_table.h"
@@ -56,6 +57,30 @@ void print(const Comparison& c) {
   bytes.print(std::cout);
 }
 
+std::string level_list(const std::vector<std::string>& levels) {
+  std::string text;
+  for (const std::string& level : levels) text += (text.empty() ? "" : " + ") + level;
+  return text.empty() ? "none" : text;
+}
+
+void print(const HostLevelComparison& c) {
+  std::cout << '\n';
+  if (!c.mapped) {
+    std::cout << "bytes per level: not compared: " << c.why_not_mapped << '\n';
+    return;
+  }
+  std::cout << fmt::format("bytes per level: within a host = the prediction's {}, across hosts = {}\n", c.inner_level,
+                           level_list(c.outer_levels));
+  TextTable table({{"rank"}, {"level", TextTable::Align::left}, {"predicted"}, {"measured"}, {"equal", TextTable::Align::left}});
+  for (size_t r = 0; r < c.ranks.size(); ++r) {
+    for (const ComparedValue& v : c.ranks[r]) {
+      table.add_row({std::to_string(r), v.name, with_thousands_separators(static_cast<int64_t>(v.predicted)),
+                     with_thousands_separators(static_cast<int64_t>(v.measured)), v.predicted == v.measured ? "yes" : "NO"});
+    }
+  }
+  table.print(std::cout);
+}
+
 // Quotes a path for /bin/sh.
 std::string shell_quoted(const std::string& text) {
   std::string quoted = "'";
@@ -81,15 +106,20 @@ void draw_figures(const std::filesystem::path& dir) {
 }
 
 void run_compare(const CompareOptions& options) {
-  const Comparison c = compare_reports(read_report(options.predicted), options.predicted, read_report(options.measured),
-                                       options.measured);
+  const nlohmann::json predicted = read_report(options.predicted);
+  const nlohmann::json measured = read_report(options.measured);
+  const Comparison c = compare_reports(predicted, options.predicted, measured, options.measured);
+  const HostLevelComparison levels = compare_host_levels(predicted, options.predicted, measured, options.measured);
   print(c);
+  print(levels);
   if (!options.out_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(options.out_dir, ec);
     if (ec) throw InputError(fmt::format("--out: cannot create {}: {}", options.out_dir, ec.message()));
     const auto path = std::filesystem::path(options.out_dir) / "comparison.json";
-    write_json_output(path.string(), comparison_to_json(c));
+    nlohmann::ordered_json document = comparison_to_json(c);
+    document["bytes_per_host_level"] = host_level_comparison_to_json(levels);
+    write_json_output(path.string(), document);
     std::cout << "\nwrote " << path.string() << '\n';
     if (!options.predicted_trace.empty() && !options.measured_trace.empty()) {
       const auto trace = std::filesystem::path(options.out_dir) / "trace.json";

@@ -9,7 +9,9 @@
 #include <iterator>
 #include <limits>
 #include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "exec/comm/mesh_communicators.h"
 #include "exec/comm/mpi_check.h"
@@ -187,6 +189,13 @@ void train(const RunOptions& options) {
   const int64_t steps = steps_to_run(options, steps_per_epoch);
 
   exec::Trainer trainer(plan, std::move(backend), options.seed);
+  {
+    // The bytes each rank sends are then split within its host / across hosts (the report's
+    // comm_bytes_sent_per_host_level).
+    std::vector<std::string> hosts;
+    for (const exec::comm::RankPlacement& placed : placement.ranks) hosts.push_back(placed.host);
+    trainer.communicator().set_rank_hosts(std::move(hosts));
+  }
   if (!options.resume_dir.empty()) {
     exec::load_checkpoint(trainer, plan, options.resume_dir);
     if (leader) std::cout << fmt::format("[run] resumed from {} at step {}\n", options.resume_dir, trainer.steps_taken());

@@ -24,8 +24,18 @@ void require_same(const nlohmann::json& a, const std::string& a_source, const nl
   }
 }
 
-// The number at `path` under `doc` (a report of `source`): present, a number, finite and not
-// negative, or an InputError naming the file and the field.
+const nlohmann::json& report_array(const nlohmann::json& doc, const std::string& source, const char* key) {
+  const nlohmann::json& value = field(doc, source, key);
+  if (!value.is_array()) throw InputError(fmt::format("{}: {}: expected an array, got {}", source, key, value.type_name()));
+  return value;
+}
+
+// Values below this (a femtosecond, a femtobyte) are zero for a relative error: dividing by them
+// would report an error of 1e300%.
+constexpr double kNegligible = 1e-15;
+
+}  // namespace
+
 double report_number(const nlohmann::json& doc, const std::string& source, const std::string& where,
                      std::initializer_list<const char*> path) {
   const nlohmann::json* value = &doc;
@@ -44,18 +54,6 @@ double report_number(const nlohmann::json& doc, const std::string& source, const
   }
   return number;
 }
-
-const nlohmann::json& report_array(const nlohmann::json& doc, const std::string& source, const char* key) {
-  const nlohmann::json& value = field(doc, source, key);
-  if (!value.is_array()) throw InputError(fmt::format("{}: {}: expected an array, got {}", source, key, value.type_name()));
-  return value;
-}
-
-// Values below this (a femtosecond, a femtobyte) are zero for a relative error: dividing by them
-// would report an error of 1e300%.
-constexpr double kNegligible = 1e-15;
-
-}  // namespace
 
 double ComparedValue::error() const {
   if (measured < kNegligible) return predicted < kNegligible ? 0.0 : 1.0;

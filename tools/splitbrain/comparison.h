@@ -2,7 +2,9 @@
 // Predicted against measured: the two JSON reports share their vocabulary (iteration_seconds,
 // phases, ranks with memory categories and comm_bytes_sent), so the comparison is key by key.
 
+#include <initializer_list>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -24,6 +26,12 @@ struct Comparison {
   std::vector<ComparedValue> bytes;                // per rank, bytes sent per step
   bool bytes_equal = true;
 };
+
+// The number at `path` under `doc` (a report of `source`, `where` the path's prefix such as
+// "ranks[3]"): present, a number, finite and not negative, or an InputError naming the file and
+// the field.
+double report_number(const nlohmann::json& doc, const std::string& source, const std::string& where,
+                     std::initializer_list<const char*> path);
 
 // Throws InputError (naming both files and the field) when the reports describe different
 // plans, models or rank counts, or are not prediction and measurement reports.

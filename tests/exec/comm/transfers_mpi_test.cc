@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "exec/comm/communicator.h"
 #include "exec/comm/mesh_communicators.h"
@@ -29,6 +31,10 @@ void check_halo(const plans::Mesh& mesh, const std::vector<int>& axes,
   MeshCommunicators comms(mesh);
   MpiCollectives engine(comms);
   Communicator communicator(engine);
+  // Pretend hosts of two ranks each, so the split within / across hosts is checked too.
+  std::vector<std::string> hosts;
+  for (int r = 0; r < mesh.rank_count(); ++r) hosts.push_back("host" + std::to_string(r / 2));
+  communicator.set_rank_hosts(hosts);
   plans::TensorLayout layout = plans::replicated(static_cast<int>(shape.size()));
   layout.dim_axes[static_cast<std::size_t>(dim)] = axes;
   const plans::Collective c = plans::halo_exchange(layout, mesh, shape, 4, dim, halo);
@@ -51,6 +57,15 @@ void check_halo(const plans::Mesh& mesh, const std::vector<int>& axes,
   const int64_t neighbours = (me > 0 ? 1 : 0) + (me < n - 1 ? 1 : 0);
   EXPECT_EQ(communicator.counter().label_total("halo").bytes, neighbours * halo * row_bytes);
   EXPECT_EQ(communicator.counter().label_total("halo").bytes, plans::bytes_sent(c, me));
+  HostLevelBytes split{};
+  const std::vector<int> group = mesh.group(rank, axes);
+  for (const int neighbour : {me - 1, me + 1}) {
+    if (neighbour < 0 || neighbour >= n) continue;
+    const bool same_host = group[static_cast<std::size_t>(neighbour)] / 2 == rank / 2;
+    split[static_cast<std::size_t>(same_host ? HostLevel::within_host : HostLevel::across_hosts)] += halo * row_bytes;
+  }
+  EXPECT_EQ(communicator.counter().label_total("halo").bytes_by_host_level, split);
+  EXPECT_TRUE(communicator.counter().split_by_host_level());
 }
 
 TEST(HaloExchangeMpi, OneAxisNchwSplitOnHeight) {

@@ -24,6 +24,9 @@ for r in m["ranks"]:
     for key in ("params", "grads", "optimizer", "activations", "buffers"):
         assert r["memory"][key] >= 0, key
     assert r["peak_memory_bytes"] > 0 and r["peak_rss_bytes"] > 0 and r["comm_bytes_sent"] > 0
+    # Both ranks run on this one host, so every byte stays within it.
+    split = r["comm_bytes_sent_per_host_level"]
+    assert split == {"within_host": r["comm_bytes_sent"], "across_hosts": 0}, split
     # Host transfers of a step: its input batch per micro-batch (this plan has no pipeline).
     transfers = r["host_transfers_per_step"]
     assert transfers["count"] == m["micro_batches"] and transfers["bytes"] > 0, transfers
@@ -35,6 +38,10 @@ PY
 "$binary" compare "$work/predicted.json" "$work/measured.json" --out "$work/compare" \
   --predicted-trace "$work/predicted-trace.json" --measured-trace "$work/trace.json" > "$work/compare.log"
 grep -q '"bytes_equal": true' "$work/compare/comparison.json" || { cat "$work/compare.log"; exit 1; }
+# One host, one node in the prediction: the bytes per level line up and are equal.
+grep -q "within_host .* yes" "$work/compare.log" || { cat "$work/compare.log"; exit 1; }
+/usr/bin/python3 -c 'import json, sys; l = json.load(open(sys.argv[1]))["bytes_per_host_level"]; assert l["mapped"] and l["equal"], l' \
+  "$work/compare/comparison.json" || { cat "$work/compare.log"; exit 1; }
 # The merged trace: every rank's predicted and measured process, each with its events.
 /usr/bin/python3 - "$work/compare/trace.json" <<'PY'
 import json, sys
