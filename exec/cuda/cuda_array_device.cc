@@ -107,23 +107,6 @@ void CudaArrayDevice::add_block(const DeviceArray& block, DeviceArray& into, std
                               static_cast<int>(whole_columns), window, static_cast<int>(whole_columns)));
 }
 
-void CudaArrayDevice::pack(std::span<const DeviceArray* const> parts, DeviceArray& flat) {
-  int64_t at = 0;
-  for (const DeviceArray* part : parts) {
-    copy(*part, 0, flat, at, part->elements());
-    at += part->elements();
-  }
-  fill(flat, at, flat.elements() - at, 0.0f);
-}
-
-void CudaArrayDevice::unpack(const DeviceArray& flat, std::span<DeviceArray* const> parts) {
-  int64_t at = 0;
-  for (DeviceArray* part : parts) {
-    copy(flat, at, *part, 0, part->elements());
-    at += part->elements();
-  }
-}
-
 namespace {
 
 // What an op sees of an array: its device memory, or nothing for a tensor already let go of.

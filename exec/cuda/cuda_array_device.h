@@ -46,8 +46,6 @@ class CudaArrayDevice final : public Device {
   void add(const DeviceArray& from, DeviceArray& into) override;
   void copy_block(const DeviceArray& from, std::span<const int64_t> offset, DeviceArray& block) override;
   void add_block(const DeviceArray& block, DeviceArray& into, std::span<const int64_t> offset) override;
-  void pack(std::span<const DeviceArray* const> parts, DeviceArray& flat) override;
-  void unpack(const DeviceArray& flat, std::span<DeviceArray* const> parts) override;
 
   void forward(LayerOp& op, int micro, int64_t step, std::span<const DeviceArray* const> inputs,
                std::span<const DeviceArray* const> params, DeviceArray& output) override;

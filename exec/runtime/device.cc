@@ -30,6 +30,23 @@ void Device::download(const DeviceArray& from, std::span<float> host) {
   transfers_.bytes += from.bytes();
 }
 
+void Device::pack(std::span<const DeviceArray* const> parts, DeviceArray& flat) {
+  int64_t at = 0;
+  for (const DeviceArray* part : parts) {
+    copy(*part, 0, flat, at, part->elements());
+    at += part->elements();
+  }
+  fill(flat, at, flat.elements() - at, 0.0f);
+}
+
+void Device::unpack(const DeviceArray& flat, std::span<DeviceArray* const> parts) {
+  int64_t at = 0;
+  for (DeviceArray* part : parts) {
+    copy(flat, at, *part, 0, part->elements());
+    at += part->elements();
+  }
+}
+
 void check_element_range(const DeviceArray& array, int64_t first, int64_t count, const char* what) {
   if (first < 0 || count < 0 || first + count > array.elements()) {
     throw std::logic_error(fmt::format("Device::{}: elements [{}, {}) outside an array of {}", what, first,

@@ -49,9 +49,10 @@ class Device {
   // `block`.
   virtual void copy_block(const DeviceArray& from, std::span<const int64_t> offset, DeviceArray& block) = 0;
   virtual void add_block(const DeviceArray& block, DeviceArray& into, std::span<const int64_t> offset) = 0;
-  // `parts` one after another into `flat`, the rest of it zeros (a gradient bucket), and back.
-  virtual void pack(std::span<const DeviceArray* const> parts, DeviceArray& flat) = 0;
-  virtual void unpack(const DeviceArray& flat, std::span<DeviceArray* const> parts) = 0;
+  // `parts` one after another into `flat`, the rest of it zeros (a gradient bucket), and back;
+  // by default as copies and a fill.
+  virtual void pack(std::span<const DeviceArray* const> parts, DeviceArray& flat);
+  virtual void unpack(const DeviceArray& flat, std::span<DeviceArray* const> parts);
 
   // A layer's passes (LayerOp's contracts). Released tensors come as ReleasedArray.
   virtual void forward(LayerOp& op, int micro, int64_t step, std::span<const DeviceArray* const> inputs,

@@ -111,14 +111,6 @@ void HostDevice::pack(std::span<const DeviceArray* const> parts, DeviceArray& fl
   host.resize(size, 0.0f);
 }
 
-void HostDevice::unpack(const DeviceArray& flat, std::span<DeviceArray* const> parts) {
-  int64_t at = 0;
-  for (DeviceArray* part : parts) {
-    copy(flat, at, *part, 0, part->elements());
-    at += part->elements();
-  }
-}
-
 namespace {
 
 // What an op sees of an array: its elements, or nothing for a tensor already let go of (an op
