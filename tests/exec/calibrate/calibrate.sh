@@ -21,7 +21,7 @@ grep -q "overlap:" "$work/calibrate.log"
 # Where the ranks ran is printed and kept with the measurements (exec/comm/rank_placement.h).
 grep -q '^\[calibrate\] placement: rank 0 cpus .*, rank 1 cpus ' "$work/calibrate.log"
 grep -q '"splitbrain calibrate: rank placement rank 0 cpus ' "$work/cluster.json"
-# --model: the exact kernels of fashion-vgg's plans (convolutions, pooling, activations), on 1
+# --model: the exact kernels of fashion-vgg's plans (convolutions, pooling, activations, linear layers), on 1
 # rank alone and on 2 at once.
 grep -q '"measured_kernels"' "$work/cluster.json"
 grep -q 'conv2d n64 c1 h28 w28 k32 r3x3 s1x1 p1,1,1,1 d1x1 g1 bias, 1 busy' "$work/cluster.json"
