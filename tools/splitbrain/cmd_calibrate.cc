@@ -21,7 +21,6 @@
 #include "tools/splitbrain/mpi_session.h"
 #include "tools/splitbrain/placement_announcement.h"
 #include "tools/splitbrain/problem_calibration.h"
-#include "tools/splitbrain/gemm_table_calibration.h"
 
 namespace splitbrain::tools {
 namespace {
@@ -52,7 +51,6 @@ void calibrate(const CalibrateOptions& options) {
                              ranks, options.base);
   }
   calibrate_kernels({options.repeats, true}, comm, cluster.device);
-  calibrate_gemm_table(options.repeats, true, comm, cluster.device);
   std::string link_summary = "the preset's link (1 rank: nothing to measure)";
   if (ranks > 1) {
     if (leader) std::cout << "[calibrate] collectives through the executor's MPI code\n";
