@@ -66,6 +66,8 @@ def main():
         "the planner's best plan on 1 rank; measured is the median over the runs of the fc layer's time in the trace of the last "
         "step (forward; backward = input and weight gradients).",
         "",
+        "The host is shared (see the load average): one kernel's time varies by up to 2x from minute to minute, and the table's grid points come from one calibration, so single rows can be off either way; the medians and sums over all rows are the comparison.",
+        "",
         f"- median |error| over the rows: flat curve {median_abs('flat_curve_error'):.1f}%, table {median_abs('table_error'):.1f}%",
         f"- sum of |predicted - measured| over the rows: flat curve {total_abs_ms('flat_curve_ms'):.2f} ms, "
         f"table {total_abs_ms('table_ms'):.2f} ms",
