@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <span>
+#include <variant>
 #include <vector>
 
 #include "model/statistics.h"
@@ -224,19 +225,19 @@ LayerComputeSeconds attention_seconds(const Cluster& cluster, const Layer& layer
   return seconds;
 }
 
-// The local product a linear layer runs, as the executor builds it (exec/ops/linear_op.cc):
-// rows = every local dim of the input but the last, k = the input's local features, n = the
-// output's. Without a mesh, `work_fraction` of the rows (where the split falls is unknown).
-GemmShape linear_gemm_shape(const model::Model& model, const Layer& layer, const plans::LayerLayouts& layouts,
+// The local product a linear layer runs: on a mesh, its kernel problem's (sim/kernel_problem.h);
+// without one, `work_fraction` of the rows (where the split falls is unknown).
+GemmShape linear_gemm_shape(const model::Model& model, int index, const plans::LayerLayouts& layouts,
                             const plans::Mesh* mesh, int64_t micro_batch) {
-  const std::vector<int64_t> in_global = plans::activation_shape(model.layer(layer.inputs[0]), micro_batch);
-  const std::vector<int64_t> out_global = plans::activation_shape(layer, micro_batch);
-  const std::vector<int64_t> in = mesh ? plans::local_shape(layouts.inputs[0], *mesh, in_global) : in_global;
-  const std::vector<int64_t> out = mesh ? plans::local_shape(layouts.output, *mesh, out_global) : out_global;
-  double rows = 1.0;
+  if (mesh != nullptr) {
+    const auto p = std::get<LinearProblem>(kernel_problem(model, index, layouts, *mesh, micro_batch).value());
+    return {static_cast<double>(p.rows), static_cast<double>(p.out_features), static_cast<double>(p.in_features)};
+  }
+  const Layer& layer = model.layer(index);
+  const std::vector<int64_t> in = plans::activation_shape(model.layer(layer.inputs[0]), micro_batch);
+  double rows = layouts.work_fraction;
   for (size_t d = 0; d + 1 < in.size(); ++d) rows *= static_cast<double>(in[d]);
-  if (mesh == nullptr) rows *= layouts.work_fraction;
-  return {rows, static_cast<double>(out.back()), static_cast<double>(in.back())};
+  return {rows, static_cast<double>(layer.output_shape.back()), static_cast<double>(in.back())};
 }
 
 // A linear layer priced by the device's GEMM table: each pass's FLOPs at the efficiency measured
@@ -244,11 +245,12 @@ GemmShape linear_gemm_shape(const model::Model& model, const Layer& layer, const
 // no roofline on top; the zero-filled arrays the executor hands the kernel (output, input
 // gradient) are passes at the memory rate, as for a measured problem. The weight gradient
 // accumulates inside its GEMM (no temporary).
-LayerComputeSeconds linear_table_seconds(const Cluster& cluster, const model::Model& model, const Layer& layer,
+LayerComputeSeconds linear_table_seconds(const Cluster& cluster, const model::Model& model, int index,
                                          const plans::LayerLayouts& layouts, const plans::Mesh* mesh, int64_t micro_batch,
                                          model::DType dtype, const LocalBytes& b) {
   const GemmEfficiencyTable& table = *cluster.device.gemm_table;
-  const GemmShape shape = linear_gemm_shape(model, layer, layouts, mesh, micro_batch);
+  const Layer& layer = model.layer(index);
+  const GemmShape shape = linear_gemm_shape(model, index, layouts, mesh, micro_batch);
   const double scale = static_cast<double>(micro_batch) * layouts.work_fraction;
   const double peak = cluster.device.peak_flops_per_second(dtype);
   const auto kernel_seconds = [&](double flops, KernelPass pass) {
@@ -278,7 +280,7 @@ LayerComputeSeconds compute_seconds(const Cluster& cluster, const model::Model& 
   const double scale = static_cast<double>(micro_batch) * layouts.work_fraction;
   if (layer.kind == OpKind::self_attention) return attention_seconds(cluster, layer, b, scale, dtype);
   if (layer.kind == OpKind::linear && cluster.device.gemm_table && !layouts.inputs.empty()) {
-    return linear_table_seconds(cluster, model, layer, layouts, mesh, micro_batch, dtype, b);
+    return linear_table_seconds(cluster, model, index, layouts, mesh, micro_batch, dtype, b);
   }
   const OpClass op_class = op_class_of(layer);
   const bool copies = layer.kind == OpKind::concat;

@@ -1,17 +1,10 @@
 #include "sim/gemm_table.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cmath>
-#include <string>
-
-#include "sim/cluster_error.h"
 
 namespace splitbrain::sim {
 namespace {
-
-constexpr KernelPass kPasses[] = {KernelPass::forward, KernelPass::backward, KernelPass::weight_gradient};
 
 // Where `value` falls on one axis: the lower neighbour's index and the weight of the upper one
 // in log space; weight 0 at or below the first point, and at or above the last (clamped).
@@ -29,21 +22,6 @@ AxisPosition locate(const std::vector<int64_t>& axis, double value) {
   const double low = std::log(static_cast<double>(axis[lower_index]));
   const double high = std::log(static_cast<double>(axis[lower_index + 1]));
   return {lower_index, (std::log(value) - low) / (high - low)};
-}
-
-[[noreturn]] void fail(std::string_view source, const std::string& field, std::string_view problem) {
-  throw ClusterError(fmt::format("{}: {}: {}", source, field, problem));
-}
-
-void validate_axis(const std::vector<int64_t>& axis, std::string_view source, const std::string& path) {
-  if (axis.empty()) fail(source, path, "must list at least one size");
-  for (size_t i = 0; i < axis.size(); ++i) {
-    if (axis[i] < 1) fail(source, fmt::format("{}[{}]", path, i), fmt::format("must be at least 1, got {}", axis[i]));
-    if (i > 0 && axis[i] <= axis[i - 1]) {
-      fail(source, fmt::format("{}[{}]", path, i),
-           fmt::format("sizes must ascend, got {} after {}", axis[i], axis[i - 1]));
-    }
-  }
 }
 
 }  // namespace
@@ -73,28 +51,6 @@ double gemm_table_efficiency(const GemmEfficiencyTable& table, KernelPass pass, 
     result += weight * values[table.index(m.lower + (up_m ? 1 : 0), n.lower + (up_n ? 1 : 0), k.lower + (up_k ? 1 : 0))];
   }
   return result;
-}
-
-void validate_gemm_table(const GemmEfficiencyTable& table, std::string_view source, std::string_view path) {
-  validate_axis(table.m, source, fmt::format("{}.m", path));
-  validate_axis(table.n, source, fmt::format("{}.n", path));
-  validate_axis(table.k, source, fmt::format("{}.k", path));
-  const size_t points = table.m.size() * table.n.size() * table.k.size();
-  for (KernelPass pass : kPasses) {
-    const std::string field = fmt::format("{}.{}", path, gemm_pass_key(pass));
-    const std::vector<double>& values = table.of(pass);
-    if (values.size() != points) {
-      fail(source, field,
-           fmt::format("must hold {} values (one per grid point: {} m x {} n x {} k), got {}", points, table.m.size(),
-                       table.n.size(), table.k.size(), values.size()));
-    }
-    for (size_t i = 0; i < values.size(); ++i) {
-      // Written so that NaN fails too.
-      if (!(values[i] >= 1e-6 && values[i] <= 1.0)) {
-        fail(source, fmt::format("{}[{}]", field, i), fmt::format("must be between 1e-06 and 1, got {:g}", values[i]));
-      }
-    }
-  }
 }
 
 }  // namespace splitbrain::sim

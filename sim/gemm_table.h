@@ -28,7 +28,7 @@ struct GemmShape {
 };
 
 struct GemmEfficiencyTable {
-  // The grid, each axis ascending, positive and distinct.
+  // The grid, each axis ascending, positive and distinct (validate_cluster checks every rule).
   std::vector<int64_t> m;
   std::vector<int64_t> n;
   std::vector<int64_t> k;
@@ -48,11 +48,7 @@ std::string_view gemm_pass_key(KernelPass pass);
 
 // Fraction of peak for a product of `shape` in `pass`: trilinear in log(m), log(n), log(k)
 // between the grid's neighbours, clamped to the grid's edges outside it. Exact at grid points;
-// monotone along an axis wherever the table is. The table must pass validate_gemm_table.
+// monotone along an axis wherever the table is. The table must follow validate_cluster's rules.
 double gemm_table_efficiency(const GemmEfficiencyTable& table, KernelPass pass, const GemmShape& shape);
-
-// The table's structural and value rules; throws ClusterError "<source>: <field path>: <problem>"
-// with paths under `path` (e.g. "device.gemm_table").
-void validate_gemm_table(const GemmEfficiencyTable& table, std::string_view source, std::string_view path);
 
 }  // namespace splitbrain::sim

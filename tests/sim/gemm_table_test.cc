@@ -7,7 +7,6 @@
 
 #include "model/graph_builder.h"
 #include "plans/op_sharding.h"
-#include "sim/cluster_error.h"
 #include "sim/compute_cost.h"
 
 namespace splitbrain::sim {
@@ -33,7 +32,6 @@ GemmEfficiencyTable rising_table() {
       }
     }
   }
-  validate_gemm_table(table, "test", "table");
   return table;
 }
 
@@ -88,27 +86,6 @@ TEST(GemmTable, BetweenNeighboursAndMonotoneWhereTheTableIs) {
       }
     }
   }
-}
-
-TEST(GemmTable, ValidationNamesTheField) {
-  GemmEfficiencyTable table = rising_table();
-  table.n = {64, 64};
-  EXPECT_THROW(
-      {
-        try {
-          validate_gemm_table(table, "file.json", "device.gemm_table");
-        } catch (const ClusterError& error) {
-          EXPECT_STREQ(error.what(), "file.json: device.gemm_table.n[1]: sizes must ascend, got 64 after 64");
-          throw;
-        }
-      },
-      ClusterError);
-  table = rising_table();
-  table.of(KernelPass::weight_gradient).pop_back();
-  EXPECT_THROW(validate_gemm_table(table, "file.json", "device.gemm_table"), ClusterError);
-  table = rising_table();
-  table.of(KernelPass::backward)[3] = 1.5;
-  EXPECT_THROW(validate_gemm_table(table, "file.json", "device.gemm_table"), ClusterError);
 }
 
 // fp32 peak 1 TFLOP/s, memory 100 GB/s at 100%; the gemm curve at 80% for any size.
