@@ -41,6 +41,33 @@ void validate_curve(const EfficiencyCurve& curve, std::string_view source,
   require_range(curve.half_efficiency_size, 0.0, 1e30, source, fmt::format("{}.{}", path, size_key));
 }
 
+// The grid's axes ascend from 1 up; every pass holds one efficiency in (0, 1] per grid point.
+void validate_gemm_table(const GemmEfficiencyTable& table, std::string_view source) {
+  const std::string path = "device.gemm_table";
+  const std::pair<const char*, const std::vector<int64_t>*> axes[] = {{"m", &table.m}, {"n", &table.n}, {"k", &table.k}};
+  for (const auto& [name, axis] : axes) {
+    if (axis->empty()) fail(source, fmt::format("{}.{}", path, name), "must list at least one size");
+    for (size_t i = 0; i < axis->size(); ++i) {
+      const std::string field = fmt::format("{}.{}[{}]", path, name, i);
+      if ((*axis)[i] < 1) fail(source, field, fmt::format("must be at least 1, got {}", (*axis)[i]));
+      if (i > 0 && (*axis)[i] <= (*axis)[i - 1]) {
+        fail(source, field, fmt::format("sizes must ascend, got {} after {}", (*axis)[i], (*axis)[i - 1]));
+      }
+    }
+  }
+  const size_t points = table.m.size() * table.n.size() * table.k.size();
+  for (KernelPass pass : {KernelPass::forward, KernelPass::backward, KernelPass::weight_gradient}) {
+    const std::string field = fmt::format("{}.{}", path, gemm_pass_key(pass));
+    const std::vector<double>& values = table.of(pass);
+    if (values.size() != points) {
+      fail(source, field,
+           fmt::format("must hold {} values (one per grid point: {} m x {} n x {} k), got {}", points, table.m.size(),
+                       table.n.size(), table.k.size(), values.size()));
+    }
+    for (size_t i = 0; i < values.size(); ++i) require_range(values[i], 1e-6, 1.0, source, fmt::format("{}[{}]", field, i));
+  }
+}
+
 // Devices per unit of level `level` (1 for level -1, the device itself).
 int64_t block_size(const Cluster& cluster, int level) {
   int64_t block = 1;
@@ -179,6 +206,7 @@ void validate_cluster(const Cluster& cluster, std::string_view source) {
     require_range(seconds.backward_input_seconds, 0.0, kHighestSeconds, source, path + ".backward_input_seconds");
     require_range(seconds.backward_weight_seconds, 0.0, kHighestSeconds, source, path + ".backward_weight_seconds");
   }
+  if (device.gemm_table) validate_gemm_table(*device.gemm_table, source);
   if (!(cluster.communication_overlap >= 0.0 && cluster.communication_overlap <= 1.0)) {
     fail(source, "communication_overlap", "must be in [0, 1]");
   }

@@ -20,6 +20,7 @@
 #include "model/op.h"
 #include "sim/collective_algorithm.h"
 #include "sim/efficiency.h"
+#include "sim/gemm_table.h"
 
 namespace splitbrain::sim {
 
@@ -67,6 +68,9 @@ struct Device {
     bool operator==(const MeasuredKernel&) const = default;
   };
   std::map<std::string, MeasuredKernel> measured_kernels;
+  // Linear layers' efficiency by shape (sim/gemm_table.h), measured by `splitbrain calibrate`;
+  // where present it prices linear layers instead of the gemm curves. Absent for presets.
+  std::optional<GemmEfficiencyTable> gemm_table;
 
   double peak_flops_per_second(model::DType dtype) const;
   const EfficiencyCurve& efficiency(OpClass op_class) const;  // forward

@@ -31,6 +31,22 @@ EfficiencyCurve read_curve(JsonObjectReader& parent, std::string_view key, std::
   return curve;
 }
 
+// The grid's axes and one flat array of efficiencies per pass (sim/gemm_table.h); the sizes and
+// values are checked by validate_gemm_table.
+GemmEfficiencyTable read_gemm_table(JsonObjectReader& device) {
+  JsonObjectReader reader = device.object("gemm_table");
+  GemmEfficiencyTable table;
+  table.m = reader.required_int_list("m");
+  table.n = reader.required_int_list("n");
+  table.k = reader.required_int_list("k");
+  for (KernelPass pass : {KernelPass::forward, KernelPass::backward, KernelPass::weight_gradient}) {
+    const JsonArrayReader values = reader.array(gemm_pass_key(pass));
+    for (size_t i = 0; i < values.size(); ++i) table.of(pass).push_back(values.number_at(i));
+  }
+  reader.reject_unknown_keys();
+  return table;
+}
+
 Device read_device(JsonObjectReader& root) {
   JsonObjectReader reader = root.object("device");
   Device device;
@@ -98,6 +114,7 @@ Device read_device(JsonObjectReader& root) {
       if (!device.measured_kernels.emplace(key, seconds).second) entry.fail("problem", "listed twice");
     }
   }
+  if (reader.has("gemm_table")) device.gemm_table = read_gemm_table(reader);
   reader.reject_unknown_keys();
   return device;
 }
@@ -276,6 +293,17 @@ nlohmann::ordered_json cluster_to_json(const Cluster& cluster) {
                          {"backward_weight_seconds", seconds.backward_weight_seconds}});
     }
     device_json["measured_kernels"] = std::move(kernels);
+  }
+  if (device.gemm_table) {
+    const GemmEfficiencyTable& table = *device.gemm_table;
+    ordered_json table_json;
+    table_json["m"] = table.m;
+    table_json["n"] = table.n;
+    table_json["k"] = table.k;
+    for (KernelPass pass : {KernelPass::forward, KernelPass::backward, KernelPass::weight_gradient}) {
+      table_json[std::string(gemm_pass_key(pass))] = table.of(pass);
+    }
+    device_json["gemm_table"] = std::move(table_json);
   }
   out["device"] = std::move(device_json);
 

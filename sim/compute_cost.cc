@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <span>
+#include <variant>
 #include <vector>
 
 #include "model/statistics.h"
@@ -176,7 +177,8 @@ HaloCopyBytes halo_copy_bytes(const plans::LayerLayouts& layouts, const LocalByt
 // A measured kernel's seconds plus what the executor does around the kernel, at the memory
 // rate: every array it hands a kernel is zero-filled first (output, input gradient), and a
 // convolution's weight gradient is written to a fresh zero-filled array and then added into the
-// accumulated one (zero-fill, read both, write one: four passes over the local parameters).
+// accumulated one (zero-fill, read both, write one: four passes over the local parameters); a
+// linear layer's accumulates in place.
 // Layers without parameters (pooling, activations) have no weight gradient.
 LayerComputeSeconds measured_seconds(const Cluster& cluster, const Layer& layer, const plans::LayerLayouts& layouts,
                                      const Device::MeasuredKernel& kernel, const LocalBytes& b) {
@@ -187,7 +189,9 @@ LayerComputeSeconds measured_seconds(const Cluster& cluster, const Layer& layer,
   if (layer.needs_input_gradient) {
     seconds.backward_input = kernel.backward_input_seconds + pass_seconds(b.input_grads) + pass_seconds(halo.backward);
   }
-  if (b.params > 0.0) seconds.backward_weight = kernel.backward_weight_seconds + pass_seconds(4.0 * b.params);
+  // A linear layer's kernel accumulates its weight gradient inside the GEMM (no temporary).
+  const double weight_passes = layer.kind == OpKind::conv2d ? 4.0 : 0.0;
+  if (b.params > 0.0) seconds.backward_weight = kernel.backward_weight_seconds + pass_seconds(weight_passes * b.params);
   return seconds;
 }
 
@@ -221,6 +225,47 @@ LayerComputeSeconds attention_seconds(const Cluster& cluster, const Layer& layer
   return seconds;
 }
 
+// The local product a linear layer runs: on a mesh, its kernel problem's (sim/kernel_problem.h);
+// without one, `work_fraction` of the rows (where the split falls is unknown).
+GemmShape linear_gemm_shape(const model::Model& model, int index, const plans::LayerLayouts& layouts,
+                            const plans::Mesh* mesh, int64_t micro_batch) {
+  if (mesh != nullptr) {
+    const auto p = std::get<LinearProblem>(kernel_problem(model, index, layouts, *mesh, micro_batch).value());
+    return {static_cast<double>(p.rows), static_cast<double>(p.out_features), static_cast<double>(p.in_features)};
+  }
+  const Layer& layer = model.layer(index);
+  const std::vector<int64_t> in = plans::activation_shape(model.layer(layer.inputs[0]), micro_batch);
+  double rows = layouts.work_fraction;
+  for (size_t d = 0; d + 1 < in.size(); ++d) rows *= static_cast<double>(in[d]);
+  return {rows, static_cast<double>(layer.output_shape.back()), static_cast<double>(in.back())};
+}
+
+// A linear layer priced by the device's GEMM table: each pass's FLOPs at the efficiency measured
+// for its shape. The table timed the executor's whole kernel, its memory traffic included, so
+// no roofline on top; the zero-filled arrays the executor hands the kernel (output, input
+// gradient) are passes at the memory rate, as for a measured problem. The weight gradient
+// accumulates inside its GEMM (no temporary).
+LayerComputeSeconds linear_table_seconds(const Cluster& cluster, const model::Model& model, int index,
+                                         const plans::LayerLayouts& layouts, const plans::Mesh* mesh, int64_t micro_batch,
+                                         model::DType dtype, const LocalBytes& b) {
+  const GemmEfficiencyTable& table = *cluster.device.gemm_table;
+  const Layer& layer = model.layer(index);
+  const GemmShape shape = linear_gemm_shape(model, index, layouts, mesh, micro_batch);
+  const double scale = static_cast<double>(micro_batch) * layouts.work_fraction;
+  const double peak = cluster.device.peak_flops_per_second(dtype);
+  const auto kernel_seconds = [&](double flops, KernelPass pass) {
+    return flops > 0.0 ? flops / (peak * gemm_table_efficiency(table, pass, shape)) : 0.0;
+  };
+  LayerComputeSeconds seconds;
+  seconds.forward = kernel_seconds(layer.cost.forward_flops * scale, KernelPass::forward) + streaming_pass_seconds(cluster, b.output);
+  if (layer.needs_input_gradient) {
+    seconds.backward_input = kernel_seconds(layer.cost.backward_input_flops * scale, KernelPass::backward) +
+                             streaming_pass_seconds(cluster, b.input_grads);
+  }
+  if (b.params > 0.0) seconds.backward_weight = kernel_seconds(layer.cost.backward_weight_flops * scale, KernelPass::weight_gradient);
+  return seconds;
+}
+
 LayerComputeSeconds compute_seconds(const Cluster& cluster, const model::Model& model, int index,
                                     const plans::LayerLayouts& layouts, const plans::Mesh* mesh, int64_t micro_batch,
                                     model::DType dtype, double neighbours_busy) {
@@ -234,6 +279,9 @@ LayerComputeSeconds compute_seconds(const Cluster& cluster, const model::Model& 
   }
   const double scale = static_cast<double>(micro_batch) * layouts.work_fraction;
   if (layer.kind == OpKind::self_attention) return attention_seconds(cluster, layer, b, scale, dtype);
+  if (layer.kind == OpKind::linear && cluster.device.gemm_table && !layouts.inputs.empty()) {
+    return linear_table_seconds(cluster, model, index, layouts, mesh, micro_batch, dtype, b);
+  }
   const OpClass op_class = op_class_of(layer);
   const bool copies = layer.kind == OpKind::concat;
   const double saved = b.saved_inputs + (layer.cost.saved.output ? b.output : 0.0) + b.extras;

@@ -79,6 +79,15 @@ std::optional<KernelProblem> kernel_problem(const model::Model& model, int index
       const double p = layer.kind == model::OpKind::dropout ? layer.attr<model::DropoutAttrs>().probability : 0.0;
       return ActivationProblem{layer.kind, elements, p};
     }
+    case model::OpKind::linear: {
+      const std::vector<int64_t> y = plans::local_shape(layouts.output, mesh, plans::activation_shape(layer, micro_batch));
+      LinearProblem problem;
+      for (size_t d = 0; d + 1 < x.size(); ++d) problem.rows *= x[d];
+      problem.in_features = x.back();
+      problem.out_features = y.back();
+      problem.bias = layer.attr<model::LinearAttrs>().bias;
+      return problem;
+    }
     default: return std::nullopt;
   }
 }
@@ -104,6 +113,10 @@ std::string problem_text(const PoolProblem& p) {
 std::string problem_text(const ActivationProblem& p) {
   if (p.kind == model::OpKind::dropout) return fmt::format("dropout {} p{}", p.elements, p.drop_probability);
   return fmt::format("{} {}", model::op_name(p.kind), p.elements);
+}
+
+std::string problem_text(const LinearProblem& p) {
+  return fmt::format("linear m{} k{} n{}{}", p.rows, p.in_features, p.out_features, p.bias ? " bias" : "");
 }
 
 }  // namespace

@@ -69,10 +69,21 @@ struct ActivationProblem {
   bool operator==(const ActivationProblem&) const = default;
 };
 
-using KernelProblem = std::variant<ConvProblem, PoolProblem, ActivationProblem>;
+// A linear layer's local product, as the executor's op builds its kernel: rows = every local
+// dim of the input but the last, y[rows, out] = x[rows, in] W^T (+ b).
+struct LinearProblem {
+  int64_t rows = 1;
+  int64_t in_features = 1;
+  int64_t out_features = 1;
+  bool bias = true;
+
+  bool operator==(const LinearProblem&) const = default;
+};
+
+using KernelProblem = std::variant<ConvProblem, PoolProblem, ActivationProblem, LinearProblem>;
 
 // The problem of layer `index` on `mesh` for a micro-batch of `micro_batch` samples: conv2d,
-// maxpool, avgpool, relu, gelu and dropout have one; nullopt for any other op kind or a layer this rank
+// maxpool, avgpool, relu, gelu, dropout and linear have one; nullopt for any other op kind or a layer this rank
 // does no work for.
 std::optional<KernelProblem> kernel_problem(const model::Model& model, int index, const plans::LayerLayouts& layouts,
                                             const plans::Mesh& mesh, int64_t micro_batch);
@@ -84,7 +95,8 @@ int busy_ranks_per_node(const Cluster& cluster, const plans::Mesh& mesh);
 
 // Canonical text of a problem timed with `busy_ranks` ranks per node computing at once, the key
 // of Device::measured_kernels, e.g. "conv2d n32 c64 h18 w16 k128 r3x3 s1x1 p0,0,1,1 d1x1 g1 bias,
-// 2 busy", "maxpool n16 c32 h28 w28 r2x2 s2x2 p0,0, 1 busy", "relu 401408, 2 busy", "dropout 262144 p0.5, 1 busy".
+// 2 busy", "maxpool n16 c32 h28 w28 r2x2 s2x2 p0,0, 1 busy", "relu 401408, 2 busy", "dropout 262144 p0.5, 1 busy",
+// "linear m64 k4096 n1024 bias, 1 busy".
 std::string kernel_key(const KernelProblem& problem, int busy_ranks);
 
 }  // namespace splitbrain::sim

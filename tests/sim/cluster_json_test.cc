@@ -104,6 +104,48 @@ TEST(ClusterJson, RoundTripKeepsMeasuredKernels) {
   EXPECT_EQ(parse_cluster_json(cluster_json_text(cluster), "memory"), cluster);
 }
 
+TEST(ClusterJson, RoundTripKeepsTheGemmTable) {
+  Cluster cluster = testing::two_level_cluster();
+  GemmEfficiencyTable table;
+  table.m = {1, 64};
+  table.n = {512};
+  table.k = {64, 4096};
+  table.of(KernelPass::forward) = {0.1, 0.2, 0.3, 0.4};
+  table.of(KernelPass::backward) = {0.15, 0.25, 0.35, 0.45};
+  table.of(KernelPass::weight_gradient) = {0.1 + 0.2, 0.5, 0.6, 0.7};  // a double without a short form
+  cluster.device.gemm_table = table;
+  EXPECT_EQ(parse_cluster_json(cluster_json_text(cluster), "memory"), cluster);
+}
+
+// A document with a 2 x 1 x 1 gemm table to break one field at a time.
+json document_with_gemm_table() {
+  json document = valid_document();
+  document["device"]["gemm_table"] = {{"m", {1, 64}}, {"n", {512}}, {"k", {1024}}, {"forward", {0.1, 0.5}},
+                                      {"backward_input", {0.1, 0.5}}, {"weight_gradient", {0.1, 0.5}}};
+  return document;
+}
+
+TEST(ClusterJsonErrors, GemmTableFields) {
+  json document = document_with_gemm_table();
+  document["device"]["gemm_table"]["forward"] = {0.1};
+  expect_error(document, "device.gemm_table.forward: must hold 2 values (one per grid point: 2 m x 1 n x 1 k), got 1");
+  document = document_with_gemm_table();
+  document["device"]["gemm_table"]["weight_gradient"][1] = 0.0;
+  expect_error(document, "device.gemm_table.weight_gradient[1]: must be between 1e-06 and 1, got 0");
+  document = document_with_gemm_table();
+  document["device"]["gemm_table"]["m"] = {64, 1};
+  expect_error(document, "device.gemm_table.m[1]: sizes must ascend, got 1 after 64");
+  document = document_with_gemm_table();
+  document["device"]["gemm_table"]["k"] = {0.5};
+  expect_error(document, "device.gemm_table.k[0]");
+  document = document_with_gemm_table();
+  document["device"]["gemm_table"].erase("backward_input");
+  expect_error(document, "device.gemm_table.backward_input: missing required field");
+  document = document_with_gemm_table();
+  document["device"]["gemm_table"]["backward"] = {0.1, 0.5};
+  expect_error(document, "device.gemm_table.backward: unknown key");
+}
+
 TEST(ClusterJsonErrors, MeasuredKernelSecondsMustNotBeNegative) {
   json document = valid_document();
   document["device"]["measured_kernels"] = json::array(

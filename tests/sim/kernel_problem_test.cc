@@ -89,11 +89,19 @@ TEST(KernelProblem, BusyRanksAreThePlansRanksOnOneNode) {
   EXPECT_EQ(busy_ranks_per_node(cluster, plans::Mesh({{"data", 2}, {"model", 4}})), 2);
 }
 
-TEST(KernelProblem, FullyConnectedLayersHaveNone) {
-  const plans::Plan plan = *data_parallel_plan(request_for(1));
-  const plans::CompiledPlan compiled = plans::compile_plan(plan);
-  const int fc = plan.model->find("fc1");
-  EXPECT_FALSE(kernel_problem(*plan.model, fc, compiled.layers[static_cast<size_t>(fc)].layouts, plan.mesh, 64).has_value());
+// vgg11-cifar10's fc1 (512 -> 4096) on one rank: the whole micro-batch's rows in one product;
+// split over two ranks by data, half the rows each.
+TEST(KernelProblem, LinearLayersHaveTheirLocalProduct) {
+  for (int devices : {1, 2}) {
+    const plans::Plan plan = *data_parallel_plan(request_for(devices));
+    const plans::CompiledPlan compiled = plans::compile_plan(plan);
+    const int fc = plan.model->find("fc1");
+    const std::optional<KernelProblem> problem =
+        kernel_problem(*plan.model, fc, compiled.layers[static_cast<size_t>(fc)].layouts, plan.mesh, 64);
+    ASSERT_TRUE(problem.has_value());
+    EXPECT_EQ(std::get<LinearProblem>(*problem), (LinearProblem{64 / devices, 512, 4096, true}));
+    EXPECT_EQ(kernel_key(*problem, devices), fmt::format("linear m{} k512 n4096 bias, {} busy", 64 / devices, devices));
+  }
 }
 
 }  // namespace

@@ -109,7 +109,7 @@ void calibrate(const CalibrateOptions& options) {
       fmt::format("splitbrain calibrate: rank placement {}", placement)};
   if (!options.models.empty()) {
     cluster.sources.push_back(fmt::format(
-        "splitbrain calibrate --model {}: {} exact kernel problems of the planned plans (convolutions, pooling, activations), each timed "
+        "splitbrain calibrate --model {}: {} exact kernel problems of the planned plans (convolutions, pooling, activations, linear layers), each timed "
         "forward, backward-data and backward-weights with the executor's kernel (device.measured_kernels)",
         fmt::join(options.models, " --model "), device.measured_kernels.size()));
   }
@@ -139,7 +139,7 @@ void add_calibrate_command(CLI::App& app) {
   command->add_option("--base", options->base, "Preset or cluster file whose structure is kept")->type_name("NAME|FILE")->default_val("local-cpu");
   command->add_option("--repeats", options->repeats, "Timed runs per measurement (medians)")->check(CLI::PositiveNumber)->default_val(5);
   command->add_option("--model", options->models,
-                      "Also time the exact kernel problems (convolutions, pooling, activations) of the plans `splitbrain plan` considers for this model "
+                      "Also time the exact kernel problems (convolutions, pooling, activations, linear layers) of the plans `splitbrain plan` considers for this model "
                       "(zoo name or file; repeatable); the cost model then uses these times for them")
       ->type_name("MODEL");
   command->add_option("--devices", options->devices, "Device counts to plan --model for (default: 1 and the job's ranks)")

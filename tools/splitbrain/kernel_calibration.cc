@@ -18,6 +18,7 @@
 #include "exec/runtime/host_device.h"
 #include "exec/runtime/optimizer.h"
 #include "tools/splitbrain/calibration_timing.h"
+#include "tools/splitbrain/gemm_table_calibration.h"
 #include "tools/splitbrain/line_fit.h"
 
 namespace splitbrain::tools {
@@ -196,6 +197,7 @@ void calibrate_kernels(const KernelCalibration& options, MPI_Comm comm, sim::Dev
   exec::cpu::CpuContext context(1);
   const PassSamples conv = measure_conv(context, timer);
   const PassSamples gemm = measure_gemm(context, timer);
+  const GemmRateTable gemm_table = measure_gemm_table(context, options.repeats, options.print && rank == 0, comm);
   const MemorySamples memory_samples = measure_memory(context, timer);
   const PassSamples& memory = memory_samples.common;
 
@@ -205,8 +207,9 @@ void calibrate_kernels(const KernelCalibration& options, MPI_Comm comm, sim::Dev
   const SaturatingRate gemm_backward = fit_saturating_rate(gemm.backward.sizes, gemm.backward.rates);
   const SaturatingRate conv_weights = fit_saturating_rate(conv.weight_gradient.sizes, conv.weight_gradient.rates);
   const SaturatingRate gemm_weights = fit_saturating_rate(gemm.weight_gradient.sizes, gemm.weight_gradient.rates);
+  // The peak is the fastest rate seen anywhere, the curves' asymptotes and the table's shapes.
   const double peak = std::max({conv_forward.peak, conv_backward.peak, conv_weights.peak, gemm_forward.peak,
-                                gemm_backward.peak, gemm_weights.peak});
+                                gemm_backward.peak, gemm_weights.peak, gemm_table.fastest()});
   device.peak_fp32_flops_per_second = device.peak_fp16_flops_per_second = device.peak_bf16_flops_per_second = peak;
   device.conv_efficiency = relative_curve(conv_forward, peak);
   device.gemm_efficiency = relative_curve(gemm_forward, peak);
@@ -214,6 +217,7 @@ void calibrate_kernels(const KernelCalibration& options, MPI_Comm comm, sim::Dev
   device.backward.gemm = relative_curve(gemm_backward, peak);
   device.weight_gradient.conv = relative_curve(conv_weights, peak);
   device.weight_gradient.gemm = relative_curve(gemm_weights, peak);
+  device.gemm_table = gemm_table.relative_to(peak);
 
   // Memory-bound rates, each kernel family on its own curve; the common one (the optimizer's
   // update, and ops without a curve of their own) has no backward.

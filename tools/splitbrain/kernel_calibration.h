@@ -14,8 +14,8 @@ struct KernelCalibration {
   bool print = true;  // rank 0 prints every measurement
 };
 
-// Overwrites the device's peak rates, forward and backward efficiency curves and memory
-// bandwidth with what this rank measures (every rank of `comm` measures at once).
+// Overwrites the device's peak rates, forward and backward efficiency curves, GEMM table and
+// memory bandwidth with what this rank measures (every rank of `comm` measures at once).
 void calibrate_kernels(const KernelCalibration& options, MPI_Comm comm, sim::Device& device);
 
 }  // namespace splitbrain::tools

@@ -12,6 +12,7 @@
 #include "exec/cpu/cpu_context.h"
 #include "exec/cpu/dropout.h"
 #include "exec/cpu/eltwise.h"
+#include "exec/cpu/linear.h"
 #include "exec/cpu/pooling.h"
 #include "exec/comm/mpi_check.h"
 #include "model/model_json.h"
@@ -149,6 +150,22 @@ class ProblemTimer {
     sim::Device::MeasuredKernel seconds;
     seconds.forward_seconds = time([&] { rewrite(x); }, [&] { kernel.forward(x.data(), y.data()); });
     seconds.backward_input_seconds = time([&] { rewrite(dy); }, [&] { kernel.backward(y.data(), dy.data(), dx.data()); });
+    return seconds;
+  }
+
+  // The weight gradient as training's backward runs it: accumulated into the step's gradient.
+  sim::Device::MeasuredKernel operator()(const sim::LinearProblem& problem) {
+    exec::cpu::LinearKernel kernel(context_, {problem.rows, problem.in_features, problem.out_features, problem.bias});
+    std::vector<float> x = filled(problem.rows * problem.in_features, 0.5f), w = filled(problem.out_features * problem.in_features, 0.01f);
+    std::vector<float> b = filled(problem.out_features, 0.1f), y = filled(problem.rows * problem.out_features, 0.0f);
+    std::vector<float> dx(x.size()), dw(w.size()), db(b.size());
+    float* bias = problem.bias ? b.data() : nullptr;
+    float* bias_grad = problem.bias ? db.data() : nullptr;
+    sim::Device::MeasuredKernel seconds;
+    seconds.forward_seconds = time([&] { rewrite(x); }, [&] { kernel.forward(x.data(), w.data(), bias, y.data()); });
+    seconds.backward_input_seconds = time([&] { rewrite(y); }, [&] { kernel.backward_data(y.data(), w.data(), dx.data()); });
+    seconds.backward_weight_seconds =
+        time([&] { rewrite(y); }, [&] { kernel.accumulate_weight_gradients(x.data(), y.data(), dw.data(), bias_grad); });
     return seconds;
   }
 

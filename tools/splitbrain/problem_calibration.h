@@ -1,8 +1,9 @@
 #pragma once
-// `splitbrain calibrate --model`: the exact kernel problems (convolutions, pooling, activations)
-// the planner's plans for the named models give each rank, timed with the executor's own kernels
-// (forward, input gradient, weight gradient) into Device::measured_kernels, which the cost model
-// then reads instead of its curves for those problems (sim/kernel_problem.h says why).
+// `splitbrain calibrate --model`: the exact kernel problems (convolutions, pooling, activations,
+// linear layers) the planner's plans for the named models give each rank, timed with the
+// executor's own kernels (forward, input gradient, weight gradient) into Device::measured_kernels,
+// which the cost model then reads instead of its curves or GEMM table for those problems
+// (sim/kernel_problem.h says why).
 
 #include <mpi.h>
 

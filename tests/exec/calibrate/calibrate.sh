@@ -17,17 +17,21 @@ done
 grep -q '"backward_efficiency"' "$work/cluster.json"
 grep -q '"op_memory_efficiency"' "$work/cluster.json"
 grep -q '"weight_gradient_efficiency"' "$work/cluster.json"
+# The GEMM table over its whole grid, with progress.
+grep -q '"gemm_table"' "$work/cluster.json"
+grep -q '^\[calibrate\] gemm table: 48 shapes in ' "$work/calibrate.log"
 grep -q "overlap:" "$work/calibrate.log"
 # Where the ranks ran is printed and kept with the measurements (exec/comm/rank_placement.h).
 grep -q '^\[calibrate\] placement: rank 0 cpus .*, rank 1 cpus ' "$work/calibrate.log"
 grep -q '"splitbrain calibrate: rank placement rank 0 cpus ' "$work/cluster.json"
-# --model: the exact kernels of fashion-vgg's plans (convolutions, pooling, activations), on 1
+# --model: the exact kernels of fashion-vgg's plans (convolutions, pooling, activations, linear layers), on 1
 # rank alone and on 2 at once.
 grep -q '"measured_kernels"' "$work/cluster.json"
 grep -q 'conv2d n64 c1 h28 w28 k32 r3x3 s1x1 p1,1,1,1 d1x1 g1 bias, 1 busy' "$work/cluster.json"
 grep -q 'conv2d n32 c1 h28 w28 k32 r3x3 s1x1 p1,1,1,1 d1x1 g1 bias, 2 busy' "$work/cluster.json"
 grep -q '"problem": "maxpool n64 c32 h28 w28 r2x2 s2x2 p0,0, 1 busy"' "$work/cluster.json"
 grep -q '"problem": "relu 1605632, 1 busy"' "$work/cluster.json"
+grep -q '"problem": "linear m64 k3136 n256 bias, 1 busy"' "$work/cluster.json"
 # Two ranks at once cannot be measured by one.
 status=0
 "$mpiexec" -np 1 "$binary" calibrate --repeats 1 --model fashion-vgg --devices 2 --out "$work/refused.json" \
