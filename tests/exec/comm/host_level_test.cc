@@ -26,9 +26,6 @@ plans::Collective make(plans::CollectiveKind kind, std::vector<int> axes, int gr
   return c;
 }
 
-constexpr size_t kWithin = static_cast<size_t>(HostLevel::within_host);
-constexpr size_t kAcross = static_cast<size_t>(HostLevel::across_hosts);
-
 TEST(HostLevel, SameHostIsWithinAnyOtherIsAcross) {
   EXPECT_EQ(host_level(std::vector<int>{0, 1}, kHosts), HostLevel::within_host);
   EXPECT_EQ(host_level(std::vector<int>{3, 2}, kHosts), HostLevel::within_host);
