@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "model/block_boundaries.h"
@@ -90,6 +91,18 @@ std::vector<int> micro_batch_options(int64_t batch, int stages) {
   for (int factor : {1, 2, 4, 8}) {
     const int m = stages * factor;
     if (batch % m == 0) options.push_back(m);
+  }
+  return options;
+}
+
+std::vector<int> small_micro_batch_options(int64_t batch, int stages, int data_replicas) {
+  std::vector<int> options;
+  if (stages <= 1) return options;
+  for (int64_t samples_per_replica : {2, 1}) {
+    const int64_t count = batch / (data_replicas * samples_per_replica);
+    if (count <= int64_t{stages} * 8 || count * data_replicas * samples_per_replica != batch) continue;
+    if (count > std::numeric_limits<int>::max()) continue;
+    options.push_back(static_cast<int>(count));
   }
   return options;
 }
@@ -189,16 +202,29 @@ std::optional<PricedPlan> best_plan(const PlannerRequest& request, SearchStats& 
                                                         spatial ? request.max_space_axis : 1,
                                                         std::min(request.max_model_axis, devices_per_node))) {
     // The sharding DP runs once per mesh, at the first micro-batch count; the others reuse its
-    // choices and only re-cut the stages (the choices barely move with the micro-batch size).
+    // choices and only re-cut the stages (the choices barely move with the micro-batch size),
+    // unless a micro-batch is too small for them (a batch split over more ranks than it has
+    // samples): then the DP runs again for that count.
     std::optional<std::vector<LayerSharding>> layers;
-    for (int micro : micro_batch_options(request.global_batch, mesh.size_of(mesh.pipe))) {
+    const auto try_count = [&](int micro) {
       auto plan = searched_plan(request, mesh, micro, layers ? &*layers : nullptr, stats);
-      if (!plan) continue;
+      if (!plan && layers) plan = searched_plan(request, mesh, micro, nullptr, stats);
+      if (!plan) return;
       if (!layers) layers = plan->layers;
       plan->family = "best";
       // Only a plan that could beat the best so far is timed in full.
       auto priced = price_plan_against(request, std::move(*plan), best ? &*best : nullptr, Ranking::fitting_first, stats);
       if (priced && (!best || better_plan(*priced, *best, Ranking::fitting_first))) best = std::move(*priced);
+    };
+    const int stages = mesh.size_of(mesh.pipe);
+    for (int micro : micro_batch_options(request.global_batch, stages)) try_count(micro);
+    // Micro-batches of two or one samples per replica keep the fewest activations in flight, at
+    // the price of a long timeline to simulate: tried only while no plan found so far fits (SC21's
+    // 1T GPT at batch 3072 on 512 A100s fits only so). The best so far is the same whether the
+    // search prunes or not, so both try the same counts.
+    for (int micro : small_micro_batch_options(request.global_batch, stages, mesh.size_of(mesh.data))) {
+      if (best && best->feasible) break;
+      try_count(micro);
     }
   }
   return best;

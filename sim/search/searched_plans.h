@@ -46,4 +46,8 @@ std::optional<PricedPlan> best_plan(const PlannerRequest& request, SearchStats& 
 // {1, 2, 4, 8} where they divide the batch.
 std::vector<int> micro_batch_options(int64_t batch, int stages);
 
+// The micro-batch counts above stages x 8 that leave 2 and then 1 samples per data replica in a
+// micro-batch (in that order), where the batch divides so; none without a pipeline.
+std::vector<int> small_micro_batch_options(int64_t batch, int stages, int data_replicas);
+
 }  // namespace splitbrain::sim

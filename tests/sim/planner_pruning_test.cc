@@ -63,6 +63,12 @@ TEST(PlannerPruning, SameRankingWhenNothingFits) {
   expect_same_ranking(gpt_request(kGpt, 16, 64, 10 * kMB));
 }
 
+TEST(PlannerPruning, SameRankingWhenOnlySmallMicroBatchesFit) {
+  // Micro-batches of one or two samples per replica are tried only while nothing fits: both
+  // searches must try the same ones.
+  expect_same_ranking(gpt_request("gpt:layers=8,hidden=512,heads=8,seq=512,vocab=4000,positions=512", 8, 512, 100 * kMB));
+}
+
 TEST(PlannerPruning, SameRankingForAConvolutionalNetUnderALimit) {
   PlannerRequest request;
   request.model = std::make_shared<model::Model>(model::build_zoo_model("vgg11-cifar10"));

@@ -11,6 +11,7 @@
 #include "sim/cluster_presets.h"
 #include "sim/simulation.h"
 #include "sim/search/planner.h"
+#include "sim/search/searched_plans.h"
 #include "sim/search/stage_partition.h"
 
 namespace splitbrain::sim {
@@ -142,6 +143,47 @@ TEST(Planner, ProposesSequenceParallelismWithTensorParallelism) {
   for (const PricedPlan& p : result.plans) {
     if (p.plan.family.starts_with("data-parallel")) {
       EXPECT_EQ(p.plan.family.find("+sp"), std::string::npos);
+    }
+  }
+}
+
+TEST(Planner, MicroBatchOptions) {
+  EXPECT_EQ(micro_batch_options(512, 1), std::vector<int>({1}));
+  EXPECT_EQ(micro_batch_options(512, 4), std::vector<int>({4, 8, 16, 32}));
+  EXPECT_EQ(micro_batch_options(48, 4), std::vector<int>({4, 8, 16}));  // 32 does not divide 48
+  // Two, then one sample per replica, where that is more than stages x 8 micro-batches.
+  EXPECT_EQ(small_micro_batch_options(3072, 32, 4), std::vector<int>({384, 768}));
+  EXPECT_EQ(small_micro_batch_options(512, 2, 2), std::vector<int>({128, 256}));
+  EXPECT_EQ(small_micro_batch_options(512, 8, 8), std::vector<int>({}));  // 32 and 64 are not above 64
+  EXPECT_EQ(small_micro_batch_options(96, 4, 16), std::vector<int>({}));  // 96 / 16 / 2 = 3: not above 32
+  EXPECT_EQ(small_micro_batch_options(100, 2, 8), std::vector<int>({}));  // 8 replicas do not divide 100
+  EXPECT_EQ(small_micro_batch_options(512, 1, 8), std::vector<int>({}));  // no pipeline
+}
+
+TEST(Planner, MicroBatchesOfOneSamplePerReplicaWhenNothingElseFits) {
+  // With stages x 8 micro-batches every pipeline keeps too many samples' activations in flight
+  // for 200 MB; micro-batches of one or two samples per replica fit.
+  PlannerRequest request =
+      request_for("gpt:layers=8,hidden=512,heads=8,seq=512,vocab=4000,positions=512", 8, 512, "dgx-a100-80g");
+  request.optimizer.kind = plans::OptimizerKind::adam;
+  request.memory_limit_bytes = 200'000'000;
+  const PlannerResult result = plan_training(request);
+  ASSERT_FALSE(result.plans.empty());
+  const PricedPlan& best = result.plans.front();
+  EXPECT_TRUE(best.feasible) << best.plan.family;
+  const int stages = best.plan.stage_count();
+  ASSERT_GT(stages, 1);
+  EXPECT_GT(best.plan.micro_batches, stages * 8);
+  int replicas = 1;
+  for (int axis = 0; axis < best.plan.mesh.axis_count(); ++axis) {
+    if (best.plan.mesh.axis(axis).name == "data") replicas = best.plan.mesh.axis(axis).size;
+  }
+  const std::vector<int> small = small_micro_batch_options(request.global_batch, stages, replicas);
+  EXPECT_NE(std::find(small.begin(), small.end(), best.plan.micro_batches), small.end());
+  // No other plan fits: without the small micro-batches the search would have found nothing.
+  for (size_t i = 1; i < result.plans.size(); ++i) {
+    if (result.plans[i].feasible) {
+      EXPECT_GT(result.plans[i].plan.micro_batches, result.plans[i].plan.stage_count() * 8) << result.plans[i].plan.family;
     }
   }
 }
