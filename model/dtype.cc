@@ -8,18 +8,24 @@ namespace splitbrain::model {
 
 int64_t bytes_per_element(DType dtype) {
   switch (dtype) {
-    case DType::fp32: return 4;
-    case DType::fp16: return 2;
-    case DType::bf16: return 2;
+    case DType::fp32:
+      return 4;
+    case DType::fp16:
+      return 2;
+    case DType::bf16:
+      return 2;
   }
   throw std::logic_error("unhandled DType");
 }
 
 std::string_view dtype_name(DType dtype) {
   switch (dtype) {
-    case DType::fp32: return "fp32";
-    case DType::fp16: return "fp16";
-    case DType::bf16: return "bf16";
+    case DType::fp32:
+      return "fp32";
+    case DType::fp16:
+      return "fp16";
+    case DType::bf16:
+      return "bf16";
   }
   throw std::logic_error("unhandled DType");
 }

@@ -16,7 +16,8 @@ namespace splitbrain {
 
 std::string read_text_file(const std::filesystem::path& path) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw InputError(fmt::format("{}: is a directory, not a file", path.string()));
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError(fmt::format("{}: is a directory, not a file", path.string()));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot open: {}", path.string(), std::strerror(errno)));
   std::ostringstream content;
@@ -48,7 +49,8 @@ void check_output_path(const std::string& path, std::string_view flag) {
   if (path == "-") return;
   const std::filesystem::path file(path);
   std::error_code ec;
-  if (std::filesystem::is_directory(file, ec)) throw InputError(fmt::format("{} {}: is a folder, not a file", flag, path));
+  if (std::filesystem::is_directory(file, ec))
+    throw InputError(fmt::format("{} {}: is a folder, not a file", flag, path));
   const std::filesystem::path folder = file.has_parent_path() ? file.parent_path() : std::filesystem::path(".");
   if (!std::filesystem::is_directory(folder, ec)) {
     throw InputError(fmt::format("{} {}: folder {} does not exist", flag, path, folder.string()));

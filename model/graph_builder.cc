@@ -33,7 +33,7 @@ LayerGraph connect(const std::vector<LayerSpec>& specs, const std::string& sourc
     const auto [min_inputs, max_inputs] = input_arity(spec.kind);
     const auto count = static_cast<int>(spec.inputs.size());
     if (count < min_inputs || (max_inputs >= 0 && count > max_inputs)) {
-      const std::string expected = max_inputs < 0           ? fmt::format("at least {}", min_inputs)
+      const std::string expected = max_inputs < 0             ? fmt::format("at least {}", min_inputs)
                                    : min_inputs == max_inputs ? fmt::format("{}", min_inputs)
                                                               : fmt::format("{} to {}", min_inputs, max_inputs);
       site.fail("inputs", fmt::format("{} takes {} input(s), got {}", op_name(spec.kind), expected, count));
@@ -143,7 +143,8 @@ Model GraphBuilder::build() const {
     layer.kind = spec.kind;
     layer.attrs = spec.attrs;
     if (layer.attrs.index() != default_attrs(spec.kind).index()) {
-      throw std::logic_error(fmt::format("layer '{}': attributes do not belong to a {}", spec.name, op_name(spec.kind)));
+      throw std::logic_error(
+          fmt::format("layer '{}': attributes do not belong to a {}", spec.name, op_name(spec.kind)));
     }
     std::vector<const Layer*> producers;
     for (const std::string& input : spec.inputs) {

@@ -88,11 +88,15 @@ bool as_bool(const json& value, const ValueSite& site) {
 
 std::string describe_json(const json& value) {
   switch (value.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::boolean: return value.get<bool>() ? "true" : "false";
+    case json::value_t::null:
+      return "null";
+    case json::value_t::boolean:
+      return value.get<bool>() ? "true" : "false";
     case json::value_t::number_integer:
-    case json::value_t::number_unsigned: return fmt::format("integer {}", value.dump());
-    case json::value_t::number_float: return fmt::format("number {}", value.dump());
+    case json::value_t::number_unsigned:
+      return fmt::format("integer {}", value.dump());
+    case json::value_t::number_float:
+      return fmt::format("number {}", value.dump());
     case json::value_t::string: {
       // Long strings are cut: the message should point at the value, not reprint a document.
       constexpr size_t kShown = 40;
@@ -100,9 +104,12 @@ std::string describe_json(const json& value) {
       if (text.size() > kShown) text = text.substr(0, kShown) + "...";
       return fmt::format("string {}", json(text).dump());
     }
-    case json::value_t::array: return "an array";
-    case json::value_t::object: return "an object";
-    default: return value.type_name();
+    case json::value_t::array:
+      return "an array";
+    case json::value_t::object:
+      return "an object";
+    default:
+      return value.type_name();
   }
 }
 
@@ -140,7 +147,8 @@ class StrictChecker final : public nlohmann::json_sax<json> {
     if (error.id == 406) {
       // A number beyond double's range (1e999, a 400-digit integer), the value being read now.
       if (!open_.empty() && !open_.back().is_object) ++open_.back().items;
-      if (const size_t start = reason.find("number overflow"); start != std::string::npos) reason = reason.substr(start);
+      if (const size_t start = reason.find("number overflow"); start != std::string::npos)
+        reason = reason.substr(start);
       if (reason.size() > 80) reason = reason.substr(0, 77) + "...";
       raise(make_error_, source_, path_of_value(open_.size()), "number out of range (" + reason + ")");
     }
@@ -218,8 +226,7 @@ nlohmann::json parse_json_strict(std::string_view text, std::string_view source,
 JsonObjectReader::JsonObjectReader(const json& object, std::string where, JsonErrorFactory make_error)
     : JsonObjectReader(object, std::move(where), "", make_error) {}
 
-JsonObjectReader::JsonObjectReader(const json& object, std::string where, std::string path,
-                                   JsonErrorFactory make_error)
+JsonObjectReader::JsonObjectReader(const json& object, std::string where, std::string path, JsonErrorFactory make_error)
     : object_(object), where_(std::move(where)), path_(std::move(path)), make_error_(make_error) {
   if (!object_.is_object()) fail_here(fmt::format("expected an object, got {}", describe_json(object_)));
 }
@@ -357,9 +364,7 @@ std::string JsonArrayReader::string_at(size_t index) const {
 
 int64_t JsonArrayReader::int_at(size_t index) const { return as_int(at(index), {make_error_, where_, path_at(index)}); }
 
-int JsonArrayReader::int32_at(size_t index) const {
-  return as_int32(at(index), {make_error_, where_, path_at(index)});
-}
+int JsonArrayReader::int32_at(size_t index) const { return as_int32(at(index), {make_error_, where_, path_at(index)}); }
 
 double JsonArrayReader::number_at(size_t index) const {
   return as_number(at(index), {make_error_, where_, path_at(index)});

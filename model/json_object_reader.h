@@ -60,8 +60,7 @@ class JsonObjectReader {
  public:
   // A reader for a whole document (or a piece the caller names itself, e.g. a model layer).
   // Throws if `object` is not a JSON object.
-  JsonObjectReader(const nlohmann::json& object, std::string where,
-                   JsonErrorFactory make_error = throwing<InputError>);
+  JsonObjectReader(const nlohmann::json& object, std::string where, JsonErrorFactory make_error = throwing<InputError>);
 
   bool has(std::string_view key) const;  // does not count as asking for the key
   // The raw value, marking `key` as known; nullptr when absent.
@@ -98,8 +97,7 @@ class JsonObjectReader {
 
  private:
   friend class JsonArrayReader;
-  JsonObjectReader(const nlohmann::json& object, std::string where, std::string path,
-                   JsonErrorFactory make_error);
+  JsonObjectReader(const nlohmann::json& object, std::string where, std::string path, JsonErrorFactory make_error);
 
   const nlohmann::json& object_;
   std::string where_;
@@ -126,8 +124,7 @@ class JsonArrayReader {
 
  private:
   friend class JsonObjectReader;
-  JsonArrayReader(const nlohmann::json& array, std::string where, std::string path,
-                  JsonErrorFactory make_error);
+  JsonArrayReader(const nlohmann::json& array, std::string where, std::string path, JsonErrorFactory make_error);
 
   const nlohmann::json& array_;
   std::string where_;

@@ -14,10 +14,10 @@ namespace splitbrain::model {
 // What the backward pass of a layer reads, so activation memory can be counted without counting
 // a tensor twice when several layers keep the same one.
 struct SavedForBackward {
-  std::vector<int> inputs;       // positions in Layer::inputs whose tensors backward reads
-  bool output = false;           // backward reads the layer's own output (e.g. relu)
-  int64_t extra_elements = 0;    // per sample, in the model's dtype (attention probabilities...)
-  int64_t extra_bytes = 0;       // per sample, whatever the dtype (dropout masks, pool indices)
+  std::vector<int> inputs;     // positions in Layer::inputs whose tensors backward reads
+  bool output = false;         // backward reads the layer's own output (e.g. relu)
+  int64_t extra_elements = 0;  // per sample, in the model's dtype (attention probabilities...)
+  int64_t extra_bytes = 0;     // per sample, whatever the dtype (dropout masks, pool indices)
   friend bool operator==(const SavedForBackward&, const SavedForBackward&) = default;
 };
 
@@ -36,11 +36,11 @@ struct Layer {
   std::string name;
   OpKind kind = OpKind::input;
   OpAttrs attrs;
-  std::vector<int> inputs;     // indices of the producing layers (all smaller than this layer's)
-  std::vector<int> consumers;  // indices of the layers that read this one's output
-  Shape output_shape;          // per sample: the batch dimension is left out
-  bool output_is_tokens = false;       // integer token ids rather than values of the model dtype
-  bool needs_input_gradient = false;   // some layer upstream has trainable parameters
+  std::vector<int> inputs;            // indices of the producing layers (all smaller than this layer's)
+  std::vector<int> consumers;         // indices of the layers that read this one's output
+  Shape output_shape;                 // per sample: the batch dimension is left out
+  bool output_is_tokens = false;      // integer token ids rather than values of the model dtype
+  bool needs_input_gradient = false;  // some layer upstream has trainable parameters
   LayerCost cost;
 
   template <class Attrs>

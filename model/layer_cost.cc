@@ -8,19 +8,19 @@ namespace {
 // FLOPs per element for ops that are not matrix products. Rough operation counts; these ops
 // are bandwidth-bound, so the cost model leans on their bytes, not on these numbers.
 constexpr double kReluForward = 1, kReluBackward = 1;
-constexpr double kGeluForward = 8, kGeluBackward = 12;        // tanh form: a few mul/add + tanh
-constexpr double kDropoutForward = 1, kDropoutBackward = 1;   // mask-and-scale
-constexpr double kNormForward = 8, kNormBackward = 12;        // statistics, normalise, scale, shift
-constexpr double kSoftmaxForward = 5, kSoftmaxBackward = 4;   // max, subtract, exp, sum, divide
-constexpr double kCrossEntropyBackward = 2;                   // softmax minus one-hot, scaled
+constexpr double kGeluForward = 8, kGeluBackward = 12;       // tanh form: a few mul/add + tanh
+constexpr double kDropoutForward = 1, kDropoutBackward = 1;  // mask-and-scale
+constexpr double kNormForward = 8, kNormBackward = 12;       // statistics, normalise, scale, shift
+constexpr double kSoftmaxForward = 5, kSoftmaxBackward = 4;  // max, subtract, exp, sum, divide
+constexpr double kCrossEntropyBackward = 2;                  // softmax minus one-hot, scaled
 
 // The argmax position kept per pooled output: the executor's oneDNN max pooling keeps it in one
 // byte for windows of up to 255 elements (its workspace is u8 then), in an int32 beyond.
 constexpr int64_t kMaxPoolLargestByteIndexedWindow = 255;
 constexpr int64_t kMaxPoolSmallIndexBytes = 1, kMaxPoolLargeIndexBytes = 4;
-constexpr int64_t kDropoutMaskBytes = 1;   // one byte per element
-constexpr int64_t kLabelBytes = 4;         // the target class of a row: a sample, or a position of a sequence (int32)
-constexpr int64_t kStatisticBytes = 4;     // mean and inverse deviation are kept in fp32
+constexpr int64_t kDropoutMaskBytes = 1;  // one byte per element
+constexpr int64_t kLabelBytes = 4;        // the target class of a row: a sample, or a position of a sequence (int32)
+constexpr int64_t kStatisticBytes = 4;    // mean and inverse deviation are kept in fp32
 
 double elements(const Shape& shape) { return static_cast<double>(num_elements(shape)); }
 
@@ -45,11 +45,12 @@ LayerCost compute_layer_cost(const Layer& layer, std::span<const Layer* const> p
   const double in = producers.empty() ? 0.0 : elements(in_shape);
 
   switch (layer.kind) {
-    case OpKind::input: break;
+    case OpKind::input:
+      break;
     case OpKind::conv2d: {
       const auto& a = layer.attr<Conv2dAttrs>();
-      const int64_t weights_per_output = checked_product(checked_product(in_shape[0] / a.groups, a.kernel.h, "weights"),
-                                                         a.kernel.w, "weights");
+      const int64_t weights_per_output =
+          checked_product(checked_product(in_shape[0] / a.groups, a.kernel.h, "weights"), a.kernel.w, "weights");
       cost.params = checked_product(a.out_channels, weights_per_output, "parameters") + (a.bias ? a.out_channels : 0);
       product_flops(cost, out * static_cast<double>(weights_per_output), a.bias ? out : 0.0);
       cost.saved.inputs = {0};
@@ -66,7 +67,8 @@ LayerCost compute_layer_cost(const Layer& layer, std::span<const Layer* const> p
     case OpKind::maxpool: {
       const auto& a = layer.attr<Pool2dAttrs>();
       elementwise_flops(cost, out, static_cast<double>(a.kernel.h * a.kernel.w), 1);
-      const int64_t index_bytes = a.kernel.h * a.kernel.w <= kMaxPoolLargestByteIndexedWindow ? kMaxPoolSmallIndexBytes : kMaxPoolLargeIndexBytes;
+      const int64_t index_bytes = a.kernel.h * a.kernel.w <= kMaxPoolLargestByteIndexedWindow ? kMaxPoolSmallIndexBytes
+                                                                                              : kMaxPoolLargeIndexBytes;
       cost.saved.extra_bytes = checked_product(num_elements(layer.output_shape), index_bytes, "bytes");
       break;
     }
@@ -93,7 +95,8 @@ LayerCost compute_layer_cost(const Layer& layer, std::span<const Layer* const> p
       elementwise_flops(cost, out, kDropoutForward, kDropoutBackward);
       cost.saved.extra_bytes = checked_product(num_elements(layer.output_shape), kDropoutMaskBytes, "bytes");
       break;
-    case OpKind::flatten: break;  // a view
+    case OpKind::flatten:
+      break;  // a view
     case OpKind::batchnorm:
     case OpKind::layernorm: {
       // batchnorm: per-channel statistics (dimension 0); layernorm: per position (all but the last).
@@ -112,7 +115,8 @@ LayerCost compute_layer_cost(const Layer& layer, std::span<const Layer* const> p
     case OpKind::add:
       cost.forward_flops = static_cast<double>(producers.size() - 1) * out;
       break;  // the gradient passes through unchanged
-    case OpKind::concat: break;
+    case OpKind::concat:
+      break;
     case OpKind::embedding: {
       const auto& a = layer.attr<EmbeddingAttrs>();
       cost.params = checked_product(a.num_embeddings, a.embedding_dim, "parameters");
@@ -151,7 +155,7 @@ LayerCost compute_layer_cost(const Layer& layer, std::span<const Layer* const> p
     case OpKind::softmax_cross_entropy:
       cost.forward_flops = (kSoftmaxForward + 1) * in;  // +1: the log-likelihood pick and sum
       cost.backward_input_flops = kCrossEntropyBackward * in;
-      cost.saved.extra_elements = num_elements(in_shape);  // the softmax probabilities
+      cost.saved.extra_elements = num_elements(in_shape);                                 // the softmax probabilities
       cost.saved.extra_bytes = kLabelBytes * (num_elements(in_shape) / in_shape.back());  // a label per row
       break;
   }

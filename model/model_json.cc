@@ -68,15 +68,20 @@ OpAttrs read_attrs(OpKind kind, JsonObjectReader& fields) {
       a.ceil_mode = fields.optional_bool("ceil_mode", false);
       return a;
     }
-    case OpKind::adaptive_avgpool: return AdaptiveAvgPoolAttrs{read_size2(fields, "output_size", Size2{1, 1})};
-    case OpKind::dropout: return DropoutAttrs{fields.optional_number("probability", 0.5)};
+    case OpKind::adaptive_avgpool:
+      return AdaptiveAvgPoolAttrs{read_size2(fields, "output_size", Size2{1, 1})};
+    case OpKind::dropout:
+      return DropoutAttrs{fields.optional_number("probability", 0.5)};
     case OpKind::batchnorm:
-    case OpKind::layernorm: return NormAttrs{fields.optional_number("epsilon", 1e-5)};
-    case OpKind::concat: return ConcatAttrs{fields.optional_int("axis", 0)};
+    case OpKind::layernorm:
+      return NormAttrs{fields.optional_number("epsilon", 1e-5)};
+    case OpKind::concat:
+      return ConcatAttrs{fields.optional_int("axis", 0)};
     case OpKind::embedding:
       return EmbeddingAttrs{fields.required_int("num_embeddings"), fields.required_int("embedding_dim"),
                             fields.optional_bool("positional", false)};
-    case OpKind::matmul: return MatMulAttrs{fields.optional_bool("transpose_b", false)};
+    case OpKind::matmul:
+      return MatMulAttrs{fields.optional_bool("transpose_b", false)};
     case OpKind::self_attention:
       return SelfAttentionAttrs{fields.required_int("heads"), fields.optional_bool("causal", true),
                                 fields.optional_number("dropout", 0.0)};
@@ -84,7 +89,8 @@ OpAttrs read_attrs(OpKind kind, JsonObjectReader& fields) {
     case OpKind::gelu:
     case OpKind::flatten:
     case OpKind::add:
-    case OpKind::softmax_cross_entropy: return NoAttrs{};
+    case OpKind::softmax_cross_entropy:
+      return NoAttrs{};
   }
   throw std::logic_error("unhandled OpKind in model_from_json");
 }
@@ -164,8 +170,8 @@ GraphBuilder read_model_layers(const json& document, const std::string& source) 
   }
   const int64_t version = top.required_int("version");
   if (version != kModelFormatVersion) {
-    top.fail("version", fmt::format("this splitbrain reads version {}, the file is version {}", kModelFormatVersion,
-                                     version));
+    top.fail("version",
+             fmt::format("this splitbrain reads version {}, the file is version {}", kModelFormatVersion, version));
   }
   const std::string name = top.required_string("name");
   const JsonArrayReader layers = top.array("layers");
@@ -233,7 +239,8 @@ json model_to_json(const Model& model) {
 // user input, and a repeated key would otherwise silently override the first.
 Model load_model_file(const std::filesystem::path& path) {
   const std::string source = path.string();
-  const GraphBuilder graph = read_model_layers(parse_json_strict(read_text_file(path), source, throwing<ModelError>), source);
+  const GraphBuilder graph =
+      read_model_layers(parse_json_strict(read_text_file(path), source, throwing<ModelError>), source);
   return graph.build();
 }
 

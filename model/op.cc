@@ -65,24 +65,36 @@ std::pair<int, int> input_arity(OpKind kind) { return {info(kind).min_inputs, in
 
 OpAttrs default_attrs(OpKind kind) {
   switch (kind) {
-    case OpKind::input: return InputAttrs{};
-    case OpKind::conv2d: return Conv2dAttrs{};
-    case OpKind::linear: return LinearAttrs{};
+    case OpKind::input:
+      return InputAttrs{};
+    case OpKind::conv2d:
+      return Conv2dAttrs{};
+    case OpKind::linear:
+      return LinearAttrs{};
     case OpKind::maxpool:
-    case OpKind::avgpool: return Pool2dAttrs{};
-    case OpKind::adaptive_avgpool: return AdaptiveAvgPoolAttrs{};
-    case OpKind::dropout: return DropoutAttrs{};
+    case OpKind::avgpool:
+      return Pool2dAttrs{};
+    case OpKind::adaptive_avgpool:
+      return AdaptiveAvgPoolAttrs{};
+    case OpKind::dropout:
+      return DropoutAttrs{};
     case OpKind::batchnorm:
-    case OpKind::layernorm: return NormAttrs{};
-    case OpKind::concat: return ConcatAttrs{};
-    case OpKind::embedding: return EmbeddingAttrs{};
-    case OpKind::matmul: return MatMulAttrs{};
-    case OpKind::self_attention: return SelfAttentionAttrs{};
+    case OpKind::layernorm:
+      return NormAttrs{};
+    case OpKind::concat:
+      return ConcatAttrs{};
+    case OpKind::embedding:
+      return EmbeddingAttrs{};
+    case OpKind::matmul:
+      return MatMulAttrs{};
+    case OpKind::self_attention:
+      return SelfAttentionAttrs{};
     case OpKind::relu:
     case OpKind::gelu:
     case OpKind::flatten:
     case OpKind::add:
-    case OpKind::softmax_cross_entropy: return NoAttrs{};
+    case OpKind::softmax_cross_entropy:
+      return NoAttrs{};
   }
   throw std::logic_error("unhandled OpKind");
 }

@@ -127,9 +127,8 @@ struct NoAttrs {
   friend bool operator==(const NoAttrs&, const NoAttrs&) = default;
 };
 
-using OpAttrs = std::variant<NoAttrs, InputAttrs, Conv2dAttrs, LinearAttrs, Pool2dAttrs,
-                             AdaptiveAvgPoolAttrs, DropoutAttrs, NormAttrs, ConcatAttrs,
-                             EmbeddingAttrs, MatMulAttrs, SelfAttentionAttrs>;
+using OpAttrs = std::variant<NoAttrs, InputAttrs, Conv2dAttrs, LinearAttrs, Pool2dAttrs, AdaptiveAvgPoolAttrs,
+                             DropoutAttrs, NormAttrs, ConcatAttrs, EmbeddingAttrs, MatMulAttrs, SelfAttentionAttrs>;
 
 // The name used in model files and tables, e.g. "conv2d".
 std::string_view op_name(OpKind kind);

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-
 #include "model/errors.h"
 
 namespace splitbrain::model {

@@ -41,8 +41,8 @@ int64_t window_output(const ErrorSite& site, std::string_view axis, int64_t inpu
   const int64_t span = dilation * (kernel - 1) + 1;
   const int64_t padded = input + 2 * padding;
   if (span > padded) {
-    site.fail("kernel", fmt::format("window of {} does not fit the input {} of {} (padding {})", span, axis, input,
-                                    padding));
+    site.fail("kernel",
+              fmt::format("window of {} does not fit the input {} of {} (padding {})", span, axis, input, padding));
   }
   int64_t out = (padded - span) / stride + 1;
   // With ceil_mode a last partial window counts, unless it would start inside the right padding.
@@ -118,7 +118,8 @@ void infer_concat(Layer& layer, std::span<const Layer* const> producers, const E
   const auto& a = layer.attr<ConcatAttrs>();
   const Shape& first = producers[0]->output_shape;
   const auto rank = static_cast<int64_t>(first.size());
-  if (a.axis < 0 || a.axis >= rank) site.fail("axis", fmt::format("must be in [0, {}) for inputs of rank {}", rank, rank));
+  if (a.axis < 0 || a.axis >= rank)
+    site.fail("axis", fmt::format("must be in [0, {}) for inputs of rank {}", rank, rank));
   Shape out = first;
   out[static_cast<size_t>(a.axis)] = 0;
   for (const Layer* producer : producers) {
@@ -145,8 +146,8 @@ void infer_embedding(Layer& layer, std::span<const Layer* const> producers, cons
                                     shape_to_string(in.output_shape), in.output_is_tokens ? "" : " values"));
   }
   if (a.positional && in.output_shape[0] > a.num_embeddings) {
-    site.fail("num_embeddings", fmt::format("{} positions cannot cover a sequence of {}", a.num_embeddings,
-                                            in.output_shape[0]));
+    site.fail("num_embeddings",
+              fmt::format("{} positions cannot cover a sequence of {}", a.num_embeddings, in.output_shape[0]));
   }
   layer.output_shape = {in.output_shape[0], a.embedding_dim};
 }
@@ -200,9 +201,11 @@ void infer_output_shape(Layer& layer, std::span<const Layer* const> producers, c
       layer.output_is_tokens = a.tokens;
       return;
     }
-    case OpKind::conv2d: return infer_conv2d(layer, producers, site);
+    case OpKind::conv2d:
+      return infer_conv2d(layer, producers, site);
     case OpKind::maxpool:
-    case OpKind::avgpool: return infer_pool(layer, producers, site);
+    case OpKind::avgpool:
+      return infer_pool(layer, producers, site);
     case OpKind::adaptive_avgpool: {
       const auto& a = layer.attr<AdaptiveAvgPoolAttrs>();
       const Shape& in = require_image(site, producers);
@@ -214,7 +217,8 @@ void infer_output_shape(Layer& layer, std::span<const Layer* const> producers, c
       layer.output_shape = {in[0], a.output_size.h, a.output_size.w};
       return;
     }
-    case OpKind::linear: return infer_linear(layer, producers, site);
+    case OpKind::linear:
+      return infer_linear(layer, producers, site);
     case OpKind::dropout: {
       const double p = layer.attr<DropoutAttrs>().probability;
       if (!(p >= 0.0 && p < 1.0)) site.fail("probability", fmt::format("must be in [0, 1), got {}", p));
@@ -226,16 +230,22 @@ void infer_output_shape(Layer& layer, std::span<const Layer* const> producers, c
       return infer_same_shape(layer, producers, site);
     }
     case OpKind::relu:
-    case OpKind::gelu: return infer_same_shape(layer, producers, site);
+    case OpKind::gelu:
+      return infer_same_shape(layer, producers, site);
     case OpKind::flatten:
       require_values(site, *producers[0]);
       layer.output_shape = {num_elements(only_input(producers))};
       return;
-    case OpKind::add: return infer_add(layer, producers, site);
-    case OpKind::concat: return infer_concat(layer, producers, site);
-    case OpKind::embedding: return infer_embedding(layer, producers, site);
-    case OpKind::matmul: return infer_matmul(layer, producers, site);
-    case OpKind::self_attention: return infer_self_attention(layer, producers, site);
+    case OpKind::add:
+      return infer_add(layer, producers, site);
+    case OpKind::concat:
+      return infer_concat(layer, producers, site);
+    case OpKind::embedding:
+      return infer_embedding(layer, producers, site);
+    case OpKind::matmul:
+      return infer_matmul(layer, producers, site);
+    case OpKind::self_attention:
+      return infer_self_attention(layer, producers, site);
     case OpKind::softmax_cross_entropy:
       require_values(site, *producers[0]);
       layer.output_shape = {1};  // the loss of the sample (averaged over its positions for sequences)

@@ -17,9 +17,8 @@ bool output_kept_for_backward(const Model& model, int layer_index) {
   if (layer.cost.saved.output) return true;
   return std::any_of(layer.consumers.begin(), layer.consumers.end(), [&](int consumer_index) {
     const Layer& consumer = model.layer(consumer_index);
-    return std::any_of(consumer.cost.saved.inputs.begin(), consumer.cost.saved.inputs.end(), [&](int position) {
-      return consumer.inputs[static_cast<size_t>(position)] == layer_index;
-    });
+    return std::any_of(consumer.cost.saved.inputs.begin(), consumer.cost.saved.inputs.end(),
+                       [&](int position) { return consumer.inputs[static_cast<size_t>(position)] == layer_index; });
   });
 }
 

@@ -12,10 +12,10 @@ namespace splitbrain::model {
 
 struct LayerStatistics {
   int64_t params = 0;
-  double forward_flops = 0;           // whole batch
-  double backward_input_flops = 0;    // whole batch
-  double backward_weight_flops = 0;   // whole batch
-  int64_t output_bytes = 0;           // whole batch
+  double forward_flops = 0;          // whole batch
+  double backward_input_flops = 0;   // whole batch
+  double backward_weight_flops = 0;  // whole batch
+  int64_t output_bytes = 0;          // whole batch
   // Activation bytes this layer is responsible for keeping until backward: its output if any
   // layer's backward reads it (counted once, here at the producer), plus its own extras (masks,
   // indices, attention probabilities). Summing over layers counts every kept tensor once.

@@ -12,34 +12,35 @@
 namespace splitbrain::model {
 namespace {
 
-std::vector<ZooOption> classes_option(int64_t classes) {
-  return {{"classes", classes, "number of output classes"}};
-}
+std::vector<ZooOption> classes_option(int64_t classes) { return {{"classes", classes, "number of output classes"}}; }
 
 std::vector<ZooOption> gpt_options(int64_t layers, int64_t hidden, int64_t heads, int64_t sequence) {
-  return {{"layers", layers, "transformer blocks"},
-          {"hidden", hidden, "model width"},
-          {"heads", heads, "attention heads"},
-          {"seq", sequence, "sequence length (tokens per sample)"},
-          {"vocab", 50257, "vocabulary size"},
-          {"positions", std::max<int64_t>(sequence, 1024), "learned positions"},
-          {"attn_dropout", 0, "dropout on the attention probabilities, in percent (Megatron-LM: 10; the executor runs 0)"},
-          {"untied", 0, "1: the output head has its own weight instead of the token embedding's"}};
+  return {
+      {"layers", layers, "transformer blocks"},
+      {"hidden", hidden, "model width"},
+      {"heads", heads, "attention heads"},
+      {"seq", sequence, "sequence length (tokens per sample)"},
+      {"vocab", 50257, "vocabulary size"},
+      {"positions", std::max<int64_t>(sequence, 1024), "learned positions"},
+      {"attn_dropout", 0, "dropout on the attention probabilities, in percent (Megatron-LM: 10; the executor runs 0)"},
+      {"untied", 0, "1: the output head has its own weight instead of the token embedding's"}};
 }
 
 template <int Depth>
 ZooEntry vgg_entry() {
   return {fmt::format("vgg{}", Depth), fmt::format("VGG-{}, torchvision layout, 224x224x3, 1000 classes", Depth),
-          classes_option(1000),
-          [](const std::string& name, const ZooOptions& o) { return zoo::build_vgg_imagenet(name, Depth, o.at("classes")); }};
+          classes_option(1000), [](const std::string& name, const ZooOptions& o) {
+            return zoo::build_vgg_imagenet(name, Depth, o.at("classes"));
+          }};
 }
 
 template <int Depth>
 ZooEntry vgg_cifar_entry() {
   return {fmt::format("vgg{}-cifar10", Depth),
           fmt::format("VGG-{} conv stack on 32x32x3 + classifier 512-4096-4096-10 (SplitBrain's setting)", Depth),
-          classes_option(10),
-          [](const std::string& name, const ZooOptions& o) { return zoo::build_vgg_cifar(name, Depth, o.at("classes")); }};
+          classes_option(10), [](const std::string& name, const ZooOptions& o) {
+            return zoo::build_vgg_cifar(name, Depth, o.at("classes"));
+          }};
 }
 
 template <int Depth>
@@ -61,16 +62,19 @@ const std::vector<ZooEntry>& entries() {
        [](const std::string& name, const ZooOptions& o) { return zoo::build_alexnet(name, o.at("classes")); }},
       resnet_entry<18>(),
       resnet_entry<50>(),
-      {"mlp", "multi-layer perceptron on 28x28x1 (Fashion-MNIST)",
+      {"mlp",
+       "multi-layer perceptron on 28x28x1 (Fashion-MNIST)",
        {{"hidden", 512, "width of each hidden layer"}, {"layers", 2, "hidden layers"}, {"classes", 10, "classes"}},
        zoo::build_mlp},
-      {"fashion-vgg", "small VGG-style net for 28x28x1 Fashion-MNIST: 4 convs, FC 3136-256-10", {},
+      {"fashion-vgg",
+       "small VGG-style net for 28x28x1 Fashion-MNIST: 4 convs, FC 3136-256-10",
+       {},
        [](const std::string& name, const ZooOptions&) { return zoo::build_fashion_vgg(name); }},
       {"gpt", "GPT-2-style transformer; set its size with options", gpt_options(12, 768, 12, 1024), zoo::build_gpt},
       {"gpt2-small", "GPT-2 small: 12 layers, 768 wide, 12 heads, 1024 tokens, tied embeddings",
        gpt_options(12, 768, 12, 1024), zoo::build_gpt},
-      {"gpt3-175b", "GPT-3 175B shape: 96 layers, 12288 wide, 96 heads, 2048 tokens",
-       gpt_options(96, 12288, 96, 2048), zoo::build_gpt},
+      {"gpt3-175b", "GPT-3 175B shape: 96 layers, 12288 wide, 96 heads, 2048 tokens", gpt_options(96, 12288, 96, 2048),
+       zoo::build_gpt},
   };
   return kEntries;
 }
@@ -108,8 +112,8 @@ ZooOptions parse_options(const ZooEntry& entry, std::string_view spec) {
     int64_t parsed = 0;
     const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), parsed);
     if (value.empty() || error != std::errc{} || end != value.data() + value.size() || parsed <= 0) {
-      throw ModelError(fmt::format("zoo model '{}': option '{}' needs a positive integer, got '{}'", entry.name,
-                                   key, value));
+      throw ModelError(
+          fmt::format("zoo model '{}': option '{}' needs a positive integer, got '{}'", entry.name, key, value));
     }
     it->second = parsed;
   }

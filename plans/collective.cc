@@ -18,8 +18,7 @@ int64_t chunk_bytes(int64_t elements, int64_t element_bytes, int64_t n, int64_t 
 
 int64_t bytes_sent(const Collective& c, int index_in_group) {
   if (index_in_group < 0 || index_in_group >= c.group_size) {
-    throw std::out_of_range(
-        fmt::format("bytes_sent: index {} outside a group of {}", index_in_group, c.group_size));
+    throw std::out_of_range(fmt::format("bytes_sent: index {} outside a group of {}", index_in_group, c.group_size));
   }
   const int64_t n = c.group_size;
   const int64_t s = c.buffer_bytes;
@@ -33,8 +32,7 @@ int64_t bytes_sent(const Collective& c, int index_in_group) {
     case CollectiveKind::all_reduce: {
       const int64_t element_bytes = c.element_bytes > 0 ? c.element_bytes : 1;
       const int64_t elements = s / element_bytes;
-      return 2 * s - chunk_bytes(elements, element_bytes, n, i) -
-             chunk_bytes(elements, element_bytes, n, (i + 1) % n);
+      return 2 * s - chunk_bytes(elements, element_bytes, n, i) - chunk_bytes(elements, element_bytes, n, (i + 1) % n);
     }
     case CollectiveKind::halo_exchange: {
       const int64_t neighbours = (i > 0 ? 1 : 0) + (i < n - 1 ? 1 : 0);
@@ -76,8 +74,7 @@ std::string to_string(const Collective& c, const Mesh& mesh) {
     case CollectiveKind::all_reduce:
       break;
   }
-  return fmt::format("{}({}over [{}], n={}, {} B)", collective_name(c.kind), where, axes,
-                     c.group_size, c.buffer_bytes);
+  return fmt::format("{}({}over [{}], n={}, {} B)", collective_name(c.kind), where, axes, c.group_size, c.buffer_bytes);
 }
 
 }  // namespace splitbrain::plans

@@ -90,7 +90,8 @@ std::vector<GradientBucket> compile_buckets(const Plan& plan, const std::vector<
         }
         bucket.padded_elements = plan.zero_stage == 3 ? layer_padded : round_up(bucket.elements, group);
         const int64_t bytes = bucket.padded_elements * element_bytes;
-        bucket.reduction = {flat_collective(CollectiveKind::reduce_scatter, plan.mesh, bucket.axes, bytes, element_bytes)};
+        bucket.reduction = {
+            flat_collective(CollectiveKind::reduce_scatter, plan.mesh, bucket.axes, bytes, element_bytes)};
         // Stages 1 and 2 keep whole parameters, so the updated slices are gathered back; stage 3
         // keeps only the slice and gathers per layer when it is needed (CompiledLayer).
         if (plan.zero_stage < 3) {
@@ -128,7 +129,7 @@ std::vector<GradientBucket> compile_buckets(const Plan& plan, const std::vector<
 // the sends of every later reader are dropped. The messages are alike, since a pipeline send
 // depends only on the producer's layout and the two stages.
 void share_stage_sends(std::vector<CompiledLayer>& layers) {
-  std::set<std::pair<int, int>> forward_carried;   // (producer, receiving stage)
+  std::set<std::pair<int, int>> forward_carried;  // (producer, receiving stage)
   std::set<std::pair<int, int>> backward_carried;
   for (CompiledLayer& layer : layers) {
     for (InputTransfer& transfer : layer.inputs) {
@@ -154,7 +155,8 @@ CompiledPlan compile_plan(const Plan& plan) {
     throw PlanError(fmt::format("plan: {} layer shardings for a model of {} layers", plan.layers.size(), net.size()));
   }
   if (plan.micro_batches < 1 || plan.global_batch % plan.micro_batches != 0) {
-    throw PlanError(fmt::format("plan: micro_batches {} must divide the batch {}", plan.micro_batches, plan.global_batch));
+    throw PlanError(
+        fmt::format("plan: micro_batches {} must divide the batch {}", plan.micro_batches, plan.global_batch));
   }
   if (const std::string problem = chunk_hand_over_problem(plan); !problem.empty()) {
     throw PlanError("plan: pipeline.stage_starts: " + problem);
@@ -166,7 +168,8 @@ CompiledPlan compile_plan(const Plan& plan) {
     CompiledLayer& layer = compiled.layers[static_cast<size_t>(i)];
     layer.chunk = plan.stage_of_layer.empty() ? 0 : plan.stage_of_layer[static_cast<size_t>(i)];
     layer.stage = plan.stage_of_chunk(layer.chunk);
-    layer.layouts = layer_layouts(net, i, plan.layers[static_cast<size_t>(i)], plan.mesh, compiled.micro_batch, plan.dtype);
+    layer.layouts =
+        layer_layouts(net, i, plan.layers[static_cast<size_t>(i)], plan.mesh, compiled.micro_batch, plan.dtype);
     for (int position = 0; position < static_cast<int>(net.layer(i).inputs.size()); ++position) {
       const int producer = net.layer(i).inputs[static_cast<size_t>(position)];
       layer.inputs.push_back(compile_input(plan, compiled.layers[static_cast<size_t>(producer)], layer, i, position));
@@ -175,9 +178,9 @@ CompiledPlan compile_plan(const Plan& plan) {
     const int group = plan.mesh.group_size(layer.layouts.gradient_sync_axes);
     if (plan.zero_stage == 3 && elements > 0 && group > 1) {
       const int64_t bytes = round_up(elements, group) * model::bytes_per_element(plan.dtype);
-      layer.parameter_gathers = {
-          flat_collective(CollectiveKind::all_gather, plan.mesh, layer.layouts.gradient_sync_axes, bytes,
-                          model::bytes_per_element(plan.dtype))};
+      layer.parameter_gathers = {flat_collective(CollectiveKind::all_gather, plan.mesh,
+                                                 layer.layouts.gradient_sync_axes, bytes,
+                                                 model::bytes_per_element(plan.dtype))};
     }
   }
   share_stage_sends(compiled.layers);

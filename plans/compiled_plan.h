@@ -15,8 +15,8 @@ namespace splitbrain::plans {
 
 // How one input of a layer gets to it, and how its gradient gets back.
 struct InputTransfer {
-  int producer = -1;        // layer index
-  int input_position = 0;   // which input of the consumer
+  int producer = -1;       // layer index
+  int input_position = 0;  // which input of the consumer
   // Forward: when the producer sits on an earlier pipeline stage, its output (in the producer's
   // layout) is first sent to the consumer's stage; then it is redistributed there into the
   // layout the consumer needs.
@@ -50,18 +50,18 @@ struct CompiledLayer {
 // each rank's slice, and the updated slices are all-gathered back.
 struct GradientBucket {
   int stage = 0;
-  std::vector<int> layers;           // layer indices, in backward order
-  int64_t elements = 0;              // local gradient elements in the bucket (before padding)
-  int64_t padded_elements = 0;       // rounded up so a reduce-scatter splits evenly (ZeRO 3: per layer)
-  std::vector<int> axes;             // synchronisation axes
-  std::vector<Collective> reduction; // all_reduce, or reduce_scatter (ZeRO >= 1)
-  std::vector<Collective> gather;    // all_gather of updated parameters (ZeRO >= 1)
+  std::vector<int> layers;            // layer indices, in backward order
+  int64_t elements = 0;               // local gradient elements in the bucket (before padding)
+  int64_t padded_elements = 0;        // rounded up so a reduce-scatter splits evenly (ZeRO 3: per layer)
+  std::vector<int> axes;              // synchronisation axes
+  std::vector<Collective> reduction;  // all_reduce, or reduce_scatter (ZeRO >= 1)
+  std::vector<Collective> gather;     // all_gather of updated parameters (ZeRO >= 1)
 };
 
 struct CompiledPlan {
   int64_t micro_batch = 0;
-  std::vector<CompiledLayer> layers;       // one per model layer
-  std::vector<GradientBucket> buckets;     // in the order backward fills them
+  std::vector<CompiledLayer> layers;    // one per model layer
+  std::vector<GradientBucket> buckets;  // in the order backward fills them
 };
 
 // Throws PlanError (naming the layer) when a layer's sharding is invalid.

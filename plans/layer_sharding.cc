@@ -9,10 +9,14 @@ namespace {
 template <class Sharding>
 auto& role_axes(Sharding& sharding, ShardRole role) {
   switch (role) {
-    case ShardRole::batch: return sharding.batch;
-    case ShardRole::out: return sharding.out;
-    case ShardRole::in: return sharding.in;
-    case ShardRole::spatial: return sharding.spatial;
+    case ShardRole::batch:
+      return sharding.batch;
+    case ShardRole::out:
+      return sharding.out;
+    case ShardRole::in:
+      return sharding.in;
+    case ShardRole::spatial:
+      return sharding.spatial;
   }
   return sharding.batch;
 }
@@ -30,10 +34,14 @@ bool LayerSharding::uses(int axis) const {
 
 std::string_view role_name(ShardRole role) {
   switch (role) {
-    case ShardRole::batch: return "batch";
-    case ShardRole::out: return "out";
-    case ShardRole::in: return "in";
-    case ShardRole::spatial: return "spatial";
+    case ShardRole::batch:
+      return "batch";
+    case ShardRole::out:
+      return "out";
+    case ShardRole::in:
+      return "in";
+    case ShardRole::spatial:
+      return "spatial";
   }
   return "unknown";
 }

@@ -22,7 +22,7 @@ enum class ShardRole { batch, out, in, spatial };
 constexpr int kShardRoleCount = 4;
 
 struct LayerSharding {
-  std::vector<int> batch;    // mesh axis indices, outermost first
+  std::vector<int> batch;  // mesh axis indices, outermost first
   std::vector<int> out;
   std::vector<int> in;
   std::vector<int> spatial;

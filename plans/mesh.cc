@@ -23,23 +23,19 @@ Mesh::Mesh(std::vector<MeshAxis> axes) : axes_(std::move(axes)) {
     if (a.name.empty()) throw PlanError(fmt::format("mesh axis {}: name is empty", i));
     for (char c : a.name) {
       if (!is_name_char(c)) {
-        throw PlanError(fmt::format(
-            "mesh axis {} ('{}'): name may only hold letters, digits and '_'", i, a.name));
+        throw PlanError(fmt::format("mesh axis {} ('{}'): name may only hold letters, digits and '_'", i, a.name));
       }
     }
     for (std::size_t j = 0; j < i; ++j) {
       if (axes_[j].name == a.name) {
-        throw PlanError(
-            fmt::format("mesh axis {} ('{}'): name already used by axis {}", i, a.name, j));
+        throw PlanError(fmt::format("mesh axis {} ('{}'): name already used by axis {}", i, a.name, j));
       }
     }
     if (a.size < 1) {
-      throw PlanError(
-          fmt::format("mesh axis {} ('{}'): size must be >= 1, got {}", i, a.name, a.size));
+      throw PlanError(fmt::format("mesh axis {} ('{}'): size must be >= 1, got {}", i, a.name, a.size));
     }
     if (rank_count_ > INT_MAX / a.size) {
-      throw PlanError(fmt::format("mesh axis {} ('{}'): the mesh has more ranks than fit in an int",
-                                  i, a.name));
+      throw PlanError(fmt::format("mesh axis {} ('{}'): the mesh has more ranks than fit in an int", i, a.name));
     }
     rank_count_ *= a.size;
   }
@@ -84,14 +80,14 @@ int Mesh::coordinate(int rank, int axis_index) const {
 
 int Mesh::rank_of(const std::vector<int>& coords) const {
   if (coords.size() != axes_.size()) {
-    throw std::out_of_range(fmt::format("mesh {}: {} coordinates given, need {}", to_string(),
-                                        coords.size(), axes_.size()));
+    throw std::out_of_range(
+        fmt::format("mesh {}: {} coordinates given, need {}", to_string(), coords.size(), axes_.size()));
   }
   int rank = 0;
   for (std::size_t i = 0; i < axes_.size(); ++i) {
     if (coords[i] < 0 || coords[i] >= axes_[i].size) {
-      throw std::out_of_range(fmt::format("mesh {}: coordinate {} on axis '{}' out of range",
-                                          to_string(), coords[i], axes_[i].name));
+      throw std::out_of_range(
+          fmt::format("mesh {}: coordinate {} on axis '{}' out of range", to_string(), coords[i], axes_[i].name));
     }
     rank += coords[i] * strides_[i];
   }

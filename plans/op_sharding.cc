@@ -26,10 +26,14 @@ struct RoleDims {
 
 RoleDims role_dims(const std::vector<int64_t>& shape, bool tokens) {
   switch (shape.size()) {
-    case 4: return {1, 2};
-    case 3: return {2, 1};
-    case 2: return tokens ? RoleDims{-1, 1} : RoleDims{1, -1};
-    default: return {};
+    case 4:
+      return {1, 2};
+    case 3:
+      return {2, 1};
+    case 2:
+      return tokens ? RoleDims{-1, 1} : RoleDims{1, -1};
+    default:
+      return {};
   }
 }
 
@@ -75,7 +79,8 @@ class RuleContext {
     return result;
   }
 
-  ParameterShard parameter(std::vector<int64_t> shape, std::initializer_list<std::pair<ShardRole, int>> placement) const {
+  ParameterShard parameter(std::vector<int64_t> shape,
+                           std::initializer_list<std::pair<ShardRole, int>> placement) const {
     ParameterShard shard;
     shard.layout = layout(shape, placement);
     shard.local_elements = local_element_count(shard.layout, mesh_, shape);
@@ -102,7 +107,9 @@ class RuleContext {
     for (int axis : axes(role)) names.push_back(mesh_.axis(axis).name);
     return fmt::format("{}", fmt::join(names, "+"));
   }
-  static std::string shape_text(const std::vector<int64_t>& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
+  static std::string shape_text(const std::vector<int64_t>& shape) {
+    return fmt::format("[{}]", fmt::join(shape, ", "));
+  }
 
   const Layer& layer_;
   const LayerSharding& sharding_;
@@ -114,11 +121,12 @@ void check_axes(const Layer& layer, const LayerSharding& sharding, const Mesh& m
   for (ShardRole role : kAllRoles) {
     for (int axis : sharding.axes(role)) {
       if (axis < 0 || axis >= mesh.axis_count()) {
-        throw PlanError(fmt::format("layer '{}': role '{}': mesh axis {} does not exist", layer.name, role_name(role), axis));
+        throw PlanError(
+            fmt::format("layer '{}': role '{}': mesh axis {} does not exist", layer.name, role_name(role), axis));
       }
       if (std::find(seen.begin(), seen.end(), axis) != seen.end()) {
-        throw PlanError(fmt::format("layer '{}': role '{}': mesh axis '{}' is already used by another role",
-                                    layer.name, role_name(role), mesh.axis(axis).name));
+        throw PlanError(fmt::format("layer '{}': role '{}': mesh axis '{}' is already used by another role", layer.name,
+                                    role_name(role), mesh.axis(axis).name));
       }
       seen.push_back(axis);
     }
@@ -152,7 +160,8 @@ bool role_allowed(const Layer& layer, ShardRole role) {
   switch (layer.kind) {
     case OpKind::conv2d:
     case OpKind::linear:
-    case OpKind::embedding: return true;
+    case OpKind::embedding:
+      return true;
     case OpKind::input:
     case OpKind::maxpool:
     case OpKind::avgpool:
@@ -161,13 +170,17 @@ bool role_allowed(const Layer& layer, ShardRole role) {
     case OpKind::dropout:
     case OpKind::batchnorm:
     case OpKind::add:
-    case OpKind::concat: return role != ShardRole::in;
+    case OpKind::concat:
+      return role != ShardRole::in;
     case OpKind::adaptive_avgpool:
     case OpKind::flatten:
-    case OpKind::self_attention: return role == ShardRole::batch || role == ShardRole::out;
+    case OpKind::self_attention:
+      return role == ShardRole::batch || role == ShardRole::out;
     case OpKind::layernorm:
-    case OpKind::softmax_cross_entropy: return role == ShardRole::batch || role == ShardRole::spatial;
-    case OpKind::matmul: return role == ShardRole::batch;
+    case OpKind::softmax_cross_entropy:
+      return role == ShardRole::batch || role == ShardRole::spatial;
+    case OpKind::matmul:
+      return role == ShardRole::batch;
   }
   return false;
 }
@@ -185,7 +198,9 @@ LayerSharding inherited_sharding(const Layer& layer, const LayerSharding& produc
   return inherited;
 }
 
-std::vector<int64_t> activation_shape(const Layer& layer, int64_t batch) { return model::with_batch(layer.output_shape, batch); }
+std::vector<int64_t> activation_shape(const Layer& layer, int64_t batch) {
+  return model::with_batch(layer.output_shape, batch);
+}
 
 LayerLayouts layer_layouts(const model::Model& model, int index, const LayerSharding& sharding, const Mesh& mesh,
                            int64_t batch, model::DType dtype) {
@@ -218,7 +233,8 @@ LayerLayouts layer_layouts(const model::Model& model, int index, const LayerShar
     case OpKind::conv2d: {
       const auto& a = layer.attr<model::Conv2dAttrs>();
       const auto& x = x_shapes[0];
-      if (!sharding.in.empty() && a.groups != 1) rule.fail(R::in, "grouped convolutions cannot split their input channels");
+      if (!sharding.in.empty() && a.groups != 1)
+        rule.fail(R::in, "grouped convolutions cannot split their input channels");
       if (!sharding.spatial.empty()) {
         const bool same_size = a.stride == model::Size2{1, 1} && a.dilation == model::Size2{1, 1} &&
                                a.kernel.h % 2 == 1 && a.padding.h == a.kernel.h / 2;
@@ -227,10 +243,12 @@ LayerLayouts layer_layouts(const model::Model& model, int index, const LayerShar
       out.inputs.push_back(rule.layout(x, {{R::batch, 0}, {R::in, 1}, {R::spatial, 2}}));
       out.output = rule.layout(y_shape, {{R::batch, 0}, {R::out, 1}, {R::spatial, 2}}, {R::in});
       out.input_gradients.push_back(rule.layout(x, {{R::batch, 0}, {R::in, 1}, {R::spatial, 2}}, {R::out}));
-      out.parameters.push_back(rule.parameter({a.out_channels, x[1] / a.groups, a.kernel.h, a.kernel.w}, {{R::out, 0}, {R::in, 1}}));
+      out.parameters.push_back(
+          rule.parameter({a.out_channels, x[1] / a.groups, a.kernel.h, a.kernel.w}, {{R::out, 0}, {R::in, 1}}));
       if (a.bias) out.parameters.push_back(rule.parameter({a.out_channels}, {{R::out, 0}}));
       if (!sharding.spatial.empty() && a.kernel.h > 1) {
-        const Collective halo = halo_exchange(out.inputs[0], mesh, x, model::bytes_per_element(dtype), 2, a.kernel.h / 2);
+        const Collective halo =
+            halo_exchange(out.inputs[0], mesh, x, model::bytes_per_element(dtype), 2, a.kernel.h / 2);
         out.forward_internal.push_back(halo);
         // The halo rows' gradients go back to their owners: only when an input gradient is made.
         if (layer.needs_input_gradient) out.backward_internal.push_back(halo);
@@ -245,9 +263,11 @@ LayerLayouts layer_layouts(const model::Model& model, int index, const LayerShar
       const int positions = x.size() == 3 ? 1 : -1;
       out.inputs.push_back(rule.layout(x, {{R::batch, 0}, {R::in, features}, {R::spatial, positions}}));
       out.output = rule.layout(y_shape, {{R::batch, 0}, {R::out, features}, {R::spatial, positions}}, {R::in});
-      out.input_gradients.push_back(rule.layout(x, {{R::batch, 0}, {R::in, features}, {R::spatial, positions}}, {R::out}));
+      out.input_gradients.push_back(
+          rule.layout(x, {{R::batch, 0}, {R::in, features}, {R::spatial, positions}}, {R::out}));
       // A tied weight belongs to its embedding, which holds (and synchronises) the shard.
-      if (a.tied_to.empty()) out.parameters.push_back(rule.parameter({a.out_features, a.in_features}, {{R::out, 0}, {R::in, 1}}));
+      if (a.tied_to.empty())
+        out.parameters.push_back(rule.parameter({a.out_features, a.in_features}, {{R::out, 0}, {R::in, 1}}));
       if (a.bias) out.parameters.push_back(rule.parameter({a.out_features}, {{R::out, 0}}));
       break;
     }
@@ -266,7 +286,9 @@ LayerLayouts layer_layouts(const model::Model& model, int index, const LayerShar
       const auto& a = layer.attr<model::Pool2dAttrs>();
       if (!sharding.spatial.empty()) {
         const bool tiles = a.kernel == a.stride && a.padding == model::Size2{0, 0} && !a.ceil_mode;
-        if (!tiles) rule.fail(R::spatial, "only pooling whose windows tile the input (kernel = stride, no padding) splits its height");
+        if (!tiles)
+          rule.fail(R::spatial,
+                    "only pooling whose windows tile the input (kernel = stride, no padding) splits its height");
       }
       same_layout_everywhere();
       break;
@@ -291,8 +313,10 @@ LayerLayouts layer_layouts(const model::Model& model, int index, const LayerShar
 
     case OpKind::concat: {
       const int axis = static_cast<int>(layer.attr<model::ConcatAttrs>().axis) + 1;
-      if (axis == y_dims.channel && !sharding.out.empty()) rule.fail(R::out, "the channels are the concatenated dimension");
-      if (axis == y_dims.spatial && !sharding.spatial.empty()) rule.fail(R::spatial, "the height is the concatenated dimension");
+      if (axis == y_dims.channel && !sharding.out.empty())
+        rule.fail(R::out, "the channels are the concatenated dimension");
+      if (axis == y_dims.spatial && !sharding.spatial.empty())
+        rule.fail(R::spatial, "the height is the concatenated dimension");
       same_layout_everywhere();
       break;
     }
@@ -330,7 +354,9 @@ LayerLayouts layer_layouts(const model::Model& model, int index, const LayerShar
     case OpKind::relu:
     case OpKind::gelu:
     case OpKind::dropout:
-    case OpKind::add: same_layout_everywhere(); break;
+    case OpKind::add:
+      same_layout_everywhere();
+      break;
   }
 
   if (out.input_gradients.empty()) out.input_gradients = out.inputs;

@@ -28,13 +28,13 @@ struct ParameterShard {
 };
 
 struct LayerLayouts {
-  std::vector<TensorLayout> inputs;           // the layout each input must arrive in
-  TensorLayout output;                        // the layout the layer produces
+  std::vector<TensorLayout> inputs;  // the layout each input must arrive in
+  TensorLayout output;               // the layout the layer produces
   // The layout of the gradient backward produces for each input (token inputs: empty layout).
   // It differs from `inputs` where the input was replicated over axes that split the weight
   // rows: each rank then holds a partial sum of the input gradient.
   std::vector<TensorLayout> input_gradients;
-  std::vector<ParameterShard> parameters;     // empty for layers without parameters
+  std::vector<ParameterShard> parameters;  // empty for layers without parameters
   // Axes over which the parameter gradients must be summed (ranks that saw different samples
   // or positions with the same weight shard).
   std::vector<int> gradient_sync_axes;

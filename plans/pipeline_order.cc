@@ -22,8 +22,8 @@ std::vector<PipelinePass> interleaved(int stage, int stages, int micro_batches, 
     if (kind == PassKind::backward) local = chunks - 1 - local;
     return PipelinePass{kind, (k / group) * stages + k % stages, local * stages + stage};
   };
-  const int warmup = micro_batches == stages ? total
-                                             : std::min(total, 2 * (stages - stage - 1) + (chunks - 1) * stages);
+  const int warmup =
+      micro_batches == stages ? total : std::min(total, 2 * (stages - stage - 1) + (chunks - 1) * stages);
   std::vector<PipelinePass> order;
   order.reserve(static_cast<size_t>(2 * total));
   for (int k = 0; k < warmup; ++k) order.push_back(pass(k, PassKind::forward));
@@ -42,15 +42,16 @@ std::vector<PipelinePass> pass_order(int stage, int stages, int micro_batches, P
   if (stages < 1 || stage < 0 || stage >= stages || micro_batches < 1 || virtual_stages < 1 ||
       static_cast<int64_t>(micro_batches) * virtual_stages > INT_MAX ||
       static_cast<int64_t>(stages) * virtual_stages > INT_MAX) {
-    throw PlanError(fmt::format("pass_order: stage {} of {}, {} micro-batches, {} virtual stages is not a pipeline", stage,
-                                stages, micro_batches, virtual_stages));
+    throw PlanError(fmt::format("pass_order: stage {} of {}, {} micro-batches, {} virtual stages is not a pipeline",
+                                stage, stages, micro_batches, virtual_stages));
   }
   std::vector<PipelinePass> order;
   if (schedule == PipelineSchedule::interleaved_one_f_one_b) {
     if (micro_batches % stages != 0) {
-      throw PlanError(fmt::format("pass_order: the interleaved_1f1b schedule needs a multiple of the {} stages as "
-                                  "micro-batches, got {}",
-                                  stages, micro_batches));
+      throw PlanError(
+          fmt::format("pass_order: the interleaved_1f1b schedule needs a multiple of the {} stages as "
+                      "micro-batches, got {}",
+                      stages, micro_batches));
     }
     return interleaved(stage, stages, micro_batches, virtual_stages);
   }

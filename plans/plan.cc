@@ -10,9 +10,12 @@ std::string_view optimizer_kind_name(OptimizerKind kind) {
 
 std::string_view schedule_name(PipelineSchedule schedule) {
   switch (schedule) {
-    case PipelineSchedule::gpipe: return "gpipe";
-    case PipelineSchedule::one_f_one_b: return "1f1b";
-    case PipelineSchedule::interleaved_one_f_one_b: return "interleaved_1f1b";
+    case PipelineSchedule::gpipe:
+      return "gpipe";
+    case PipelineSchedule::one_f_one_b:
+      return "1f1b";
+    case PipelineSchedule::interleaved_one_f_one_b:
+      return "interleaved_1f1b";
   }
   return "?";
 }
@@ -21,8 +24,10 @@ int64_t optimizer_state_bytes_per_parameter(OptimizerKind kind) {
   // Optimizer state stays fp32 whatever the model dtype: mixed-precision training keeps its
   // moments in full precision, so the count does not depend on Plan::dtype.
   switch (kind) {
-    case OptimizerKind::sgd_momentum: return 4;  // one momentum buffer
-    case OptimizerKind::adam: return 8;          // first and second moments
+    case OptimizerKind::sgd_momentum:
+      return 4;  // one momentum buffer
+    case OptimizerKind::adam:
+      return 8;  // first and second moments
   }
   return 0;
 }

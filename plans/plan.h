@@ -27,10 +27,10 @@ enum class OptimizerKind { sgd_momentum, adam };
 struct OptimizerConfig {
   OptimizerKind kind = OptimizerKind::sgd_momentum;
   double learning_rate = 0.01;
-  double momentum = 0.9;        // sgd_momentum
-  double beta1 = 0.9;           // adam
-  double beta2 = 0.999;         // adam
-  double epsilon = 1e-8;        // adam
+  double momentum = 0.9;  // sgd_momentum
+  double beta1 = 0.9;     // adam
+  double beta2 = 0.999;   // adam
+  double epsilon = 1e-8;  // adam
   double weight_decay = 0.0;
   friend bool operator==(const OptimizerConfig&, const OptimizerConfig&) = default;
 };
@@ -44,11 +44,11 @@ std::string_view optimizer_kind_name(OptimizerKind kind);
 std::string_view schedule_name(PipelineSchedule schedule);
 
 struct Plan {
-  std::string family;                       // a label such as "data-parallel" or "splitbrain g=4"
+  std::string family;  // a label such as "data-parallel" or "splitbrain g=4"
   std::string description;
-  std::string model_spec;                   // zoo spec or model file path, as written in the plan
+  std::string model_spec;  // zoo spec or model file path, as written in the plan
   std::shared_ptr<const model::Model> model;
-  int64_t global_batch = 1;                 // samples per optimizer step, over all ranks
+  int64_t global_batch = 1;  // samples per optimizer step, over all ranks
   model::DType dtype = model::DType::fp32;
   Mesh mesh{{{"data", 1}}};
 
@@ -85,7 +85,7 @@ struct Plan {
   // input made by all-gathers alone (StepFacts::regathers_input); not under full recomputation,
   // which keeps nothing to gather.
   bool regather_saved_inputs = false;
-  int zero_stage = 0;                  // 0 off; 1 optimizer state, 2 + gradients, 3 + parameters
+  int zero_stage = 0;  // 0 off; 1 optimizer state, 2 + gradients, 3 + parameters
   // Gradient synchronisation starts bucket by bucket while backward still runs.
   bool overlap_gradient_sync = true;
   int64_t gradient_bucket_bytes = 25'000'000;

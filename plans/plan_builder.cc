@@ -73,7 +73,8 @@ class ChunkCuts {
     const int target = static_cast<int>(static_cast<int64_t>(k + 1) * n_ / chunks_);
     std::vector<int> ends;
     for (int end = begin + 1; end <= n_ - (chunks_ - k - 1); ++end) ends.push_back(end);
-    std::stable_sort(ends.begin(), ends.end(), [&](int a, int b) { return std::abs(a - target) < std::abs(b - target); });
+    std::stable_sort(ends.begin(), ends.end(),
+                     [&](int a, int b) { return std::abs(a - target) < std::abs(b - target); });
     for (int end : ends) {
       if (!fits(k, begin, end)) continue;
       starts_.push_back(end);

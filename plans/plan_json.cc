@@ -23,8 +23,8 @@ using nlohmann::ordered_json;
 
 constexpr std::array kRoles = {ShardRole::batch, ShardRole::out, ShardRole::in, ShardRole::spatial};
 constexpr std::array<std::string_view, 14> kTopLevelKeys = {
-    "format",  "version", "family",   "description", "model",   "batch",         "dtype",
-    "mesh",    "default", "layers",   "pipeline",    "optimizer", "options", "micro_batches"};
+    "format", "version", "family", "description", "model",     "batch",   "dtype",
+    "mesh",   "default", "layers", "pipeline",    "optimizer", "options", "micro_batches"};
 
 // A relative model path means "next to the plan file", so a plan and its model can move together.
 std::shared_ptr<const model::Model> read_model(JsonObjectReader& top, const std::filesystem::path& base_dir,
@@ -66,8 +66,8 @@ int read_micro_batches(JsonObjectReader& fields, const Plan& plan) {
     fields.fail("micro_batches", fmt::format("must be between 1 and {}, got {}", INT_MAX, micro_batches));
   }
   if (plan.global_batch % micro_batches != 0) {
-    fields.fail("micro_batches", fmt::format("{} micro-batches do not divide the batch of {}", micro_batches,
-                                             plan.global_batch));
+    fields.fail("micro_batches",
+                fmt::format("{} micro-batches do not divide the batch of {}", micro_batches, plan.global_batch));
   }
   return static_cast<int>(micro_batches);
 }
@@ -108,7 +108,8 @@ void read_pipeline(JsonObjectReader& top, Plan& plan) {
   const bool interleaved = plan.schedule == PipelineSchedule::interleaved_one_f_one_b;
   const int64_t virtual_stages = fields.optional_int("virtual_stages", 1);
   if (virtual_stages < 1 || virtual_stages > 1024) {
-    fields.fail("virtual_stages", fmt::format("must be between 1 and 1024 (model chunks per stage), got {}", virtual_stages));
+    fields.fail("virtual_stages",
+                fmt::format("must be between 1 and 1024 (model chunks per stage), got {}", virtual_stages));
   }
   if (virtual_stages > 1 && !interleaved) {
     fields.fail("virtual_stages", fmt::format("{} model chunks per stage need \"schedule\": \"interleaved_1f1b\" "
@@ -116,8 +117,9 @@ void read_pipeline(JsonObjectReader& top, Plan& plan) {
                                               virtual_stages, schedule));
   }
   if (interleaved && virtual_stages < 2) {
-    fields.fail("virtual_stages", "the interleaved_1f1b schedule needs at least 2 model chunks per stage (with one "
-                                  "it is \"1f1b\")");
+    fields.fail("virtual_stages",
+                "the interleaved_1f1b schedule needs at least 2 model chunks per stage (with one "
+                "it is \"1f1b\")");
   }
   if (interleaved && stages < 2) {
     fields.fail("schedule", fmt::format("the interleaved_1f1b schedule needs a pipeline of at least 2 stages; axis "
@@ -130,17 +132,18 @@ void read_pipeline(JsonObjectReader& top, Plan& plan) {
                                              stages, plan.micro_batches));
   }
   if (stages * virtual_stages > INT_MAX) {
-    fields.fail("virtual_stages", fmt::format("{} stages x {} chunks are more chunks than fit in an int", stages,
-                                              virtual_stages));
+    fields.fail("virtual_stages",
+                fmt::format("{} stages x {} chunks are more chunks than fit in an int", stages, virtual_stages));
   }
   plan.virtual_stages = static_cast<int>(virtual_stages);
   const int chunks = plan.chunk_count();
   const std::vector<std::string> starts = fields.optional_string_list("stage_starts");
   if (starts.size() != static_cast<size_t>(chunks - 1)) {
     if (plan.virtual_stages > 1) {
-      fields.fail("stage_starts", fmt::format("lists {} layers, but {} stages x {} virtual stages make {} model chunks, "
-                                              "so it needs {}: the first layer of each chunk after chunk 0",
-                                              starts.size(), stages, plan.virtual_stages, chunks, chunks - 1));
+      fields.fail("stage_starts",
+                  fmt::format("lists {} layers, but {} stages x {} virtual stages make {} model chunks, "
+                              "so it needs {}: the first layer of each chunk after chunk 0",
+                              starts.size(), stages, plan.virtual_stages, chunks, chunks - 1));
     }
     fields.fail("stage_starts", fmt::format("lists {} layers, but axis '{}' has {} stages, so it needs {}: the first "
                                             "layer of each stage after stage 0",
@@ -161,7 +164,8 @@ void read_pipeline(JsonObjectReader& top, Plan& plan) {
   }
   if (plan.virtual_stages > 1) {
     // A chunk hands its tensors to the next chunk only (Megatron-LM's transformer chunks do).
-    if (const std::string problem = chunk_hand_over_problem(plan); !problem.empty()) fields.fail("stage_starts", problem);
+    if (const std::string problem = chunk_hand_over_problem(plan); !problem.empty())
+      fields.fail("stage_starts", problem);
   }
   fields.reject_unknown_keys();
 }
@@ -173,13 +177,14 @@ LayerSharding read_sharding(JsonObjectReader& fields, const Plan& plan) {
     const std::string key(role_name(role));
     for (const std::string& name : fields.optional_string_list(key)) {
       const int axis = plan.mesh.axis_index(name);
-      if (axis < 0) fields.fail(key, fmt::format("'{}' is not a mesh axis (the mesh is {})", name, plan.mesh.to_string()));
+      if (axis < 0)
+        fields.fail(key, fmt::format("'{}' is not a mesh axis (the mesh is {})", name, plan.mesh.to_string()));
       if (sharding.uses(axis)) {
         fields.fail(key, fmt::format("axis '{}' is used twice in this layer (an axis splits one role once)", name));
       }
       if (axis == plan.pipe_axis) {
-        fields.fail(key, fmt::format("axis '{}' is the pipeline axis; it splits the layers into stages, not a layer",
-                                     name));
+        fields.fail(key,
+                    fmt::format("axis '{}' is the pipeline axis; it splits the layers into stages, not a layer", name));
       }
       sharding.axes(role).push_back(axis);
     }
@@ -260,8 +265,9 @@ void read_options(JsonObjectReader& top, Plan& plan) {
       fields.fail("recompute_blocks", fmt::format("must be 0 (every block) or a positive count, got {}", blocks));
     }
     if (!plan.recompute_activations) {
-      fields.fail("recompute_blocks", "recomputes the first blocks of each chunk under \"recompute\": true, which this "
-                                      "plan does not set");
+      fields.fail("recompute_blocks",
+                  "recomputes the first blocks of each chunk under \"recompute\": true, which this "
+                  "plan does not set");
     }
     plan.recompute_blocks = static_cast<int>(blocks);
   }
@@ -310,9 +316,10 @@ std::vector<LayerSharding> resolve_layer_shardings(const model::Model& model,
       result.push_back(*own);
     } else if (chooses_own_sharding(layer)) {
       if (!default_sharding) {
-        throw PlanError(fmt::format("{}: layer '{}': it has parameters (or is an input) but is not listed in "
-                                    "\"layers\", and the plan has no \"default\" sharding",
-                                    source, layer.name));
+        throw PlanError(
+            fmt::format("{}: layer '{}': it has parameters (or is an input) but is not listed in "
+                        "\"layers\", and the plan has no \"default\" sharding",
+                        source, layer.name));
       }
       result.push_back(*default_sharding);
     } else {
@@ -335,8 +342,8 @@ Plan plan_from_json(const ordered_json& document, const std::string& source, con
   }
   const int64_t version = top.required_int("version");
   if (version != kPlanFormatVersion) {
-    top.fail("version", fmt::format("this splitbrain reads version {}, the file is version {}", kPlanFormatVersion,
-                                     version));
+    top.fail("version",
+             fmt::format("this splitbrain reads version {}, the file is version {}", kPlanFormatVersion, version));
   }
   // Unknown top-level keys first: a misspelt "layers" would otherwise surface later as a
   // puzzling complaint about the layers it was meant to list.
@@ -348,8 +355,8 @@ Plan plan_from_json(const ordered_json& document, const std::string& source, con
   plan.model = read_model(top, base_dir, plan.model_spec);
   plan.global_batch = top.required_int("batch");
   if (plan.global_batch < 1) {
-    top.fail("batch", fmt::format("must be >= 1 (samples per optimizer step, over all ranks), got {}",
-                                  plan.global_batch));
+    top.fail("batch",
+             fmt::format("must be >= 1 (samples per optimizer step, over all ranks), got {}", plan.global_batch));
   }
   const std::string dtype = top.optional_string("dtype", "fp32");
   try {
@@ -393,7 +400,8 @@ ordered_json plan_to_json(const Plan& plan) {
   if (plan.pipe_axis >= 0) {
     ordered_json starts = ordered_json::array();
     for (size_t i = 1; i < plan.stage_of_layer.size(); ++i) {
-      if (plan.stage_of_layer[i] != plan.stage_of_layer[i - 1]) starts.push_back(plan.model->layer(static_cast<int>(i)).name);
+      if (plan.stage_of_layer[i] != plan.stage_of_layer[i - 1])
+        starts.push_back(plan.model->layer(static_cast<int>(i)).name);
     }
     doc["pipeline"] = {{"axis", plan.mesh.axis(plan.pipe_axis).name},
                        {"stage_starts", std::move(starts)},
@@ -414,11 +422,11 @@ ordered_json plan_to_json(const Plan& plan) {
   }
   optimizer["weight_decay"] = o.weight_decay;
   doc["optimizer"] = std::move(optimizer);
-  doc["options"] = {{"recompute", plan.recompute_attention ? ordered_json("selective")
-                                                           : ordered_json(plan.recompute_activations)},
-                    {"zero_stage", plan.zero_stage},
-                    {"overlap_gradient_sync", plan.overlap_gradient_sync},
-                    {"gradient_bucket_bytes", plan.gradient_bucket_bytes}};
+  doc["options"] = {
+      {"recompute", plan.recompute_attention ? ordered_json("selective") : ordered_json(plan.recompute_activations)},
+      {"zero_stage", plan.zero_stage},
+      {"overlap_gradient_sync", plan.overlap_gradient_sync},
+      {"gradient_bucket_bytes", plan.gradient_bucket_bytes}};
   if (plan.gradient_dtype) doc["options"]["gradient_dtype"] = std::string(model::dtype_name(*plan.gradient_dtype));
   if (plan.regather_saved_inputs) doc["options"]["regather_saved_inputs"] = true;
   if (plan.recompute_blocks > 0) doc["options"]["recompute_blocks"] = plan.recompute_blocks;

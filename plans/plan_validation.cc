@@ -54,7 +54,8 @@ void check_stages(const Plan& plan, std::string_view source) {
   for (size_t i = 0; i < plan.stage_of_layer.size(); ++i) {
     const int stage = plan.stage_of_layer[i];
     const std::string& name = plan.model->layer(static_cast<int>(i)).name;
-    if (i == 0 && stage != 0) fail(source, fmt::format("layer '{}': the first layer must be in stage 0, not {}", name, stage));
+    if (i == 0 && stage != 0)
+      fail(source, fmt::format("layer '{}': the first layer must be in stage 0, not {}", name, stage));
     if (stage < previous || stage > previous + 1) {
       fail(source, fmt::format("layer '{}': stage {} follows stage {}; stages must be contiguous and in model order",
                                name, stage, previous));
@@ -63,8 +64,9 @@ void check_stages(const Plan& plan, std::string_view source) {
   }
   if (previous != last) {
     if (plan.virtual_stages > 1) {
-      fail(source, fmt::format("pipeline: the layers fill chunks 0..{} but {} stages x {} virtual stages make {} chunks",
-                               previous, plan.stage_count(), plan.virtual_stages, plan.chunk_count()));
+      fail(source,
+           fmt::format("pipeline: the layers fill chunks 0..{} but {} stages x {} virtual stages make {} chunks",
+                       previous, plan.stage_count(), plan.virtual_stages, plan.chunk_count()));
     }
     fail(source, fmt::format("pipeline: the layers fill stages 0..{} but the pipeline has {} stages", previous,
                              plan.stage_count()));
@@ -132,9 +134,10 @@ std::string chunk_hand_over_problem(const Plan& plan) {
     for (int u : model.layer(v).inputs) {
       const int from = plan.stage_of_layer[static_cast<size_t>(u)];
       if (from == chunk || from == chunk - 1) continue;
-      return fmt::format("layer '{}' (chunk {}, stage {}) reads '{}' of chunk {}; an interleaved pipeline hands a "
-                         "tensor only from a chunk to the next, so start the chunks where no tensor skips one",
-                         model.layer(v).name, chunk, plan.stage_of_chunk(chunk), model.layer(u).name, from);
+      return fmt::format(
+          "layer '{}' (chunk {}, stage {}) reads '{}' of chunk {}; an interleaved pipeline hands a "
+          "tensor only from a chunk to the next, so start the chunks where no tensor skips one",
+          model.layer(v).name, chunk, plan.stage_of_chunk(chunk), model.layer(u).name, from);
     }
   }
   return "";
@@ -154,9 +157,11 @@ void validate_plan(const Plan& plan, std::string_view source) {
                              layer_count, model.name()));
   }
   if (plan.pipe_axis < -1 || plan.pipe_axis >= plan.mesh.axis_count()) {
-    fail(source, fmt::format("pipeline.axis: mesh axis {} does not exist in {}", plan.pipe_axis, plan.mesh.to_string()));
+    fail(source,
+         fmt::format("pipeline.axis: mesh axis {} does not exist in {}", plan.pipe_axis, plan.mesh.to_string()));
   }
-  if (plan.micro_batches < 1) fail(source, fmt::format("pipeline.micro_batches: must be >= 1, got {}", plan.micro_batches));
+  if (plan.micro_batches < 1)
+    fail(source, fmt::format("pipeline.micro_batches: must be >= 1, got {}", plan.micro_batches));
   if (plan.global_batch % plan.micro_batches != 0) {
     fail(source, fmt::format("pipeline.micro_batches: {} micro-batches do not divide the batch of {}",
                              plan.micro_batches, plan.global_batch));
@@ -172,11 +177,12 @@ void validate_plan(const Plan& plan, std::string_view source) {
   for (int i = 0; i < model.size(); ++i) {
     const model::Layer& layer = model.layer(i);
     try {
-      model::checked_product(model::checked_product(plan.global_batch, model::num_elements(layer.output_shape), "elements"), 8,
-                             "bytes");
+      model::checked_product(
+          model::checked_product(plan.global_batch, model::num_elements(layer.output_shape), "elements"), 8, "bytes");
     } catch (const SizeOverflowError& e) {
-      fail(source, fmt::format("batch: {} samples of layer '{}' ({} per sample) are more bytes than a 64-bit count holds ({})",
-                               plan.global_batch, layer.name, model::shape_to_string(layer.output_shape), e.what()));
+      fail(source,
+           fmt::format("batch: {} samples of layer '{}' ({} per sample) are more bytes than a 64-bit count holds ({})",
+                       plan.global_batch, layer.name, model::shape_to_string(layer.output_shape), e.what()));
     }
   }
   check_optimizer(plan.optimizer, source);
@@ -189,7 +195,8 @@ void validate_plan(const Plan& plan, std::string_view source) {
   // Last, because it is the most expensive and because its errors assume the axes are sane.
   for (int i = 0; i < model.size(); ++i) {
     try {
-      (void)layer_layouts(model, i, plan.layers[static_cast<size_t>(i)], plan.mesh, plan.micro_batch_size(), plan.dtype);
+      (void)layer_layouts(model, i, plan.layers[static_cast<size_t>(i)], plan.mesh, plan.micro_batch_size(),
+                          plan.dtype);
     } catch (const PlanError& e) {
       fail(source, e.what());
     }

@@ -18,9 +18,7 @@ bool is_prefix(const Axes& a, const Axes& b) {
   return a.size() <= b.size() && std::equal(a.begin(), a.end(), b.begin());
 }
 
-bool contains(const Axes& axes, int axis) {
-  return std::find(axes.begin(), axes.end(), axis) != axes.end();
-}
+bool contains(const Axes& axes, int axis) { return std::find(axes.begin(), axes.end(), axis) != axes.end(); }
 
 std::size_t common_prefix(const Axes& a, const Axes& b) {
   std::size_t n = 0;
@@ -28,8 +26,8 @@ std::size_t common_prefix(const Axes& a, const Axes& b) {
   return n;
 }
 
-void validate_named(const TensorLayout& layout, const Mesh& mesh,
-                    std::span<const int64_t> global_shape, const char* which) {
+void validate_named(const TensorLayout& layout, const Mesh& mesh, std::span<const int64_t> global_shape,
+                    const char* which) {
   try {
     validate(layout, mesh, global_shape);
   } catch (const PlanError& e) {
@@ -42,13 +40,9 @@ void validate_named(const TensorLayout& layout, const Mesh& mesh,
 // prefixes of a valid split divide the extent).
 class Planner {
  public:
-  Planner(const TensorLayout& from, const TensorLayout& to, const Mesh& mesh,
-          std::span<const int64_t> global_shape, int64_t element_bytes)
-      : current_(from),
-        target_(to),
-        mesh_(mesh),
-        shape_(global_shape),
-        element_bytes_(element_bytes) {}
+  Planner(const TensorLayout& from, const TensorLayout& to, const Mesh& mesh, std::span<const int64_t> global_shape,
+          int64_t element_bytes)
+      : current_(from), target_(to), mesh_(mesh), shape_(global_shape), element_bytes_(element_bytes) {}
 
   std::vector<RedistributionStep> run() {
     // Each turn removes a misplaced axis, places one, or reduces a partial axis, so the loop
@@ -56,10 +50,9 @@ class Planner {
     const int max_turns = 4 * mesh_.axis_count() + 4;
     for (int turn = 0; !(current_ == target_); ++turn) {
       if (turn > max_turns) throw std::logic_error("redistribute: no progress (a bug)");
-      if (!(try_local() || try_reduce_scatter() || try_all_to_all() || try_all_reduce() ||
-            try_all_gather())) {
-        throw std::logic_error(fmt::format("redistribute: stuck at {} going to {} (a bug)",
-                                           to_string(current_, mesh_), to_string(target_, mesh_)));
+      if (!(try_local() || try_reduce_scatter() || try_all_to_all() || try_all_reduce() || try_all_gather())) {
+        throw std::logic_error(fmt::format("redistribute: stuck at {} going to {} (a bug)", to_string(current_, mesh_),
+                                           to_string(target_, mesh_)));
       }
     }
     return std::move(steps_);
@@ -150,8 +143,7 @@ class Planner {
           const Axes& have_e = current_.dim_axes[e];
           const Axes& want_e = target_.dim_axes[e];
           if (!is_prefix(have_e, want_e) || want_e.size() < have_e.size() + run.size()) continue;
-          if (!std::equal(run.begin(), run.end(),
-                          want_e.begin() + static_cast<std::ptrdiff_t>(have_e.size()))) {
+          if (!std::equal(run.begin(), run.end(), want_e.begin() + static_cast<std::ptrdiff_t>(have_e.size()))) {
             continue;
           }
           Collective c = make(CollectiveKind::all_to_all, run);
@@ -233,16 +225,14 @@ std::vector<RedistributionStep> tidy(std::vector<RedistributionStep> steps) {
     if (!out.empty()) {
       RedistributionStep& last = out.back();
       const bool both_local = !last.collective && !step.collective;
-      const bool both_gather_same_dim = last.collective && step.collective &&
-                                        last.collective->kind == CollectiveKind::all_gather &&
-                                        step.collective->kind == CollectiveKind::all_gather &&
-                                        last.collective->dim == step.collective->dim;
+      const bool both_gather_same_dim =
+          last.collective && step.collective && last.collective->kind == CollectiveKind::all_gather &&
+          step.collective->kind == CollectiveKind::all_gather && last.collective->dim == step.collective->dim;
       if (both_gather_same_dim) {
         // The second gather's axis sat just outside the first's, so the joined group (second's
         // axes, then first's) lists the blocks in order.
         Collective merged = *step.collective;
-        merged.axes.insert(merged.axes.end(), last.collective->axes.begin(),
-                           last.collective->axes.end());
+        merged.axes.insert(merged.axes.end(), last.collective->axes.begin(), last.collective->axes.end());
         merged.group_size *= last.collective->group_size;
         last.collective = std::move(merged);
         last.after = std::move(step.after);
@@ -260,10 +250,8 @@ std::vector<RedistributionStep> tidy(std::vector<RedistributionStep> steps) {
 
 }  // namespace
 
-std::vector<RedistributionStep> plan_redistribution(const TensorLayout& from,
-                                                    const TensorLayout& to, const Mesh& mesh,
-                                                    std::span<const int64_t> global_shape,
-                                                    int64_t element_bytes) {
+std::vector<RedistributionStep> plan_redistribution(const TensorLayout& from, const TensorLayout& to, const Mesh& mesh,
+                                                    std::span<const int64_t> global_shape, int64_t element_bytes) {
   validate_named(from, mesh, global_shape, "from");
   validate_named(to, mesh, global_shape, "to");
   if (element_bytes < 1) {
@@ -272,9 +260,8 @@ std::vector<RedistributionStep> plan_redistribution(const TensorLayout& from,
   return tidy(Planner(from, to, mesh, global_shape, element_bytes).run());
 }
 
-std::vector<Collective> redistribute(const TensorLayout& from, const TensorLayout& to,
-                                     const Mesh& mesh, std::span<const int64_t> global_shape,
-                                     int64_t element_bytes) {
+std::vector<Collective> redistribute(const TensorLayout& from, const TensorLayout& to, const Mesh& mesh,
+                                     std::span<const int64_t> global_shape, int64_t element_bytes) {
   std::vector<Collective> collectives;
   for (auto& step : plan_redistribution(from, to, mesh, global_shape, element_bytes)) {
     if (step.collective) collectives.push_back(std::move(*step.collective));
@@ -305,9 +292,8 @@ LocalReslice local_reslice(const TensorLayout& before, const TensorLayout& after
   // every rank does O(1) work each.
   for (int axis : before.partial_axes) {
     if (mesh.axis(axis).size > 1 && !contains(after.partial_axes, axis)) {
-      throw std::logic_error(fmt::format("local_reslice: {} -> {} reduces partial axis '{}'",
-                                         to_string(before, mesh), to_string(after, mesh),
-                                         mesh.axis(axis).name));
+      throw std::logic_error(fmt::format("local_reslice: {} -> {} reduces partial axis '{}'", to_string(before, mesh),
+                                         to_string(after, mesh), mesh.axis(axis).name));
     }
   }
   const std::vector<int64_t> base_shape = local_shape(before, mesh, global_shape);
@@ -318,9 +304,8 @@ LocalReslice local_reslice(const TensorLayout& before, const TensorLayout& after
   for (std::size_t d = 0; d < r.offset.size(); ++d) {
     r.offset[d] -= base[d];
     if (r.offset[d] < 0 || r.offset[d] + r.shape[d] > base_shape[d]) {
-      throw std::logic_error(
-          fmt::format("local_reslice: {} -> {} needs data rank {} lacks (dim {})",
-                      to_string(before, mesh), to_string(after, mesh), rank, d));
+      throw std::logic_error(fmt::format("local_reslice: {} -> {} needs data rank {} lacks (dim {})",
+                                         to_string(before, mesh), to_string(after, mesh), rank, d));
     }
   }
   for (int axis : after.partial_axes) {

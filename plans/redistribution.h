@@ -48,15 +48,12 @@ struct RedistributionStep {
 // All steps, local ones included (what an executor runs). Throws PlanError when either layout is
 // invalid for the mesh and shape (message prefixed "redistribute from:" / "to:"), or when
 // element_bytes < 1.
-std::vector<RedistributionStep> plan_redistribution(const TensorLayout& from,
-                                                    const TensorLayout& to, const Mesh& mesh,
-                                                    std::span<const int64_t> global_shape,
-                                                    int64_t element_bytes);
+std::vector<RedistributionStep> plan_redistribution(const TensorLayout& from, const TensorLayout& to, const Mesh& mesh,
+                                                    std::span<const int64_t> global_shape, int64_t element_bytes);
 
 // Only the collectives of plan_redistribution(), in order (what a cost model needs).
-std::vector<Collective> redistribute(const TensorLayout& from, const TensorLayout& to,
-                                     const Mesh& mesh, std::span<const int64_t> global_shape,
-                                     int64_t element_bytes);
+std::vector<Collective> redistribute(const TensorLayout& from, const TensorLayout& to, const Mesh& mesh,
+                                     std::span<const int64_t> global_shape, int64_t element_bytes);
 
 // What one rank does in a local step from `before` to `after`: copy the sub-array of `shape`
 // starting at `offset` (relative to its own `before` block), then, if `zero`, set it to zero

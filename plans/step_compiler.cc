@@ -37,7 +37,8 @@ StepProgram StepCompiler::compile() {
       // The chunk's last blocks kept their activations: their backward comes first, then the
       // first blocks run forward again from the chunk's input and their backward follows.
       const std::vector<int> rerun = rerun_part(layers);
-      backward(std::vector<int>(layers.begin() + static_cast<std::ptrdiff_t>(rerun.size()), layers.end()), micro, state);
+      backward(std::vector<int>(layers.begin() + static_cast<std::ptrdiff_t>(rerun.size()), layers.end()), micro,
+               state);
       forward(rerun, micro, state, /*recomputing=*/true);
       backward(rerun, micro, state);
       release_all(layers, state);
@@ -100,9 +101,8 @@ void StepCompiler::forward(const std::vector<int>& layers, int micro, MicroBatch
     if (layer.kind == model::OpKind::input) {
       if (recomputing) continue;  // the stage's input stays from the first forward
       const int out = activation(facts_.output_bytes(v), BufferRole::output, v, -1, micro);
-      emit_kept([&] {
-        return StepInstruction{.op = StepOp::load_input, .layer = v, .micro_batch = micro, .writes = {out}};
-      });
+      emit_kept(
+          [&] { return StepInstruction{.op = StepOp::load_input, .layer = v, .micro_batch = micro, .writes = {out}}; });
       state.outputs[static_cast<size_t>(v)] = out;
       send_forward(v, micro, out);
       continue;
@@ -194,9 +194,7 @@ void StepCompiler::release_after_forward(int v, MicroBatchBuffers& state) {
   if (facts_.last_local_consumer(v) < 0) release_output(v);
 }
 
-bool StepCompiler::recomputes_kept(int v) const {
-  return !evaluating_ && plan_.recomputes_selectively(net_.layer(v));
-}
+bool StepCompiler::recomputes_kept(int v) const { return !evaluating_ && plan_.recomputes_selectively(net_.layer(v)); }
 
 void StepCompiler::recompute_kept(int v, int micro, MicroBatchBuffers& state) {
   const std::vector<int>& inputs = state.inputs[static_cast<size_t>(v)];

@@ -4,15 +4,13 @@
 //
 // The step, in order: the stage's forward and backward passes over micro-batches in the plan's
 // schedule (plans::pass_order; under interleaved 1F1B each pass runs one of the stage's model
-// chunks, with its own buffers per (chunk, micro-batch)); then the pipeline sends are waited for; then the gradient buckets
-// are reduced (started during the last backward where the plan overlaps them) and the optimizer
-// updates; under ZeRO 1-2 the updated slices are gathered back.
-// Lifetimes follow what each backward reads (model::SavedForBackward): after a layer's forward,
-// an input it does not save goes, and so does a producer's output once its last consumer on the
-// stage has run, unless the producer or a consumer saves it as it is. An output sent down the
-// pipeline stays held by its send until the sends are waited for. Under recompute only the
-// stage's inputs (its input layers' outputs and what it received) stay between a micro-batch's
-// forward and the forward run again before its backward.
+// chunks, with its own buffers per (chunk, micro-batch)); then the pipeline sends are waited for; then the gradient
+// buckets are reduced (started during the last backward where the plan overlaps them) and the optimizer updates; under
+// ZeRO 1-2 the updated slices are gathered back. Lifetimes follow what each backward reads (model::SavedForBackward):
+// after a layer's forward, an input it does not save goes, and so does a producer's output once its last consumer on
+// the stage has run, unless the producer or a consumer saves it as it is. An output sent down the pipeline stays held
+// by its send until the sends are waited for. Under recompute only the stage's inputs (its input layers' outputs and
+// what it received) stay between a micro-batch's forward and the forward run again before its backward.
 
 #include "plans/compiled_plan.h"
 #include "plans/memory_walk.h"

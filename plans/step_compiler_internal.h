@@ -23,10 +23,10 @@ namespace splitbrain::plans::detail {
 // numbers (-1: none). A chunk reads only its own tensors and what arrives from the chunk before
 // (plans::chunk_hand_over_problem), so each (chunk, micro-batch) pass pair has its own.
 struct MicroBatchBuffers {
-  std::vector<int> outputs;                     // per layer
-  std::vector<std::vector<int>> inputs;         // per layer, per input position (as read)
-  std::vector<int> output_grads;                // per layer
-  std::vector<int> kept_by_op;                  // per layer: masks, indices, probabilities
+  std::vector<int> outputs;              // per layer
+  std::vector<std::vector<int>> inputs;  // per layer, per input position (as read)
+  std::vector<int> output_grads;         // per layer
+  std::vector<int> kept_by_op;           // per layer: masks, indices, probabilities
   // Per layer, per input position: the source kept instead of the saved input its all-gather
   // made, to gather again before the backward (Plan::regather_saved_inputs); -1 when none.
   std::vector<std::vector<int>> gather_sources;
@@ -172,7 +172,7 @@ class StepCompiler {
   ProgramWriter writer_;
   StepFacts facts_;
   GradientSync sync_;
-  std::vector<bool> recomputed_;  // per layer: full recomputation reruns it
+  std::vector<bool> recomputed_;       // per layer: full recomputation reruns it
   std::map<Edge, int> pending_sends_;  // per edge, the send instruction not yet waited for
   bool evaluating_ = false;
 };

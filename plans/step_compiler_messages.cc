@@ -112,7 +112,8 @@ void StepCompiler::add_gradient(int u, int micro, int ready, int& sum) {
     return;
   }
   emit_kept([&] {
-    return StepInstruction{.op = StepOp::accumulate, .layer = u, .micro_batch = micro, .reads = {ready}, .writes = {sum}};
+    return StepInstruction{
+        .op = StepOp::accumulate, .layer = u, .micro_batch = micro, .reads = {ready}, .writes = {sum}};
   });
   writer_.drop(ready);
 }

@@ -31,26 +31,24 @@ TensorLayout gradient_layout(const TensorLayout& layout) {
 
 void validate(const TensorLayout& layout, const Mesh& mesh, std::span<const int64_t> global_shape) {
   if (layout.dim_axes.size() != global_shape.size()) {
-    throw PlanError(fmt::format("layout: dim_axes has {} entries but the tensor has {} dims",
-                                layout.dim_axes.size(), global_shape.size()));
+    throw PlanError(fmt::format("layout: dim_axes has {} entries but the tensor has {} dims", layout.dim_axes.size(),
+                                global_shape.size()));
   }
   // Who uses each axis so far (a dim index, kPartial, or kUnused), to name both places on a
   // clash. Strings are only built on error: validate() runs for every local_shape() call.
   constexpr int kUnused = -1;
   constexpr int kPartial = -2;
-  auto place = [](int owner) {
-    return owner == kPartial ? std::string("partial_axes") : fmt::format("dim {}", owner);
-  };
+  auto place = [](int owner) { return owner == kPartial ? std::string("partial_axes") : fmt::format("dim {}", owner); };
   std::vector<int> used_by(static_cast<std::size_t>(mesh.axis_count()), kUnused);
   auto claim = [&](int axis, int owner) {
     if (axis < 0 || axis >= mesh.axis_count()) {
-      throw PlanError(fmt::format("layout {}: axis index {} is not an axis of mesh {}",
-                                  place(owner), axis, mesh.to_string()));
+      throw PlanError(
+          fmt::format("layout {}: axis index {} is not an axis of mesh {}", place(owner), axis, mesh.to_string()));
     }
     int& previous = used_by[static_cast<std::size_t>(axis)];
     if (previous != kUnused) {
-      throw PlanError(fmt::format("layout {}: axis '{}' is already used by {}", place(owner),
-                                  mesh.axis(axis).name, place(previous)));
+      throw PlanError(fmt::format("layout {}: axis '{}' is already used by {}", place(owner), mesh.axis(axis).name,
+                                  place(previous)));
     }
     previous = owner;
   };
@@ -85,8 +83,7 @@ AxisUse axis_use(const TensorLayout& layout, int axis) {
       }
     }
   }
-  if (std::find(layout.partial_axes.begin(), layout.partial_axes.end(), axis) !=
-      layout.partial_axes.end()) {
+  if (std::find(layout.partial_axes.begin(), layout.partial_axes.end(), axis) != layout.partial_axes.end()) {
     return {AxisUse::Role::partial, -1, -1};
   }
   return {};
@@ -98,8 +95,7 @@ int64_t split_factor(const TensorLayout& layout, const Mesh& mesh, int dim) {
   return factor;
 }
 
-std::vector<int64_t> local_shape(const TensorLayout& layout, const Mesh& mesh,
-                                 std::span<const int64_t> global_shape) {
+std::vector<int64_t> local_shape(const TensorLayout& layout, const Mesh& mesh, std::span<const int64_t> global_shape) {
   validate(layout, mesh, global_shape);
   std::vector<int64_t> shape(global_shape.begin(), global_shape.end());
   for (std::size_t d = 0; d < shape.size(); ++d) {
@@ -108,15 +104,14 @@ std::vector<int64_t> local_shape(const TensorLayout& layout, const Mesh& mesh,
   return shape;
 }
 
-int64_t local_element_count(const TensorLayout& layout, const Mesh& mesh,
-                            std::span<const int64_t> global_shape) {
+int64_t local_element_count(const TensorLayout& layout, const Mesh& mesh, std::span<const int64_t> global_shape) {
   int64_t count = 1;
   for (int64_t extent : local_shape(layout, mesh, global_shape)) count *= extent;
   return count;
 }
 
-std::vector<int64_t> local_offset(const TensorLayout& layout, const Mesh& mesh,
-                                  std::span<const int64_t> global_shape, int rank) {
+std::vector<int64_t> local_offset(const TensorLayout& layout, const Mesh& mesh, std::span<const int64_t> global_shape,
+                                  int rank) {
   std::vector<int64_t> offset = local_shape(layout, mesh, global_shape);
   for (std::size_t d = 0; d < offset.size(); ++d) {
     // Block index = row-major index over the dim's axes = index_in_group (see the header).

@@ -54,13 +54,11 @@ AxisUse axis_use(const TensorLayout& layout, int axis);
 int64_t split_factor(const TensorLayout& layout, const Mesh& mesh, int dim);
 
 // Each rank's local block: same on every rank. These validate the layout first.
-std::vector<int64_t> local_shape(const TensorLayout& layout, const Mesh& mesh,
-                                 std::span<const int64_t> global_shape);
-int64_t local_element_count(const TensorLayout& layout, const Mesh& mesh,
-                            std::span<const int64_t> global_shape);
+std::vector<int64_t> local_shape(const TensorLayout& layout, const Mesh& mesh, std::span<const int64_t> global_shape);
+int64_t local_element_count(const TensorLayout& layout, const Mesh& mesh, std::span<const int64_t> global_shape);
 // Where `rank`'s block starts in the global tensor, per dim.
-std::vector<int64_t> local_offset(const TensorLayout& layout, const Mesh& mesh,
-                                  std::span<const int64_t> global_shape, int rank);
+std::vector<int64_t> local_offset(const TensorLayout& layout, const Mesh& mesh, std::span<const int64_t> global_shape,
+                                  int rank);
 
 // "[data, -, model+pipe] partial{x}": one entry per dim ('-' = not split), axes joined by '+'
 // outermost first; the partial part is left out when there are no partial axes.

@@ -8,17 +8,14 @@
 
 namespace splitbrain::plans {
 
-Collective halo_exchange(const TensorLayout& layout, const Mesh& mesh,
-                         std::span<const int64_t> global_shape, int64_t element_bytes, int dim,
-                         int64_t halo_rows) {
+Collective halo_exchange(const TensorLayout& layout, const Mesh& mesh, std::span<const int64_t> global_shape,
+                         int64_t element_bytes, int dim, int64_t halo_rows) {
   validate(layout, mesh, global_shape);
   if (dim < 0 || static_cast<std::size_t>(dim) >= global_shape.size()) {
-    throw PlanError(fmt::format("halo_exchange: dim {} out of range for a {}-dim tensor", dim,
-                                global_shape.size()));
+    throw PlanError(fmt::format("halo_exchange: dim {} out of range for a {}-dim tensor", dim, global_shape.size()));
   }
   if (element_bytes < 1) {
-    throw PlanError(
-        fmt::format("halo_exchange: element_bytes must be >= 1, got {}", element_bytes));
+    throw PlanError(fmt::format("halo_exchange: element_bytes must be >= 1, got {}", element_bytes));
   }
   const std::vector<int64_t> shape = local_shape(layout, mesh, global_shape);
   const auto d = static_cast<std::size_t>(dim);
@@ -46,20 +43,18 @@ Collective halo_exchange(const TensorLayout& layout, const Mesh& mesh,
 Collective pipeline_send(const Mesh& mesh, int pipe_axis, int source_stage, int destination_stage,
                          int64_t shard_bytes) {
   if (pipe_axis < 0 || pipe_axis >= mesh.axis_count()) {
-    throw PlanError(fmt::format("pipeline_send: pipe_axis {} is not an axis of mesh {}", pipe_axis,
-                                mesh.to_string()));
+    throw PlanError(fmt::format("pipeline_send: pipe_axis {} is not an axis of mesh {}", pipe_axis, mesh.to_string()));
   }
   const MeshAxis& axis = mesh.axis(pipe_axis);
-  for (auto [field, stage] : {std::pair{"source_stage", source_stage},
-                              std::pair{"destination_stage", destination_stage}}) {
+  for (auto [field, stage] :
+       {std::pair{"source_stage", source_stage}, std::pair{"destination_stage", destination_stage}}) {
     if (stage < 0 || stage >= axis.size) {
-      throw PlanError(fmt::format("pipeline_send: {} {} out of range for axis '{}' of size {}",
-                                  field, stage, axis.name, axis.size));
+      throw PlanError(fmt::format("pipeline_send: {} {} out of range for axis '{}' of size {}", field, stage, axis.name,
+                                  axis.size));
     }
   }
   if (source_stage == destination_stage) {
-    throw PlanError(
-        fmt::format("pipeline_send: source_stage and destination_stage are both {}", source_stage));
+    throw PlanError(fmt::format("pipeline_send: source_stage and destination_stage are both {}", source_stage));
   }
   if (shard_bytes < 0) {
     throw PlanError(fmt::format("pipeline_send: shard_bytes must be >= 0, got {}", shard_bytes));
@@ -75,16 +70,14 @@ Collective pipeline_send(const Mesh& mesh, int pipe_axis, int source_stage, int 
 }
 
 Collective pipeline_send(const Mesh& mesh, int pipe_axis, int source_stage, int destination_stage,
-                         const TensorLayout& layout, std::span<const int64_t> global_shape,
-                         int64_t element_bytes) {
+                         const TensorLayout& layout, std::span<const int64_t> global_shape, int64_t element_bytes) {
   validate(layout, mesh, global_shape);
   if (axis_use(layout, pipe_axis).role != AxisUse::Role::replicated) {
-    throw PlanError(fmt::format("pipeline_send: the layout {} uses the pipe axis '{}'",
-                                to_string(layout, mesh), mesh.axis(pipe_axis).name));
+    throw PlanError(fmt::format("pipeline_send: the layout {} uses the pipe axis '{}'", to_string(layout, mesh),
+                                mesh.axis(pipe_axis).name));
   }
   if (element_bytes < 1) {
-    throw PlanError(
-        fmt::format("pipeline_send: element_bytes must be >= 1, got {}", element_bytes));
+    throw PlanError(fmt::format("pipeline_send: element_bytes must be >= 1, got {}", element_bytes));
   }
   Collective c = pipeline_send(mesh, pipe_axis, source_stage, destination_stage,
                                local_element_count(layout, mesh, global_shape) * element_bytes);

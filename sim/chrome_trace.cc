@@ -43,7 +43,8 @@ void add_pass(json& events, const plans::Plan& plan, const plans::CompiledPlan& 
     const LayerTiming& timing = p.layers[static_cast<size_t>(i)];
     const std::string label = fmt::format("{} {} mb{}", forward ? "fwd" : "bwd", net.layer(i).name, pass.micro_batch);
     const double comm = forward ? timing.forward_comm_seconds : timing.backward_comm_seconds;
-    const double compute = forward ? timing.compute.forward : timing.compute.backward_input + timing.compute.backward_weight;
+    const double compute =
+        forward ? timing.compute.forward : timing.compute.backward_input + timing.compute.backward_weight;
     // Forward communication brings the inputs, so it precedes the compute; backward sends the
     // input gradients, so it follows it.
     auto add = [&](const char* category, int row, double seconds) {
@@ -59,7 +60,8 @@ void add_pass(json& events, const plans::Plan& plan, const plans::CompiledPlan& 
 
 }  // namespace
 
-json prediction_trace(const plans::Plan& plan, const plans::CompiledPlan& compiled, const Prediction& p, int max_ranks) {
+json prediction_trace(const plans::Plan& plan, const plans::CompiledPlan& compiled, const Prediction& p,
+                      int max_ranks) {
   json events = json::array();
   const int ranks = std::min(plan.mesh.rank_count(), max_ranks);
   for (int rank = 0; rank < ranks; ++rank) {

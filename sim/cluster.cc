@@ -27,7 +27,7 @@ void require_range(double value, double lowest, double highest, std::string_view
   }
 }
 
-constexpr double kLowestRate = 1.0;      // bytes or flops per second
+constexpr double kLowestRate = 1.0;  // bytes or flops per second
 constexpr double kHighestRate = 1e21;
 constexpr double kHighestSeconds = 1e6;  // a latency or a measured kernel
 
@@ -35,8 +35,8 @@ void require_positive(double value, std::string_view source, std::string_view fi
   require_range(value, kLowestRate, kHighestRate, source, field);
 }
 
-void validate_curve(const EfficiencyCurve& curve, std::string_view source,
-                    const std::string& path, std::string_view size_key) {
+void validate_curve(const EfficiencyCurve& curve, std::string_view source, const std::string& path,
+                    std::string_view size_key) {
   require_range(curve.max_efficiency, 1e-6, 1.0, source, path + ".max_efficiency");
   require_range(curve.half_efficiency_size, 0.0, 1e30, source, fmt::format("{}.{}", path, size_key));
 }
@@ -44,7 +44,8 @@ void validate_curve(const EfficiencyCurve& curve, std::string_view source,
 // The grid's axes ascend from 1 up; every pass holds one efficiency in (0, 1] per grid point.
 void validate_gemm_table(const GemmEfficiencyTable& table, std::string_view source) {
   const std::string path = "device.gemm_table";
-  const std::pair<const char*, const std::vector<int64_t>*> axes[] = {{"m", &table.m}, {"n", &table.n}, {"k", &table.k}};
+  const std::pair<const char*, const std::vector<int64_t>*> axes[] = {
+      {"m", &table.m}, {"n", &table.n}, {"k", &table.k}};
   for (const auto& [name, axis] : axes) {
     if (axis->empty()) fail(source, fmt::format("{}.{}", path, name), "must list at least one size");
     for (size_t i = 0; i < axis->size(); ++i) {
@@ -64,7 +65,8 @@ void validate_gemm_table(const GemmEfficiencyTable& table, std::string_view sour
            fmt::format("must hold {} values (one per grid point: {} m x {} n x {} k), got {}", points, table.m.size(),
                        table.n.size(), table.k.size(), values.size()));
     }
-    for (size_t i = 0; i < values.size(); ++i) require_range(values[i], 1e-6, 1.0, source, fmt::format("{}[{}]", field, i));
+    for (size_t i = 0; i < values.size(); ++i)
+      require_range(values[i], 1e-6, 1.0, source, fmt::format("{}[{}]", field, i));
   }
 }
 
@@ -84,8 +86,7 @@ std::vector<int> devices_of(const Cluster& cluster, std::span<const int> ranks) 
   if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
     // A group lists each member once; a repeat is a bug in the caller, not bad input.
     throw std::invalid_argument(
-        fmt::format("cluster '{}': a communication group names the same rank or device twice",
-                    cluster.name));
+        fmt::format("cluster '{}': a communication group names the same rank or device twice", cluster.name));
   }
   return devices;
 }
@@ -94,18 +95,24 @@ std::vector<int> devices_of(const Cluster& cluster, std::span<const int> ranks) 
 
 double Device::peak_flops_per_second(model::DType dtype) const {
   switch (dtype) {
-    case model::DType::fp32: return peak_fp32_flops_per_second;
-    case model::DType::fp16: return peak_fp16_flops_per_second;
-    case model::DType::bf16: return peak_bf16_flops_per_second;
+    case model::DType::fp32:
+      return peak_fp32_flops_per_second;
+    case model::DType::fp16:
+      return peak_fp16_flops_per_second;
+    case model::DType::bf16:
+      return peak_bf16_flops_per_second;
   }
   throw std::logic_error("unhandled DType");
 }
 
 const EfficiencyCurve& Device::efficiency(OpClass op_class) const {
   switch (op_class) {
-    case OpClass::gemm: return gemm_efficiency;
-    case OpClass::conv: return conv_efficiency;
-    case OpClass::elementwise: return elementwise_efficiency;
+    case OpClass::gemm:
+      return gemm_efficiency;
+    case OpClass::conv:
+      return conv_efficiency;
+    case OpClass::elementwise:
+      return elementwise_efficiency;
   }
   throw std::logic_error("unhandled OpClass");
 }
@@ -114,9 +121,12 @@ namespace {
 
 const std::optional<EfficiencyCurve>& curve_of(const Device::BackwardCurves& curves, OpClass op_class) {
   switch (op_class) {
-    case OpClass::gemm: return curves.gemm;
-    case OpClass::conv: return curves.conv;
-    case OpClass::elementwise: break;
+    case OpClass::gemm:
+      return curves.gemm;
+    case OpClass::conv:
+      return curves.conv;
+    case OpClass::elementwise:
+      break;
   }
   return curves.elementwise;
 }
@@ -124,7 +134,8 @@ const std::optional<EfficiencyCurve>& curve_of(const Device::BackwardCurves& cur
 }  // namespace
 
 const EfficiencyCurve& Device::efficiency(OpClass op_class, KernelPass pass) const {
-  if (pass == KernelPass::weight_gradient && curve_of(weight_gradient, op_class)) return *curve_of(weight_gradient, op_class);
+  if (pass == KernelPass::weight_gradient && curve_of(weight_gradient, op_class))
+    return *curve_of(weight_gradient, op_class);
   if (pass != KernelPass::forward && curve_of(backward, op_class)) return *curve_of(backward, op_class);
   return efficiency(op_class);
 }
@@ -157,8 +168,8 @@ int rank_count(const Cluster& cluster) {
 int device_of_rank(const Cluster& cluster, int rank) {
   const int ranks = rank_count(cluster);
   if (rank < 0 || rank >= ranks) {
-    throw ClusterError(fmt::format("cluster '{}': rank {} does not exist: the cluster has {} ranks",
-                                   cluster.name, rank, ranks));
+    throw ClusterError(
+        fmt::format("cluster '{}': rank {} does not exist: the cluster has {} ranks", cluster.name, rank, ranks));
   }
   if (cluster.placement.empty()) return rank;
   return cluster.placement[static_cast<size_t>(rank)];
@@ -172,11 +183,10 @@ void validate_cluster(const Cluster& cluster, std::string_view source) {
   require_positive(device.peak_fp16_flops_per_second, source, "device.peak_flops_per_second.fp16");
   require_positive(device.peak_bf16_flops_per_second, source, "device.peak_flops_per_second.bf16");
   if (device.memory_capacity_bytes <= 0) fail(source, "device.memory_capacity_bytes", "must be positive");
-  require_positive(device.memory_bandwidth_bytes_per_second, source,
-                   "device.memory_bandwidth_bytes_per_second");
+  require_positive(device.memory_bandwidth_bytes_per_second, source, "device.memory_bandwidth_bytes_per_second");
   for (OpClass op_class : {OpClass::gemm, OpClass::conv, OpClass::elementwise}) {
-    validate_curve(device.efficiency(op_class), source,
-                   fmt::format("device.efficiency.{}", op_class_name(op_class)), "half_efficiency_flops");
+    validate_curve(device.efficiency(op_class), source, fmt::format("device.efficiency.{}", op_class_name(op_class)),
+                   "half_efficiency_flops");
   }
   validate_curve(device.memory_efficiency, source, "device.memory_efficiency", "half_efficiency_bytes");
   for (OpClass op_class : {OpClass::gemm, OpClass::conv, OpClass::elementwise}) {
@@ -188,10 +198,12 @@ void validate_cluster(const Cluster& cluster, std::string_view source) {
     validate_curve(*device.backward.memory, source, "device.backward_memory_efficiency", "half_efficiency_bytes");
   }
   if (device.weight_gradient.gemm) {
-    validate_curve(*device.weight_gradient.gemm, source, "device.weight_gradient_efficiency.gemm", "half_efficiency_flops");
+    validate_curve(*device.weight_gradient.gemm, source, "device.weight_gradient_efficiency.gemm",
+                   "half_efficiency_flops");
   }
   if (device.weight_gradient.conv) {
-    validate_curve(*device.weight_gradient.conv, source, "device.weight_gradient_efficiency.conv", "half_efficiency_output_pixels");
+    validate_curve(*device.weight_gradient.conv, source, "device.weight_gradient_efficiency.conv",
+                   "half_efficiency_output_pixels");
   }
   for (const auto& [kind, curves] : device.op_memory_efficiency) {
     const std::string path = fmt::format("device.op_memory_efficiency.{}", model::op_name(kind));
@@ -238,9 +250,9 @@ void validate_cluster(const Cluster& cluster, std::string_view source) {
   for (plans::CollectiveKind kind : kAlgorithmKinds) {
     const Algorithm algorithm = cluster.algorithms.for_kind(kind);
     if (!algorithm_supports(algorithm, kind)) {
-      fail(source, fmt::format("algorithms.{}", plans::collective_name(kind)),
-           fmt::format("algorithm '{}' does not implement {}", algorithm_name(algorithm),
-                       plans::collective_name(kind)));
+      fail(
+          source, fmt::format("algorithms.{}", plans::collective_name(kind)),
+          fmt::format("algorithm '{}' does not implement {}", algorithm_name(algorithm), plans::collective_name(kind)));
     }
   }
 
@@ -269,8 +281,7 @@ GroupShape group_shape(const Cluster& cluster, std::span<const int> ranks) {
   for (int level = 0; level < levels && shape.spanned_level < 0; ++level) {
     const int64_t block = block_size(cluster, level);
     const int64_t unit = devices.front() / block;
-    const bool together = std::all_of(devices.begin(), devices.end(),
-                                      [&](int d) { return d / block == unit; });
+    const bool together = std::all_of(devices.begin(), devices.end(), [&](int d) { return d / block == unit; });
     if (together) shape.spanned_level = level;
   }
 
@@ -318,8 +329,8 @@ Link bottleneck_link(const Cluster& cluster, const GroupShape& shape, plans::Col
   return slowest;
 }
 
-double achieved_flops_per_second(const Cluster& cluster, OpClass op_class, model::DType dtype,
-                                 double flops, KernelPass pass) {
+double achieved_flops_per_second(const Cluster& cluster, OpClass op_class, model::DType dtype, double flops,
+                                 KernelPass pass) {
   const Device& device = cluster.device;
   return device.peak_flops_per_second(dtype) * device.efficiency(op_class, pass).efficiency(flops);
 }

@@ -46,7 +46,7 @@ struct Device {
     std::optional<EfficiencyCurve> memory;
     bool operator==(const BackwardCurves&) const = default;
   };
-  BackwardCurves backward;         // input gradients (and memory-bound backward kernels)
+  BackwardCurves backward;  // input gradients (and memory-bound backward kernels)
   // gemm and conv weight gradients; absent: `backward`'s. The conv curve's size is the weight
   // gradient's reduction length, N x H_out x W_out of the local output (sim/compute_cost.cc).
   BackwardCurves weight_gradient;
@@ -159,11 +159,10 @@ Link bottleneck_link(const Cluster& cluster, const GroupShape& shape, plans::Col
 
 // peak(dtype) * efficiency(op_class, flops). For elementwise ops this is the arithmetic rate
 // only; their time is usually set by achieved_memory_bytes_per_second (take the roofline max).
-double achieved_flops_per_second(const Cluster& cluster, OpClass op_class, model::DType dtype,
-                                 double flops, KernelPass pass = KernelPass::forward);
+double achieved_flops_per_second(const Cluster& cluster, OpClass op_class, model::DType dtype, double flops,
+                                 KernelPass pass = KernelPass::forward);
 // memory_bandwidth * memory_efficiency(bytes) (the backward curve for backward kernels).
-double achieved_memory_bytes_per_second(const Cluster& cluster, double bytes,
-                                        KernelPass pass = KernelPass::forward);
+double achieved_memory_bytes_per_second(const Cluster& cluster, double bytes, KernelPass pass = KernelPass::forward);
 // The same for a kernel of op kind `kind` (its own curve where the device has one).
 double achieved_memory_bytes_per_second(const Cluster& cluster, double bytes, KernelPass pass, model::OpKind kind);
 

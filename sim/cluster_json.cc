@@ -70,11 +70,13 @@ Device read_device(JsonObjectReader& root) {
   device.memory_efficiency = read_curve(reader, "memory_efficiency", "half_efficiency_bytes");
   if (reader.has("backward_efficiency")) {
     JsonObjectReader efficiency = reader.object("backward_efficiency");
-    const std::pair<OpClass, std::optional<EfficiencyCurve>*> curves[] = {{OpClass::gemm, &device.backward.gemm},
-                                                                          {OpClass::conv, &device.backward.conv},
-                                                                          {OpClass::elementwise, &device.backward.elementwise}};
+    const std::pair<OpClass, std::optional<EfficiencyCurve>*> curves[] = {
+        {OpClass::gemm, &device.backward.gemm},
+        {OpClass::conv, &device.backward.conv},
+        {OpClass::elementwise, &device.backward.elementwise}};
     for (const auto& [op_class, curve] : curves) {
-      if (efficiency.has(op_class_name(op_class))) *curve = read_curve(efficiency, op_class_name(op_class), "half_efficiency_flops");
+      if (efficiency.has(op_class_name(op_class)))
+        *curve = read_curve(efficiency, op_class_name(op_class), "half_efficiency_flops");
     }
     efficiency.reject_unknown_keys();
   }
@@ -84,7 +86,8 @@ Device read_device(JsonObjectReader& root) {
   if (reader.has("weight_gradient_efficiency")) {
     JsonObjectReader efficiency = reader.object("weight_gradient_efficiency");
     if (efficiency.has("gemm")) device.weight_gradient.gemm = read_curve(efficiency, "gemm", "half_efficiency_flops");
-    if (efficiency.has("conv")) device.weight_gradient.conv = read_curve(efficiency, "conv", "half_efficiency_output_pixels");
+    if (efficiency.has("conv"))
+      device.weight_gradient.conv = read_curve(efficiency, "conv", "half_efficiency_output_pixels");
     efficiency.reject_unknown_keys();
   }
   if (reader.has("op_memory_efficiency")) {
@@ -120,9 +123,9 @@ Device read_device(JsonObjectReader& root) {
 }
 
 // The kinds a level may give its own link: every collective the cost model prices over a link.
-constexpr plans::CollectiveKind kLinkKinds[] = {plans::CollectiveKind::all_gather, plans::CollectiveKind::reduce_scatter,
-                                                plans::CollectiveKind::all_reduce, plans::CollectiveKind::all_to_all,
-                                                plans::CollectiveKind::send_recv};
+constexpr plans::CollectiveKind kLinkKinds[] = {
+    plans::CollectiveKind::all_gather, plans::CollectiveKind::reduce_scatter, plans::CollectiveKind::all_reduce,
+    plans::CollectiveKind::all_to_all, plans::CollectiveKind::send_recv};
 
 Link read_link(JsonObjectReader& reader) {
   Link link;
@@ -196,8 +199,8 @@ Cluster cluster_from_json(const json& document, std::string_view source) {
   }
   const int64_t version = root.required_int("version");
   if (version != kClusterFormatVersion) {
-    root.fail("version", fmt::format("unsupported version {} (this build reads version {})", version,
-                                     kClusterFormatVersion));
+    root.fail("version",
+              fmt::format("unsupported version {} (this build reads version {})", version, kClusterFormatVersion));
   }
   Cluster cluster;
   cluster.name = root.required_string("name");
@@ -254,8 +257,7 @@ nlohmann::ordered_json cluster_to_json(const Cluster& cluster) {
   device_json["memory_bandwidth_bytes_per_second"] = device.memory_bandwidth_bytes_per_second;
   ordered_json efficiency;
   for (OpClass op_class : {OpClass::gemm, OpClass::conv, OpClass::elementwise}) {
-    efficiency[std::string(op_class_name(op_class))] =
-        curve_json(device.efficiency(op_class), "half_efficiency_flops");
+    efficiency[std::string(op_class_name(op_class))] = curve_json(device.efficiency(op_class), "half_efficiency_flops");
   }
   device_json["efficiency"] = std::move(efficiency);
   device_json["memory_efficiency"] = curve_json(device.memory_efficiency, "half_efficiency_bytes");
@@ -271,8 +273,10 @@ nlohmann::ordered_json cluster_to_json(const Cluster& cluster) {
     device_json["backward_memory_efficiency"] = curve_json(*device.backward.memory, "half_efficiency_bytes");
   }
   ordered_json weight_gradient = ordered_json::object();
-  if (device.weight_gradient.gemm) weight_gradient["gemm"] = curve_json(*device.weight_gradient.gemm, "half_efficiency_flops");
-  if (device.weight_gradient.conv) weight_gradient["conv"] = curve_json(*device.weight_gradient.conv, "half_efficiency_output_pixels");
+  if (device.weight_gradient.gemm)
+    weight_gradient["gemm"] = curve_json(*device.weight_gradient.gemm, "half_efficiency_flops");
+  if (device.weight_gradient.conv)
+    weight_gradient["conv"] = curve_json(*device.weight_gradient.conv, "half_efficiency_output_pixels");
   if (!weight_gradient.empty()) device_json["weight_gradient_efficiency"] = std::move(weight_gradient);
   if (!device.op_memory_efficiency.empty()) {
     ordered_json per_op;
@@ -315,7 +319,8 @@ nlohmann::ordered_json cluster_to_json(const Cluster& cluster) {
     level_json["link"] = link_json(level.link);
     if (!level.collective_links.empty()) {
       ordered_json per_kind;
-      for (const auto& [kind, link] : level.collective_links) per_kind[std::string(plans::collective_name(kind))] = link_json(link);
+      for (const auto& [kind, link] : level.collective_links)
+        per_kind[std::string(plans::collective_name(kind))] = link_json(link);
       level_json["collective_links"] = std::move(per_kind);
     }
     levels.push_back(std::move(level_json));

@@ -68,12 +68,14 @@ Cluster cluster_preset(std::string_view spec) {
     throw ClusterError(fmt::format("unknown cluster preset '{}' (presets: {})", name, preset_list()));
   }
   // Parsed on every call: presets are small and this keeps no mutable global state.
-  Cluster cluster = parse_cluster_json(preset->json_text, fmt::format("preset '{}' (sim/clusters/{}.json)", name, name));
+  Cluster cluster =
+      parse_cluster_json(preset->json_text, fmt::format("preset '{}' (sim/clusters/{}.json)", name, name));
   if (nodes == 0) return cluster;
   if (cluster.levels.size() != 2) {
-    throw ClusterError(fmt::format("cluster '{}': nodes=N needs a preset of nodes and one network above them; '{}' has "
-                                   "{} level(s)",
-                                   spec, name, cluster.levels.size()));
+    throw ClusterError(
+        fmt::format("cluster '{}': nodes=N needs a preset of nodes and one network above them; '{}' has "
+                    "{} level(s)",
+                    spec, name, cluster.levels.size()));
   }
   cluster.levels.back().fan_out = static_cast<int>(nodes);
   cluster.name = std::string(spec);
@@ -87,8 +89,8 @@ Cluster resolve_cluster(std::string_view name_or_path) {
   const std::filesystem::path path(name_or_path);
   std::error_code error;
   if (std::filesystem::is_regular_file(path, error)) return read_cluster_file(path);
-  throw ClusterError(fmt::format("'{}' is neither a cluster preset ({}) nor a cluster file", name_or_path,
-                                 preset_list()));
+  throw ClusterError(
+      fmt::format("'{}' is neither a cluster preset ({}) nor a cluster file", name_or_path, preset_list()));
 }
 
 }  // namespace splitbrain::sim

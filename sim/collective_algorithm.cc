@@ -58,12 +58,17 @@ namespace {
 template <class Algorithms>
 auto& algorithm_for(Algorithms& algorithms, CollectiveKind kind) {
   switch (kind) {
-    case CollectiveKind::all_gather: return algorithms.all_gather;
-    case CollectiveKind::reduce_scatter: return algorithms.reduce_scatter;
-    case CollectiveKind::all_reduce: return algorithms.all_reduce;
-    case CollectiveKind::all_to_all: return algorithms.all_to_all;
+    case CollectiveKind::all_gather:
+      return algorithms.all_gather;
+    case CollectiveKind::reduce_scatter:
+      return algorithms.reduce_scatter;
+    case CollectiveKind::all_reduce:
+      return algorithms.all_reduce;
+    case CollectiveKind::all_to_all:
+      return algorithms.all_to_all;
     case CollectiveKind::halo_exchange:
-    case CollectiveKind::send_recv: break;
+    case CollectiveKind::send_recv:
+      break;
   }
   no_algorithm(kind);
 }

@@ -33,8 +33,7 @@ int ceil_log2(int n) {
 
 // all-gather and reduce-scatter have the same cost under every algorithm here: reduce-scatter
 // is all-gather run backwards (the same messages in reverse, with a reduction) [TRG05].
-double gather_like_seconds(Algorithm algorithm, double n, double rounds, double s, double alpha,
-                           double beta) {
+double gather_like_seconds(Algorithm algorithm, double n, double rounds, double s, double alpha, double beta) {
   const double spread = (n - 1.0) / n * s * beta;  // every rank receives (or sends) all but its own S/n
   switch (algorithm) {
     case Algorithm::ring:
@@ -57,8 +56,7 @@ double gather_like_seconds(Algorithm algorithm, double n, double rounds, double 
   throw std::logic_error("gather_like_seconds: not a flat all-gather algorithm");
 }
 
-double all_reduce_seconds(Algorithm algorithm, double n, double rounds, double s, double alpha,
-                          double beta) {
+double all_reduce_seconds(Algorithm algorithm, double n, double rounds, double s, double alpha, double beta) {
   switch (algorithm) {
     case Algorithm::ring:
       // Ring reduce-scatter then ring all-gather: 2(n-1) alpha + 2(n-1)/n S beta  [PY09; TRG05]
@@ -80,8 +78,7 @@ double all_reduce_seconds(Algorithm algorithm, double n, double rounds, double s
   throw std::logic_error("all_reduce_seconds: not a flat all-reduce algorithm");
 }
 
-double all_to_all_seconds(Algorithm algorithm, double n, double rounds, double s, double alpha,
-                          double beta) {
+double all_to_all_seconds(Algorithm algorithm, double n, double rounds, double s, double alpha, double beta) {
   switch (algorithm) {
     case Algorithm::pairwise:
       // n-1 rounds, each sends one block of S/n: (n-1) alpha + (n-1)/n S beta  [TRG05]
@@ -110,8 +107,7 @@ double hierarchical_gather_seconds(const Cluster& cluster, const GroupShape& sha
     const double k = shape.fan_in[static_cast<size_t>(level)];
     const Link& link = cluster.levels[static_cast<size_t>(level)].link_for(kind);
     if (k > 1.0) {
-      seconds += (k - 1.0) * link.latency_seconds +
-                 (k - 1.0) / k * level_bytes / link.bandwidth_bytes_per_second;
+      seconds += (k - 1.0) * link.latency_seconds + (k - 1.0) / k * level_bytes / link.bandwidth_bytes_per_second;
     }
     level_bytes /= k;
   }
@@ -124,8 +120,7 @@ void check_bytes(int64_t bytes) {
 
 }  // namespace
 
-double flat_collective_seconds(CollectiveKind kind, Algorithm algorithm, int n, double buffer_bytes,
-                               const Link& link) {
+double flat_collective_seconds(CollectiveKind kind, Algorithm algorithm, int n, double buffer_bytes, const Link& link) {
   if (n <= 1 || buffer_bytes <= 0.0) return 0.0;
   const double ranks = n;
   const double rounds = ceil_log2(n);
@@ -157,12 +152,12 @@ double send_seconds(const Cluster& cluster, int from_rank, int to_rank, int64_t 
     level_spanned(cluster, pair);
     return 0.0;
   }
-  const Link& link = cluster.levels[static_cast<size_t>(level_spanned(cluster, pair))].link_for(CollectiveKind::send_recv);
+  const Link& link =
+      cluster.levels[static_cast<size_t>(level_spanned(cluster, pair))].link_for(CollectiveKind::send_recv);
   return link.latency_seconds + static_cast<double>(bytes) / link.bandwidth_bytes_per_second;
 }
 
-double halo_exchange_seconds(const Cluster& cluster, std::span<const int> ranks,
-                             int64_t bytes_per_neighbour) {
+double halo_exchange_seconds(const Cluster& cluster, std::span<const int> ranks, int64_t bytes_per_neighbour) {
   check_bytes(bytes_per_neighbour);
   group_shape(cluster, ranks);  // validates ranks (range, no repeats)
   double slowest = 0.0;
@@ -172,8 +167,8 @@ double halo_exchange_seconds(const Cluster& cluster, std::span<const int> ranks,
   return slowest;
 }
 
-double collective_seconds(const Cluster& cluster, CollectiveKind kind, Algorithm algorithm,
-                          std::span<const int> ranks, int64_t buffer_bytes) {
+double collective_seconds(const Cluster& cluster, CollectiveKind kind, Algorithm algorithm, std::span<const int> ranks,
+                          int64_t buffer_bytes) {
   check_bytes(buffer_bytes);
   if (kind == CollectiveKind::halo_exchange) return halo_exchange_seconds(cluster, ranks, buffer_bytes);
   if (kind == CollectiveKind::send_recv) {
@@ -187,8 +182,8 @@ double collective_seconds(const Cluster& cluster, CollectiveKind kind, Algorithm
     return slowest;
   }
   if (!algorithm_supports(algorithm, kind)) {
-    throw std::invalid_argument(fmt::format("algorithm '{}' does not implement {}",
-                                            algorithm_name(algorithm), plans::collective_name(kind)));
+    throw std::invalid_argument(
+        fmt::format("algorithm '{}' does not implement {}", algorithm_name(algorithm), plans::collective_name(kind)));
   }
   const GroupShape shape = group_shape(cluster, ranks);
   if (shape.spanned_level < 0 || buffer_bytes == 0) return 0.0;

@@ -25,8 +25,8 @@ namespace splitbrain::sim {
 // Flat algorithms are costed with the slowest link the group crosses (bottleneck_link);
 // `hierarchical` composes the levels. Throws ClusterError for a rank the cluster lacks and
 // std::invalid_argument for a repeated rank or negative bytes.
-double collective_seconds(const Cluster& cluster, plans::CollectiveKind kind,
-                          std::span<const int> ranks, int64_t buffer_bytes);
+double collective_seconds(const Cluster& cluster, plans::CollectiveKind kind, std::span<const int> ranks,
+                          int64_t buffer_bytes);
 
 // The same with an explicit algorithm (to compare algorithms; the cluster's choice is ignored).
 // Throws std::invalid_argument when `algorithm` does not implement `kind`.
@@ -34,8 +34,8 @@ double collective_seconds(const Cluster& cluster, plans::CollectiveKind kind, Al
                           std::span<const int> ranks, int64_t buffer_bytes);
 
 // One flat algorithm's formula for n ranks whose every step crosses `link`.
-double flat_collective_seconds(plans::CollectiveKind kind, Algorithm algorithm, int n,
-                               double buffer_bytes, const Link& link);
+double flat_collective_seconds(plans::CollectiveKind kind, Algorithm algorithm, int n, double buffer_bytes,
+                               const Link& link);
 
 // Point to point: alpha + bytes / bandwidth of the level the pair crosses; 0 for from == to.
 double send_seconds(const Cluster& cluster, int from_rank, int to_rank, int64_t bytes);
@@ -46,7 +46,6 @@ double send_seconds(const Cluster& cluster, int from_rank, int to_rank, int64_t 
 // cost is the slowest single neighbour send, max over adjacent pairs of send_seconds. This is
 // Gholami et al.'s alpha + beta * halo term (SPAA 2018, eq. 7); a device whose injection
 // bandwidth is shared by its two sends would take up to one more beta * halo.
-double halo_exchange_seconds(const Cluster& cluster, std::span<const int> ranks,
-                             int64_t bytes_per_neighbour);
+double halo_exchange_seconds(const Cluster& cluster, std::span<const int> ranks, int64_t bytes_per_neighbour);
 
 }  // namespace splitbrain::sim

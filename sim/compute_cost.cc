@@ -118,7 +118,8 @@ double phase_seconds(const Cluster& cluster, const Layer& layer, OpClass op_clas
   } else if (!copies_without_flops) {
     return 0.0;
   }
-  if (bytes > 0.0) seconds = std::max(seconds, bytes / achieved_memory_bytes_per_second(cluster, bytes, pass, layer.kind));
+  if (bytes > 0.0)
+    seconds = std::max(seconds, bytes / achieved_memory_bytes_per_second(cluster, bytes, pass, layer.kind));
   return seconds;
 }
 
@@ -166,7 +167,8 @@ struct HaloCopyBytes {
   double backward = 0.0;
 };
 HaloCopyBytes halo_copy_bytes(const plans::LayerLayouts& layouts, const LocalBytes& b) {
-  if (layouts.forward_internal.empty() || layouts.forward_internal.front().kind != plans::CollectiveKind::halo_exchange) {
+  if (layouts.forward_internal.empty() ||
+      layouts.forward_internal.front().kind != plans::CollectiveKind::halo_exchange) {
     return {};
   }
   const plans::Collective& halo = layouts.forward_internal.front();
@@ -218,9 +220,10 @@ LayerComputeSeconds attention_seconds(const Cluster& cluster, const Layer& layer
                                   b.inputs + 2.0 * b.output, false) +
                     streaming_pass_seconds(cluster, (3.0 + dropout_passes) * score_pass + mask_pass);
   if (layer.needs_input_gradient) {
-    seconds.backward_input = phase_seconds(cluster, layer, OpClass::gemm, KernelPass::backward, dtype, 2.0 * product_flops,
-                                           b.output_grad + b.saved_inputs + 2.0 * b.input_grads, false) +
-                             streaming_pass_seconds(cluster, (6.0 + dropout_passes) * score_pass + mask_pass);
+    seconds.backward_input =
+        phase_seconds(cluster, layer, OpClass::gemm, KernelPass::backward, dtype, 2.0 * product_flops,
+                      b.output_grad + b.saved_inputs + 2.0 * b.input_grads, false) +
+        streaming_pass_seconds(cluster, (6.0 + dropout_passes) * score_pass + mask_pass);
   }
   return seconds;
 }
@@ -246,8 +249,8 @@ GemmShape linear_gemm_shape(const model::Model& model, int index, const plans::L
 // gradient) are passes at the memory rate, as for a measured problem. The weight gradient
 // accumulates inside its GEMM (no temporary).
 LayerComputeSeconds linear_table_seconds(const Cluster& cluster, const model::Model& model, int index,
-                                         const plans::LayerLayouts& layouts, const plans::Mesh* mesh, int64_t micro_batch,
-                                         model::DType dtype, const LocalBytes& b) {
+                                         const plans::LayerLayouts& layouts, const plans::Mesh* mesh,
+                                         int64_t micro_batch, model::DType dtype, const LocalBytes& b) {
   const GemmEfficiencyTable& table = *cluster.device.gemm_table;
   const Layer& layer = model.layer(index);
   const GemmShape shape = linear_gemm_shape(model, index, layouts, mesh, micro_batch);
@@ -257,12 +260,14 @@ LayerComputeSeconds linear_table_seconds(const Cluster& cluster, const model::Mo
     return flops > 0.0 ? flops / (peak * gemm_table_efficiency(table, pass, shape)) : 0.0;
   };
   LayerComputeSeconds seconds;
-  seconds.forward = kernel_seconds(layer.cost.forward_flops * scale, KernelPass::forward) + streaming_pass_seconds(cluster, b.output);
+  seconds.forward =
+      kernel_seconds(layer.cost.forward_flops * scale, KernelPass::forward) + streaming_pass_seconds(cluster, b.output);
   if (layer.needs_input_gradient) {
     seconds.backward_input = kernel_seconds(layer.cost.backward_input_flops * scale, KernelPass::backward) +
                              streaming_pass_seconds(cluster, b.input_grads);
   }
-  if (b.params > 0.0) seconds.backward_weight = kernel_seconds(layer.cost.backward_weight_flops * scale, KernelPass::weight_gradient);
+  if (b.params > 0.0)
+    seconds.backward_weight = kernel_seconds(layer.cost.backward_weight_flops * scale, KernelPass::weight_gradient);
   return seconds;
 }
 
@@ -289,8 +294,9 @@ LayerComputeSeconds compute_seconds(const Cluster& cluster, const model::Model& 
   // Forward reads the inputs and the parameters, writes the output (and any masks or indices).
   // The executor hands every kernel a zero-filled array (its arrays are value-initialised), so
   // outputs and input gradients are written twice: a third more traffic for a memory-bound op.
-  seconds.forward = phase_seconds(cluster, layer, op_class, KernelPass::forward, dtype, layer.cost.forward_flops * scale,
-                                  b.inputs + b.params + 2.0 * b.output + b.extras, copies);
+  seconds.forward =
+      phase_seconds(cluster, layer, op_class, KernelPass::forward, dtype, layer.cost.forward_flops * scale,
+                    b.inputs + b.params + 2.0 * b.output + b.extras, copies);
   // Input gradient: reads the output gradient and the parameters (+ the saved tensors where
   // the op needs them), writes the input gradients.
   if (layer.needs_input_gradient) {
@@ -308,9 +314,9 @@ LayerComputeSeconds compute_seconds(const Cluster& cluster, const model::Model& 
     // Only a calibrated weight-gradient curve is sized in output pixels; the others in FLOPs.
     const bool by_rows = layer.kind == OpKind::conv2d && cluster.device.weight_gradient.conv.has_value();
     const double curve_size = by_rows ? conv_weight_gradient_rows(layer, layouts, mesh, micro_batch) : -1.0;
-    seconds.backward_weight = phase_seconds(cluster, layer, op_class, KernelPass::weight_gradient, dtype,
-                                            layer.cost.backward_weight_flops * scale,
-                                            b.output_grad + saved + b.params, false, curve_size);
+    seconds.backward_weight =
+        phase_seconds(cluster, layer, op_class, KernelPass::weight_gradient, dtype,
+                      layer.cost.backward_weight_flops * scale, b.output_grad + saved + b.params, false, curve_size);
   }
   return seconds;
 }
@@ -318,8 +324,7 @@ LayerComputeSeconds compute_seconds(const Cluster& cluster, const model::Model& 
 }  // namespace
 
 LayerComputeSeconds layer_compute_seconds(const Cluster& cluster, const model::Model& model, int index,
-                                          const plans::LayerLayouts& layouts, int64_t micro_batch,
-                                          model::DType dtype) {
+                                          const plans::LayerLayouts& layouts, int64_t micro_batch, model::DType dtype) {
   return compute_seconds(cluster, model, index, layouts, nullptr, micro_batch, dtype, 1.0);
 }
 
@@ -339,13 +344,14 @@ double optimizer_step_seconds(const Cluster& cluster, const plans::Plan& plan, i
   // Low-precision training keeps an fp32 master copy that the update reads and writes too.
   const int64_t master_bytes = plan.dtype == model::DType::fp32 ? 0 : 4;
   const int64_t bytes_per_parameter = element_bytes + plans::gradient_element_bytes(plan) +
-                                     plans::optimizer_state_bytes_per_parameter(plan.optimizer.kind) + master_bytes;
+                                      plans::optimizer_state_bytes_per_parameter(plan.optimizer.kind) + master_bytes;
   // Every byte is read once and written once (a fused update kernel).
   const double bytes = 2.0 * static_cast<double>(local_parameter_elements * bytes_per_parameter);
   return bytes / achieved_memory_bytes_per_second(cluster, bytes);
 }
 
-double gradient_accumulation_seconds(const Cluster& cluster, const plans::Plan& plan, const plans::LayerLayouts& layouts) {
+double gradient_accumulation_seconds(const Cluster& cluster, const plans::Plan& plan,
+                                     const plans::LayerLayouts& layouts) {
   const int64_t compute_bytes = model::bytes_per_element(plan.dtype);
   const int64_t accumulator_bytes = plans::gradient_element_bytes(plan);
   if (accumulator_bytes == compute_bytes) return 0.0;
@@ -358,11 +364,14 @@ double gradient_accumulation_seconds(const Cluster& cluster, const plans::Plan& 
 
 OpClass op_class_of(const model::Layer& layer) {
   switch (layer.kind) {
-    case OpKind::conv2d: return OpClass::conv;
+    case OpKind::conv2d:
+      return OpClass::conv;
     case OpKind::linear:
     case OpKind::matmul:
-    case OpKind::self_attention: return OpClass::gemm;
-    default: return OpClass::elementwise;
+    case OpKind::self_attention:
+      return OpClass::gemm;
+    default:
+      return OpClass::elementwise;
   }
 }
 

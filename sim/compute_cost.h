@@ -21,8 +21,7 @@ struct LayerComputeSeconds {
 
 // One micro-batch of `micro_batch` samples through layer `index`, split by `layouts`.
 LayerComputeSeconds layer_compute_seconds(const Cluster& cluster, const model::Model& model, int index,
-                                          const plans::LayerLayouts& layouts, int64_t micro_batch,
-                                          model::DType dtype);
+                                          const plans::LayerLayouts& layouts, int64_t micro_batch, model::DType dtype);
 
 // The same with every local size counted exactly on `mesh` (plans::local_element_count): an input
 // replicated over an axis that splits the output is read whole by every rank. The overload above
@@ -60,7 +59,8 @@ double optimizer_step_seconds(const Cluster& cluster, const plans::Plan& plan, i
 // recomputation), less with larger micro-batches. 0 where the gradient type is the compute type
 // (the kernel writes or adds the gradient itself). Priced by simulate, the planner's cost table
 // and the step-time bound alike, so the bound stays below the simulated step.
-double gradient_accumulation_seconds(const Cluster& cluster, const plans::Plan& plan, const plans::LayerLayouts& layouts);
+double gradient_accumulation_seconds(const Cluster& cluster, const plans::Plan& plan,
+                                     const plans::LayerLayouts& layouts);
 
 // The op class whose efficiency curve applies to a layer (conv2d: conv; linear, matmul,
 // attention: gemm; everything else: elementwise).

@@ -28,9 +28,12 @@ AxisPosition locate(const std::vector<int64_t>& axis, double value) {
 
 std::string_view gemm_pass_key(KernelPass pass) {
   switch (pass) {
-    case KernelPass::forward: return "forward";
-    case KernelPass::backward: return "backward_input";
-    case KernelPass::weight_gradient: return "weight_gradient";
+    case KernelPass::forward:
+      return "forward";
+    case KernelPass::backward:
+      return "backward_input";
+    case KernelPass::weight_gradient:
+      return "weight_gradient";
   }
   return "forward";
 }
@@ -45,10 +48,12 @@ double gemm_table_efficiency(const GemmEfficiencyTable& table, KernelPass pass, 
   // past the grid's end and is skipped.
   for (int corner = 0; corner < 8; ++corner) {
     const bool up_m = (corner & 4) != 0, up_n = (corner & 2) != 0, up_k = (corner & 1) != 0;
-    const double weight = (up_m ? m.upper_weight : 1.0 - m.upper_weight) * (up_n ? n.upper_weight : 1.0 - n.upper_weight) *
+    const double weight = (up_m ? m.upper_weight : 1.0 - m.upper_weight) *
+                          (up_n ? n.upper_weight : 1.0 - n.upper_weight) *
                           (up_k ? k.upper_weight : 1.0 - k.upper_weight);
     if (weight == 0.0) continue;
-    result += weight * values[table.index(m.lower + (up_m ? 1 : 0), n.lower + (up_n ? 1 : 0), k.lower + (up_k ? 1 : 0))];
+    result +=
+        weight * values[table.index(m.lower + (up_m ? 1 : 0), n.lower + (up_n ? 1 : 0), k.lower + (up_k ? 1 : 0))];
   }
   return result;
 }

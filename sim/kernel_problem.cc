@@ -62,7 +62,8 @@ std::optional<KernelProblem> kernel_problem(const model::Model& model, int index
   const model::Layer& layer = model.layer(index);
   if (layouts.inputs.empty() || micro_batch <= 0 || layouts.work_fraction <= 0.0) return std::nullopt;
   const model::Layer& producer = model.layer(layer.inputs.at(0));
-  const std::vector<int64_t> x = plans::local_shape(layouts.inputs[0], mesh, plans::activation_shape(producer, micro_batch));
+  const std::vector<int64_t> x =
+      plans::local_shape(layouts.inputs[0], mesh, plans::activation_shape(producer, micro_batch));
   switch (layer.kind) {
     case model::OpKind::conv2d:
       if (layouts.parameters.empty()) return std::nullopt;
@@ -80,7 +81,8 @@ std::optional<KernelProblem> kernel_problem(const model::Model& model, int index
       return ActivationProblem{layer.kind, elements, p};
     }
     case model::OpKind::linear: {
-      const std::vector<int64_t> y = plans::local_shape(layouts.output, mesh, plans::activation_shape(layer, micro_batch));
+      const std::vector<int64_t> y =
+          plans::local_shape(layouts.output, mesh, plans::activation_shape(layer, micro_batch));
       LinearProblem problem;
       for (size_t d = 0; d + 1 < x.size(); ++d) problem.rows *= x[d];
       problem.in_features = x.back();
@@ -88,7 +90,8 @@ std::optional<KernelProblem> kernel_problem(const model::Model& model, int index
       problem.bias = layer.attr<model::LinearAttrs>().bias;
       return problem;
     }
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -100,14 +103,16 @@ int busy_ranks_per_node(const Cluster& cluster, const plans::Mesh& mesh) {
 namespace {
 
 std::string problem_text(const ConvProblem& p) {
-  return fmt::format("conv2d n{} c{} h{} w{} k{} r{}x{} s{}x{} p{},{},{},{} d{}x{} g{}{}", p.batch, p.in_channels, p.height,
-                     p.width, p.out_channels, p.kernel_h, p.kernel_w, p.stride_h, p.stride_w, p.pad_top, p.pad_bottom,
-                     p.pad_left, p.pad_right, p.dilation_h, p.dilation_w, p.groups, p.bias ? " bias" : "");
+  return fmt::format("conv2d n{} c{} h{} w{} k{} r{}x{} s{}x{} p{},{},{},{} d{}x{} g{}{}", p.batch, p.in_channels,
+                     p.height, p.width, p.out_channels, p.kernel_h, p.kernel_w, p.stride_h, p.stride_w, p.pad_top,
+                     p.pad_bottom, p.pad_left, p.pad_right, p.dilation_h, p.dilation_w, p.groups,
+                     p.bias ? " bias" : "");
 }
 
 std::string problem_text(const PoolProblem& p) {
-  return fmt::format("{} n{} c{} h{} w{} r{}x{} s{}x{} p{},{}{}", p.max ? "maxpool" : "avgpool", p.batch, p.channels, p.height,
-                     p.width, p.kernel_h, p.kernel_w, p.stride_h, p.stride_w, p.pad_h, p.pad_w, p.ceil_mode ? " ceil" : "");
+  return fmt::format("{} n{} c{} h{} w{} r{}x{} s{}x{} p{},{}{}", p.max ? "maxpool" : "avgpool", p.batch, p.channels,
+                     p.height, p.width, p.kernel_h, p.kernel_w, p.stride_h, p.stride_w, p.pad_h, p.pad_w,
+                     p.ceil_mode ? " ceil" : "");
 }
 
 std::string problem_text(const ActivationProblem& p) {

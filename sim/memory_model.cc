@@ -24,9 +24,9 @@ int micro_batches_in_flight(const plans::Plan& plan, int stage) {
       // The warm-up's chunk passes and the one of the steady state, each a chunk's share (1/V)
       // of a micro-batch's activations (chunks of equal size).
       const int chunks = plan.virtual_stages;
-      const int passes = plan.micro_batches == stages
-                             ? plan.micro_batches * chunks
-                             : std::min(plan.micro_batches * chunks, 2 * (stages - stage - 1) + (chunks - 1) * stages + 1);
+      const int passes = plan.micro_batches == stages ? plan.micro_batches * chunks
+                                                      : std::min(plan.micro_batches * chunks,
+                                                                 2 * (stages - stage - 1) + (chunks - 1) * stages + 1);
       return std::min(plan.micro_batches, (passes + chunks - 1) / chunks);
     }
   }

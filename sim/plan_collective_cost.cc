@@ -23,7 +23,8 @@ double plan_collective_seconds(const Cluster& cluster, const plans::Mesh& mesh, 
   return 0.0;
 }
 
-int plan_collective_level(const Cluster& cluster, const plans::Mesh& mesh, const plans::Collective& collective, int rank) {
+int plan_collective_level(const Cluster& cluster, const plans::Mesh& mesh, const plans::Collective& collective,
+                          int rank) {
   const std::vector<int> group = mesh.group(rank, collective.axes);
   if (collective.kind == plans::CollectiveKind::send_recv) {
     const int pair[] = {group.at(static_cast<size_t>(collective.source_index)),

@@ -19,7 +19,8 @@ double plan_collective_seconds(const Cluster& cluster, const plans::Mesh& mesh, 
 // The index of the outermost cluster level that `collective`'s traffic crosses in the group that
 // contains `rank` (sim::level_spanned): the pair for send_recv, the whole group otherwise;
 // -1 when no link is crossed (a group of one rank).
-int plan_collective_level(const Cluster& cluster, const plans::Mesh& mesh, const plans::Collective& collective, int rank);
+int plan_collective_level(const Cluster& cluster, const plans::Mesh& mesh, const plans::Collective& collective,
+                          int rank);
 
 // Adds the bytes `rank` sends in one run of `collective` (plans::bytes_sent), times `count`,
 // to bytes_per_level[level] of the level each message crosses: the pair's level for send_recv,

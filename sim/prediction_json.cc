@@ -28,7 +28,10 @@ int64_t max_bytes_sent(const plans::Collective& c) {
 }
 
 ordered_json memory_json(const MemoryBreakdown& m) {
-  return {{"params", m.params}, {"grads", m.grads}, {"optimizer", m.optimizer}, {"activations", m.activations_peak()},
+  return {{"params", m.params},
+          {"grads", m.grads},
+          {"optimizer", m.optimizer},
+          {"activations", m.activations_peak()},
           {"buffers", m.buffers}};
 }
 

@@ -155,7 +155,7 @@ class StageRun {
   bool finished_ = false;
   double host_ = 0.0;
   double stream_free_ = 0.0;
-  std::vector<double> completes_;   // per send or reduce: when it completes
+  std::vector<double> completes_;  // per send or reduce: when it completes
   StageTimeline timeline_;
   std::vector<ScheduledPass> passes_;
   std::map<std::tuple<PassKind, int, int>, size_t> pass_index_;  // (kind, micro-batch, chunk)

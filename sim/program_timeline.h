@@ -29,7 +29,7 @@ using plans::PassKind;
 struct ScheduledPass {
   int stage = 0;
   int micro_batch = 0;
-  int chunk = 0;  // the model chunk (virtual stage) it runs: the stage itself but interleaved
+  int chunk = 0;                      // the model chunk (virtual stage) it runs: the stage itself but interleaved
   PassKind kind = PassKind::forward;  // a backward pass includes its recomputed forward
   double start_seconds = 0.0;
   double end_seconds = 0.0;
@@ -48,14 +48,14 @@ struct StagePhases {
   double compute_backward = 0.0;  // recomputed forwards included
   double comm_exposed = 0.0;      // blocking collectives, copies, waits for gradient reductions
   double optimizer = 0.0;
-  double waiting = 0.0;           // for messages from other stages (the pipeline bubble)
+  double waiting = 0.0;  // for messages from other stages (the pipeline bubble)
 };
 
 struct StageTimeline {
   double backward_end_seconds = 0.0;  // its passes done (and their sends waited for)
   double sync_end_seconds = 0.0;      // its gradient reductions done, before the update
   double optimizer_seconds = 0.0;
-  double gather_seconds = 0.0;        // ZeRO 1-2: the updated parameters gathered
+  double gather_seconds = 0.0;  // ZeRO 1-2: the updated parameters gathered
   double end_seconds = 0.0;
   StagePhases phases;
 };

@@ -26,7 +26,11 @@ class StepBuilder {
  public:
   StepBuilder(const Plan& plan, const CompiledPlan& compiled, const Cluster& cluster, double neighbours_busy,
               std::span<const MemoryBreakdown> memory_of_stage, Prediction& out)
-      : plan_(plan), compiled_(compiled), cluster_(cluster), neighbours_busy_(neighbours_busy), stage_memory_(memory_of_stage),
+      : plan_(plan),
+        compiled_(compiled),
+        cluster_(cluster),
+        neighbours_busy_(neighbours_busy),
+        stage_memory_(memory_of_stage),
         out_(out) {
     for (int s = 0; s < plan.stage_count(); ++s) first_rank_.push_back(first_rank_of_stage(plan, s));
     out_.stages.resize(static_cast<size_t>(plan.stage_count()));
@@ -39,14 +43,15 @@ class StepBuilder {
   // The seconds of one run of a collective on a stage, and the level its group crosses. Deep
   // models repeat the same collectives block after block, so prices are memoised per stage.
   const std::pair<double, int>& price(int stage, const Collective& collective) {
-    const auto key = std::make_tuple(stage, collective.kind, collective.axes, collective.buffer_bytes, collective.element_bytes,
-                                     collective.halo_rows * collective.row_bytes, collective.source_index,
-                                     collective.destination_index);
+    const auto key = std::make_tuple(stage, collective.kind, collective.axes, collective.buffer_bytes,
+                                     collective.element_bytes, collective.halo_rows * collective.row_bytes,
+                                     collective.source_index, collective.destination_index);
     auto it = prices_.find(key);
     if (it == prices_.end()) {
       const int rank = first_rank_[static_cast<size_t>(stage)];
-      it = prices_.emplace(key, std::make_pair(plan_collective_seconds(cluster_, plan_.mesh, collective, rank),
-                                               plan_collective_level(cluster_, plan_.mesh, collective, rank)))
+      it = prices_
+               .emplace(key, std::make_pair(plan_collective_seconds(cluster_, plan_.mesh, collective, rank),
+                                            plan_collective_level(cluster_, plan_.mesh, collective, rank)))
                .first;
     }
     return it->second;
@@ -84,9 +89,8 @@ class StepBuilder {
       const plans::CompiledLayer& layer = compiled_.layers[static_cast<size_t>(i)];
       LayerTiming& timing = out_.layers[static_cast<size_t>(i)];
       StageWork& work = out_.stages[static_cast<size_t>(layer.stage)].work;
-      timing.compute =
-          layer_compute_seconds(cluster_, *plan_.model, i, layer.layouts, plan_.mesh, compiled_.micro_batch, plan_.dtype,
-                                neighbours_busy_);
+      timing.compute = layer_compute_seconds(cluster_, *plan_.model, i, layer.layouts, plan_.mesh,
+                                             compiled_.micro_batch, plan_.dtype, neighbours_busy_);
       timing.compute.backward_weight += gradient_accumulation_seconds(cluster_, plan_, layer.layouts);
       for (const plans::InputTransfer& input : layer.inputs) {
         const int producer_stage = compiled_.layers[static_cast<size_t>(input.producer)].stage;
@@ -94,13 +98,16 @@ class StepBuilder {
           out_.stages[static_cast<size_t>(producer_stage)].work.send_forward_seconds +=
               use(i, producer_stage, StepPhase::forward, *input.forward_send, micro_batches);
         }
-        for (const Collective& c : input.forward) timing.forward_comm_seconds += use(i, layer.stage, StepPhase::forward, c, micro_batches);
+        for (const Collective& c : input.forward)
+          timing.forward_comm_seconds += use(i, layer.stage, StepPhase::forward, c, micro_batches);
         // A saved input kept split is gathered again before the backward.
         const auto position = static_cast<size_t>(&input - layer.inputs.data());
         if (plan_.regathers_input(plan_.model->layer(i), position, input.forward)) {
-          for (const Collective& c : input.forward) timing.backward_comm_seconds += use(i, layer.stage, StepPhase::forward, c, micro_batches);
+          for (const Collective& c : input.forward)
+            timing.backward_comm_seconds += use(i, layer.stage, StepPhase::forward, c, micro_batches);
         }
-        for (const Collective& c : input.backward) timing.backward_comm_seconds += use(i, layer.stage, StepPhase::backward, c, micro_batches);
+        for (const Collective& c : input.backward)
+          timing.backward_comm_seconds += use(i, layer.stage, StepPhase::backward, c, micro_batches);
         if (input.backward_send) {
           work.send_backward_seconds += use(i, layer.stage, StepPhase::backward, *input.backward_send, micro_batches);
         }
@@ -140,8 +147,8 @@ class StepBuilder {
         }
       }
       work.forward_seconds += timing.compute.forward + timing.forward_comm_seconds;
-      work.backward_seconds += timing.recompute_seconds + timing.compute.backward_input + timing.compute.backward_weight +
-                               timing.backward_comm_seconds;
+      work.backward_seconds += timing.recompute_seconds + timing.compute.backward_input +
+                               timing.compute.backward_weight + timing.backward_comm_seconds;
     }
   }
 
@@ -149,7 +156,8 @@ class StepBuilder {
   // collectives inside the op; a transfer, a reduction or a gather its collectives; the
   // executor's copies of a gradient bucket into and out of its flat fp32 array a read and a
   // write of it each; the update the optimizer's pass over the stage's parameters.
-  InstructionCost instruction_cost(const plans::StepProgram& program, int stage, const plans::StepInstruction& instruction) {
+  InstructionCost instruction_cost(const plans::StepProgram& program, int stage,
+                                   const plans::StepInstruction& instruction) {
     using plans::StepOp;
     InstructionCost cost;
     const auto layer = static_cast<size_t>(std::max(instruction.layer, 0));
@@ -168,14 +176,16 @@ class StepBuilder {
       case StepOp::recv:
       case StepOp::reduce:
       case StepOp::gather_params:
-        for (const Collective& c : plans::collectives_of(instruction)) cost.communication_seconds += price(stage, c).first;
+        for (const Collective& c : plans::collectives_of(instruction))
+          cost.communication_seconds += price(stage, c).first;
         break;
       case StepOp::pack:
       case StepOp::unpack: {
         const int flat = instruction.op == StepOp::pack ? instruction.writes.at(0) : instruction.reads.at(0);
         if (program.buffers.at(static_cast<size_t>(flat)).role == plans::BufferRole::bucket) {
           const auto& bucket = compiled_.buckets.at(static_cast<size_t>(instruction.bucket));
-          cost.compute_seconds = streaming_pass_seconds(cluster_, 2.0 * 4.0 * static_cast<double>(bucket.padded_elements));
+          cost.compute_seconds =
+              streaming_pass_seconds(cluster_, 2.0 * 4.0 * static_cast<double>(bucket.padded_elements));
         }
         break;
       }
@@ -228,8 +238,9 @@ class StepBuilder {
   }
 
   void summarise() {
-    auto critical = std::max_element(out_.stages.begin(), out_.stages.end(),
-                                     [](const StageTiming& a, const StageTiming& b) { return a.end_seconds < b.end_seconds; });
+    auto critical =
+        std::max_element(out_.stages.begin(), out_.stages.end(),
+                         [](const StageTiming& a, const StageTiming& b) { return a.end_seconds < b.end_seconds; });
     out_.critical_stage = static_cast<int>(critical - out_.stages.begin());
     out_.iteration_seconds = critical->end_seconds;
     out_.samples_per_second = static_cast<double>(plan_.global_batch) / out_.iteration_seconds;
@@ -266,7 +277,8 @@ class StepBuilder {
     for (const CollectiveUse* u : varying) {
       auto [it, inserted] = index_by_axes.try_emplace(u->collective.axes);
       if (!inserted) continue;
-      for (int rank = 0; rank < plan_.mesh.rank_count(); ++rank) it->second.push_back(plan_.mesh.index_in_group(rank, u->collective.axes));
+      for (int rank = 0; rank < plan_.mesh.rank_count(); ++rank)
+        it->second.push_back(plan_.mesh.index_in_group(rank, u->collective.axes));
     }
     for (int rank = 0; rank < plan_.mesh.rank_count(); ++rank) {
       const int stage = plan_.pipe_axis >= 0 ? plan_.mesh.coordinate(rank, plan_.pipe_axis) : 0;
@@ -304,16 +316,19 @@ class StepBuilder {
   std::span<const MemoryBreakdown> stage_memory_;  // per stage: the walk of its first rank's program
   Prediction& out_;
   std::vector<int> first_rank_;
-  std::map<std::tuple<int, plans::CollectiveKind, std::vector<int>, int64_t, int64_t, int64_t, int, int>, std::pair<double, int>> prices_;
+  std::map<std::tuple<int, plans::CollectiveKind, std::vector<int>, int64_t, int64_t, int64_t, int, int>,
+           std::pair<double, int>>
+      prices_;
   std::map<std::vector<int>, std::vector<int>> level_by_axes_;  // level per rank, by axes
-  std::vector<bool> recomputed_;           // per layer: full recomputation reruns it
-  std::vector<double> forward_internal_;   // per layer: the collectives inside its forward op
-  std::vector<double> backward_internal_;  // and inside its backward
+  std::vector<bool> recomputed_;                                // per layer: full recomputation reruns it
+  std::vector<double> forward_internal_;                        // per layer: the collectives inside its forward op
+  std::vector<double> backward_internal_;                       // and inside its backward
   std::vector<StagePhases> stage_phases_;
 };
 
 Prediction simulate_step(const Plan& plan, const CompiledPlan& compiled, const Cluster& cluster, double neighbours_busy,
-                         std::span<const plans::StepProgram> programs, std::span<const MemoryBreakdown> memory_of_stage) {
+                         std::span<const plans::StepProgram> programs,
+                         std::span<const MemoryBreakdown> memory_of_stage) {
   Prediction prediction;
   StepBuilder step(plan, compiled, cluster, neighbours_busy, memory_of_stage, prediction);
   step.cost_layers();
@@ -329,14 +344,17 @@ constexpr int kNeighbourRounds = 6;
 
 std::string_view step_phase_name(StepPhase phase) {
   switch (phase) {
-    case StepPhase::forward: return "forward";
-    case StepPhase::backward: return "backward";
-    case StepPhase::gradient_sync: return "gradient_sync";
-    case StepPhase::parameter_gather: return "parameter_gather";
+    case StepPhase::forward:
+      return "forward";
+    case StepPhase::backward:
+      return "backward";
+    case StepPhase::gradient_sync:
+      return "gradient_sync";
+    case StepPhase::parameter_gather:
+      return "parameter_gather";
   }
   return "unknown";
 }
-
 
 int first_rank_of_stage(const Plan& plan, int stage) {
   std::vector<int> coordinates(static_cast<size_t>(plan.mesh.axis_count()), 0);
@@ -370,27 +388,30 @@ Prediction simulate(const Plan& plan, const CompiledPlan& compiled, const Cluste
   for (int round = 0; round < kNeighbourRounds; ++round) {
     prediction = simulate_step(plan, compiled, cluster, neighbours_busy, programs, memory_of_stage);
     if (!neighbours_matter || prediction.iteration_seconds <= 0.0) break;
-    const double computing =
-        std::min(1.0, (prediction.phases.compute_forward + prediction.phases.compute_backward + prediction.phases.optimizer) /
-                          prediction.iteration_seconds);
+    const double computing = std::min(
+        1.0, (prediction.phases.compute_forward + prediction.phases.compute_backward + prediction.phases.optimizer) /
+                 prediction.iteration_seconds);
     if (std::abs(computing - neighbours_busy) < 0.005) break;
     neighbours_busy = computing;
   }
   // The cluster's ranges keep every cost finite; a prediction that is not would put NaN or
   // infinity in a report, so it is refused here whatever let it through.
   const PhaseSeconds& p = prediction.phases;
-  for (const double seconds : {prediction.iteration_seconds, p.compute_forward, p.compute_backward, p.comm_exposed, p.bubble,
-                               p.optimizer}) {
+  for (const double seconds :
+       {prediction.iteration_seconds, p.compute_forward, p.compute_backward, p.comm_exposed, p.bubble, p.optimizer}) {
     if (!std::isfinite(seconds)) {
-      throw ClusterError(fmt::format("cluster '{}': the predicted step of plan {} is not finite ({} s): a rate, latency or "
-                                     "efficiency of the cluster is out of any real range",
-                                     cluster.name, plan.mesh.to_string(), seconds));
+      throw ClusterError(
+          fmt::format("cluster '{}': the predicted step of plan {} is not finite ({} s): a rate, latency or "
+                      "efficiency of the cluster is out of any real range",
+                      cluster.name, plan.mesh.to_string(), seconds));
     }
   }
   return prediction;
 }
 
-Prediction simulate(const Plan& plan, const Cluster& cluster) { return simulate(plan, plans::compile_plan(plan), cluster); }
+Prediction simulate(const Plan& plan, const Cluster& cluster) {
+  return simulate(plan, plans::compile_plan(plan), cluster);
+}
 
 double total_communication_seconds(const Prediction& prediction) {
   double total = 0.0;

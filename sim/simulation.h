@@ -35,9 +35,9 @@ struct CollectiveUse {
   int stage = 0;
   StepPhase phase = StepPhase::forward;
   plans::Collective collective;
-  int count = 1;          // runs per step (micro-batches for activations, 1 for gradient buckets)
-  double seconds = 0.0;   // one run, for the group of the stage's first rank
-  int level = -1;         // the outermost cluster level that group crosses; -1: none (one rank)
+  int count = 1;         // runs per step (micro-batches for activations, 1 for gradient buckets)
+  double seconds = 0.0;  // one run, for the group of the stage's first rank
+  int level = -1;        // the outermost cluster level that group crosses; -1: none (one rank)
 };
 
 struct LayerTiming {  // per micro-batch
@@ -59,11 +59,11 @@ struct StageWork {
 };
 
 struct StageTiming {
-  StageWork work;                      // per micro-batch
-  double backward_end_seconds = 0.0;   // last backward pass done
-  double sync_end_seconds = 0.0;       // last gradient reduction done
+  StageWork work;                     // per micro-batch
+  double backward_end_seconds = 0.0;  // last backward pass done
+  double sync_end_seconds = 0.0;      // last gradient reduction done
   double optimizer_seconds = 0.0;
-  double gather_seconds = 0.0;         // ZeRO 1/2: updated parameters gathered after the step
+  double gather_seconds = 0.0;  // ZeRO 1/2: updated parameters gathered after the step
   double end_seconds = 0.0;
 };
 

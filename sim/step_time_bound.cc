@@ -12,14 +12,15 @@ namespace {
 
 // One micro-batch's host seconds of a layer's instructions, as simulation.cc prices them.
 struct LayerWork {
-  double forward = 0.0;    // a forward (or recompute) instruction: compute and the op's collectives
-  double backward = 0.0;   // a backward instruction
-  int recomputes = 0;      // recompute instructions per micro-batch
+  double forward = 0.0;   // a forward (or recompute) instruction: compute and the op's collectives
+  double backward = 0.0;  // a backward instruction
+  int recomputes = 0;     // recompute instructions per micro-batch
 };
 
 }  // namespace
 
-double iteration_seconds_lower_bound(const plans::Plan& plan, const plans::CompiledPlan& compiled, const Cluster& cluster) {
+double iteration_seconds_lower_bound(const plans::Plan& plan, const plans::CompiledPlan& compiled,
+                                     const Cluster& cluster) {
   if (!cluster.device.measured_kernels.empty()) return 0.0;
   const model::Model& net = *plan.model;
   const int layers = net.size();
@@ -28,7 +29,7 @@ double iteration_seconds_lower_bound(const plans::Plan& plan, const plans::Compi
   for (int s = 0; s < stages; ++s) first_rank.push_back(first_rank_of_stage(plan, s));
 
   std::vector<LayerWork> work(static_cast<size_t>(layers));
-  std::vector<int> first_layer(static_cast<size_t>(stages), -1);  // per stage: its lowest layer
+  std::vector<int> first_layer(static_cast<size_t>(stages), -1);        // per stage: its lowest layer
   std::vector<double> stage_seconds(static_cast<size_t>(stages), 0.0);  // M x every pass's instructions
   for (int v = 0; v < layers; ++v) {
     const plans::CompiledLayer& layer = compiled.layers[static_cast<size_t>(v)];
@@ -43,8 +44,8 @@ double iteration_seconds_lower_bound(const plans::Plan& plan, const plans::Compi
     for (const plans::Collective& c : layer.layouts.forward_internal) {
       w.forward += plan_collective_seconds(cluster, plan.mesh, c, first_rank[stage]);
     }
-    w.backward = compute.backward_input + compute.backward_weight +
-                 gradient_accumulation_seconds(cluster, plan, layer.layouts);
+    w.backward =
+        compute.backward_input + compute.backward_weight + gradient_accumulation_seconds(cluster, plan, layer.layouts);
     for (const plans::Collective& c : layer.layouts.backward_internal) {
       w.backward += plan_collective_seconds(cluster, plan.mesh, c, first_rank[stage]);
     }

@@ -27,6 +27,7 @@
 
 namespace splitbrain::sim {
 
-double iteration_seconds_lower_bound(const plans::Plan& plan, const plans::CompiledPlan& compiled, const Cluster& cluster);
+double iteration_seconds_lower_bound(const plans::Plan& plan, const plans::CompiledPlan& compiled,
+                                     const Cluster& cluster);
 
 }  // namespace splitbrain::sim

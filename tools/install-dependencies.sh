@@ -14,6 +14,7 @@ packages=(
   python3-matplotlib
   libonnx-dev libprotobuf-dev  # the ONNX importer (model/onnx/)
   python3-onnx python3-torchvision  # its tests export nets at test time
+  clang-format-14  # tools/check-format.sh (CI fails on drift from .clang-format)
   python3-torch  # those exports, and tools/torchrun_train.py (the exported torchrun launch runs in a test)
 )
 

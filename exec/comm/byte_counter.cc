@@ -12,7 +12,8 @@ namespace {
 void add_to(ByteCount& sum, const ByteCount& count) {
   sum.bytes += count.bytes;
   sum.calls += count.calls;
-  for (size_t i = 0; i < sum.bytes_by_host_level.size(); ++i) sum.bytes_by_host_level[i] += count.bytes_by_host_level[i];
+  for (size_t i = 0; i < sum.bytes_by_host_level.size(); ++i)
+    sum.bytes_by_host_level[i] += count.bytes_by_host_level[i];
 }
 
 }  // namespace
@@ -20,8 +21,8 @@ void add_to(ByteCount& sum, const ByteCount& count) {
 void ByteCounter::add(std::string_view label, plans::CollectiveKind kind, int64_t bytes,
                       std::optional<HostLevelBytes> by_host_level) {
   if (by_host_level && std::accumulate(by_host_level->begin(), by_host_level->end(), int64_t{0}) != bytes) {
-    throw std::invalid_argument(fmt::format("ByteCounter: {} ({}): the host-level split does not sum to {} bytes", label,
-                                            plans::collective_name(kind), bytes));
+    throw std::invalid_argument(fmt::format("ByteCounter: {} ({}): the host-level split does not sum to {} bytes",
+                                            label, plans::collective_name(kind), bytes));
   }
   ByteCount& count = entries_[Key{std::string(label), kind}];
   count.bytes += bytes;

@@ -20,8 +20,8 @@
 namespace splitbrain::exec::comm {
 
 struct ByteCount {
-  int64_t bytes = 0;  // bytes sent by this rank
-  int64_t calls = 0;  // collectives executed (including those that send nothing here)
+  int64_t bytes = 0;                     // bytes sent by this rank
+  int64_t calls = 0;                     // collectives executed (including those that send nothing here)
   HostLevelBytes bytes_by_host_level{};  // `bytes` split by HostLevel, where the split was given
   bool operator==(const ByteCount&) const = default;
 };

@@ -64,8 +64,7 @@ class CollectiveEngine {
                                    int64_t halo_rows) = 0;
   // Member `source` sends its array to member `destination`, whose output is that array (of its
   // own input's shape); everyone else, the source included, returns its input.
-  virtual LocalBytes send_recv(const std::vector<int>& axes, const LocalBytes& input, int source,
-                               int destination) = 0;
+  virtual LocalBytes send_recv(const std::vector<int>& axes, const LocalBytes& input, int source, int destination) = 0;
 
   // Non-blocking sum of the members' `buffer`s, in place: a gradient bucket's all-reduce.
   virtual std::unique_ptr<PendingCollective> start_all_reduce(const std::vector<int>& axes,

@@ -38,8 +38,7 @@ LocalBytes all_gather(MPI_Comm comm, int n, const LocalBytes& input, int dim) {
   if (n == 1) return input;
   const int count = mpi_count(static_cast<int64_t>(input.bytes.size()), "all_gather");
   std::vector<std::byte> gathered(input.bytes.size() * static_cast<std::size_t>(n));
-  SB_MPI_CHECK(MPI_Allgather(input.bytes.data(), count, MPI_BYTE, gathered.data(), count,
-                             MPI_BYTE, comm));
+  SB_MPI_CHECK(MPI_Allgather(input.bytes.data(), count, MPI_BYTE, gathered.data(), count, MPI_BYTE, comm));
   // MPI lays the members' arrays one after another; that is the concatenation along dim only
   // when nothing precedes dim, so reorder into row-major blocks.
   return concat_blocks(gathered, input.shape, input.element_bytes, dim, n);
@@ -51,8 +50,8 @@ LocalArray reduce_scatter(MPI_Comm comm, int n, const LocalArray& input, int dim
   row_view(input.shape, sizeof(float), dim);  // validates dim
   const auto d = static_cast<std::size_t>(dim);
   if (input.shape[d] % n != 0) {
-    throw std::invalid_argument(fmt::format("reduce_scatter: dim {} of extent {} is not {} blocks",
-                                            dim, input.shape[d], n));
+    throw std::invalid_argument(
+        fmt::format("reduce_scatter: dim {} of extent {} is not {} blocks", dim, input.shape[d], n));
   }
   if (n == 1) return input;
   LocalArray out{input.shape, {}};
@@ -62,9 +61,8 @@ LocalArray reduce_scatter(MPI_Comm comm, int n, const LocalArray& input, int dim
   const std::vector<std::byte> packed = pack_blocks(to_bytes(input), dim, n);
   out.values.resize(input.values.size() / static_cast<std::size_t>(n));
   SB_MPI_CHECK(MPI_Reduce_scatter_block(packed.data(), out.values.data(),
-                                        mpi_count(static_cast<int64_t>(out.values.size()),
-                                                  "reduce_scatter"),
-                                        MPI_FLOAT, MPI_SUM, comm));
+                                        mpi_count(static_cast<int64_t>(out.values.size()), "reduce_scatter"), MPI_FLOAT,
+                                        MPI_SUM, comm));
   return out;
 }
 
@@ -74,8 +72,8 @@ LocalArray all_reduce(MPI_Comm comm, int n, const LocalArray& input) {
   if (n == 1) return input;
   LocalArray out{input.shape, std::vector<float>(input.values.size())};
   SB_MPI_CHECK(MPI_Allreduce(input.values.data(), out.values.data(),
-                             mpi_count(static_cast<int64_t>(input.values.size()), "all_reduce"),
-                             MPI_FLOAT, MPI_SUM, comm));
+                             mpi_count(static_cast<int64_t>(input.values.size()), "all_reduce"), MPI_FLOAT, MPI_SUM,
+                             comm));
   return out;
 }
 
@@ -91,26 +89,23 @@ LocalBytes all_to_all(MPI_Comm comm, int n, const LocalBytes& input, int dim, in
   block_shape[static_cast<std::size_t>(other_dim)] /= n;
   std::vector<std::byte> received(packed.size());
   const int count = mpi_count(static_cast<int64_t>(packed.size()) / n, "all_to_all");
-  SB_MPI_CHECK(MPI_Alltoall(packed.data(), count, MPI_BYTE, received.data(), count, MPI_BYTE,
-                            comm));
+  SB_MPI_CHECK(MPI_Alltoall(packed.data(), count, MPI_BYTE, received.data(), count, MPI_BYTE, comm));
   return concat_blocks(received, block_shape, input.element_bytes, dim, n);
 }
 
-LocalBytes halo_exchange(MPI_Comm comm, int n, int me, const LocalBytes& input, int dim,
-                         int64_t halo_rows) {
+LocalBytes halo_exchange(MPI_Comm comm, int n, int me, const LocalBytes& input, int dim, int64_t halo_rows) {
   check_size(input, "halo_exchange");
   check_group(n, "halo_exchange");
   const RowView v = row_view(input.shape, input.element_bytes, dim);
   if (halo_rows < 0 || (n > 1 && halo_rows > v.rows)) {
-    throw std::invalid_argument(fmt::format(
-        "halo_exchange: {} halo rows from a block of {} rows along dim {}", halo_rows, v.rows, dim));
+    throw std::invalid_argument(
+        fmt::format("halo_exchange: {} halo rows from a block of {} rows along dim {}", halo_rows, v.rows, dim));
   }
   const auto d = static_cast<std::size_t>(dim);
   // Zero-filled halos: what stays where there is no neighbour.
   LocalBytes before{input.shape, input.element_bytes, {}};
   before.shape[d] = halo_rows;
-  before.bytes.assign(static_cast<std::size_t>(element_count(before.shape) * input.element_bytes),
-                      std::byte{0});
+  before.bytes.assign(static_cast<std::size_t>(element_count(before.shape) * input.element_bytes), std::byte{0});
   LocalBytes after = before;
   if (n > 1 && halo_rows > 0) {
     std::vector<int64_t> offset(input.shape.size(), 0);
@@ -122,12 +117,10 @@ LocalBytes halo_exchange(MPI_Comm comm, int n, int me, const LocalBytes& input, 
     const int count = mpi_count(static_cast<int64_t>(first.bytes.size()), "halo_exchange");
     // First rows go left while the right neighbour's first rows arrive as our trailing halo;
     // then the mirror image. Sendrecv pairs each send with its receive, so no ordering deadlock.
-    SB_MPI_CHECK(MPI_Sendrecv(first.bytes.data(), count, MPI_BYTE, left, kHaloToLeft,
-                              after.bytes.data(), count, MPI_BYTE, right, kHaloToLeft, comm,
-                              MPI_STATUS_IGNORE));
-    SB_MPI_CHECK(MPI_Sendrecv(last.bytes.data(), count, MPI_BYTE, right, kHaloToRight,
-                              before.bytes.data(), count, MPI_BYTE, left, kHaloToRight, comm,
-                              MPI_STATUS_IGNORE));
+    SB_MPI_CHECK(MPI_Sendrecv(first.bytes.data(), count, MPI_BYTE, left, kHaloToLeft, after.bytes.data(), count,
+                              MPI_BYTE, right, kHaloToLeft, comm, MPI_STATUS_IGNORE));
+    SB_MPI_CHECK(MPI_Sendrecv(last.bytes.data(), count, MPI_BYTE, right, kHaloToRight, before.bytes.data(), count,
+                              MPI_BYTE, left, kHaloToRight, comm, MPI_STATUS_IGNORE));
   }
   return concat({&before, &input, &after}, dim);
 }
@@ -146,8 +139,8 @@ LocalBytes send_recv(MPI_Comm comm, int me, const LocalBytes& input, int source,
     int received = 0;
     SB_MPI_CHECK(MPI_Get_count(&status, MPI_BYTE, &received));
     if (received != count) {
-      throw std::runtime_error(fmt::format("send_recv: expected {} bytes from member {}, got {}",
-                                           count, source, received));
+      throw std::runtime_error(
+          fmt::format("send_recv: expected {} bytes from member {}, got {}", count, source, received));
     }
     return out;
   }

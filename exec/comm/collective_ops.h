@@ -24,8 +24,7 @@ LocalArray all_reduce(MPI_Comm comm, int n, const LocalArray& input);
 LocalBytes all_to_all(MPI_Comm comm, int n, const LocalBytes& input, int dim, int other_dim);
 // The input extended by halo_rows rows on both sides of `dim`: the neighbours' boundary rows, or
 // zeros where there is no neighbour (the tensor's edges).
-LocalBytes halo_exchange(MPI_Comm comm, int n, int me, const LocalBytes& input, int dim,
-                         int64_t halo_rows);
+LocalBytes halo_exchange(MPI_Comm comm, int n, int me, const LocalBytes& input, int dim, int64_t halo_rows);
 // Member `source` sends its array to member `destination`, whose output is that array (of its
 // own input's shape); everyone else, the source included, returns its input.
 LocalBytes send_recv(MPI_Comm comm, int me, const LocalBytes& input, int source, int destination);

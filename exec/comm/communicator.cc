@@ -39,11 +39,9 @@ int Communicator::index_in_group(const plans::Collective& collective) const {
   return mesh().index_in_group(rank(), collective.axes);
 }
 
-int Communicator::check(const plans::Collective& c, const std::vector<int64_t>& shape,
-                        int64_t element_bytes) const {
+int Communicator::check(const plans::Collective& c, const std::vector<int64_t>& shape, int64_t element_bytes) const {
   const auto fail = [&](const std::string& why) {
-    return std::invalid_argument(fmt::format("{} on rank {}: {}", plans::to_string(c, mesh()),
-                                             rank(), why));
+    return std::invalid_argument(fmt::format("{} on rank {}: {}", plans::to_string(c, mesh()), rank(), why));
   };
   const int me = index_in_group(c);  // PlanError for bad axes
   const int n = mesh().group_size(c.axes);
@@ -51,16 +49,13 @@ int Communicator::check(const plans::Collective& c, const std::vector<int64_t>& 
     throw fail(fmt::format("group_size {} but the axes hold {} ranks", c.group_size, n));
   }
   if (c.element_bytes != element_bytes) {
-    throw fail(fmt::format("element_bytes {} but the array has {}-byte elements", c.element_bytes,
-                           element_bytes));
+    throw fail(fmt::format("element_bytes {} but the array has {}-byte elements", c.element_bytes, element_bytes));
   }
   const int64_t local_bytes = element_count(shape) * element_bytes;
   // buffer_bytes per kind, as plans/collective.h defines it.
-  const int64_t expected_buffer =
-      c.kind == CollectiveKind::all_gather ? local_bytes * n : local_bytes;
+  const int64_t expected_buffer = c.kind == CollectiveKind::all_gather ? local_bytes * n : local_bytes;
   if (c.buffer_bytes != expected_buffer) {
-    throw fail(fmt::format("buffer_bytes {} but the local array makes it {}", c.buffer_bytes,
-                           expected_buffer));
+    throw fail(fmt::format("buffer_bytes {} but the local array makes it {}", c.buffer_bytes, expected_buffer));
   }
   switch (c.kind) {
     case CollectiveKind::all_gather:
@@ -69,8 +64,7 @@ int Communicator::check(const plans::Collective& c, const std::vector<int64_t>& 
       if (!dim_in_range(c.dim, shape)) throw fail(fmt::format("dim {} out of range", c.dim));
       break;
     case CollectiveKind::all_to_all:
-      if (!dim_in_range(c.dim, shape) || !dim_in_range(c.other_dim, shape) ||
-          c.dim == c.other_dim) {
+      if (!dim_in_range(c.dim, shape) || !dim_in_range(c.other_dim, shape) || c.dim == c.other_dim) {
         throw fail(fmt::format("bad dims {} and {}", c.dim, c.other_dim));
       }
       if (shape[static_cast<std::size_t>(c.other_dim)] % n != 0) {
@@ -79,25 +73,23 @@ int Communicator::check(const plans::Collective& c, const std::vector<int64_t>& 
       }
       break;
     case CollectiveKind::send_recv:
-      if (c.source_index < 0 || c.source_index >= n || c.destination_index < 0 ||
-          c.destination_index >= n || c.source_index == c.destination_index) {
+      if (c.source_index < 0 || c.source_index >= n || c.destination_index < 0 || c.destination_index >= n ||
+          c.source_index == c.destination_index) {
         throw fail(fmt::format("bad stages {} -> {}", c.source_index, c.destination_index));
       }
       break;
     case CollectiveKind::all_reduce:
       break;
   }
-  if (c.kind == CollectiveKind::reduce_scatter &&
-      shape[static_cast<std::size_t>(c.dim)] % n != 0) {
-    throw fail(fmt::format("dim {} of extent {} is not {} blocks", c.dim,
-                           shape[static_cast<std::size_t>(c.dim)], n));
+  if (c.kind == CollectiveKind::reduce_scatter && shape[static_cast<std::size_t>(c.dim)] % n != 0) {
+    throw fail(fmt::format("dim {} of extent {} is not {} blocks", c.dim, shape[static_cast<std::size_t>(c.dim)], n));
   }
   if (c.kind == CollectiveKind::halo_exchange) {
     const RowView v = row_view(shape, element_bytes, c.dim);
     // row_bytes counts one index along dim over the whole local array (all outer indices).
     if (c.row_bytes != v.outer * v.row_bytes) {
-      throw fail(fmt::format("row_bytes {} but a row of the local array is {} bytes", c.row_bytes,
-                             v.outer * v.row_bytes));
+      throw fail(
+          fmt::format("row_bytes {} but a row of the local array is {} bytes", c.row_bytes, v.outer * v.row_bytes));
     }
     if (c.halo_rows < 0 || (n > 1 && c.halo_rows > v.rows)) {
       throw fail(fmt::format("{} halo rows from a block of {} rows", c.halo_rows, v.rows));
@@ -106,8 +98,7 @@ int Communicator::check(const plans::Collective& c, const std::vector<int64_t>& 
   return me;
 }
 
-LocalBytes Communicator::run(const plans::Collective& c, const LocalBytes& input,
-                             std::string_view label) {
+LocalBytes Communicator::run(const plans::Collective& c, const LocalBytes& input, std::string_view label) {
   check_size(input, "Communicator::run");
   check(c, input.shape, input.element_bytes);
   LocalBytes out;
@@ -127,22 +118,19 @@ LocalBytes Communicator::run(const plans::Collective& c, const LocalBytes& input
     case CollectiveKind::reduce_scatter:
     case CollectiveKind::all_reduce:
       throw std::invalid_argument(fmt::format(
-          "{}: a reduction needs fp32 data (the LocalArray overload), not raw bytes",
-          plans::to_string(c, mesh())));
+          "{}: a reduction needs fp32 data (the LocalArray overload), not raw bytes", plans::to_string(c, mesh())));
   }
   // Counted only once the data has moved, so a failed call leaves the totals as they were.
   count(label, c);
   return out;
 }
 
-LocalArray Communicator::run(const plans::Collective& c, const LocalArray& input,
-                             std::string_view label) {
+LocalArray Communicator::run(const plans::Collective& c, const LocalArray& input, std::string_view label) {
   check_size(input, "Communicator::run");
   if (c.kind == CollectiveKind::reduce_scatter || c.kind == CollectiveKind::all_reduce) {
     check(c, input.shape, static_cast<int64_t>(sizeof(float)));
-    LocalArray out = c.kind == CollectiveKind::all_reduce
-                         ? engine_.all_reduce(c.axes, input)
-                         : engine_.reduce_scatter(c.axes, input, c.dim);
+    LocalArray out = c.kind == CollectiveKind::all_reduce ? engine_.all_reduce(c.axes, input)
+                                                          : engine_.reduce_scatter(c.axes, input, c.dim);
     count(label, c);
     return out;
   }

@@ -28,13 +28,11 @@ class Communicator {
   explicit Communicator(CollectiveEngine& engine) : engine_(engine) {}
 
   // fp32 data: every kind. Label keys the byte count ("conv3/forward", say).
-  LocalArray run(const plans::Collective& collective, const LocalArray& input,
-                 std::string_view label);
+  LocalArray run(const plans::Collective& collective, const LocalArray& input, std::string_view label);
   // Raw elements of any width (int32 token ids, say): every kind that only moves data
   // (all_gather, all_to_all, halo_exchange, send_recv); the reductions throw
   // std::invalid_argument since summing needs the element type.
-  LocalBytes run(const plans::Collective& collective, const LocalBytes& input,
-                 std::string_view label);
+  LocalBytes run(const plans::Collective& collective, const LocalBytes& input, std::string_view label);
 
   // Counts the bytes this rank sends in one run of `collective` under `label` (ByteCounter), split
   // within this rank's host / across hosts once set_rank_hosts was called (host_level.h). Every
@@ -55,8 +53,7 @@ class Communicator {
 
  private:
   // Checks `collective` against an input of `shape` and `element_bytes`; returns the member index.
-  int check(const plans::Collective& collective, const std::vector<int64_t>& shape,
-            int64_t element_bytes) const;
+  int check(const plans::Collective& collective, const std::vector<int64_t>& shape, int64_t element_bytes) const;
 
   CollectiveEngine& engine_;
   ByteCounter counter_;

@@ -75,7 +75,8 @@ LocalArray halo_extend(CollectiveEngine& engine, const std::vector<int>& axes, c
 
 LocalArray halo_reduce(Communicator& communicator, const plans::Collective& halo, const LocalArray& extended_gradient,
                        std::string_view label) {
-  if (halo.kind != plans::CollectiveKind::halo_exchange) throw std::invalid_argument("halo_reduce: not a halo exchange");
+  if (halo.kind != plans::CollectiveKind::halo_exchange)
+    throw std::invalid_argument("halo_reduce: not a halo exchange");
   check_size(extended_gradient, "halo_reduce");
   const int dim = halo.dim;
   const int64_t r = halo.halo_rows;

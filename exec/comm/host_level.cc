@@ -11,8 +11,8 @@ namespace {
 
 const std::string& host_of(int rank, const std::vector<std::string>& host_of_rank) {
   if (rank < 0 || rank >= static_cast<int>(host_of_rank.size())) {
-    throw std::out_of_range(fmt::format("host_level: rank {} has no host (hosts known for {} ranks)", rank,
-                                        host_of_rank.size()));
+    throw std::out_of_range(
+        fmt::format("host_level: rank {} has no host (hosts known for {} ranks)", rank, host_of_rank.size()));
   }
   return host_of_rank[static_cast<size_t>(rank)];
 }

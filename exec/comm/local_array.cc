@@ -28,8 +28,8 @@ int64_t element_count(std::span<const int64_t> shape) {
 void check_size(const LocalArray& array, const char* what) {
   const int64_t expected = element_count(array.shape);
   if (static_cast<int64_t>(array.values.size()) != expected) {
-    throw std::invalid_argument(fmt::format("{}: the shape holds {} elements but the array has {}",
-                                            what, expected, array.values.size()));
+    throw std::invalid_argument(
+        fmt::format("{}: the shape holds {} elements but the array has {}", what, expected, array.values.size()));
   }
 }
 
@@ -39,8 +39,8 @@ void check_size(const LocalBytes& array, const char* what) {
   }
   const int64_t expected = element_count(array.shape) * array.element_bytes;
   if (static_cast<int64_t>(array.bytes.size()) != expected) {
-    throw std::invalid_argument(fmt::format("{}: the shape holds {} bytes but the array has {}",
-                                            what, expected, array.bytes.size()));
+    throw std::invalid_argument(
+        fmt::format("{}: the shape holds {} bytes but the array has {}", what, expected, array.bytes.size()));
   }
 }
 
@@ -55,12 +55,10 @@ LocalBytes to_bytes(const LocalArray& array) {
 LocalArray to_floats(const LocalBytes& array) {
   check_size(array, "to_floats");
   if (array.element_bytes != static_cast<int64_t>(sizeof(float))) {
-    throw std::invalid_argument(
-        fmt::format("to_floats: element_bytes is {}, not 4", array.element_bytes));
+    throw std::invalid_argument(fmt::format("to_floats: element_bytes is {}, not 4", array.element_bytes));
   }
   LocalArray out{array.shape, std::vector<float>(array.bytes.size() / sizeof(float))};
-  copy(reinterpret_cast<std::byte*>(out.values.data()), array.bytes.data(),
-       static_cast<int64_t>(array.bytes.size()));
+  copy(reinterpret_cast<std::byte*>(out.values.data()), array.bytes.data(), static_cast<int64_t>(array.bytes.size()));
   return out;
 }
 
@@ -76,18 +74,16 @@ RowView row_view(std::span<const int64_t> shape, int64_t element_bytes, int dim)
   return v;
 }
 
-LocalBytes sub_array(const LocalBytes& array, std::span<const int64_t> offset,
-                     std::span<const int64_t> extent) {
+LocalBytes sub_array(const LocalBytes& array, std::span<const int64_t> offset, std::span<const int64_t> extent) {
   check_size(array, "sub_array");
   const std::size_t rank = array.shape.size();
   if (offset.size() != rank || extent.size() != rank) {
-    throw std::out_of_range(fmt::format("sub_array: {}-d offset/extent for a {}-d array",
-                                        offset.size(), rank));
+    throw std::out_of_range(fmt::format("sub_array: {}-d offset/extent for a {}-d array", offset.size(), rank));
   }
   for (std::size_t d = 0; d < rank; ++d) {
     if (offset[d] < 0 || extent[d] < 0 || offset[d] + extent[d] > array.shape[d]) {
-      throw std::out_of_range(fmt::format("sub_array: dim {} range [{}, {}) outside extent {}", d,
-                                          offset[d], offset[d] + extent[d], array.shape[d]));
+      throw std::out_of_range(fmt::format("sub_array: dim {} range [{}, {}) outside extent {}", d, offset[d],
+                                          offset[d] + extent[d], array.shape[d]));
     }
   }
   LocalBytes out{{extent.begin(), extent.end()}, array.element_bytes, {}};
@@ -127,35 +123,32 @@ std::vector<std::byte> pack_blocks(const LocalBytes& array, int dim, int n) {
   check_size(array, "pack_blocks");
   const RowView v = row_view(array.shape, array.element_bytes, dim);
   if (n < 1 || v.rows % n != 0) {
-    throw std::invalid_argument(
-        fmt::format("pack_blocks: dim {} of extent {} is not {} equal blocks", dim, v.rows, n));
+    throw std::invalid_argument(fmt::format("pack_blocks: dim {} of extent {} is not {} equal blocks", dim, v.rows, n));
   }
   const int64_t block = v.rows / n * v.row_bytes;  // bytes of one block within one outer index
   std::vector<std::byte> packed(array.bytes.size());
   for (int64_t j = 0; j < n; ++j) {
     for (int64_t o = 0; o < v.outer; ++o) {
-      copy(packed.data() + (j * v.outer + o) * block,
-           array.bytes.data() + o * v.rows * v.row_bytes + j * block, block);
+      copy(packed.data() + (j * v.outer + o) * block, array.bytes.data() + o * v.rows * v.row_bytes + j * block, block);
     }
   }
   return packed;
 }
 
-LocalBytes concat_blocks(std::span<const std::byte> packed, std::span<const int64_t> block_shape,
-                         int64_t element_bytes, int dim, int n) {
+LocalBytes concat_blocks(std::span<const std::byte> packed, std::span<const int64_t> block_shape, int64_t element_bytes,
+                         int dim, int n) {
   const RowView v = row_view(block_shape, element_bytes, dim);
   const int64_t block = v.rows * v.row_bytes;
   if (static_cast<int64_t>(packed.size()) != n * v.outer * block) {
-    throw std::invalid_argument(fmt::format("concat_blocks: {} bytes are not {} blocks of {}",
-                                            packed.size(), n, v.outer * block));
+    throw std::invalid_argument(
+        fmt::format("concat_blocks: {} bytes are not {} blocks of {}", packed.size(), n, v.outer * block));
   }
   LocalBytes out{{block_shape.begin(), block_shape.end()}, element_bytes, {}};
   out.shape[to_size(dim)] *= n;
   out.bytes.resize(packed.size());
   for (int64_t j = 0; j < n; ++j) {
     for (int64_t o = 0; o < v.outer; ++o) {
-      copy(out.bytes.data() + (o * n + j) * block, packed.data() + (j * v.outer + o) * block,
-           block);
+      copy(out.bytes.data() + (o * n + j) * block, packed.data() + (j * v.outer + o) * block, block);
     }
   }
   return out;

@@ -46,8 +46,7 @@ RowView row_view(std::span<const int64_t> shape, int64_t element_bytes, int dim)
 
 // The sub-array of `extent` starting at `offset` (per dim), copied out. Throws
 // std::out_of_range when it does not lie inside the array.
-LocalBytes sub_array(const LocalBytes& array, std::span<const int64_t> offset,
-                     std::span<const int64_t> extent);
+LocalBytes sub_array(const LocalBytes& array, std::span<const int64_t> offset, std::span<const int64_t> extent);
 
 // Cuts `array` into n equal blocks along `dim` and lays them out one after another (block 0
 // first), each block itself row-major: the send buffer of an all-to-all or reduce-scatter.
@@ -56,8 +55,8 @@ std::vector<std::byte> pack_blocks(const LocalBytes& array, int dim, int n);
 
 // The inverse: `packed` holds n arrays of `block_shape` one after another; returns their
 // concatenation along `dim` (block 0 first): the receive side of an all-gather or all-to-all.
-LocalBytes concat_blocks(std::span<const std::byte> packed, std::span<const int64_t> block_shape,
-                         int64_t element_bytes, int dim, int n);
+LocalBytes concat_blocks(std::span<const std::byte> packed, std::span<const int64_t> block_shape, int64_t element_bytes,
+                         int dim, int n);
 
 // Concatenation along `dim` of arrays that agree on every other extent (rows may differ).
 LocalBytes concat(const std::vector<const LocalBytes*>& parts, int dim);

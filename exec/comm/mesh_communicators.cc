@@ -15,8 +15,8 @@ MeshCommunicators::MeshCommunicators(plans::Mesh mesh) : mesh_(std::move(mesh)) 
   int world_size = 0;
   SB_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &world_size));
   if (world_size != mesh_.rank_count()) {
-    throw InputError(fmt::format("the plan's mesh {} has {} ranks but mpirun started {}",
-                                 mesh_.to_string(), mesh_.rank_count(), world_size));
+    throw InputError(fmt::format("the plan's mesh {} has {} ranks but mpirun started {}", mesh_.to_string(),
+                                 mesh_.rank_count(), world_size));
   }
   SB_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank_));
   SB_MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &world_));
@@ -54,9 +54,8 @@ MPI_Comm MeshCommunicators::get(const std::vector<int>& axes) {
   SB_MPI_CHECK(MPI_Comm_rank(comm, &comm_rank));
   SB_MPI_CHECK(MPI_Comm_size(comm, &comm_size));
   if (comm_rank != key || comm_size != mesh_.group_size(axes)) {
-    throw std::logic_error(fmt::format(
-        "MeshCommunicators: rank {} got member {} of {} for axes {}, expected {} of {}", rank_,
-        comm_rank, comm_size, fmt::join(axes, ","), key, mesh_.group_size(axes)));
+    throw std::logic_error(fmt::format("MeshCommunicators: rank {} got member {} of {} for axes {}, expected {} of {}",
+                                       rank_, comm_rank, comm_size, fmt::join(axes, ","), key, mesh_.group_size(axes)));
   }
   return comm;
 }

@@ -28,9 +28,8 @@ std::string error_string(int error_code) {
 }  // namespace
 
 MpiError::MpiError(const char* call, const char* file, int line, int error_code)
-    : std::runtime_error(std::string(call) + " failed at " + file + ":" + std::to_string(line) +
-                         " on rank " + std::to_string(world_rank()) + ": " +
-                         error_string(error_code)),
+    : std::runtime_error(std::string(call) + " failed at " + file + ":" + std::to_string(line) + " on rank " +
+                         std::to_string(world_rank()) + ": " + error_string(error_code)),
       error_code_(error_code) {}
 
 int world_rank() {

@@ -33,10 +33,10 @@ int world_rank();
 }  // namespace splitbrain::exec::comm
 
 // Evaluates an MPI call once; throws MpiError when it returns anything but MPI_SUCCESS.
-#define SB_MPI_CHECK(...)                                                                   \
-  do {                                                                                      \
-    const int sb_mpi_code_ = (__VA_ARGS__);                                                 \
-    if (sb_mpi_code_ != MPI_SUCCESS) {                                                      \
+#define SB_MPI_CHECK(...)                                                                       \
+  do {                                                                                          \
+    const int sb_mpi_code_ = (__VA_ARGS__);                                                     \
+    if (sb_mpi_code_ != MPI_SUCCESS) {                                                          \
       throw ::splitbrain::exec::comm::MpiError(#__VA_ARGS__, __FILE__, __LINE__, sb_mpi_code_); \
-    }                                                                                       \
+    }                                                                                           \
   } while (false)

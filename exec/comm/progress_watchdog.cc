@@ -16,7 +16,8 @@ namespace {
 std::atomic<int64_t> g_progress{0};
 
 int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 // The slots live in memory other processes read and write: plain atomic loads and stores.
@@ -59,7 +60,8 @@ void ProgressWatchdog::watch() {
   std::vector<int64_t> last_progress(slots_.size(), -1);
   std::vector<int64_t> last_change_ms(slots_.size(), now_ms());
   while (!stop_) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(1000, std::max<int64_t>(timeout_ms / 4, 10))));
+    std::this_thread::sleep_for(
+        std::chrono::milliseconds(std::min<int64_t>(1000, std::max<int64_t>(timeout_ms / 4, 10))));
     const int64_t now = now_ms();
     store(mine_->progress, g_progress.load(std::memory_order_relaxed));
     store(mine_->published_ms, now);
@@ -90,13 +92,15 @@ void ProgressWatchdog::watch() {
       message = fmt::format("rank{} made no progress for {:g} s and no longer runs (stopped or killed)", stopped,
                             timeout_seconds_);
     } else if (hung_ranks == static_cast<int>(slots_.size())) {
-      message = fmt::format("no rank made progress for {:g} s (ranks{} all wait: a deadlock or a hung peer on another node)",
-                            timeout_seconds_, hung);
+      message =
+          fmt::format("no rank made progress for {:g} s (ranks{} all wait: a deadlock or a hung peer on another node)",
+                      timeout_seconds_, hung);
     } else if (!hung.empty()) {
       message = fmt::format("rank{} made no progress for {:g} s (hung)", hung, timeout_seconds_);
     }
     if (message.empty()) continue;
-    std::fprintf(stderr, "splitbrain: watchdog: %s; ending the job (--watchdog-seconds sets the limit)\n", message.c_str());
+    std::fprintf(stderr, "splitbrain: watchdog: %s; ending the job (--watchdog-seconds sets the limit)\n",
+                 message.c_str());
     std::fflush(stderr);
     std::_Exit(3);  // the launcher ends the others; no MPI call from this thread
   }

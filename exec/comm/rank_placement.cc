@@ -83,8 +83,8 @@ std::vector<RankPlacement> gather_placements(MPI_Comm world, const RankPlacement
   std::array<char, MPI_MAX_PROCESSOR_NAME> host{};
   std::copy_n(mine.host.begin(), std::min(mine.host.size(), host.size() - 1), host.begin());
   std::vector<char> hosts(host.size() * static_cast<size_t>(ranks));
-  SB_MPI_CHECK(MPI_Allgather(host.data(), static_cast<int>(host.size()), MPI_CHAR, hosts.data(), static_cast<int>(host.size()),
-                             MPI_CHAR, world));
+  SB_MPI_CHECK(MPI_Allgather(host.data(), static_cast<int>(host.size()), MPI_CHAR, hosts.data(),
+                             static_cast<int>(host.size()), MPI_CHAR, world));
   const std::array<int, 2> header{static_cast<int>(mine.by), static_cast<int>(mine.cpus.size())};
   std::vector<int> headers(2 * static_cast<size_t>(ranks));
   SB_MPI_CHECK(MPI_Allgather(header.data(), 2, MPI_INT, headers.data(), 2, MPI_INT, world));
@@ -97,8 +97,8 @@ std::vector<RankPlacement> gather_placements(MPI_Comm world, const RankPlacement
     total += counts[static_cast<size_t>(r)];
   }
   std::vector<int> all_cpus(static_cast<size_t>(std::max(total, 1)));
-  SB_MPI_CHECK(MPI_Allgatherv(mine.cpus.data(), static_cast<int>(mine.cpus.size()), MPI_INT, all_cpus.data(), counts.data(),
-                              offsets.data(), MPI_INT, world));
+  SB_MPI_CHECK(MPI_Allgatherv(mine.cpus.data(), static_cast<int>(mine.cpus.size()), MPI_INT, all_cpus.data(),
+                              counts.data(), offsets.data(), MPI_INT, world));
   std::vector<RankPlacement> placements(static_cast<size_t>(ranks));
   for (int r = 0; r < ranks; ++r) {
     RankPlacement& p = placements[static_cast<size_t>(r)];
@@ -131,15 +131,19 @@ std::vector<std::string> sharing_warnings(const std::vector<RankPlacement>& rank
       if (!overlap(p.cpus, q.cpus)) continue;
       warned_hosts.insert(p.host);
       if (p.by == PlacedBy::splitbrain) {
-        const auto on_host = std::count_if(ranks.begin(), ranks.end(), [&](const RankPlacement& r) { return r.host == p.host; });
-        warnings.push_back(fmt::format("{} ranks on {}, more than its CPUs: ranks share CPUs (one CPU each, round robin) and "
-                                       "slow each other down",
-                                       on_host, p.host));
+        const auto on_host =
+            std::count_if(ranks.begin(), ranks.end(), [&](const RankPlacement& r) { return r.host == p.host; });
+        warnings.push_back(
+            fmt::format("{} ranks on {}, more than its CPUs: ranks share CPUs (one CPU each, round robin) and "
+                        "slow each other down",
+                        on_host, p.host));
       } else {
-        warnings.push_back(fmt::format(
-            "the launcher bound ranks {} (cpus {}) and {} (cpus {}) on {} to common CPUs; they will slow each other down. "
-            "Bind them apart (mpirun --bind-to core), or leave them unbound on all CPUs (mpirun --bind-to none) for splitbrain to place",
-            p.rank, cpu_list_text(p.cpus), q.rank, cpu_list_text(q.cpus), p.host));
+        warnings.push_back(
+            fmt::format("the launcher bound ranks {} (cpus {}) and {} (cpus {}) on {} to common CPUs; they will slow "
+                        "each other down. "
+                        "Bind them apart (mpirun --bind-to core), or leave them unbound on all CPUs (mpirun --bind-to "
+                        "none) for splitbrain to place",
+                        p.rank, cpu_list_text(p.cpus), q.rank, cpu_list_text(q.cpus), p.host));
       }
     }
   }
@@ -268,8 +272,9 @@ std::string threads_warning(const JobPlacement& placement, int threads_per_rank)
     }
   }
   if (fewest == SIZE_MAX || static_cast<size_t>(threads_per_rank) <= fewest) return {};
-  return fmt::format("--threads {} but rank {} has {} CPU{} ({}): its threads will time-share them", threads_per_rank, rank,
-                     fewest, fewest == 1 ? "" : "s", cpu_list_text(placement.ranks[static_cast<size_t>(rank)].cpus));
+  return fmt::format("--threads {} but rank {} has {} CPU{} ({}): its threads will time-share them", threads_per_rank,
+                     rank, fewest, fewest == 1 ? "" : "s",
+                     cpu_list_text(placement.ranks[static_cast<size_t>(rank)].cpus));
 }
 
 }  // namespace splitbrain::exec::comm

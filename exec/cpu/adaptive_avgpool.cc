@@ -20,7 +20,8 @@ void for_each_bin(const kernels::AdaptiveAvgPoolShape& s, F&& f) {
   using kernels::adaptive_bin_begin;
   using kernels::adaptive_bin_end;
   for (int64_t oh = 0; oh < s.out_height; ++oh) {
-    const int64_t h0 = adaptive_bin_begin(oh, s.height, s.out_height), h1 = adaptive_bin_end(oh, s.height, s.out_height);
+    const int64_t h0 = adaptive_bin_begin(oh, s.height, s.out_height),
+                  h1 = adaptive_bin_end(oh, s.height, s.out_height);
     for (int64_t ow = 0; ow < s.out_width; ++ow) {
       const int64_t w0 = adaptive_bin_begin(ow, s.width, s.out_width), w1 = adaptive_bin_end(ow, s.width, s.out_width);
       const float inv = 1.0f / static_cast<float>((h1 - h0) * (w1 - w0));

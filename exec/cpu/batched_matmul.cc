@@ -12,8 +12,8 @@ namespace {
 dnnl::memory::desc matrix_desc(int64_t batch, int64_t rows, int64_t cols, bool transposed) {
   if (!transposed) return plain_desc({batch, rows, cols});
   dnnl::memory::desc desc;
-  SB_DNNL_CHECK(desc = dnnl::memory::desc({batch, rows, cols}, dnnl::memory::data_type::f32,
-                                          dnnl::memory::format_tag::acb));
+  SB_DNNL_CHECK(
+      desc = dnnl::memory::desc({batch, rows, cols}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::acb));
   return desc;
 }
 }  // namespace

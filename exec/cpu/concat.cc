@@ -29,7 +29,8 @@ ConcatKernel::ConcatKernel(CpuContext& context, std::vector<Dims> input_dims, in
     : context_(context), input_dims_(std::move(input_dims)), axis_(axis) {
   require(!input_dims_.empty(), "needs at least one input");
   const Dims& first = input_dims_.front();
-  require(axis >= 0 && static_cast<std::size_t>(axis) < first.size(), "axis " + std::to_string(axis) + " is out of range");
+  require(axis >= 0 && static_cast<std::size_t>(axis) < first.size(),
+          "axis " + std::to_string(axis) + " is out of range");
   output_dims_ = first;
   output_dims_[static_cast<std::size_t>(axis)] = 0;
   for (const Dims& dims : input_dims_) {
@@ -49,8 +50,8 @@ ConcatKernel::ConcatKernel(CpuContext& context, std::vector<Dims> input_dims, in
 }
 
 void ConcatKernel::forward(std::span<const float* const> xs, float* y) {
-  require(xs.size() == input_dims_.size(), "forward got " + std::to_string(xs.size()) + " inputs, built for " +
-                                               std::to_string(input_dims_.size()));
+  require(xs.size() == input_dims_.size(),
+          "forward got " + std::to_string(xs.size()) + " inputs, built for " + std::to_string(input_dims_.size()));
   const dnnl::engine& engine = context_.engine();
   std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_DST, wrap(output_md_, engine, y)}};
   for (std::size_t i = 0; i < xs.size(); ++i)
@@ -60,8 +61,8 @@ void ConcatKernel::forward(std::span<const float* const> xs, float* y) {
 }
 
 void ConcatKernel::backward(const float* dy, std::span<float* const> dxs) const {
-  require(dxs.size() == input_dims_.size(), "backward got " + std::to_string(dxs.size()) + " gradients, built for " +
-                                                std::to_string(input_dims_.size()));
+  require(dxs.size() == input_dims_.size(),
+          "backward got " + std::to_string(dxs.size()) + " gradients, built for " + std::to_string(input_dims_.size()));
   const auto axis = static_cast<std::size_t>(axis_);
   // Row-major: the tensor is `outer` runs; in each, input i owns a contiguous piece of
   // dims_i[axis] * inner elements, one after the other.

@@ -35,9 +35,9 @@ Conv2dKernel::Conv2dKernel(CpuContext& context, const kernels::Conv2dShape& shap
   const Dims y_dims{s.batch, s.out_channels, s.out_height(), s.out_width()};
   // Grouped weights are 5-D for oneDNN (g, oc/g, ic/g, kh, kw): the same bytes as PyTorch's
   // [oc, ic/g, kh, kw], so the caller's buffer needs no reshuffling.
-  const Dims w_dims = s.groups == 1 ? Dims{s.out_channels, s.in_channels, s.kernel_h, s.kernel_w}
-                                    : Dims{s.groups, s.out_channels / s.groups, s.in_channels / s.groups,
-                                           s.kernel_h, s.kernel_w};
+  const Dims w_dims = s.groups == 1
+                          ? Dims{s.out_channels, s.in_channels, s.kernel_h, s.kernel_w}
+                          : Dims{s.groups, s.out_channels / s.groups, s.in_channels / s.groups, s.kernel_h, s.kernel_w};
   const Dims strides{s.stride_h, s.stride_w};
   const Dims dilates{s.dilation_h - 1, s.dilation_w - 1};
   const Dims pad_l{s.pad_top, s.pad_left};
@@ -49,8 +49,8 @@ Conv2dKernel::Conv2dKernel(CpuContext& context, const kernels::Conv2dShape& shap
   dnnl::convolution_forward::primitive_desc fwd_pd;
   SB_DNNL_CHECK(fwd_pd = dnnl::convolution_forward::primitive_desc(
                     dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, algo, any_desc(x_dims),
-                                                    any_desc(w_dims), s.bias ? bias_md_ : no_bias,
-                                                    any_desc(y_dims), strides, dilates, pad_l, pad_r),
+                                                    any_desc(w_dims), s.bias ? bias_md_ : no_bias, any_desc(y_dims),
+                                                    strides, dilates, pad_l, pad_r),
                     engine));
   SB_DNNL_CHECK(forward_ = dnnl::convolution_forward(fwd_pd));
   fwd_x_ = StagedMemory(plain_desc(x_dims), fwd_pd.src_desc(), engine);
@@ -59,8 +59,8 @@ Conv2dKernel::Conv2dKernel(CpuContext& context, const kernels::Conv2dShape& shap
 
   dnnl::convolution_backward_data::primitive_desc bwd_pd;
   SB_DNNL_CHECK(bwd_pd = dnnl::convolution_backward_data::primitive_desc(
-                    dnnl::convolution_backward_data::desc(algo, any_desc(x_dims), any_desc(w_dims),
-                                                          any_desc(y_dims), strides, dilates, pad_l, pad_r),
+                    dnnl::convolution_backward_data::desc(algo, any_desc(x_dims), any_desc(w_dims), any_desc(y_dims),
+                                                          strides, dilates, pad_l, pad_r),
                     engine, fwd_pd));
   SB_DNNL_CHECK(backward_data_ = dnnl::convolution_backward_data(bwd_pd));
   bwd_dy_ = StagedMemory(plain_desc(y_dims), bwd_pd.diff_dst_desc(), engine);
@@ -70,8 +70,8 @@ Conv2dKernel::Conv2dKernel(CpuContext& context, const kernels::Conv2dShape& shap
   dnnl::convolution_backward_weights::primitive_desc bww_pd;
   SB_DNNL_CHECK(bww_pd = dnnl::convolution_backward_weights::primitive_desc(
                     dnnl::convolution_backward_weights::desc(algo, any_desc(x_dims), any_desc(w_dims),
-                                                             s.bias ? bias_md_ : no_bias, any_desc(y_dims),
-                                                             strides, dilates, pad_l, pad_r),
+                                                             s.bias ? bias_md_ : no_bias, any_desc(y_dims), strides,
+                                                             dilates, pad_l, pad_r),
                     engine, fwd_pd));
   SB_DNNL_CHECK(backward_weights_ = dnnl::convolution_backward_weights(bww_pd));
   bww_x_ = StagedMemory(plain_desc(x_dims), bww_pd.src_desc(), engine);

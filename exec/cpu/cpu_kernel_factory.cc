@@ -30,7 +30,7 @@ std::unique_ptr<kernels::LinearKernel> CpuKernelFactory::make_linear(const kerne
 }
 
 std::unique_ptr<kernels::Pool2dKernel> CpuKernelFactory::make_pool2d(kernels::PoolKind kind,
-                                                                      const kernels::Pool2dShape& shape) {
+                                                                     const kernels::Pool2dShape& shape) {
   return std::make_unique<Pool2dKernel>(context_, kind, shape);
 }
 
@@ -40,7 +40,7 @@ std::unique_ptr<kernels::AdaptiveAvgPoolKernel> CpuKernelFactory::make_adaptive_
 }
 
 std::unique_ptr<kernels::ActivationKernel> CpuKernelFactory::make_activation(kernels::Activation kind,
-                                                                              int64_t elements) {
+                                                                             int64_t elements) {
   return std::make_unique<ActivationKernel>(context_, kind, elements);
 }
 
@@ -83,7 +83,11 @@ std::unique_ptr<kernels::SelfAttentionKernel> CpuKernelFactory::make_self_attent
   return std::make_unique<SelfAttentionKernel>(context_, shape);
 }
 
-std::unique_ptr<kernels::ArrayKernel> CpuKernelFactory::make_array_kernel() { return kernels::make_host_array_kernel(); }
-std::unique_ptr<kernels::KeptBuffer> CpuKernelFactory::make_kept_buffer(int64_t bytes) { return kernels::make_host_kept_buffer(bytes); }
+std::unique_ptr<kernels::ArrayKernel> CpuKernelFactory::make_array_kernel() {
+  return kernels::make_host_array_kernel();
+}
+std::unique_ptr<kernels::KeptBuffer> CpuKernelFactory::make_kept_buffer(int64_t bytes) {
+  return kernels::make_host_kept_buffer(bytes);
+}
 
 }  // namespace splitbrain::exec::cpu

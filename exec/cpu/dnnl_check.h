@@ -23,11 +23,11 @@ class DnnlError : public std::runtime_error {
 }  // namespace splitbrain::exec::cpu
 
 // Variadic so that calls with commas in them (constructors with several arguments) pass whole.
-#define SB_DNNL_CHECK(...)                                                              \
-  do {                                                                                  \
-    try {                                                                               \
-      __VA_ARGS__;                                                                      \
-    } catch (const dnnl::error& sb_dnnl_error_) {                                       \
+#define SB_DNNL_CHECK(...)                                                                        \
+  do {                                                                                            \
+    try {                                                                                         \
+      __VA_ARGS__;                                                                                \
+    } catch (const dnnl::error& sb_dnnl_error_) {                                                 \
       throw ::splitbrain::exec::cpu::DnnlError(__FILE__, __LINE__, #__VA_ARGS__, sb_dnnl_error_); \
-    }                                                                                   \
+    }                                                                                             \
   } while (false)

@@ -7,7 +7,8 @@
 namespace splitbrain::exec::cpu {
 
 DropoutKernel::DropoutKernel(double probability)
-    : probability_(probability), threshold_(kernels::dropout_threshold(probability)),
+    : probability_(probability),
+      threshold_(kernels::dropout_threshold(probability)),
       keep_scale_(kernels::dropout_keep_scale(probability)) {}
 
 void DropoutKernel::forward(const kernels::DropoutKey& key, const kernels::DropoutBlock& block, const float* x,

@@ -24,11 +24,12 @@ AddKernel::AddKernel(CpuContext& context, int inputs, int64_t elements)
 
 void AddKernel::forward(std::span<const float* const> xs, float* y) {
   if (xs.size() != static_cast<std::size_t>(inputs_))
-    throw kernels::KernelArgumentError("AddKernel::forward: got " + std::to_string(xs.size()) +
-                                       " inputs, built for " + std::to_string(inputs_));
+    throw kernels::KernelArgumentError("AddKernel::forward: got " + std::to_string(xs.size()) + " inputs, built for " +
+                                       std::to_string(inputs_));
   const dnnl::engine& engine = context_.engine();
   std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_DST, wrap(md_, engine, y)}};
-  for (std::size_t i = 0; i < xs.size(); ++i) args.emplace(DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i), wrap(md_, engine, xs[i]));
+  for (std::size_t i = 0; i < xs.size(); ++i)
+    args.emplace(DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i), wrap(md_, engine, xs[i]));
   SB_DNNL_CHECK(sum_.execute(context_.stream(), args));
   SB_DNNL_CHECK(context_.stream().wait());
 }

@@ -12,7 +12,7 @@ ActivationKernel::ActivationKernel(CpuContext& context, kernels::Activation kind
   const dnnl::engine& engine = context.engine();
   md_ = plain_desc({elements});
   const auto algo = kind == kernels::Activation::relu ? dnnl::algorithm::eltwise_relu_use_dst_for_bwd
-                                                       : dnnl::algorithm::eltwise_gelu_tanh;
+                                                      : dnnl::algorithm::eltwise_gelu_tanh;
   dnnl::eltwise_forward::primitive_desc fwd_pd;
   SB_DNNL_CHECK(fwd_pd = dnnl::eltwise_forward::primitive_desc(
                     dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, algo, md_, 0.0f, 0.0f), engine));
@@ -25,8 +25,8 @@ ActivationKernel::ActivationKernel(CpuContext& context, kernels::Activation kind
 
 void ActivationKernel::forward(const float* x, float* y) {
   const dnnl::engine& engine = context_.engine();
-  SB_DNNL_CHECK(forward_.execute(context_.stream(), {{DNNL_ARG_SRC, wrap(md_, engine, x)},
-                                                     {DNNL_ARG_DST, wrap(md_, engine, y)}}));
+  SB_DNNL_CHECK(forward_.execute(context_.stream(),
+                                 {{DNNL_ARG_SRC, wrap(md_, engine, x)}, {DNNL_ARG_DST, wrap(md_, engine, y)}}));
   SB_DNNL_CHECK(context_.stream().wait());
 }
 

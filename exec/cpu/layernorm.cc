@@ -55,15 +55,16 @@ void LayerNormKernel::backward(const float* x, const float* dy, const float* gam
     unused_dx_.resize(static_cast<std::size_t>(shape_.rows * shape_.features));
     dx = unused_dx_.data();
   }
-  SB_DNNL_CHECK(backward_.execute(context_.stream(), {{DNNL_ARG_SRC, wrap(data_md_, engine, x)},
-                                                      {DNNL_ARG_DIFF_DST, wrap(data_md_, engine, dy)},
-                                                      {DNNL_ARG_SCALE, wrap(param_md_, engine, gamma)},
-                                                      {DNNL_ARG_SHIFT, wrap(param_md_, engine, unused_shift_.data())},
-                                                      {DNNL_ARG_MEAN, wrap(stat_md_, engine, mean)},
-                                                      {DNNL_ARG_VARIANCE, wrap(stat_md_, engine, variance)},
-                                                      {DNNL_ARG_DIFF_SRC, wrap(data_md_, engine, dx)},
-                                                      {DNNL_ARG_DIFF_SCALE, wrap(param_md_, engine, fresh_dgamma_.data())},
-                                                      {DNNL_ARG_DIFF_SHIFT, wrap(param_md_, engine, fresh_dbeta_.data())}}));
+  SB_DNNL_CHECK(
+      backward_.execute(context_.stream(), {{DNNL_ARG_SRC, wrap(data_md_, engine, x)},
+                                            {DNNL_ARG_DIFF_DST, wrap(data_md_, engine, dy)},
+                                            {DNNL_ARG_SCALE, wrap(param_md_, engine, gamma)},
+                                            {DNNL_ARG_SHIFT, wrap(param_md_, engine, unused_shift_.data())},
+                                            {DNNL_ARG_MEAN, wrap(stat_md_, engine, mean)},
+                                            {DNNL_ARG_VARIANCE, wrap(stat_md_, engine, variance)},
+                                            {DNNL_ARG_DIFF_SRC, wrap(data_md_, engine, dx)},
+                                            {DNNL_ARG_DIFF_SCALE, wrap(param_md_, engine, fresh_dgamma_.data())},
+                                            {DNNL_ARG_DIFF_SHIFT, wrap(param_md_, engine, fresh_dbeta_.data())}}));
   SB_DNNL_CHECK(context_.stream().wait());
   for (std::size_t f = 0; f < fresh_dgamma_.size(); ++f) {
     dgamma[f] += fresh_dgamma_[f];

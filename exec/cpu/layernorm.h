@@ -17,8 +17,7 @@ class LayerNormKernel final : public kernels::LayerNormKernel {
   LayerNormKernel(CpuContext& context, const kernels::LayerNormShape& shape);
   const kernels::LayerNormShape& shape() const override { return shape_; }
 
-  void forward(const float* x, const float* gamma, const float* beta, float* y, float* mean,
-               float* variance) override;
+  void forward(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* variance) override;
   void backward(const float* x, const float* dy, const float* gamma, const float* mean, const float* variance,
                 float* dx, float* dgamma, float* dbeta) override;
 

@@ -20,9 +20,9 @@ LinearKernel::LinearKernel(CpuContext& context, const kernels::LinearShape& shap
   const dnnl::memory::desc bias_md = shape.bias ? b_md_ : dnnl::memory::desc();
 
   dnnl::inner_product_forward::primitive_desc fwd_pd;
-  SB_DNNL_CHECK(fwd_pd = dnnl::inner_product_forward::primitive_desc(
-                    dnnl::inner_product_forward::desc(dnnl::prop_kind::forward_training, x_md_, w_md_, bias_md, y_md_),
-                    engine));
+  SB_DNNL_CHECK(
+      fwd_pd = dnnl::inner_product_forward::primitive_desc(
+          dnnl::inner_product_forward::desc(dnnl::prop_kind::forward_training, x_md_, w_md_, bias_md, y_md_), engine));
   SB_DNNL_CHECK(forward_ = dnnl::inner_product_forward(fwd_pd));
 
   dnnl::inner_product_backward_data::primitive_desc bwd_pd;

@@ -31,7 +31,8 @@ Pool2dKernel::Pool2dKernel(CpuContext& context, kernels::PoolKind kind, const ke
   require(s.kernel_h > 0 && s.kernel_w > 0 && s.stride_h > 0 && s.stride_w > 0, "kernel and stride must be positive");
   require(s.pad_top >= 0 && s.pad_bottom >= 0 && s.pad_left >= 0 && s.pad_right >= 0, "padding must be >= 0");
   require(s.out_height() > 0 && s.out_width() > 0, "the window does not fit the padded input");
-  const int64_t pad_bottom = effective_pad_hi(s.height, s.pad_top, s.pad_bottom, s.out_height(), s.kernel_h, s.stride_h);
+  const int64_t pad_bottom =
+      effective_pad_hi(s.height, s.pad_top, s.pad_bottom, s.out_height(), s.kernel_h, s.stride_h);
   const int64_t pad_right = effective_pad_hi(s.width, s.pad_left, s.pad_right, s.out_width(), s.kernel_w, s.stride_w);
   if (kind == kernels::PoolKind::average)
     require(pad_bottom <= s.pad_bottom && pad_right <= s.pad_right,
@@ -40,15 +41,15 @@ Pool2dKernel::Pool2dKernel(CpuContext& context, kernels::PoolKind kind, const ke
   const dnnl::engine& engine = context.engine();
   x_md_ = plain_desc({s.batch, s.channels, s.height, s.width});
   y_md_ = plain_desc({s.batch, s.channels, s.out_height(), s.out_width()});
-  const auto algo = kind == kernels::PoolKind::max ? dnnl::algorithm::pooling_max
-                                                   : dnnl::algorithm::pooling_avg_include_padding;
+  const auto algo =
+      kind == kernels::PoolKind::max ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_include_padding;
   const Dims strides{s.stride_h, s.stride_w}, kernel{s.kernel_h, s.kernel_w};
   const Dims pad_l{s.pad_top, s.pad_left}, pad_r{pad_bottom, pad_right};
 
   dnnl::pooling_forward::primitive_desc fwd_pd;
   SB_DNNL_CHECK(fwd_pd = dnnl::pooling_forward::primitive_desc(
-                    dnnl::pooling_forward::desc(dnnl::prop_kind::forward_training, algo, x_md_, y_md_, strides,
-                                                kernel, pad_l, pad_r),
+                    dnnl::pooling_forward::desc(dnnl::prop_kind::forward_training, algo, x_md_, y_md_, strides, kernel,
+                                                pad_l, pad_r),
                     engine));
   SB_DNNL_CHECK(forward_ = dnnl::pooling_forward(fwd_pd));
   workspace_md_ = fwd_pd.workspace_desc();
@@ -66,7 +67,8 @@ void Pool2dKernel::forward(const float* x, float* y, void* workspace) {
   std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, wrap(x_md_, engine, x)},
                                              {DNNL_ARG_DST, wrap(y_md_, engine, y)}};
   if (workspace_bytes() > 0) {
-    if (workspace == nullptr) throw kernels::KernelArgumentError("Pool2dKernel::forward: max pooling needs a workspace");
+    if (workspace == nullptr)
+      throw kernels::KernelArgumentError("Pool2dKernel::forward: max pooling needs a workspace");
     args.emplace(DNNL_ARG_WORKSPACE, wrap(workspace_md_, engine, workspace));
   }
   SB_DNNL_CHECK(forward_.execute(context_.stream(), args));
@@ -78,7 +80,8 @@ void Pool2dKernel::backward(const float* dy, const void* workspace, float* dx) {
   std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_DIFF_DST, wrap(y_md_, engine, dy)},
                                              {DNNL_ARG_DIFF_SRC, wrap(x_md_, engine, dx)}};
   if (workspace_bytes() > 0) {
-    if (workspace == nullptr) throw kernels::KernelArgumentError("Pool2dKernel::backward: max pooling needs a workspace");
+    if (workspace == nullptr)
+      throw kernels::KernelArgumentError("Pool2dKernel::backward: max pooling needs a workspace");
     args.emplace(DNNL_ARG_WORKSPACE, wrap(workspace_md_, engine, workspace));
   }
   SB_DNNL_CHECK(backward_.execute(context_.stream(), args));

@@ -13,12 +13,18 @@ namespace {
 dnnl::memory::format_tag plain_tag(std::size_t rank) {
   using tag = dnnl::memory::format_tag;
   switch (rank) {
-    case 1: return tag::a;
-    case 2: return tag::ab;
-    case 3: return tag::abc;
-    case 4: return tag::abcd;
-    case 5: return tag::abcde;
-    default: throw kernels::KernelArgumentError("plain_desc: rank " + std::to_string(rank) + " is not 1 to 5");
+    case 1:
+      return tag::a;
+    case 2:
+      return tag::ab;
+    case 3:
+      return tag::abc;
+    case 4:
+      return tag::abcd;
+    case 5:
+      return tag::abcde;
+    default:
+      throw kernels::KernelArgumentError("plain_desc: rank " + std::to_string(rank) + " is not 1 to 5");
   }
 }
 }  // namespace
@@ -41,8 +47,7 @@ dnnl::memory wrap(const dnnl::memory::desc& desc, const dnnl::engine& engine, co
   return memory;
 }
 
-StagedMemory::StagedMemory(const dnnl::memory::desc& user, const dnnl::memory::desc& chosen,
-                           const dnnl::engine& engine)
+StagedMemory::StagedMemory(const dnnl::memory::desc& user, const dnnl::memory::desc& chosen, const dnnl::engine& engine)
     : user_(user), engine_(engine), same_(user == chosen) {
   if (same_) return;
   SB_DNNL_CHECK(staged_ = dnnl::memory(chosen, engine));

@@ -67,8 +67,7 @@ void SelfAttentionKernel::forward(const float* qkv, float* y, float* probs) {
   batched_matmul_on_device(cublas, scores_, q_.as<float>(), k_.as<float>(), grad_scores_.as<float>());
   if (shape_.causal) mask_future(stream, shape_.batch * shape_.heads, shape_.seq, grad_scores_.as<float>());
   SB_CUDNN_CHECK(cudnnSoftmaxForward(context_.cudnn(), CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &one,
-                                     score_rows_.get(), grad_scores_.data(), &zero, score_rows_.get(),
-                                     probs_.data()));
+                                     score_rows_.get(), grad_scores_.data(), &zero, score_rows_.get(), probs_.data()));
   batched_matmul_on_device(cublas, context_out_, probs_.as<float>(), v_.as<float>(), o_.as<float>());
   pack_heads(stream, layout(shape_), 1, 0, o_.as<float>(), rows_.as<float>());
   download(stream, rows_, rows_.bytes(), y);

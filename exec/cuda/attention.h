@@ -39,11 +39,11 @@ class SelfAttentionKernel final : public kernels::SelfAttentionKernel {
   kernels::AttentionShape shape_;
   TensorDescriptor score_rows_;  // [batch * heads * seq, seq, 1, 1]: one softmax per row
   kernels::BatchedMatmulShape scores_, context_out_, grad_v_, grad_p_, grad_q_, grad_k_;  // as the CPU's
-  DeviceBuffer qkv_;                     // qkv, or dqkv
-  DeviceBuffer rows_;                    // y, or dy: [N, T, heads * head_dim]
-  DeviceBuffer q_, k_, v_, o_;           // dense [N * heads, T, head_dim]; o_ holds dO in backward
+  DeviceBuffer qkv_;                                                                      // qkv, or dqkv
+  DeviceBuffer rows_;           // y, or dy: [N, T, heads * head_dim]
+  DeviceBuffer q_, k_, v_, o_;  // dense [N * heads, T, head_dim]; o_ holds dO in backward
   DeviceBuffer dq_, dk_, dv_;
-  DeviceBuffer probs_, grad_scores_;     // [N * heads, T, T]
+  DeviceBuffer probs_, grad_scores_;  // [N * heads, T, T]
 };
 
 }  // namespace splitbrain::exec::cuda

@@ -32,8 +32,8 @@ void batched_matmul_on_device(cublasHandle_t cublas, const kernels::BatchedMatmu
   const cublasOperation_t op_a = s.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
   const int64_t ld_b = s.transpose_b ? s.k : s.n;
   const int64_t ld_a = s.transpose_a ? s.m : s.k;
-  SB_CUBLAS_CHECK(cublasSgemmStridedBatched_64(cublas, op_b, op_a, s.n, s.m, s.k, &s.alpha, b, ld_b,
-                                               s.k * s.n, a, ld_a, s.m * s.k, &beta, c, s.n, s.m * s.n, s.batch));
+  SB_CUBLAS_CHECK(cublasSgemmStridedBatched_64(cublas, op_b, op_a, s.n, s.m, s.k, &s.alpha, b, ld_b, s.k * s.n, a, ld_a,
+                                               s.m * s.k, &beta, c, s.n, s.m * s.n, s.batch));
 }
 
 void BatchedMatmulKernel::run(const float* a, const float* b, float* c) {

@@ -26,15 +26,15 @@ T* device_slot(CudaContext& context, Slot slot, int64_t count) {
 template <typename T>
 const T* staged(CudaContext& context, Slot slot, const T* host, int64_t count) {
   T* device = device_slot<T>(context, slot, count);
-  SB_CUDA_CHECK(cudaMemcpyAsync(device, host, static_cast<std::size_t>(count) * sizeof(T), cudaMemcpyDefault,
-                                context.stream()));
+  SB_CUDA_CHECK(
+      cudaMemcpyAsync(device, host, static_cast<std::size_t>(count) * sizeof(T), cudaMemcpyDefault, context.stream()));
   return device;
 }
 
 template <typename T>
 void fetch(CudaContext& context, const T* device, int64_t count, T* host) {
-  SB_CUDA_CHECK(cudaMemcpyAsync(host, device, static_cast<std::size_t>(count) * sizeof(T), cudaMemcpyDefault,
-                                context.stream()));
+  SB_CUDA_CHECK(
+      cudaMemcpyAsync(host, device, static_cast<std::size_t>(count) * sizeof(T), cudaMemcpyDefault, context.stream()));
 }
 
 int64_t elements(const ChannelLayout& l) { return l.batch * l.channels * l.spatial; }

@@ -55,8 +55,8 @@ ConcatKernel::ConcatKernel(CudaContext& context, std::vector<kernels::Dims> inpu
 }
 
 void ConcatKernel::forward(std::span<const float* const> xs, float* y) {
-  require(xs.size() == input_dims_.size(), "forward got " + std::to_string(xs.size()) + " inputs, built for " +
-                                               std::to_string(input_dims_.size()));
+  require(xs.size() == input_dims_.size(),
+          "forward got " + std::to_string(xs.size()) + " inputs, built for " + std::to_string(input_dims_.size()));
   for (std::size_t i = 0; i < xs.size(); ++i) {
     // outer_ rows of runs_[i] floats, packed on the host, at column starts_[i] of the output.
     SB_CUDA_CHECK(cudaMemcpy2DAsync(output_.as<float>() + starts_[i], float_bytes(output_run_), xs[i],
@@ -68,8 +68,8 @@ void ConcatKernel::forward(std::span<const float* const> xs, float* y) {
 }
 
 void ConcatKernel::backward(const float* dy, std::span<float* const> dxs) const {
-  require(dxs.size() == input_dims_.size(), "backward got " + std::to_string(dxs.size()) + " gradients, built for " +
-                                                std::to_string(input_dims_.size()));
+  require(dxs.size() == input_dims_.size(),
+          "backward got " + std::to_string(dxs.size()) + " gradients, built for " + std::to_string(input_dims_.size()));
   upload(context_.stream(), dy, output_.bytes(), output_);
   for (std::size_t i = 0; i < dxs.size(); ++i) {
     SB_CUDA_CHECK(cudaMemcpy2DAsync(dxs[i], float_bytes(runs_[i]), output_.as<float>() + starts_[i],

@@ -33,11 +33,11 @@ class ConcatKernel final : public kernels::ConcatKernel {
   std::vector<kernels::Dims> input_dims_;
   int axis_;
   kernels::Dims output_dims_;
-  int64_t outer_ = 1;             // runs: the product of the dims before the axis
-  int64_t output_run_ = 0;        // floats of one output run
-  std::vector<int64_t> runs_;     // floats of input i's piece of a run
-  std::vector<int64_t> starts_;   // where input i's piece starts in a run
-  DeviceBuffer output_;           // y, or dy
+  int64_t outer_ = 1;            // runs: the product of the dims before the axis
+  int64_t output_run_ = 0;       // floats of one output run
+  std::vector<int64_t> runs_;    // floats of input i's piece of a run
+  std::vector<int64_t> starts_;  // where input i's piece starts in a run
+  DeviceBuffer output_;          // y, or dy
 };
 
 }  // namespace splitbrain::exec::cuda

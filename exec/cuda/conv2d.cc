@@ -28,8 +28,9 @@ const kernels::Conv2dShape& checked(const kernels::Conv2dShape& s) {
 
 std::optional<PlanePadding> explicit_padding(const kernels::Conv2dShape& s) {
   if (s.pad_top == s.pad_bottom && s.pad_left == s.pad_right) return std::nullopt;
-  return PlanePadding{s.batch * s.in_channels, s.height, s.width, s.pad_top, s.pad_left,
-                      s.height + s.pad_top + s.pad_bottom, s.width + s.pad_left + s.pad_right};
+  return PlanePadding{
+      s.batch * s.in_channels,           s.height, s.width, s.pad_top, s.pad_left, s.height + s.pad_top + s.pad_bottom,
+      s.width + s.pad_left + s.pad_right};
 }
 
 TensorDescriptor input_desc(const kernels::Conv2dShape& s, const std::optional<PlanePadding>& padding) {
@@ -38,8 +39,9 @@ TensorDescriptor input_desc(const kernels::Conv2dShape& s, const std::optional<P
 }
 
 ConvolutionDescriptor conv_desc(const kernels::Conv2dShape& s, bool padded_explicitly, Fp32Math math) {
-  return ConvolutionDescriptor(math == Fp32Math::tf32, padded_explicitly ? 0 : s.pad_top, padded_explicitly ? 0 : s.pad_left, s.stride_h,
-                               s.stride_w, s.dilation_h, s.dilation_w, s.groups);
+  return ConvolutionDescriptor(math == Fp32Math::tf32, padded_explicitly ? 0 : s.pad_top,
+                               padded_explicitly ? 0 : s.pad_left, s.stride_h, s.stride_w, s.dilation_h, s.dilation_w,
+                               s.groups);
 }
 
 // Algorithms whose workspace exceeds this are passed over (some FFT variants ask for several
@@ -87,26 +89,24 @@ Conv2dKernel::Conv2dKernel(CudaContext& context, const kernels::Conv2dShape& sha
   // Every algorithm of each pass, ranked.
   cudnnConvolutionFwdAlgoPerf_t forward[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
   SB_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(cudnn, input_desc_.get(), filter_desc_.get(), conv_desc_.get(),
-                                                        output_desc_.get(), CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
-                                                        &returned, forward));
+                                                        output_desc_.get(), CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned,
+                                                        forward));
   const auto fwd = first_supported(forward, returned, "forward");
   forward_algo_ = fwd.algo;
   forward_workspace_bytes_ = fwd.memory;
 
   cudnnConvolutionBwdDataAlgoPerf_t backward_data[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-  SB_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(cudnn, filter_desc_.get(), output_desc_.get(),
-                                                             conv_desc_.get(), input_desc_.get(),
-                                                             CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned,
-                                                             backward_data));
+  SB_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+      cudnn, filter_desc_.get(), output_desc_.get(), conv_desc_.get(), input_desc_.get(),
+      CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, backward_data));
   const auto bwd = first_supported(backward_data, returned, "backward data");
   backward_data_algo_ = bwd.algo;
   backward_data_workspace_bytes_ = bwd.memory;
 
   cudnnConvolutionBwdFilterAlgoPerf_t backward_filter[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-  SB_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(cudnn, input_desc_.get(), output_desc_.get(),
-                                                               conv_desc_.get(), filter_desc_.get(),
-                                                               CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned,
-                                                               backward_filter));
+  SB_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+      cudnn, input_desc_.get(), output_desc_.get(), conv_desc_.get(), filter_desc_.get(),
+      CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned, backward_filter));
   const auto bwf = first_supported(backward_filter, returned, "backward weights");
   backward_filter_algo_ = bwf.algo;
   backward_filter_workspace_bytes_ = bwf.memory;
@@ -152,11 +152,10 @@ void Conv2dKernel::backward_data(const float* dy, const float* w, float* dx) {
   const float one = 1.0f, zero = 0.0f;
   upload(context_.stream(), dy, output_.bytes(), output_);
   upload(context_.stream(), w, weights_.bytes(), weights_);
-  SB_CUDNN_CHECK(cudnnConvolutionBackwardData(context_.cudnn(), &one, filter_desc_.get(), weights_.data(),
-                                              output_desc_.get(), output_.data(), conv_desc_.get(),
-                                              backward_data_algo_, context_.workspace(backward_data_workspace_bytes_),
-                                              backward_data_workspace_bytes_, &zero, input_desc_.get(),
-                                              conv_input_.data()));
+  SB_CUDNN_CHECK(cudnnConvolutionBackwardData(
+      context_.cudnn(), &one, filter_desc_.get(), weights_.data(), output_desc_.get(), output_.data(), conv_desc_.get(),
+      backward_data_algo_, context_.workspace(backward_data_workspace_bytes_), backward_data_workspace_bytes_, &zero,
+      input_desc_.get(), conv_input_.data()));
   if (explicit_padding_) {
     // The gradient that fell on the padding belongs to no input element.
     crop_planes(context_.stream(), *explicit_padding_, floats(conv_input_), floats(user_input_));

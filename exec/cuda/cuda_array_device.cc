@@ -26,13 +26,15 @@ CudaArrayDevice::CudaArrayDevice(std::shared_ptr<CudaContext> context) : context
 
 float* CudaArrayDevice::memory(DeviceArray& array) {
   auto* cuda = dynamic_cast<CudaArray*>(&array);
-  if (cuda == nullptr) throw std::logic_error("CudaArrayDevice: an array of another device, or a released tensor, is used");
+  if (cuda == nullptr)
+    throw std::logic_error("CudaArrayDevice: an array of another device, or a released tensor, is used");
   return cuda->data();
 }
 
 const float* CudaArrayDevice::memory(const DeviceArray& array) {
   const auto* cuda = dynamic_cast<const CudaArray*>(&array);
-  if (cuda == nullptr) throw std::logic_error("CudaArrayDevice: an array of another device, or a released tensor, is read");
+  if (cuda == nullptr)
+    throw std::logic_error("CudaArrayDevice: an array of another device, or a released tensor, is read");
   return cuda->data();
 }
 

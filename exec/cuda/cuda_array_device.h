@@ -41,8 +41,7 @@ class CudaArrayDevice final : public Device {
 
   std::unique_ptr<DeviceArray> allocate(std::vector<int64_t> shape, bool zeroed) override;
   void fill(DeviceArray& array, int64_t first, int64_t count, float value) override;
-  void copy(const DeviceArray& from, int64_t from_first, DeviceArray& into, int64_t into_first,
-            int64_t count) override;
+  void copy(const DeviceArray& from, int64_t from_first, DeviceArray& into, int64_t into_first, int64_t count) override;
   void add(const DeviceArray& from, DeviceArray& into) override;
   void copy_block(const DeviceArray& from, std::span<const int64_t> offset, DeviceArray& block) override;
   void add_block(const DeviceArray& block, DeviceArray& into, std::span<const int64_t> offset) override;
@@ -61,11 +60,9 @@ class CudaArrayDevice final : public Device {
                     std::span<const int64_t> global_shape, DeviceArray& input, bool input_dies, DeviceArray& output,
                     std::string_view label) override;
   std::unique_ptr<comm::PendingCollective> start_all_reduce(comm::CollectiveEngine& engine,
-                                                            const std::vector<int>& axes,
-                                                            DeviceArray& buffer) override;
+                                                            const std::vector<int>& axes, DeviceArray& buffer) override;
   std::unique_ptr<comm::PendingCollective> start_reduce_scatter(comm::CollectiveEngine& engine,
-                                                                const std::vector<int>& axes,
-                                                                const DeviceArray& input,
+                                                                const std::vector<int>& axes, const DeviceArray& input,
                                                                 DeviceArray& output) override;
   void all_gather(comm::CollectiveEngine& engine, const std::vector<int>& axes, const DeviceArray& input,
                   DeviceArray& output) override;

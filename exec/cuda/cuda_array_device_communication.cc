@@ -105,8 +105,8 @@ std::unique_ptr<comm::PendingCollective> CudaArrayDevice::start_reduce_scatter(c
                                          [this, &host_output, &output] { deliver(host_output, output); });
 }
 
-void CudaArrayDevice::all_gather(comm::CollectiveEngine& engine, const std::vector<int>& axes,
-                                 const DeviceArray& input, DeviceArray& output) {
+void CudaArrayDevice::all_gather(comm::CollectiveEngine& engine, const std::vector<int>& axes, const DeviceArray& input,
+                                 DeviceArray& output) {
   const auto staged_input = staged_copy(input);
   const auto staged_output = staged_result(output);
   host_.all_gather(engine, axes, *staged_input, *staged_output);

@@ -7,8 +7,8 @@
 namespace splitbrain::exec::cuda {
 
 CudaError::CudaError(const char* library, const char* file, int line, const char* call, const char* error_text)
-    : std::runtime_error("rank " + std::to_string(comm::world_rank()) + ": " + file + ":" + std::to_string(line) + ": " +
-                         library + " call " + call + " failed: " + error_text) {}
+    : std::runtime_error("rank " + std::to_string(comm::world_rank()) + ": " + file + ":" + std::to_string(line) +
+                         ": " + library + " call " + call + " failed: " + error_text) {}
 
 const char* error_text(cudaError_t status) { return cudaGetErrorString(status); }
 const char* error_text(cudnnStatus_t status) { return cudnnGetErrorString(status); }

@@ -34,13 +34,13 @@ inline bool succeeded(ncclResult_t status) { return status == ncclSuccess; }
 }  // namespace splitbrain::exec::cuda
 
 // Evaluates the call once; throws CudaError unless it succeeded. `library` names it in the message.
-#define SB_CUDA_LIBRARY_CHECK(library, ...)                                                         \
-  do {                                                                                              \
-    const auto sb_cuda_status_ = (__VA_ARGS__);                                                     \
-    if (!::splitbrain::exec::cuda::succeeded(sb_cuda_status_)) {                                    \
-      throw ::splitbrain::exec::cuda::CudaError(library, __FILE__, __LINE__, #__VA_ARGS__,          \
+#define SB_CUDA_LIBRARY_CHECK(library, ...)                                                             \
+  do {                                                                                                  \
+    const auto sb_cuda_status_ = (__VA_ARGS__);                                                         \
+    if (!::splitbrain::exec::cuda::succeeded(sb_cuda_status_)) {                                        \
+      throw ::splitbrain::exec::cuda::CudaError(library, __FILE__, __LINE__, #__VA_ARGS__,              \
                                                 ::splitbrain::exec::cuda::error_text(sb_cuda_status_)); \
-    }                                                                                               \
+    }                                                                                                   \
   } while (false)
 
 #define SB_CUDA_CHECK(...) SB_CUDA_LIBRARY_CHECK("CUDA", __VA_ARGS__)

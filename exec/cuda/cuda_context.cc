@@ -13,7 +13,8 @@ CudaContext::CudaContext(int device, Fp32Math math) : device_(device), math_(mat
   SB_CUDNN_CHECK(cudnnSetStream(cudnn_, stream_));
   SB_CUBLAS_CHECK(cublasCreate(&cublas_));
   SB_CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
-  SB_CUBLAS_CHECK(cublasSetMathMode(cublas_, math == Fp32Math::tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH));
+  SB_CUBLAS_CHECK(
+      cublasSetMathMode(cublas_, math == Fp32Math::tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH));
 }
 
 CudaContext::~CudaContext() {

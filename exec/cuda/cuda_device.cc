@@ -26,10 +26,11 @@ std::string device_shortage(int ranks_on_node, int visible_devices) {
            "or run with --backend cpu";
   }
   if (ranks_on_node > visible_devices) {
-    return fmt::format("{} ranks run on this node but it has {} visible GPU{}; NCCL needs one GPU per rank: start at "
-                       "most {} rank{} per node (mpirun --map-by ppr:{}:node), or run with --backend cpu",
-                       ranks_on_node, visible_devices, visible_devices == 1 ? "" : "s", visible_devices,
-                       visible_devices == 1 ? "" : "s", visible_devices);
+    return fmt::format(
+        "{} ranks run on this node but it has {} visible GPU{}; NCCL needs one GPU per rank: start at "
+        "most {} rank{} per node (mpirun --map-by ppr:{}:node), or run with --backend cpu",
+        ranks_on_node, visible_devices, visible_devices == 1 ? "" : "s", visible_devices,
+        visible_devices == 1 ? "" : "s", visible_devices);
   }
   return "";
 }

@@ -38,8 +38,8 @@ FilterDescriptor::~FilterDescriptor() {
   release_in_destructor([&] { SB_CUDNN_CHECK(cudnnDestroyFilterDescriptor(desc_)); });
 }
 
-ConvolutionDescriptor::ConvolutionDescriptor(bool tf32, int64_t pad_h, int64_t pad_w, int64_t stride_h, int64_t stride_w,
-                                             int64_t dilation_h, int64_t dilation_w, int64_t groups) {
+ConvolutionDescriptor::ConvolutionDescriptor(bool tf32, int64_t pad_h, int64_t pad_w, int64_t stride_h,
+                                             int64_t stride_w, int64_t dilation_h, int64_t dilation_w, int64_t groups) {
   SB_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&desc_));
   SB_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
       desc_, checked_int(pad_h, "pad_h"), checked_int(pad_w, "pad_w"), checked_int(stride_h, "stride_h"),

@@ -36,7 +36,9 @@ enum Slot : std::size_t { kInput, kOutput, kMask };
 }  // namespace
 
 DropoutKernel::DropoutKernel(CudaContext& context, double probability)
-    : context_(context), probability_(probability), threshold_(kernels::dropout_threshold(probability)),
+    : context_(context),
+      probability_(probability),
+      threshold_(kernels::dropout_threshold(probability)),
       keep_scale_(kernels::dropout_keep_scale(probability)) {}
 
 void DropoutKernel::forward(const kernels::DropoutKey& key, const kernels::DropoutBlock& block, const float* x,

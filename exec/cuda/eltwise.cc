@@ -41,9 +41,9 @@ void ActivationKernel::backward(const float* saved, const float* dy, float* dx) 
   upload(context_.stream(), saved, input_.bytes(), input_);
   upload(context_.stream(), dy, output_.bytes(), output_);
   if (kind_ == kernels::Activation::relu) {
-    SB_CUDNN_CHECK(cudnnActivationBackward(context_.cudnn(), relu_.get(), &one, desc_.get(), input_.data(),
-                                           desc_.get(), output_.data(), desc_.get(), input_.data(), &zero,
-                                           desc_.get(), grad_.data()));
+    SB_CUDNN_CHECK(cudnnActivationBackward(context_.cudnn(), relu_.get(), &one, desc_.get(), input_.data(), desc_.get(),
+                                           output_.data(), desc_.get(), input_.data(), &zero, desc_.get(),
+                                           grad_.data()));
   } else {
     gelu_tanh_backward(context_.stream(), elements_, input_.as<float>(), output_.as<float>(), grad_.as<float>());
   }

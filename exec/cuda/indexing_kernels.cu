@@ -63,8 +63,7 @@ __global__ void adaptive_avgpool_backward_kernel(AdaptiveBins b, const float* dy
       const int64_t rows =
           adaptive_bin_end(oh, b.height, b.out_height) - adaptive_bin_begin(oh, b.height, b.out_height);
       for (int64_t ow = first_bin(w, b.width, b.out_width); ow <= last_bin(w, b.width, b.out_width); ++ow) {
-        const int64_t cols =
-            adaptive_bin_end(ow, b.width, b.out_width) - adaptive_bin_begin(ow, b.width, b.out_width);
+        const int64_t cols = adaptive_bin_end(ow, b.width, b.out_width) - adaptive_bin_begin(ow, b.width, b.out_width);
         sum += dyp[oh * b.out_width + ow] * (1.0f / static_cast<float>(rows * cols));
       }
     }
@@ -104,7 +103,7 @@ void embedding_gather(cudaStream_t stream, const EmbeddingRows& rows, int64_t co
 void embedding_scatter_add(cudaStream_t stream, const EmbeddingRows& rows, int64_t count, const float* ids,
                            const float* dy, float* dtable) {
   embedding_scatter_add_kernel<<<blocks_for(count * rows.dim), kThreadsPerBlock, 0, stream>>>(rows, count, ids, dy,
-                                                                                             dtable);
+                                                                                              dtable);
   SB_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -115,8 +114,8 @@ void adaptive_avgpool_forward_on_device(cudaStream_t stream, const AdaptiveBins&
 }
 
 void adaptive_avgpool_backward_on_device(cudaStream_t stream, const AdaptiveBins& bins, const float* dy, float* dx) {
-  adaptive_avgpool_backward_kernel<<<blocks_for(bins.planes * bins.height * bins.width), kThreadsPerBlock, 0,
-                                     stream>>>(bins, dy, dx);
+  adaptive_avgpool_backward_kernel<<<blocks_for(bins.planes * bins.height * bins.width), kThreadsPerBlock, 0, stream>>>(
+      bins, dy, dx);
   SB_CUDA_CHECK(cudaGetLastError());
 }
 

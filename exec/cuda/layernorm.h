@@ -26,10 +26,10 @@ class LayerNormKernel final : public kernels::LayerNormKernel {
  private:
   CudaContext& context_;
   kernels::LayerNormShape shape_;
-  DeviceBuffer x_, y_, dx_;                 // [rows, features]; y_ holds dy in backward
-  DeviceBuffer gamma_, beta_;               // [features]; beta_ holds dbeta in backward
-  DeviceBuffer dgamma_;                     // [features]
-  DeviceBuffer mean_, variance_;            // [rows]
+  DeviceBuffer x_, y_, dx_;       // [rows, features]; y_ holds dy in backward
+  DeviceBuffer gamma_, beta_;     // [features]; beta_ holds dbeta in backward
+  DeviceBuffer dgamma_;           // [features]
+  DeviceBuffer mean_, variance_;  // [rows]
 };
 
 }  // namespace splitbrain::exec::cuda

@@ -43,8 +43,8 @@ void LinearKernel::forward(const float* x, const float* w, const float* b, float
   upload(context_.stream(), x, input_.bytes(), input_);
   upload(context_.stream(), w, weights_.bytes(), weights_);
   // y^T [out, rows] = W [out, in] . x^T [in, rows]; W's buffer is W^T column-major.
-  SB_CUBLAS_CHECK(cublasSgemm_64(context_.cublas(), CUBLAS_OP_T, CUBLAS_OP_N, out, rows, in, &one,
-                                 weights_.as<float>(), in, input_.as<float>(), in, &zero, output_.as<float>(), out));
+  SB_CUBLAS_CHECK(cublasSgemm_64(context_.cublas(), CUBLAS_OP_T, CUBLAS_OP_N, out, rows, in, &one, weights_.as<float>(),
+                                 in, input_.as<float>(), in, &zero, output_.as<float>(), out));
   if (shape_.bias && b != nullptr) {
     upload(context_.stream(), b, bias_.bytes(), bias_);
     SB_CUDNN_CHECK(cudnnAddTensor(context_.cudnn(), &one, bias_desc_.get(), bias_.data(), &one, output_desc_.get(),
@@ -60,8 +60,8 @@ void LinearKernel::backward_data(const float* dy, const float* w, float* dx) {
   upload(context_.stream(), dy, output_.bytes(), output_);
   upload(context_.stream(), w, weights_.bytes(), weights_);
   // dx^T [in, rows] = W^T [in, out] . dy^T [out, rows].
-  SB_CUBLAS_CHECK(cublasSgemm_64(context_.cublas(), CUBLAS_OP_N, CUBLAS_OP_N, in, rows, out, &one,
-                                 weights_.as<float>(), in, output_.as<float>(), out, &zero, input_.as<float>(), in));
+  SB_CUBLAS_CHECK(cublasSgemm_64(context_.cublas(), CUBLAS_OP_N, CUBLAS_OP_N, in, rows, out, &one, weights_.as<float>(),
+                                 in, output_.as<float>(), out, &zero, input_.as<float>(), in));
   download(context_.stream(), input_, input_.bytes(), dx);
   context_.synchronize();
 }

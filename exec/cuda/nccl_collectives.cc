@@ -155,11 +155,11 @@ LocalArray NcclCollectives::all_reduce(const std::vector<int>& axes, const Local
   if (group_size(axes) == 1) return input;
   const ncclComm_t comm = comm_for(axes);
   const size_t count = input.values.size();
-  return {input.shape, floats_of(staged(bytes_of(input.values), count * sizeof(float),
-                                        [&](const std::byte* send, std::byte* receive) {
-                                          SB_NCCL_CHECK(ncclAllReduce(send, receive, count, ncclFloat, ncclSum, comm,
-                                                                      stream_));
-                                        }))};
+  return {
+      input.shape,
+      floats_of(staged(bytes_of(input.values), count * sizeof(float), [&](const std::byte* send, std::byte* receive) {
+        SB_NCCL_CHECK(ncclAllReduce(send, receive, count, ncclFloat, ncclSum, comm, stream_));
+      }))};
 }
 
 void NcclCollectives::all_reduce_statistics(const std::vector<int>& axes, std::span<double> values) {
@@ -172,24 +172,22 @@ void NcclCollectives::all_reduce_statistics(const std::vector<int>& axes, std::s
   std::memcpy(values.data(), sums.data(), values.size_bytes());
 }
 
-LocalBytes NcclCollectives::all_to_all(const std::vector<int>& axes, const LocalBytes& input, int dim,
-                                       int other_dim) {
+LocalBytes NcclCollectives::all_to_all(const std::vector<int>& axes, const LocalBytes& input, int dim, int other_dim) {
   const int n = group_size(axes);
   // Block j along other_dim is for member j.
   const std::vector<std::byte> packed = comm::pack_blocks(input, other_dim, n);
   if (n == 1) return input;
   const ncclComm_t comm = comm_for(axes);
   const size_t block = packed.size() / static_cast<size_t>(n);
-  const std::vector<std::byte> received =
-      staged(packed, packed.size(), [&](const std::byte* send, std::byte* receive) {
-        SB_NCCL_CHECK(ncclGroupStart());
-        for (int j = 0; j < n; ++j) {
-          const size_t at = block * static_cast<size_t>(j);
-          SB_NCCL_CHECK(ncclSend(send + at, block, ncclUint8, j, comm, stream_));
-          SB_NCCL_CHECK(ncclRecv(receive + at, block, ncclUint8, j, comm, stream_));
-        }
-        SB_NCCL_CHECK(ncclGroupEnd());
-      });
+  const std::vector<std::byte> received = staged(packed, packed.size(), [&](const std::byte* send, std::byte* receive) {
+    SB_NCCL_CHECK(ncclGroupStart());
+    for (int j = 0; j < n; ++j) {
+      const size_t at = block * static_cast<size_t>(j);
+      SB_NCCL_CHECK(ncclSend(send + at, block, ncclUint8, j, comm, stream_));
+      SB_NCCL_CHECK(ncclRecv(receive + at, block, ncclUint8, j, comm, stream_));
+    }
+    SB_NCCL_CHECK(ncclGroupEnd());
+  });
   std::vector<int64_t> block_shape = input.shape;
   block_shape[static_cast<size_t>(other_dim)] /= n;
   return comm::concat_blocks(received, block_shape, input.element_bytes, dim, n);
@@ -281,10 +279,10 @@ std::unique_ptr<comm::PendingCollective> NcclCollectives::start_reduce_scatter(c
   StagingPool::Lease lease = staging_.acquire(in_bytes + out_bytes);
   std::memcpy(lease.host(), input.data(), in_bytes);
   SB_CUDA_CHECK(cudaMemcpyAsync(lease.device(), lease.host(), in_bytes, cudaMemcpyDefault, stream_));
-  SB_NCCL_CHECK(ncclReduceScatter(lease.device(), lease.device() + in_bytes, output.size(), ncclFloat, ncclSum, comm,
-                                  stream_));
-  SB_CUDA_CHECK(cudaMemcpyAsync(lease.host() + in_bytes, lease.device() + in_bytes, out_bytes, cudaMemcpyDefault,
-                                stream_));
+  SB_NCCL_CHECK(
+      ncclReduceScatter(lease.device(), lease.device() + in_bytes, output.size(), ncclFloat, ncclSum, comm, stream_));
+  SB_CUDA_CHECK(
+      cudaMemcpyAsync(lease.host() + in_bytes, lease.device() + in_bytes, out_bytes, cudaMemcpyDefault, stream_));
   cudaEvent_t done = nullptr;
   SB_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
   SB_CUDA_CHECK(cudaEventRecord(done, stream_));

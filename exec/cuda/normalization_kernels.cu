@@ -178,7 +178,7 @@ __global__ void batchnorm_input_gradient_kernel(ChannelLayout l, const float* x,
 void layernorm_forward(cudaStream_t stream, int64_t rows, int64_t features, float epsilon, const float* x,
                        const float* gamma, const float* beta, float* y, float* mean, float* variance) {
   layernorm_forward_kernel<<<blocks_for_groups(rows), kThreadsPerBlock, 0, stream>>>(rows, features, epsilon, x, gamma,
-                                                                                   beta, y, mean, variance);
+                                                                                     beta, y, mean, variance);
   SB_CUDA_CHECK(cudaGetLastError());
 }
 

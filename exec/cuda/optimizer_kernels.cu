@@ -50,8 +50,8 @@ void adam_update(cudaStream_t stream, int64_t elements, double learning_rate, do
                  float* first_moment, float* second_moment) {
   const double correction1 = 1.0 - std::pow(beta1, static_cast<double>(step));
   const double correction2 = 1.0 - std::pow(beta2, static_cast<double>(step));
-  const AdamConstants constants{static_cast<float>(weight_decay), beta1, 1 - beta1, beta2, 1 - beta2, correction2,
-                                learning_rate / correction1, epsilon};
+  const AdamConstants constants{static_cast<float>(weight_decay), beta1,  1 - beta1, beta2, 1 - beta2, correction2,
+                                learning_rate / correction1,      epsilon};
   adam_kernel<<<blocks_for(elements), kThreadsPerBlock, 0, stream>>>(elements, constants, params, grads, first_moment,
                                                                      second_moment);
   SB_CUDA_CHECK(cudaGetLastError());

@@ -49,7 +49,11 @@ bool cudnn_pads_alike(const kernels::Pool2dShape& s) {
 
 std::optional<PlanePadding> explicit_padding(const kernels::Pool2dShape& s) {
   if (cudnn_pads_alike(s)) return std::nullopt;
-  return PlanePadding{s.batch * s.channels, s.height, s.width, s.pad_top, s.pad_left,
+  return PlanePadding{s.batch * s.channels,
+                      s.height,
+                      s.width,
+                      s.pad_top,
+                      s.pad_left,
                       covered_extent(s.height, s.pad_top, s.out_height(), s.kernel_h, s.stride_h),
                       covered_extent(s.width, s.pad_left, s.out_width(), s.kernel_w, s.stride_w)};
 }
@@ -80,9 +84,9 @@ Pool2dKernel::Pool2dKernel(CudaContext& context, kernels::PoolKind kind, const k
   const auto& s = shape_;
   int n = 0, c = 0, h = 0, w = 0;
   SB_CUDNN_CHECK(cudnnGetPooling2dForwardOutputDim(pooling_desc_.get(), input_desc_.get(), &n, &c, &h, &w));
-  require(h == s.out_height() && w == s.out_width(),
-          "cuDNN's output " + std::to_string(h) + "x" + std::to_string(w) + " differs from the shape's " +
-              std::to_string(s.out_height()) + "x" + std::to_string(s.out_width()));
+  require(h == s.out_height() && w == s.out_width(), "cuDNN's output " + std::to_string(h) + "x" + std::to_string(w) +
+                                                         " differs from the shape's " + std::to_string(s.out_height()) +
+                                                         "x" + std::to_string(s.out_width()));
   const int64_t planes = s.batch * s.channels;
   const int64_t input_elements = explicit_padding_ ? planes * explicit_padding_->padded_h * explicit_padding_->padded_w
                                                    : planes * s.height * s.width;

@@ -18,15 +18,16 @@ ByteImageDataset::ByteImageDataset(std::string description, SampleShape shape, i
   if (normalization.mean.size() != static_cast<size_t>(shape.channels) ||
       normalization.stddev.size() != static_cast<size_t>(shape.channels)) {
     throw std::invalid_argument(fmt::format("{}: normalisation has {} means and {} stddevs for {} channels",
-                                            description_, normalization.mean.size(),
-                                            normalization.stddev.size(), shape.channels));
+                                            description_, normalization.mean.size(), normalization.stddev.size(),
+                                            shape.channels));
   }
   if (pixels_.size() != labels_.size() * static_cast<size_t>(shape.elements())) {
     throw std::invalid_argument(fmt::format("{}: {} pixel bytes for {} samples of {} elements", description_,
                                             pixels_.size(), labels_.size(), shape.elements()));
   }
   for (const uint8_t label : labels_) {
-    if (label >= class_count_) throw std::invalid_argument(fmt::format("{}: label {} out of range", description_, label));
+    if (label >= class_count_)
+      throw std::invalid_argument(fmt::format("{}: label {} out of range", description_, label));
   }
   lookup_.resize(static_cast<size_t>(shape.channels));
   for (size_t c = 0; c < lookup_.size(); ++c) {

@@ -17,8 +17,8 @@ class ByteImageDataset : public Dataset {
   // pixels: sample_count * shape.elements() bytes, sample after sample, each CHW.
   // labels: one byte per sample, each < class_count (checked by the file readers, which can name
   // the file and the record; here it is an invariant, so a violation is std::invalid_argument).
-  ByteImageDataset(std::string description, SampleShape shape, int32_t class_count,
-                   const Normalization& normalization, std::vector<uint8_t> pixels, std::vector<uint8_t> labels);
+  ByteImageDataset(std::string description, SampleShape shape, int32_t class_count, const Normalization& normalization,
+                   std::vector<uint8_t> pixels, std::vector<uint8_t> labels);
 
   std::string description() const override { return description_; }
   int64_t sample_count() const override { return static_cast<int64_t>(labels_.size()); }

@@ -22,17 +22,18 @@ void append_batch(const std::filesystem::path& path, std::vector<uint8_t>& pixel
   const std::vector<uint8_t> bytes = read_data_file(path);
   const auto record = static_cast<size_t>(kCifar10RecordBytes);
   if (bytes.empty() || bytes.size() % record != 0) {
-    throw InputError(fmt::format("{}: {} bytes, expected a positive multiple of {} (1 label byte + 3072 pixel "
-                                 "bytes per record; 30730000 for a full batch)",
-                                 path.string(), bytes.size(), record));
+    throw InputError(
+        fmt::format("{}: {} bytes, expected a positive multiple of {} (1 label byte + 3072 pixel "
+                    "bytes per record; 30730000 for a full batch)",
+                    path.string(), bytes.size(), record));
   }
   const size_t records = bytes.size() / record;
   pixels.reserve(pixels.size() + records * (record - 1));
   for (size_t r = 0; r < records; ++r) {
     const uint8_t* begin = bytes.data() + r * record;
     if (begin[0] >= kCifar10Classes) {
-      throw InputError(fmt::format("{}: label {} of record {} is outside 0..{}", path.string(), begin[0], r,
-                                   kCifar10Classes - 1));
+      throw InputError(
+          fmt::format("{}: label {} of record {} is outside 0..{}", path.string(), begin[0], r, kCifar10Classes - 1));
     }
     labels.push_back(begin[0]);
     pixels.insert(pixels.end(), begin + 1, begin + record);
@@ -44,9 +45,10 @@ void append_batch(const std::filesystem::path& path, std::vector<uint8_t>& pixel
 std::unique_ptr<Dataset> load_cifar10(const std::filesystem::path& dir, Split split) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) {
-    throw InputError(fmt::format("{}: CIFAR-10 folder not found (give the folder holding data_batch_1.bin .. "
-                                 "test_batch.bin of the binary version as cifar10:DIR)",
-                                 dir.string()));
+    throw InputError(
+        fmt::format("{}: CIFAR-10 folder not found (give the folder holding data_batch_1.bin .. "
+                    "test_batch.bin of the binary version as cifar10:DIR)",
+                    dir.string()));
   }
   const std::vector<std::string> names = split_files(split);
   std::filesystem::path folder = dir;

@@ -18,7 +18,8 @@ namespace {
 std::vector<uint8_t> read_raw(const std::filesystem::path& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) throw InputError(fmt::format("{}: file not found", path.string()));
-  if (std::filesystem::is_directory(path, ec)) throw InputError(fmt::format("{}: is a directory, not a file", path.string()));
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError(fmt::format("{}: is a directory, not a file", path.string()));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot open: {}", path.string(), std::strerror(errno)));
   in.seekg(0, std::ios::end);
@@ -60,13 +61,15 @@ std::vector<uint8_t> gunzip(const std::filesystem::path& path, const std::vector
     if (status == Z_STREAM_END) {
       if (stream.avail_in == 0) break;
       // Another gzip member follows (concatenated .gz files are valid gzip).
-      if (inflateReset(&stream) != Z_OK) status = Z_STREAM_ERROR;
-      else continue;
+      if (inflateReset(&stream) != Z_OK)
+        status = Z_STREAM_ERROR;
+      else
+        continue;
     }
     if (status == Z_BUF_ERROR && stream.avail_in == 0) {
       inflateEnd(&stream);
-      throw InputError(fmt::format("{}: gzip stream is truncated (ends after {} decompressed bytes)",
-                                   path.string(), produced));
+      throw InputError(
+          fmt::format("{}: gzip stream is truncated (ends after {} decompressed bytes)", path.string(), produced));
     }
     if (status != Z_OK && status != Z_BUF_ERROR) {
       const std::string reason = stream.msg != nullptr ? stream.msg : fmt::format("zlib error {}", status);

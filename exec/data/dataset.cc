@@ -24,8 +24,7 @@ void Dataset::check_indices(std::span<const int64_t> sample_indices) const {
   const int64_t count = sample_count();
   for (const int64_t index : sample_indices) {
     if (index < 0 || index >= count) {
-      throw std::out_of_range(
-          fmt::format("{}: sample index {} outside [0, {})", description(), index, count));
+      throw std::out_of_range(fmt::format("{}: sample index {} outside [0, {})", description(), index, count));
     }
   }
 }

@@ -38,8 +38,8 @@ uint64_t parse_number(std::string_view spec, std::string_view key, std::string_v
   return number;
 }
 
-int64_t parse_count(std::string_view spec, std::string_view key, std::string_view value, uint64_t most = uint64_t{1} << 40,
-                    std::string_view most_text = "2^40") {
+int64_t parse_count(std::string_view spec, std::string_view key, std::string_view value,
+                    uint64_t most = uint64_t{1} << 40, std::string_view most_text = "2^40") {
   const uint64_t number = parse_number(spec, key, value);
   if (number < 1 || number > most) {
     throw InputError(fmt::format("data '{}': {}={} must be between 1 and {}", spec, key, value, most_text));
@@ -56,10 +56,12 @@ SampleShape parse_shape(std::string_view spec, std::string_view value) {
   if (dims.size() != 3) {
     throw InputError(fmt::format("data '{}': shape={} must be CxHxW, e.g. 3x32x32", spec, value));
   }
-  return {parse_count(spec, "shape", dims[0]), parse_count(spec, "shape", dims[1]), parse_count(spec, "shape", dims[2])};
+  return {parse_count(spec, "shape", dims[0]), parse_count(spec, "shape", dims[1]),
+          parse_count(spec, "shape", dims[2])};
 }
 
-SyntheticOptions parse_synthetic(std::string_view spec, std::string_view options_text, const SyntheticOptions& defaults) {
+SyntheticOptions parse_synthetic(std::string_view spec, std::string_view options_text,
+                                 const SyntheticOptions& defaults) {
   SyntheticOptions options = defaults;
   if (options_text.empty()) return options;
   std::set<std::string_view> seen;
@@ -84,9 +86,10 @@ SyntheticOptions parse_synthetic(std::string_view spec, std::string_view options
     } else if (key == "seed") {
       options.seed = parse_number(spec, key, value);
     } else {
-      throw InputError(fmt::format("data '{}': unknown synthetic option '{}' (choices: classes, shape, samples, "
-                                   "test-samples, seed)",
-                                   spec, key));
+      throw InputError(
+          fmt::format("data '{}': unknown synthetic option '{}' (choices: classes, shape, samples, "
+                      "test-samples, seed)",
+                      spec, key));
     }
   }
   return options;

@@ -29,9 +29,10 @@ EpochSampler::EpochSampler(int64_t sample_count, int64_t global_batch, uint64_t 
     : sample_count_(sample_count), global_batch_(global_batch), seed_(seed) {
   if (global_batch_ < 1) throw InputError(fmt::format("global batch {} must be positive", global_batch_));
   if (global_batch_ > sample_count_) {
-    throw InputError(fmt::format("global batch {} is larger than the data set's {} samples (the partial last "
-                                 "batch is dropped, so no step would remain)",
-                                 global_batch_, sample_count_));
+    throw InputError(
+        fmt::format("global batch {} is larger than the data set's {} samples (the partial last "
+                    "batch is dropped, so no step would remain)",
+                    global_batch_, sample_count_));
   }
 }
 

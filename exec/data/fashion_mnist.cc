@@ -22,10 +22,10 @@ std::filesystem::path locate(const std::filesystem::path& dir, const std::string
 std::unique_ptr<Dataset> load_fashion_mnist(const std::filesystem::path& dir, Split split) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) {
-    throw InputError(fmt::format(
-        "{}: Fashion-MNIST folder not found (install the dataset-fashion-mnist package, or give the folder "
-        "holding the IDX files as fashion-mnist:DIR)",
-        dir.string()));
+    throw InputError(
+        fmt::format("{}: Fashion-MNIST folder not found (install the dataset-fashion-mnist package, or give the folder "
+                    "holding the IDX files as fashion-mnist:DIR)",
+                    dir.string()));
   }
   const std::string prefix = split == Split::kTrain ? "train" : "t10k";
   const std::filesystem::path images_path = locate(dir, prefix + "-images-idx3-ubyte");
@@ -42,9 +42,9 @@ std::unique_ptr<Dataset> load_fashion_mnist(const std::filesystem::path& dir, Sp
                                    kFashionMnistClasses - 1));
     }
   }
-  return std::make_unique<ByteImageDataset>(
-      fmt::format("fashion-mnist {} ({})", to_string(split), dir.string()), SampleShape{1, images.rows, images.columns},
-      kFashionMnistClasses, fashion_mnist_normalization(), std::move(images.pixels), std::move(labels));
+  return std::make_unique<ByteImageDataset>(fmt::format("fashion-mnist {} ({})", to_string(split), dir.string()),
+                                            SampleShape{1, images.rows, images.columns}, kFashionMnistClasses,
+                                            fashion_mnist_normalization(), std::move(images.pixels), std::move(labels));
 }
 
 }  // namespace splitbrain::exec::data

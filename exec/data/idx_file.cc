@@ -13,8 +13,8 @@ namespace splitbrain::exec::data {
 namespace {
 
 uint32_t big_endian_u32(const std::vector<uint8_t>& bytes, size_t offset) {
-  return (uint32_t{bytes[offset]} << 24) | (uint32_t{bytes[offset + 1]} << 16) |
-         (uint32_t{bytes[offset + 2]} << 8) | uint32_t{bytes[offset + 3]};
+  return (uint32_t{bytes[offset]} << 24) | (uint32_t{bytes[offset + 1]} << 16) | (uint32_t{bytes[offset + 2]} << 8) |
+         uint32_t{bytes[offset + 3]};
 }
 
 // Checks the magic number and returns the dimensions; `what` names the expected content.
@@ -27,8 +27,8 @@ std::vector<int64_t> read_header(const std::filesystem::path& path, const std::v
   }
   const uint32_t magic = big_endian_u32(bytes, 0);
   if (magic != expected_magic) {
-    throw InputError(fmt::format("{}: magic number {:#010x}, expected {:#010x} ({})", path.string(), magic,
-                                 expected_magic, what));
+    throw InputError(
+        fmt::format("{}: magic number {:#010x}, expected {:#010x} ({})", path.string(), magic, expected_magic, what));
   }
   if (bytes.size() < header_bytes) {
     throw InputError(fmt::format("{}: truncated IDX header: {} bytes, expected at least {}", path.string(),

@@ -24,8 +24,6 @@ constexpr uint64_t hash_keys(uint64_t seed, std::initializer_list<uint64_t> keys
 }
 
 // Uniform float in [-1, 1) from the top 24 bits of a hash (exactly representable in float).
-constexpr float unit_symmetric(uint64_t h) {
-  return static_cast<float>(h >> 40) * (2.0f / 16777216.0f) - 1.0f;
-}
+constexpr float unit_symmetric(uint64_t h) { return static_cast<float>(h >> 40) * (2.0f / 16777216.0f) - 1.0f; }
 
 }  // namespace splitbrain::exec::data

@@ -21,7 +21,9 @@ constexpr int64_t kMaxSampleElements = int64_t{1} << 28;
 }  // namespace
 
 SyntheticDataset::SyntheticDataset(const SyntheticOptions& options, Split split)
-    : options_(options), split_(split), samples_(split == Split::kTrain ? options.train_samples : options.test_samples) {
+    : options_(options),
+      split_(split),
+      samples_(split == Split::kTrain ? options.train_samples : options.test_samples) {
   const SampleShape& s = options_.shape;
   if (options_.classes < 2) {
     throw InputError(fmt::format("synthetic data: classes={} (need at least 2)", options_.classes));
@@ -69,9 +71,9 @@ void SyntheticDataset::read(std::span<const int64_t> sample_indices, float* imag
     for (int64_t c = 0; c < s.channels; ++c) {
       for (int64_t h = 0; h < s.height; ++h) {
         for (int64_t w = 0; w < s.width; ++w, ++e) {
-          const float prototype = unit_symmetric(hash_keys(
-              options_.seed, {kPrototypeStream, static_cast<uint64_t>(y), static_cast<uint64_t>(c),
-                              static_cast<uint64_t>(h / block_), static_cast<uint64_t>(w / block_)}));
+          const float prototype = unit_symmetric(
+              hash_keys(options_.seed, {kPrototypeStream, static_cast<uint64_t>(y), static_cast<uint64_t>(c),
+                                        static_cast<uint64_t>(h / block_), static_cast<uint64_t>(w / block_)}));
           out[e] = prototype + unit_symmetric(mix64(noise_key ^ e));
         }
       }

@@ -16,7 +16,8 @@ TokenSequences::TokenSequences(const TokenSequenceOptions& options) : options_(o
   if (options.vocab < 2 || options.vocab > kLargestExactFloatId) {
     throw InputError(fmt::format("token sequences: vocab {} must be in [2, 2^24]", options.vocab));
   }
-  if (options.positions < 1) throw InputError(fmt::format("token sequences: positions {} must be >= 1", options.positions));
+  if (options.positions < 1)
+    throw InputError(fmt::format("token sequences: positions {} must be >= 1", options.positions));
 }
 
 int64_t TokenSequences::token(int64_t step, int64_t sample, int64_t position) const {

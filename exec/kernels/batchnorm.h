@@ -35,8 +35,8 @@ class BatchNormKernel {
   // Phase 1: sum[c] and sum_sq[c] over the local tensor (overwritten).
   virtual void local_sums(const float* x, double* sum, double* sum_sq) = 0;
   // Phase 2: y = (x - mean) * inv_std * gamma + beta, per channel. x == y is allowed.
-  virtual void normalize(const float* x, const float* mean, const float* inv_std, const float* gamma,
-                         const float* beta, float* y) = 0;
+  virtual void normalize(const float* x, const float* mean, const float* inv_std, const float* gamma, const float* beta,
+                         float* y) = 0;
   // Phase 3: sum_dy[c] and sum_dy_xhat[c] over the local tensor (overwritten), xhat = (x-mean)*inv_std.
   virtual void backward_local_sums(const float* x, const float* dy, const float* mean, const float* inv_std,
                                    double* sum_dy, double* sum_dy_xhat) = 0;

@@ -30,8 +30,8 @@ void batchnorm_parameter_gradients(int64_t channels, const double* sum_dy, const
   }
 }
 
-void batchnorm_update_running(int64_t channels, const double* sum, const double* sum_sq, double count,
-                              double momentum, float* running_mean, float* running_var) {
+void batchnorm_update_running(int64_t channels, const double* sum, const double* sum_sq, double count, double momentum,
+                              float* running_mean, float* running_var) {
   check_batchnorm_count(count);
   for (int64_t c = 0; c < channels; ++c) {
     const double m = sum[c] / count;

@@ -19,8 +19,8 @@ void batchnorm_parameter_gradients(int64_t channels, const double* sum_dy, const
 
 // PyTorch's running statistics: r = (1 - momentum) r + momentum * stat, with the unbiased
 // variance var * count / (count - 1). Used only by evaluation.
-void batchnorm_update_running(int64_t channels, const double* sum, const double* sum_sq, double count,
-                              double momentum, float* running_mean, float* running_var);
+void batchnorm_update_running(int64_t channels, const double* sum, const double* sum_sq, double count, double momentum,
+                              float* running_mean, float* running_var);
 
 // Throws KernelArgumentError unless count > 0 (a phase given no elements per channel).
 void check_batchnorm_count(double count);

@@ -15,7 +15,8 @@ int64_t DropoutBlock::local_elements() const {
 }
 
 uint64_t dropout_threshold(double p) {
-  if (!(p >= 0.0 && p <= 1.0)) throw KernelArgumentError("dropout: probability " + std::to_string(p) + " is not in [0, 1]");
+  if (!(p >= 0.0 && p <= 1.0))
+    throw KernelArgumentError("dropout: probability " + std::to_string(p) + " is not in [0, 1]");
   return static_cast<uint64_t>(std::ldexp(p, 32));
 }
 

@@ -17,8 +17,8 @@ void check_embedding_ids(const EmbeddingShape& shape, const float* ids) {
     const float id = ids[i];
     if (!(id >= 0.0f) || id >= static_cast<float>(shape.num_embeddings) || std::floor(id) != id) {
       std::ostringstream message;  // prints 7, 2.5 or nan as they are
-      message << "token id " << id << " at local position " << i << " is not an integer in [0, "
-              << shape.num_embeddings << ")";
+      message << "token id " << id << " at local position " << i << " is not an integer in [0, " << shape.num_embeddings
+              << ")";
       throw KernelArgumentError(message.str());
     }
   }

@@ -11,10 +11,10 @@
 namespace splitbrain::exec::kernels {
 
 struct EmbeddingShape {
-  int64_t count = 1;            // ids looked up (N * T)
-  int64_t dim = 1;              // local width of a row
-  int64_t num_embeddings = 1;   // rows of the GLOBAL table (ids must be in [0, num_embeddings))
-  int64_t row_begin = 0;        // the local rows, [row_begin, row_end); whole table: 0, num_embeddings
+  int64_t count = 1;           // ids looked up (N * T)
+  int64_t dim = 1;             // local width of a row
+  int64_t num_embeddings = 1;  // rows of the GLOBAL table (ids must be in [0, num_embeddings))
+  int64_t row_begin = 0;       // the local rows, [row_begin, row_end); whole table: 0, num_embeddings
   int64_t row_end = 1;
 };
 

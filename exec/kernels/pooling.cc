@@ -16,7 +16,9 @@ int64_t out_extent(int64_t in, int64_t pad_lo, int64_t pad_hi, int64_t kernel, i
 
 }  // namespace
 
-int64_t Pool2dShape::out_height() const { return out_extent(height, pad_top, pad_bottom, kernel_h, stride_h, ceil_mode); }
+int64_t Pool2dShape::out_height() const {
+  return out_extent(height, pad_top, pad_bottom, kernel_h, stride_h, ceil_mode);
+}
 int64_t Pool2dShape::out_width() const { return out_extent(width, pad_left, pad_right, kernel_w, stride_w, ceil_mode); }
 
 }  // namespace splitbrain::exec::kernels

@@ -29,10 +29,11 @@ class SelfAttentionOp final : public LayerOp {
   }
 
   void backward(int micro, std::span<const ConstTensorSpan> inputs, ConstTensorSpan, ConstTensorSpan output_grad,
-                std::span<const ConstTensorSpan>, std::span<const TensorSpan> input_grads, std::span<const TensorSpan>) override {
+                std::span<const ConstTensorSpan>, std::span<const TensorSpan> input_grads,
+                std::span<const TensorSpan>) override {
     if (input_grads.empty()) return;
     kernel_->backward(inputs[0].data(), probabilities_.at(micro).as<float>(), output_grad.data(),
-                     input_grads[0].data());
+                      input_grads[0].data());
   }
 
   void release(int micro) override { probabilities_.release(micro); }
@@ -49,9 +50,10 @@ std::unique_ptr<LayerOp> make_self_attention_op(kernels::KernelFactory& factory,
   const model::Layer& layer = op.model->layer(op.layer);
   const auto& a = layer.attr<model::SelfAttentionAttrs>();
   if (a.dropout > 0.0) {
-    throw InputError(fmt::format("layer '{}': dropout on the attention probabilities ({}) is not supported by the "
-                                 "executor yet (the simulator prices it)",
-                                 layer.name, a.dropout));
+    throw InputError(
+        fmt::format("layer '{}': dropout on the attention probabilities ({}) is not supported by the "
+                    "executor yet (the simulator prices it)",
+                    layer.name, a.dropout));
   }
   const auto& x = op.input_shapes[0];  // [N, T, 3 * D] local
   const int64_t global_width = op.output_global_shape.back();

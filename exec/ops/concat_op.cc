@@ -22,7 +22,8 @@ class ConcatOp final : public LayerOp {
   }
 
   void backward(int, std::span<const ConstTensorSpan>, ConstTensorSpan, ConstTensorSpan output_grad,
-                std::span<const ConstTensorSpan>, std::span<const TensorSpan> input_grads, std::span<const TensorSpan>) override {
+                std::span<const ConstTensorSpan>, std::span<const TensorSpan> input_grads,
+                std::span<const TensorSpan>) override {
     if (input_grads.empty()) return;
     std::vector<float*> dxs;
     for (TensorSpan grad : input_grads) dxs.push_back(grad.data());

@@ -23,7 +23,10 @@ namespace {
 class Conv2dOp final : public LayerOp {
  public:
   Conv2dOp(kernels::KernelFactory& factory, const kernels::Conv2dShape& shape, const OpContext& op)
-      : kernel_(factory.make_conv2d(shape)), array_(factory.make_array_kernel()), factory_(factory), op_(op),
+      : kernel_(factory.make_conv2d(shape)),
+        array_(factory.make_array_kernel()),
+        factory_(factory),
+        op_(op),
         extended_(factory) {
     if (!op.layouts->forward_internal.empty()) halo_ = op.layouts->forward_internal.front();
   }
@@ -52,9 +55,11 @@ class Conv2dOp final : public LayerOp {
     if (!input_grads.empty()) {
       if (halo_) {
         const kernels::Conv2dShape& s = kernel_->shape();
-        comm::LocalArray extended_grad{{s.batch, s.in_channels, s.height, s.width},
-                                       std::vector<float>(static_cast<size_t>(s.batch * s.in_channels * s.height * s.width))};
-        const auto grad_in_backend = factory_.make_kept_buffer(static_cast<int64_t>(extended_grad.values.size() * sizeof(float)));
+        comm::LocalArray extended_grad{
+            {s.batch, s.in_channels, s.height, s.width},
+            std::vector<float>(static_cast<size_t>(s.batch * s.in_channels * s.height * s.width))};
+        const auto grad_in_backend =
+            factory_.make_kept_buffer(static_cast<int64_t>(extended_grad.values.size() * sizeof(float)));
         kernel_->backward_data(dy, params[0].data(), grad_in_backend->as<float>());
         array_->download(grad_in_backend->as<float>(), extended_grad.values);
         const comm::LocalArray grad = comm::halo_reduce(*op_.communicator, *halo_, extended_grad, label("backward"));
@@ -64,7 +69,7 @@ class Conv2dOp final : public LayerOp {
       }
     }
     kernel_->accumulate_weight_gradients(x, dy, param_grads[0].data(),
-                                        kernel_->shape().bias ? param_grads[1].data() : nullptr);
+                                         kernel_->shape().bias ? param_grads[1].data() : nullptr);
   }
 
   void release(int micro) override { extended_.release(micro); }
@@ -91,8 +96,8 @@ std::unique_ptr<LayerOp> make_conv2d_op(kernels::KernelFactory& factory, const O
   const auto& x = op.input_shapes[0];
   const auto& w = op.parameter_shapes[0];
   if (a.groups != 1 && w[0] != a.out_channels) {
-    throw InputError(fmt::format("layer '{}': grouped convolutions cannot split their output channels in the executor yet",
-                                 layer.name));
+    throw InputError(fmt::format(
+        "layer '{}': grouped convolutions cannot split their output channels in the executor yet", layer.name));
   }
   kernels::Conv2dShape shape;
   shape.batch = x[0];

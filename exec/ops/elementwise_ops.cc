@@ -20,7 +20,8 @@ class ActivationOp final : public LayerOp {
     kernel_->forward(inputs[0].data(), output.data());
   }
   void backward(int, std::span<const ConstTensorSpan> inputs, ConstTensorSpan output, ConstTensorSpan output_grad,
-                std::span<const ConstTensorSpan>, std::span<const TensorSpan> input_grads, std::span<const TensorSpan>) override {
+                std::span<const ConstTensorSpan>, std::span<const TensorSpan> input_grads,
+                std::span<const TensorSpan>) override {
     if (input_grads.empty()) return;
     // relu's gradient is read from its output (it may run in place); gelu's from its input.
     const float* saved = kernel_->kind() == kernels::Activation::relu ? output.data() : inputs[0].data();
@@ -34,7 +35,11 @@ class ActivationOp final : public LayerOp {
 class DropoutOp final : public LayerOp {
  public:
   DropoutOp(kernels::KernelFactory& factory, double probability, const OpContext& op)
-      : kernel_(factory.make_dropout(probability)), array_(factory.make_array_kernel()), masks_(factory), layer_(static_cast<uint64_t>(op.layer)), seed_(op.seed),
+      : kernel_(factory.make_dropout(probability)),
+        array_(factory.make_array_kernel()),
+        masks_(factory),
+        layer_(static_cast<uint64_t>(op.layer)),
+        seed_(op.seed),
         block_{op.output_global_shape, op.output_offset, op.output_shape},
         micro_batch_(op.output_global_shape[0]) {
     // Masks are drawn over the whole step's batch, so micro-batching does not change them.
@@ -55,7 +60,8 @@ class DropoutOp final : public LayerOp {
                      output.data(), mask.as<uint8_t>());
   }
   void backward(int micro, std::span<const ConstTensorSpan>, ConstTensorSpan, ConstTensorSpan output_grad,
-                std::span<const ConstTensorSpan>, std::span<const TensorSpan> input_grads, std::span<const TensorSpan>) override {
+                std::span<const ConstTensorSpan>, std::span<const TensorSpan> input_grads,
+                std::span<const TensorSpan>) override {
     if (input_grads.empty()) return;
     const auto elements = static_cast<int64_t>(output_grad.size());
     if (!masks_.holds(micro)) {
@@ -87,8 +93,10 @@ class ReshapeOp final : public LayerOp {
     array_->copy(inputs[0].data(), output.data(), static_cast<int64_t>(output.size()));
   }
   void backward(int, std::span<const ConstTensorSpan>, ConstTensorSpan, ConstTensorSpan output_grad,
-                std::span<const ConstTensorSpan>, std::span<const TensorSpan> input_grads, std::span<const TensorSpan>) override {
-    if (!input_grads.empty()) array_->copy(output_grad.data(), input_grads[0].data(), static_cast<int64_t>(output_grad.size()));
+                std::span<const ConstTensorSpan>, std::span<const TensorSpan> input_grads,
+                std::span<const TensorSpan>) override {
+    if (!input_grads.empty())
+      array_->copy(output_grad.data(), input_grads[0].data(), static_cast<int64_t>(output_grad.size()));
   }
 
  private:
@@ -106,9 +114,11 @@ class AddOp final : public LayerOp {
     kernel_->forward(xs, output.data());
   }
   void backward(int, std::span<const ConstTensorSpan>, ConstTensorSpan, ConstTensorSpan output_grad,
-                std::span<const ConstTensorSpan>, std::span<const TensorSpan> input_grads, std::span<const TensorSpan>) override {
+                std::span<const ConstTensorSpan>, std::span<const TensorSpan> input_grads,
+                std::span<const TensorSpan>) override {
     // The sum passes its gradient on to each input.
-    for (TensorSpan grad : input_grads) array_->copy(output_grad.data(), grad.data(), static_cast<int64_t>(grad.size()));
+    for (TensorSpan grad : input_grads)
+      array_->copy(output_grad.data(), grad.data(), static_cast<int64_t>(grad.size()));
   }
 
  private:
@@ -136,8 +146,9 @@ std::unique_ptr<LayerOp> make_reshape_op(kernels::KernelFactory& factory, const 
 }
 
 std::unique_ptr<LayerOp> make_add_op(kernels::KernelFactory& factory, const OpContext& op) {
-  return std::make_unique<AddOp>(factory.make_add(static_cast<int>(op.input_shapes.size()), elements_of(op.output_shape)),
-                                 factory.make_array_kernel());
+  return std::make_unique<AddOp>(
+      factory.make_add(static_cast<int>(op.input_shapes.size()), elements_of(op.output_shape)),
+      factory.make_array_kernel());
 }
 
 }  // namespace splitbrain::exec::ops

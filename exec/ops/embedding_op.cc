@@ -23,7 +23,9 @@ class EmbeddingOp final : public LayerOp {
  public:
   EmbeddingOp(std::unique_ptr<kernels::EmbeddingKernel> kernel, std::unique_ptr<kernels::ArrayKernel> array,
               const OpContext& op, int64_t positions_local, int64_t first_position)
-      : kernel_(std::move(kernel)), array_(std::move(array)), name_(op.model->layer(op.layer).name),
+      : kernel_(std::move(kernel)),
+        array_(std::move(array)),
+        name_(op.model->layer(op.layer).name),
         positional_(op.model->layer(op.layer).attr<model::EmbeddingAttrs>().positional) {
     if (!positional_) return;
     const int64_t count = kernel_->shape().count;
@@ -87,7 +89,8 @@ std::unique_ptr<LayerOp> make_embedding_op(kernels::KernelFactory& factory, cons
                                        op.output_shape.back(), shape.dim));
   }
   // The output [N, T, D] splits its positions like the ids: its offset is the first position.
-  return std::make_unique<EmbeddingOp>(factory.make_embedding(shape), factory.make_array_kernel(), op, tokens.back(), op.output_offset[1]);
+  return std::make_unique<EmbeddingOp>(factory.make_embedding(shape), factory.make_array_kernel(), op, tokens.back(),
+                                       op.output_offset[1]);
 }
 
 }  // namespace splitbrain::exec::ops

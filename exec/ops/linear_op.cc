@@ -31,7 +31,7 @@ class LinearOp final : public LayerOp {
     const float* dy = output_grad.data();
     if (!input_grads.empty()) kernel_->backward_data(dy, params[0].data(), input_grads[0].data());
     kernel_->accumulate_weight_gradients(inputs[0].data(), dy, param_grads[0].data(),
-                                        has_bias_ ? param_grads[bias_index()].data() : nullptr);
+                                         has_bias_ ? param_grads[bias_index()].data() : nullptr);
   }
 
  private:

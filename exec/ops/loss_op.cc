@@ -31,8 +31,8 @@ class LossOp final : public LayerOp {
       positions_ = op.model->layer(op.model->layer(op.layer).inputs[0]).output_shape[0];
       local_positions_ = x[1];
       // The logits split their positions like the loss's input layout; find where ours start.
-      const auto logits_global = plans::activation_shape(op.model->layer(op.model->layer(op.layer).inputs[0]),
-                                                         op.output_global_shape[0]);
+      const auto logits_global =
+          plans::activation_shape(op.model->layer(op.model->layer(op.layer).inputs[0]), op.output_global_shape[0]);
       first_position_ = plans::local_offset(op.layouts->inputs[0], *op.mesh, logits_global, op.rank)[1];
     }
     scale_ = 1.0 / (static_cast<double>(op.global_batch) * static_cast<double>(positions_));
@@ -50,7 +50,8 @@ class LossOp final : public LayerOp {
   }
 
   void backward(int micro, std::span<const ConstTensorSpan>, ConstTensorSpan, ConstTensorSpan,
-                std::span<const ConstTensorSpan>, std::span<const TensorSpan> input_grads, std::span<const TensorSpan>) override {
+                std::span<const ConstTensorSpan>, std::span<const TensorSpan> input_grads,
+                std::span<const TensorSpan>) override {
     const State& s = states_.at(micro);
     if (input_grads.empty()) return;
     kernel_->backward(probabilities_.at(micro).as<float>(), s.labels.data(), static_cast<float>(scale_),
@@ -75,8 +76,9 @@ class LossOp final : public LayerOp {
   std::vector<int32_t> local_labels(std::vector<int32_t> all) const {
     const auto expected = static_cast<size_t>(samples_ * positions_);
     if (all.size() != expected) {
-      throw InputError(fmt::format("layer '{}': the data gave {} labels for {} samples, the loss needs {} ({} per sample)",
-                                   op_.model->layer(op_.layer).name, all.size(), samples_, expected, positions_));
+      throw InputError(
+          fmt::format("layer '{}': the data gave {} labels for {} samples, the loss needs {} ({} per sample)",
+                      op_.model->layer(op_.layer).name, all.size(), samples_, expected, positions_));
     }
     if (local_positions_ == positions_) return all;
     std::vector<int32_t> mine;
@@ -111,9 +113,10 @@ class LossOp final : public LayerOp {
 
 std::unique_ptr<LayerOp> make_loss_op(kernels::KernelFactory& factory, const OpContext& op) {
   if (op.input_shapes[0].size() != 2 && op.input_shapes[0].size() != 3) {
-    throw InputError(fmt::format("layer '{}': the executor's loss takes [batch, classes] or [batch, positions, classes] "
-                                 "logits (other ranks are not supported by the executor yet)",
-                                 op.model->layer(op.layer).name));
+    throw InputError(
+        fmt::format("layer '{}': the executor's loss takes [batch, classes] or [batch, positions, classes] "
+                    "logits (other ranks are not supported by the executor yet)",
+                    op.model->layer(op.layer).name));
   }
   return std::make_unique<LossOp>(factory, op);
 }

@@ -19,8 +19,9 @@ class MatmulOp final : public LayerOp {
   MatmulOp(kernels::KernelFactory& factory, int64_t batch, int64_t m, int64_t k, int64_t n, bool transpose_b)
       : forward_(factory.make_batched_matmul({batch, m, k, n, false, transpose_b, 1.0f})),
         grad_a_(factory.make_batched_matmul({batch, m, n, k, false, !transpose_b, 1.0f})),
-        grad_b_(factory.make_batched_matmul(transpose_b ? kernels::BatchedMatmulShape{batch, n, m, k, true, false, 1.0f}
-                                                        : kernels::BatchedMatmulShape{batch, k, m, n, true, false, 1.0f})),
+        grad_b_(factory.make_batched_matmul(transpose_b
+                                                ? kernels::BatchedMatmulShape{batch, n, m, k, true, false, 1.0f}
+                                                : kernels::BatchedMatmulShape{batch, k, m, n, true, false, 1.0f})),
         transpose_b_(transpose_b) {}
 
   void forward(int, int64_t, std::span<const ConstTensorSpan> inputs, std::span<const ConstTensorSpan>,
@@ -29,7 +30,8 @@ class MatmulOp final : public LayerOp {
   }
 
   void backward(int, std::span<const ConstTensorSpan> inputs, ConstTensorSpan, ConstTensorSpan output_grad,
-                std::span<const ConstTensorSpan>, std::span<const TensorSpan> input_grads, std::span<const TensorSpan>) override {
+                std::span<const ConstTensorSpan>, std::span<const TensorSpan> input_grads,
+                std::span<const TensorSpan>) override {
     if (input_grads.empty()) return;
     const float* a = inputs[0].data();
     const float* b = inputs[1].data();

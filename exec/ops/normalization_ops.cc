@@ -18,7 +18,10 @@ namespace {
 class BatchNormOp final : public LayerOp {
  public:
   BatchNormOp(kernels::KernelFactory& factory, const kernels::BatchNormShape& shape, const OpContext& op)
-      : kernel_(factory.make_batchnorm(shape)), array_(factory.make_array_kernel()), op_(op), epsilon_(op.model->layer(op.layer).attr<model::NormAttrs>().epsilon) {}
+      : kernel_(factory.make_batchnorm(shape)),
+        array_(factory.make_array_kernel()),
+        op_(op),
+        epsilon_(op.model->layer(op.layer).attr<model::NormAttrs>().epsilon) {}
 
   void forward(int micro, int64_t, std::span<const ConstTensorSpan> inputs, std::span<const ConstTensorSpan> params,
                TensorSpan output) override {
@@ -30,9 +33,10 @@ class BatchNormOp final : public LayerOp {
     Statistics& s = statistics_[micro];
     s.mean.resize(c);
     s.inv_std.resize(c);
-    kernels::batchnorm_statistics(channels, sums.data(), sums.data() + c, count, epsilon_, s.mean.data(), s.inv_std.data());
-    kernel_->normalize(inputs[0].data(), s.mean.data(), s.inv_std.data(), params[0].data(),
-                       params[1].data(), output.data());
+    kernels::batchnorm_statistics(channels, sums.data(), sums.data() + c, count, epsilon_, s.mean.data(),
+                                  s.inv_std.data());
+    kernel_->normalize(inputs[0].data(), s.mean.data(), s.inv_std.data(), params[0].data(), params[1].data(),
+                       output.data());
   }
 
   void backward(int micro, std::span<const ConstTensorSpan> inputs, ConstTensorSpan, ConstTensorSpan output_grad,
@@ -42,8 +46,8 @@ class BatchNormOp final : public LayerOp {
     const auto c = static_cast<size_t>(channels);
     const Statistics& s = statistics_.at(micro);
     std::vector<double> sums(2 * c);
-    kernel_->backward_local_sums(inputs[0].data(), output_grad.data(), s.mean.data(), s.inv_std.data(),
-                                 sums.data(), sums.data() + c);
+    kernel_->backward_local_sums(inputs[0].data(), output_grad.data(), s.mean.data(), s.inv_std.data(), sums.data(),
+                                 sums.data() + c);
     // Parameter gradients from this rank's samples only: the gradient buckets sum the ranks.
     std::vector<float> dgamma(c);
     std::vector<float> dbeta(c);
@@ -52,8 +56,8 @@ class BatchNormOp final : public LayerOp {
     array_->add_from_host(dbeta, param_grads[1].data());
     if (!input_grads.empty()) {
       const double count = reduce(sums, op_.layouts->backward_internal, "backward");
-      kernel_->backward_data(inputs[0].data(), output_grad.data(), s.mean.data(), s.inv_std.data(),
-                             params[0].data(), sums.data(), sums.data() + c, count, input_grads[0].data());
+      kernel_->backward_data(inputs[0].data(), output_grad.data(), s.mean.data(), s.inv_std.data(), params[0].data(),
+                             sums.data(), sums.data() + c, count, input_grads[0].data());
     }
   }
 

@@ -24,8 +24,10 @@ class PoolingOp final : public LayerOp {
   }
 
   void backward(int micro, std::span<const ConstTensorSpan>, ConstTensorSpan, ConstTensorSpan output_grad,
-                std::span<const ConstTensorSpan>, std::span<const TensorSpan> input_grads, std::span<const TensorSpan>) override {
-    if (!input_grads.empty()) kernel_->backward(output_grad.data(), workspaces_.at(micro).data(), input_grads[0].data());
+                std::span<const ConstTensorSpan>, std::span<const TensorSpan> input_grads,
+                std::span<const TensorSpan>) override {
+    if (!input_grads.empty())
+      kernel_->backward(output_grad.data(), workspaces_.at(micro).data(), input_grads[0].data());
   }
 
   void release(int micro) override { workspaces_.erase(micro); }
@@ -48,7 +50,8 @@ class AdaptiveAvgPoolOp final : public LayerOp {
     kernel_->forward(inputs[0].data(), output.data());
   }
   void backward(int, std::span<const ConstTensorSpan>, ConstTensorSpan, ConstTensorSpan output_grad,
-                std::span<const ConstTensorSpan>, std::span<const TensorSpan> input_grads, std::span<const TensorSpan>) override {
+                std::span<const ConstTensorSpan>, std::span<const TensorSpan> input_grads,
+                std::span<const TensorSpan>) override {
     if (!input_grads.empty()) kernel_->backward(output_grad.data(), input_grads[0].data());
   }
 
@@ -73,7 +76,8 @@ std::unique_ptr<LayerOp> make_pooling_op(kernels::KernelFactory& factory, const 
   shape.width = x[3];
   copy_window(a, shape);
   shape.ceil_mode = a.ceil_mode;
-  const kernels::PoolKind kind = layer.kind == model::OpKind::maxpool ? kernels::PoolKind::max : kernels::PoolKind::average;
+  const kernels::PoolKind kind =
+      layer.kind == model::OpKind::maxpool ? kernels::PoolKind::max : kernels::PoolKind::average;
   return std::make_unique<PoolingOp>(factory.make_pool2d(kind, shape));
 }
 

@@ -110,7 +110,8 @@ std::vector<int64_t> BufferTable::shape_of(const plans::StepBuffer& buffer) cons
     case BufferRole::parameter_slice:
       return {zero_.of_bucket(static_cast<size_t>(buffer.bucket)).slice_elements};
     default:
-      throw std::logic_error(fmt::format("step program: no array for a buffer of role {}", static_cast<int>(buffer.role)));
+      throw std::logic_error(
+          fmt::format("step program: no array for a buffer of role {}", static_cast<int>(buffer.role)));
   }
 }
 

@@ -23,8 +23,8 @@ namespace splitbrain::exec {
 class BufferTable {
  public:
   BufferTable(const plans::StepProgram& program, const plans::CompiledPlan& compiled,
-              const std::vector<OpContext>& contexts, std::vector<LayerParameters>& parameters,
-              const ZeroSlices& zero, Device& device, MemoryTracker& memory);
+              const std::vector<OpContext>& contexts, std::vector<LayerParameters>& parameters, const ZeroSlices& zero,
+              Device& device, MemoryTracker& memory);
 
   // Binds the resident buffers to the model states (at the start of every run: ZeRO 3 and
   // checkpoints may have replaced them).

@@ -54,10 +54,11 @@ std::vector<std::string> state_layout(Trainer& trainer, const plans::Plan& plan)
     for (size_t k = 0; k < parameters[v].values.size(); ++k) {
       if (!parameters[v].values[k]) continue;
       const plans::ParameterShard& shard = compiled.layers[v].layouts.parameters[k];
-      lines.push_back(fmt::format("{} parameter {}: [{}] at [{}] of [{}]", plan.model->layer(static_cast<int>(v)).name, k,
-                                  fmt::join(parameters[v].values[k]->shape(), ", "),
-                                  fmt::join(plans::local_offset(shard.layout, plan.mesh, shard.global_shape, rank), ", "),
-                                  fmt::join(shard.global_shape, ", ")));
+      lines.push_back(
+          fmt::format("{} parameter {}: [{}] at [{}] of [{}]", plan.model->layer(static_cast<int>(v)).name, k,
+                      fmt::join(parameters[v].values[k]->shape(), ", "),
+                      fmt::join(plans::local_offset(shard.layout, plan.mesh, shard.global_shape, rank), ", "),
+                      fmt::join(shard.global_shape, ", ")));
     }
   }
   const int stage = plan.pipe_axis >= 0 ? plan.mesh.coordinate(rank, plan.pipe_axis) : 0;
@@ -129,7 +130,8 @@ void decode_state(Trainer& trainer, const std::string& bytes, const std::filesys
   if (magic != kMagic) throw InputError(fmt::format("{}: not a splitbrain checkpoint", path.string()));
   take(&steps, sizeof steps);
   if (steps != step) {
-    throw InputError(fmt::format("{}: holds step {}, the manifest's checkpoint is of step {}", path.string(), steps, step));
+    throw InputError(
+        fmt::format("{}: holds step {}, the manifest's checkpoint is of step {}", path.string(), steps, step));
   }
   take(&optimizer_steps, sizeof optimizer_steps);
   std::vector<float> host;
@@ -137,15 +139,16 @@ void decode_state(Trainer& trainer, const std::string& bytes, const std::filesys
     int64_t size = 0;
     take(&size, sizeof size);
     if (size != elements_of(array)) {
-      throw InputError(fmt::format("{}: an array of {} values where this plan has {}", path.string(), size,
-                                   elements_of(array)));
+      throw InputError(
+          fmt::format("{}: an array of {} values where this plan has {}", path.string(), size, elements_of(array)));
     }
     if (array == nullptr) continue;
     host.resize(static_cast<size_t>(size));
     take(host.data(), host.size() * sizeof(float));
     trainer.device().upload(host, *array);
   }
-  if (at != bytes.size()) throw InputError(fmt::format("{}: {} unexpected trailing bytes", path.string(), bytes.size() - at));
+  if (at != bytes.size())
+    throw InputError(fmt::format("{}: {} unexpected trailing bytes", path.string(), bytes.size() - at));
   trainer.set_steps_taken(steps);
   trainer.optimizer().set_steps_taken(optimizer_steps);
 }
@@ -170,11 +173,12 @@ std::vector<std::string> gather(Trainer& trainer, const std::string& text) {
   std::vector<int> offsets(static_cast<size_t>(ranks), 0);
   for (size_t r = 1; r < offsets.size(); ++r) offsets[r] = offsets[r - 1] + sizes[r - 1];
   std::string all(rank == 0 ? static_cast<size_t>(offsets.back() + sizes.back()) : 0, '\0');
-  SB_MPI_CHECK(MPI_Gatherv(text.data(), size, MPI_CHAR, all.data(), sizes.data(), offsets.data(), MPI_CHAR, 0,
-                           world(trainer)));
+  SB_MPI_CHECK(
+      MPI_Gatherv(text.data(), size, MPI_CHAR, all.data(), sizes.data(), offsets.data(), MPI_CHAR, 0, world(trainer)));
   std::vector<std::string> texts;
   if (rank == 0) {
-    for (size_t r = 0; r < sizes.size(); ++r) texts.push_back(all.substr(static_cast<size_t>(offsets[r]), static_cast<size_t>(sizes[r])));
+    for (size_t r = 0; r < sizes.size(); ++r)
+      texts.push_back(all.substr(static_cast<size_t>(offsets[r]), static_cast<size_t>(sizes[r])));
   }
   return texts;
 }
@@ -214,7 +218,9 @@ void save_checkpoint(Trainer& trainer, const plans::Plan& plan, const std::files
   on_every_rank(trainer, [&] {
     std::error_code ec;
     std::filesystem::create_directories(directory / folder, ec);
-    if (ec) throw InputError(fmt::format("{}: cannot create the checkpoint folder: {}", (directory / folder).string(), ec.message()));
+    if (ec)
+      throw InputError(
+          fmt::format("{}: cannot create the checkpoint folder: {}", (directory / folder).string(), ec.message()));
     bytes = encode_state(trainer);
     write_file_atomically(directory / file, bytes);
   });
@@ -236,7 +242,8 @@ void save_checkpoint(Trainer& trainer, const plans::Plan& plan, const std::files
     std::error_code ec;
     for (const auto& old : std::filesystem::directory_iterator(directory, ec)) {
       const std::string name = old.path().filename().string();
-      if (old.is_directory() && name.starts_with(kStepFolderPrefix) && name != folder) std::filesystem::remove_all(old.path(), ec);
+      if (old.is_directory() && name.starts_with(kStepFolderPrefix) && name != folder)
+        std::filesystem::remove_all(old.path(), ec);
     }
   });
 }
@@ -244,16 +251,18 @@ void save_checkpoint(Trainer& trainer, const plans::Plan& plan, const std::files
 void load_checkpoint(Trainer& trainer, const plans::Plan& plan, const std::filesystem::path& directory) {
   const int rank = trainer.communicator().rank();
   const std::filesystem::path manifest_path = checkpoint_manifest_path(directory);
-  const CheckpointManifest checkpoint =
-      manifest_from_json(parse_json_strict(read_text_file(manifest_path), manifest_path.string()), manifest_path.string());
-  if (const std::string mismatch = manifest_mismatch(checkpoint, run_manifest(trainer, plan), rank); !mismatch.empty()) {
+  const CheckpointManifest checkpoint = manifest_from_json(
+      parse_json_strict(read_text_file(manifest_path), manifest_path.string()), manifest_path.string());
+  if (const std::string mismatch = manifest_mismatch(checkpoint, run_manifest(trainer, plan), rank);
+      !mismatch.empty()) {
     throw InputError(fmt::format("{}: {}", manifest_path.string(), mismatch));
   }
   const CheckpointRankFile& entry = checkpoint.ranks[static_cast<size_t>(rank)];
   const std::filesystem::path path = directory / entry.file;
   const std::string bytes = read_text_file(path);
   if (static_cast<int64_t>(bytes.size()) != entry.bytes) {
-    throw InputError(fmt::format("{}: truncated checkpoint: {} bytes, the manifest says {}", path.string(), bytes.size(), entry.bytes));
+    throw InputError(fmt::format("{}: truncated checkpoint: {} bytes, the manifest says {}", path.string(),
+                                 bytes.size(), entry.bytes));
   }
   if (checksum(bytes) != entry.crc32) {
     throw InputError(fmt::format("{}: checksum mismatch: the file is damaged or not this checkpoint's", path.string()));

@@ -24,9 +24,15 @@ nlohmann::json manifest_to_json(const CheckpointManifest& manifest) {
   for (const CheckpointRankFile& rank : manifest.ranks) {
     ranks.push_back({{"file", rank.file}, {"bytes", rank.bytes}, {"crc32", rank.crc32}, {"layout", rank.layout}});
   }
-  return {{"format", kFormat},       {"version", kVersion},  {"step", manifest.step},
-          {"model", manifest.model}, {"mesh", manifest.mesh}, {"batch", manifest.batch},
-          {"optimizer", manifest.optimizer}, {"zero_stage", manifest.zero_stage}, {"ranks", ranks}};
+  return {{"format", kFormat},
+          {"version", kVersion},
+          {"step", manifest.step},
+          {"model", manifest.model},
+          {"mesh", manifest.mesh},
+          {"batch", manifest.batch},
+          {"optimizer", manifest.optimizer},
+          {"zero_stage", manifest.zero_stage},
+          {"ranks", ranks}};
 }
 
 CheckpointManifest manifest_from_json(const nlohmann::json& document, const std::string& source) {

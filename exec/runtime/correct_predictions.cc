@@ -6,7 +6,8 @@
 
 namespace splitbrain::exec {
 
-PredictionCount count_correct(const comm::LocalArray& logits, const std::vector<int32_t>& labels, int64_t first_position) {
+PredictionCount count_correct(const comm::LocalArray& logits, const std::vector<int32_t>& labels,
+                              int64_t first_position) {
   const int64_t samples = logits.shape.front();
   const int64_t classes = logits.shape.back();
   const int64_t local_positions = logits.shape.size() == 3 ? logits.shape[1] : 1;

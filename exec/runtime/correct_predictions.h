@@ -17,6 +17,7 @@ struct PredictionCount {
 };
 
 // `labels`: one per sample, or per position of each sample (every position, sample-major).
-PredictionCount count_correct(const comm::LocalArray& logits, const std::vector<int32_t>& labels, int64_t first_position);
+PredictionCount count_correct(const comm::LocalArray& logits, const std::vector<int32_t>& labels,
+                              int64_t first_position);
 
 }  // namespace splitbrain::exec

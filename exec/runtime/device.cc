@@ -9,8 +9,8 @@ namespace {
 
 void check_host_size(const DeviceArray& array, size_t host_elements, const char* what) {
   if (static_cast<int64_t>(host_elements) != array.elements()) {
-    throw std::logic_error(fmt::format("Device::{}: {} host elements for an array of {}", what, host_elements,
-                                       array.elements()));
+    throw std::logic_error(
+        fmt::format("Device::{}: {} host elements for an array of {}", what, host_elements, array.elements()));
   }
 }
 

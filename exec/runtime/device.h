@@ -90,8 +90,8 @@ class Device {
   // Point to point within the group over `axes` (a pipeline hand-over): a non-blocking send to
   // member `destination`, and the matching blocking receive from member `source`.
   virtual std::unique_ptr<comm::PendingCollective> start_send(comm::CollectiveEngine& engine,
-                                                              const std::vector<int>& axes, int destination,
-                                                              int tag, const DeviceArray& array) = 0;
+                                                              const std::vector<int>& axes, int destination, int tag,
+                                                              const DeviceArray& array) = 0;
   virtual void receive(comm::CollectiveEngine& engine, const std::vector<int>& axes, int source, int tag,
                        DeviceArray& into) = 0;
 

@@ -7,7 +7,7 @@ namespace splitbrain::exec {
 void cut_slice(Device& device, std::span<const DeviceArray* const> parts, int64_t first, int64_t count,
                DeviceArray& into, int64_t into_first) {
   const int64_t last = first + count;
-  int64_t start = 0;  // of the current part in the concatenation
+  int64_t start = 0;       // of the current part in the concatenation
   int64_t filled = first;  // where the copies have reached
   for (const DeviceArray* part : parts) {
     const int64_t end = start + part->elements();

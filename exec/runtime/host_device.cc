@@ -90,7 +90,8 @@ void HostDevice::add_block(const DeviceArray& block, DeviceArray& into, std::spa
   const std::vector<float>& source = storage(block).values;
   std::vector<float>& target = storage(into).values;
   for_block_rows(block, into, offset, [&](int64_t in_block, int64_t in_whole, int64_t columns) {
-    for (int64_t c = 0; c < columns; ++c) target[static_cast<size_t>(in_whole + c)] += source[static_cast<size_t>(in_block + c)];
+    for (int64_t c = 0; c < columns; ++c)
+      target[static_cast<size_t>(in_whole + c)] += source[static_cast<size_t>(in_block + c)];
   });
 }
 
@@ -137,10 +138,9 @@ void HostDevice::forward(LayerOp& op, int micro, int64_t step, std::span<const D
   op.forward(micro, step, xs, ws, op_view(output));
 }
 
-void HostDevice::backward(LayerOp& op, int micro, std::span<const DeviceArray* const> inputs,
-                          const DeviceArray& output, const DeviceArray& output_grad,
-                          std::span<const DeviceArray* const> params, std::span<DeviceArray* const> input_grads,
-                          std::span<DeviceArray* const> param_grads) {
+void HostDevice::backward(LayerOp& op, int micro, std::span<const DeviceArray* const> inputs, const DeviceArray& output,
+                          const DeviceArray& output_grad, std::span<const DeviceArray* const> params,
+                          std::span<DeviceArray* const> input_grads, std::span<DeviceArray* const> param_grads) {
   std::vector<ConstTensorSpan> xs;
   for (const DeviceArray* input : inputs) xs.push_back(op_view(*input));
   std::vector<ConstTensorSpan> ws;
@@ -157,7 +157,8 @@ void HostDevice::update(const plans::OptimizerConfig& config, int64_t step, Devi
   std::vector<float>& p = storage(parameter).values;
   const std::vector<float>& g = storage(gradient).values;
   std::vector<float>& m = storage(first_moment).values;
-  if (g.size() != p.size() || m.size() != p.size()) throw std::logic_error("HostDevice::update: arrays of different sizes");
+  if (g.size() != p.size() || m.size() != p.size())
+    throw std::logic_error("HostDevice::update: arrays of different sizes");
   const auto lr = static_cast<float>(config.learning_rate);
   const auto decay = static_cast<float>(config.weight_decay);
   if (config.kind == plans::OptimizerKind::sgd_momentum) {

@@ -83,8 +83,8 @@ void HostDevice::all_gather(comm::CollectiveEngine& engine, const std::vector<in
 }
 
 std::unique_ptr<comm::PendingCollective> HostDevice::start_send(comm::CollectiveEngine& engine,
-                                                                const std::vector<int>& axes, int destination,
-                                                                int tag, const DeviceArray& array) {
+                                                                const std::vector<int>& axes, int destination, int tag,
+                                                                const DeviceArray& array) {
   const std::vector<float>& values = storage(array).values;
   MPI_Request request = MPI_REQUEST_NULL;
   SB_MPI_CHECK(MPI_Isend(values.data(), static_cast<int>(values.size()), MPI_FLOAT, destination, tag,

@@ -32,16 +32,16 @@ struct OpContext {
   const plans::LayerLayouts* layouts = nullptr;
   const plans::Mesh* mesh = nullptr;
   int rank = 0;
-  std::vector<std::vector<int64_t>> input_shapes;  // local, per input
-  std::vector<int64_t> output_shape;               // local
-  std::vector<int64_t> output_global_shape;        // batch dimension = the micro-batch
-  std::vector<int64_t> output_offset;              // where this rank's block starts (global)
+  std::vector<std::vector<int64_t>> input_shapes;      // local, per input
+  std::vector<int64_t> output_shape;                   // local
+  std::vector<int64_t> output_global_shape;            // batch dimension = the micro-batch
+  std::vector<int64_t> output_offset;                  // where this rank's block starts (global)
   std::vector<std::vector<int64_t>> parameter_shapes;  // local, per parameter tensor
   // Splitting the contraction leaves partial sums: only the first rank of that group adds the
   // bias, so the sum over the group has it once.
   bool adds_bias = true;
   uint64_t seed = 0;
-  int64_t global_batch = 1;  // samples per optimizer step (the loss is their mean)
+  int64_t global_batch = 1;                    // samples per optimizer step (the loss is their mean)
   comm::Communicator* communicator = nullptr;  // for collectives inside the op (batchnorm)
   // Labels of the micro-batch's samples [first, first + count) (the loss reads them).
   std::function<std::vector<int32_t>(int micro, int64_t first, int64_t count)> labels;

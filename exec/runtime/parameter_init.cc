@@ -7,9 +7,7 @@
 namespace splitbrain::exec {
 namespace {
 
-double uniform(uint64_t key, uint64_t index) {
-  return static_cast<double>(data::mix64(key ^ index) >> 11) * 0x1.0p-53;
-}
+double uniform(uint64_t key, uint64_t index) { return static_cast<double>(data::mix64(key ^ index) >> 11) * 0x1.0p-53; }
 
 // Fan-in of a conv or linear layer (both its weight and its bias use 1 / sqrt(fan_in)).
 double fan_in(const model::Layer& layer) {
@@ -29,11 +27,18 @@ void initialize_parameter(const model::Layer& layer, int layer_index, int parame
   double constant = 0.0;
   switch (layer.kind) {
     case model::OpKind::conv2d:
-    case model::OpKind::linear: scale = 1.0 / std::sqrt(fan_in(layer)); break;
+    case model::OpKind::linear:
+      scale = 1.0 / std::sqrt(fan_in(layer));
+      break;
     case model::OpKind::batchnorm:
-    case model::OpKind::layernorm: constant = parameter == 0 ? 1.0 : 0.0; break;
-    case model::OpKind::embedding: scale = 0.02 * std::sqrt(3.0); break;
-    default: break;
+    case model::OpKind::layernorm:
+      constant = parameter == 0 ? 1.0 : 0.0;
+      break;
+    case model::OpKind::embedding:
+      scale = 0.02 * std::sqrt(3.0);
+      break;
+    default:
+      break;
   }
   // Walk the local block row-major and map each element to its global row-major index.
   const auto& global = shard.global_shape;
@@ -42,7 +47,8 @@ void initialize_parameter(const model::Layer& layer, int layer_index, int parame
   std::vector<int64_t> index(rank, 0);
   for (size_t i = 0; i < local.values.size(); ++i) {
     uint64_t g = 0;
-    for (size_t d = 0; d < rank; ++d) g = g * static_cast<uint64_t>(global[d]) + static_cast<uint64_t>(block_offset[d] + index[d]);
+    for (size_t d = 0; d < rank; ++d)
+      g = g * static_cast<uint64_t>(global[d]) + static_cast<uint64_t>(block_offset[d] + index[d]);
     local.values[i] = scale > 0 ? static_cast<float>((2 * uniform(key, g) - 1) * scale) : static_cast<float>(constant);
     for (size_t d = rank; d-- > 0;) {
       if (++index[d] < shape[d]) break;

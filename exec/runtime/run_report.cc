@@ -21,8 +21,20 @@ double median(std::vector<double> values) {
 
 // What each rank contributes, as doubles for one MPI_Gather.
 enum Field {
-  kPeak, kParams, kGrads, kOptimizer, kActivations, kBuffers, kRss, kBytesPerStep, kTransfersPerStep,
-  kTransferBytesPerStep, kWithinHostBytesPerStep, kAcrossHostsBytesPerStep, kSplitByHost, kFields
+  kPeak,
+  kParams,
+  kGrads,
+  kOptimizer,
+  kActivations,
+  kBuffers,
+  kRss,
+  kBytesPerStep,
+  kTransfersPerStep,
+  kTransferBytesPerStep,
+  kWithinHostBytesPerStep,
+  kAcrossHostsBytesPerStep,
+  kSplitByHost,
+  kFields
 };
 
 }  // namespace
@@ -66,18 +78,18 @@ nlohmann::ordered_json gather_run_report(Trainer& trainer, const plans::Plan& pl
   for (int r = 0; r < ranks; ++r) {
     const double* f = all.data() + static_cast<size_t>(r * kFields);
     auto bytes = [](double v) { return static_cast<int64_t>(v); };
-    nlohmann::ordered_json entry = {{"rank", r},
-                                    {"peak_memory_bytes", bytes(f[kPeak])},
-                                    {"memory",
-                                     {{"params", bytes(f[kParams])},
-                                      {"grads", bytes(f[kGrads])},
-                                      {"optimizer", bytes(f[kOptimizer])},
-                                      {"activations", bytes(f[kActivations])},
-                                      {"buffers", bytes(f[kBuffers])}}},
-                                    {"peak_rss_bytes", bytes(f[kRss])},
-                                    {"comm_bytes_sent", bytes(f[kBytesPerStep])},
-                                    {"host_transfers_per_step",
-                                     {{"count", f[kTransfersPerStep]}, {"bytes", bytes(f[kTransferBytesPerStep])}}}};
+    nlohmann::ordered_json entry = {
+        {"rank", r},
+        {"peak_memory_bytes", bytes(f[kPeak])},
+        {"memory",
+         {{"params", bytes(f[kParams])},
+          {"grads", bytes(f[kGrads])},
+          {"optimizer", bytes(f[kOptimizer])},
+          {"activations", bytes(f[kActivations])},
+          {"buffers", bytes(f[kBuffers])}}},
+        {"peak_rss_bytes", bytes(f[kRss])},
+        {"comm_bytes_sent", bytes(f[kBytesPerStep])},
+        {"host_transfers_per_step", {{"count", f[kTransfersPerStep]}, {"bytes", bytes(f[kTransferBytesPerStep])}}}};
     // Only where every count was split (Communicator::set_rank_hosts), never a partial split.
     if (f[kSplitByHost] > 0.5) {
       entry["comm_bytes_sent_per_host_level"] = {
@@ -107,7 +119,8 @@ nlohmann::ordered_json gather_run_report(Trainer& trainer, const plans::Plan& pl
   // A stage of a pipeline also waits for the others (the gradients of its micro-batches come
   // back when the later stages are done): the step's time no phase accounts for, as the
   // prediction's bubble is. Without a pipeline that remainder is the runtime's own bookkeeping.
-  const double bubble = plan.stage_count() > 1 ? std::max(0.0, iteration - forward - backward - exposed - optimizer) : 0.0;
+  const double bubble =
+      plan.stage_count() > 1 ? std::max(0.0, iteration - forward - backward - exposed - optimizer) : 0.0;
   nlohmann::ordered_json mesh = nlohmann::ordered_json::object();
   for (const plans::MeshAxis& axis : plan.mesh.axes()) mesh[axis.name] = axis.size;
   return {{"format", "splitbrain-measurement"},

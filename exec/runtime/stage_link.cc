@@ -17,25 +17,27 @@ StageLink::StageLink(comm::Communicator& communicator, Device& device, int pipe_
 }
 
 int StageLink::tag(int consumer, int position, int micro, bool backward) const {
-  const int64_t value = ((static_cast<int64_t>(consumer) * kPositions + position) * micro_batches_ + micro) * 2 + (backward ? 1 : 0);
+  const int64_t value =
+      ((static_cast<int64_t>(consumer) * kPositions + position) * micro_batches_ + micro) * 2 + (backward ? 1 : 0);
   if (value > 32767 || position >= kPositions) {  // MPI guarantees tags up to 32767
-    throw InputError(fmt::format("pipeline: too many layers x micro-batches for message tags (layer {}, micro-batch {})",
-                                 consumer, micro));
+    throw InputError(fmt::format(
+        "pipeline: too many layers x micro-batches for message tags (layer {}, micro-batch {})", consumer, micro));
   }
   return static_cast<int>(value);
 }
 
 int StageLink::send(const DeviceArray& array, const plans::Collective& transfer, int message_tag,
                     std::string_view label) {
-  pending_[next_id_] = device_.start_send(communicator_.engine(), pipe_axes_, transfer.destination_index,
-                                          message_tag, array);
+  pending_[next_id_] =
+      device_.start_send(communicator_.engine(), pipe_axes_, transfer.destination_index, message_tag, array);
   communicator_.count(label, transfer);  // called on the source only: its index is source_index
   return next_id_++;
 }
 
 void StageLink::wait(int send_id) {
   const auto it = pending_.find(send_id);
-  if (it == pending_.end()) throw std::logic_error(fmt::format("pipeline: wait for send {}, which is not pending", send_id));
+  if (it == pending_.end())
+    throw std::logic_error(fmt::format("pipeline: wait for send {}, which is not pending", send_id));
   it->second->wait();
   pending_.erase(it);
 }

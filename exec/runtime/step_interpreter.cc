@@ -49,12 +49,23 @@ StepRun StepInterpreter::run(int64_t step, BatchSource& data, const LogitsObserv
     StepSeconds& s = result.seconds;
     double* slot = nullptr;
     switch (phase) {
-      case Phase::forward: slot = &s.compute_forward; break;
-      case Phase::backward: slot = &s.compute_backward; break;
-      case Phase::communication: slot = &s.communication; break;
-      case Phase::gradient_sync: slot = &s.gradient_sync; break;
-      case Phase::optimizer: slot = &s.optimizer; break;
-      case Phase::none: break;
+      case Phase::forward:
+        slot = &s.compute_forward;
+        break;
+      case Phase::backward:
+        slot = &s.compute_backward;
+        break;
+      case Phase::communication:
+        slot = &s.communication;
+        break;
+      case Phase::gradient_sync:
+        slot = &s.gradient_sync;
+        break;
+      case Phase::optimizer:
+        slot = &s.optimizer;
+        break;
+      case Phase::none:
+        break;
     }
     if (slot != nullptr) {
       *slot += seconds;
@@ -79,25 +90,32 @@ StepRun StepInterpreter::run(int64_t step, BatchSource& data, const LogitsObserv
 
 StepInterpreter::Phase StepInterpreter::phase_of(const StepInstruction& instruction) const {
   switch (instruction.op) {
-    case StepOp::forward: return Phase::forward;
+    case StepOp::forward:
+      return Phase::forward;
     case StepOp::recompute:
-    case StepOp::backward: return Phase::backward;
+    case StepOp::backward:
+      return Phase::backward;
     case StepOp::redistribute:
     case StepOp::accumulate:
     case StepOp::send:
-    case StepOp::recv: return Phase::communication;
+    case StepOp::recv:
+      return Phase::communication;
     case StepOp::wait:
       return program_.instructions[static_cast<size_t>(instruction.waits_for)].op == StepOp::reduce
                  ? Phase::gradient_sync
                  : Phase::communication;
     case StepOp::pack:
       return buffers_.describe(instruction.writes.at(0)).role == BufferRole::parameter_slice ? Phase::optimizer
-                                                                                            : Phase::gradient_sync;
-    case StepOp::unpack: return instruction.bucket >= 0 ? Phase::gradient_sync : Phase::communication;
+                                                                                             : Phase::gradient_sync;
+    case StepOp::unpack:
+      return instruction.bucket >= 0 ? Phase::gradient_sync : Phase::communication;
     case StepOp::reduce:
-    case StepOp::gather_params: return Phase::gradient_sync;
-    case StepOp::optimizer: return Phase::optimizer;
-    default: return Phase::none;
+    case StepOp::gather_params:
+      return Phase::gradient_sync;
+    case StepOp::optimizer:
+      return Phase::optimizer;
+    default:
+      return Phase::none;
   }
 }
 
@@ -112,7 +130,9 @@ std::string StepInterpreter::label_of(const StepInstruction& instruction) const 
 void StepInterpreter::execute(int index) {
   const StepInstruction& instruction = program_.instructions[static_cast<size_t>(index)];
   switch (instruction.op) {
-    case StepOp::alloc: buffers_.allocate(instruction.buffer); return;
+    case StepOp::alloc:
+      buffers_.allocate(instruction.buffer);
+      return;
     case StepOp::free:
       if (buffers_.describe(instruction.buffer).role == BufferRole::kept_by_op) {
         const plans::StepBuffer& kept = buffers_.describe(instruction.buffer);
@@ -120,22 +140,46 @@ void StepInterpreter::execute(int index) {
       }
       buffers_.release(instruction.buffer);
       return;
-    case StepOp::load_input: load_input(instruction); return;
+    case StepOp::load_input:
+      load_input(instruction);
+      return;
     case StepOp::forward:
-    case StepOp::recompute: forward(instruction); return;
-    case StepOp::backward: backward(instruction); return;
-    case StepOp::redistribute: redistribute(instruction); return;
+    case StepOp::recompute:
+      forward(instruction);
+      return;
+    case StepOp::backward:
+      backward(instruction);
+      return;
+    case StepOp::redistribute:
+      redistribute(instruction);
+      return;
     case StepOp::accumulate:
       r_.device.add(buffers_.at(instruction.reads.at(0)), buffers_.at(instruction.writes.at(0)));
       return;
-    case StepOp::send: send(index, instruction); return;
-    case StepOp::recv: receive(instruction); return;
-    case StepOp::wait: wait(instruction); return;
-    case StepOp::pack: pack(instruction); return;
-    case StepOp::unpack: unpack(instruction); return;
-    case StepOp::reduce: reduce(index, instruction); return;
-    case StepOp::optimizer: update(instruction); return;
-    case StepOp::gather_params: gather_bucket(instruction); return;
+    case StepOp::send:
+      send(index, instruction);
+      return;
+    case StepOp::recv:
+      receive(instruction);
+      return;
+    case StepOp::wait:
+      wait(instruction);
+      return;
+    case StepOp::pack:
+      pack(instruction);
+      return;
+    case StepOp::unpack:
+      unpack(instruction);
+      return;
+    case StepOp::reduce:
+      reduce(index, instruction);
+      return;
+    case StepOp::optimizer:
+      update(instruction);
+      return;
+    case StepOp::gather_params:
+      gather_bucket(instruction);
+      return;
     case StepOp::loss_out: {
       loss_sum_ += r_.ops[static_cast<size_t>(instruction.layer)]->loss_sum(instruction.micro_batch);
       if (on_logits_ != nullptr) {

@@ -93,7 +93,7 @@ class StepInterpreter {
   BatchSource* data_ = nullptr;
   const LogitsObserver* on_logits_ = nullptr;
   double loss_sum_ = 0.0;
-  std::map<int, int> send_ids_;  // send instruction -> its StageLink id
+  std::map<int, int> send_ids_;                                                 // send instruction -> its StageLink id
   std::map<int, std::unique_ptr<comm::PendingCollective>> pending_reductions_;  // by reduce instruction
 };
 

@@ -15,15 +15,21 @@ enum class AxisPart { none, rows, columns, samples };
 
 std::string_view part_name(AxisPart part) {
   switch (part) {
-    case AxisPart::rows: return "splits the vocabulary rows";
-    case AxisPart::columns: return "splits the columns";
-    case AxisPart::samples: return "splits the samples or positions";
-    case AxisPart::none: break;
+    case AxisPart::rows:
+      return "splits the vocabulary rows";
+    case AxisPart::columns:
+      return "splits the columns";
+    case AxisPart::samples:
+      return "splits the samples or positions";
+    case AxisPart::none:
+      break;
   }
   return "is not used";
 }
 
-bool contains(const std::vector<int>& axes, int axis) { return std::find(axes.begin(), axes.end(), axis) != axes.end(); }
+bool contains(const std::vector<int>& axes, int axis) {
+  return std::find(axes.begin(), axes.end(), axis) != axes.end();
+}
 
 // The table is [vocabulary, width]: the embedding splits its rows with `in` and its columns with
 // `out`; the head ([out_features = vocabulary, in_features = width]) the other way round.
@@ -72,15 +78,19 @@ void check_tied_weights(const plans::Plan& plan, const plans::CompiledPlan& comp
     const int head_stage = compiled.layers[static_cast<size_t>(v)].stage;
     const int table_stage = compiled.layers[static_cast<size_t>(table)].stage;
     if (head_stage != table_stage) {
-      throw InputError(fmt::format("layer '{}': its weight is tied to '{}' on another pipeline stage (stage {} vs {}); "
-                                   "sharing it across stages is not supported by the executor yet",
-                                   name, owner, head_stage, table_stage));
+      throw InputError(
+          fmt::format("layer '{}': its weight is tied to '{}' on another pipeline stage (stage {} vs {}); "
+                      "sharing it across stages is not supported by the executor yet",
+                      name, owner, head_stage, table_stage));
     }
-    const bool table_sliced = plan.mesh.group_size(compiled.layers[static_cast<size_t>(table)].layouts.gradient_sync_axes) > 1;
+    const bool table_sliced =
+        plan.mesh.group_size(compiled.layers[static_cast<size_t>(table)].layouts.gradient_sync_axes) > 1;
     if (plan.zero_stage >= 3 && table_sliced) {
-      throw InputError(fmt::format("layer '{}': under ZeRO 3 the table of '{}' is gathered for that layer only, and "
-                                   "a gather for the tied head is not in the plan; this is not supported by the "
-                                   "executor yet", name, owner));
+      throw InputError(
+          fmt::format("layer '{}': under ZeRO 3 the table of '{}' is gathered for that layer only, and "
+                      "a gather for the tied head is not in the plan; this is not supported by the "
+                      "executor yet",
+                      name, owner));
     }
     const plans::LayerSharding& head = plan.layers[static_cast<size_t>(v)];
     const plans::LayerSharding& embedding = plan.layers[static_cast<size_t>(table)];
@@ -89,19 +99,21 @@ void check_tied_weights(const plans::Plan& plan, const plans::CompiledPlan& comp
       const AxisPart h = head_part(head, axis);
       const bool fine = e == AxisPart::samples || h == e;
       if (!fine) {
-        throw InputError(fmt::format("layer '{}': mesh axis '{}' {} for it but {} for '{}', whose table is its weight; "
-                                     "sharing the table so would need communication the plan does not list, which is "
-                                     "not supported by the executor yet",
-                                     name, mesh.axis(axis).name, part_name(h), part_name(e), owner));
+        throw InputError(
+            fmt::format("layer '{}': mesh axis '{}' {} for it but {} for '{}', whose table is its weight; "
+                        "sharing the table so would need communication the plan does not list, which is "
+                        "not supported by the executor yet",
+                        name, mesh.axis(axis).name, part_name(h), part_name(e), owner));
       }
     }
     const plans::TensorLayout needed = head_weight_layout(head);
     const plans::TensorLayout& held = compiled.layers[static_cast<size_t>(table)].layouts.parameters.at(0).layout;
     for (size_t d = 0; d < 2; ++d) {
       if (!is_prefix(held.dim_axes[d], needed.dim_axes[d])) {
-        throw InputError(fmt::format("layer '{}': its tied weight's dimension {} is split over its axes in another "
-                                     "order than the table of '{}'; this is not supported by the executor yet",
-                                     name, d, owner));
+        throw InputError(
+            fmt::format("layer '{}': its tied weight's dimension {} is split over its axes in another "
+                        "order than the table of '{}'; this is not supported by the executor yet",
+                        name, d, owner));
       }
     }
   }

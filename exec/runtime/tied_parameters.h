@@ -51,7 +51,7 @@ struct ParameterViews {
   std::unique_ptr<DeviceArray> weight_block;  // a copy of part of the table, or null
   std::unique_ptr<DeviceArray> grad_block;    // the head's weight gradient when not direct
   DeviceArray* table_grad = nullptr;          // where grad_block is added, or null: dropped
-  std::vector<int64_t> block_offset;  // of the part within this rank's table block
+  std::vector<int64_t> block_offset;          // of the part within this rank's table block
 
   void add_tied_gradient(Device& device) const;
 };

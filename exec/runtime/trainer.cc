@@ -42,7 +42,8 @@ std::vector<int> axes_not_splitting(const plans::TensorLayout& layout, const pla
 }
 
 comm::CollectiveEngine& engine_of(const Backend& backend) {
-  if (!backend.collectives) throw std::invalid_argument(fmt::format("backend '{}' has no collective engine", backend.name));
+  if (!backend.collectives)
+    throw std::invalid_argument(fmt::format("backend '{}' has no collective engine", backend.name));
   if (!backend.device) throw std::invalid_argument(fmt::format("backend '{}' has no device", backend.name));
   return *backend.collectives;
 }
@@ -50,14 +51,19 @@ comm::CollectiveEngine& engine_of(const Backend& backend) {
 }  // namespace
 
 Trainer::Trainer(const plans::Plan& plan, Backend backend, uint64_t seed)
-    : plan_(plan), compiled_(plans::compile_plan(plan)), backend_(std::move(backend)),
-      communicators_(engine_of(backend_).communicators()), communicator_(engine_of(backend_)), seed_(seed) {
+    : plan_(plan),
+      compiled_(plans::compile_plan(plan)),
+      backend_(std::move(backend)),
+      communicators_(engine_of(backend_).communicators()),
+      communicator_(engine_of(backend_)),
+      seed_(seed) {
   // The kernels compute in fp32: a plan of other element types is the simulator's only.
   const model::DType gradients = plan.gradient_dtype.value_or(plan.dtype);
   if (plan.dtype != model::DType::fp32 || gradients != model::DType::fp32) {
-    throw InputError(fmt::format("plan dtype {} (gradients {}): the executor computes in fp32 only; write \"dtype\": "
-                                 "\"fp32\" to run this plan (simulate prices the others)",
-                                 model::dtype_name(plan.dtype), model::dtype_name(gradients)));
+    throw InputError(
+        fmt::format("plan dtype {} (gradients {}): the executor computes in fp32 only; write \"dtype\": "
+                    "\"fp32\" to run this plan (simulate prices the others)",
+                    model::dtype_name(plan.dtype), model::dtype_name(gradients)));
   }
   check_tied_weights(plan, compiled_);
   const model::Model& net = *plan.model;
@@ -128,14 +134,14 @@ Trainer::Trainer(const plans::Plan& plan, Backend backend, uint64_t seed)
       const auto shape = local_shape_of(shard.layout, mesh, shard.global_shape);
       ctx.parameter_shapes.push_back(shape);
       comm::LocalArray initial{shape, std::vector<float>(static_cast<size_t>(comm::element_count(shape)))};
-      initialize_parameter(layer, v, static_cast<int>(k), shard, plans::local_offset(shard.layout, mesh, shard.global_shape, rank),
-                           seed, initial);
+      initialize_parameter(layer, v, static_cast<int>(k), shard,
+                           plans::local_offset(shard.layout, mesh, shard.global_shape, rank), seed, initial);
       TrackedArray value = cut_at_setup ? TrackedArray(device.allocate(shape, false))
                                         : make_tracked(device, memory_, MemoryCategory::params, shape, false);
       device.upload(initial.values, *value);
       params.values.push_back(value);
-      params.grads.push_back(sharded && plan.zero_stage >= 2 ? nullptr
-                                                             : make_tracked(device, memory_, MemoryCategory::grads, shape));
+      params.grads.push_back(
+          sharded && plan.zero_stage >= 2 ? nullptr : make_tracked(device, memory_, MemoryCategory::grads, shape));
       if (!sharded) optimizer_->add_parameter(value->elements());
     }
     if (layer.kind != model::OpKind::input) ops_[static_cast<size_t>(v)] = backend_.ops(ctx);
@@ -150,9 +156,9 @@ Trainer::Trainer(const plans::Plan& plan, Backend backend, uint64_t seed)
   zero_ = make_zero_slices(plan, compiled_, stage_, communicator_, parameters_, *optimizer_, device, memory_);
   // The step's order is the rank's step program (plans/step_compiler.h), the one the simulator
   // prices and walks for memory; evaluation runs the forward passes' program.
-  const RankResources resources{plan_,   compiled_,     rank,    ops_,          contexts_,
-                                parameters_, zero_,   *optimizer_, device,  memory_,
-                                communicator_, *backend_.collectives, *link_};
+  const RankResources resources{plan_, compiled_,   rank,   ops_,    contexts_,     parameters_,
+                                zero_, *optimizer_, device, memory_, communicator_, *backend_.collectives,
+                                *link_};
   training_ = std::make_unique<StepInterpreter>(plans::compile_step(plan, compiled_, rank), resources);
   evaluation_ = std::make_unique<StepInterpreter>(plans::compile_evaluation(plan, compiled_, rank), resources);
 }
@@ -162,7 +168,8 @@ Trainer::~Trainer() = default;
 double Trainer::evaluate(BatchSource& data, int64_t steps, double* mean_loss) {
   const model::Model& net = *plan_.model;
   const int loss = net.size() - 1;
-  if (net.layer(loss).kind != model::OpKind::softmax_cross_entropy) throw InputError("evaluate: the model does not end in a loss");
+  if (net.layer(loss).kind != model::OpKind::softmax_cross_entropy)
+    throw InputError("evaluate: the model does not end in a loss");
   for (auto& op : ops_) {
     if (op) op->set_training(false);
   }
@@ -180,8 +187,9 @@ double Trainer::evaluate(BatchSource& data, int64_t steps, double* mean_loss) {
     if (!counts_loss_) return;
     const auto labels = data.labels(steps_, micro * compiled_.micro_batch + first_row, logits.shape[0]);
     const int64_t first_position =
-        logits.shape.size() == 3 ? plans::local_offset(logits_layout, plan_.mesh, logits_global, communicators_.rank())[1]
-                                 : 0;
+        logits.shape.size() == 3
+            ? plans::local_offset(logits_layout, plan_.mesh, logits_global, communicators_.rank())[1]
+            : 0;
     const PredictionCount counted = count_correct(logits, labels, first_position);
     counts[0] += counted.correct;
     counts[1] += counted.seen;

@@ -82,14 +82,14 @@ class Trainer {
   MemoryTracker memory_;
   uint64_t seed_;
   int64_t steps_ = 0;
-  BatchSource* data_ = nullptr;  // during a step (the loss op reads its labels)
+  BatchSource* data_ = nullptr;                // during a step (the loss op reads its labels)
   std::vector<std::unique_ptr<LayerOp>> ops_;  // per layer
   std::vector<OpContext> contexts_;
   std::vector<LayerParameters> parameters_;
   std::unique_ptr<Optimizer> optimizer_;
-  bool counts_loss_ = false;  // this rank's loss rows are not duplicates of another rank's
-  int stage_ = 0;                      // this rank's pipeline stage
-  std::unique_ptr<StageLink> link_;    // hand-overs to the other stages
+  bool counts_loss_ = false;         // this rank's loss rows are not duplicates of another rank's
+  int stage_ = 0;                    // this rank's pipeline stage
+  std::unique_ptr<StageLink> link_;  // hand-overs to the other stages
   ZeroSlices zero_;
   std::unique_ptr<StepInterpreter> training_;    // the step program
   std::unique_ptr<StepInterpreter> evaluation_;  // the forward passes' program

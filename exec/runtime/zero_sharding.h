@@ -25,12 +25,12 @@
 namespace splitbrain::exec {
 
 struct ZeroBucketSlice {
-  size_t index = 0;             // into CompiledPlan::buckets
+  size_t index = 0;  // into CompiledPlan::buckets
   int group = 1;
-  int member = 0;               // this rank's index in the bucket's sync group
-  int64_t slice_elements = 0;   // padded_elements / group
-  TrackedArray grad_slice;      // stage >= 2: the reduced gradients of this rank's slice
-  TrackedArray param_slice;     // stage 3: this rank's parameters (every layer's slice in turn)
+  int member = 0;                      // this rank's index in the bucket's sync group
+  int64_t slice_elements = 0;          // padded_elements / group
+  TrackedArray grad_slice;             // stage >= 2: the reduced gradients of this rank's slice
+  TrackedArray param_slice;            // stage 3: this rank's parameters (every layer's slice in turn)
   std::vector<int64_t> layer_offsets;  // stage 3: where each layer's slice starts, bucket order
   std::vector<int64_t> layer_slices;   // stage 3: round_up(layer elements, group) / group
 };

@@ -37,11 +37,14 @@ double dropout_ratio(const OnnxGraph& graph, const onnx::NodeProto& node) {
   if (node.input_size() >= 2 && !node.input(1).empty()) {
     const onnx::TensorProto* ratio = graph.stored_tensor(node.input(1));
     if (ratio == nullptr) {
-      throw ModelError(fmt::format("{}: {}: the dropout ratio is not a constant", graph.source(), graph.describe(node)));
+      throw ModelError(
+          fmt::format("{}: {}: the dropout ratio is not a constant", graph.source(), graph.describe(node)));
     }
-    const std::vector<double> values = tensor_doubles(*ratio, fmt::format("{}: {}: ratio", graph.source(), graph.describe(node)));
+    const std::vector<double> values =
+        tensor_doubles(*ratio, fmt::format("{}: {}: ratio", graph.source(), graph.describe(node)));
     if (values.size() != 1) {
-      throw ModelError(fmt::format("{}: {}: the dropout ratio has {} values, not 1", graph.source(), graph.describe(node), values.size()));
+      throw ModelError(fmt::format("{}: {}: the dropout ratio has {} values, not 1", graph.source(),
+                                   graph.describe(node), values.size()));
     }
     return values[0];
   }

@@ -36,16 +36,22 @@ std::vector<Out> convert(const onnx::TensorProto& tensor, std::string_view what)
   const bool raw = tensor.has_raw_data();
   switch (tensor.data_type()) {
     case onnx::TensorProto::FLOAT:
-      return raw ? raw_values<float, Out>(tensor, what) : std::vector<Out>(tensor.float_data().begin(), tensor.float_data().end());
+      return raw ? raw_values<float, Out>(tensor, what)
+                 : std::vector<Out>(tensor.float_data().begin(), tensor.float_data().end());
     case onnx::TensorProto::DOUBLE:
-      return raw ? raw_values<double, Out>(tensor, what) : std::vector<Out>(tensor.double_data().begin(), tensor.double_data().end());
+      return raw ? raw_values<double, Out>(tensor, what)
+                 : std::vector<Out>(tensor.double_data().begin(), tensor.double_data().end());
     case onnx::TensorProto::INT64:
-      return raw ? raw_values<int64_t, Out>(tensor, what) : std::vector<Out>(tensor.int64_data().begin(), tensor.int64_data().end());
+      return raw ? raw_values<int64_t, Out>(tensor, what)
+                 : std::vector<Out>(tensor.int64_data().begin(), tensor.int64_data().end());
     case onnx::TensorProto::INT32:
-      return raw ? raw_values<int32_t, Out>(tensor, what) : std::vector<Out>(tensor.int32_data().begin(), tensor.int32_data().end());
+      return raw ? raw_values<int32_t, Out>(tensor, what)
+                 : std::vector<Out>(tensor.int32_data().begin(), tensor.int32_data().end());
     case onnx::TensorProto::BOOL:
-      return raw ? raw_values<uint8_t, Out>(tensor, what) : std::vector<Out>(tensor.int32_data().begin(), tensor.int32_data().end());
-    default: throw ModelError(fmt::format("{}: element type {} is not read by the importer", what, tensor.data_type()));
+      return raw ? raw_values<uint8_t, Out>(tensor, what)
+                 : std::vector<Out>(tensor.int32_data().begin(), tensor.int32_data().end());
+    default:
+      throw ModelError(fmt::format("{}: element type {} is not read by the importer", what, tensor.data_type()));
   }
 }
 
@@ -94,7 +100,8 @@ void OnnxGraph::index_nodes() {
     }
     if (n.op_type() == "Constant") {
       for (const onnx::AttributeProto& attribute : n.attribute()) {
-        if (attribute.name() == "value" && attribute.has_t() && n.output_size() == 1) stored_[n.output(0)] = &attribute.t();
+        if (attribute.name() == "value" && attribute.has_t() && n.output_size() == 1)
+          stored_[n.output(0)] = &attribute.t();
       }
     }
   }
@@ -176,7 +183,8 @@ std::optional<WeightSource> OnnxGraph::weight_matrix(std::string_view tensor) co
   if (stored == nullptr || stored->dims_size() != 2) return std::nullopt;
   // A 2-D Transpose without perm reverses the dimensions; perm [1, 0] says the same.
   for (const onnx::AttributeProto& attribute : node(p).attribute()) {
-    if (attribute.name() == "perm" && !(attribute.ints_size() == 2 && attribute.ints(0) == 1 && attribute.ints(1) == 0)) {
+    if (attribute.name() == "perm" &&
+        !(attribute.ints_size() == 2 && attribute.ints(0) == 1 && attribute.ints(1) == 0)) {
       return std::nullopt;
     }
   }
@@ -192,8 +200,8 @@ std::optional<Shape> OnnxGraph::full_shape(std::string_view tensor) const {
 Shape OnnxGraph::per_sample_shape(std::string_view tensor, const onnx::NodeProto& n) const {
   const std::optional<Shape> shape = full_shape(tensor);
   if (!shape || shape->empty()) {
-    throw ModelError(fmt::format("{}: {}: the shape of tensor '{}' is unknown (export with fixed input sizes)",
-                                 source_, describe(n), tensor));
+    throw ModelError(fmt::format("{}: {}: the shape of tensor '{}' is unknown (export with fixed input sizes)", source_,
+                                 describe(n), tensor));
   }
   return Shape(shape->begin() + 1, shape->end());
 }

@@ -19,8 +19,8 @@ using onnx_import::OnnxGraph;
 void add_losses(const OnnxGraph& graph, ImportState& state) {
   for (const onnx::ValueInfoProto& output : graph.graph().output()) {
     if (!state.has_layer_for(output.name())) {
-      throw ModelError(fmt::format("{}: graph output '{}' is not computed by an imported layer", graph.source(),
-                                   output.name()));
+      throw ModelError(
+          fmt::format("{}: graph output '{}' is not computed by an imported layer", graph.source(), output.name()));
     }
     const onnx::NodeProto& producer = graph.node(std::max(graph.producer(output.name()), 0));
     const std::string logits = state.layer_for(output.name(), producer);
@@ -42,9 +42,10 @@ void check_shapes(const OnnxGraph& graph, const ImportState& state, const Model&
     if (!onnx_shape || onnx_shape->empty() || unbatched) continue;
     const Shape per_sample(onnx_shape->begin() + 1, onnx_shape->end());
     if (per_sample != layer.output_shape) {
-      throw ModelError(fmt::format("{}: layer '{}': imported as {} giving {} per sample, but ONNX says tensor '{}' is {}",
-                                   graph.source(), layer.name, op_name(layer.kind), shape_to_string(layer.output_shape),
-                                   check.tensor, shape_to_string(per_sample)));
+      throw ModelError(
+          fmt::format("{}: layer '{}': imported as {} giving {} per sample, but ONNX says tensor '{}' is {}",
+                      graph.source(), layer.name, op_name(layer.kind), shape_to_string(layer.output_shape),
+                      check.tensor, shape_to_string(per_sample)));
     }
   }
 }

@@ -31,14 +31,17 @@ class ImportState {
   std::string add_layer(const onnx::NodeProto& node, OpKind kind, OpAttrs attrs, std::vector<std::string> inputs,
                         const std::string& output_tensor);
   // Adds a layer that stands for no ONNX tensor (the loss the importer appends).
-  std::string add_extra_layer(const std::string& base_name, OpKind kind, OpAttrs attrs, std::vector<std::string> inputs);
+  std::string add_extra_layer(const std::string& base_name, OpKind kind, OpAttrs attrs,
+                              std::vector<std::string> inputs);
   // `tensor` is the same values as the output of `layer` (Identity, a no-op Reshape...).
   void alias(const std::string& tensor, const std::string& layer) { layer_of_tensor_[tensor] = layer; }
   bool has_layer_for(const std::string& tensor) const { return layer_of_tensor_.count(tensor) != 0; }
   OpKind kind_of(const std::string& layer) const;
 
   // Embeddings by the initializer holding their table, to find output heads tied to them.
-  void note_embedding_table(const std::string& initializer, const std::string& layer) { embedding_of_table_[initializer] = layer; }
+  void note_embedding_table(const std::string& initializer, const std::string& layer) {
+    embedding_of_table_[initializer] = layer;
+  }
   std::string embedding_with_table(const std::string& initializer) const;
   const std::unordered_map<std::string, std::string>& embedding_tables() const { return embedding_of_table_; }
 

@@ -15,8 +15,8 @@ namespace {
 // [V, D] (read through a Transpose) or [D, V] (constant folding already transposed it).
 bool same_values_as_table(const WeightSource& weight, const onnx::TensorProto& table) {
   const onnx::TensorProto& w = *weight.tensor;
-  if (w.data_type() != onnx::TensorProto::FLOAT || table.data_type() != onnx::TensorProto::FLOAT ||
-      !w.has_raw_data() || !table.has_raw_data() || w.raw_data().size() != table.raw_data().size()) {
+  if (w.data_type() != onnx::TensorProto::FLOAT || table.data_type() != onnx::TensorProto::FLOAT || !w.has_raw_data() ||
+      !table.has_raw_data() || w.raw_data().size() != table.raw_data().size()) {
     return false;
   }
   const int64_t rows = table.dims(0);
@@ -111,7 +111,8 @@ void NodeMapper::map_region(const NodeRegion& region) {
 
 void NodeMapper::map_conv() {
   const onnx::TensorProto* weight = graph_.stored_tensor(node_.input(1));
-  if (weight == nullptr || weight->dims_size() != 4) refuse("the weight is not a stored 4-D tensor (only 2-D convolutions are imported)");
+  if (weight == nullptr || weight->dims_size() != 4)
+    refuse("the weight is not a stored 4-D tensor (only 2-D convolutions are imported)");
   Conv2dAttrs a;
   a.out_channels = weight->dims(0);
   a.kernel = window("kernel_shape", {weight->dims(2), weight->dims(3)});
@@ -168,7 +169,7 @@ void NodeMapper::map_add() {
   std::vector<std::string> inputs;
   for (int i = 0; i < 2; ++i) {
     inputs.push_back(graph_.is_constant(node_.input(i)) ? folded_positions(node_.input(i), node_.input(1 - i))
-                                                         : input_layer(i));
+                                                        : input_layer(i));
   }
   emit(OpKind::add, NoAttrs{}, inputs);
 }
@@ -177,7 +178,8 @@ std::string NodeMapper::folded_positions(const std::string& constant, const std:
   // Constant folding turns the lookup of positions 0..T-1 into a stored [T, D] table added to
   // the token embedding: that is the learned-positions embedding, with T rows.
   const onnx::TensorProto* table = graph_.stored_tensor(constant);
-  const bool after_tokens = state_.has_layer_for(other) && state_.kind_of(state_.layer_for(other, node_)) == OpKind::embedding;
+  const bool after_tokens =
+      state_.has_layer_for(other) && state_.kind_of(state_.layer_for(other, node_)) == OpKind::embedding;
   Shape rows;
   if (table != nullptr) {
     for (int64_t dim : table->dims()) {
@@ -185,7 +187,8 @@ std::string NodeMapper::folded_positions(const std::string& constant, const std:
     }
   }
   if (!after_tokens || rows.size() != 2 || rows != graph_.per_sample_shape(other, node_)) {
-    refuse(fmt::format("adds the constant '{}', which is neither a linear layer's bias nor learned positions", constant));
+    refuse(
+        fmt::format("adds the constant '{}', which is neither a linear layer's bias nor learned positions", constant));
   }
   const std::string layer = state_.add_extra_layer(constant, OpKind::embedding, EmbeddingAttrs{rows[0], rows[1], true},
                                                    {state_.token_input_layer(node_)});
@@ -217,7 +220,8 @@ void NodeMapper::map_pool(bool max) {
 }
 
 void NodeMapper::map_flatten() {
-  if (int_attribute(node_, "axis", 1) != 1) refuse("axis: only flattening all but the batch dimension (axis 1) is imported");
+  if (int_attribute(node_, "axis", 1) != 1)
+    refuse("axis: only flattening all but the batch dimension (axis 1) is imported");
   emit_unary(OpKind::flatten, NoAttrs{});
 }
 
@@ -243,9 +247,11 @@ void NodeMapper::map_gather() {
   std::string input;
   if (const onnx::TensorProto* indices = graph_.stored_tensor(node_.input(1))) {
     // Constant indices 0..T-1: learned positions, looked up for the token sequence.
-    const std::vector<int64_t> positions = tensor_ints(*indices, fmt::format("{}: {}", graph_.source(), graph_.describe(node_)));
+    const std::vector<int64_t> positions =
+        tensor_ints(*indices, fmt::format("{}: {}", graph_.source(), graph_.describe(node_)));
     for (size_t i = 0; i < positions.size(); ++i) {
-      if (positions[i] != static_cast<int64_t>(i)) refuse("constant indices that are not the positions 0, 1, ... are not imported");
+      if (positions[i] != static_cast<int64_t>(i))
+        refuse("constant indices that are not the positions 0, 1, ... are not imported");
     }
     a.positional = true;
     input = state_.token_input_layer(node_);
@@ -262,7 +268,8 @@ void NodeMapper::map_output_softmax() {
   }
   const Shape in = graph_.per_sample_shape(node_.input(0), node_);
   const int64_t axis = int_attribute(node_, "axis", -1);
-  if (axis != -1 && axis != static_cast<int64_t>(in.size())) refuse("axis: only a softmax over the last dimension is imported");
+  if (axis != -1 && axis != static_cast<int64_t>(in.size()))
+    refuse("axis: only a softmax over the last dimension is imported");
   emit_unary(OpKind::softmax_cross_entropy, NoAttrs{});
 }
 
@@ -277,31 +284,47 @@ void NodeMapper::map() {
                                   [&](const std::string& t) { return t.empty() || graph_.is_constant(t); });
   if (folded) return;
   const std::string& op = node_.op_type();
-  if (op == "Conv") map_conv();
-  else if (op == "Gemm") map_gemm();
-  else if (op == "MatMul") map_matmul();
-  else if (op == "Add") map_add();
-  else if (op == "Relu") emit_unary(OpKind::relu, NoAttrs{});
-  else if (op == "Dropout") emit_unary(OpKind::dropout, DropoutAttrs{dropout_ratio(graph_, node_)});
-  else if (op == "BatchNormalization") emit_unary(OpKind::batchnorm, NormAttrs{float_attribute(node_, "epsilon", 1e-5)});
+  if (op == "Conv")
+    map_conv();
+  else if (op == "Gemm")
+    map_gemm();
+  else if (op == "MatMul")
+    map_matmul();
+  else if (op == "Add")
+    map_add();
+  else if (op == "Relu")
+    emit_unary(OpKind::relu, NoAttrs{});
+  else if (op == "Dropout")
+    emit_unary(OpKind::dropout, DropoutAttrs{dropout_ratio(graph_, node_)});
+  else if (op == "BatchNormalization")
+    emit_unary(OpKind::batchnorm, NormAttrs{float_attribute(node_, "epsilon", 1e-5)});
   else if (op == "LayerNormalization") {
     if (int_attribute(node_, "axis", -1) != -1) refuse("axis: only normalising the last dimension is imported");
     emit_unary(OpKind::layernorm, NormAttrs{float_attribute(node_, "epsilon", 1e-5)});
-  } else if (op == "MaxPool" || op == "AveragePool") map_pool(op == "MaxPool");
-  else if (op == "GlobalAveragePool") emit_unary(OpKind::adaptive_avgpool, AdaptiveAvgPoolAttrs{{1, 1}});
-  else if (op == "Flatten") map_flatten();
-  else if (op == "Reshape") map_reshape();
-  else if (op == "Identity") state_.alias(node_.output(0), input_layer(0));
-  else if (op == "Gather") map_gather();
+  } else if (op == "MaxPool" || op == "AveragePool")
+    map_pool(op == "MaxPool");
+  else if (op == "GlobalAveragePool")
+    emit_unary(OpKind::adaptive_avgpool, AdaptiveAvgPoolAttrs{{1, 1}});
+  else if (op == "Flatten")
+    map_flatten();
+  else if (op == "Reshape")
+    map_reshape();
+  else if (op == "Identity")
+    state_.alias(node_.output(0), input_layer(0));
+  else if (op == "Gather")
+    map_gather();
   else if (op == "Concat") {
     const int64_t axis = int_attribute(node_, "axis", 0);
     if (axis < 1) refuse("axis: only joining along a per-sample dimension (axis >= 1) is imported");
     std::vector<std::string> inputs;
     for (int i = 0; i < node_.input_size(); ++i) inputs.push_back(input_layer(i));
     emit(OpKind::concat, ConcatAttrs{axis - 1}, std::move(inputs));
-  } else if (op == "Softmax" || op == "LogSoftmax") map_output_softmax();
-  else if (op == "SoftmaxCrossEntropyLoss") emit_unary(OpKind::softmax_cross_entropy, NoAttrs{});
-  else refuse(fmt::format("ONNX op '{}' is not supported (model/README.md lists the ops the importer maps)", op));
+  } else if (op == "Softmax" || op == "LogSoftmax")
+    map_output_softmax();
+  else if (op == "SoftmaxCrossEntropyLoss")
+    emit_unary(OpKind::softmax_cross_entropy, NoAttrs{});
+  else
+    refuse(fmt::format("ONNX op '{}' is not supported (model/README.md lists the ops the importer maps)", op));
 }
 
 }  // namespace

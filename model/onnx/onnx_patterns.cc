@@ -20,8 +20,8 @@ bool is_gelu_arithmetic(const std::string& op) {
 
 // Ops found inside an exported attention block.
 bool is_attention_internal(const std::string& op) {
-  return one_of(op, {"MatMul", "Transpose", "Reshape", "Gather", "Split", "Squeeze", "Unsqueeze", "Slice", "Div",
-                     "Mul", "Where", "Add", "Sub", "Softmax", "Dropout", "Cast", "Identity"});
+  return one_of(op, {"MatMul", "Transpose", "Reshape", "Gather", "Split", "Squeeze", "Unsqueeze", "Slice", "Div", "Mul",
+                     "Where", "Add", "Sub", "Softmax", "Dropout", "Cast", "Identity"});
 }
 
 void find_bias_adds(const OnnxGraph& graph, GraphPatterns& patterns) {
@@ -158,7 +158,8 @@ bool absorb_projections(const OnnxGraph& graph, const GraphPatterns& patterns, c
     a.in_features = weight.tensor->dims(weight.transposed ? 1 : 0);
     a.bias = bias != patterns.matmul_of_bias.end();
     const std::string& input = graph.node(matmul).input(0);
-    if (fused && (a.out_features != fused->out_features || a.bias != fused->bias || input != shared_input)) return false;
+    if (fused && (a.out_features != fused->out_features || a.bias != fused->bias || input != shared_input))
+      return false;
     if (!fused) {
       fused = a;
       shared_input = input;

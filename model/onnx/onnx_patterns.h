@@ -35,9 +35,9 @@ struct NodeRegion {
 
 struct GraphPatterns {
   std::vector<NodeRegion> regions;
-  std::unordered_map<int, int> region_of_node;   // node index -> index in regions
-  std::unordered_map<int, int> bias_of_matmul;   // MatMul node -> the Add node adding its bias
-  std::unordered_map<int, int> matmul_of_bias;   // the reverse
+  std::unordered_map<int, int> region_of_node;  // node index -> index in regions
+  std::unordered_map<int, int> bias_of_matmul;  // MatMul node -> the Add node adding its bias
+  std::unordered_map<int, int> matmul_of_bias;  // the reverse
 };
 
 GraphPatterns find_patterns(const OnnxGraph& graph);

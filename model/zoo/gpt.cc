@@ -22,9 +22,9 @@ Model build_gpt(const std::string& name, const ZooOptions& options) {
 
   NetBuilder net(name);
   const auto tokens = net.input({sequence}, /*tokens=*/true);
-  auto x = net.add({net.embedding(tokens, vocabulary, hidden, false, "wte"),
-                    net.embedding(tokens, positions, hidden, true, "wpe")},
-                   "embed");
+  auto x = net.add(
+      {net.embedding(tokens, vocabulary, hidden, false, "wte"), net.embedding(tokens, positions, hidden, true, "wpe")},
+      "embed");
   x = net.dropout(x, kDropout, "embed.dropout");
   for (int64_t i = 0; i < layers; ++i) {
     const std::string h = fmt::format("h{}.", i);

@@ -4,8 +4,7 @@
 
 namespace splitbrain::model::zoo {
 
-NetBuilder::NetBuilder(const std::string& model_name)
-    : graph_(model_name, fmt::format("zoo model '{}'", model_name)) {}
+NetBuilder::NetBuilder(const std::string& model_name) : graph_(model_name, fmt::format("zoo model '{}'", model_name)) {}
 
 NetBuilder::Tensor NetBuilder::add_layer(const std::string& name, std::string_view default_prefix, OpKind kind,
                                          OpAttrs attrs, std::vector<Tensor> inputs) {

@@ -49,9 +49,12 @@ Tensor bottleneck(NetBuilder& net, const Tensor& x, int64_t in, int64_t width, i
 Model build_resnet(const std::string& name, int depth, int64_t classes) {
   const bool bottlenecks = depth == 50;
   std::array<int, 4> blocks{};
-  if (depth == 18) blocks = {2, 2, 2, 2};
-  else if (depth == 50) blocks = {3, 4, 6, 3};
-  else throw std::logic_error("ResNet depth must be 18 or 50");
+  if (depth == 18)
+    blocks = {2, 2, 2, 2};
+  else if (depth == 50)
+    blocks = {3, 4, 6, 3};
+  else
+    throw std::logic_error("ResNet depth must be 18 or 50");
 
   NetBuilder net(name);
   auto x = net.input({3, 224, 224});

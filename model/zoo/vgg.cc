@@ -15,14 +15,17 @@ constexpr int64_t kPool = 0;  // 'M' in torchvision's configuration lists
 // torchvision's cfgs "A", "B", "D", "E": output channels of each 3x3 conv, kPool for a 2x2 max pool.
 std::vector<int64_t> vgg_configuration(int depth) {
   switch (depth) {
-    case 11: return {64, kPool, 128, kPool, 256, 256, kPool, 512, 512, kPool, 512, 512, kPool};
-    case 13: return {64, 64, kPool, 128, 128, kPool, 256, 256, kPool, 512, 512, kPool, 512, 512, kPool};
+    case 11:
+      return {64, kPool, 128, kPool, 256, 256, kPool, 512, 512, kPool, 512, 512, kPool};
+    case 13:
+      return {64, 64, kPool, 128, 128, kPool, 256, 256, kPool, 512, 512, kPool, 512, 512, kPool};
     case 16:
       return {64, 64, kPool, 128, 128, kPool, 256, 256, 256, kPool, 512, 512, 512, kPool, 512, 512, 512, kPool};
     case 19:
-      return {64,  64,  kPool, 128, 128, kPool, 256, 256, 256, 256, kPool,
-              512, 512, 512,   512, kPool, 512, 512, 512, 512, kPool};
-    default: throw std::logic_error("VGG depth must be 11, 13, 16 or 19");
+      return {64,  64,  kPool, 128, 128,   kPool, 256, 256, 256, 256,  kPool,
+              512, 512, 512,   512, kPool, 512,   512, 512, 512, kPool};
+    default:
+      throw std::logic_error("VGG depth must be 11, 13, 16 or 19");
   }
 }
 

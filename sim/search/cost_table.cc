@@ -67,7 +67,9 @@ uint64_t sharding_code(const plans::LayerSharding& sharding) {
 }
 
 CostTable::CostTable(const plans::Plan& skeleton, const Cluster& cluster, int micro_batches_in_flight)
-    : skeleton_(skeleton), cluster_(cluster), in_flight_(micro_batches_in_flight),
+    : skeleton_(skeleton),
+      cluster_(cluster),
+      in_flight_(micro_batches_in_flight),
       shape_class_(shape_classes(*skeleton.model)) {}
 
 size_t ChoiceKeyHash::operator()(const LayerChoiceKey& k) const {
@@ -88,8 +90,8 @@ const plans::LayerLayouts* CostTable::layouts(int layer, const plans::LayerShard
   if (it == layouts_.end()) {
     std::optional<plans::LayerLayouts> result;
     try {
-      result = plans::layer_layouts(model(), layer, sharding, skeleton_.mesh, skeleton_.micro_batch_size(),
-                                    skeleton_.dtype);
+      result =
+          plans::layer_layouts(model(), layer, sharding, skeleton_.mesh, skeleton_.micro_batch_size(), skeleton_.dtype);
     } catch (const plans::PlanError&) {
       // Not a valid choice for this layer (a split that does not divide, a role it cannot take).
     }
@@ -113,7 +115,8 @@ const ChoiceCost& CostTable::layer_cost(int layer, const plans::LayerSharding& s
   const int64_t micro_batch = skeleton_.micro_batch_size();
 
   ChoiceCost cost;
-  const LayerComputeSeconds compute = layer_compute_seconds(cluster_, model(), layer, *l, mesh, micro_batch, skeleton_.dtype);
+  const LayerComputeSeconds compute =
+      layer_compute_seconds(cluster_, model(), layer, *l, mesh, micro_batch, skeleton_.dtype);
   cost.seconds_per_micro_batch = compute.forward + compute.backward_input + compute.backward_weight +
                                  gradient_accumulation_seconds(cluster_, skeleton_, *l) +
                                  sum_seconds(cluster_, mesh, l->forward_internal) +
@@ -146,9 +149,10 @@ const ChoiceCost& CostTable::layer_cost(int layer, const plans::LayerSharding& s
   const std::vector<int64_t> shape = plans::activation_shape(info, micro_batch);
   const double local_fraction = static_cast<double>(plans::local_element_count(l->output, mesh, shape)) /
                                 static_cast<double>(model::num_elements(shape));
-  const int64_t kept_output = model::output_kept_for_backward(model(), layer)
-                                  ? model::num_elements(info.output_shape) * model::output_element_bytes(info, skeleton_.dtype)
-                                  : 0;
+  const int64_t kept_output =
+      model::output_kept_for_backward(model(), layer)
+          ? model::num_elements(info.output_shape) * model::output_element_bytes(info, skeleton_.dtype)
+          : 0;
   const double saved_per_sample =
       static_cast<double>(kept_output + info.cost.saved.extra_elements * element_bytes + info.cost.saved.extra_bytes);
   cost.activation_bytes = static_cast<int64_t>(saved_per_sample * static_cast<double>(micro_batch) * local_fraction);
@@ -176,7 +180,8 @@ double CostTable::edge_seconds(int consumer, int position, const plans::LayerSha
   const plans::CompiledLayer to{
       .stage = 0, .chunk = 0, .layouts = *layouts(consumer, consumer_sharding), .inputs = {}, .parameter_gathers = {}};
   const plans::InputTransfer transfer = plans::compile_input(skeleton_, from, to, consumer, position);
-  const double seconds = sum_seconds(cluster_, skeleton_.mesh, transfer.forward) + sum_seconds(cluster_, skeleton_.mesh, transfer.backward);
+  const double seconds = sum_seconds(cluster_, skeleton_.mesh, transfer.forward) +
+                         sum_seconds(cluster_, skeleton_.mesh, transfer.backward);
   return edge_costs_.emplace(key, seconds).first->second;
 }
 

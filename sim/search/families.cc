@@ -34,15 +34,16 @@ LayerSharding fitted(const plans::Plan& plan, int layer, const LayerSharding& pr
 // nullopt when the batch cannot even be split as the family needs (the plan would be another
 // family's in disguise).
 std::optional<plans::Plan> build_family(const PlannerRequest& request, std::string family, const SearchMesh& mesh,
-                                       const std::function<LayerSharding(const model::Layer&)>& rule) {
+                                        const std::function<LayerSharding(const model::Layer&)>& rule) {
   plans::Plan plan = skeleton_plan(request, mesh.mesh);
   plan.family = std::move(family);
   const model::Model& net = *plan.model;
   for (int v = 0; v < net.size(); ++v) {
     const model::Layer& layer = net.layer(v);
-    const LayerSharding preferred = plans::chooses_own_sharding(layer)
-                                        ? rule(layer)
-                                        : plans::inherited_sharding(layer, plan.layers[static_cast<size_t>(layer.inputs.front())]);
+    const LayerSharding preferred =
+        plans::chooses_own_sharding(layer)
+            ? rule(layer)
+            : plans::inherited_sharding(layer, plan.layers[static_cast<size_t>(layer.inputs.front())]);
     plan.layers[static_cast<size_t>(v)] = fitted(plan, v, preferred);
   }
   // The input layer's batch split is the family's data parallelism: if even that did not fit,
@@ -97,10 +98,11 @@ std::vector<plans::Plan> gholami_grid_plans(const PlannerRequest& request) {
     if (rows < 2 || rows == request.devices || rows > request.max_model_axis) continue;
     const int columns = request.devices / rows;
     const SearchMesh mesh = make_search_mesh(1, columns, 1, rows);
-    auto plan = build_family(request, fmt::format("gholami-grid {}x{}", rows, columns), mesh, [&](const model::Layer& layer) {
-      if (layer.kind == model::OpKind::input) return LayerSharding{axes({mesh.data}), {}, {}, {}};
-      return LayerSharding{axes({mesh.data}), axes({mesh.model}), {}, {}};
-    });
+    auto plan =
+        build_family(request, fmt::format("gholami-grid {}x{}", rows, columns), mesh, [&](const model::Layer& layer) {
+          if (layer.kind == model::OpKind::input) return LayerSharding{axes({mesh.data}), {}, {}, {}};
+          return LayerSharding{axes({mesh.data}), axes({mesh.model}), {}, {}};
+        });
     if (plan) result.push_back(std::move(*plan));
   }
   return result;

@@ -11,8 +11,8 @@
 //   gholami-grid RxC     {data: C, model: R}: every layer with weights on the same R x C grid.
 //   domain-parallel s=S  {data: N/S, space: S}: layers split height where they can (stride-1
 //                        same convs, tiling pools), else the batch over both axes.
-// Each plan's `family` field carries its label. A layer whose preferred split does not fit (10 classes over 4 ranks) falls back to splitting
-// only the batch, then to replication: the family stays recognisable and always valid.
+// Each plan's `family` field carries its label. A layer whose preferred split does not fit (10 classes over 4 ranks)
+// falls back to splitting only the batch, then to replication: the family stays recognisable and always valid.
 
 #include <optional>
 #include <vector>

@@ -46,7 +46,8 @@ PricedPlan price_every_variant(const PlannerRequest& request, plans::Plan plan, 
       const plans::Plan variant = variant_of(plan, zero, recompute);
       PricedPlan candidate{variant, price(variant), false};
       candidate.feasible = peak_memory_bytes(candidate.prediction) <= limit;
-      if (candidate.feasible && (!best || candidate.prediction.iteration_seconds < best->prediction.iteration_seconds)) {
+      if (candidate.feasible &&
+          (!best || candidate.prediction.iteration_seconds < best->prediction.iteration_seconds)) {
         best = std::move(candidate);
       }
     }
@@ -72,7 +73,8 @@ std::optional<PricedPlan> price_plan_against(const PlannerRequest& request, plan
   const int64_t limit = request.effective_memory_limit();
   // The time a plan that fits must beat: the rival's, except that a plan that fits beats any
   // rival that does not when fitting comes first.
-  const double rival_seconds = rival != nullptr ? rival->prediction.iteration_seconds : std::numeric_limits<double>::infinity();
+  const double rival_seconds =
+      rival != nullptr ? rival->prediction.iteration_seconds : std::numeric_limits<double>::infinity();
   const bool fit_wins = ranking == Ranking::fitting_first && rival != nullptr && !rival->feasible;
   const double bar = fit_wins ? std::numeric_limits<double>::infinity() : rival_seconds;
   auto time = [&](const plans::Plan& p, const plans::CompiledPlan& compiled) {
@@ -123,7 +125,8 @@ std::optional<PricedPlan> price_plan_against(const PlannerRequest& request, plan
       if (!fits(variant, variant_compiled)) continue;
       some_fit = true;
       PricedPlan candidate{variant, time(variant, variant_compiled), true};
-      if (!best || candidate.prediction.iteration_seconds < best->prediction.iteration_seconds) best = std::move(candidate);
+      if (!best || candidate.prediction.iteration_seconds < best->prediction.iteration_seconds)
+        best = std::move(candidate);
     }
     if (some_fit) {
       // This stage has the answer. Its unwalked variants are no faster than the bar, so the answer

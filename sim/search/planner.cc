@@ -16,8 +16,8 @@ namespace splitbrain::sim {
 namespace {
 
 bool same_plan(const plans::Plan& a, const plans::Plan& b) {
-  return a.mesh == b.mesh && a.layers == b.layers && a.stage_of_layer == b.stage_of_layer &&
-         a.schedule == b.schedule && a.virtual_stages == b.virtual_stages && a.micro_batches == b.micro_batches && a.zero_stage == b.zero_stage &&
+  return a.mesh == b.mesh && a.layers == b.layers && a.stage_of_layer == b.stage_of_layer && a.schedule == b.schedule &&
+         a.virtual_stages == b.virtual_stages && a.micro_batches == b.micro_batches && a.zero_stage == b.zero_stage &&
          a.recompute_activations == b.recompute_activations && a.recompute_blocks == b.recompute_blocks &&
          a.regather_saved_inputs == b.regather_saved_inputs;
 }
@@ -40,10 +40,12 @@ void add_unique(std::vector<PricedPlan>& plans, PricedPlan plan) {
 void validate_request(const PlannerRequest& request) {
   if (request.devices < 1) throw InputError(fmt::format("devices: must be at least 1, got {}", request.devices));
   if (request.devices > rank_count(request.cluster)) {
-    throw InputError(fmt::format("devices: cluster '{}' has {} devices; {} cannot be placed on it (use a larger cluster file)",
-                                 request.cluster.name, rank_count(request.cluster), request.devices));
+    throw InputError(
+        fmt::format("devices: cluster '{}' has {} devices; {} cannot be placed on it (use a larger cluster file)",
+                    request.cluster.name, rank_count(request.cluster), request.devices));
   }
-  if (request.global_batch < 1) throw InputError(fmt::format("batch: must be at least 1, got {}", request.global_batch));
+  if (request.global_batch < 1)
+    throw InputError(fmt::format("batch: must be at least 1, got {}", request.global_batch));
   if (request.memory_limit_bytes < 1) throw InputError("memory-limit: must be positive");
 }
 
@@ -87,7 +89,8 @@ PlannerResult plan_training(const PlannerRequest& request, const std::function<v
   }
 
   for (const PricedPlan& plan : result.plans) {
-    if (plan.plan.family.starts_with("data-parallel")) result.data_parallel_peak_bytes = peak_memory_bytes(plan.prediction);
+    if (plan.plan.family.starts_with("data-parallel"))
+      result.data_parallel_peak_bytes = peak_memory_bytes(plan.prediction);
   }
   PlannerRequest one_device = request;
   one_device.devices = 1;

@@ -16,7 +16,7 @@ struct PlannerResult {
   double single_device_seconds = 0.0;    // the same batch on one device (the speedup's baseline)
   int64_t data_parallel_peak_bytes = 0;  // 0 when data parallelism does not apply
   SearchStats stats;
-  double search_seconds = 0.0;           // wall time of the whole search
+  double search_seconds = 0.0;  // wall time of the whole search
 };
 
 // Throws InputError for a request that cannot be planned (no devices, more devices than the

@@ -38,7 +38,8 @@ std::vector<double> cut_seconds(const PlannerRequest& request, CostTable& table,
   for (int v = 0; v < net.size(); ++v) {
     const model::Layer& layer = net.layer(v);
     const plans::LayerLayouts* l = table.layouts(v, layers[static_cast<size_t>(v)]);
-    const int64_t bytes = plans::local_element_count(l->output, skeleton.mesh, plans::activation_shape(layer, skeleton.micro_batch_size())) *
+    const int64_t bytes = plans::local_element_count(l->output, skeleton.mesh,
+                                                     plans::activation_shape(layer, skeleton.micro_batch_size())) *
                           model::output_element_bytes(layer, skeleton.dtype);
     send_of_output[static_cast<size_t>(v)] = 2 * send_seconds(request.cluster, pipe_group[0], pipe_group[1], bytes);
   }
@@ -46,7 +47,8 @@ std::vector<double> cut_seconds(const PlannerRequest& request, CostTable& table,
   std::vector<double> cuts(static_cast<size_t>(net.size()) + 1, 0.0);
   for (int i = 1; i < net.size(); ++i) {
     for (int u = 0; u < i; ++u) {
-      if (last_reader[static_cast<size_t>(u)] >= i) cuts[static_cast<size_t>(i)] += send_of_output[static_cast<size_t>(u)];
+      if (last_reader[static_cast<size_t>(u)] >= i)
+        cuts[static_cast<size_t>(i)] += send_of_output[static_cast<size_t>(u)];
     }
   }
   return cuts;
@@ -198,9 +200,9 @@ std::optional<PricedPlan> best_plan(const PlannerRequest& request, SearchStats& 
   const bool spatial = model_has_convolutions(*request.model);
   const int devices_per_node = request.cluster.levels.front().fan_out;
   std::optional<PricedPlan> best;
-  for (const SearchMesh& mesh : enumerate_search_meshes(request.devices, request.max_pipeline_stages,
-                                                        spatial ? request.max_space_axis : 1,
-                                                        std::min(request.max_model_axis, devices_per_node))) {
+  for (const SearchMesh& mesh :
+       enumerate_search_meshes(request.devices, request.max_pipeline_stages, spatial ? request.max_space_axis : 1,
+                               std::min(request.max_model_axis, devices_per_node))) {
     // The sharding DP runs once per mesh, at the first micro-batch count; the others reuse its
     // choices and only re-cut the stages (the choices barely move with the micro-batch size),
     // unless a micro-batch is too small for them (a batch split over more ranks than it has
@@ -213,7 +215,8 @@ std::optional<PricedPlan> best_plan(const PlannerRequest& request, SearchStats& 
       if (!layers) layers = plan->layers;
       plan->family = "best";
       // Only a plan that could beat the best so far is timed in full.
-      auto priced = price_plan_against(request, std::move(*plan), best ? &*best : nullptr, Ranking::fitting_first, stats);
+      auto priced =
+          price_plan_against(request, std::move(*plan), best ? &*best : nullptr, Ranking::fitting_first, stats);
       if (priced && (!best || better_plan(*priced, *best, Ranking::fitting_first))) best = std::move(*priced);
     };
     const int stages = mesh.size_of(mesh.pipe);

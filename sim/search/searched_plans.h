@@ -19,9 +19,9 @@
 namespace splitbrain::sim {
 
 struct SearchStats {
-  int64_t plans_simulated = 0;       // complete plans priced by simulate()
-  int64_t memory_walks = 0;          // plans whose fit was decided by their programs' memory alone
-  int64_t layer_prices = 0;          // distinct (layer, sharding) and (edge, shardings) prices
+  int64_t plans_simulated = 0;  // complete plans priced by simulate()
+  int64_t memory_walks = 0;     // plans whose fit was decided by their programs' memory alone
+  int64_t layer_prices = 0;     // distinct (layer, sharding) and (edge, shardings) prices
   int64_t meshes_searched = 0;
 };
 

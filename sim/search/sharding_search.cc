@@ -58,7 +58,8 @@ class ShardingDp {
     codes_.resize(static_cast<size_t>(n));
     for (int v = 0; v < n; ++v) {
       const size_t choices = candidates_[static_cast<size_t>(anchor_[static_cast<size_t>(v)])].size();
-      for (size_t c = 0; c < choices; ++c) codes_[static_cast<size_t>(v)].push_back(sharding_code(sharding_of(v, static_cast<int>(c))));
+      for (size_t c = 0; c < choices; ++c)
+        codes_[static_cast<size_t>(v)].push_back(sharding_code(sharding_of(v, static_cast<int>(c))));
     }
   }
 
@@ -90,7 +91,8 @@ class ShardingDp {
     int best = -1;
     for (const auto& entries : previous) {
       for (int e : entries) {
-        if (best < 0 || objective(arena_[static_cast<size_t>(e)]) < objective(arena_[static_cast<size_t>(best)])) best = e;
+        if (best < 0 || objective(arena_[static_cast<size_t>(e)]) < objective(arena_[static_cast<size_t>(best)]))
+          best = e;
       }
     }
     if (best < 0) return std::nullopt;
@@ -100,14 +102,13 @@ class ShardingDp {
  private:
   double objective(const Entry& e) const { return micro_batches_ * e.per_micro_batch + e.per_step; }
 
-  uint64_t code_of(int v, int choice) const {
-    return codes_[static_cast<size_t>(v)][static_cast<size_t>(choice)];
-  }
+  uint64_t code_of(int v, int choice) const { return codes_[static_cast<size_t>(v)][static_cast<size_t>(choice)]; }
 
   // The sharding of layer v when its anchor decision took candidate `choice`.
   const LayerSharding& sharding_of(int v, int choice) const {
     const int k = anchor_[static_cast<size_t>(v)];
-    if (decisions_[static_cast<size_t>(k)] == v) return candidates_[static_cast<size_t>(k)][static_cast<size_t>(choice)];
+    if (decisions_[static_cast<size_t>(k)] == v)
+      return candidates_[static_cast<size_t>(k)][static_cast<size_t>(choice)];
     return followers_[static_cast<size_t>(v)][static_cast<size_t>(choice)];
   }
 
@@ -128,9 +129,7 @@ class ShardingDp {
 
   // The table's prices, looked up once per (layer, choice) and (edge, choices): the DP asks for
   // the same ones for every entry it extends, and a hash lookup each time was most of its work.
-  size_t choices_of(int v) const {
-    return candidates_[static_cast<size_t>(anchor_[static_cast<size_t>(v)])].size();
-  }
+  size_t choices_of(int v) const { return candidates_[static_cast<size_t>(anchor_[static_cast<size_t>(v)])].size(); }
 
   const ChoiceCost& layer_cost(int v, int choice) {
     std::vector<const ChoiceCost*>& row = layer_costs_[static_cast<size_t>(v)];
@@ -152,8 +151,8 @@ class ShardingDp {
     double& seconds = grid[static_cast<size_t>(input_choice) * own_choices + static_cast<size_t>(own_choice)];
     if (std::isnan(seconds)) {
       const int u = net_.layer(v).inputs[position];
-      seconds = table_.edge_seconds(v, static_cast<int>(position), sharding_of(u, input_choice), code_of(u, input_choice),
-                                    sharding_of(v, own_choice), code_of(v, own_choice));
+      seconds = table_.edge_seconds(v, static_cast<int>(position), sharding_of(u, input_choice),
+                                    code_of(u, input_choice), sharding_of(v, own_choice), code_of(v, own_choice));
     }
     return seconds;
   }
@@ -201,7 +200,8 @@ class ShardingDp {
     });
     std::vector<int> front;
     for (int e : order) {
-      if (front.empty() || made[static_cast<size_t>(e)].memory_bytes < made[static_cast<size_t>(front.back())].memory_bytes) {
+      if (front.empty() ||
+          made[static_cast<size_t>(e)].memory_bytes < made[static_cast<size_t>(front.back())].memory_bytes) {
         front.push_back(e);
       }
     }
@@ -244,8 +244,8 @@ class ShardingDp {
   std::vector<std::vector<LayerSharding>> followers_;   // per follower, per anchor candidate
   std::vector<std::vector<uint64_t>> codes_;            // per layer, per anchor candidate
   std::vector<Entry> arena_;
-  std::vector<std::vector<const ChoiceCost*>> layer_costs_;         // per layer, per anchor candidate
-  std::vector<std::vector<std::vector<double>>> edge_seconds_;      // per layer, per input, per choice pair
+  std::vector<std::vector<const ChoiceCost*>> layer_costs_;     // per layer, per anchor candidate
+  std::vector<std::vector<std::vector<double>>> edge_seconds_;  // per layer, per input, per choice pair
 };
 
 LayerSharding with_role(LayerSharding sharding, plans::ShardRole role, int axis) {
@@ -262,8 +262,9 @@ std::vector<LayerSharding> decision_candidates(CostTable& table, int layer, cons
   if (mesh.space >= 0) space_roles = {ShardRole::spatial, ShardRole::batch, std::nullopt};
   std::vector<std::optional<ShardRole>> model_roles = {std::nullopt};
   if (mesh.model >= 0) {
-    model_roles = is_input ? std::vector<std::optional<ShardRole>>{ShardRole::batch, std::nullopt}
-                           : std::vector<std::optional<ShardRole>>{ShardRole::batch, ShardRole::out, ShardRole::in, std::nullopt};
+    model_roles =
+        is_input ? std::vector<std::optional<ShardRole>>{ShardRole::batch, std::nullopt}
+                 : std::vector<std::optional<ShardRole>>{ShardRole::batch, ShardRole::out, ShardRole::in, std::nullopt};
   }
   std::vector<LayerSharding> result;
   for (const auto& space_role : space_roles) {

@@ -26,14 +26,16 @@ std::optional<std::vector<int>> partition_stages(const StagePartitionInput& in) 
   };
   auto fits = [&](int stage, int i, int j) {
     const int in_flight = in.one_f_one_b ? std::min(in.micro_batches, stages - stage) : in.micro_batches;
-    const int64_t bytes = fixed_prefix[static_cast<size_t>(j)] - fixed_prefix[static_cast<size_t>(i)] +
-                          in_flight * (activation_prefix[static_cast<size_t>(j)] - activation_prefix[static_cast<size_t>(i)]);
+    const int64_t bytes =
+        fixed_prefix[static_cast<size_t>(j)] - fixed_prefix[static_cast<size_t>(i)] +
+        in_flight * (activation_prefix[static_cast<size_t>(j)] - activation_prefix[static_cast<size_t>(i)]);
     return bytes <= in.memory_limit_bytes;
   };
 
   constexpr double kImpossible = std::numeric_limits<double>::infinity();
   // best[s][j]: the slowest stage when stages 0..s hold layers [0, j); from[s][j]: where stage s starts.
-  std::vector<std::vector<double>> best(static_cast<size_t>(stages), std::vector<double>(static_cast<size_t>(n) + 1, kImpossible));
+  std::vector<std::vector<double>> best(static_cast<size_t>(stages),
+                                        std::vector<double>(static_cast<size_t>(n) + 1, kImpossible));
   std::vector<std::vector<int>> from(static_cast<size_t>(stages), std::vector<int>(static_cast<size_t>(n) + 1, -1));
   for (int j = 1; j <= n; ++j) {
     if (fits(0, 0, j)) best[0][static_cast<size_t>(j)] = stage_seconds(0, j);

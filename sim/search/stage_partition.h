@@ -14,8 +14,8 @@
 namespace splitbrain::sim {
 
 struct StagePartitionInput {
-  std::vector<double> layer_seconds;         // per micro-batch, forward + backward, per layer
-  std::vector<int64_t> layer_fixed_bytes;    // parameters, gradients, optimizer state
+  std::vector<double> layer_seconds;            // per micro-batch, forward + backward, per layer
+  std::vector<int64_t> layer_fixed_bytes;       // parameters, gradients, optimizer state
   std::vector<int64_t> layer_activation_bytes;  // kept activations of one micro-batch
   // cut_seconds[i]: the hand-over if a stage starts at layer i (activations forward, gradients
   // back, for every tensor produced before i and read at or after i); cut_seconds[0] unused.

@@ -34,24 +34,28 @@ PlannerRequest request(const std::string& model_spec, const std::string& cluster
 }
 
 void PlanVgg16On64(benchmark::State& state) {
-  const PlannerRequest r = request("vgg16", "dgx-a100-80g", 64, 2048, model::DType::fp32, plans::OptimizerKind::sgd_momentum);
+  const PlannerRequest r =
+      request("vgg16", "dgx-a100-80g", 64, 2048, model::DType::fp32, plans::OptimizerKind::sgd_momentum);
   for (auto _ : state) benchmark::DoNotOptimize(plan_training(r).plans.size());
 }
 
 void PlanGpt3On1024(benchmark::State& state) {
-  const PlannerRequest r = request("gpt3-175b", "dgx-a100-80g", 1024, 2048, model::DType::bf16, plans::OptimizerKind::adam);
+  const PlannerRequest r =
+      request("gpt3-175b", "dgx-a100-80g", 1024, 2048, model::DType::bf16, plans::OptimizerKind::adam);
   for (auto _ : state) benchmark::DoNotOptimize(plan_training(r).plans.size());
 }
 
 // Random complete assignments of vgg16 on {data: 8, model: 8}, priced by the search evaluator.
 void EvaluateAssignmentsVgg16(benchmark::State& state) {
-  const PlannerRequest r = request("vgg16", "dgx-a100-80g", 64, 2048, model::DType::fp32, plans::OptimizerKind::sgd_momentum);
+  const PlannerRequest r =
+      request("vgg16", "dgx-a100-80g", 64, 2048, model::DType::fp32, plans::OptimizerKind::sgd_momentum);
   const SearchMesh mesh = make_search_mesh(1, 8, 1, 8);
   CostTable table(skeleton_plan(r, mesh.mesh), r.cluster, 1);
   const model::Model& net = *r.model;
   std::vector<std::vector<plans::LayerSharding>> candidates(static_cast<size_t>(net.size()));
   for (int v = 0; v < net.size(); ++v) {
-    if (plans::chooses_own_sharding(net.layer(v))) candidates[static_cast<size_t>(v)] = decision_candidates(table, v, mesh);
+    if (plans::chooses_own_sharding(net.layer(v)))
+      candidates[static_cast<size_t>(v)] = decision_candidates(table, v, mesh);
   }
   std::mt19937 random(7);
   std::vector<plans::LayerSharding> layers(static_cast<size_t>(net.size()));
@@ -63,19 +67,22 @@ void EvaluateAssignmentsVgg16(benchmark::State& state) {
     fill_followers(table, layers);
     benchmark::DoNotOptimize(assignment_seconds(table, layers));
   }
-  state.counters["plans_per_second"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["plans_per_second"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 
 // The same random assignments, each compiled and simulated in full.
 void SimulateAssignmentsVgg16(benchmark::State& state) {
-  const PlannerRequest r = request("vgg16", "dgx-a100-80g", 64, 2048, model::DType::fp32, plans::OptimizerKind::sgd_momentum);
+  const PlannerRequest r =
+      request("vgg16", "dgx-a100-80g", 64, 2048, model::DType::fp32, plans::OptimizerKind::sgd_momentum);
   const SearchMesh mesh = make_search_mesh(1, 8, 1, 8);
   plans::Plan plan = skeleton_plan(r, mesh.mesh);
   CostTable table(plan, r.cluster, 1);
   const model::Model& net = *r.model;
   std::vector<std::vector<plans::LayerSharding>> candidates(static_cast<size_t>(net.size()));
   for (int v = 0; v < net.size(); ++v) {
-    if (plans::chooses_own_sharding(net.layer(v))) candidates[static_cast<size_t>(v)] = decision_candidates(table, v, mesh);
+    if (plans::chooses_own_sharding(net.layer(v)))
+      candidates[static_cast<size_t>(v)] = decision_candidates(table, v, mesh);
   }
   std::mt19937 random(7);
   for (auto _ : state) {
@@ -86,7 +93,8 @@ void SimulateAssignmentsVgg16(benchmark::State& state) {
     fill_followers(table, plan.layers);
     benchmark::DoNotOptimize(simulate(plan, plans::compile_plan(plan), r.cluster).iteration_seconds);
   }
-  state.counters["plans_per_second"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["plans_per_second"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 
 BENCHMARK(PlanVgg16On64)->Unit(benchmark::kMillisecond)->Iterations(3);

@@ -16,8 +16,8 @@ namespace {
 using plans::LayerSharding;
 
 // A plan on `mesh` where parameter layers take `with_parameters` and the others `without`.
-plans::Plan plan_by_parameters(const std::string& model_spec, plans::Mesh mesh, int64_t batch, LayerSharding with_parameters,
-                      LayerSharding without) {
+plans::Plan plan_by_parameters(const std::string& model_spec, plans::Mesh mesh, int64_t batch,
+                               LayerSharding with_parameters, LayerSharding without) {
   return plans::build_plan(model_spec, std::move(mesh), batch, [&](const model::Layer& layer) {
     return layer.cost.params > 0 ? with_parameters : without;
   });
@@ -29,17 +29,19 @@ void simulate_plan(benchmark::State& state, const plans::Plan& plan) {
     const Prediction prediction = simulate(plan, plans::compile_plan(plan), cluster);
     benchmark::DoNotOptimize(prediction.iteration_seconds);
   }
-  state.counters["plans_per_second"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["plans_per_second"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 
 void Vgg16DataParallel64(benchmark::State& state) {
-  simulate_plan(state, plan_by_parameters("vgg16", plans::Mesh({{"data", 64}}), 2048, {{0}, {}, {}, {}}, {{0}, {}, {}, {}}));
+  simulate_plan(state,
+                plan_by_parameters("vgg16", plans::Mesh({{"data", 64}}), 2048, {{0}, {}, {}, {}}, {{0}, {}, {}, {}}));
 }
 
 void Vgg16Grid8x8(benchmark::State& state) {
   // Gholami's integrated grid: batch over data, output features over model (8 inside a node).
   simulate_plan(state, plan_by_parameters("vgg16", plans::Mesh({{"data", 8}, {"model", 8}}), 2048, {{0}, {1}, {}, {}},
-                                 {{0}, {}, {}, {}}));
+                                          {{0}, {}, {}, {}}));
 }
 
 BENCHMARK(Vgg16DataParallel64)->Unit(benchmark::kMillisecond);

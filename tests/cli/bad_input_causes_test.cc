@@ -43,11 +43,13 @@ std::string replaced(std::string text, const std::string& from, const std::strin
 TEST(CliBadInputCauses, NumbersBeyondDoublesRangeNameTheirField) {
   const std::string plan = read_file(kPlan);
   for (const std::string& number : {std::string("1e999"), std::string("-1e999"), std::string(400, '9')}) {
-    const std::string path = write_temp_file("huge-batch.json", replaced(plan, "\"batch\": 128", "\"batch\": " + number));
+    const std::string path =
+        write_temp_file("huge-batch.json", replaced(plan, "\"batch\": 128", "\"batch\": " + number));
     expect_rejected(run_splitbrain("simulate --plan " + path), path + ": batch: number out of range");
   }
   const std::string model = write_temp_file(
-      "huge-shape.json", R"({"format": "splitbrain-model", "version": 1, "name": "m", "layers": [{"name": "data", "op": "input", "shape": [3, 1e999]}]})");
+      "huge-shape.json",
+      R"({"format": "splitbrain-model", "version": 1, "name": "m", "layers": [{"name": "data", "op": "input", "shape": [3, 1e999]}]})");
   expect_rejected(run_splitbrain("inspect --model " + model), model + ": layers[0].shape[1]: number out of range");
   const std::string cluster = write_temp_file(
       "huge-cluster.json", replaced(read_file(kSource + "/sim/clusters/local-cpu.json"), "12000000000", "-1e999"));
@@ -57,7 +59,8 @@ TEST(CliBadInputCauses, NumbersBeyondDoublesRangeNameTheirField) {
 
 TEST(CliBadInputCauses, ClusterValuesThatMakeACostNonFiniteNameTheirField) {
   const std::string local = read_file(kSource + "/sim/clusters/local-cpu.json");
-  const std::string latency = write_temp_file("latency.json", replaced(local, "\"latency_seconds\": 1e-6", "\"latency_seconds\": 1e308"));
+  const std::string latency =
+      write_temp_file("latency.json", replaced(local, "\"latency_seconds\": 1e-6", "\"latency_seconds\": 1e308"));
   expect_rejected(run_splitbrain("simulate --plan " + kPlan + " --cluster " + latency),
                   latency + ": levels[0].link.latency_seconds: must be between 0 and 1e+06");
   const std::string flops = write_temp_file("flops.json", replaced(local, "\"fp32\": 75e9", "\"fp32\": 5e-324"));
@@ -67,28 +70,32 @@ TEST(CliBadInputCauses, ClusterValuesThatMakeACostNonFiniteNameTheirField) {
 
 TEST(CliBadInputCauses, TooFewDevicesNameTheClusterFileAndCountInWords) {
   const std::string one = write_temp_file(
-      "one-device.json", replaced(read_file(kSource + "/sim/clusters/local-cpu.json"), "\"levels\"", "\"placement\": [0], \"levels\""));
-  expect_rejected(run_splitbrain("simulate --plan " + kPlan + " --cluster " + one),
-                  "--cluster " + one + ": cluster 'local-cpu' places ranks on 1 device but the plan's mesh {data: 2} needs 2");
+      "one-device.json",
+      replaced(read_file(kSource + "/sim/clusters/local-cpu.json"), "\"levels\"", "\"placement\": [0], \"levels\""));
+  expect_rejected(
+      run_splitbrain("simulate --plan " + kPlan + " --cluster " + one),
+      "--cluster " + one + ": cluster 'local-cpu' places ranks on 1 device but the plan's mesh {data: 2} needs 2");
 }
 
 TEST(CliBadInputCauses, SizesBeyond64BitsAreRefusedNamingTheLayer) {
   const std::string out = (std::filesystem::temp_directory_path() / "overflow-stats.json").string();
   std::filesystem::remove(out);
-  const std::string shape = write_temp_file(
-      "huge-shape.json", R"({"format": "splitbrain-model", "version": 1, "name": "m", "layers": [
+  const std::string shape =
+      write_temp_file("huge-shape.json", R"({"format": "splitbrain-model", "version": 1, "name": "m", "layers": [
         {"name": "data", "op": "input", "shape": [3, 4294967296, 4294967296]}]})");
-  expect_rejected(run_splitbrain("inspect --model " + shape + " --json " + out),
-                  shape + ": layer 'data': size: shape [3, 4294967296, 4294967296] has more elements than fit in 64 bits");
-  const std::string weights = write_temp_file(
-      "huge-weights.json", R"({"format": "splitbrain-model", "version": 1, "name": "m", "layers": [
+  expect_rejected(
+      run_splitbrain("inspect --model " + shape + " --json " + out),
+      shape + ": layer 'data': size: shape [3, 4294967296, 4294967296] has more elements than fit in 64 bits");
+  const std::string weights =
+      write_temp_file("huge-weights.json", R"({"format": "splitbrain-model", "version": 1, "name": "m", "layers": [
         {"name": "data", "op": "input", "shape": [4294967296]}, {"name": "fc", "op": "linear", "out_features": 4294967296}]})");
   expect_rejected(run_splitbrain("inspect --model " + weights + " --json " + out),
                   weights + ": layer 'fc': size: parameters: 4294967296 x 4294967296 does not fit in 64 bits");
   // A batch whose bytes overflow, of a model whose sizes alone do not.
-  const std::string plan = write_temp_file("huge-batch-bytes.json",
-                                           replaced(read_file(kPlan), "\"batch\": 128", "\"batch\": 4611686018427387904"));
-  expect_rejected(run_splitbrain("simulate --plan " + plan + " --json " + out), plan + ": batch: 4611686018427387904 samples of layer");
+  const std::string plan = write_temp_file(
+      "huge-batch-bytes.json", replaced(read_file(kPlan), "\"batch\": 128", "\"batch\": 4611686018427387904"));
+  expect_rejected(run_splitbrain("simulate --plan " + plan + " --json " + out),
+                  plan + ": batch: 4611686018427387904 samples of layer");
   EXPECT_FALSE(std::filesystem::exists(out)) << "a refused command left " << out;
 }
 
@@ -119,7 +126,8 @@ TEST(CliBadInputCauses, CompareNamesTheFieldAReportLacksOrMistypes) {
   nlohmann::json missing = measured;
   missing["phases"].erase("bubble");
   const std::string lacking = write_temp_file("lacking.json", missing.dump());
-  expect_rejected(run_splitbrain("compare --no-figures " + predicted + " " + lacking), lacking + ": phases.bubble: missing");
+  expect_rejected(run_splitbrain("compare --no-figures " + predicted + " " + lacking),
+                  lacking + ": phases.bubble: missing");
 
   nlohmann::json mistyped = measured;
   mistyped["ranks"][1]["memory"]["grads"] = "many";
@@ -130,7 +138,8 @@ TEST(CliBadInputCauses, CompareNamesTheFieldAReportLacksOrMistypes) {
   nlohmann::json not_ranks = measured;
   not_ranks["ranks"] = 3;
   const std::string scalar = write_temp_file("scalar-ranks.json", not_ranks.dump());
-  expect_rejected(run_splitbrain("compare --no-figures " + predicted + " " + scalar), scalar + ": ranks: expected an array");
+  expect_rejected(run_splitbrain("compare --no-figures " + predicted + " " + scalar),
+                  scalar + ": ranks: expected an array");
 }
 
 TEST(CliBadInputCauses, CompareOfVanishingValuesStaysFinite) {

@@ -15,7 +15,8 @@ void expect_rejected(const CommandResult& r, const std::string& expected_message
 }
 
 std::string model_file(const std::string& name, const std::string& layers) {
-  return write_temp_file(name, R"({"format": "splitbrain-model", "version": 1, "name": "bad", "layers": )" + layers + "}");
+  return write_temp_file(name,
+                         R"({"format": "splitbrain-model", "version": 1, "name": "bad", "layers": )" + layers + "}");
 }
 
 TEST(CliBadInput, MalformedJson) {

@@ -20,7 +20,8 @@ TEST(ClosestWord, CountsInsertionsDeletionsSubstitutionsAndSwaps) {
 }
 
 TEST(ClosestWord, SuggestsOnlyALikelyTypo) {
-  const std::vector<std::string> commands = {"models", "inspect", "plan", "simulate", "program", "run", "compare", "calibrate"};
+  const std::vector<std::string> commands = {"models",  "inspect", "plan",    "simulate",
+                                             "program", "run",     "compare", "calibrate"};
   EXPECT_EQ(closest_word("simulte", commands), "simulate");
   EXPECT_EQ(closest_word("calibarte", commands), "calibrate");
   EXPECT_EQ(closest_word("pan", commands), "plan");

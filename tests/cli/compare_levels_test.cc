@@ -34,8 +34,8 @@ struct Reports {
 
 Reports reports(const std::string& name) {
   Reports r{write_temp_file(name + "-predicted.json", ""), {}};
-  const CommandResult simulated = run_splitbrain("simulate --plan " + kPlan + " --cluster " + kCluster + " --json " +
-                                                 r.predicted_path);
+  const CommandResult simulated =
+      run_splitbrain("simulate --plan " + kPlan + " --cluster " + kCluster + " --json " + r.predicted_path);
   EXPECT_EQ(simulated.exit_code, 0) << simulated.err;
   r.measured = nlohmann::json::parse(read_file(r.predicted_path));
   r.measured["format"] = "splitbrain-measurement";
@@ -62,7 +62,8 @@ TEST(CliCompareLevels, EqualBytesPerLevelArePrintedSideBySide) {
   std::filesystem::remove_all(out);
   const CommandResult c = compare(r, r.measured, "levels-equal", out);
   ASSERT_EQ(c.exit_code, 0) << c.err;
-  EXPECT_NE(c.out.find("bytes per level: within a host = the prediction's node, across hosts = cluster"), std::string::npos)
+  EXPECT_NE(c.out.find("bytes per level: within a host = the prediction's node, across hosts = cluster"),
+            std::string::npos)
       << c.out;
   // vgg11's grid: 16,909,568 bytes a step over the model axis inside a node, 56,288,020 over data.
   EXPECT_NE(c.out.find("within_host   16,909,568  16,909,568  yes"), std::string::npos) << c.out;
@@ -91,9 +92,10 @@ TEST(CliCompareLevels, SaysWhyWhenTheLevelsCannotBeLinedUp) {
   for (nlohmann::json& rank : one_host["ranks"]) rank["placement"]["host"] = "node0";
   const CommandResult shared = compare(r, one_host, "levels-one-host");
   ASSERT_EQ(shared.exit_code, 0) << shared.err;
-  EXPECT_NE(shared.out.find("bytes per level: not compared: the ranks' hosts are not the prediction's nodes (rank 2 runs "
-                            "on host node0 with ranks of the prediction's node 0, but the prediction puts it on node 1)"),
-            std::string::npos)
+  EXPECT_NE(
+      shared.out.find("bytes per level: not compared: the ranks' hosts are not the prediction's nodes (rank 2 runs "
+                      "on host node0 with ranks of the prediction's node 0, but the prediction puts it on node 1)"),
+      std::string::npos)
       << shared.out;
 
   nlohmann::json unsplit = r.measured;

@@ -71,10 +71,12 @@ std::string export_command(const std::string& plan_file, const std::string& form
 // --nearest writes Megatron-LM's form with the same sizes, the differences noted.
 TEST(CliExport, Gpt3OnThousandGpusAsMegatronFlags) {
   const std::string plan = (kGoldenDir / "gpt3-175b-1024-top.plan.json").string();
-  expect_refused(run_splitbrain(export_command(plan, "megatron", fresh_dir("export-gpt3-strict"), "dgx-a100-80g:nodes=128")),
-                 {"layer 'h0.attn.c_proj': splits out over 'model'", "row-parallel", "--nearest"});
+  expect_refused(
+      run_splitbrain(export_command(plan, "megatron", fresh_dir("export-gpt3-strict"), "dgx-a100-80g:nodes=128")),
+      {"layer 'h0.attn.c_proj': splits out over 'model'", "row-parallel", "--nearest"});
   const fs::path dir = fresh_dir("export-gpt3");
-  const CommandResult r = run_splitbrain(export_command(plan, "megatron", dir, "dgx-a100-80g:nodes=128") + " --nearest");
+  const CommandResult r =
+      run_splitbrain(export_command(plan, "megatron", dir, "dgx-a100-80g:nodes=128") + " --nearest");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   expect_golden(dir, "gpt3-175b-1024-megatron", {"launch.sh"});
   const std::string script = read_file(dir / "launch.sh");
@@ -105,8 +107,9 @@ TEST(CliExport, Gpt2SmallMegatronExampleAsMegatronFlags) {
 TEST(CliExport, TinyGptRankingInEveryFormat) {
   for (const std::string format : {"megatron", "deepspeed", "torchrun"}) {
     const fs::path dir = fresh_dir("export-tiny-" + format);
-    const CommandResult r = run_splitbrain(std::string("plan --model ") + kTinyGpt + " --devices 2 --batch 16 --export " +
-                                           format + " --export-dir " + dir.string());
+    const CommandResult r =
+        run_splitbrain(std::string("plan --model ") + kTinyGpt + " --devices 2 --batch 16 --export " + format +
+                       " --export-dir " + dir.string());
     ASSERT_EQ(r.exit_code, 0) << r.err;
     ASSERT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator{}), 1) << "--export-top defaults to 1";
     const fs::path plan_dir = fs::directory_iterator(dir)->path();
@@ -127,9 +130,11 @@ TEST(CliExport, RankingSkipsWhatTheFormatCannotExpress) {
   // On one 8-GPU node the ranking holds per-layer tilings, grids, SplitBrain groups, domain and
   // pipeline plans: torchrun skips each with its reason and writes the one data-parallel plan.
   const fs::path dir = fresh_dir("export-skips");
-  const CommandResult r = run_splitbrain(std::string("plan --model ") + kTinyGpt +
-                                         " --cluster dgx-a100-80g --devices 8 --batch 32 --export torchrun --export-top 2"
-                                         " --export-dir " + dir.string());
+  const CommandResult r =
+      run_splitbrain(std::string("plan --model ") + kTinyGpt +
+                     " --cluster dgx-a100-80g --devices 8 --batch 32 --export torchrun --export-top 2"
+                     " --export-dir " +
+                     dir.string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ASSERT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator{}), 1);
   const fs::path plan_dir = fs::directory_iterator(dir)->path();
@@ -147,7 +152,8 @@ TEST(CliExport, SplitBrainPlanRefusedNamingTheLayer) {
   const std::string plan = std::string(SPLITBRAIN_SOURCE_DIR) + "/plans/examples/fashion-vgg-splitbrain-2.json";
   for (const char* format : {"megatron", "deepspeed", "torchrun"}) {
     const fs::path dir = fresh_dir(std::string("export-splitbrain-") + format);
-    expect_refused(run_splitbrain(export_command(plan, format, dir)), {"layer 'data': batch", "'model'", "layer 'fc1'", "SplitBrain group"});
+    expect_refused(run_splitbrain(export_command(plan, format, dir)),
+                   {"layer 'data': batch", "'model'", "layer 'fc1'", "SplitBrain group"});
     EXPECT_FALSE(fs::exists(dir)) << "nothing is written for a refused plan";
   }
 }
@@ -195,7 +201,8 @@ TEST(CliExport, InterleavedPipelineAndRecomputation) {
                  {"pipeline.virtual_stages", "interleaved"});
   // The first 2 blocks of each chunk: the input and token embedding in chunk 0, a whole
   // transformer layer (its attention and MLP halves) in the others.
-  const std::string blocks = interleaved_gpt_plan("interleaved-blocks.json", R"({"recompute": true, "recompute_blocks": 2})");
+  const std::string blocks =
+      interleaved_gpt_plan("interleaved-blocks.json", R"({"recompute": true, "recompute_blocks": 2})");
   expect_refused(run_splitbrain(export_command(blocks, "megatron", fresh_dir("export-blocks"))),
                  {"options.recompute_blocks", "chunk 0 recomputes 0 transformer layers"});
   const std::string zero = interleaved_gpt_plan("interleaved-zero.json", R"({"zero_stage": 2})");
@@ -206,7 +213,8 @@ TEST(CliExport, InterleavedPipelineAndRecomputation) {
 TEST(CliExport, BadFlags) {
   expect_refused(run_splitbrain(std::string("plan --model ") + kTinyGpt + " --devices 2 --batch 16 --export megatron"),
                  {"--export-dir"});
-  expect_refused(run_splitbrain(std::string("plan --model ") + kTinyGpt + " --devices 2 --batch 16 --export onnx --export-dir /tmp/x"),
+  expect_refused(run_splitbrain(std::string("plan --model ") + kTinyGpt +
+                                " --devices 2 --batch 16 --export onnx --export-dir /tmp/x"),
                  {"--export"});
 }
 

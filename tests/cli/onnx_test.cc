@@ -57,14 +57,16 @@ TEST(CliOnnx, UnsupportedOpExitsTwoNamingTheNode) {
 
 TEST(CliOnnx, CorruptOrMissingFilesExitTwoNamingTheFile) {
   const std::string corrupt = write_temp_file("corrupt.onnx", "not a protobuf \xff\xff\xff\xff");
-  expect_rejected(run_splitbrain("plan --model " + corrupt + " --devices 2 --batch 8"), corrupt + ": not an ONNX model");
+  expect_rejected(run_splitbrain("plan --model " + corrupt + " --devices 2 --batch 8"),
+                  corrupt + ": not an ONNX model");
   expect_rejected(run_splitbrain("import /nonexistent/net.onnx -o -"), "/nonexistent/net.onnx: cannot open");
   expect_rejected(run_splitbrain("inspect --model /nonexistent/net.onnx"), "/nonexistent/net.onnx: cannot open");
 }
 
 TEST(CliOnnx, ImportToAnUnwritableFolderWritesNothing) {
   SKIP_WITHOUT_EXPORT("gpt.onnx");
-  expect_rejected(run_splitbrain("import " + exported("gpt.onnx") + " -o /nonexistent/gpt.json"), "/nonexistent/gpt.json");
+  expect_rejected(run_splitbrain("import " + exported("gpt.onnx") + " -o /nonexistent/gpt.json"),
+                  "/nonexistent/gpt.json");
 }
 
 }  // namespace

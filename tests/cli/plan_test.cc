@@ -19,7 +19,8 @@ void expect_rejected(const CommandResult& r, const std::string& expected_message
 
 TEST(CliPlan, JsonContractAndEmittedPlansThatSimulate) {
   const std::string dir = std::filesystem::path(write_temp_file("plans-dir-marker", "")).parent_path() / "emitted";
-  const CommandResult r = run_splitbrain("plan --model vgg11-cifar10 --cluster dgx-a100-80g --devices 4 --batch 128 --json - --emit-plans " + dir);
+  const CommandResult r = run_splitbrain(
+      "plan --model vgg11-cifar10 --cluster dgx-a100-80g --devices 4 --batch 128 --json - --emit-plans " + dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto doc = nlohmann::json::parse(r.out);
   const auto& plans = doc.at("plans");
@@ -47,9 +48,11 @@ TEST(CliPlan, JsonContractAndEmittedPlansThatSimulate) {
 
 TEST(CliPlan, TableCsvAndExplanation) {
   const std::string csv = write_temp_file("ranking.csv", "");
-  const CommandResult r = run_splitbrain("plan --model fashion-vgg --devices 2 --batch 64 --csv " + csv + " --explain 1");
+  const CommandResult r =
+      run_splitbrain("plan --model fashion-vgg --devices 2 --batch 64 --csv " + csv + " --explain 1");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const char* text : {"rank", "family", "speedup", "saving vs DP", "data-parallel", "rank 1:", "sharding", "fc1"}) {
+  for (const char* text :
+       {"rank", "family", "speedup", "saving vs DP", "data-parallel", "rank 1:", "sharding", "fc1"}) {
     EXPECT_NE(r.out.find(text), std::string::npos) << text;
   }
   std::ifstream in(csv);
@@ -59,7 +62,8 @@ TEST(CliPlan, TableCsvAndExplanation) {
 }
 
 TEST(CliPlan, MemoryLimitMarksPlansThatDoNotFit) {
-  const CommandResult r = run_splitbrain("plan --model vgg16-cifar10 --cluster dgx-a100-80g --devices 8 --batch 256 --memory-limit 150MB --json -");
+  const CommandResult r = run_splitbrain(
+      "plan --model vgg16-cifar10 --cluster dgx-a100-80g --devices 8 --batch 256 --memory-limit 150MB --json -");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto doc = nlohmann::json::parse(r.out);
   EXPECT_EQ(doc.at("memory_limit_bytes").get<int64_t>(), 150'000'000);
@@ -71,8 +75,10 @@ TEST(CliPlan, MemoryLimitMarksPlansThatDoNotFit) {
 TEST(CliPlan, BadRequestsExitTwo) {
   expect_rejected(run_splitbrain("plan --model fashion-vgg --devices 0 --batch 64"), "--devices");
   expect_rejected(run_splitbrain("plan --model nosuchnet --devices 2 --batch 64"), "nosuchnet");
-  expect_rejected(run_splitbrain("plan --model fashion-vgg --cluster nosuchcluster --devices 2 --batch 64"), "nosuchcluster");
-  expect_rejected(run_splitbrain("plan --model fashion-vgg --devices 2 --batch 64 --memory-limit lots"), "--memory-limit");
+  expect_rejected(run_splitbrain("plan --model fashion-vgg --cluster nosuchcluster --devices 2 --batch 64"),
+                  "nosuchcluster");
+  expect_rejected(run_splitbrain("plan --model fashion-vgg --devices 2 --batch 64 --memory-limit lots"),
+                  "--memory-limit");
   expect_rejected(run_splitbrain("plan --model fashion-vgg --devices 2 --batch 64 --explain 999"), "--explain");
   expect_rejected(run_splitbrain("plan --model fashion-vgg --devices 2 --batch 0"), "--batch");
 }

@@ -18,8 +18,8 @@ TEST(CliProgram, ListingOfEveryExamplePlan) {
   for (const auto& entry : std::filesystem::directory_iterator(kExamples)) {
     const CommandResult r = run_splitbrain("program --plan " + entry.path().string() + " --rank 0");
     ASSERT_EQ(r.exit_code, 0) << entry.path() << ": " << r.err;
-    for (const char* text : {"step program of rank 0", "forward", "backward", "alloc", "free", "optimizer",
-                             "memory walk peaks"}) {
+    for (const char* text :
+         {"step program of rank 0", "forward", "backward", "alloc", "free", "optimizer", "memory walk peaks"}) {
       EXPECT_NE(r.out.find(text), std::string::npos) << entry.path() << ": " << text;
     }
   }
@@ -30,7 +30,8 @@ TEST(CliProgram, InterleavedProgramsNameTheirChunks) {
   const std::string plan = kExamples + "vgg16-cifar10-interleaved-4.json";
   const CommandResult r = run_splitbrain("program --plan " + plan + " --rank 2");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("step program of rank 2 (stage 1 of 2, interleaved_1f1b, chunks 1 and 3 of 4)"), std::string::npos)
+  EXPECT_NE(r.out.find("step program of rank 2 (stage 1 of 2, interleaved_1f1b, chunks 1 and 3 of 4)"),
+            std::string::npos)
       << r.out.substr(0, 300);
   EXPECT_NE(r.out.find("forward       conv4 mb0 chunk 1"), std::string::npos);
   EXPECT_NE(r.out.find("backward      fc3 mb3 chunk 3"), std::string::npos);
@@ -49,37 +50,38 @@ TEST(CliProgram, InterleavedProgramsNameTheirChunks) {
 // The JSON walk of every rank equals `simulate`'s memory per rank (one compiler, one walk).
 TEST(CliProgram, JsonWalkIsTheSimulatedMemory) {
   for (const char* file : {"vgg16-cifar10-pipeline-4.json", "vgg16-cifar10-interleaved-4.json"}) {
-  const std::string plan = kExamples + file;
-  const CommandResult simulated = run_splitbrain("simulate --plan " + plan + " --cluster dgx-a100-80g --json -");
-  ASSERT_EQ(simulated.exit_code, 0) << simulated.err;
-  const auto prediction = nlohmann::json::parse(simulated.out);
-  for (int rank = 0; rank < 4; ++rank) {
-    const CommandResult r = run_splitbrain("program --plan " + plan + " --rank " + std::to_string(rank) + " --json -");
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-    const auto program = nlohmann::json::parse(r.out);
-    EXPECT_EQ(program.at("format"), "splitbrain-step-program");
-    EXPECT_EQ(program.at("rank"), rank);
-    // Walk it here, from the JSON alone.
-    std::map<std::string, int64_t> live;
-    std::map<std::string, int64_t> peak;
-    for (int id : program.at("resident")) {
-      const auto& b = program.at("buffers").at(static_cast<size_t>(id));
-      peak[b.at("category")] = live[b.at("category")] += b.at("bytes").get<int64_t>();
+    const std::string plan = kExamples + file;
+    const CommandResult simulated = run_splitbrain("simulate --plan " + plan + " --cluster dgx-a100-80g --json -");
+    ASSERT_EQ(simulated.exit_code, 0) << simulated.err;
+    const auto prediction = nlohmann::json::parse(simulated.out);
+    for (int rank = 0; rank < 4; ++rank) {
+      const CommandResult r =
+          run_splitbrain("program --plan " + plan + " --rank " + std::to_string(rank) + " --json -");
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      const auto program = nlohmann::json::parse(r.out);
+      EXPECT_EQ(program.at("format"), "splitbrain-step-program");
+      EXPECT_EQ(program.at("rank"), rank);
+      // Walk it here, from the JSON alone.
+      std::map<std::string, int64_t> live;
+      std::map<std::string, int64_t> peak;
+      for (int id : program.at("resident")) {
+        const auto& b = program.at("buffers").at(static_cast<size_t>(id));
+        peak[b.at("category")] = live[b.at("category")] += b.at("bytes").get<int64_t>();
+      }
+      for (const auto& i : program.at("instructions")) {
+        ASSERT_TRUE(i.contains("op") && i.contains("stream") && i.contains("after"));
+        const std::string op = i.at("op");
+        if (op != "alloc" && op != "free") continue;
+        const std::string category = i.at("category");
+        live[category] += (op == "alloc" ? 1 : -1) * i.at("bytes").get<int64_t>();
+        peak[category] = std::max(peak[category], live[category]);
+      }
+      const auto& memory = prediction.at("ranks").at(static_cast<size_t>(rank)).at("memory");
+      for (const char* category : {"params", "grads", "optimizer", "activations", "buffers"}) {
+        EXPECT_EQ(peak[category], memory.at(category).get<int64_t>()) << "rank " << rank << " " << category;
+        EXPECT_EQ(peak[category], program.at("memory_peaks_bytes").at(category).get<int64_t>()) << category;
+      }
     }
-    for (const auto& i : program.at("instructions")) {
-      ASSERT_TRUE(i.contains("op") && i.contains("stream") && i.contains("after"));
-      const std::string op = i.at("op");
-      if (op != "alloc" && op != "free") continue;
-      const std::string category = i.at("category");
-      live[category] += (op == "alloc" ? 1 : -1) * i.at("bytes").get<int64_t>();
-      peak[category] = std::max(peak[category], live[category]);
-    }
-    const auto& memory = prediction.at("ranks").at(static_cast<size_t>(rank)).at("memory");
-    for (const char* category : {"params", "grads", "optimizer", "activations", "buffers"}) {
-      EXPECT_EQ(peak[category], memory.at(category).get<int64_t>()) << "rank " << rank << " " << category;
-      EXPECT_EQ(peak[category], program.at("memory_peaks_bytes").at(category).get<int64_t>()) << category;
-    }
-  }
   }
 }
 

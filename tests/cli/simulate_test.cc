@@ -27,7 +27,9 @@ TEST(CliSimulate, SummaryNamesThePhases) {
 
 TEST(CliSimulate, JsonContractAndTrace) {
   const std::string trace = write_temp_file("trace.json", "");
-  const CommandResult r = run_splitbrain("simulate --plan " + kExamples + "vgg16-cifar10-pipeline-4.json --cluster dgx-a100-80g --json - --trace " + trace);
+  const CommandResult r =
+      run_splitbrain("simulate --plan " + kExamples +
+                     "vgg16-cifar10-pipeline-4.json --cluster dgx-a100-80g --json - --trace " + trace);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto doc = nlohmann::json::parse(r.out);
   EXPECT_GT(doc.at("iteration_seconds").get<double>(), 0.0);
@@ -47,15 +49,17 @@ TEST(CliSimulate, BadPlanFileNamesFileAndField) {
 }
 
 TEST(CliSimulate, MalformedPlanFile) {
-  const std::string plan = write_temp_file("malformed-plan.json", "{\"format\": \"splitbrain-plan\",\n\"version\": 1,,}");
+  const std::string plan =
+      write_temp_file("malformed-plan.json", "{\"format\": \"splitbrain-plan\",\n\"version\": 1,,}");
   expect_rejected(run_splitbrain("simulate --plan " + plan), plan + ":2:");
 }
 
 TEST(CliSimulate, BadClusterFileNamesFileAndField) {
   const std::string cluster = write_temp_file("bad-cluster.json", R"({"format": "splitbrain-cluster", "version": 1,
     "name": "x", "description": "", "device": {}, "levels": [], "algorithms": {}})");
-  expect_rejected(run_splitbrain("simulate --plan " + kExamples + "fashion-vgg-data-parallel-2.json --cluster " + cluster),
-                  cluster + ": device.");
+  expect_rejected(
+      run_splitbrain("simulate --plan " + kExamples + "fashion-vgg-data-parallel-2.json --cluster " + cluster),
+      cluster + ": device.");
 }
 
 TEST(CliSimulate, UnknownClusterAndTooFewDevices) {

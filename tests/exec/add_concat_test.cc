@@ -12,9 +12,9 @@
 namespace splitbrain::exec::cpu {
 namespace {
 
-using testing::random_floats;
 using kernels::Dims;
 using kernels::KernelArgumentError;
+using testing::random_floats;
 
 TEST(Add, ThreeInputsAndInPlace) {
   CpuContext context;

@@ -12,15 +12,16 @@
 namespace splitbrain::exec::cpu {
 namespace {
 
+using kernels::AttentionShape;
 using testing::expect_close;
 using testing::random_floats;
-using kernels::AttentionShape;
 
 struct AttentionReference {
   std::vector<double> y, probs, dx;
 };
 
-AttentionReference reference_attention(const AttentionShape& s, const std::vector<float>& x, const std::vector<float>& dy) {
+AttentionReference reference_attention(const AttentionShape& s, const std::vector<float>& x,
+                                       const std::vector<float>& dy) {
   const int64_t T = s.seq, H = s.heads, E = s.head_dim;
   const double scale = 1 / std::sqrt(static_cast<double>(E));
   AttentionReference r;
@@ -31,7 +32,9 @@ AttentionReference reference_attention(const AttentionShape& s, const std::vecto
   auto xi = [&](int64_t n, int64_t t, int64_t h, int64_t part, int64_t d) {
     return static_cast<std::size_t>(((n * T + t) * H + h) * 3 * E + part * E + d);
   };
-  auto yi = [&](int64_t n, int64_t t, int64_t h, int64_t d) { return static_cast<std::size_t>(((n * T + t) * H + h) * E + d); };
+  auto yi = [&](int64_t n, int64_t t, int64_t h, int64_t d) {
+    return static_cast<std::size_t>(((n * T + t) * H + h) * E + d);
+  };
   for (int64_t n = 0; n < s.batch; ++n)
     for (int64_t h = 0; h < H; ++h) {
       std::vector<double> P(static_cast<std::size_t>(T * T), 0.0), dS(P.size(), 0.0);

@@ -14,12 +14,12 @@
 namespace splitbrain::exec::cpu {
 namespace {
 
+using kernels::batchnorm_parameter_gradients;
+using kernels::batchnorm_statistics;
+using kernels::batchnorm_update_running;
+using kernels::BatchNormShape;
 using testing::expect_close;
 using testing::random_floats;
-using kernels::BatchNormShape;
-using kernels::batchnorm_statistics;
-using kernels::batchnorm_parameter_gradients;
-using kernels::batchnorm_update_running;
 
 struct BnReference {
   std::vector<double> y, dx, dgamma, dbeta;
@@ -33,7 +33,9 @@ BnReference reference_batchnorm(const BatchNormShape& s, const std::vector<float
   r.dgamma.assign(gamma.size(), 0.0);
   r.dbeta.assign(gamma.size(), 0.0);
   const double m = static_cast<double>(s.count());
-  auto at = [&](int64_t n, int64_t c, int64_t i) { return static_cast<std::size_t>((n * s.channels + c) * s.spatial + i); };
+  auto at = [&](int64_t n, int64_t c, int64_t i) {
+    return static_cast<std::size_t>((n * s.channels + c) * s.spatial + i);
+  };
   for (int64_t c = 0; c < s.channels; ++c) {
     double mean = 0, var = 0;
     for (int64_t n = 0; n < s.batch; ++n)
@@ -79,17 +81,17 @@ void run_phases(const BatchNormShape& whole, int parts, const std::vector<float>
   y.resize(x.size());
   for (int p = 0; p < parts; ++p)
     kernel.normalize(x.data() + p * stride, mean.data(), inv_std.data(), gamma.data(), beta.data(),
-                        y.data() + p * stride);
+                     y.data() + p * stride);
   std::vector<double> sum_dy(channels, 0.0), sum_dy_xhat(channels, 0.0);
   for (int p = 0; p < parts; ++p) {
     kernel.backward_local_sums(x.data() + p * stride, dy.data() + p * stride, mean.data(), inv_std.data(),
-                                  local_a.data(), local_b.data());
+                               local_a.data(), local_b.data());
     for (std::size_t c = 0; c < channels; ++c) sum_dy[c] += local_a[c], sum_dy_xhat[c] += local_b[c];
   }
   dx.resize(x.size());
   for (int p = 0; p < parts; ++p)
-    kernel.backward_data(x.data() + p * stride, dy.data() + p * stride, mean.data(), inv_std.data(),
-                            gamma.data(), sum_dy.data(), sum_dy_xhat.data(), count, dx.data() + p * stride);
+    kernel.backward_data(x.data() + p * stride, dy.data() + p * stride, mean.data(), inv_std.data(), gamma.data(),
+                         sum_dy.data(), sum_dy_xhat.data(), count, dx.data() + p * stride);
   dgamma.resize(channels);
   dbeta.resize(channels);
   batchnorm_parameter_gradients(whole.channels, sum_dy.data(), sum_dy_xhat.data(), dgamma.data(), dbeta.data());

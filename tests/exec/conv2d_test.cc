@@ -13,10 +13,10 @@
 namespace splitbrain::exec::cpu {
 namespace {
 
-using testing::expect_close;
-using testing::random_floats;
 using kernels::Conv2dShape;
 using kernels::KernelArgumentError;
+using testing::expect_close;
+using testing::random_floats;
 
 struct ConvReference {
   std::vector<double> y, dx, dw, db;
@@ -47,7 +47,8 @@ ConvReference reference_conv(const Conv2dShape& s, const std::vector<float>& x, 
                 const int64_t ih = oh * s.stride_h - s.pad_top + kh * s.dilation_h;
                 const int64_t iw = ow * s.stride_w - s.pad_left + kw * s.dilation_w;
                 if (ih < 0 || ih >= s.height || iw < 0 || iw >= s.width) continue;
-                const auto xi = static_cast<std::size_t>(((n * s.in_channels + group * cg + c) * s.height + ih) * s.width + iw);
+                const auto xi =
+                    static_cast<std::size_t>(((n * s.in_channels + group * cg + c) * s.height + ih) * s.width + iw);
                 const auto wi = static_cast<std::size_t>(((k * cg + c) * s.kernel_h + kh) * s.kernel_w + kw);
                 acc += static_cast<double>(x[xi]) * w[wi];
                 r.dx[xi] += g * w[wi];
@@ -71,7 +72,8 @@ TEST_P(Conv2dCase, MatchesFloat64Reference) {
   CpuContext context;
   Conv2dKernel kernel(context, s);
   const auto x = random_floats(static_cast<std::size_t>(s.batch * s.in_channels * s.height * s.width), 1);
-  const auto w = random_floats(static_cast<std::size_t>(s.out_channels * (s.in_channels / s.groups) * s.kernel_h * s.kernel_w), 2);
+  const auto w =
+      random_floats(static_cast<std::size_t>(s.out_channels * (s.in_channels / s.groups) * s.kernel_h * s.kernel_w), 2);
   const auto b = random_floats(static_cast<std::size_t>(s.out_channels), 3);
   const auto y_size = static_cast<std::size_t>(s.batch * s.out_channels * s.out_height() * s.out_width());
   const auto dy = random_floats(y_size, 4);
@@ -101,7 +103,8 @@ TEST_P(Conv2dCase, MatchesFloat64Reference) {
     std::vector<float> no_bias(y_size), expected(y_size);
     kernel.forward(x.data(), w.data(), nullptr, no_bias.data());
     const auto plane = static_cast<std::size_t>(s.out_height() * s.out_width());
-    for (std::size_t i = 0; i < y_size; ++i) expected[i] = y[i] - b[i / plane % static_cast<std::size_t>(s.out_channels)];
+    for (std::size_t i = 0; i < y_size; ++i)
+      expected[i] = y[i] - b[i / plane % static_cast<std::size_t>(s.out_channels)];
     expect_close(no_bias, std::vector<double>(expected.begin(), expected.end()), 1e-5, "y without bias");
   }
 }
@@ -113,35 +116,35 @@ Conv2dShape with(Conv2dShape s, auto&& edit) {
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, Conv2dCase,
-    ::testing::Values(
-        with(make(2, 3, 7, 6, 4, 3, 3), [](Conv2dShape& s) { s.pad_top = s.pad_bottom = s.pad_left = s.pad_right = 1; }),
-        with(make(1, 5, 9, 11, 3, 3, 3),
-             [](Conv2dShape& s) {
-               s.stride_h = s.stride_w = 2;
-               s.pad_top = s.pad_bottom = s.pad_left = s.pad_right = 1;
-               s.bias = false;
-             }),
-        with(make(2, 4, 8, 7, 6, 3, 2),
-             [](Conv2dShape& s) {
-               s.groups = 2;
-               s.dilation_h = 2;
-               s.pad_left = 1;
-             }),
-        // The halo case: no padding on top (rows arrive from the neighbour), one row at the bottom.
-        with(make(1, 3, 6, 5, 2, 3, 3), [](Conv2dShape& s) { s.pad_bottom = s.pad_left = s.pad_right = 1; }),
-        with(make(2, 4, 5, 5, 4, 3, 3),
-             [](Conv2dShape& s) {
-               s.groups = 4;  // depthwise
-               s.pad_top = 2;
-               s.stride_w = 2;
-             }),
-        with(make(3, 5, 7, 7, 8, 1, 1), [](Conv2dShape& s) { s.stride_h = s.stride_w = 2; }),
-        // 16 channels: oneDNN picks blocked layouts (nChw16c), exercising the reorders.
-        with(make(2, 16, 8, 8, 32, 5, 5),
-             [](Conv2dShape& s) {
-               s.stride_h = s.stride_w = 3;
-               s.pad_top = s.pad_bottom = s.pad_left = s.pad_right = 2;
-             })));
+    ::testing::Values(with(make(2, 3, 7, 6, 4, 3, 3),
+                           [](Conv2dShape& s) { s.pad_top = s.pad_bottom = s.pad_left = s.pad_right = 1; }),
+                      with(make(1, 5, 9, 11, 3, 3, 3),
+                           [](Conv2dShape& s) {
+                             s.stride_h = s.stride_w = 2;
+                             s.pad_top = s.pad_bottom = s.pad_left = s.pad_right = 1;
+                             s.bias = false;
+                           }),
+                      with(make(2, 4, 8, 7, 6, 3, 2),
+                           [](Conv2dShape& s) {
+                             s.groups = 2;
+                             s.dilation_h = 2;
+                             s.pad_left = 1;
+                           }),
+                      // The halo case: no padding on top (rows arrive from the neighbour), one row at the bottom.
+                      with(make(1, 3, 6, 5, 2, 3, 3),
+                           [](Conv2dShape& s) { s.pad_bottom = s.pad_left = s.pad_right = 1; }),
+                      with(make(2, 4, 5, 5, 4, 3, 3),
+                           [](Conv2dShape& s) {
+                             s.groups = 4;  // depthwise
+                             s.pad_top = 2;
+                             s.stride_w = 2;
+                           }),
+                      with(make(3, 5, 7, 7, 8, 1, 1), [](Conv2dShape& s) { s.stride_h = s.stride_w = 2; }),
+                      // 16 channels: oneDNN picks blocked layouts (nChw16c), exercising the reorders.
+                      with(make(2, 16, 8, 8, 32, 5, 5), [](Conv2dShape& s) {
+                        s.stride_h = s.stride_w = 3;
+                        s.pad_top = s.pad_bottom = s.pad_left = s.pad_right = 2;
+                      })));
 
 // A height-split convolution: each half extended by the halo row of its neighbour and padded
 // only at the global edge gives exactly the rows of the whole convolution.
@@ -162,13 +165,13 @@ TEST(Conv2d, HaloSplitEqualsWhole) {
     part.pad_bottom = half == 0 ? 0 : 1;
     const int64_t first_row = half == 0 ? 0 : 3;
     std::vector<float> xp(static_cast<std::size_t>(2 * 3 * 5 * 5));
-    for (int64_t nc = 0; nc < 6; ++nc)
-      std::copy_n(x.begin() + (nc * 8 + first_row) * 5, 25, xp.begin() + nc * 25);
+    for (int64_t nc = 0; nc < 6; ++nc) std::copy_n(x.begin() + (nc * 8 + first_row) * 5, 25, xp.begin() + nc * 25);
     std::vector<float> yp(static_cast<std::size_t>(2 * 4 * 4 * 5));
     Conv2dKernel(context, part).forward(xp.data(), w.data(), b.data(), yp.data());
     for (int64_t nk = 0; nk < 8; ++nk)
       for (int64_t i = 0; i < 20; ++i)
-        EXPECT_NEAR(yp[static_cast<std::size_t>(nk * 20 + i)], y[static_cast<std::size_t>(nk * 40 + half * 20 + i)], 1e-5);
+        EXPECT_NEAR(yp[static_cast<std::size_t>(nk * 20 + i)], y[static_cast<std::size_t>(nk * 40 + half * 20 + i)],
+                    1e-5);
   }
 }
 

@@ -13,11 +13,11 @@
 namespace splitbrain::exec::cpu {
 namespace {
 
-using testing::random_floats;
-using kernels::DropoutKey;
-using kernels::DropoutBlock;
-using kernels::KernelArgumentError;
 using kernels::dropout_keeps;
+using kernels::DropoutBlock;
+using kernels::DropoutKey;
+using kernels::KernelArgumentError;
+using testing::random_floats;
 
 constexpr DropoutKey kKey{1234, 7, 3};
 

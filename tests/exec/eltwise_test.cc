@@ -13,9 +13,9 @@
 namespace splitbrain::exec::cpu {
 namespace {
 
+using kernels::Activation;
 using testing::expect_close;
 using testing::random_floats;
-using kernels::Activation;
 
 TEST(Relu, InPlaceForwardAndBackwardFromOutput) {
   CpuContext context;

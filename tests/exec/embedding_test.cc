@@ -14,10 +14,10 @@
 namespace splitbrain::exec::cpu {
 namespace {
 
-using testing::random_floats;
+using kernels::embedding_positions;
 using kernels::EmbeddingShape;
 using kernels::KernelArgumentError;
-using kernels::embedding_positions;
+using testing::random_floats;
 
 TEST(Embedding, WholeAndVocabularySplitTables) {
   const int64_t vocab = 10, dim = 3, count = 12;
@@ -32,7 +32,8 @@ TEST(Embedding, WholeAndVocabularySplitTables) {
   std::vector<double> dtable_ref(table.size(), 0.0);
   for (int64_t i = 0; i < count; ++i)
     for (int64_t j = 0; j < dim; ++j) {
-      const auto yi = static_cast<std::size_t>(i * dim + j), ti = static_cast<std::size_t>(ids[static_cast<std::size_t>(i)]) * dim + j;
+      const auto yi = static_cast<std::size_t>(i * dim + j),
+                 ti = static_cast<std::size_t>(ids[static_cast<std::size_t>(i)]) * dim + j;
       EXPECT_EQ(y[yi], table[ti]);
       dtable_ref[ti] += dy[yi];
     }

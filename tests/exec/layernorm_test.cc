@@ -11,17 +11,19 @@
 namespace splitbrain::exec::cpu {
 namespace {
 
+using kernels::LayerNormShape;
 using testing::expect_close;
 using testing::random_floats;
-using kernels::LayerNormShape;
 
 TEST(LayerNorm, MatchesFloat64Reference) {
-  for (const LayerNormShape s : {LayerNormShape{6, 32, 1e-5}, LayerNormShape{7, 13, 1e-5}, LayerNormShape{1, 1, 1e-3}}) {
+  for (const LayerNormShape s :
+       {LayerNormShape{6, 32, 1e-5}, LayerNormShape{7, 13, 1e-5}, LayerNormShape{1, 1, 1e-3}}) {
     SCOPED_TRACE("rows " + std::to_string(s.rows) + " features " + std::to_string(s.features));
     const auto rows = static_cast<std::size_t>(s.rows), d = static_cast<std::size_t>(s.features);
     const auto x = random_floats(rows * d, 61, -2.0f, 3.0f), dy = random_floats(rows * d, 62);
     const auto gamma = random_floats(d, 63, 0.5f, 1.5f), beta = random_floats(d, 64);
-    std::vector<double> y_ref(rows * d), dx_ref(rows * d), dg_ref(d, 0.0), db_ref(d, 0.0), mean_ref(rows), var_ref(rows);
+    std::vector<double> y_ref(rows * d), dx_ref(rows * d), dg_ref(d, 0.0), db_ref(d, 0.0), mean_ref(rows),
+        var_ref(rows);
     for (std::size_t r = 0; r < rows; ++r) {
       double mean = 0, var = 0;
       for (std::size_t j = 0; j < d; ++j) mean += x[r * d + j] / static_cast<double>(d);

@@ -9,9 +9,9 @@
 namespace splitbrain::exec::cpu {
 namespace {
 
+using kernels::LinearShape;
 using testing::expect_close;
 using testing::random_floats;
-using kernels::LinearShape;
 
 class LinearCase : public ::testing::TestWithParam<LinearShape> {};
 
@@ -51,7 +51,8 @@ TEST_P(LinearCase, MatchesFloat64Reference) {
   std::vector<double> acc_w_ref(acc_w.begin(), acc_w.end()), acc_b_ref(acc_b.begin(), acc_b.end());
   for (std::size_t k = 0; k < acc_w_ref.size(); ++k) acc_w_ref[k] += 2.0 * dw_ref[k];
   for (std::size_t k = 0; k < acc_b_ref.size(); ++k) acc_b_ref[k] += 2.0 * db_ref[k];
-  for (int twice = 0; twice < 2; ++twice) kernel.accumulate_weight_gradients(x.data(), dy.data(), acc_w.data(), acc_b.data());
+  for (int twice = 0; twice < 2; ++twice)
+    kernel.accumulate_weight_gradients(x.data(), dy.data(), acc_w.data(), acc_b.data());
   expect_close(acc_w, acc_w_ref, 1e-5, "accumulated dw");
   expect_close(acc_b, acc_b_ref, 1e-5, "accumulated db");
 }

@@ -37,7 +37,8 @@ inline int run_tests_on_all_ranks() {
   const int mine = RUN_ALL_TESTS();
   int worst = 0;
   MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (rank == 0 && mine == 0 && worst != 0) std::fprintf(stderr, "FAILED on another rank (its failures are printed above)\n");
+  if (rank == 0 && mine == 0 && worst != 0)
+    std::fprintf(stderr, "FAILED on another rank (its failures are printed above)\n");
   return worst;
 }
 

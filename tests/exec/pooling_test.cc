@@ -15,12 +15,12 @@
 namespace splitbrain::exec::cpu {
 namespace {
 
-using testing::expect_close;
-using testing::random_floats;
-using kernels::Pool2dShape;
-using kernels::PoolKind;
 using kernels::AdaptiveAvgPoolShape;
 using kernels::KernelArgumentError;
+using kernels::Pool2dShape;
+using kernels::PoolKind;
+using testing::expect_close;
+using testing::random_floats;
 
 struct PoolCase {
   PoolKind kind;
@@ -101,16 +101,15 @@ Pool2dShape ceil_mode(Pool2dShape s) {
   return s;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Shapes, PoolingCase,
-    ::testing::Values(PoolCase{PoolKind::max, pool(2, 3, 8, 8, 2, 2, 0)},
-                      PoolCase{PoolKind::max, pool(1, 4, 7, 9, 3, 2, 1)},
-                      PoolCase{PoolKind::max, ceil_mode(pool(2, 2, 7, 7, 2, 2, 0))},
-                      PoolCase{PoolKind::max, asymmetric(pool(1, 3, 6, 5, 3, 1, 1))},
-                      PoolCase{PoolKind::average, pool(2, 3, 8, 8, 2, 2, 0)},
-                      PoolCase{PoolKind::average, pool(1, 4, 7, 9, 3, 2, 1)},
-                      PoolCase{PoolKind::average, asymmetric(pool(2, 2, 5, 6, 3, 2, 1))},
-                      PoolCase{PoolKind::average, pool(3, 5, 11, 5, 3, 3, 1)}));
+INSTANTIATE_TEST_SUITE_P(Shapes, PoolingCase,
+                         ::testing::Values(PoolCase{PoolKind::max, pool(2, 3, 8, 8, 2, 2, 0)},
+                                           PoolCase{PoolKind::max, pool(1, 4, 7, 9, 3, 2, 1)},
+                                           PoolCase{PoolKind::max, ceil_mode(pool(2, 2, 7, 7, 2, 2, 0))},
+                                           PoolCase{PoolKind::max, asymmetric(pool(1, 3, 6, 5, 3, 1, 1))},
+                                           PoolCase{PoolKind::average, pool(2, 3, 8, 8, 2, 2, 0)},
+                                           PoolCase{PoolKind::average, pool(1, 4, 7, 9, 3, 2, 1)},
+                                           PoolCase{PoolKind::average, asymmetric(pool(2, 2, 5, 6, 3, 2, 1))},
+                                           PoolCase{PoolKind::average, pool(3, 5, 11, 5, 3, 3, 1)}));
 
 TEST(Pooling, AverageRejectsOverhangingCeilWindow) {
   CpuContext context;
@@ -119,8 +118,9 @@ TEST(Pooling, AverageRejectsOverhangingCeilWindow) {
 
 // Adaptive average pooling with PyTorch's bins [floor(i H / o), ceil((i + 1) H / o)).
 TEST(AdaptiveAvgPool, MatchesFloat64ReferenceIncludingUnevenBins) {
-  for (const AdaptiveAvgPoolShape s : {AdaptiveAvgPoolShape{2, 3, 7, 5, 1, 1}, AdaptiveAvgPoolShape{1, 2, 7, 10, 3, 4},
-                                       AdaptiveAvgPoolShape{2, 2, 4, 4, 4, 4}, AdaptiveAvgPoolShape{1, 1, 5, 3, 7, 6}}) {
+  for (const AdaptiveAvgPoolShape s :
+       {AdaptiveAvgPoolShape{2, 3, 7, 5, 1, 1}, AdaptiveAvgPoolShape{1, 2, 7, 10, 3, 4},
+        AdaptiveAvgPoolShape{2, 2, 4, 4, 4, 4}, AdaptiveAvgPoolShape{1, 1, 5, 3, 7, 6}}) {
     const auto x = random_floats(static_cast<std::size_t>(s.batch * s.channels * s.height * s.width), 31);
     const auto dy = random_floats(static_cast<std::size_t>(s.batch * s.channels * s.out_height * s.out_width), 32);
     std::vector<double> y_ref(dy.size(), 0.0), dx_ref(x.size(), 0.0);

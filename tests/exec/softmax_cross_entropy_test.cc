@@ -13,10 +13,10 @@
 namespace splitbrain::exec::cpu {
 namespace {
 
+using kernels::KernelArgumentError;
+using kernels::SoftmaxCrossEntropyShape;
 using testing::expect_close;
 using testing::random_floats;
-using kernels::SoftmaxCrossEntropyShape;
-using kernels::KernelArgumentError;
 
 TEST(SoftmaxCrossEntropy, MatchesFloat64ReferenceAndStaysFinite) {
   for (const float spread : {4.0f, 200.0f}) {  // 200: exp(logit) overflows fp32 without the max shift
@@ -34,8 +34,9 @@ TEST(SoftmaxCrossEntropy, MatchesFloat64ReferenceAndStaysFinite) {
       for (std::size_t c = 0; c < classes; ++c) sum += std::exp(logits[r * classes + c] - max);
       loss_ref += std::log(sum) + max - logits[r * classes + static_cast<std::size_t>(labels[r])];
       for (std::size_t c = 0; c < classes; ++c)
-        grad_ref[r * classes + c] = (std::exp(logits[r * classes + c] - max) / sum -
-                                     (c == static_cast<std::size_t>(labels[r]) ? 1.0 : 0.0)) * scale;
+        grad_ref[r * classes + c] =
+            (std::exp(logits[r * classes + c] - max) / sum - (c == static_cast<std::size_t>(labels[r]) ? 1.0 : 0.0)) *
+            scale;
     }
     std::vector<float> buffer = logits;  // probs over the logits, then the gradient over the probs
     const double loss = SoftmaxCrossEntropyKernel(s).forward(buffer.data(), labels.data(), buffer.data());
@@ -49,7 +50,8 @@ TEST(SoftmaxCrossEntropy, RejectsLabelOutOfRange) {
   const std::vector<float> logits(6, 0.0f);
   std::vector<float> probs(6);
   const std::vector<int32_t> labels{0, 3};
-  EXPECT_THROW(SoftmaxCrossEntropyKernel({2, 3}).forward(logits.data(), labels.data(), probs.data()), KernelArgumentError);
+  EXPECT_THROW(SoftmaxCrossEntropyKernel({2, 3}).forward(logits.data(), labels.data(), probs.data()),
+               KernelArgumentError);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace splitbrain;
   return fuzz::read_or_refuse([&] {
-    model::model_from_json(parse_json_strict(fuzz::as_text(data, size), "fuzz.json", throwing<ModelError>), "fuzz.json");
+    model::model_from_json(parse_json_strict(fuzz::as_text(data, size), "fuzz.json", throwing<ModelError>),
+                           "fuzz.json");
   });
 }

@@ -142,8 +142,7 @@ TEST(JsonObjectReader, IntegersMustBeWholeAndInRange) {
   expect_message([&] { reader.required_int("half"); }, "doc.json: half: expected an integer, got number 2.5");
   expect_message([&] { reader.required_int32("wide"); },
                  "doc.json: wide: 3000000000 is out of range (at most 2147483647)");
-  expect_message([&] { reader.required_int("unsigned"); },
-                 "doc.json: unsigned: 18446744073709551615 is out of range");
+  expect_message([&] { reader.required_int("unsigned"); }, "doc.json: unsigned: 18446744073709551615 is out of range");
   EXPECT_THROW(reader.required_int("huge"), TestError);
 }
 

@@ -88,8 +88,8 @@ TEST(ModelJson, LayersMayBeListedOutOfOrder) {
 // Bad input: each case must fail with a message naming file, layer and field.
 struct BadModel {
   const char* what;
-  const char* layers;   // the "layers" array of an otherwise valid document
-  const char* expect;   // a substring the message must contain
+  const char* layers;  // the "layers" array of an otherwise valid document
+  const char* expect;  // a substring the message must contain
 };
 
 class BadModelFile : public testing::TestWithParam<BadModel> {};
@@ -117,22 +117,27 @@ INSTANTIATE_TEST_SUITE_P(
                  "layer 'data': colour: unknown key"},
         BadModel{"zero size", R"([{"name": "data", "op": "input", "shape": [3, 0, 8]}])",
                  "layer 'data': shape: must be positive, got 0"},
-        BadModel{"negative channels",
-                 R"([{"name": "data", "op": "input", "shape": [3, 8, 8]}, {"name": "c", "op": "conv2d", "out_channels": -4, "kernel": 3}])",
-                 "layer 'c': out_channels: must be positive, got -4"},
-        BadModel{"linear input mismatch",
-                 R"([{"name": "data", "op": "input", "shape": [12]}, {"name": "fc", "op": "linear", "in_features": 10, "out_features": 2}])",
-                 "layer 'fc': in_features: is 10 but the input 'data' has 12 features"},
-        BadModel{"kernel larger than input",
-                 R"([{"name": "data", "op": "input", "shape": [3, 8, 8]}, {"name": "c", "op": "conv2d", "out_channels": 4, "kernel": 11}])",
-                 "layer 'c': kernel: window of 11 does not fit the input height of 8"},
+        BadModel{
+            "negative channels",
+            R"([{"name": "data", "op": "input", "shape": [3, 8, 8]}, {"name": "c", "op": "conv2d", "out_channels": -4, "kernel": 3}])",
+            "layer 'c': out_channels: must be positive, got -4"},
+        BadModel{
+            "linear input mismatch",
+            R"([{"name": "data", "op": "input", "shape": [12]}, {"name": "fc", "op": "linear", "in_features": 10, "out_features": 2}])",
+            "layer 'fc': in_features: is 10 but the input 'data' has 12 features"},
+        BadModel{
+            "kernel larger than input",
+            R"([{"name": "data", "op": "input", "shape": [3, 8, 8]}, {"name": "c", "op": "conv2d", "out_channels": 4, "kernel": 11}])",
+            "layer 'c': kernel: window of 11 does not fit the input height of 8"},
         BadModel{"cycle",
                  R"([{"name": "data", "op": "input", "shape": [4]}, {"name": "a", "op": "add", "inputs": ["data", "b"]},
                      {"name": "b", "op": "relu", "inputs": ["a"]}])",
                  "is part of a cycle"},
-        BadModel{"self loop", R"([{"name": "data", "op": "input", "shape": [4]}, {"name": "r", "op": "relu", "inputs": ["r"]}])",
+        BadModel{"self loop",
+                 R"([{"name": "data", "op": "input", "shape": [4]}, {"name": "r", "op": "relu", "inputs": ["r"]}])",
                  "layer 'r': inputs: is part of a cycle"},
-        BadModel{"unknown input", R"([{"name": "data", "op": "input", "shape": [4]}, {"name": "r", "op": "relu", "inputs": ["nope"]}])",
+        BadModel{"unknown input",
+                 R"([{"name": "data", "op": "input", "shape": [4]}, {"name": "r", "op": "relu", "inputs": ["nope"]}])",
                  "layer 'r': inputs: no layer is named 'nope'"},
         BadModel{"duplicate name", R"([{"name": "data", "op": "input", "shape": [4]}, {"name": "data", "op": "relu"}])",
                  "layer 'data': name: is used by more than one layer"},
@@ -145,10 +150,14 @@ INSTANTIATE_TEST_SUITE_P(
                  R"([{"name": "data", "op": "input", "shape": [4]}, {"name": "fc", "op": "linear", "out_features": 5},
                      {"name": "s", "op": "add", "inputs": ["data", "fc"]}])",
                  "layer 's': inputs: all inputs must have one shape"},
-        BadModel{"conv on flat input", R"([{"name": "data", "op": "input", "shape": [4]}, {"name": "c", "op": "conv2d", "out_channels": 2, "kernel": 1}])",
-                 "layer 'c': inputs: needs a [C, H, W] input"},
-        BadModel{"dropout probability", R"([{"name": "data", "op": "input", "shape": [4]}, {"name": "d", "op": "dropout", "probability": 1.5}])",
-                 "layer 'd': probability: must be in [0, 1)"},
+        BadModel{
+            "conv on flat input",
+            R"([{"name": "data", "op": "input", "shape": [4]}, {"name": "c", "op": "conv2d", "out_channels": 2, "kernel": 1}])",
+            "layer 'c': inputs: needs a [C, H, W] input"},
+        BadModel{
+            "dropout probability",
+            R"([{"name": "data", "op": "input", "shape": [4]}, {"name": "d", "op": "dropout", "probability": 1.5}])",
+            "layer 'd': probability: must be in [0, 1)"},
         BadModel{"empty model", "[]", "layers: the model has no layers"},
         BadModel{"layers not a list", R"({"a": 1})", "layers"}),
     [](const testing::TestParamInfo<BadModel>& case_info) {
@@ -158,9 +167,12 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 TEST(ModelJson, RejectsWrongFormatAndVersion) {
-  EXPECT_THROW(model_from_json(nlohmann::json::parse(R"({"format": "other", "version": 1, "name": "x", "layers": []})"), "f.json"),
+  EXPECT_THROW(model_from_json(nlohmann::json::parse(R"({"format": "other", "version": 1, "name": "x", "layers": []})"),
+                               "f.json"),
                InputError);
-  EXPECT_THROW(model_from_json(nlohmann::json::parse(R"({"format": "splitbrain-model", "version": 7, "name": "x", "layers": []})"), "f.json"),
+  EXPECT_THROW(model_from_json(
+                   nlohmann::json::parse(R"({"format": "splitbrain-model", "version": 7, "name": "x", "layers": []})"),
+                   "f.json"),
                InputError);
 }
 

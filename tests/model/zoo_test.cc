@@ -24,8 +24,7 @@ TEST_P(PublishedParameterCount, MatchesExactly) {
 
 INSTANTIATE_TEST_SUITE_P(TorchvisionAndHuggingFace, PublishedParameterCount,
                          testing::Values(PublishedCount{"vgg16", 138'357'544}, PublishedCount{"vgg11", 132'863'336},
-                                         PublishedCount{"resnet50", 25'557'032},
-                                         PublishedCount{"resnet18", 11'689'512},
+                                         PublishedCount{"resnet50", 25'557'032}, PublishedCount{"resnet18", 11'689'512},
                                          PublishedCount{"alexnet", 61'100'840},
                                          PublishedCount{"gpt2-small", 124'439'808}),
                          [](const testing::TestParamInfo<PublishedCount>& case_info) {

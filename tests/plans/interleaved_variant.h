@@ -37,7 +37,8 @@ inline std::optional<Plan> interleaved_variant(const Plan& plan, int virtual_sta
   for (int64_t micro = std::max<int64_t>(least, 2 * stages); micro <= plan.global_batch; micro += stages) {
     candidates.push_back(micro);
   }
-  for (int64_t micro = least; micro < 2 * stages && micro <= plan.global_batch; micro += stages) candidates.push_back(micro);
+  for (int64_t micro = least; micro < 2 * stages && micro <= plan.global_batch; micro += stages)
+    candidates.push_back(micro);
   for (const int64_t micro : candidates) {
     if (plan.global_batch % micro != 0) continue;
     variant.micro_batches = static_cast<int>(micro);

@@ -48,8 +48,7 @@ TEST(Mesh, GroupsFollowTheGivenAxisOrder) {
   EXPECT_EQ(mesh.group_size({0, 2}), 4);
   EXPECT_EQ(mesh.group_size({}), 1);
   for (int r = 0; r < mesh.rank_count(); ++r) {
-    for (const std::vector<int>& axes :
-         {std::vector<int>{2, 1}, std::vector<int>{0, 2, 1}, std::vector<int>{1}}) {
+    for (const std::vector<int>& axes : {std::vector<int>{2, 1}, std::vector<int>{0, 2, 1}, std::vector<int>{1}}) {
       const std::vector<int> members = mesh.group(r, axes);
       ASSERT_EQ(static_cast<int>(members.size()), mesh.group_size(axes));
       // Every member is in the same group and sits at its own index.

@@ -124,7 +124,8 @@ TEST(OpSharding, TiedHeadOwnsNoWeightAndVocabSplitEmbeddingIsPartial) {
       layer_layouts(gpt, gpt.find("lm_head"), LayerSharding{{kData}, {}, {}, {}}, kMesh, 4, DType::fp32);
   EXPECT_TRUE(head.parameters.empty());
   const Mesh two({{"data", 2}, {"model", 2}});
-  const LayerLayouts wte = layer_layouts(gpt, gpt.find("wte"), LayerSharding{{kData}, {}, {kModel}, {}}, two, 4, DType::fp32);
+  const LayerLayouts wte =
+      layer_layouts(gpt, gpt.find("wte"), LayerSharding{{kData}, {}, {kModel}, {}}, two, 4, DType::fp32);
   EXPECT_EQ(wte.output, layout({{kData}, {}, {}}, {kModel}));
   EXPECT_EQ(wte.parameters[0].local_elements, 50 * 64);
 }

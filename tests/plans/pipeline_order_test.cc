@@ -22,16 +22,14 @@ constexpr PassKind B = PassKind::backward;
 
 TEST(PipelineOrder, InterleavedIsMegatronsOrderOnTwoStagesTwoChunksFourMicroBatches) {
   // Stage 0 holds chunks 0 and 2; warm-up 2 (2 - 0 - 1) + (2 - 1) 2 = 4 forwards.
-  const std::vector<PipelinePass> stage0 = {
-      {F, 0, 0}, {F, 1, 0}, {F, 0, 2}, {F, 1, 2},                                        // warm-up
-      {F, 2, 0}, {B, 0, 2}, {F, 3, 0}, {B, 1, 2}, {F, 2, 2}, {B, 0, 0}, {F, 3, 2}, {B, 1, 0},  // 1F1B
-      {B, 2, 2}, {B, 3, 2}, {B, 2, 0}, {B, 3, 0}};                                       // cool-down
+  const std::vector<PipelinePass> stage0 = {{F, 0, 0}, {F, 1, 0}, {F, 0, 2}, {F, 1, 2},  // warm-up
+                                            {F, 2, 0}, {B, 0, 2}, {F, 3, 0}, {B, 1, 2},
+                                            {F, 2, 2}, {B, 0, 0}, {F, 3, 2}, {B, 1, 0},   // 1F1B
+                                            {B, 2, 2}, {B, 3, 2}, {B, 2, 0}, {B, 3, 0}};  // cool-down
   // Stage 1 holds chunks 1 and 3; warm-up (2 - 1) 2 = 2 forwards.
-  const std::vector<PipelinePass> stage1 = {
-      {F, 0, 1}, {F, 1, 1},
-      {F, 0, 3}, {B, 0, 3}, {F, 1, 3}, {B, 1, 3}, {F, 2, 1}, {B, 0, 1}, {F, 3, 1}, {B, 1, 1}, {F, 2, 3}, {B, 2, 3},
-      {F, 3, 3}, {B, 3, 3},
-      {B, 2, 1}, {B, 3, 1}};
+  const std::vector<PipelinePass> stage1 = {{F, 0, 1}, {F, 1, 1}, {F, 0, 3}, {B, 0, 3}, {F, 1, 3}, {B, 1, 3},
+                                            {F, 2, 1}, {B, 0, 1}, {F, 3, 1}, {B, 1, 1}, {F, 2, 3}, {B, 2, 3},
+                                            {F, 3, 3}, {B, 3, 3}, {B, 2, 1}, {B, 3, 1}};
   EXPECT_EQ(pass_order(0, 2, 4, PipelineSchedule::interleaved_one_f_one_b, 2), stage0);
   EXPECT_EQ(pass_order(1, 2, 4, PipelineSchedule::interleaved_one_f_one_b, 2), stage1);
 }
@@ -100,7 +98,8 @@ TEST(PipelineOrder, InterleavedRunsEveryPassOnceInOrderAndShrinksTheBubbleVFold)
           // each after its forward.
           std::map<int, std::vector<int>> forwards;
           std::map<int, std::vector<int>> backwards;
-          for (const PipelinePass& p : pass_order(s, stages, micro_batches, PipelineSchedule::interleaved_one_f_one_b, chunks)) {
+          for (const PipelinePass& p :
+               pass_order(s, stages, micro_batches, PipelineSchedule::interleaved_one_f_one_b, chunks)) {
             ASSERT_EQ(p.chunk % stages, s);
             ASSERT_LT(p.chunk, stages * chunks);
             auto& list = p.kind == F ? forwards[p.chunk] : backwards[p.chunk];

@@ -204,7 +204,8 @@ TEST(PlanJsonErrors, RecomputeIsABooleanOrSelective) {
 TEST(PlanJsonErrors, RecomputeBlocksNeedRecomputeAndACount) {
   ordered_json document = base_plan();
   document["options"] = {{"recompute_blocks", 2}};
-  expect_error(document, {"options.recompute_blocks: recomputes the first blocks of each chunk under \"recompute\": true"});
+  expect_error(document,
+               {"options.recompute_blocks: recomputes the first blocks of each chunk under \"recompute\": true"});
   document["options"] = {{"recompute", true}, {"recompute_blocks", -1}};
   expect_error(document, {"options.recompute_blocks: must be 0 (every block) or a positive count, got -1"});
 }
@@ -292,7 +293,8 @@ TEST(PlanJsonErrors, InterleavedChunksHandOverOnlyToTheNext) {
   document["default"] = ordered_json::object();
   document["pipeline"]["stage_starts"] = {"h0.ln_1", "h0.attn.c_attn", "h0.attn.core"};
   expect_error(document, {"pipeline.stage_starts: layer 'h0.attn.residual' (chunk 3, stage 1) reads 'embed.dropout' "
-                          "of chunk 0", "hands a tensor only from a chunk to the next"});
+                          "of chunk 0",
+                          "hands a tensor only from a chunk to the next"});
   // Cut between blocks it is fine.
   document["pipeline"]["stage_starts"] = {"h0.ln_1", "h1.ln_1", "ln_f"};
   EXPECT_NO_THROW((void)plan_from_json(document, "good.json", ""));
@@ -304,8 +306,9 @@ TEST(PlanJsonErrors, InterleavedChunksHandOverOnlyToTheNext) {
     int& chunk = plan.stage_of_layer[static_cast<size_t>(v)];
     if (v >= core && v < ln_f) chunk = 2;  // h0.attn.residual reads chunk 0
   }
-  EXPECT_NE(message_of([&] { validate_plan(plan, "search"); })
-                .find("search: pipeline.stage_starts: layer 'h0.attn.residual' (chunk 2, stage 0) reads 'embed.dropout'"),
+  EXPECT_NE(message_of([&] {
+              validate_plan(plan, "search");
+            }).find("search: pipeline.stage_starts: layer 'h0.attn.residual' (chunk 2, stage 0) reads 'embed.dropout'"),
             std::string::npos);
   EXPECT_NE(message_of([&] { (void)compile_plan(plan); }).find("layer 'h0.attn.residual' (chunk 2"), std::string::npos);
 }
@@ -326,7 +329,6 @@ TEST(PlanJsonErrors, RoleTheOpCannotTake) {
   document["layers"]["relu1"] = ordered_json::parse(R"({"in": ["model"]})");
   expect_error(document, {"layer 'relu1': role 'in'"});
 }
-
 
 TEST(PlanJsonErrors, CheckDeviceCount) {
   const Plan plan = plan_from_json(base_plan(), "test.json", "");

@@ -91,12 +91,12 @@ TEST(PlanJson, ListedLayersDefaultAndInheritance) {
   EXPECT_EQ(plan.pipe_axis, -1);
   EXPECT_EQ(plan.micro_batches, 1);
   EXPECT_EQ(plan.stage_of_layer, std::vector<int>(static_cast<size_t>(plan.model->size()), 0));
-  EXPECT_TRUE(sharding_of(plan, "data") == both);    // an input takes the default
-  EXPECT_TRUE(sharding_of(plan, "conv1") == both);   // so does a layer with parameters
-  EXPECT_TRUE(sharding_of(plan, "relu1") == both);   // parameter-free: inherits from conv1
+  EXPECT_TRUE(sharding_of(plan, "data") == both);   // an input takes the default
+  EXPECT_TRUE(sharding_of(plan, "conv1") == both);  // so does a layer with parameters
+  EXPECT_TRUE(sharding_of(plan, "relu1") == both);  // parameter-free: inherits from conv1
   EXPECT_TRUE(sharding_of(plan, "flatten1") == both);
-  EXPECT_TRUE(sharding_of(plan, "fc1") == split_features);       // listed
-  EXPECT_TRUE(sharding_of(plan, "relu5") == split_features);     // inherits from fc1
+  EXPECT_TRUE(sharding_of(plan, "fc1") == split_features);    // listed
+  EXPECT_TRUE(sharding_of(plan, "relu5") == split_features);  // inherits from fc1
   EXPECT_TRUE(sharding_of(plan, "dropout1") == split_features);
   // The loss cannot split the classes: it keeps fc2's batch split and replicates over 'model'.
   EXPECT_TRUE(sharding_of(plan, "loss") == shard({0}));

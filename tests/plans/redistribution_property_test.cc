@@ -44,10 +44,9 @@ std::vector<TensorLayout> all_layouts(const Mesh& mesh, int dims) {
 
 // Checks one pair; returns an empty string when it holds, else what went wrong.
 std::string check_pair(const TensorLayout& from, const TensorLayout& to, const Mesh& mesh,
-                       const std::vector<int64_t>& shape, int64_t element_bytes,
-                       const std::vector<Array>& from_shards, const std::vector<Array>& want) {
-  const std::vector<RedistributionStep> steps =
-      plan_redistribution(from, to, mesh, shape, element_bytes);
+                       const std::vector<int64_t>& shape, int64_t element_bytes, const std::vector<Array>& from_shards,
+                       const std::vector<Array>& want) {
+  const std::vector<RedistributionStep> steps = plan_redistribution(from, to, mesh, shape, element_bytes);
   // The steps chain from `from` to `to`, and redistribute() lists exactly their collectives.
   TensorLayout at = from;
   std::vector<Collective> collectives;
@@ -75,8 +74,8 @@ std::string check_pair(const TensorLayout& from, const TensorLayout& to, const M
     for (const Collective& c : collectives) ours += bytes_sent(c, mesh.index_in_group(r, c.axes));
     for (const Collective& c : naive) theirs += bytes_sent(c, mesh.index_in_group(r, c.axes));
     if (ours > theirs) {
-      return "rank " + std::to_string(r) + " sends " + std::to_string(ours) +
-             " B, more than the naive " + std::to_string(theirs) + " B";
+      return "rank " + std::to_string(r) + " sends " + std::to_string(ours) + " B, more than the naive " +
+             std::to_string(theirs) + " B";
     }
   }
 
@@ -99,15 +98,14 @@ std::string check_pair(const TensorLayout& from, const TensorLayout& to, const M
   for (int r = 0; r < mesh.rank_count(); ++r) {
     const auto i = static_cast<std::size_t>(r);
     if (arrays[i].shape != want_shape) return "wrong local shape on rank " + std::to_string(r);
-    const bool match = to.partial_axes.empty()
-                           ? arrays[i] == want[i]
-                           : testing::represented_value(arrays, to, mesh, r) == want[i];
+    const bool match =
+        to.partial_axes.empty() ? arrays[i] == want[i] : testing::represented_value(arrays, to, mesh, r) == want[i];
     if (!match) {
       return "wrong values on rank " + std::to_string(r);
     }
     if (counted[i] != predicted[i]) {
-      return "rank " + std::to_string(r) + " sent " + std::to_string(counted[i]) +
-             " B, bytes_sent says " + std::to_string(predicted[i]);
+      return "rank " + std::to_string(r) + " sent " + std::to_string(counted[i]) + " B, bytes_sent says " +
+             std::to_string(predicted[i]);
     }
   }
   return {};
@@ -138,8 +136,8 @@ void check_every_pair(const Mesh& mesh, const std::vector<int64_t>& shape, int64
         problem = std::string("threw: ") + e.what();
       }
       if (!problem.empty() && ++failures <= 5) {
-        ADD_FAILURE() << mesh.to_string() << ": " << to_string(from, mesh) << " -> "
-                      << to_string(to, mesh) << ": " << problem;
+        ADD_FAILURE() << mesh.to_string() << ": " << to_string(from, mesh) << " -> " << to_string(to, mesh) << ": "
+                      << problem;
       }
     }
   }
@@ -150,24 +148,16 @@ void check_every_pair(const Mesh& mesh, const std::vector<int64_t>& shape, int64
 // D(D+1)...(D+k-1). One axis: 2 + D. Two axes, D=2: 4 + 8 + 6 = 18; D=4: 4 + 16 + 20 = 40.
 // Three axes, D=2: 8 + 24 + 36 + 24 = 92; D=4: 8 + 48 + 120 + 120 = 296.
 TEST(RedistributeEveryPair, Matrix1Axis) { check_every_pair(Mesh({{"x", 2}}), {4, 6}, 4, 4); }
-TEST(RedistributeEveryPair, Matrix2Axes) {
-  check_every_pair(Mesh({{"x", 2}, {"y", 3}}), {6, 12}, 4, 18);
-}
-TEST(RedistributeEveryPair, Matrix3Axes) {
-  check_every_pair(Mesh({{"x", 2}, {"y", 2}, {"z", 2}}), {8, 16}, 2, 92);
-}
+TEST(RedistributeEveryPair, Matrix2Axes) { check_every_pair(Mesh({{"x", 2}, {"y", 3}}), {6, 12}, 4, 18); }
+TEST(RedistributeEveryPair, Matrix3Axes) { check_every_pair(Mesh({{"x", 2}, {"y", 2}, {"z", 2}}), {8, 16}, 2, 92); }
 TEST(RedistributeEveryPair, Matrix3UnequalAxes) {
   check_every_pair(Mesh({{"x", 2}, {"y", 3}, {"z", 2}}), {12, 24}, 4, 92);
 }
 TEST(RedistributeEveryPair, Matrix3AxesWithSizeOne) {
   check_every_pair(Mesh({{"x", 3}, {"y", 1}, {"z", 2}}), {6, 12}, 4, 92);
 }
-TEST(RedistributeEveryPair, Rank4Tensor1Axis) {
-  check_every_pair(Mesh({{"x", 2}}), {2, 4, 2, 6}, 2, 6);
-}
-TEST(RedistributeEveryPair, Rank4Tensor2Axes) {
-  check_every_pair(Mesh({{"x", 2}, {"y", 3}}), {6, 6, 6, 6}, 4, 40);
-}
+TEST(RedistributeEveryPair, Rank4Tensor1Axis) { check_every_pair(Mesh({{"x", 2}}), {2, 4, 2, 6}, 2, 6); }
+TEST(RedistributeEveryPair, Rank4Tensor2Axes) { check_every_pair(Mesh({{"x", 2}, {"y", 3}}), {6, 6, 6, 6}, 4, 40); }
 TEST(RedistributeEveryPair, Rank4Tensor3Axes) {
   check_every_pair(Mesh({{"x", 2}, {"y", 2}, {"z", 2}}), {8, 8, 8, 8}, 2, 296);
 }

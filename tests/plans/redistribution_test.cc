@@ -26,8 +26,8 @@ std::vector<Collective> plan(const TensorLayout& from, const TensorLayout& to) {
   return redistribute(from, to, mesh(), kShape, 4);
 }
 
-void expect_one(const std::vector<Collective>& got, CollectiveKind kind, std::vector<int> axes,
-                int64_t buffer_bytes, int64_t bytes_each) {
+void expect_one(const std::vector<Collective>& got, CollectiveKind kind, std::vector<int> axes, int64_t buffer_bytes,
+                int64_t bytes_each) {
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].kind, kind) << collective_name(got[0].kind);
   EXPECT_EQ(got[0].axes, axes);
@@ -46,8 +46,7 @@ TEST(Redistribute, PartialToSplitIsReduceScatter) {
 
 TEST(Redistribute, PartialToReplicatedIsAllReduce) {
   // 2 * 3/4 * 512 = 768 B.
-  expect_one(plan({{{}, {}}, {kModel}}, replicated(2)), CollectiveKind::all_reduce, {kModel}, 512,
-             768);
+  expect_one(plan({{{}, {}}, {kModel}}, replicated(2)), CollectiveKind::all_reduce, {kModel}, 512, 768);
 }
 
 TEST(Redistribute, SplitToReplicatedIsAllGather) {
@@ -68,8 +67,7 @@ TEST(Redistribute, SplitToOtherDimIsAllToAll) {
 TEST(Redistribute, ReplicatedToSplitOrPartialIsLocal) {
   EXPECT_TRUE(plan(replicated(2), {{{kModel}, {kData}}, {}}).empty());
   EXPECT_TRUE(plan(replicated(2), {{{}, {}}, {kModel, kData}}).empty());
-  const auto steps =
-      plan_redistribution(replicated(2), {{{kModel}, {}}, {kData}}, mesh(), kShape, 4);
+  const auto steps = plan_redistribution(replicated(2), {{{kModel}, {}}, {kData}}, mesh(), kShape, 4);
   ASSERT_EQ(steps.size(), 1u);
   EXPECT_FALSE(steps[0].collective.has_value());
   // Rank 5 = (data 1, model 1): its rows 2..3, zeroed because it is off data coordinate 0.
@@ -82,8 +80,7 @@ TEST(Redistribute, ReplicatedToSplitOrPartialIsLocal) {
 // The whole single-axis table: replicated, partial, split dim 0, split dim 1.
 TEST(Redistribute, SingleAxisTable) {
   const Mesh one({{"x", 4}});
-  const std::vector<TensorLayout> layouts = {
-      replicated(2), {{{}, {}}, {0}}, {{{0}, {}}, {}}, {{{}, {0}}, {}}};
+  const std::vector<TensorLayout> layouts = {replicated(2), {{{}, {}}, {0}}, {{{0}, {}}, {}}, {{{}, {0}}, {}}};
   using K = CollectiveKind;
   const std::vector<std::vector<std::vector<K>>> want = {
       {{}, {}, {}, {}},                                                 // from replicated
@@ -97,8 +94,7 @@ TEST(Redistribute, SingleAxisTable) {
       for (const Collective& c : redistribute(layouts[f], layouts[t], one, kShape, 4)) {
         kinds.push_back(c.kind);
       }
-      EXPECT_EQ(kinds, want[f][t])
-          << to_string(layouts[f], one) << " -> " << to_string(layouts[t], one);
+      EXPECT_EQ(kinds, want[f][t]) << to_string(layouts[f], one) << " -> " << to_string(layouts[t], one);
     }
   }
 }
@@ -118,14 +114,13 @@ TEST(Redistribute, SplitBrainGroupGather) {
 
 TEST(Redistribute, GathersOfOneDimMerge) {
   // One ring over all 8 ranks: 7/8 * 512 = 448 B each.
-  expect_one(plan({{{kData, kModel}, {}}, {}}, replicated(2)), CollectiveKind::all_gather,
-             {kData, kModel}, 512, 448);
+  expect_one(plan({{{kData, kModel}, {}}, {}}, replicated(2)), CollectiveKind::all_gather, {kData, kModel}, 512, 448);
 }
 
 TEST(Redistribute, MultiAxisPartialReduceScattersOnce) {
   // 7/8 * 512 = 448 B each.
-  expect_one(plan({{{}, {}}, {kData, kModel}}, {{{kData, kModel}, {}}, {}}),
-             CollectiveKind::reduce_scatter, {kData, kModel}, 512, 448);
+  expect_one(plan({{{}, {}}, {kData, kModel}}, {{{kData, kModel}, {}}, {}}), CollectiveKind::reduce_scatter,
+             {kData, kModel}, 512, 448);
 }
 
 TEST(Redistribute, ReduceScatterBeforeAllReduce) {
@@ -142,8 +137,7 @@ TEST(Redistribute, ReduceScatterBeforeAllReduce) {
 }
 
 TEST(Redistribute, AxisOrderChangeGathersThenReslices) {
-  const auto steps = plan_redistribution({{{kData, kModel}, {}}, {}}, {{{kModel, kData}, {}}, {}},
-                                         mesh(), kShape, 4);
+  const auto steps = plan_redistribution({{{kData, kModel}, {}}, {}}, {{{kModel, kData}, {}}, {}}, mesh(), kShape, 4);
   ASSERT_EQ(steps.size(), 2u);
   ASSERT_TRUE(steps[0].collective.has_value());
   EXPECT_EQ(steps[0].collective->kind, CollectiveKind::all_gather);
@@ -167,9 +161,7 @@ TEST(Redistribute, InvalidLayoutsAreNamed) {
     (void)plan(replicated(2), {{{}, {kData, kData}}, {}});
     ADD_FAILURE() << "no PlanError";
   } catch (const PlanError& e) {
-    EXPECT_NE(std::string(e.what()).find("redistribute to: layout dim 1: axis 'data'"),
-              std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find("redistribute to: layout dim 1: axis 'data'"), std::string::npos) << e.what();
   }
   EXPECT_THROW((void)plan({{{}}, {}}, replicated(2)), PlanError);
   EXPECT_THROW((void)redistribute(replicated(2), replicated(2), mesh(), kShape, 0), PlanError);

@@ -41,8 +41,7 @@ void add_into(std::vector<double>& a, const std::vector<double>& b, size_t begin
 // Ring reduce-scatter over `blocks[i][k]` (member i's partial of block k): at step t member i
 // sends its block (i - t - 1) mod n to member i + 1, which adds it to its own. Member i ends
 // owning the full sum of block i.
-void ring_reduce_scatter(std::vector<std::vector<Array>>& blocks, std::vector<int64_t>& sent,
-                         int64_t element_bytes) {
+void ring_reduce_scatter(std::vector<std::vector<Array>>& blocks, std::vector<int64_t>& sent, int64_t element_bytes) {
   const int n = static_cast<int>(blocks.size());
   for (int t = 0; t + 1 < n; ++t) {
     std::vector<Array> messages(at(n));
@@ -68,8 +67,7 @@ Array make_global(std::vector<int64_t> shape) {
   Array a;
   a.values.resize(static_cast<size_t>(element_count(shape)));
   for (size_t i = 0; i < a.values.size(); ++i) {
-    a.values[i] =
-        static_cast<double>(static_cast<int64_t>((i * 2654435761u) % 1000003u % 2001u) - 1000);
+    a.values[i] = static_cast<double>(static_cast<int64_t>((i * 2654435761u) % 1000003u % 2001u) - 1000);
   }
   a.shape = std::move(shape);
   return a;
@@ -129,8 +127,7 @@ Array concat(const std::vector<Array>& parts, int dim) {
   for (int64_t o = 0; o < outer; ++o) {
     for (const Array& p : parts) {
       const int64_t run = p.shape[d] * inner;
-      out.values.insert(out.values.end(), p.values.begin() + o * run,
-                        p.values.begin() + (o + 1) * run);
+      out.values.insert(out.values.end(), p.values.begin() + o * run, p.values.begin() + (o + 1) * run);
     }
   }
   return out;
@@ -138,8 +135,7 @@ Array concat(const std::vector<Array>& parts, int dim) {
 
 std::vector<Array> split(const Array& a, int dim, int n) {
   const size_t d = at(dim);
-  require(n >= 1 && a.shape[d] % n == 0,
-          fmt::format("dim {} of extent {} does not split {} ways", dim, a.shape[d], n));
+  require(n >= 1 && a.shape[d] % n == 0, fmt::format("dim {} of extent {} does not split {} ways", dim, a.shape[d], n));
   std::vector<Array> blocks(at(n));
   const int64_t outer = product(a.shape, 0, d);
   const int64_t inner = product(a.shape, d + 1, a.shape.size());
@@ -158,8 +154,8 @@ std::vector<Array> split(const Array& a, int dim, int n) {
 }
 
 Array shard(const Array& global, const TensorLayout& layout, const Mesh& mesh, int rank) {
-  Array out = sub_array(global, local_offset(layout, mesh, global.shape, rank),
-                        local_shape(layout, mesh, global.shape));
+  Array out =
+      sub_array(global, local_offset(layout, mesh, global.shape, rank), local_shape(layout, mesh, global.shape));
   if (layout.partial_axes.empty()) return out;
   const int group = mesh.group_size(layout.partial_axes);
   const int index = mesh.index_in_group(rank, layout.partial_axes);
@@ -175,8 +171,7 @@ std::vector<Array> shard_all(const Array& global, const TensorLayout& layout, co
   return arrays;
 }
 
-Array represented_value(const std::vector<Array>& arrays, const TensorLayout& layout,
-                        const Mesh& mesh, int rank) {
+Array represented_value(const std::vector<Array>& arrays, const TensorLayout& layout, const Mesh& mesh, int rank) {
   Array sum = arrays[at(rank)];
   for (int member : mesh.group(rank, layout.partial_axes)) {
     if (member == rank) continue;
@@ -186,8 +181,7 @@ Array represented_value(const std::vector<Array>& arrays, const TensorLayout& la
   return sum;
 }
 
-void apply(const Collective& c, const Mesh& mesh, std::vector<Array>& arrays,
-           std::vector<int64_t>& bytes_sent) {
+void apply(const Collective& c, const Mesh& mesh, std::vector<Array>& arrays, std::vector<int64_t>& bytes_sent) {
   require(c.group_size == mesh.group_size(c.axes), "group_size disagrees with the axes");
   const int n = c.group_size;
   const int64_t eb = c.element_bytes;
@@ -320,8 +314,8 @@ void apply(const Collective& c, const Mesh& mesh, std::vector<Array>& arrays,
   arrays = std::move(result);
 }
 
-void apply_local(const RedistributionStep& step, const Mesh& mesh,
-                 std::span<const int64_t> global_shape, std::vector<Array>& arrays) {
+void apply_local(const RedistributionStep& step, const Mesh& mesh, std::span<const int64_t> global_shape,
+                 std::vector<Array>& arrays) {
   require(!step.collective, "apply_local given a collective");
   for (int r = 0; r < mesh.rank_count(); ++r) {
     const LocalReslice cut = local_reslice(step.before, step.after, mesh, global_shape, r);

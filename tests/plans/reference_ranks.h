@@ -43,18 +43,16 @@ std::vector<Array> shard_all(const Array& global, const TensorLayout& layout, co
 
 // What `rank` holds in `layout`: the sum of its partial group's arrays (its own array when the
 // layout has no partial axes).
-Array represented_value(const std::vector<Array>& arrays, const TensorLayout& layout,
-                        const Mesh& mesh, int rank);
+Array represented_value(const std::vector<Array>& arrays, const TensorLayout& layout, const Mesh& mesh, int rank);
 
 // Runs `c` on every group of the mesh, replacing arrays[r] by rank r's output and adding the
 // bytes r sends (elements * c.element_bytes per message) to bytes_sent[r]. Throws
 // std::runtime_error when the inputs do not fit the collective (shapes differ within a group,
 // a dim does not divide, buffer_bytes disagrees with the arrays).
-void apply(const Collective& c, const Mesh& mesh, std::vector<Array>& arrays,
-           std::vector<int64_t>& bytes_sent);
+void apply(const Collective& c, const Mesh& mesh, std::vector<Array>& arrays, std::vector<int64_t>& bytes_sent);
 
 // Runs a local redistribution step (one with no collective) on every rank.
-void apply_local(const RedistributionStep& step, const Mesh& mesh,
-                 std::span<const int64_t> global_shape, std::vector<Array>& arrays);
+void apply_local(const RedistributionStep& step, const Mesh& mesh, std::span<const int64_t> global_shape,
+                 std::vector<Array>& arrays);
 
 }  // namespace splitbrain::plans::testing

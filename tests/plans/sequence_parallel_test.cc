@@ -62,11 +62,11 @@ TEST(SequenceParallel, RowParallelSumsAreReduceScatteredAndColumnParallelInputsG
 
 TEST(SequenceParallel, NeedsTensorParallelismAndASequenceThatDivides) {
   const Plan data_parallel = build_plan("gpt:layers=1,hidden=32,heads=4,seq=8,vocab=50,positions=8",
-                                        Mesh({{"data", 2}}), 4,
-                                        testing_support::batch_on_first_axis);
+                                        Mesh({{"data", 2}}), 4, testing_support::batch_on_first_axis);
   EXPECT_FALSE(with_sequence_parallelism(data_parallel).has_value());
   // 9 positions do not split over 2 ranks.
-  EXPECT_FALSE(with_sequence_parallelism(megatron_tensor_parallel("gpt:layers=1,hidden=32,heads=4,seq=9,vocab=50,positions=9", 2))
+  EXPECT_FALSE(with_sequence_parallelism(
+                   megatron_tensor_parallel("gpt:layers=1,hidden=32,heads=4,seq=9,vocab=50,positions=9", 2))
                    .has_value());
 }
 

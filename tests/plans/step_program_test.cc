@@ -151,7 +151,8 @@ TEST(StepProgram, ATensorWithTwoReadersOnTheNextStageCrossesOnce) {
     "format": "splitbrain-plan", "version": 1, "model": "gpt:layers=2,hidden=64,heads=4,seq=16,vocab=96,positions=16",
     "batch": 8, "mesh": {"pipe": 2}, "default": {},
     "pipeline": {"axis": "pipe", "stage_starts": ["h1.ln_1"], "micro_batches": 4, "schedule": "1f1b"}
-  })", "two-readers", ".");
+  })",
+                                   "two-readers", ".");
   const CompiledPlan compiled = compile_plan(plan);
   const StepProgram first = compile_step(plan, compiled, 0);
   const StepProgram second = compile_step(plan, compiled, 1);
@@ -162,7 +163,8 @@ TEST(StepProgram, ATensorWithTwoReadersOnTheNextStageCrossesOnce) {
   EXPECT_EQ(count_ops(second, StepOp::send), plan.micro_batches);
   EXPECT_EQ(count_ops(first, StepOp::recv), plan.micro_batches);
   for (const StepProgram* program : {&first, &second}) {
-    for (const std::string& problem : testing::step_program_problems(plan, compiled, *program)) ADD_FAILURE() << problem;
+    for (const std::string& problem : testing::step_program_problems(plan, compiled, *program))
+      ADD_FAILURE() << problem;
   }
   int carriers = 0;
   for (const CompiledLayer& layer : compiled.layers) {
@@ -181,7 +183,9 @@ TEST(StepProgram, OneFOneBMemoryDoesNotGrowWithMicroBatches) {
       "batch": {}, "mesh": {{"pipe": 4}}, "default": {{}},
       "pipeline": {{"axis": "pipe", "stage_starts": ["h1.ln_1", "h2.ln_1", "h3.ln_1"], "micro_batches": {},
                    "schedule": "1f1b"}}
-    }})", 2 * micro_batches, micro_batches), "micro-batches", ".");
+    }})",
+                                                 2 * micro_batches, micro_batches),
+                                     "micro-batches", ".");
     return walk_memory(compile_step(plan, compile_plan(plan), 0)).total;
   };
   EXPECT_EQ(peak_of_rank_0(8), peak_of_rank_0(64));
@@ -194,14 +198,16 @@ TEST(StepProgram, SelectiveRecomputeRedoesOnlyTheAttentionCores) {
   Plan plan = plan_from_text(R"({
     "format": "splitbrain-plan", "version": 1, "model": "gpt:layers=3,hidden=64,heads=4,seq=32,vocab=96,positions=32",
     "batch": 8, "mesh": {"data": 1}, "default": {}, "micro_batches": 2
-  })", "selective", ".");
+  })",
+                             "selective", ".");
   const CompiledPlan compiled = compile_plan(plan);
   const StepProgram kept = compile_step(plan, compiled, 0);
   plan.recompute_attention = true;
   const StepProgram selective = compile_step(plan, compiled, 0);
   for (const std::string& problem : testing::step_program_problems(plan, compiled, selective)) ADD_FAILURE() << problem;
   int attention_layers = 0;
-  for (const model::Layer& layer : plan.model->layers()) attention_layers += layer.kind == model::OpKind::self_attention;
+  for (const model::Layer& layer : plan.model->layers())
+    attention_layers += layer.kind == model::OpKind::self_attention;
   EXPECT_EQ(attention_layers, 3);
   EXPECT_EQ(count_ops(selective, StepOp::recompute), attention_layers * plan.micro_batches);
   for (const StepInstruction& i : selective.instructions) {
@@ -212,8 +218,8 @@ TEST(StepProgram, SelectiveRecomputeRedoesOnlyTheAttentionCores) {
   EXPECT_EQ(count_ops(kept, StepOp::recompute), 0);
   // Probabilities of one micro-batch: 4 heads x 32 x 32 fp32 per sample, 4 samples.
   const int64_t probabilities = 4 * 32 * 32 * 4 * 4;
-  const int64_t saved = walk_memory(kept).of(MemoryCategory::activations) -
-                        walk_memory(selective).of(MemoryCategory::activations);
+  const int64_t saved =
+      walk_memory(kept).of(MemoryCategory::activations) - walk_memory(selective).of(MemoryCategory::activations);
   EXPECT_GE(saved, (attention_layers - 1) * probabilities);
 }
 
@@ -335,7 +341,8 @@ TEST(StepProgram, InterleavedGptHandsEachChunkBoundaryOverOnce) {
     "batch": 8, "mesh": {"pipe": 2}, "default": {},
     "pipeline": {"axis": "pipe", "stage_starts": ["h0.ln_1", "h1.ln_1", "ln_f"], "micro_batches": 4,
                  "schedule": "interleaved_1f1b", "virtual_stages": 2}
-  })", "interleaved-gpt", ".");
+  })",
+                                   "interleaved-gpt", ".");
   const CompiledPlan compiled = compile_plan(plan);
   const StepProgram first = compile_step(plan, compiled, 0);
   const StepProgram second = compile_step(plan, compiled, 1);
@@ -346,7 +353,8 @@ TEST(StepProgram, InterleavedGptHandsEachChunkBoundaryOverOnce) {
   EXPECT_EQ(count_ops(second, StepOp::send), 3 * plan.micro_batches);
   EXPECT_EQ(count_ops(first, StepOp::recv), 3 * plan.micro_batches);
   for (const StepProgram* program : {&first, &second}) {
-    for (const std::string& problem : testing::step_program_problems(plan, compiled, *program)) ADD_FAILURE() << problem;
+    for (const std::string& problem : testing::step_program_problems(plan, compiled, *program))
+      ADD_FAILURE() << problem;
   }
   const int h1 = plan.model->find("h1.ln_1");
   const InputTransfer& into_h1 = compiled.layers[static_cast<size_t>(h1)].inputs.at(0);

@@ -50,8 +50,7 @@ TEST(TensorLayout, AxisUse) {
   EXPECT_EQ(axis_use(replicated(2), 1).role, AxisUse::Role::replicated);
 }
 
-void expect_invalid(const TensorLayout& layout, const std::vector<int64_t>& shape,
-                    const std::string& needle) {
+void expect_invalid(const TensorLayout& layout, const std::vector<int64_t>& shape, const std::string& needle) {
   try {
     validate(layout, mesh3(), shape);
     ADD_FAILURE() << "no PlanError for " << to_string(layout, mesh3());
@@ -65,10 +64,8 @@ TEST(TensorLayout, ValidationNamesTheDimOrAxis) {
   EXPECT_NO_THROW(validate(TensorLayout{{{0, 1}, {}}, {2}}, mesh3(), shape));
   expect_invalid(TensorLayout{{{0}}, {}}, shape, "dim_axes has 1 entries but the tensor has 2");
   expect_invalid(TensorLayout{{{0}, {3}}, {}}, shape, "dim 1: axis index 3");
-  expect_invalid(TensorLayout{{{0}, {0}}, {}}, shape,
-                 "dim 1: axis 'pipe' is already used by dim 0");
-  expect_invalid(TensorLayout{{{1}, {}}, {1}}, shape,
-                 "partial_axes: axis 'data' is already used by dim 0");
+  expect_invalid(TensorLayout{{{0}, {0}}, {}}, shape, "dim 1: axis 'pipe' is already used by dim 0");
+  expect_invalid(TensorLayout{{{1}, {}}, {1}}, shape, "partial_axes: axis 'data' is already used by dim 0");
   expect_invalid(TensorLayout{{{0}, {}}, {2, 2}}, shape, "partial_axes: axis 'model'");
   expect_invalid(TensorLayout{{{}, {2}}, {}}, shape,
                  "dim 1: split by [model] (3 ways) but extent 10 is not divisible by 3");

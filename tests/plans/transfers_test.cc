@@ -17,8 +17,7 @@ std::vector<Array> run_and_count(const Collective& c, const Mesh& mesh, std::vec
   std::vector<int64_t> counted(static_cast<std::size_t>(mesh.rank_count()), 0);
   testing::apply(c, mesh, arrays, counted);
   for (int r = 0; r < mesh.rank_count(); ++r) {
-    EXPECT_EQ(counted[static_cast<std::size_t>(r)], bytes_sent(c, mesh.index_in_group(r, c.axes)))
-        << "rank " << r;
+    EXPECT_EQ(counted[static_cast<std::size_t>(r)], bytes_sent(c, mesh.index_in_group(r, c.axes))) << "rank " << r;
   }
   return arrays;
 }
@@ -46,12 +45,8 @@ TEST(HaloExchange, MatchesTheGlobalTensorWithZeroPadding) {
             for (int64_t w = 0; w < 5; ++w) {
               const int64_t gh = offset[2] - halo_rows + h;
               const double want =
-                  gh < 0 || gh >= 24
-                      ? 0.0
-                      : global.values[static_cast<std::size_t>(((n * 3 + ch) * 24 + gh) * 5 + w)];
-              ASSERT_EQ(
-                  got.values[static_cast<std::size_t>(((n * 3 + ch) * got.shape[2] + h) * 5 + w)],
-                  want)
+                  gh < 0 || gh >= 24 ? 0.0 : global.values[static_cast<std::size_t>(((n * 3 + ch) * 24 + gh) * 5 + w)];
+              ASSERT_EQ(got.values[static_cast<std::size_t>(((n * 3 + ch) * got.shape[2] + h) * 5 + w)], want)
                   << "rank " << r << " h " << h;
             }
           }
@@ -74,8 +69,7 @@ TEST(HaloExchange, Validation) {
     }
   };
   expect([&] { return halo_exchange(layout, mesh, shape, 4, 2, 1); }, "dim 2 out of range");
-  expect([&] { return halo_exchange(layout, mesh, shape, 4, 1, 5); },
-         "halo_rows 5 must be in [0, 4]");
+  expect([&] { return halo_exchange(layout, mesh, shape, 4, 1, 5); }, "halo_rows 5 must be in [0, 4]");
   expect([&] { return halo_exchange(layout, mesh, shape, 0, 1, 1); }, "element_bytes");
   // An unsplit dim: a group of one that sends nothing.
   const Collective none = halo_exchange(layout, mesh, shape, 4, 0, 1);
@@ -102,9 +96,7 @@ TEST(PipelineSend, MovesShardsBetweenStages) {
     for (int r = 0; r < mesh.rank_count(); ++r) {
       std::vector<int> coords = mesh.coordinates(r);
       if (coords[0] == to) coords[0] = from;
-      EXPECT_EQ(out[static_cast<std::size_t>(r)],
-                in[static_cast<std::size_t>(mesh.rank_of(coords))])
-          << "rank " << r;
+      EXPECT_EQ(out[static_cast<std::size_t>(r)], in[static_cast<std::size_t>(mesh.rank_of(coords))]) << "rank " << r;
     }
   }
 }

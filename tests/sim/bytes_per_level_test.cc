@@ -26,7 +26,9 @@ Cluster two_level(int ranks_per_node, int nodes) {
   return cluster;
 }
 
-bool crosses(const plans::Collective& c, int axis) { return std::find(c.axes.begin(), c.axes.end(), axis) != c.axes.end(); }
+bool crosses(const plans::Collective& c, int axis) {
+  return std::find(c.axes.begin(), c.axes.end(), axis) != c.axes.end();
+}
 
 TEST(BytesPerLevel, EveryExamplePlanSplitsEveryRanksBytesOverTheLevels) {
   int plans_checked = 0;
@@ -63,7 +65,8 @@ TEST(BytesPerLevel, APipelineAcrossTwoNodesHandsOverBetweenThemAndReducesInside)
     for (const CollectiveUse& u : p.collectives) {
       const bool hand_over = u.collective.kind == plans::CollectiveKind::send_recv;
       if (!hand_over && u.stage != r.stage) continue;
-      const int64_t bytes = u.count * plans::bytes_sent(u.collective, plan.mesh.index_in_group(r.rank, u.collective.axes));
+      const int64_t bytes =
+          u.count * plans::bytes_sent(u.collective, plan.mesh.index_in_group(r.rank, u.collective.axes));
       (crosses(u.collective, pipe) ? between : inside) += bytes;
     }
     EXPECT_GT(inside, 0);

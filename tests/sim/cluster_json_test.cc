@@ -99,7 +99,8 @@ TEST(ClusterJsonErrors, UnknownTopLevelKey) {
 
 TEST(ClusterJson, RoundTripKeepsMeasuredKernels) {
   Cluster cluster = testing::two_level_cluster();
-  cluster.device.measured_kernels["conv2d n8 c3 h34 w32 k16 r3x3 s1x1 p0,0,1,1 d1x1 g1 bias"] = {1.5e-3, 2.5e-3, 3.5e-3};
+  cluster.device.measured_kernels["conv2d n8 c3 h34 w32 k16 r3x3 s1x1 p0,0,1,1 d1x1 g1 bias"] = {1.5e-3, 2.5e-3,
+                                                                                                 3.5e-3};
   cluster.device.measured_kernels["conv2d n8 c16 h32 w32 k16 r3x3 s1x1 p1,1,1,1 d1x1 g1"] = {1e-3, 2e-3, 3e-3};
   EXPECT_EQ(parse_cluster_json(cluster_json_text(cluster), "memory"), cluster);
 }
@@ -120,8 +121,12 @@ TEST(ClusterJson, RoundTripKeepsTheGemmTable) {
 // A document with a 2 x 1 x 1 gemm table to break one field at a time.
 json document_with_gemm_table() {
   json document = valid_document();
-  document["device"]["gemm_table"] = {{"m", {1, 64}}, {"n", {512}}, {"k", {1024}}, {"forward", {0.1, 0.5}},
-                                      {"backward_input", {0.1, 0.5}}, {"weight_gradient", {0.1, 0.5}}};
+  document["device"]["gemm_table"] = {{"m", {1, 64}},
+                                      {"n", {512}},
+                                      {"k", {1024}},
+                                      {"forward", {0.1, 0.5}},
+                                      {"backward_input", {0.1, 0.5}},
+                                      {"weight_gradient", {0.1, 0.5}}};
   return document;
 }
 
@@ -148,14 +153,20 @@ TEST(ClusterJsonErrors, GemmTableFields) {
 
 TEST(ClusterJsonErrors, MeasuredKernelSecondsMustNotBeNegative) {
   json document = valid_document();
-  document["device"]["measured_kernels"] = json::array(
-      {{{"problem", "conv2d n1"}, {"forward_seconds", 1e-3}, {"backward_input_seconds", -1e-3}, {"backward_weight_seconds", 1e-3}}});
-  expect_error(document, "device.measured_kernels['conv2d n1'].backward_input_seconds: must be between 0 and 1e+06, got -0.001");
+  document["device"]["measured_kernels"] = json::array({{{"problem", "conv2d n1"},
+                                                         {"forward_seconds", 1e-3},
+                                                         {"backward_input_seconds", -1e-3},
+                                                         {"backward_weight_seconds", 1e-3}}});
+  expect_error(document,
+               "device.measured_kernels['conv2d n1'].backward_input_seconds: must be between 0 and 1e+06, got -0.001");
 }
 
 TEST(ClusterJsonErrors, MeasuredKernelListedTwice) {
   json document = valid_document();
-  const json entry = {{"problem", "conv2d n1"}, {"forward_seconds", 1e-3}, {"backward_input_seconds", 1e-3}, {"backward_weight_seconds", 1e-3}};
+  const json entry = {{"problem", "conv2d n1"},
+                      {"forward_seconds", 1e-3},
+                      {"backward_input_seconds", 1e-3},
+                      {"backward_weight_seconds", 1e-3}};
   document["device"]["measured_kernels"] = json::array({entry, entry});
   expect_error(document, "device.measured_kernels[1].problem: listed twice");
 }
@@ -290,11 +301,14 @@ TEST(ClusterJson, BadCalibratedFieldsAreNamed) {
   document["device"]["backward_efficiency"] = {{"conv", {{"max_efficiency", 1.5}, {"half_efficiency_flops", 1e9}}}};
   expect_error(document, "device.backward_efficiency.conv.max_efficiency: must be between 1e-06 and 1, got 1.5");
   document = valid_document();
-  document["levels"][0]["collective_links"] = {{"all_gatherr", {{"bandwidth_bytes_per_second", 1e9}, {"latency_seconds", 0}}}};
+  document["levels"][0]["collective_links"] = {
+      {"all_gatherr", {{"bandwidth_bytes_per_second", 1e9}, {"latency_seconds", 0}}}};
   expect_error(document, "levels[0].collective_links.all_gatherr: unknown key");
   document = valid_document();
-  document["levels"][0]["collective_links"] = {{"all_gather", {{"bandwidth_bytes_per_second", -1}, {"latency_seconds", 0}}}};
-  expect_error(document, "levels[0].collective_links.all_gather.bandwidth_bytes_per_second: must be between 1 and 1e+21, got -1");
+  document["levels"][0]["collective_links"] = {
+      {"all_gather", {{"bandwidth_bytes_per_second", -1}, {"latency_seconds", 0}}}};
+  expect_error(document,
+               "levels[0].collective_links.all_gather.bandwidth_bytes_per_second: must be between 1 and 1e+21, got -1");
   document = valid_document();
   document["communication_overlap"] = 1.5;
   expect_error(document, "communication_overlap: must be in [0, 1]");

@@ -46,9 +46,9 @@ TEST(Cluster, ExplicitPlacementMapsRanks) {
 
 TEST(Cluster, LevelSpannedIsTheOutermostBoundaryCrossed) {
   const Cluster cluster = cluster_preset("dgx-a100-80g");
-  EXPECT_EQ(level_spanned(cluster, iota(0, 8)), 0);   // one node: NVLink only
-  EXPECT_EQ(level_spanned(cluster, iota(8, 8)), 0);   // the second node
-  EXPECT_EQ(level_spanned(cluster, iota(4, 8)), 1);   // devices 4..11 straddle nodes 0 and 1
+  EXPECT_EQ(level_spanned(cluster, iota(0, 8)), 0);  // one node: NVLink only
+  EXPECT_EQ(level_spanned(cluster, iota(8, 8)), 0);  // the second node
+  EXPECT_EQ(level_spanned(cluster, iota(4, 8)), 1);  // devices 4..11 straddle nodes 0 and 1
   EXPECT_EQ(level_spanned(cluster, iota(0, 16)), 1);
   EXPECT_EQ(level_spanned(cluster, iota(5, 1)), -1);  // one rank crosses nothing
   EXPECT_EQ(level_spanned(cluster, std::vector<int>{}), -1);

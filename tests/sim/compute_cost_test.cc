@@ -99,8 +99,9 @@ TEST(ComputeCost, AMeasuredKernelProblemReplacesTheCurves) {
   EXPECT_EQ(t.backward_input, 0.0);
   EXPECT_NEAR(t.backward_weight, 3e-3 + 0.07168e-6, 1e-12);
   // Another micro-batch is another problem: the curves again.
-  EXPECT_NEAR(layer_compute_seconds(cluster, net, conv, layouts_of(net, conv, mesh, 4), mesh, 4, model::DType::fp32).forward,
-              14.41792e-6 / 2, 1e-12);
+  EXPECT_NEAR(
+      layer_compute_seconds(cluster, net, conv, layouts_of(net, conv, mesh, 4), mesh, 4, model::DType::fp32).forward,
+      14.41792e-6 / 2, 1e-12);
 }
 
 TEST(ComputeCost, AMeasuredProblemRunsBetweenAloneAndBesideBusyNeighbours) {
@@ -167,8 +168,7 @@ TEST(ComputeCost, LinearAtBatchOneIsMemoryBound) {
   EXPECT_NEAR(t.backward_weight, 42.06592e-6, 1e-12);
   // fc1 reads the data: no input gradient.
   const int fc1 = net.find("fc1");
-  EXPECT_EQ(layer_compute_seconds(flat_cluster(), net, fc1, layouts_of(net, fc1, mesh, 1), mesh, 1,
-                                  model::DType::fp32)
+  EXPECT_EQ(layer_compute_seconds(flat_cluster(), net, fc1, layouts_of(net, fc1, mesh, 1), mesh, 1, model::DType::fp32)
                 .backward_input,
             0.0);
 }
@@ -197,10 +197,10 @@ TEST(ComputeCost, ATiedHeadIsTimedLikeAHeadWithItsOwnWeight) {
     const model::Model tied = embedding_head_net(true);
     const model::Model own = embedding_head_net(false);
     const int head = tied.find("head");
-    const LayerComputeSeconds t = layer_compute_seconds(flat_cluster(), tied, head, layouts_of(tied, head, mesh, 1, sharding),
-                                                        mesh, 1, model::DType::fp32);
-    const LayerComputeSeconds o = layer_compute_seconds(flat_cluster(), own, head, layouts_of(own, head, mesh, 1, sharding),
-                                                        mesh, 1, model::DType::fp32);
+    const LayerComputeSeconds t = layer_compute_seconds(
+        flat_cluster(), tied, head, layouts_of(tied, head, mesh, 1, sharding), mesh, 1, model::DType::fp32);
+    const LayerComputeSeconds o = layer_compute_seconds(
+        flat_cluster(), own, head, layouts_of(own, head, mesh, 1, sharding), mesh, 1, model::DType::fp32);
     EXPECT_GT(t.backward_weight, 0.0);
     EXPECT_DOUBLE_EQ(t.forward, o.forward);
     EXPECT_DOUBLE_EQ(t.backward_input, o.backward_input);

@@ -41,7 +41,8 @@ TEST(GemmTable, ExactAtEveryGridPoint) {
     for (size_t i = 0; i < table.m.size(); ++i) {
       for (size_t j = 0; j < table.n.size(); ++j) {
         for (size_t l = 0; l < table.k.size(); ++l) {
-          const GemmShape shape{static_cast<double>(table.m[i]), static_cast<double>(table.n[j]), static_cast<double>(table.k[l])};
+          const GemmShape shape{static_cast<double>(table.m[i]), static_cast<double>(table.n[j]),
+                                static_cast<double>(table.k[l])};
           EXPECT_DOUBLE_EQ(gemm_table_efficiency(table, pass, shape), table.of(pass)[table.index(i, j, l)]);
         }
       }

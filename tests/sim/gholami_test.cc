@@ -142,8 +142,8 @@ TEST(Gholami, ConvBatchParallelWithGridClassifier) {
     const bool classifier = layer.kind == model::OpKind::linear;
     if (classifier) return LayerSharding{{0}, {1}, {}, {}};
     const bool after_flatten = layer.kind == model::OpKind::relu && layer.output_shape.size() == 1;
-    const bool in_classifier = after_flatten || layer.kind == model::OpKind::dropout ||
-                               layer.kind == model::OpKind::softmax_cross_entropy;
+    const bool in_classifier =
+        after_flatten || layer.kind == model::OpKind::dropout || layer.kind == model::OpKind::softmax_cross_entropy;
     return in_classifier ? LayerSharding{{0}, {}, {}, {}} : LayerSharding{{0, 1}, {}, {}, {}};
   });
   const model::Model& net = *plan.model;
@@ -155,7 +155,8 @@ TEST(Gholami, ConvBatchParallelWithGridClassifier) {
       expected += all_reduce(512, params_bytes);
       continue;
     }
-    expected += all_gather(rows, kFloatBytes * local_batch * static_cast<double>(model::num_elements(layer->output_shape)));
+    expected +=
+        all_gather(rows, kFloatBytes * local_batch * static_cast<double>(model::num_elements(layer->output_shape)));
     expected += all_reduce(columns, params_bytes / rows);
     expected += all_reduce(rows, kFloatBytes * local_batch * input_elements(net, *layer));
   }

@@ -30,7 +30,8 @@ std::vector<T> problems_of(const plans::Plan& plan) {
   const plans::CompiledPlan compiled = plans::compile_plan(plan);
   std::vector<T> problems;
   for (size_t i = 0; i < compiled.layers.size(); ++i) {
-    const auto p = kernel_problem(*plan.model, static_cast<int>(i), compiled.layers[i].layouts, plan.mesh, compiled.micro_batch);
+    const auto p =
+        kernel_problem(*plan.model, static_cast<int>(i), compiled.layers[i].layouts, plan.mesh, compiled.micro_batch);
     if (p && std::holds_alternative<T>(*p)) problems.push_back(std::get<T>(*p));
   }
   return problems;

@@ -127,7 +127,7 @@ TEST(MemoryModel, ZeroStagesShardModelStatesAsRajbhandariEtAl) {
     EXPECT_EQ(m.grads, zero >= 2 ? 2 * slice : 2 * psi);
     EXPECT_EQ(m.params, zero >= 3 ? 2 * layer_slices : 2 * psi);
     // Within padding of the paper's totals.
-    const double paper = zero == 1 ? 4.0 * psi + k * psi / 4.0
+    const double paper = zero == 1   ? 4.0 * psi + k * psi / 4.0
                          : zero == 2 ? 2.0 * psi + (2 + k) * psi / 4.0
                                      : (2 + 2 + k) * psi / 4.0;
     const auto ours = static_cast<double>(m.params + m.grads + m.optimizer);
@@ -164,7 +164,8 @@ TEST(MemoryModel, MegatronMixedPrecisionKeepsEighteenBytesPerParameter) {
   plan.zero_stage = 1;
   m = memory_of(plan);
   EXPECT_EQ(m.params + m.grads, 6 * psi);
-  EXPECT_NEAR(static_cast<double>(m.optimizer), 12.0 * psi / 4, 12.0 * 4 * static_cast<double>(compiled.buckets.size()));
+  EXPECT_NEAR(static_cast<double>(m.optimizer), 12.0 * psi / 4,
+              12.0 * 4 * static_cast<double>(compiled.buckets.size()));
 }
 
 // Korthikanti et al. 2022, Section 4: one transformer layer keeps sbh(34 + 5as/h) bytes of 16-bit
@@ -182,20 +183,19 @@ TEST(MemoryModel, ATransformerLayerKeepsKorthikantiEtAlsActivations) {
   enum class Split { tensor, tensor_and_sequence };
   auto activations_per_layer = [&](int t, bool selective = false, Split split = Split::tensor) {
     auto peak = [&](int layers) {
-      const std::string spec = fmt::format("gpt:layers={},hidden={},heads={},seq={},vocab=96,positions={},attn_dropout=10",
-                                           layers, h, a, s, s);
-      Plan plan = plans::build_plan(spec, Mesh({{"model", t}}), b,
-                            [&](const model::Layer& layer) {
-                              plans::LayerSharding sharding;
-                              // The attention core and GELU take their producer's split, as a plan file's
-                              // inheritance gives them.
-                              const bool first_half = layer.name.ends_with("c_attn") || layer.name.ends_with("c_fc") ||
-                                                      layer.name.ends_with("attn.core") || layer.name.ends_with("gelu");
-                              const bool second_half = layer.name.ends_with("c_proj");
-                              if (t > 1 && first_half) sharding.out = {0};
-                              if (t > 1 && second_half) sharding.in = {0};
-                              return sharding;
-                            });
+      const std::string spec = fmt::format(
+          "gpt:layers={},hidden={},heads={},seq={},vocab=96,positions={},attn_dropout=10", layers, h, a, s, s);
+      Plan plan = plans::build_plan(spec, Mesh({{"model", t}}), b, [&](const model::Layer& layer) {
+        plans::LayerSharding sharding;
+        // The attention core and GELU take their producer's split, as a plan file's
+        // inheritance gives them.
+        const bool first_half = layer.name.ends_with("c_attn") || layer.name.ends_with("c_fc") ||
+                                layer.name.ends_with("attn.core") || layer.name.ends_with("gelu");
+        const bool second_half = layer.name.ends_with("c_proj");
+        if (t > 1 && first_half) sharding.out = {0};
+        if (t > 1 && second_half) sharding.in = {0};
+        return sharding;
+      });
       plan.dtype = model::DType::bf16;
       plan.recompute_attention = selective;
       if (split == Split::tensor_and_sequence) plan = plans::with_sequence_parallelism(plan).value();
@@ -227,8 +227,7 @@ TEST(MemoryModel, RecomputingTheFirstBlocksDropsTheirActivations) {
   constexpr int64_t s = 32, b = 2, h = 32, a = 4;
   const std::string spec =
       fmt::format("gpt:layers=4,hidden={},heads={},seq={},vocab=64,positions={},attn_dropout=10", h, a, s, s);
-  Plan plan = plans::build_plan(spec, Mesh({{"data", 1}}), b,
-                        batch_on_first_axis);
+  Plan plan = plans::build_plan(spec, Mesh({{"data", 1}}), b, batch_on_first_axis);
   plan.dtype = model::DType::bf16;
   auto kept = [&](bool recompute, int blocks) {
     Plan p = plan;
@@ -242,8 +241,8 @@ TEST(MemoryModel, RecomputingTheFirstBlocksDropsTheirActivations) {
     EXPECT_EQ(kept(true, blocks) - kept(true, blocks + 2), layer);
   }
   EXPECT_EQ(kept(true, 2) - kept(true, 3), s * b * h);  // the embedding dropout's mask
-  EXPECT_EQ(kept(true, 50), kept(true, 0));  // more blocks than the model has: all of them
-  EXPECT_EQ(kept(true, 1), kept(false, 0));  // block 1 is the input alone: nothing to rerun
+  EXPECT_EQ(kept(true, 50), kept(true, 0));             // more blocks than the model has: all of them
+  EXPECT_EQ(kept(true, 1), kept(false, 0));             // block 1 is the input alone: nothing to rerun
 }
 
 TEST(MemoryModel, ActivationsMatchAHandCountAndHalveWithTheBatch) {
@@ -256,7 +255,8 @@ TEST(MemoryModel, ActivationsMatchAHandCountAndHalveWithTheBatch) {
   // 116 B per sample; batch 8 -> 928 B held when the backward starts.
   const Plan one = plans::build_plan(mlp(), "mlp", Mesh({{"data", 1}}), 8, batch_on_first_axis);
   EXPECT_EQ(activations_when_the_backward_starts(one), 928);
-  EXPECT_EQ(activations_when_the_backward_starts(one), model::compute_statistics(*one.model, 8, model::DType::fp32).saved_bytes);
+  EXPECT_EQ(activations_when_the_backward_starts(one),
+            model::compute_statistics(*one.model, 8, model::DType::fp32).saved_bytes);
   const MemoryBreakdown m = memory_of(one);
   // During the forward more lives at once than is kept, per sample: at relu, fc1's output (32 B)
   // is still alive beside its own (32 B) and the data (64 B): 128 B; at the loss, the data, relu's
@@ -302,9 +302,9 @@ TEST(MemoryModel, MicroBatchesInFlight) {
 }
 
 Plan two_stage_fashion_vgg(plans::PipelineSchedule schedule) {
-  Plan plan = plans::build_plan("fashion-vgg",
-                        Mesh({{"pipe", 2}, {"data", 1}}), 64,
-                        [](const model::Layer&) { return LayerSharding{{1}, {}, {}, {}}; });
+  Plan plan = plans::build_plan("fashion-vgg", Mesh({{"pipe", 2}, {"data", 1}}), 64, [](const model::Layer&) {
+    return LayerSharding{{1}, {}, {}, {}};
+  });
   plan.pipe_axis = 0;
   plan.micro_batches = 8;
   plan.schedule = schedule;

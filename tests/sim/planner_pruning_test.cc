@@ -50,9 +50,7 @@ void expect_same_ranking(PlannerRequest request) {
 constexpr int64_t kMB = 1'000'000;
 const std::string kGpt = "gpt:layers=4,hidden=512,heads=8,seq=256,vocab=4000,positions=256";
 
-TEST(PlannerPruning, SameRankingWhenMostPlansFit) {
-  expect_same_ranking(gpt_request(kGpt, 16, 64, 80'000 * kMB));
-}
+TEST(PlannerPruning, SameRankingWhenMostPlansFit) { expect_same_ranking(gpt_request(kGpt, 16, 64, 80'000 * kMB)); }
 
 TEST(PlannerPruning, SameRankingWhenZeroAndRecomputeDecide) {
   expect_same_ranking(gpt_request(kGpt, 16, 64, 180 * kMB));
@@ -66,7 +64,8 @@ TEST(PlannerPruning, SameRankingWhenNothingFits) {
 TEST(PlannerPruning, SameRankingWhenOnlySmallMicroBatchesFit) {
   // Micro-batches of one or two samples per replica are tried only while nothing fits: both
   // searches must try the same ones.
-  expect_same_ranking(gpt_request("gpt:layers=8,hidden=512,heads=8,seq=512,vocab=4000,positions=512", 8, 512, 100 * kMB));
+  expect_same_ranking(
+      gpt_request("gpt:layers=8,hidden=512,heads=8,seq=512,vocab=4000,positions=512", 8, 512, 100 * kMB));
 }
 
 TEST(PlannerPruning, SameRankingForAConvolutionalNetUnderALimit) {

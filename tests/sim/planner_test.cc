@@ -98,14 +98,16 @@ TEST(Planner, TriesRecomputationAndZeroBeforeCallingAPipelineInfeasible) {
   request.memory_limit_bytes = lean_peak + lean_peak / 20;
   const PlannerResult limited = plan_training(request);
   bool fits = false;
-  for (const PricedPlan& p : limited.plans) fits = fits || (p.plan.family.starts_with("pipeline 2 stages +") && p.feasible);
-  EXPECT_TRUE(fits) << "the 2-stage pipeline with recomputation and ZeRO fits in " << request.memory_limit_bytes << " B";
+  for (const PricedPlan& p : limited.plans)
+    fits = fits || (p.plan.family.starts_with("pipeline 2 stages +") && p.feasible);
+  EXPECT_TRUE(fits) << "the 2-stage pipeline with recomputation and ZeRO fits in " << request.memory_limit_bytes
+                    << " B";
 }
 
 // Stages start only between blocks: in GPT at a block's first layer norm or the final one.
 TEST(Planner, PipelineStagesStartBetweenTransformerBlocks) {
-  const PlannerResult result = plan_training(request_for("gpt:layers=8,hidden=128,heads=4,seq=64,vocab=256", 8, 64,
-                                                         "dgx-a100-80g"));
+  const PlannerResult result =
+      plan_training(request_for("gpt:layers=8,hidden=128,heads=4,seq=64,vocab=256", 8, 64, "dgx-a100-80g"));
   int cuts = 0;
   for (const PricedPlan& p : result.plans) {
     if (p.plan.stage_count() < 2) continue;
@@ -126,8 +128,8 @@ TEST(Planner, PipelineStagesStartBetweenTransformerBlocks) {
 // Every plan found with tensor parallelism gets a sequence-parallel twin (plans/
 // sequence_parallel.h), priced on its own; plans without tensor parallelism get none.
 TEST(Planner, ProposesSequenceParallelismWithTensorParallelism) {
-  const PlannerResult result = plan_training(request_for("gpt:layers=4,hidden=128,heads=4,seq=64,vocab=256", 8, 64,
-                                                         "dgx-a100-80g"));
+  const PlannerResult result =
+      plan_training(request_for("gpt:layers=4,hidden=128,heads=4,seq=64,vocab=256", 8, 64, "dgx-a100-80g"));
   int twins = 0;
   for (const PricedPlan& p : result.plans) {
     if (p.plan.family.find("+sp") == std::string::npos) continue;
@@ -183,7 +185,8 @@ TEST(Planner, MicroBatchesOfOneSamplePerReplicaWhenNothingElseFits) {
   // No other plan fits: without the small micro-batches the search would have found nothing.
   for (size_t i = 1; i < result.plans.size(); ++i) {
     if (result.plans[i].feasible) {
-      EXPECT_GT(result.plans[i].plan.micro_batches, result.plans[i].plan.stage_count() * 8) << result.plans[i].plan.family;
+      EXPECT_GT(result.plans[i].plan.micro_batches, result.plans[i].plan.stage_count() * 8)
+          << result.plans[i].plan.family;
     }
   }
 }

@@ -27,7 +27,9 @@ using plans::StepOp;
 // fashion-vgg cut into `stages` stages of consecutive layers, batch over the data axis.
 plans::Plan pipeline(int stages, int micro_batches, PipelineSchedule schedule) {
   plans::Plan plan = plans::build_plan("fashion-vgg", plans::Mesh({{"pipe", stages}, {"data", 1}}), 8 * micro_batches,
-                                       [](const model::Layer&) { return plans::LayerSharding{{1}, {}, {}, {}}; });
+                                       [](const model::Layer&) {
+                                         return plans::LayerSharding{{1}, {}, {}, {}};
+                                       });
   plan.pipe_axis = 0;
   plan.micro_batches = micro_batches;
   plan.schedule = schedule;
@@ -50,7 +52,8 @@ Priced programs_of(const plans::Plan& plan) {
     int first = -1;
     int last = -1;
     for (int v = 0; v < plan.model->size(); ++v) {
-      if (plan.stage_of_layer[static_cast<size_t>(v)] != stage || plan.model->layer(v).kind == model::OpKind::input) continue;
+      if (plan.stage_of_layer[static_cast<size_t>(v)] != stage || plan.model->layer(v).kind == model::OpKind::input)
+        continue;
       if (first < 0) first = v;
       last = v;
     }
@@ -92,8 +95,8 @@ TEST(ProgramTimeline, UniformStagesTakeMicroBatchesPlusStagesMinusOneSlots) {
         const Priced priced = programs_of(pipeline(stages, micro, schedule));
         const auto per_stage = static_cast<size_t>(stages);
         const ProgramTimeline timeline = run_program_timeline(
-            priced.programs, pass_prices(priced, std::vector<double>(per_stage, f), std::vector<double>(per_stage, b), 0.0),
-            1.0);
+            priced.programs,
+            pass_prices(priced, std::vector<double>(per_stage, f), std::vector<double>(per_stage, b), 0.0), 1.0);
         EXPECT_DOUBLE_EQ(end_of(timeline), (micro + stages - 1) * (f + b))
             << "stages " << stages << " micro-batches " << micro;
         EXPECT_EQ(timeline.passes.size(), static_cast<size_t>(2 * stages * micro));
@@ -111,7 +114,8 @@ TEST(ProgramTimeline, UniformStagesTakeMicroBatchesPlusStagesMinusOneSlots) {
 TEST(ProgramTimeline, SlowestStageAndHandOverSetThePace) {
   // Two stages, the second twice as slow; each hand-over takes 0.5.
   const Priced priced = programs_of(pipeline(2, 1, PipelineSchedule::gpipe));
-  const ProgramTimeline one = run_program_timeline(priced.programs, pass_prices(priced, {1.0, 2.0}, {1.0, 2.0}, 0.5), 1.0);
+  const ProgramTimeline one =
+      run_program_timeline(priced.programs, pass_prices(priced, {1.0, 2.0}, {1.0, 2.0}, 0.5), 1.0);
   // F0 on stage 0 [0, 1], hand-over to 1.5, F0 on stage 1 [1.5, 3.5], B0 [3.5, 5.5], hand-over
   // to 6 (stage 1 waits for its send), B0 on stage 0 [6, 7].
   EXPECT_DOUBLE_EQ(one.stages[1].backward_end_seconds, 5.5);
@@ -205,7 +209,8 @@ TEST(ProgramTimeline, AStageWhoseMessageNeverComesIsADeadlock) {
   const Priced priced = programs_of(pipeline(2, 2, PipelineSchedule::one_f_one_b));
   const std::vector<plans::StepProgram> second_only = {priced.programs[1]};
   // Stage 1's program alone, as stage 0: nobody sends what it receives.
-  EXPECT_THROW(run_program_timeline(second_only, [](int, const StepInstruction&) { return InstructionCost{}; }, 1.0),
+  EXPECT_THROW(run_program_timeline(
+                   second_only, [](int, const StepInstruction&) { return InstructionCost{}; }, 1.0),
                std::logic_error);
 }
 

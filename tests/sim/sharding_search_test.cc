@@ -64,7 +64,8 @@ plans::Plan plan_with(std::shared_ptr<const model::Model> net, const SearchMesh&
 double simulated(const plans::Plan& plan, const Cluster& cluster) { return simulate(plan, cluster).iteration_seconds; }
 
 // Calls `visit` with every complete assignment of the deciding layers' candidates.
-void enumerate(CostTable& table, const SearchMesh& mesh, const std::function<void(const std::vector<LayerSharding>&)>& visit) {
+void enumerate(CostTable& table, const SearchMesh& mesh,
+               const std::function<void(const std::vector<LayerSharding>&)>& visit) {
   const model::Model& net = table.model();
   std::vector<int> deciding;
   std::vector<std::vector<LayerSharding>> candidates;
@@ -117,14 +118,27 @@ TEST_P(ExhaustiveCheck, NoEnumeratedPlanBeatsTheSearch) {
   EXPECT_GT(enumerated, 8);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    SmallInstances, ExhaustiveCheck,
-    testing::Values(Instance{"mlp_on_2x4", [] { return mlp_chain({64, 64, 32, 8}, 128); }, 2, 1, 4, "dgx-a100-80g"},
-                    Instance{"mlp_on_4x2_two_nodes", [] { return mlp_chain({256, 512, 16}, 64); }, 4, 1, 2, "v100-pcie-10gbe"},
-                    Instance{"mlp_on_model_8", [] { return mlp_chain({512, 512, 512, 8}, 64); }, 1, 1, 8, "v100-pcie-10gbe"},
-                    Instance{"convs_on_2x2x2", conv_chain, 2, 2, 2, "dgx-a100-80g"},
-                    Instance{"convs_on_space_4", conv_chain, 1, 4, 1, "v100-pcie-10gbe"}),
-    [](const testing::TestParamInfo<Instance>& case_info) { return std::string(case_info.param.name); });
+INSTANTIATE_TEST_SUITE_P(SmallInstances, ExhaustiveCheck,
+                         testing::Values(Instance{"mlp_on_2x4",
+                                                  [] {
+                                                    return mlp_chain({64, 64, 32, 8}, 128);
+                                                  },
+                                                  2, 1, 4, "dgx-a100-80g"},
+                                         Instance{"mlp_on_4x2_two_nodes",
+                                                  [] {
+                                                    return mlp_chain({256, 512, 16}, 64);
+                                                  },
+                                                  4, 1, 2, "v100-pcie-10gbe"},
+                                         Instance{"mlp_on_model_8",
+                                                  [] {
+                                                    return mlp_chain({512, 512, 512, 8}, 64);
+                                                  },
+                                                  1, 1, 8, "v100-pcie-10gbe"},
+                                         Instance{"convs_on_2x2x2", conv_chain, 2, 2, 2, "dgx-a100-80g"},
+                                         Instance{"convs_on_space_4", conv_chain, 1, 4, 1, "v100-pcie-10gbe"}),
+                         [](const testing::TestParamInfo<Instance>& case_info) {
+                           return std::string(case_info.param.name);
+                         });
 
 TEST(ShardingSearch, MemoryLimitIsRespectedOptimally) {
   const auto net = mlp_chain({2048, 2048, 8}, 1024);

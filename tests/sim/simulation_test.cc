@@ -37,8 +37,8 @@ TEST(Simulation, PhasesAddUpToTheIteration) {
   const Prediction p = simulate(plan, cluster_preset("dgx-a100-80g"));
   const PhaseSeconds& ph = p.phases;
   EXPECT_GT(p.iteration_seconds, 0.0);
-  EXPECT_NEAR(ph.compute_forward + ph.compute_backward + ph.comm_exposed + ph.bubble + ph.optimizer, p.iteration_seconds,
-              1e-12);
+  EXPECT_NEAR(ph.compute_forward + ph.compute_backward + ph.comm_exposed + ph.bubble + ph.optimizer,
+              p.iteration_seconds, 1e-12);
   EXPECT_DOUBLE_EQ(p.samples_per_second, 256 / p.iteration_seconds);
   EXPECT_EQ(p.ranks.size(), 8u);
 }
@@ -55,7 +55,8 @@ TEST(Simulation, OverlapHidesGradientSynchronisation) {
   EXPECT_LT(overlapped.iteration_seconds, serial.iteration_seconds);
   // Without overlap all of the synchronisation is exposed, with the buckets' copies in and out.
   EXPECT_GT(bucket_copy_seconds(plan, cluster), 0.0);
-  EXPECT_NEAR(serial.phases.comm_exposed, total_communication_seconds(serial) + bucket_copy_seconds(plan, cluster), 1e-9);
+  EXPECT_NEAR(serial.phases.comm_exposed, total_communication_seconds(serial) + bucket_copy_seconds(plan, cluster),
+              1e-9);
 }
 
 TEST(Simulation, CommunicationThatDoesNotHideIsChargedToTheStep) {
@@ -69,7 +70,8 @@ TEST(Simulation, CommunicationThatDoesNotHideIsChargedToTheStep) {
   const Prediction hidden = simulate(plan, cluster);
   cluster.communication_overlap = 0.0;
   const Prediction exposed = simulate(plan, cluster);
-  EXPECT_NEAR(exposed.phases.comm_exposed, total_communication_seconds(exposed) + bucket_copy_seconds(plan, cluster), 1e-9);
+  EXPECT_NEAR(exposed.phases.comm_exposed, total_communication_seconds(exposed) + bucket_copy_seconds(plan, cluster),
+              1e-9);
   EXPECT_GT(exposed.iteration_seconds, hidden.iteration_seconds);
   cluster.communication_overlap = 0.5;
   const Prediction half = simulate(plan, cluster);
@@ -79,23 +81,27 @@ TEST(Simulation, CommunicationThatDoesNotHideIsChargedToTheStep) {
 
 TEST(Simulation, BytesPerRankAreTheCompiledCollectives) {
   // SplitBrain on {data: 2, model: 2}: convs batch over both, classifier features over model.
-  const plans::Plan plan = plans::build_plan("fashion-vgg", plans::Mesh({{"data", 2}, {"model", 2}}), 64, [](const model::Layer& l) {
-    if (l.kind == model::OpKind::linear || l.name == "relu5" || l.name == "dropout1") return LayerSharding{{0}, {1}, {}, {}};
-    if (l.kind == model::OpKind::softmax_cross_entropy) return LayerSharding{{0}, {}, {}, {}};
-    return LayerSharding{{0, 1}, {}, {}, {}};
-  });
+  const plans::Plan plan =
+      plans::build_plan("fashion-vgg", plans::Mesh({{"data", 2}, {"model", 2}}), 64, [](const model::Layer& l) {
+        if (l.kind == model::OpKind::linear || l.name == "relu5" || l.name == "dropout1")
+          return LayerSharding{{0}, {1}, {}, {}};
+        if (l.kind == model::OpKind::softmax_cross_entropy) return LayerSharding{{0}, {}, {}, {}};
+        return LayerSharding{{0, 1}, {}, {}, {}};
+      });
   const plans::CompiledPlan compiled = plans::compile_plan(plan);
   const Prediction p = simulate(plan, compiled, cluster_preset("dgx-a100-80g"));
   int64_t expected_rank3 = 0;
   for (const plans::CompiledLayer& layer : compiled.layers) {
     for (const plans::InputTransfer& input : layer.inputs) {
       for (const auto* list : {&input.forward, &input.backward}) {
-        for (const plans::Collective& c : *list) expected_rank3 += plans::bytes_sent(c, plan.mesh.index_in_group(3, c.axes));
+        for (const plans::Collective& c : *list)
+          expected_rank3 += plans::bytes_sent(c, plan.mesh.index_in_group(3, c.axes));
       }
     }
   }
   for (const plans::GradientBucket& bucket : compiled.buckets) {
-    for (const plans::Collective& c : bucket.reduction) expected_rank3 += plans::bytes_sent(c, plan.mesh.index_in_group(3, c.axes));
+    for (const plans::Collective& c : bucket.reduction)
+      expected_rank3 += plans::bytes_sent(c, plan.mesh.index_in_group(3, c.axes));
   }
   EXPECT_GT(expected_rank3, 0);
   EXPECT_EQ(p.ranks[3].comm_bytes_sent, expected_rank3);
@@ -177,8 +183,10 @@ TEST(Simulation, JsonAndTraceFollowTheContract) {
     EXPECT_TRUE(json["phases"].contains(key)) << key;
   }
   const auto& rank = json["ranks"][0];
-  for (const char* key : {"rank", "peak_memory_bytes", "memory", "comm_bytes_sent"}) EXPECT_TRUE(rank.contains(key)) << key;
-  for (const char* key : {"params", "grads", "optimizer", "activations", "buffers"}) EXPECT_TRUE(rank["memory"].contains(key));
+  for (const char* key : {"rank", "peak_memory_bytes", "memory", "comm_bytes_sent"})
+    EXPECT_TRUE(rank.contains(key)) << key;
+  for (const char* key : {"params", "grads", "optimizer", "activations", "buffers"})
+    EXPECT_TRUE(rank["memory"].contains(key));
   const auto& collective = json["collectives"][0];
   for (const char* key : {"kind", "axes", "bytes", "seconds"}) EXPECT_TRUE(collective.contains(key)) << key;
 

@@ -58,7 +58,8 @@ BoundCheck check_every_plan(const PlannerRequest& request) {
 }
 
 TEST(StepTimeBound, NeverAboveTheSimulatedStepOfASmallGpt) {
-  const BoundCheck check = check_every_plan(request_for("gpt:layers=4,hidden=512,heads=8,seq=256,vocab=4000,positions=256", 16, 64));
+  const BoundCheck check =
+      check_every_plan(request_for("gpt:layers=4,hidden=512,heads=8,seq=256,vocab=4000,positions=256", 16, 64));
   EXPECT_GT(check.plans, 50);
   EXPECT_GT(check.pipelines, 20);
 }
@@ -71,7 +72,8 @@ TEST(StepTimeBound, NeverAboveTheSimulatedStepOfAConvolutionalNet) {
 TEST(StepTimeBound, CountsThePipelineBubble) {
   // A compute-bound GPT cut into 4 even stages with 4 micro-batches idles 3 of every 7 slots:
   // a bound from each stage's own work alone would be near 4/7 of the step.
-  const PlannerRequest request = request_for("gpt:layers=8,hidden=4096,heads=32,seq=2048,vocab=8000,positions=2048", 32, 32);
+  const PlannerRequest request =
+      request_for("gpt:layers=8,hidden=4096,heads=32,seq=2048,vocab=8000,positions=2048", 32, 32);
   SearchStats stats;
   const SearchMesh mesh = make_search_mesh(4, 1, 1, 8);
   auto plan = searched_plan(request, mesh, 4, nullptr, stats);

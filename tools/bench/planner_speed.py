@@ -27,7 +27,7 @@ JOBS = [
      ["--model", GPT_1T, "--cluster", "dgx-a100-80g:nodes=384", "--devices", "3072", "--batch", "3072"]),
     ("gpt3-175b-1024", "GPT-3 175B shape, batch 1536, on 1,024 A100s",
      ["--model", "gpt3-175b", "--cluster", "dgx-a100-80g:nodes=128", "--devices", "1024", "--batch", "1536"]),
-    ("gpt-1t-512", "1T GPT of SC21 Table 1, batch 3072, on 512 A100s (nothing fits: every plan over 80 GB)",
+    ("gpt-1t-512", "1T GPT of SC21 Table 1, batch 3072, on 512 A100s (only micro-batches of one or two samples per replica fit)",
      ["--model", GPT_1T, "--cluster", "dgx-a100-80g:nodes=64", "--devices", "512", "--batch", "3072"]),
 ]
 

@@ -24,8 +24,9 @@ exec::Backend make_backend(const std::string& name, exec::comm::MeshCommunicator
                            const BackendSettings& settings) {
   if (name == "cpu") {
     if (settings.tf32) {
-      throw InputError("--tf32: TF32 is a tensor-core mode of NVIDIA GPUs (--backend cuda); the cpu backend computes "
-                       "in plain fp32");
+      throw InputError(
+          "--tf32: TF32 is a tensor-core mode of NVIDIA GPUs (--backend cuda); the cpu backend computes "
+          "in plain fp32");
     }
     return exec::cpu::make_cpu_backend(communicators, settings.threads);
   }

@@ -33,7 +33,8 @@ int64_t parse_byte_size(std::string_view text, std::string_view flag) {
     if (end == copy.c_str() || !std::isfinite(bytes) || bytes < 1 || bytes > 9.2e18) break;
     return static_cast<int64_t>(bytes);
   }
-  throw InputError(fmt::format("{}: '{}' is not a size in bytes (examples: 80000000000, 80e9, 80GB, 74.5GiB)", flag, text));
+  throw InputError(
+      fmt::format("{}: '{}' is not a size in bytes (examples: 80000000000, 80e9, 80GB, 74.5GiB)", flag, text));
 }
 
 }  // namespace splitbrain::tools

@@ -47,8 +47,9 @@ void calibrate(const CalibrateOptions& options) {
   const bool leader = rank == 0;
   sim::Cluster cluster = sim::resolve_cluster(options.base);
   if (leader) {
-    std::cout << fmt::format("[calibrate] {} ranks, one thread each; starting from preset '{}'\n[calibrate] kernels (every rank at once)\n",
-                             ranks, options.base);
+    std::cout << fmt::format(
+        "[calibrate] {} ranks, one thread each; starting from preset '{}'\n[calibrate] kernels (every rank at once)\n",
+        ranks, options.base);
   }
   calibrate_kernels({options.repeats, true}, comm, cluster.device);
   std::string link_summary = "the preset's link (1 rank: nothing to measure)";
@@ -72,10 +73,11 @@ void calibrate(const CalibrateOptions& options) {
     std::vector<PlanningTarget> targets;
     for (int devices : device_counts) {
       if (std::min(devices, cluster.levels.front().fan_out) > ranks) {
-        throw InputError(fmt::format("--devices {}: plans of {} ranks run {} at once on a node here; measuring their kernels "
-                                     "needs as many ranks (mpirun -np {})",
-                                     devices, devices, std::min(devices, cluster.levels.front().fan_out),
-                                     std::min(devices, cluster.levels.front().fan_out)));
+        throw InputError(
+            fmt::format("--devices {}: plans of {} ranks run {} at once on a node here; measuring their kernels "
+                        "needs as many ranks (mpirun -np {})",
+                        devices, devices, std::min(devices, cluster.levels.front().fan_out),
+                        std::min(devices, cluster.levels.front().fan_out)));
       }
     }
     for (const std::string& model : options.models) {
@@ -83,8 +85,9 @@ void calibrate(const CalibrateOptions& options) {
     }
     const std::vector<PlannedProblem> problems = planned_kernel_problems(targets, cluster);
     if (leader) {
-      std::cout << fmt::format("[calibrate] {} kernel problems of the plans for {} (batch {}, {} devices)\n", problems.size(),
-                               fmt::join(options.models, ", "), options.batch, fmt::join(device_counts, " and "))
+      std::cout << fmt::format("[calibrate] {} kernel problems of the plans for {} (batch {}, {} devices)\n",
+                               problems.size(), fmt::join(options.models, ", "), options.batch,
+                               fmt::join(device_counts, " and "))
                 << std::flush;
     }
     measure_kernel_problems(problems, options.repeats, leader, comm, cluster.device);
@@ -93,25 +96,32 @@ void calibrate(const CalibrateOptions& options) {
   const sim::Device& device = cluster.device;
   cluster.name = options.base + "-calibrated";
   cluster.description = fmt::format(
-      "Measured by `splitbrain calibrate` with {} ranks from preset '{}': peak {:.1f} GFLOP/s; conv forward {:.0f}% / backward {:.0f}% "
+      "Measured by `splitbrain calibrate` with {} ranks from preset '{}': peak {:.1f} GFLOP/s; conv forward {:.0f}% / "
+      "backward {:.0f}% "
       "of it, gemm forward {:.0f}% / backward {:.0f}%; memory-bound kernels {:.1f} GB/s; {}.",
       ranks, options.base, device.peak_fp32_flops_per_second / 1e9, device.conv_efficiency.max_efficiency * 100,
-      device.efficiency(sim::OpClass::conv, sim::KernelPass::backward).max_efficiency * 100, device.gemm_efficiency.max_efficiency * 100,
+      device.efficiency(sim::OpClass::conv, sim::KernelPass::backward).max_efficiency * 100,
+      device.gemm_efficiency.max_efficiency * 100,
       device.efficiency(sim::OpClass::gemm, sim::KernelPass::backward).max_efficiency * 100,
       device.memory_bandwidth_bytes_per_second / 1e9, link_summary);
   cluster.sources = {
-      "splitbrain calibrate: the executor's oneDNN convolution and inner product, forward, backward-data and backward-weights, "
-      "at 6 and 5 sizes; ReLU, max pooling and the SGD update at several sizes; rates fitted as peak * size / (size + half) "
+      "splitbrain calibrate: the executor's oneDNN convolution and inner product, forward, backward-data and "
+      "backward-weights, "
+      "at 6 and 5 sizes; ReLU, max pooling and the SGD update at several sizes; rates fitted as peak * size / (size + "
+      "half) "
       "by relative least squares",
-      "splitbrain calibrate: all-reduce, all-gather, reduce-scatter, all-to-all and send/recv through the executor's MPI code, "
-      "8 B to 64 MiB; latency and bandwidth per kind fitted with the simulator's formula for the cluster's algorithm; overlap "
+      "splitbrain calibrate: all-reduce, all-gather, reduce-scatter, all-to-all and send/recv through the executor's "
+      "MPI code, "
+      "8 B to 64 MiB; latency and bandwidth per kind fitted with the simulator's formula for the cluster's algorithm; "
+      "overlap "
       "from an MPI_Iallreduce during convolutions against each alone",
       fmt::format("splitbrain calibrate: rank placement {}", placement)};
   if (!options.models.empty()) {
-    cluster.sources.push_back(fmt::format(
-        "splitbrain calibrate --model {}: {} exact kernel problems of the planned plans (convolutions, pooling, activations, linear layers), each timed "
-        "forward, backward-data and backward-weights with the executor's kernel (device.measured_kernels)",
-        fmt::join(options.models, " --model "), device.measured_kernels.size()));
+    cluster.sources.push_back(
+        fmt::format("splitbrain calibrate --model {}: {} exact kernel problems of the planned plans (convolutions, "
+                    "pooling, activations, linear layers), each timed "
+                    "forward, backward-data and backward-weights with the executor's kernel (device.measured_kernels)",
+                    fmt::join(options.models, " --model "), device.measured_kernels.size()));
   }
   sim::validate_cluster(cluster, options.out);
   sim::write_cluster_file(cluster, options.out);
@@ -134,18 +144,30 @@ void run_calibrate(const CalibrateOptions& options) {
 
 void add_calibrate_command(CLI::App& app) {
   auto options = std::make_shared<CalibrateOptions>();
-  CLI::App* command = app.add_subcommand("calibrate", "Measure this machine (under mpirun for the link) and write a cluster file");
-  command->add_option("--out", options->out, "Cluster file to write")->type_name("FILE")->default_val("local-cpu-calibrated.json");
-  command->add_option("--base", options->base, "Preset or cluster file whose structure is kept")->type_name("NAME|FILE")->default_val("local-cpu");
-  command->add_option("--repeats", options->repeats, "Timed runs per measurement (medians)")->check(CLI::PositiveNumber)->default_val(5);
-  command->add_option("--model", options->models,
-                      "Also time the exact kernel problems (convolutions, pooling, activations, linear layers) of the plans `splitbrain plan` considers for this model "
-                      "(zoo name or file; repeatable); the cost model then uses these times for them")
+  CLI::App* command =
+      app.add_subcommand("calibrate", "Measure this machine (under mpirun for the link) and write a cluster file");
+  command->add_option("--out", options->out, "Cluster file to write")
+      ->type_name("FILE")
+      ->default_val("local-cpu-calibrated.json");
+  command->add_option("--base", options->base, "Preset or cluster file whose structure is kept")
+      ->type_name("NAME|FILE")
+      ->default_val("local-cpu");
+  command->add_option("--repeats", options->repeats, "Timed runs per measurement (medians)")
+      ->check(CLI::PositiveNumber)
+      ->default_val(5);
+  command
+      ->add_option("--model", options->models,
+                   "Also time the exact kernel problems (convolutions, pooling, activations, linear layers) of the "
+                   "plans `splitbrain plan` considers for this model "
+                   "(zoo name or file; repeatable); the cost model then uses these times for them")
       ->type_name("MODEL");
-  command->add_option("--devices", options->devices, "Device counts to plan --model for (default: 1 and the job's ranks)")
+  command
+      ->add_option("--devices", options->devices, "Device counts to plan --model for (default: 1 and the job's ranks)")
       ->check(CLI::PositiveNumber)
       ->delimiter(',');
-  command->add_option("--batch", options->batch, "Global batch to plan --model with")->check(CLI::PositiveNumber)->default_val(64);
+  command->add_option("--batch", options->batch, "Global batch to plan --model with")
+      ->check(CLI::PositiveNumber)
+      ->default_val(64);
   command->add_flag("--no-bind", options->no_bind, kNoBindHelp);
   command->callback([options] { run_calibrate(*options); });
 }

@@ -49,10 +49,14 @@ void print(const Comparison& c) {
   }
   memory.print(std::cout);
   std::cout << '\n';
-  TextTable bytes({{"bytes sent per step", TextTable::Align::left}, {"predicted"}, {"measured"}, {"equal", TextTable::Align::left}});
+  TextTable bytes({{"bytes sent per step", TextTable::Align::left},
+                   {"predicted"},
+                   {"measured"},
+                   {"equal", TextTable::Align::left}});
   for (const ComparedValue& v : c.bytes) {
     bytes.add_row({v.name, with_thousands_separators(static_cast<int64_t>(v.predicted)),
-                   with_thousands_separators(static_cast<int64_t>(v.measured)), v.predicted == v.measured ? "yes" : "NO"});
+                   with_thousands_separators(static_cast<int64_t>(v.measured)),
+                   v.predicted == v.measured ? "yes" : "NO"});
   }
   bytes.print(std::cout);
 }
@@ -71,11 +75,13 @@ void print(const HostLevelComparison& c) {
   }
   std::cout << fmt::format("bytes per level: within a host = the prediction's {}, across hosts = {}\n", c.inner_level,
                            level_list(c.outer_levels));
-  TextTable table({{"rank"}, {"level", TextTable::Align::left}, {"predicted"}, {"measured"}, {"equal", TextTable::Align::left}});
+  TextTable table(
+      {{"rank"}, {"level", TextTable::Align::left}, {"predicted"}, {"measured"}, {"equal", TextTable::Align::left}});
   for (size_t r = 0; r < c.ranks.size(); ++r) {
     for (const ComparedValue& v : c.ranks[r]) {
       table.add_row({std::to_string(r), v.name, with_thousands_separators(static_cast<int64_t>(v.predicted)),
-                     with_thousands_separators(static_cast<int64_t>(v.measured)), v.predicted == v.measured ? "yes" : "NO"});
+                     with_thousands_separators(static_cast<int64_t>(v.measured)),
+                     v.predicted == v.measured ? "yes" : "NO"});
     }
   }
   table.print(std::cout);
@@ -93,16 +99,19 @@ std::string shell_quoted(const std::string& text) {
 void draw_figures(const std::filesystem::path& dir) {
   const char* python_override = std::getenv("SPLITBRAIN_PYTHON");
   const std::string python = python_override != nullptr ? python_override : "/usr/bin/python3";
-  const std::filesystem::path script = std::filesystem::path(SPLITBRAIN_SOURCE_DIR) / "tools/figures/comparison_figures.py";
+  const std::filesystem::path script =
+      std::filesystem::path(SPLITBRAIN_SOURCE_DIR) / "tools/figures/comparison_figures.py";
   const std::string probe = shell_quoted(python) + " -c 'import matplotlib' > /dev/null 2>&1";
   if (!std::filesystem::exists(script) || std::system(probe.c_str()) != 0) {
-    std::cout << fmt::format("figures skipped: needs {} with matplotlib (apt-get install python3-matplotlib) and {}\n", python,
-                             script.string());
+    std::cout << fmt::format("figures skipped: needs {} with matplotlib (apt-get install python3-matplotlib) and {}\n",
+                             python, script.string());
     return;
   }
-  const std::string command = shell_quoted(python) + " " + shell_quoted(script.string()) + " " + shell_quoted(dir.string());
+  const std::string command =
+      shell_quoted(python) + " " + shell_quoted(script.string()) + " " + shell_quoted(dir.string());
   std::cout << "figures:" << std::endl;  // flushed: the script writes to the same stdout
-  if (std::system(command.c_str()) != 0) std::cout << "figures failed: see the message above (the comparison itself is written)\n";
+  if (std::system(command.c_str()) != 0)
+    std::cout << "figures failed: see the message above (the comparison itself is written)\n";
 }
 
 void run_compare(const CompareOptions& options) {
@@ -135,15 +144,20 @@ void run_compare(const CompareOptions& options) {
 
 void add_compare_command(CLI::App& app) {
   auto options = std::make_shared<CompareOptions>();
-  CLI::App* command = app.add_subcommand("compare", "Put a prediction (simulate --json) and a measurement (run --report) side by side");
+  CLI::App* command =
+      app.add_subcommand("compare", "Put a prediction (simulate --json) and a measurement (run --report) side by side");
   command->add_option("prediction", options->predicted, "Prediction report")->required()->type_name("PREDICTION.json");
   command->add_option("measurement", options->measured, "Measured report")->required()->type_name("MEASURED.json");
-  command->add_option("--out", options->out_dir, "Write comparison.json, figures (PNG, SVG) and the merged trace into DIR")
+  command
+      ->add_option("--out", options->out_dir, "Write comparison.json, figures (PNG, SVG) and the merged trace into DIR")
       ->type_name("DIR");
-  command->add_option("--predicted-trace", options->predicted_trace, "Predicted Chrome trace (simulate --trace) to merge")
-      ->type_name("FILE")->check(CLI::ExistingFile);
+  command
+      ->add_option("--predicted-trace", options->predicted_trace, "Predicted Chrome trace (simulate --trace) to merge")
+      ->type_name("FILE")
+      ->check(CLI::ExistingFile);
   command->add_option("--measured-trace", options->measured_trace, "Measured Chrome trace (run --trace) to merge")
-      ->type_name("FILE")->check(CLI::ExistingFile);
+      ->type_name("FILE")
+      ->check(CLI::ExistingFile);
   command->add_flag("!--no-figures", options->figures, "Do not draw the figures (they need python3-matplotlib)");
   command->callback([options] { run_compare(*options); });
 }

@@ -38,11 +38,14 @@ void run_export(const ExportOptions& options) {
 void add_export_command(CLI::App& app) {
   auto options = std::make_shared<ExportOptions>();
   CLI::App* command = app.add_subcommand(
-      "export", "Write a plan file as a launch configuration for Megatron-LM, DeepSpeed or torchrun (exit 2 naming the "
-                "part a format cannot express)");
+      "export",
+      "Write a plan file as a launch configuration for Megatron-LM, DeepSpeed or torchrun (exit 2 naming the "
+      "part a format cannot express)");
   command->add_option("--plan", options->plan_path, "Plan file")->type_name("FILE")->required();
-  command->add_option("--format", options->format, "megatron: launch.sh for pretrain_gpt.py; deepspeed: ds_config.json "
-                                                   "and launch.sh; torchrun: launch.sh and torchrun_train.py (DDP)")
+  command
+      ->add_option("--format", options->format,
+                   "megatron: launch.sh for pretrain_gpt.py; deepspeed: ds_config.json "
+                   "and launch.sh; torchrun: launch.sh and torchrun_train.py (DDP)")
       ->check(CLI::IsMember({"megatron", "deepspeed", "torchrun"}))
       ->type_name("FORMAT")
       ->required();

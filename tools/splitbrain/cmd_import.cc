@@ -27,8 +27,8 @@ void run_import(const ImportOptions& options) {
   write_json_output(options.output_path, model::model_to_json(net));
   if (options.output_path == "-") return;
   const model::ModelStatistics stats = model::compute_statistics(net, 1, model::DType::fp32);
-  std::cout << fmt::format("{}: {} layers, {} parameters, {} forward per sample -> {}\n", options.onnx_path,
-                           net.size(), with_thousands_separators(stats.params), human_flops(stats.forward_flops),
+  std::cout << fmt::format("{}: {} layers, {} parameters, {} forward per sample -> {}\n", options.onnx_path, net.size(),
+                           with_thousands_separators(stats.params), human_flops(stats.forward_flops),
                            options.output_path);
 }
 

@@ -64,7 +64,8 @@ void print_table(const model::Model& net, const model::ModelStatistics& stats) {
     const model::LayerStatistics& s = stats.layers[static_cast<size_t>(i)];
     table.add_row({layer.name, std::string(model::op_name(layer.kind)),
                    model::shape_to_string(model::with_batch(layer.output_shape, stats.batch)),
-                   with_thousands_separators(s.params), human_flops(s.forward_flops), human_bytes(static_cast<double>(s.saved_bytes))});
+                   with_thousands_separators(s.params), human_flops(s.forward_flops),
+                   human_bytes(static_cast<double>(s.saved_bytes))});
   }
   table.add_rule();
   table.add_row({"total", "", "", with_thousands_separators(stats.params), human_flops(stats.forward_flops),
@@ -77,7 +78,8 @@ void print_table(const model::Model& net, const model::ModelStatistics& stats) {
       "forward      {}   backward {} (a multiply-add counts 2 FLOPs)\n"
       "activations  {} kept for backward\n",
       with_thousands_separators(stats.params), human_bytes(static_cast<double>(stats.param_bytes)),
-      human_flops(stats.forward_flops), human_flops(stats.backward_flops), human_bytes(static_cast<double>(stats.saved_bytes)));
+      human_flops(stats.forward_flops), human_flops(stats.backward_flops),
+      human_bytes(static_cast<double>(stats.saved_bytes)));
 }
 
 void run_inspect(const InspectOptions& options) {

@@ -36,8 +36,8 @@ void run_models(const ModelsOptions& options) {
       option_list += fmt::format("{}{}={}", option_list.empty() ? "" : ",", option.name, option.default_value);
       options_json.push_back({{"name", option.name}, {"default", option.default_value}, {"help", option.help}});
     }
-    table.add_row({entry.name, with_thousands_separators(stats.params), fmt::format("{:.3f}", stats.forward_flops / 1e9),
-                   option_list, entry.description});
+    table.add_row({entry.name, with_thousands_separators(stats.params),
+                   fmt::format("{:.3f}", stats.forward_flops / 1e9), option_list, entry.description});
     entries.push_back({{"name", entry.name},
                        {"description", entry.description},
                        {"params", stats.params},

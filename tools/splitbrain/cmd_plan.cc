@@ -44,8 +44,10 @@ struct PlanOptions {
 std::string slug(std::string_view family) {
   std::string out;
   for (char c : family) {
-    if (std::isalnum(static_cast<unsigned char>(c))) out += c;
-    else if (!out.empty() && out.back() != '-') out += '-';
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      out += c;
+    else if (!out.empty() && out.back() != '-')
+      out += '-';
   }
   while (!out.empty() && out.back() == '-') out.pop_back();
   return out;
@@ -61,24 +63,26 @@ void export_ranking(const PlanOptions& options, const sim::Cluster& cluster, con
     const auto& priced = result.plans[i];
     const std::string name = fmt::format("{:02d}-{}", i + 1, slug(priced.plan.family));
     if (!priced.feasible) {
-      std::cerr << fmt::format("[export] rank {} ({}): skipped: it does not fit in memory\n", i + 1, priced.plan.family);
+      std::cerr << fmt::format("[export] rank {} ({}): skipped: it does not fit in memory\n", i + 1,
+                               priced.plan.family);
       continue;
     }
     try {
-      const ExportRequest request{&priced.plan, cluster.levels.front().fan_out,
-                                  fmt::format("rank {} of `splitbrain plan --model {} --cluster {} --devices {} --batch {} "
-                                              "--dtype {} --optimizer {}`",
-                                              i + 1, options.model, options.cluster, options.devices, options.batch,
-                                              options.dtype, options.optimizer),
-                                  options.export_nearest};
+      const ExportRequest request{
+          &priced.plan, cluster.levels.front().fan_out,
+          fmt::format("rank {} of `splitbrain plan --model {} --cluster {} --devices {} --batch {} "
+                      "--dtype {} --optimizer {}`",
+                      i + 1, options.model, options.cluster, options.devices, options.batch, options.dtype,
+                      options.optimizer),
+          options.export_nearest};
       exports.emplace_back(name, export_plan(format, request));
     } catch (const ExportRefusal& refusal) {
       std::cerr << fmt::format("[export] rank {} ({}): skipped: {}\n", i + 1, priced.plan.family, refusal.what());
     }
   }
   if (exports.empty()) {
-    throw ExportRefusal(fmt::format("--export {}: no ranked plan that fits can be expressed (reasons above)",
-                                    options.export_format));
+    throw ExportRefusal(
+        fmt::format("--export {}: no ranked plan that fits can be expressed (reasons above)", options.export_format));
   }
   for (const auto& [name, files] : exports) {
     const auto folder = (std::filesystem::path(options.export_dir) / name).string();
@@ -95,9 +99,11 @@ void run_plan(const PlanOptions& options) {
   request.devices = options.devices;
   request.global_batch = options.batch;
   request.dtype = model::parse_dtype(options.dtype);
-  request.optimizer.kind = options.optimizer == "adam" ? plans::OptimizerKind::adam : plans::OptimizerKind::sgd_momentum;
+  request.optimizer.kind =
+      options.optimizer == "adam" ? plans::OptimizerKind::adam : plans::OptimizerKind::sgd_momentum;
   request.exhaustive = options.exhaustive;
-  if (!options.memory_limit.empty()) request.memory_limit_bytes = parse_byte_size(options.memory_limit, "--memory-limit");
+  if (!options.memory_limit.empty())
+    request.memory_limit_bytes = parse_byte_size(options.memory_limit, "--memory-limit");
 
   const bool quiet = options.json_path == "-" || options.csv_path == "-";
   const sim::PlannerResult result = sim::plan_training(request, [&](std::string_view line) {
@@ -114,7 +120,8 @@ void run_plan(const PlanOptions& options) {
     std::filesystem::create_directories(options.emit_dir, ec);
     if (ec) throw InputError(fmt::format("--emit-plans: cannot create {}: {}", options.emit_dir, ec.message()));
     for (size_t i = 0; i < result.plans.size(); ++i) {
-      const auto path = std::filesystem::path(options.emit_dir) / fmt::format("{:02d}-{}.json", i + 1, slug(result.plans[i].plan.family));
+      const auto path = std::filesystem::path(options.emit_dir) /
+                        fmt::format("{:02d}-{}.json", i + 1, slug(result.plans[i].plan.family));
       plans::save_plan_file(result.plans[i].plan, path);
       plan_files[i] = path.string();
     }
@@ -133,25 +140,37 @@ void run_plan(const PlanOptions& options) {
 
 void add_plan_command(CLI::App& app) {
   auto options = std::make_shared<PlanOptions>();
-  CLI::App* command = app.add_subcommand("plan", "Rank hybrid data/model/pipeline/spatial partitions by predicted step time");
-  command->add_option("--model", options->model, "Zoo name (with options) or model file")->type_name("NAME|FILE")->required();
-  command->add_option("--cluster", options->cluster, "Cluster preset or cluster file")->type_name("NAME|FILE")->default_val("local-cpu");
+  CLI::App* command =
+      app.add_subcommand("plan", "Rank hybrid data/model/pipeline/spatial partitions by predicted step time");
+  command->add_option("--model", options->model, "Zoo name (with options) or model file")
+      ->type_name("NAME|FILE")
+      ->required();
+  command->add_option("--cluster", options->cluster, "Cluster preset or cluster file")
+      ->type_name("NAME|FILE")
+      ->default_val("local-cpu");
   // The search grows with the device count's divisors and the mesh; past a million devices it
   // runs out of memory rather than answering.
   command->add_option("--devices", options->devices, "Number of devices (ranks), 1 to 1048576")
       ->required()
       ->check(CLI::Range(1, 1 << 20));
-  command->add_option("--batch", options->batch, "Global batch per optimizer step")->required()->check(CLI::PositiveNumber);
-  command->add_option("--dtype", options->dtype, "Element type")->check(CLI::IsMember({"fp32", "fp16", "bf16"}))->default_val("fp32");
+  command->add_option("--batch", options->batch, "Global batch per optimizer step")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  command->add_option("--dtype", options->dtype, "Element type")
+      ->check(CLI::IsMember({"fp32", "fp16", "bf16"}))
+      ->default_val("fp32");
   command->add_option("--optimizer", options->optimizer, "Optimizer (sets the state memory)")
       ->check(CLI::IsMember({"sgd", "adam"}))
       ->default_val("sgd");
   command->add_option("--top", options->top, "Rows of the table")->check(CLI::PositiveNumber)->default_val(15);
   command->add_option("--memory-limit", options->memory_limit, "Memory per device (default: the device's), e.g. 40GB")
       ->type_name("BYTES");
-  command->add_option("--json", options->json_path, "Write the ranking as JSON to FILE (- for standard output)")->type_name("FILE|-");
-  command->add_option("--csv", options->csv_path, "Write the ranking as CSV to FILE (- for standard output)")->type_name("FILE|-");
-  command->add_option("--emit-plans", options->emit_dir, "Write every ranked plan as a plan file into DIR")->type_name("DIR");
+  command->add_option("--json", options->json_path, "Write the ranking as JSON to FILE (- for standard output)")
+      ->type_name("FILE|-");
+  command->add_option("--csv", options->csv_path, "Write the ranking as CSV to FILE (- for standard output)")
+      ->type_name("FILE|-");
+  command->add_option("--emit-plans", options->emit_dir, "Write every ranked plan as a plan file into DIR")
+      ->type_name("DIR");
   command->add_option("--explain", options->explain, "Show the per-layer choices and costs of the plan ranked RANK")
       ->type_name("RANK")
       ->check(CLI::PositiveNumber);
@@ -160,15 +179,20 @@ void add_plan_command(CLI::App& app) {
                     "change the ranking (the same answer, many times slower on large models)");
   auto* export_option =
       command
-          ->add_option("--export", options->export_format,
-                       "Write launch configurations of the best ranked plans: megatron (launch.sh for pretrain_gpt.py), "
-                       "deepspeed (ds_config.json, launch.sh) or torchrun (launch.sh, torchrun_train.py: data "
-                       "parallel GPTs); plans the format cannot express are skipped with the reason")
+          ->add_option(
+              "--export", options->export_format,
+              "Write launch configurations of the best ranked plans: megatron (launch.sh for pretrain_gpt.py), "
+              "deepspeed (ds_config.json, launch.sh) or torchrun (launch.sh, torchrun_train.py: data "
+              "parallel GPTs); plans the format cannot express are skipped with the reason")
           ->check(CLI::IsMember({"megatron", "deepspeed", "torchrun"}))
           ->type_name("FORMAT");
-  auto* export_dir = command->add_option("--export-dir", options->export_dir, "Folder for --export: one subfolder per plan, NN-family (NN its rank)")
+  auto* export_dir = command
+                         ->add_option("--export-dir", options->export_dir,
+                                      "Folder for --export: one subfolder per plan, NN-family (NN its rank)")
                          ->type_name("DIR");
-  command->add_option("--export-top", options->export_top, "How many plans --export writes (the best that fit and that it expresses)")
+  command
+      ->add_option("--export-top", options->export_top,
+                   "How many plans --export writes (the best that fit and that it expresses)")
       ->check(CLI::PositiveNumber)
       ->default_val(1)
       ->needs(export_option);

@@ -56,7 +56,8 @@ std::string what_text(const plans::Plan& plan, const plans::StepProgram& program
   if (i.layer >= 0) text += plan.model->layer(i.layer).name;
   if (i.micro_batch >= 0) text += fmt::format(" mb{}", i.micro_batch);
   const bool pass = i.op == StepOp::forward || i.op == StepOp::recompute || i.op == StepOp::backward;
-  if (pass && plan.virtual_stages > 1) text += fmt::format(" chunk {}", program.chunk_of_layer.at(static_cast<size_t>(i.layer)));
+  if (pass && plan.virtual_stages > 1)
+    text += fmt::format(" chunk {}", program.chunk_of_layer.at(static_cast<size_t>(i.layer)));
   if (i.bucket >= 0) text += fmt::format("{}bucket {}", text.empty() ? "" : " ", i.bucket);
   for (const plans::Collective& c : plans::collectives_of(i)) text += "  " + collective_text(plan, c);
   if (!i.reads.empty()) text += "  <- " + buffers_text(plan, program, i.reads);

@@ -81,12 +81,14 @@ void check_data_fits(const exec::data::Dataset& data, const model::Model& net, c
   const auto shape = data.sample_shape();
   const model::Shape samples{shape.channels, shape.height, shape.width};
   if (input.output_shape != samples) {
-    throw InputError(fmt::format("--data {}: samples are {} but model '{}' takes {}", spec, model::shape_to_string(samples),
-                                 net.name(), model::shape_to_string(input.output_shape)));
+    throw InputError(fmt::format("--data {}: samples are {} but model '{}' takes {}", spec,
+                                 model::shape_to_string(samples), net.name(),
+                                 model::shape_to_string(input.output_shape)));
   }
   const int64_t classes = predicted_classes(net);
   if (classes < data.class_count()) {
-    throw InputError(fmt::format("--data {}: {} classes but model '{}' predicts {}", spec, data.class_count(), net.name(), classes));
+    throw InputError(
+        fmt::format("--data {}: {} classes but model '{}' predicts {}", spec, data.class_count(), net.name(), classes));
   }
 }
 
@@ -123,8 +125,9 @@ TrainingData open_training_data(const RunOptions& options, const plans::Plan& pl
     return data;
   }
   if (options.data != "tokens" && options.data != "synthetic") {
-    throw InputError(fmt::format("--data {}: model '{}' reads token ids; its data is 'tokens' (synthetic token sequences)",
-                                 options.data, net.name()));
+    throw InputError(
+        fmt::format("--data {}: model '{}' reads token ids; its data is 'tokens' (synthetic token sequences)",
+                    options.data, net.name()));
   }
   if (options.epochs > 0) throw InputError("--epochs: token sequences have no epochs; give --iters");
   const model::Layer& loss = net.layer(net.size() - 1);
@@ -146,15 +149,17 @@ int64_t steps_to_run(const RunOptions& options, int64_t steps_per_epoch) {
   if (options.epochs > 0) {
     const double steps = options.epochs * static_cast<double>(steps_per_epoch);
     if (steps < 1.0) {
-      throw InputError(fmt::format("--epochs {}: less than one step ({} steps make an epoch)", options.epochs, steps_per_epoch));
+      throw InputError(
+          fmt::format("--epochs {}: less than one step ({} steps make an epoch)", options.epochs, steps_per_epoch));
     }
     if (steps > static_cast<double>(kMostSteps)) {
-      throw InputError(fmt::format("--epochs {}: {:.3g} steps, more than the {} a run may take", options.epochs, steps, kMostSteps));
+      throw InputError(
+          fmt::format("--epochs {}: {:.3g} steps, more than the {} a run may take", options.epochs, steps, kMostSteps));
     }
     const auto whole = static_cast<int64_t>(steps);
     if (whole <= options.warmup) {
-      throw InputError(fmt::format("--epochs {}: {} steps leave none to measure after --warmup {}", options.epochs, whole,
-                                   options.warmup));
+      throw InputError(fmt::format("--epochs {}: {} steps leave none to measure after --warmup {}", options.epochs,
+                                   whole, options.warmup));
     }
     return whole;
   }
@@ -167,7 +172,8 @@ int64_t steps_to_run(const RunOptions& options, int64_t steps_per_epoch) {
 
 void train(const RunOptions& options) {
   // Output paths are checked before the run, not found bad after it.
-  for (const auto& [flag, path] : {std::pair{"--report", &options.report_path}, std::pair{"--trace", &options.trace_path}}) {
+  for (const auto& [flag, path] :
+       {std::pair{"--report", &options.report_path}, std::pair{"--trace", &options.trace_path}}) {
     if (!path->empty()) check_output_path(*path, flag);
   }
   const exec::comm::JobPlacement placement = place_and_announce(!options.no_bind, "run");
@@ -198,12 +204,13 @@ void train(const RunOptions& options) {
   }
   if (!options.resume_dir.empty()) {
     exec::load_checkpoint(trainer, plan, options.resume_dir);
-    if (leader) std::cout << fmt::format("[run] resumed from {} at step {}\n", options.resume_dir, trainer.steps_taken());
+    if (leader)
+      std::cout << fmt::format("[run] resumed from {} at step {}\n", options.resume_dir, trainer.steps_taken());
   }
   if (leader) {
     std::cout << fmt::format("[run] {} on {} ranks ({} backend), mesh {}, batch {}, {} steps ({} per epoch), data {}\n",
-                             plan.model_spec, plan.mesh.rank_count(), backend_name, plan.mesh.to_string(), plan.global_batch,
-                             steps, steps_per_epoch, options.data)
+                             plan.model_spec, plan.mesh.rank_count(), backend_name, plan.mesh.to_string(),
+                             plan.global_batch, steps, steps_per_epoch, options.data)
               << std::flush;
   }
   exec::RunRecord record;
@@ -237,12 +244,12 @@ void train(const RunOptions& options) {
     if (leader) std::cout << fmt::format("[run] test accuracy {:.2f}%\n", 100 * accuracy);
   }
   if (leader) {
-    std::cout << fmt::format("[run] step {:.3f} ms (median of {}), {:.1f} samples/s, peak tracked memory rank 0: {:.1f} MB, "
-                             "sent per step rank 0: {} bytes\n",
-                             report["iteration_seconds"].get<double>() * 1e3, steps - record.warmup,
-                             report["samples_per_second"].get<double>(),
-                             report["ranks"][0]["peak_memory_bytes"].get<double>() / 1e6,
-                             report["ranks"][0]["comm_bytes_sent"].get<int64_t>());
+    std::cout << fmt::format(
+        "[run] step {:.3f} ms (median of {}), {:.1f} samples/s, peak tracked memory rank 0: {:.1f} MB, "
+        "sent per step rank 0: {} bytes\n",
+        report["iteration_seconds"].get<double>() * 1e3, steps - record.warmup,
+        report["samples_per_second"].get<double>(), report["ranks"][0]["peak_memory_bytes"].get<double>() / 1e6,
+        report["ranks"][0]["comm_bytes_sent"].get<int64_t>());
     if (!options.report_path.empty()) write_json_output(options.report_path, report);
   }
 }
@@ -263,14 +270,23 @@ void run_command(const RunOptions& options) {
 
 void add_run_command(CLI::App& app) {
   auto o = std::make_shared<RunOptions>();
-  CLI::App* command = app.add_subcommand("run", "Train with a plan for real (start it with mpirun -np <ranks of the plan>)");
+  CLI::App* command =
+      app.add_subcommand("run", "Train with a plan for real (start it with mpirun -np <ranks of the plan>)");
   command->add_option("--plan", o->plan_path, "Plan file")->type_name("FILE")->required();
-  command->add_option("--iters", o->iterations, "Measured steps after the warm-up")->check(CLI::PositiveNumber)->default_val(10);
-  command->add_option("--warmup", o->warmup, "Steps run before measuring")->check(CLI::NonNegativeNumber)->default_val(2);
+  command->add_option("--iters", o->iterations, "Measured steps after the warm-up")
+      ->check(CLI::PositiveNumber)
+      ->default_val(10);
+  command->add_option("--warmup", o->warmup, "Steps run before measuring")
+      ->check(CLI::NonNegativeNumber)
+      ->default_val(2);
   command->add_option("--epochs", o->epochs, "Train for this many epochs instead of --iters (fractions allowed)")
       ->check(CLI::PositiveNumber);
-  command->add_option("--data", o->data, "fashion-mnist[:DIR] | cifar10:DIR | synthetic[:classes=N,shape=CxHxW,samples=N,test-samples=N,seed=N] "
-                  "(synthetic: the model's input shape and classes unless given) | tokens (token models)")->default_val("synthetic");
+  command
+      ->add_option(
+          "--data", o->data,
+          "fashion-mnist[:DIR] | cifar10:DIR | synthetic[:classes=N,shape=CxHxW,samples=N,test-samples=N,seed=N] "
+          "(synthetic: the model's input shape and classes unless given) | tokens (token models)")
+      ->default_val("synthetic");
   command->add_option("--report", o->report_path, "Write the measured report (JSON) to FILE (- for standard output)")
       ->type_name("FILE|-");
   command->add_option("--trace", o->trace_path, "Write a Chrome trace of the last measured step (open in Perfetto)")
@@ -279,15 +295,17 @@ void add_run_command(CLI::App& app) {
                     "After training, measure accuracy on the test split (token models: next-token accuracy on "
                     "16 batches of the next seed's sequences)");
   command->add_option("--seed", o->seed, "Seed of the initial weights, the data order and dropout")->default_val(1);
-  command->add_option("--backend", o->backend,
-                      "cpu: oneDNN kernels and MPI collectives; cuda: CUDA kernels and NCCL collectives, one GPU "
-                      "per rank (default: cuda when this build has the CUDA backend and a GPU is visible, else cpu)")
+  command
+      ->add_option("--backend", o->backend,
+                   "cpu: oneDNN kernels and MPI collectives; cuda: CUDA kernels and NCCL collectives, one GPU "
+                   "per rank (default: cuda when this build has the CUDA backend and a GPU is visible, else cpu)")
       ->check(CLI::IsMember(std::vector<std::string>(std::begin(kBackendNames), std::end(kBackendNames))));
   command->add_flag("--tf32", o->tf32,
                     "cuda backend: fp32 products on TF32 tensor cores (10 mantissa bits in; PyTorch's allow_tf32). "
                     "Off by default so results match the cpu backend; the report records it");
-  command->add_option("--watchdog-seconds", o->watchdog_seconds,
-                      "End the job, naming the rank, when a rank makes no progress for this long (0: never)")
+  command
+      ->add_option("--watchdog-seconds", o->watchdog_seconds,
+                   "End the job, naming the rank, when a rank makes no progress for this long (0: never)")
       ->check(CLI::NonNegativeNumber)
       ->default_val(600);
   command->add_flag("--ignore-memory-limit", o->ignore_memory_limit,
@@ -296,9 +314,13 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::Range(1, 1024))
       ->default_val(1);
   command->add_option("--lr", o->learning_rate, "Learning rate (default: the plan's)")->check(CLI::PositiveNumber);
-  command->add_option("--log-every", o->log_every, "Print the loss every N steps")->check(CLI::PositiveNumber)->default_val(10);
+  command->add_option("--log-every", o->log_every, "Print the loss every N steps")
+      ->check(CLI::PositiveNumber)
+      ->default_val(10);
   CLI::Option* checkpoint =
-      command->add_option("--checkpoint", o->checkpoint_dir, "Write checkpoints into DIR (every --checkpoint-every steps and at the end)")
+      command
+          ->add_option("--checkpoint", o->checkpoint_dir,
+                       "Write checkpoints into DIR (every --checkpoint-every steps and at the end)")
           ->type_name("DIR");
   command->add_option("--checkpoint-every", o->checkpoint_every, "Steps between checkpoints (needs --checkpoint)")
       ->check(CLI::PositiveNumber)

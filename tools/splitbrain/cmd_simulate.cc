@@ -33,9 +33,9 @@ std::string seconds_text(double seconds) { return fmt::format("{:.3f} ms", secon
 
 void print_summary(const plans::Plan& plan, const sim::Cluster& cluster, const sim::Prediction& p,
                    const std::string& plan_path) {
-  std::cout << fmt::format("plan {}: {}, batch {} ({} micro-batches), {}, mesh {}, on {}\n", plan_path,
-                           plan.model_spec, plan.global_batch, plan.micro_batches, model::dtype_name(plan.dtype),
-                           plan.mesh.to_string(), cluster.name);
+  std::cout << fmt::format("plan {}: {}, batch {} ({} micro-batches), {}, mesh {}, on {}\n", plan_path, plan.model_spec,
+                           plan.global_batch, plan.micro_batches, model::dtype_name(plan.dtype), plan.mesh.to_string(),
+                           cluster.name);
   std::cout << fmt::format("iteration {}   {:.1f} samples/s\n\n", seconds_text(p.iteration_seconds),
                            p.samples_per_second);
   TextTable phases({{"phase", TextTable::Align::left}, {"seconds"}, {"share"}});
@@ -50,7 +50,8 @@ void print_summary(const plans::Plan& plan, const sim::Cluster& cluster, const s
   phases.print(std::cout);
 
   std::cout << "\nmemory per rank (one row per pipeline stage; ranks of a stage are alike)\n";
-  TextTable memory({{"stage"}, {"params"}, {"grads"}, {"optimizer"}, {"activations"}, {"buffers"}, {"peak"}, {"sent/step"}});
+  TextTable memory(
+      {{"stage"}, {"params"}, {"grads"}, {"optimizer"}, {"activations"}, {"buffers"}, {"peak"}, {"sent/step"}});
   int last_stage = -1;
   for (const sim::RankPrediction& r : p.ranks) {
     if (r.stage == last_stage) continue;
@@ -66,15 +67,20 @@ void print_summary(const plans::Plan& plan, const sim::Cluster& cluster, const s
   std::sort(uses.begin(), uses.end(), [](auto* a, auto* b) { return a->seconds * a->count > b->seconds * b->count; });
   std::cout << fmt::format("\ncommunication: {} collectives per step, {} in all; the costliest:\n", uses.size(),
                            seconds_text(sim::total_communication_seconds(p)));
-  TextTable top({{"layer", TextTable::Align::left}, {"phase", TextTable::Align::left},
-                 {"kind", TextTable::Align::left}, {"axes", TextTable::Align::left}, {"bytes"}, {"runs"}, {"seconds"}});
+  TextTable top({{"layer", TextTable::Align::left},
+                 {"phase", TextTable::Align::left},
+                 {"kind", TextTable::Align::left},
+                 {"axes", TextTable::Align::left},
+                 {"bytes"},
+                 {"runs"},
+                 {"seconds"}});
   for (size_t k = 0; k < std::min<size_t>(uses.size(), 8); ++k) {
     const sim::CollectiveUse& u = *uses[k];
     std::string axes;
     for (int axis : u.collective.axes) axes += (axes.empty() ? "" : "+") + plan.mesh.axis(axis).name;
-    top.add_row({u.layer >= 0 ? plan.model->layer(u.layer).name : "(gradients)", std::string(sim::step_phase_name(u.phase)),
-                 std::string(plans::collective_name(u.collective.kind)), axes,
-                 human_bytes(static_cast<double>(u.collective.buffer_bytes)), std::to_string(u.count),
+    top.add_row({u.layer >= 0 ? plan.model->layer(u.layer).name : "(gradients)",
+                 std::string(sim::step_phase_name(u.phase)), std::string(plans::collective_name(u.collective.kind)),
+                 axes, human_bytes(static_cast<double>(u.collective.buffer_bytes)), std::to_string(u.count),
                  seconds_text(u.seconds * u.count)});
   }
   top.print(std::cout);
@@ -105,7 +111,8 @@ void run_simulate(const SimulateOptions& options) {
 
 void add_simulate_command(CLI::App& app) {
   auto options = std::make_shared<SimulateOptions>();
-  CLI::App* command = app.add_subcommand("simulate", "Predict one training step of a plan: time, phases, memory, bytes");
+  CLI::App* command =
+      app.add_subcommand("simulate", "Predict one training step of a plan: time, phases, memory, bytes");
   command->add_option("--plan", options->plan_path, "Plan file (see plans/README.md)")->type_name("FILE")->required();
   command->add_option("--cluster", options->cluster, "Cluster preset or cluster file (see sim/clusters/README.md)")
       ->type_name("NAME|FILE")

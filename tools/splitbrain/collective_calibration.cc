@@ -28,9 +28,12 @@ constexpr CollectiveKind kMeasuredKinds[] = {CollectiveKind::all_reduce, Collect
 // nccl-tests' bus bandwidth factor: what each rank's link carries relative to the buffer.
 double bus_factor(CollectiveKind kind, int n) {
   switch (kind) {
-    case CollectiveKind::all_reduce: return 2.0 * (n - 1) / n;
-    case CollectiveKind::send_recv: return 1.0;
-    default: return static_cast<double>(n - 1) / n;
+    case CollectiveKind::all_reduce:
+      return 2.0 * (n - 1) / n;
+    case CollectiveKind::send_recv:
+      return 1.0;
+    default:
+      return static_cast<double>(n - 1) / n;
   }
 }
 
@@ -47,21 +50,38 @@ struct CollectiveInput {
       case CollectiveKind::reduce_scatter:
         floats = {{buffer_bytes / 4}, std::vector<float>(static_cast<size_t>(buffer_bytes / 4), 1.0f)};
         break;
-      case CollectiveKind::all_gather: bytes = {{buffer_bytes / n}, 1, std::vector<std::byte>(static_cast<size_t>(buffer_bytes / n))}; break;
-      case CollectiveKind::all_to_all: bytes = {{1, buffer_bytes}, 1, std::vector<std::byte>(static_cast<size_t>(buffer_bytes))}; break;
-      default: bytes = {{buffer_bytes}, 1, std::vector<std::byte>(static_cast<size_t>(buffer_bytes))}; break;
+      case CollectiveKind::all_gather:
+        bytes = {{buffer_bytes / n}, 1, std::vector<std::byte>(static_cast<size_t>(buffer_bytes / n))};
+        break;
+      case CollectiveKind::all_to_all:
+        bytes = {{1, buffer_bytes}, 1, std::vector<std::byte>(static_cast<size_t>(buffer_bytes))};
+        break;
+      default:
+        bytes = {{buffer_bytes}, 1, std::vector<std::byte>(static_cast<size_t>(buffer_bytes))};
+        break;
     }
   }
 };
 
 void run_once(CollectiveKind kind, MPI_Comm comm, int n, int me, const CollectiveInput& input) {
   switch (kind) {
-    case CollectiveKind::all_reduce: ops::all_reduce(comm, n, input.floats); return;
-    case CollectiveKind::reduce_scatter: ops::reduce_scatter(comm, n, input.floats, 0); return;
-    case CollectiveKind::all_gather: ops::all_gather(comm, n, input.bytes, 0); return;
-    case CollectiveKind::all_to_all: ops::all_to_all(comm, n, input.bytes, 0, 1); return;
-    case CollectiveKind::send_recv: ops::send_recv(comm, me, input.bytes, 0, 1); return;
-    case CollectiveKind::halo_exchange: break;
+    case CollectiveKind::all_reduce:
+      ops::all_reduce(comm, n, input.floats);
+      return;
+    case CollectiveKind::reduce_scatter:
+      ops::reduce_scatter(comm, n, input.floats, 0);
+      return;
+    case CollectiveKind::all_gather:
+      ops::all_gather(comm, n, input.bytes, 0);
+      return;
+    case CollectiveKind::all_to_all:
+      ops::all_to_all(comm, n, input.bytes, 0, 1);
+      return;
+    case CollectiveKind::send_recv:
+      ops::send_recv(comm, me, input.bytes, 0, 1);
+      return;
+    case CollectiveKind::halo_exchange:
+      break;
   }
 }
 
@@ -69,16 +89,16 @@ void run_once(CollectiveKind kind, MPI_Comm comm, int n, int me, const Collectiv
 // A and B are the simulator's latency and bandwidth terms for the kind's algorithm: latency from
 // the smallest message (where it is everything), bandwidth from the slope over the three largest
 // (where latency is nothing); one least-squares line over all sizes lets the large ones swamp it.
-sim::Link measure_kind(CollectiveKind kind, sim::Algorithm algorithm, const CollectiveCalibration& options, MPI_Comm comm,
-                       int n, int me) {
+sim::Link measure_kind(CollectiveKind kind, sim::Algorithm algorithm, const CollectiveCalibration& options,
+                       MPI_Comm comm, int n, int me) {
   const bool print = me == 0 && options.print;
   auto seconds_of = [&](double latency, double bandwidth, double bytes) {
     if (kind == CollectiveKind::send_recv) return latency + bytes / bandwidth;
     return sim::flat_collective_seconds(kind, algorithm, n, bytes, sim::Link{bandwidth, latency});
   };
   if (print) {
-    std::cout << fmt::format("[calibrate] {:<14} {:>12} {:>11} {:>11} {:>11}\n", plans::collective_name(kind), "size(B)",
-                             "time(us)", "algbw(GB/s)", "busbw(GB/s)");
+    std::cout << fmt::format("[calibrate] {:<14} {:>12} {:>11} {:>11} {:>11}\n", plans::collective_name(kind),
+                             "size(B)", "time(us)", "algbw(GB/s)", "busbw(GB/s)");
   }
   std::vector<int64_t> sizes;
   for (int64_t bytes = 8; bytes <= (int64_t{32} << 20); bytes *= 4) sizes.push_back(bytes);
@@ -93,21 +113,23 @@ sim::Link measure_kind(CollectiveKind kind, sim::Algorithm algorithm, const Coll
     const double seconds = median_seconds(repeats, comm, [&] { run_once(kind, comm, n, me, input); });
     const double algbw = static_cast<double>(bytes) / seconds;
     if (print) {
-      std::cout << fmt::format("[calibrate] {:<14} {:>12} {:>11.2f} {:>11.3f} {:>11.3f}\n", "", bytes, seconds * 1e6, algbw / 1e9,
-                               algbw * bus_factor(kind, n) / 1e9);
+      std::cout << fmt::format("[calibrate] {:<14} {:>12} {:>11.2f} {:>11.3f} {:>11.3f}\n", "", bytes, seconds * 1e6,
+                               algbw / 1e9, algbw * bus_factor(kind, n) / 1e9);
     }
     bandwidth_terms.push_back(seconds_of(0.0, 1.0, static_cast<double>(bytes)));
     times.push_back(seconds);
   }
   const size_t large = bandwidth_terms.size() - 3;
-  const Line line = fit_line(std::span<const double>(bandwidth_terms).subspan(large), std::span<const double>(times).subspan(large));
+  const Line line =
+      fit_line(std::span<const double>(bandwidth_terms).subspan(large), std::span<const double>(times).subspan(large));
   sim::Link link;
   link.bandwidth_bytes_per_second = line.slope > 0 ? 1.0 / line.slope : bandwidth_terms.back() / times.back();
   const double latency_terms = seconds_of(1.0, std::numeric_limits<double>::max(), 8.0);
   link.latency_seconds = latency_terms > 0 ? times.front() / latency_terms : 0.0;
   if (print) {
-    std::cout << fmt::format("[calibrate] {:<14} fitted: {:.3f} GB/s, {:.2f} us latency\n", plans::collective_name(kind),
-                             link.bandwidth_bytes_per_second / 1e9, link.latency_seconds * 1e6);
+    std::cout << fmt::format("[calibrate] {:<14} fitted: {:.3f} GB/s, {:.2f} us latency\n",
+                             plans::collective_name(kind), link.bandwidth_bytes_per_second / 1e9,
+                             link.latency_seconds * 1e6);
   }
   return link;
 }
@@ -124,15 +146,21 @@ double measure_overlap(const CollectiveCalibration& options, MPI_Comm comm, bool
   shape.kernel_h = shape.kernel_w = 3;
   shape.pad_top = shape.pad_bottom = shape.pad_left = shape.pad_right = 1;
   exec::cpu::Conv2dKernel conv(context, shape);
-  std::vector<float> x(static_cast<size_t>(16 * 64 * 16 * 16), 0.5f), w(static_cast<size_t>(64 * 64 * 9), 0.01f), b(64), y(x.size());
+  std::vector<float> x(static_cast<size_t>(16 * 64 * 16 * 16), 0.5f), w(static_cast<size_t>(64 * 64 * 9), 0.01f), b(64),
+      y(x.size());
   std::vector<float> gradients(size_t{4} << 20, 1.0f);  // 16 MiB
   MPI_Request request = MPI_REQUEST_NULL;
   auto start_reduce = [&] {
-    SB_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, gradients.data(), static_cast<int>(gradients.size()), MPI_FLOAT, MPI_SUM, comm, &request));
+    SB_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, gradients.data(), static_cast<int>(gradients.size()), MPI_FLOAT, MPI_SUM,
+                                comm, &request));
   };
   auto finish_reduce = [&] { SB_MPI_CHECK(MPI_Wait(&request, MPI_STATUS_IGNORE)); };
-  const double reduce = median_seconds(options.repeats, comm, [&] { start_reduce(); finish_reduce(); });
-  const double layer = median_seconds(options.repeats, comm, [&] { conv.forward(x.data(), w.data(), b.data(), y.data()); });
+  const double reduce = median_seconds(options.repeats, comm, [&] {
+    start_reduce();
+    finish_reduce();
+  });
+  const double layer =
+      median_seconds(options.repeats, comm, [&] { conv.forward(x.data(), w.data(), b.data(), y.data()); });
   // About as much compute as communication, in layer-sized pieces.
   const int layers = std::max(1, static_cast<int>(reduce / layer + 0.5));
   auto compute = [&](bool nudge) {
@@ -143,26 +171,33 @@ double measure_overlap(const CollectiveCalibration& options, MPI_Comm comm, bool
     }
   };
   const double alone = median_seconds(options.repeats, comm, [&] { compute(false); });
-  const double both = median_seconds(options.repeats, comm, [&] { start_reduce(); compute(true); finish_reduce(); });
+  const double both = median_seconds(options.repeats, comm, [&] {
+    start_reduce();
+    compute(true);
+    finish_reduce();
+  });
   const double hidden = (alone + reduce - both) / std::min(alone, reduce);
   const double overlap = std::clamp(hidden, 0.0, 1.0);
   if (print) {
-    std::cout << fmt::format("[calibrate] overlap: 16 MiB all-reduce {:.2f} ms, compute {:.2f} ms, both {:.2f} ms -> {:.0f}% hidden\n",
-                             reduce * 1e3, alone * 1e3, both * 1e3, overlap * 100);
+    std::cout << fmt::format(
+        "[calibrate] overlap: 16 MiB all-reduce {:.2f} ms, compute {:.2f} ms, both {:.2f} ms -> {:.0f}% hidden\n",
+        reduce * 1e3, alone * 1e3, both * 1e3, overlap * 100);
   }
   return overlap;
 }
 
 }  // namespace
 
-MeasuredCommunication calibrate_collectives(const CollectiveCalibration& options, MPI_Comm comm, const sim::Cluster& cluster) {
+MeasuredCommunication calibrate_collectives(const CollectiveCalibration& options, MPI_Comm comm,
+                                            const sim::Cluster& cluster) {
   int me = 0;
   int n = 1;
   SB_MPI_CHECK(MPI_Comm_rank(comm, &me));
   SB_MPI_CHECK(MPI_Comm_size(comm, &n));
   MeasuredCommunication measured;
   for (CollectiveKind kind : kMeasuredKinds) {
-    const sim::Algorithm algorithm = kind == CollectiveKind::send_recv ? sim::Algorithm::ring : cluster.algorithms.for_kind(kind);
+    const sim::Algorithm algorithm =
+        kind == CollectiveKind::send_recv ? sim::Algorithm::ring : cluster.algorithms.for_kind(kind);
     measured.links[kind] = measure_kind(kind, algorithm, options, comm, n, me);
   }
   measured.all_reduce_link = measured.links.at(CollectiveKind::all_reduce);

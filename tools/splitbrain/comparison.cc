@@ -12,7 +12,8 @@ namespace splitbrain::tools {
 namespace {
 
 const nlohmann::json& field(const nlohmann::json& doc, const std::string& source, const char* key) {
-  if (!doc.contains(key)) throw InputError(fmt::format("{}: field '{}' is missing (is this a splitbrain report?)", source, key));
+  if (!doc.contains(key))
+    throw InputError(fmt::format("{}: field '{}' is missing (is this a splitbrain report?)", source, key));
   return doc.at(key);
 }
 
@@ -26,7 +27,8 @@ void require_same(const nlohmann::json& a, const std::string& a_source, const nl
 
 const nlohmann::json& report_array(const nlohmann::json& doc, const std::string& source, const char* key) {
   const nlohmann::json& value = field(doc, source, key);
-  if (!value.is_array()) throw InputError(fmt::format("{}: {}: expected an array, got {}", source, key, value.type_name()));
+  if (!value.is_array())
+    throw InputError(fmt::format("{}: {}: expected an array, got {}", source, key, value.type_name()));
   return value;
 }
 
@@ -47,7 +49,8 @@ double report_number(const nlohmann::json& doc, const std::string& source, const
     }
     value = &value->at(key);
   }
-  if (!value->is_number()) throw InputError(fmt::format("{}: {}: expected a number, got {}", source, name, value->type_name()));
+  if (!value->is_number())
+    throw InputError(fmt::format("{}: {}: expected a number, got {}", source, name, value->type_name()));
   const double number = value->get<double>();
   if (!std::isfinite(number) || number < 0.0) {
     throw InputError(fmt::format("{}: {}: expected a finite number >= 0, got {}", source, name, value->dump()));
@@ -79,10 +82,12 @@ Comparison compare_reports(const nlohmann::json& predicted, const std::string& p
   }
 
   Comparison c;
-  if (!predicted.at("model").is_string()) throw InputError(fmt::format("{}: model: expected a string", predicted_source));
+  if (!predicted.at("model").is_string())
+    throw InputError(fmt::format("{}: model: expected a string", predicted_source));
   c.model = predicted.at("model").get<std::string>();
-  c.family = predicted.contains("family") && predicted.at("family").is_string() ? predicted.at("family").get<std::string>()
-                                                                                : std::string("plan");
+  c.family = predicted.contains("family") && predicted.at("family").is_string()
+                 ? predicted.at("family").get<std::string>()
+                 : std::string("plan");
   c.mesh = predicted.at("mesh").dump();
   auto both = [&](const nlohmann::json& p, const nlohmann::json& m, const std::string& where,
                   std::initializer_list<const char*> path) {

@@ -18,9 +18,9 @@ struct ComparedValue {
 };
 
 struct Comparison {
-  std::string model;   // what was compared, from the prediction
-  std::string family;  // the plan's family label
-  std::string mesh;    // e.g. {"data":2}
+  std::string model;                               // what was compared, from the prediction
+  std::string family;                              // the plan's family label
+  std::string mesh;                                // e.g. {"data":2}
   std::vector<ComparedValue> time;                 // iteration and phases, seconds
   std::vector<std::vector<ComparedValue>> memory;  // per rank: categories and peak, bytes
   std::vector<ComparedValue> bytes;                // per rank, bytes sent per step

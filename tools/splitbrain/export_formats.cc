@@ -20,9 +20,12 @@ ExportFormat parse_export_format(std::string_view name) {
 
 std::string_view export_format_name(ExportFormat format) {
   switch (format) {
-    case ExportFormat::megatron: return "megatron";
-    case ExportFormat::deepspeed: return "deepspeed";
-    case ExportFormat::torchrun: return "torchrun";
+    case ExportFormat::megatron:
+      return "megatron";
+    case ExportFormat::deepspeed:
+      return "deepspeed";
+    case ExportFormat::torchrun:
+      return "torchrun";
   }
   return "?";
 }
@@ -30,9 +33,12 @@ std::string_view export_format_name(ExportFormat format) {
 std::vector<ExportedFile> export_plan(ExportFormat format, const ExportRequest& request) {
   const TrainerLayout layout = trainer_layout(*request.plan);
   switch (format) {
-    case ExportFormat::megatron: return export_megatron(request, layout);
-    case ExportFormat::deepspeed: return export_deepspeed(request, layout);
-    case ExportFormat::torchrun: return export_torchrun(request, layout);
+    case ExportFormat::megatron:
+      return export_megatron(request, layout);
+    case ExportFormat::deepspeed:
+      return export_deepspeed(request, layout);
+    case ExportFormat::torchrun:
+      return export_torchrun(request, layout);
   }
   return {};
 }
@@ -41,9 +47,10 @@ NodeLaunch node_launch(const plans::Plan& plan, int devices_per_node) {
   const int ranks = plan.mesh.rank_count();
   if (ranks <= devices_per_node) return {1, ranks};
   if (ranks % devices_per_node != 0) {
-    throw ExportRefusal(fmt::format("mesh: {} ranks do not fill whole nodes of {} devices; launchers start the same "
-                                    "number of processes on every node",
-                                    ranks, devices_per_node));
+    throw ExportRefusal(
+        fmt::format("mesh: {} ranks do not fill whole nodes of {} devices; launchers start the same "
+                    "number of processes on every node",
+                    ranks, devices_per_node));
   }
   return {ranks / devices_per_node, devices_per_node};
 }
@@ -53,11 +60,12 @@ std::string header_comment(const ExportRequest& request, const TrainerLayout& la
   const plans::Plan& plan = *request.plan;
   std::string text = fmt::format("{}{}\n{}Written by `splitbrain` from {}: {} on mesh {}.\n", comment, what, comment,
                                  request.origin, plan.family, plan.mesh.to_string());
-  text += fmt::format("{}Data parallel {}, tensor parallel {}{}, pipeline {}{}; {} micro-batch(es) of {} per replica.\n",
-                      comment, layout.data_parallel, layout.tensor_parallel,
-                      layout.sequence_parallel ? " with sequence parallelism" : "", layout.pipeline_parallel,
-                      layout.virtual_stages > 1 ? fmt::format(" x {} virtual stages", layout.virtual_stages) : "",
-                      layout.micro_batches, layout.micro_batch_per_replica);
+  text +=
+      fmt::format("{}Data parallel {}, tensor parallel {}{}, pipeline {}{}; {} micro-batch(es) of {} per replica.\n",
+                  comment, layout.data_parallel, layout.tensor_parallel,
+                  layout.sequence_parallel ? " with sequence parallelism" : "", layout.pipeline_parallel,
+                  layout.virtual_stages > 1 ? fmt::format(" x {} virtual stages", layout.virtual_stages) : "",
+                  layout.micro_batches, layout.micro_batch_per_replica);
   for (const auto& note : layout.notes) text += fmt::format("{}Note: {}.\n", comment, note);
   return text;
 }
@@ -70,9 +78,10 @@ void write_exported_files(const std::string& folder, const std::vector<ExportedF
     const auto path = std::filesystem::path(folder) / file.name;
     write_file_atomically(path, file.content);
     if (file.executable) {
-      std::filesystem::permissions(path, std::filesystem::perms::owner_exec | std::filesystem::perms::group_exec |
-                                             std::filesystem::perms::others_exec,
-                                   std::filesystem::perm_options::add, ec);
+      std::filesystem::permissions(
+          path,
+          std::filesystem::perms::owner_exec | std::filesystem::perms::group_exec | std::filesystem::perms::others_exec,
+          std::filesystem::perm_options::add, ec);
     }
   }
 }

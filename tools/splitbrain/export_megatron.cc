@@ -25,17 +25,19 @@ void pipeline_flags(const TrainerLayout& layout, Flags& flags) {
   const auto& counts = layout.layers_per_chunk;
   for (size_t c = 0; c < counts.size(); ++c) {
     if (counts[c] == 0) {
-      throw ExportRefusal(fmt::format("pipeline.stage_starts: chunk {} holds no transformer layer; Megatron-LM gives "
-                                      "every pipeline chunk at least one",
-                                      c));
+      throw ExportRefusal(
+          fmt::format("pipeline.stage_starts: chunk {} holds no transformer layer; Megatron-LM gives "
+                      "every pipeline chunk at least one",
+                      c));
     }
   }
   const bool even = std::all_of(counts.begin(), counts.end(), [&](int n) { return n == counts[0]; });
   if (layout.virtual_stages > 1) {
     if (!even) {
-      throw ExportRefusal(fmt::format("pipeline.stage_starts: the chunks hold {} transformer layers; Megatron-LM's "
-                                      "interleaved schedule needs the same number in every chunk",
-                                      fmt::join(counts, ", ")));
+      throw ExportRefusal(
+          fmt::format("pipeline.stage_starts: the chunks hold {} transformer layers; Megatron-LM's "
+                      "interleaved schedule needs the same number in every chunk",
+                      fmt::join(counts, ", ")));
     }
     flags.push_back(fmt::format("--num-layers-per-virtual-pipeline-stage {}", counts[0]));
     return;
@@ -44,13 +46,16 @@ void pipeline_flags(const TrainerLayout& layout, Flags& flags) {
   const size_t last = counts.size() - 1;
   for (size_t s = 2; s < last; ++s) {
     if (counts[s] != counts[1]) {
-      throw ExportRefusal(fmt::format("pipeline.stage_starts: stage {} holds {} transformer layers and stage 1 holds {}; "
-                                      "Megatron-LM splits the layers evenly but for the first and last stage",
-                                      s, counts[s], counts[1]));
+      throw ExportRefusal(
+          fmt::format("pipeline.stage_starts: stage {} holds {} transformer layers and stage 1 holds {}; "
+                      "Megatron-LM splits the layers evenly but for the first and last stage",
+                      s, counts[s], counts[1]));
     }
   }
-  if (counts[0] != counts[1] || last == 1) flags.push_back(fmt::format("--decoder-first-pipeline-num-layers {}", counts[0]));
-  if (counts[last] != counts[1] || last == 1) flags.push_back(fmt::format("--decoder-last-pipeline-num-layers {}", counts[last]));
+  if (counts[0] != counts[1] || last == 1)
+    flags.push_back(fmt::format("--decoder-first-pipeline-num-layers {}", counts[0]));
+  if (counts[last] != counts[1] || last == 1)
+    flags.push_back(fmt::format("--decoder-last-pipeline-num-layers {}", counts[last]));
 }
 
 // Full recomputation of every layer of a chunk keeps only the chunk's input: Megatron-LM's uniform
@@ -76,16 +81,18 @@ void recompute_flags(const plans::Plan& plan, TrainerLayout& layout, Flags& flag
     const bool first = recomputed[static_cast<size_t>(start)];
     for (int offset = 1; offset < kGptLayersPerBlock; ++offset) {
       if (recomputed[static_cast<size_t>(start + offset)] != first) {
-        throw ExportRefusal(fmt::format("options.recompute_blocks: layer '{}' is {}recomputed but '{}' is {}; "
-                                        "Megatron-LM recomputes whole transformer layers",
-                                        plan.model->layer(start + offset).name, first ? "not " : "",
-                                        plan.model->layer(start).name, first ? "" : "not"));
+        throw ExportRefusal(
+            fmt::format("options.recompute_blocks: layer '{}' is {}recomputed but '{}' is {}; "
+                        "Megatron-LM recomputes whole transformer layers",
+                        plan.model->layer(start + offset).name, first ? "not " : "", plan.model->layer(start).name,
+                        first ? "" : "not"));
       }
     }
     if (first && recomputed_per_chunk[chunk] != seen_in_chunk) {
-      throw ExportRefusal(fmt::format("options.recompute_blocks: layer '{}' is recomputed after a layer that is not; "
-                                      "Megatron-LM recomputes the first layers of a stage",
-                                      plan.model->layer(start).name));
+      throw ExportRefusal(
+          fmt::format("options.recompute_blocks: layer '{}' is recomputed after a layer that is not; "
+                      "Megatron-LM recomputes the first layers of a stage",
+                      plan.model->layer(start).name));
     }
     if (first) ++recomputed_per_chunk[chunk];
     ++seen_in_chunk;
@@ -94,9 +101,10 @@ void recompute_flags(const plans::Plan& plan, TrainerLayout& layout, Flags& flag
   bool all = true;
   for (size_t c = 0; c < recomputed_per_chunk.size(); ++c) {
     if (recomputed_per_chunk[c] != std::min(most, layout.layers_per_chunk[c])) {
-      throw ExportRefusal(fmt::format("options.recompute_blocks: chunk {} recomputes {} transformer layers and another "
-                                      "{}; Megatron-LM recomputes the same number in every stage",
-                                      c, recomputed_per_chunk[c], most));
+      throw ExportRefusal(
+          fmt::format("options.recompute_blocks: chunk {} recomputes {} transformer layers and another "
+                      "{}; Megatron-LM recomputes the same number in every stage",
+                      c, recomputed_per_chunk[c], most));
     }
     all = all && recomputed_per_chunk[c] == layout.layers_per_chunk[c];
   }
@@ -118,14 +126,17 @@ void precision_flags(const plans::Plan& plan, Flags& flags) {
   if (plan.dtype == model::DType::bf16) flags.push_back("--bf16");
   if (plan.dtype == model::DType::fp16) flags.push_back("--fp16");
   if (plan.dtype == model::DType::fp32) return;
-  if (gradients == model::DType::fp32) flags.push_back("--accumulate-allreduce-grads-in-fp32");
-  else if (plan.dtype == model::DType::bf16) flags.push_back("--grad-reduce-in-bf16");
+  if (gradients == model::DType::fp32)
+    flags.push_back("--accumulate-allreduce-grads-in-fp32");
+  else if (plan.dtype == model::DType::bf16)
+    flags.push_back("--grad-reduce-in-bf16");
 }
 
 void optimizer_flags(const plans::Plan& plan, Flags& flags) {
   const auto& o = plan.optimizer;
   if (o.kind == plans::OptimizerKind::adam) {
-    flags.push_back(fmt::format("--optimizer adam --adam-beta1 {} --adam-beta2 {} --adam-eps {}", o.beta1, o.beta2, o.epsilon));
+    flags.push_back(
+        fmt::format("--optimizer adam --adam-beta1 {} --adam-beta2 {} --adam-eps {}", o.beta1, o.beta2, o.epsilon));
   } else {
     flags.push_back(fmt::format("--optimizer sgd --sgd-momentum {}", o.momentum));
   }
@@ -149,8 +160,9 @@ void note_form_differences(const std::vector<std::string>& differences, TrainerL
     kinds.emplace_back(difference, 1);
   }
   for (const auto& [first, count] : kinds) {
-    layout.notes.push_back(count == 1 ? fmt::format("nearest Megatron-LM form: {}", first)
-                                      : fmt::format("nearest Megatron-LM form ({} layers like this one): {}", count, first));
+    layout.notes.push_back(count == 1
+                               ? fmt::format("nearest Megatron-LM form: {}", first)
+                               : fmt::format("nearest Megatron-LM form ({} layers like this one): {}", count, first));
   }
 }
 
@@ -169,22 +181,26 @@ std::vector<ExportedFile> export_megatron(const ExportRequest& request, const Tr
   if (!layout.gpt) throw ExportRefusal(layout.not_gpt);
   if (!layout.megatron_differences.empty()) {
     if (!request.nearest) {
-      throw ExportRefusal(fmt::format("{} (--nearest writes Megatron-LM's own form with the same sizes, noting each "
-                                      "difference)",
-                                      layout.megatron_differences.front()));
+      throw ExportRefusal(
+          fmt::format("{} (--nearest writes Megatron-LM's own form with the same sizes, noting each "
+                      "difference)",
+                      layout.megatron_differences.front()));
     }
     note_form_differences(layout.megatron_differences, layout);
   }
   if (plan.zero_stage > 1) {
-    throw ExportRefusal(fmt::format("options.zero_stage: {} also shards the {}; Megatron-LM's distributed optimizer "
-                                    "shards the optimizer state (ZeRO 1): export deepspeed for ZeRO 2-3",
-                                    plan.zero_stage, plan.zero_stage == 2 ? "gradients" : "gradients and parameters"));
+    throw ExportRefusal(
+        fmt::format("options.zero_stage: {} also shards the {}; Megatron-LM's distributed optimizer "
+                    "shards the optimizer state (ZeRO 1): export deepspeed for ZeRO 2-3",
+                    plan.zero_stage, plan.zero_stage == 2 ? "gradients" : "gradients and parameters"));
   }
   if (plan.pipe_axis >= 0 && plan.schedule == plans::PipelineSchedule::gpipe) {
-    layout.notes.push_back("Megatron-LM runs 1F1B where the plan runs GPipe (the same arithmetic, fewer micro-batches in flight)");
+    layout.notes.push_back(
+        "Megatron-LM runs 1F1B where the plan runs GPipe (the same arithmetic, fewer micro-batches in flight)");
   }
-  layout.notes.push_back("Megatron-LM clips gradients to a global norm of 1 unless told otherwise (--clip-grad); "
-                         "the plan does not clip");
+  layout.notes.push_back(
+      "Megatron-LM clips gradients to a global norm of 1 unless told otherwise (--clip-grad); "
+      "the plan does not clip");
   const GptShape& gpt = *layout.gpt;
   const NodeLaunch launch = node_launch(plan, request.devices_per_node);
 
@@ -218,7 +234,8 @@ std::vector<ExportedFile> export_megatron(const ExportRequest& request, const Tr
       "# pointing at a Megatron-LM checkout. Megatron-LM pads the vocabulary (--make-vocab-size-divisible-by).\n"
       "set -euo pipefail\n: \"${{MEGATRON_LM:?set MEGATRON_LM to a Megatron-LM checkout}}\"\n",
       launch.nodes);
-  if (layout.tensor_parallel > 1) script += "export CUDA_DEVICE_MAX_CONNECTIONS=1  # Megatron-LM asks for it with tensor parallelism\n";
+  if (layout.tensor_parallel > 1)
+    script += "export CUDA_DEVICE_MAX_CONNECTIONS=1  # Megatron-LM asks for it with tensor parallelism\n";
   script += '\n';
   script += bash_array("MODEL_ARGS", shape);
   script += bash_array("PARALLEL_ARGS", parallel);

@@ -12,7 +12,8 @@
 namespace splitbrain::tools {
 namespace {
 
-constexpr sim::KernelPass kPasses[] = {sim::KernelPass::forward, sim::KernelPass::backward, sim::KernelPass::weight_gradient};
+constexpr sim::KernelPass kPasses[] = {sim::KernelPass::forward, sim::KernelPass::backward,
+                                       sim::KernelPass::weight_gradient};
 
 // The grid spans the zoo's fully connected layers on a CPU rank: rows from one sample (a
 // pipeline's micro-batch) to a few hundred, a classifier's 10 outputs to a 4096-wide
@@ -72,23 +73,27 @@ GemmRateTable measure_gemm_table(exec::cpu::CpuContext& context, int repeats, bo
         const double seconds[] = {
             median_seconds(repeats, comm, [&] { kernel.forward(x.data(), w.data(), b.data(), y.data()); }),
             median_seconds(repeats, comm, [&] { kernel.backward_data(y.data(), w.data(), dx.data()); }),
-            median_seconds(repeats, comm, [&] { kernel.accumulate_weight_gradients(x.data(), y.data(), dw.data(), db.data()); })};
+            median_seconds(repeats, comm,
+                           [&] { kernel.accumulate_weight_gradients(x.data(), y.data(), dw.data(), db.data()); })};
         for (sim::KernelPass pass : kPasses) {
           rates.flops_per_second[static_cast<size_t>(pass)].push_back(flops / seconds[static_cast<size_t>(pass)]);
         }
         if (leader) {
-          std::cout << fmt::format("[calibrate] linear {:>3}x{:>4}->{:>4}  fwd {:8.3f} ms {:6.2f}  bwd data {:8.3f} ms {:6.2f}  "
-                                   "bwd weights {:8.3f} ms {:6.2f} GFLOP/s\n",
-                                   rows, in, out, seconds[0] * 1e3, flops / seconds[0] / 1e9, seconds[1] * 1e3,
-                                   flops / seconds[1] / 1e9, seconds[2] * 1e3, flops / seconds[2] / 1e9)
-                    << std::flush;
+          std::cout
+              << fmt::format(
+                     "[calibrate] linear {:>3}x{:>4}->{:>4}  fwd {:8.3f} ms {:6.2f}  bwd data {:8.3f} ms {:6.2f}  "
+                     "bwd weights {:8.3f} ms {:6.2f} GFLOP/s\n",
+                     rows, in, out, seconds[0] * 1e3, flops / seconds[0] / 1e9, seconds[1] * 1e3,
+                     flops / seconds[1] / 1e9, seconds[2] * 1e3, flops / seconds[2] / 1e9)
+              << std::flush;
         }
       }
     }
   }
   if (leader) {
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::cout << fmt::format("[calibrate] gemm table: {} shapes in {:.1f} s\n", g.m.size() * g.n.size() * g.k.size(), elapsed);
+    std::cout << fmt::format("[calibrate] gemm table: {} shapes in {:.1f} s\n", g.m.size() * g.n.size() * g.k.size(),
+                             elapsed);
   }
   return rates;
 }

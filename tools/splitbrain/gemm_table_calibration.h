@@ -15,7 +15,7 @@ namespace splitbrain::tools {
 // The grid with the rate each pass reached at each point (FLOP/s, 2 m n k per product); turned
 // into fractions of the device's peak once the peak is known (it may be the table's fastest).
 struct GemmRateTable {
-  sim::GemmEfficiencyTable grid;  // axes only
+  sim::GemmEfficiencyTable grid;                        // axes only
   std::array<std::vector<double>, 3> flops_per_second;  // per KernelPass, in the grid's order
 
   double fastest() const;

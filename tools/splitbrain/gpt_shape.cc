@@ -16,20 +16,21 @@ using model::OpKind;
 constexpr std::array<OpKind, 5> kEmbeddingPart = {OpKind::input, OpKind::embedding, OpKind::embedding, OpKind::add,
                                                   OpKind::dropout};
 constexpr std::array<OpKind, kGptLayersPerBlock> kBlock = {
-    OpKind::layernorm, OpKind::linear, OpKind::self_attention, OpKind::linear,  OpKind::dropout, OpKind::add,
-    OpKind::layernorm, OpKind::linear, OpKind::gelu,           OpKind::linear,  OpKind::dropout, OpKind::add};
+    OpKind::layernorm, OpKind::linear, OpKind::self_attention, OpKind::linear, OpKind::dropout, OpKind::add,
+    OpKind::layernorm, OpKind::linear, OpKind::gelu,           OpKind::linear, OpKind::dropout, OpKind::add};
 constexpr std::array<OpKind, 3> kHead = {OpKind::layernorm, OpKind::linear, OpKind::softmax_cross_entropy};
 
 [[noreturn]] void refuse(const model::Model& model, int index, std::string_view expected) {
   if (index >= model.size()) {
-    throw ExportRefusal(fmt::format("model '{}': ends after {} layers, where a GPT-2-style decoder has {}; only such "
-                                    "decoders export to this trainer",
-                                    model.name(), model.size(), expected));
+    throw ExportRefusal(
+        fmt::format("model '{}': ends after {} layers, where a GPT-2-style decoder has {}; only such "
+                    "decoders export to this trainer",
+                    model.name(), model.size(), expected));
   }
-  throw ExportRefusal(fmt::format("model '{}': layer '{}' ({}) stands where a GPT-2-style decoder has {}; only such "
-                                  "decoders export to this trainer",
-                                  model.name(), model.layer(index).name, model::op_name(model.layer(index).kind),
-                                  expected));
+  throw ExportRefusal(
+      fmt::format("model '{}': layer '{}' ({}) stands where a GPT-2-style decoder has {}; only such "
+                  "decoders export to this trainer",
+                  model.name(), model.layer(index).name, model::op_name(model.layer(index).kind), expected));
 }
 
 template <size_t N>

@@ -12,15 +12,15 @@
 namespace splitbrain::tools {
 
 struct GptShape {
-  int layers = 0;            // transformer layers (blocks)
+  int layers = 0;  // transformer layers (blocks)
   int64_t hidden = 0;
   int64_t heads = 0;
-  int64_t ffn_hidden = 0;    // the MLP's inner width (4 x hidden in GPT-2)
-  int64_t sequence = 0;      // tokens per sample
+  int64_t ffn_hidden = 0;  // the MLP's inner width (4 x hidden in GPT-2)
+  int64_t sequence = 0;    // tokens per sample
   int64_t vocabulary = 0;
-  int64_t positions = 0;     // rows of the learned position table
-  bool tied_head = true;     // the output head reuses the token embedding's table
-  bool linear_bias = true;   // the blocks' linears have biases
+  int64_t positions = 0;    // rows of the learned position table
+  bool tied_head = true;    // the output head reuses the token embedding's table
+  bool linear_bias = true;  // the blocks' linears have biases
   double hidden_dropout = 0.0;
   double attention_dropout = 0.0;
   // Index of the first layer (ln_1) of each block, and of the final layer norm.

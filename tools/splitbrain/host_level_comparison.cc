@@ -29,8 +29,8 @@ std::vector<std::string> level_names(const nlohmann::json& predicted, const std:
   return names;
 }
 
-std::string text_field(const nlohmann::json& doc, const std::string& source, const std::string& where, const char* outer,
-                       const char* key) {
+std::string text_field(const nlohmann::json& doc, const std::string& source, const std::string& where,
+                       const char* outer, const char* key) {
   const nlohmann::json* value = doc.contains(outer) ? &doc.at(outer) : nullptr;
   if (value == nullptr || !value->is_object() || !value->contains(key) || !value->at(key).is_string()) {
     throw InputError(fmt::format("{}: {}.{}.{}: expected a string", source, where, outer, key));
@@ -53,14 +53,15 @@ std::string placement_mismatch(const std::vector<std::string>& hosts, const std:
   for (size_t r = 0; r < hosts.size(); ++r) {
     const auto [host, new_host] = node_of_host.try_emplace(hosts[r], nodes[r]);
     if (!new_host && host->second != nodes[r]) {
-      return fmt::format("rank {} runs on host {} with ranks of the prediction's node {}, but the prediction puts it on "
-                         "node {}",
-                         r, hosts[r], host->second, nodes[r]);
+      return fmt::format(
+          "rank {} runs on host {} with ranks of the prediction's node {}, but the prediction puts it on "
+          "node {}",
+          r, hosts[r], host->second, nodes[r]);
     }
     const auto [node, new_node] = host_of_node.try_emplace(nodes[r], hosts[r]);
     if (!new_node && node->second != hosts[r]) {
-      return fmt::format("the prediction puts rank {} on node {} with ranks that ran on host {}, but it ran on host {}", r,
-                         nodes[r], node->second, hosts[r]);
+      return fmt::format("the prediction puts rank {} on node {} with ranks that ran on host {}, but it ran on host {}",
+                         r, nodes[r], node->second, hosts[r]);
     }
   }
   return {};
@@ -74,7 +75,8 @@ HostLevelComparison compare_host_levels(const nlohmann::json& predicted, const s
   const nlohmann::json& predicted_ranks = predicted.at("ranks");
   const nlohmann::json& measured_ranks = measured.at("ranks");
   if (!predicted.contains("cluster_levels")) {
-    c.why_not_mapped = fmt::format("{} has no cluster_levels (a prediction from before they were written)", predicted_source);
+    c.why_not_mapped =
+        fmt::format("{} has no cluster_levels (a prediction from before they were written)", predicted_source);
     return c;
   }
   const std::vector<std::string> levels = level_names(predicted, predicted_source);
@@ -85,8 +87,8 @@ HostLevelComparison compare_host_levels(const nlohmann::json& predicted, const s
     const nlohmann::json& p = predicted_ranks[r];
     const std::string where = fmt::format("ranks[{}]", r);
     if (!m.is_object() || !m.contains(kMeasuredKey) || !m.contains("placement")) {
-      c.why_not_mapped = fmt::format("{}: {} has no {} and placement (a run whose hosts were not recorded)", measured_source,
-                                     where, kMeasuredKey);
+      c.why_not_mapped = fmt::format("{}: {} has no {} and placement (a run whose hosts were not recorded)",
+                                     measured_source, where, kMeasuredKey);
       return c;
     }
     if (!p.is_object() || !p.contains(kPredictedKey) || !p.contains("node")) {
@@ -97,8 +99,9 @@ HostLevelComparison compare_host_levels(const nlohmann::json& predicted, const s
     nodes.push_back(node_of(p, predicted_source, where));
   }
   if (const std::string mismatch = placement_mismatch(hosts, nodes); !mismatch.empty()) {
-    c.why_not_mapped = fmt::format("the ranks' hosts are not the prediction's nodes ({}): level {} cannot stand for one host",
-                                   mismatch, levels.front());
+    c.why_not_mapped =
+        fmt::format("the ranks' hosts are not the prediction's nodes ({}): level {} cannot stand for one host",
+                    mismatch, levels.front());
     return c;
   }
   c.mapped = true;

@@ -17,8 +17,8 @@ namespace splitbrain::tools {
 
 struct HostLevelComparison {
   bool mapped = false;
-  std::string why_not_mapped;      // when !mapped: why the levels cannot be lined up
-  std::string inner_level;         // the prediction's level 0 ("node")
+  std::string why_not_mapped;             // when !mapped: why the levels cannot be lined up
+  std::string inner_level;                // the prediction's level 0 ("node")
   std::vector<std::string> outer_levels;  // the levels above it ("cluster")
   // Per rank: {within_host vs level 0, across_hosts vs the levels above}, bytes per step.
   std::vector<std::vector<ComparedValue>> ranks;

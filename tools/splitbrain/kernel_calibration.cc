@@ -46,7 +46,9 @@ class KernelTimer {
   void sample(RateSamples& samples, double size, const std::string& label, const char* unit, Work&& work) {
     const double seconds = median_seconds(options_.repeats, comm_, work);
     samples.add(size, seconds);
-    if (print_) std::cout << fmt::format("[calibrate] {:<40} {:9.3f} ms  {:8.2f} {}\n", label, seconds * 1e3, size / seconds / 1e9, unit);
+    if (print_)
+      std::cout << fmt::format("[calibrate] {:<40} {:9.3f} ms  {:8.2f} {}\n", label, seconds * 1e3,
+                               size / seconds / 1e9, unit);
   }
 
  private:
@@ -58,9 +60,10 @@ class KernelTimer {
 // 3x3 convolutions from the narrow, wide images of a CNN's first blocks to its deep, small ones.
 PassSamples measure_conv(exec::cpu::CpuContext& context, KernelTimer& timer) {
   PassSamples samples;
-  const std::vector<std::array<int64_t, 4>> shapes = {  // batch, in, out channels, height = width
-      {8, 16, 16, 28}, {16, 32, 64, 28}, {32, 64, 128, 16}, {32, 128, 256, 8}, {64, 256, 256, 8}, {64, 512, 512, 4},
-      {64, 512, 512, 2}};
+  const std::vector<std::array<int64_t, 4>> shapes = {// batch, in, out channels, height = width
+                                                      {8, 16, 16, 28},   {16, 32, 64, 28},  {32, 64, 128, 16},
+                                                      {32, 128, 256, 8}, {64, 256, 256, 8}, {64, 512, 512, 4},
+                                                      {64, 512, 512, 2}};
   for (const auto& [batch, in, out, size] : shapes) {
     exec::kernels::Conv2dShape shape;
     shape.batch = batch;
@@ -75,8 +78,10 @@ PassSamples measure_conv(exec::cpu::CpuContext& context, KernelTimer& timer) {
     Floats dw = filled(static_cast<int64_t>(w.size()), 0.0f), db = filled(out, 0.0f);
     const double flops = 2.0 * static_cast<double>(batch * out * size * size * in * 9);
     const std::string name = fmt::format("conv3x3 {}x{}->{} {}x{}", batch, in, out, size, size);
-    timer.sample(samples.forward, flops, name + " fwd", "GFLOP/s", [&] { kernel.forward(x.data(), w.data(), b.data(), y.data()); });
-    timer.sample(samples.backward, flops, name + " bwd data", "GFLOP/s", [&] { kernel.backward_data(y.data(), w.data(), dx.data()); });
+    timer.sample(samples.forward, flops, name + " fwd", "GFLOP/s",
+                 [&] { kernel.forward(x.data(), w.data(), b.data(), y.data()); });
+    timer.sample(samples.backward, flops, name + " bwd data", "GFLOP/s",
+                 [&] { kernel.backward_data(y.data(), w.data(), dx.data()); });
     RateSamples weights;
     timer.sample(weights, flops, name + " bwd weights", "GFLOP/s",
                  [&] { kernel.backward_weights(x.data(), y.data(), dw.data(), db.data()); });
@@ -88,16 +93,23 @@ PassSamples measure_conv(exec::cpu::CpuContext& context, KernelTimer& timer) {
 // Fully connected layers from a small MLP's to a VGG classifier's.
 PassSamples measure_gemm(exec::cpu::CpuContext& context, KernelTimer& timer) {
   PassSamples samples;
-  const std::vector<std::array<int64_t, 3>> shapes = {  // rows, in, out features
-      {16, 256, 256}, {64, 512, 512}, {64, 1024, 1024}, {128, 2048, 1024}, {64, 4096, 4096}};
+  const std::vector<std::array<int64_t, 3>> shapes = {// rows, in, out features
+                                                      {16, 256, 256},
+                                                      {64, 512, 512},
+                                                      {64, 1024, 1024},
+                                                      {128, 2048, 1024},
+                                                      {64, 4096, 4096}};
   for (const auto& [rows, in, out] : shapes) {
     exec::cpu::LinearKernel kernel(context, {rows, in, out, true});
-    Floats x = filled(rows * in, 0.5f), w = filled(in * out, 0.01f), b = filled(out, 0.0f), y = filled(rows * out, 0.0f);
+    Floats x = filled(rows * in, 0.5f), w = filled(in * out, 0.01f), b = filled(out, 0.0f),
+           y = filled(rows * out, 0.0f);
     Floats dx = filled(rows * in, 0.0f), dw = filled(in * out, 0.0f), db = filled(out, 0.0f);
     const double flops = 2.0 * static_cast<double>(rows * in * out);
     const std::string name = fmt::format("linear {}x{}->{}", rows, in, out);
-    timer.sample(samples.forward, flops, name + " fwd", "GFLOP/s", [&] { kernel.forward(x.data(), w.data(), b.data(), y.data()); });
-    timer.sample(samples.backward, flops, name + " bwd data", "GFLOP/s", [&] { kernel.backward_data(y.data(), w.data(), dx.data()); });
+    timer.sample(samples.forward, flops, name + " fwd", "GFLOP/s",
+                 [&] { kernel.forward(x.data(), w.data(), b.data(), y.data()); });
+    timer.sample(samples.backward, flops, name + " bwd data", "GFLOP/s",
+                 [&] { kernel.backward_data(y.data(), w.data(), dx.data()); });
     timer.sample(samples.weight_gradient, flops, name + " bwd weights", "GFLOP/s",
                  [&] { kernel.backward_weights(x.data(), y.data(), dw.data(), db.data()); });
   }
@@ -109,7 +121,7 @@ PassSamples measure_gemm(exec::cpu::CpuContext& context, KernelTimer& timer) {
 // tensor and dy, writes dx) and the optimizer update give the common curve; 2x2 max pooling (with
 // its index workspace) runs far below it on plain layouts and gets its own.
 struct MemorySamples {
-  PassSamples common;  // the optimizer's update, and every memory-bound op without its own curve
+  PassSamples common;      // the optimizer's update, and every memory-bound op without its own curve
   PassSamples activation;  // ReLU and GELU (oneDNN eltwise)
   PassSamples max_pooling;
   PassSamples thin_linear;  // few rows, large weights: streaming the weights sets the time
@@ -124,7 +136,8 @@ MemorySamples measure_memory(exec::cpu::CpuContext& context, KernelTimer& timer)
     exec::cpu::ActivationKernel relu(context, exec::kernels::Activation::relu, elements);
     Floats x = filled(elements, 0.5f), y = filled(elements, 0.0f), dx = filled(elements, 0.0f);
     const auto bytes = static_cast<double>(4 * elements);
-    timer.sample(all.activation.forward, 2 * bytes, fmt::format("relu {} elements fwd", elements), "GB/s", [&] { relu.forward(x.data(), y.data()); });
+    timer.sample(all.activation.forward, 2 * bytes, fmt::format("relu {} elements fwd", elements), "GB/s",
+                 [&] { relu.forward(x.data(), y.data()); });
     timer.sample(all.activation.backward, 3 * bytes, fmt::format("relu {} elements bwd", elements), "GB/s",
                  [&] { relu.backward(x.data(), y.data(), dx.data()); });
   }
@@ -141,8 +154,10 @@ MemorySamples measure_memory(exec::cpu::CpuContext& context, KernelTimer& timer)
     std::vector<std::byte> workspace(pool.workspace_bytes());
     const auto bytes = static_cast<double>(4 * (in + out) + static_cast<int64_t>(workspace.size()));
     const std::string name = fmt::format("maxpool2x2 32x{} 32x32", channels);
-    timer.sample(all.max_pooling.forward, bytes, name + " fwd", "GB/s", [&] { pool.forward(x.data(), y.data(), workspace.data()); });
-    timer.sample(all.max_pooling.backward, bytes, name + " bwd", "GB/s", [&] { pool.backward(y.data(), workspace.data(), dx.data()); });
+    timer.sample(all.max_pooling.forward, bytes, name + " fwd", "GB/s",
+                 [&] { pool.forward(x.data(), y.data(), workspace.data()); });
+    timer.sample(all.max_pooling.backward, bytes, name + " bwd", "GB/s",
+                 [&] { pool.backward(y.data(), workspace.data(), dx.data()); });
   }
   for (int64_t elements : {int64_t{1} << 20, int64_t{1} << 22, int64_t{1} << 24}) {
     exec::MemoryTracker memory;
@@ -169,7 +184,8 @@ MemorySamples measure_memory(exec::cpu::CpuContext& context, KernelTimer& timer)
   for (const auto& [rows, features] : std::vector<std::pair<int64_t, int64_t>>{{8, 2048}, {8, 4096}, {16, 4096}}) {
     exec::cpu::LinearKernel kernel(context, {rows, features, features, true});
     Floats x = filled(rows * features, 0.5f), w = filled(features * features, 0.01f), b = filled(features, 0.0f);
-    Floats y = filled(rows * features, 0.0f), dx = filled(rows * features, 0.0f), dw = filled(features * features, 0.0f);
+    Floats y = filled(rows * features, 0.0f), dx = filled(rows * features, 0.0f),
+           dw = filled(features * features, 0.0f);
     const auto activations = static_cast<double>(4 * rows * features);
     const auto weights = static_cast<double>(4 * (features * features + features));
     const std::string name = fmt::format("linear {}x{}->{} (thin)", rows, features, features);
@@ -229,8 +245,9 @@ void calibrate_kernels(const KernelCalibration& options, MPI_Comm comm, sim::Dev
   const SaturatingRate pooling_backward = fit(memory_samples.max_pooling.backward);
   const SaturatingRate linear_forward = fit(memory_samples.thin_linear.forward);
   const SaturatingRate linear_backward = fit(memory_samples.thin_linear.backward);
-  const double bandwidth = std::max({memory_forward.peak, activation_forward.peak, activation_backward.peak, pooling_forward.peak,
-                                     pooling_backward.peak, linear_forward.peak, linear_backward.peak});
+  const double bandwidth =
+      std::max({memory_forward.peak, activation_forward.peak, activation_backward.peak, pooling_forward.peak,
+                pooling_backward.peak, linear_forward.peak, linear_backward.peak});
   device.memory_bandwidth_bytes_per_second = bandwidth;
   device.memory_efficiency = relative_curve(memory_forward, bandwidth);
   device.backward.memory.reset();
@@ -247,12 +264,13 @@ void calibrate_kernels(const KernelCalibration& options, MPI_Comm comm, sim::Dev
         "[calibrate] fitted rate(size) = peak * size / (size + half):\n"
         "[calibrate]   conv  forward {:6.1f}, input gradient {:6.1f}, weight gradient {:6.1f} GFLOP/s\n"
         "[calibrate]   gemm  forward {:6.1f}, input gradient {:6.1f}, weight gradient {:6.1f} GFLOP/s\n"
-        "[calibrate]   optimizer update {:6.2f} GB/s; activations forward {:6.2f}, backward {:6.2f}; max pooling forward {:6.2f}, "
+        "[calibrate]   optimizer update {:6.2f} GB/s; activations forward {:6.2f}, backward {:6.2f}; max pooling "
+        "forward {:6.2f}, "
         "backward {:6.2f}; thin linear forward {:6.2f}, backward {:6.2f} GB/s\n",
         conv_forward.peak / 1e9, conv_backward.peak / 1e9, conv_weights.peak / 1e9, gemm_forward.peak / 1e9,
         gemm_backward.peak / 1e9, gemm_weights.peak / 1e9, memory_forward.peak / 1e9, activation_forward.peak / 1e9,
-        activation_backward.peak / 1e9,
-        pooling_forward.peak / 1e9, pooling_backward.peak / 1e9, linear_forward.peak / 1e9, linear_backward.peak / 1e9);
+        activation_backward.peak / 1e9, pooling_forward.peak / 1e9, pooling_backward.peak / 1e9,
+        linear_forward.peak / 1e9, linear_backward.peak / 1e9);
   }
 }
 

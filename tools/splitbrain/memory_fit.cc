@@ -42,14 +42,16 @@ void check_plan_fits_memory(const plans::Plan& plan, exec::comm::MeshCommunicato
   SB_MPI_CHECK(MPI_Allreduce(&fits, &all_fit, 1, MPI_INT, MPI_MIN, communicators.world()));
   if (all_fit == 1) return;
   if (fits == 0) {
-    throw InputError(fmt::format("the plan needs {:.2f} GB on the {} ranks of this node (predicted peak of their step "
-                                 "programs), and the node has {:.2f} GB available; choose a plan that fits (splitbrain "
-                                 "plan --memory-limit) or pass {} to run anyway",
-                                 static_cast<double>(on_node) / 1e9, local_ranks, static_cast<double>(available) / 1e9,
-                                 override_flag));
+    throw InputError(fmt::format(
+        "the plan needs {:.2f} GB on the {} ranks of this node (predicted peak of their step "
+        "programs), and the node has {:.2f} GB available; choose a plan that fits (splitbrain "
+        "plan --memory-limit) or pass {} to run anyway",
+        static_cast<double>(on_node) / 1e9, local_ranks, static_cast<double>(available) / 1e9, override_flag));
   }
-  throw InputError(fmt::format("the plan does not fit the memory of another node (its rank says by how much); "
-                               "pass {} to run anyway", override_flag));
+  throw InputError(
+      fmt::format("the plan does not fit the memory of another node (its rank says by how much); "
+                  "pass {} to run anyway",
+                  override_flag));
 }
 
 }  // namespace splitbrain::tools

@@ -12,7 +12,8 @@ constexpr int kMeasuredPidOffset = 100000;
 
 const nlohmann::json& events_of(const nlohmann::json& trace, const std::string& source) {
   if (!trace.is_object() || !trace.contains("traceEvents") || !trace.at("traceEvents").is_array()) {
-    throw InputError(fmt::format("{}: traceEvents: missing or not an array (is this a Chrome trace from splitbrain?)", source));
+    throw InputError(
+        fmt::format("{}: traceEvents: missing or not an array (is this a Chrome trace from splitbrain?)", source));
   }
   return trace.at("traceEvents");
 }
@@ -27,7 +28,10 @@ void append(nlohmann::ordered_json& out, const nlohmann::json& events, const cha
     if (event.value("ph", "") == "M" && event.value("name", "") == "process_name") {
       const std::string name = event.contains("args") ? event.at("args").value("name", "") : "";
       copy["args"]["name"] = fmt::format("{}: {}", label, name);
-      out.push_back({{"name", "process_sort_index"}, {"ph", "M"}, {"pid", pid + pid_offset}, {"args", {{"sort_index", 2 * pid + order}}}});
+      out.push_back({{"name", "process_sort_index"},
+                     {"ph", "M"},
+                     {"pid", pid + pid_offset},
+                     {"args", {{"sort_index", 2 * pid + order}}}});
     }
     out.push_back(std::move(copy));
   }

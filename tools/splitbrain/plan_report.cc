@@ -62,7 +62,8 @@ std::string milliseconds(double seconds) { return fmt::format("{:.3f}", seconds 
 
 std::string sharding_text(const plans::LayerSharding& s, const plans::Mesh& mesh) {
   std::string text;
-  for (plans::ShardRole role : {plans::ShardRole::batch, plans::ShardRole::out, plans::ShardRole::in, plans::ShardRole::spatial}) {
+  for (plans::ShardRole role :
+       {plans::ShardRole::batch, plans::ShardRole::out, plans::ShardRole::in, plans::ShardRole::spatial}) {
     if (s.axes(role).empty()) continue;
     std::string axes;
     for (int axis : s.axes(role)) axes += (axes.empty() ? "" : "+") + mesh.axis(axis).name;
@@ -113,8 +114,9 @@ nlohmann::ordered_json plan_report_json(const PlanReport& report) {
 }
 
 std::string plan_report_csv(const PlanReport& report) {
-  std::string csv = "rank,family,mesh,iteration_seconds,speedup,peak_memory_bytes,memory_saving_vs_data_parallel,"
-                    "comm_exposed_seconds,bubble_seconds,feasible,plan_file\n";
+  std::string csv =
+      "rank,family,mesh,iteration_seconds,speedup,peak_memory_bytes,memory_saving_vs_data_parallel,"
+      "comm_exposed_seconds,bubble_seconds,feasible,plan_file\n";
   for (const Row& row : rows(report)) {
     csv += fmt::format("{},\"{}\",\"{}\",{:.9g},{:.6g},{},{:.6g},{:.9g},{:.9g},{},{}\n", row.rank, row.family, row.mesh,
                        row.seconds, row.speedup, row.peak_bytes, row.memory_saving, row.comm_exposed, row.bubble,
@@ -129,22 +131,32 @@ void print_plan_table(std::ostream& out, const PlanReport& report, int top) {
                      q.cluster.device.name, q.cluster.name, q.global_batch, model::dtype_name(q.dtype),
                      human_bytes(static_cast<double>(q.effective_memory_limit())));
   out << fmt::format("one device: {} ms per step\n\n", milliseconds(report.result.single_device_seconds));
-  TextTable table({{"rank"}, {"family", TextTable::Align::left}, {"mesh", TextTable::Align::left}, {"step ms"},
-                   {"speedup"}, {"peak mem/rank"}, {"saving vs DP"}, {"comm exposed ms"}, {"bubble ms"}, {"fits", TextTable::Align::left}});
+  TextTable table({{"rank"},
+                   {"family", TextTable::Align::left},
+                   {"mesh", TextTable::Align::left},
+                   {"step ms"},
+                   {"speedup"},
+                   {"peak mem/rank"},
+                   {"saving vs DP"},
+                   {"comm exposed ms"},
+                   {"bubble ms"},
+                   {"fits", TextTable::Align::left}});
   const std::vector<Row> all = rows(report);
   for (const Row& row : all) {
     if (row.rank > top) break;
-    table.add_row({std::to_string(row.rank), row.family, row.mesh, milliseconds(row.seconds), fmt::format("{:.2f}x", row.speedup),
-                   human_bytes(static_cast<double>(row.peak_bytes)),
+    table.add_row({std::to_string(row.rank), row.family, row.mesh, milliseconds(row.seconds),
+                   fmt::format("{:.2f}x", row.speedup), human_bytes(static_cast<double>(row.peak_bytes)),
                    report.result.data_parallel_peak_bytes > 0 ? percent(row.memory_saving) : "-",
-                   milliseconds(row.comm_exposed), milliseconds(row.bubble), row.feasible ? "yes" : "NO (over memory)"});
+                   milliseconds(row.comm_exposed), milliseconds(row.bubble),
+                   row.feasible ? "yes" : "NO (over memory)"});
   }
   table.print(out);
   const sim::SearchStats& stats = report.result.stats;
   out << fmt::format("\n{} plans ranked ({} shown); {} plans simulated, {} layer/edge prices, {:.2f} s of search\n",
                      all.size(), std::min<size_t>(all.size(), static_cast<size_t>(top)), stats.plans_simulated,
                      stats.layer_prices, report.result.search_seconds);
- if (!report.plan_files.empty() && !report.plan_files.front().empty()) out << "plan files: " << std::filesystem::path(report.plan_files.front()).parent_path().string() << "/\n";
+  if (!report.plan_files.empty() && !report.plan_files.front().empty())
+    out << "plan files: " << std::filesystem::path(report.plan_files.front()).parent_path().string() << "/\n";
 }
 
 void print_plan_explanation(std::ostream& out, const PlanReport& report, int index) {
@@ -154,8 +166,13 @@ void print_plan_explanation(std::ostream& out, const PlanReport& report, int ind
   out << fmt::format("\nrank {}: {} on mesh {}, {} micro-batch(es), ZeRO {}, recompute {}\n", index + 1, plan.family,
                      plan.mesh.to_string(), plan.micro_batches, plan.zero_stage,
                      plan.recompute_activations ? "on" : (plan.recompute_attention ? "selective" : "off"));
-  TextTable layers({{"layer", TextTable::Align::left}, {"op", TextTable::Align::left}, {"stage"},
-                    {"sharding", TextTable::Align::left}, {"fwd ms"}, {"bwd ms"}, {"comm ms"}});
+  TextTable layers({{"layer", TextTable::Align::left},
+                    {"op", TextTable::Align::left},
+                    {"stage"},
+                    {"sharding", TextTable::Align::left},
+                    {"fwd ms"},
+                    {"bwd ms"},
+                    {"comm ms"}});
   const model::Model& net = *plan.model;
   for (int i = 0; i < net.size(); ++i) {
     const sim::LayerTiming& t = pred.layers[static_cast<size_t>(i)];
@@ -168,16 +185,17 @@ void print_plan_explanation(std::ostream& out, const PlanReport& report, int ind
   layers.print(out);
   const sim::PhaseSeconds& ph = pred.phases;
   out << fmt::format("\nstep {} ms = compute fwd {} + bwd {} + exposed comm {} + bubble {} + optimizer {} (ms)\n",
-                     milliseconds(pred.iteration_seconds), milliseconds(ph.compute_forward), milliseconds(ph.compute_backward),
-                     milliseconds(ph.comm_exposed), milliseconds(ph.bubble), milliseconds(ph.optimizer));
+                     milliseconds(pred.iteration_seconds), milliseconds(ph.compute_forward),
+                     milliseconds(ph.compute_backward), milliseconds(ph.comm_exposed), milliseconds(ph.bubble),
+                     milliseconds(ph.optimizer));
   int last_stage = -1;
   for (const sim::RankPrediction& r : pred.ranks) {
     if (r.stage == last_stage) continue;
     last_stage = r.stage;
     const auto b = [](int64_t bytes) { return human_bytes(static_cast<double>(bytes)); };
-    out << fmt::format("memory, stage {}: params {}, grads {}, optimizer {}, activations {}, buffers {} = {}\n", r.stage,
-                       b(r.memory.params), b(r.memory.grads), b(r.memory.optimizer), b(r.memory.activations_peak()),
-                       b(r.memory.buffers), b(r.memory.total()));
+    out << fmt::format("memory, stage {}: params {}, grads {}, optimizer {}, activations {}, buffers {} = {}\n",
+                       r.stage, b(r.memory.params), b(r.memory.grads), b(r.memory.optimizer),
+                       b(r.memory.activations_peak()), b(r.memory.buffers), b(r.memory.total()));
   }
 }
 

@@ -45,7 +45,9 @@ exec::kernels::Conv2dShape kernel_shape(const sim::ConvProblem& p) {
   return shape;
 }
 
-std::vector<float> filled(int64_t elements, float value) { return std::vector<float>(static_cast<size_t>(elements), value); }
+std::vector<float> filled(int64_t elements, float value) {
+  return std::vector<float>(static_cast<size_t>(elements), value);
+}
 
 // Waits for a non-blocking collective without spinning: a rank that sits out a measurement must
 // leave its core (and, with SMT, its sibling's execution units) to the busy ones, as an idle core
@@ -104,7 +106,8 @@ class ProblemTimer {
     const exec::kernels::Conv2dShape shape = kernel_shape(problem);
     exec::cpu::Conv2dKernel kernel(context_, shape);
     std::vector<float> x = filled(shape.batch * shape.in_channels * shape.height * shape.width, 0.5f);
-    std::vector<float> w = filled(shape.out_channels * (shape.in_channels / shape.groups) * shape.kernel_h * shape.kernel_w, 0.01f);
+    std::vector<float> w =
+        filled(shape.out_channels * (shape.in_channels / shape.groups) * shape.kernel_h * shape.kernel_w, 0.01f);
     std::vector<float> b = filled(shape.out_channels, 0.1f);
     std::vector<float> y = filled(shape.batch * shape.out_channels * shape.out_height() * shape.out_width(), 0.0f);
     std::vector<float> dx(x.size()), dw(w.size()), db(b.size());
@@ -112,7 +115,8 @@ class ProblemTimer {
     float* bias_grad = shape.bias ? db.data() : nullptr;
     sim::Device::MeasuredKernel seconds;
     seconds.forward_seconds = time([&] { rewrite(x); }, [&] { kernel.forward(x.data(), w.data(), bias, y.data()); });
-    seconds.backward_input_seconds = time([&] { rewrite(y); }, [&] { kernel.backward_data(y.data(), w.data(), dx.data()); });
+    seconds.backward_input_seconds =
+        time([&] { rewrite(y); }, [&] { kernel.backward_data(y.data(), w.data(), dx.data()); });
     seconds.backward_weight_seconds =
         time([&] { rewrite(y); }, [&] { kernel.backward_weights(x.data(), y.data(), dw.data(), bias_grad); });
     return seconds;
@@ -131,41 +135,48 @@ class ProblemTimer {
     shape.pad_top = shape.pad_bottom = problem.pad_h;
     shape.pad_left = shape.pad_right = problem.pad_w;
     shape.ceil_mode = problem.ceil_mode;
-    exec::cpu::Pool2dKernel kernel(context_, problem.max ? exec::kernels::PoolKind::max : exec::kernels::PoolKind::average, shape);
+    exec::cpu::Pool2dKernel kernel(
+        context_, problem.max ? exec::kernels::PoolKind::max : exec::kernels::PoolKind::average, shape);
     std::vector<float> x = filled(shape.batch * shape.channels * shape.height * shape.width, 0.5f);
     std::vector<float> y = filled(shape.batch * shape.channels * shape.out_height() * shape.out_width(), 0.0f);
     std::vector<float> dx(x.size());
     std::vector<std::byte> workspace(kernel.workspace_bytes());
     sim::Device::MeasuredKernel seconds;
     seconds.forward_seconds = time([&] { rewrite(x); }, [&] { kernel.forward(x.data(), y.data(), workspace.data()); });
-    seconds.backward_input_seconds = time([&] { rewrite(y); }, [&] { kernel.backward(y.data(), workspace.data(), dx.data()); });
+    seconds.backward_input_seconds =
+        time([&] { rewrite(y); }, [&] { kernel.backward(y.data(), workspace.data(), dx.data()); });
     return seconds;
   }
 
   sim::Device::MeasuredKernel operator()(const sim::ActivationProblem& problem) {
     if (problem.kind == model::OpKind::dropout) return dropout(problem);
-    const auto kind = problem.kind == model::OpKind::gelu ? exec::kernels::Activation::gelu_tanh : exec::kernels::Activation::relu;
+    const auto kind =
+        problem.kind == model::OpKind::gelu ? exec::kernels::Activation::gelu_tanh : exec::kernels::Activation::relu;
     exec::cpu::ActivationKernel kernel(context_, kind, problem.elements);
-    std::vector<float> x = filled(problem.elements, 0.5f), y(x.size()), dy = filled(problem.elements, 0.1f), dx(x.size());
+    std::vector<float> x = filled(problem.elements, 0.5f), y(x.size()), dy = filled(problem.elements, 0.1f),
+                       dx(x.size());
     sim::Device::MeasuredKernel seconds;
     seconds.forward_seconds = time([&] { rewrite(x); }, [&] { kernel.forward(x.data(), y.data()); });
-    seconds.backward_input_seconds = time([&] { rewrite(dy); }, [&] { kernel.backward(y.data(), dy.data(), dx.data()); });
+    seconds.backward_input_seconds =
+        time([&] { rewrite(dy); }, [&] { kernel.backward(y.data(), dy.data(), dx.data()); });
     return seconds;
   }
 
   // The weight gradient as training's backward runs it: accumulated into the step's gradient.
   sim::Device::MeasuredKernel operator()(const sim::LinearProblem& problem) {
     exec::cpu::LinearKernel kernel(context_, {problem.rows, problem.in_features, problem.out_features, problem.bias});
-    std::vector<float> x = filled(problem.rows * problem.in_features, 0.5f), w = filled(problem.out_features * problem.in_features, 0.01f);
+    std::vector<float> x = filled(problem.rows * problem.in_features, 0.5f),
+                       w = filled(problem.out_features * problem.in_features, 0.01f);
     std::vector<float> b = filled(problem.out_features, 0.1f), y = filled(problem.rows * problem.out_features, 0.0f);
     std::vector<float> dx(x.size()), dw(w.size()), db(b.size());
     float* bias = problem.bias ? b.data() : nullptr;
     float* bias_grad = problem.bias ? db.data() : nullptr;
     sim::Device::MeasuredKernel seconds;
     seconds.forward_seconds = time([&] { rewrite(x); }, [&] { kernel.forward(x.data(), w.data(), bias, y.data()); });
-    seconds.backward_input_seconds = time([&] { rewrite(y); }, [&] { kernel.backward_data(y.data(), w.data(), dx.data()); });
-    seconds.backward_weight_seconds =
-        time([&] { rewrite(y); }, [&] { kernel.accumulate_weight_gradients(x.data(), y.data(), dw.data(), bias_grad); });
+    seconds.backward_input_seconds =
+        time([&] { rewrite(y); }, [&] { kernel.backward_data(y.data(), w.data(), dx.data()); });
+    seconds.backward_weight_seconds = time(
+        [&] { rewrite(y); }, [&] { kernel.accumulate_weight_gradients(x.data(), y.data(), dw.data(), bias_grad); });
     return seconds;
   }
 
@@ -173,11 +184,13 @@ class ProblemTimer {
   sim::Device::MeasuredKernel dropout(const sim::ActivationProblem& problem) {
     exec::cpu::DropoutKernel kernel(problem.drop_probability);
     const exec::kernels::DropoutBlock block{{problem.elements}, {0}, {problem.elements}};
-    std::vector<float> x = filled(problem.elements, 0.5f), y(x.size()), dy = filled(problem.elements, 0.1f), dx(x.size());
+    std::vector<float> x = filled(problem.elements, 0.5f), y(x.size()), dy = filled(problem.elements, 0.1f),
+                       dx(x.size());
     std::vector<uint8_t> mask(x.size());
     const exec::kernels::DropoutKey key{1, 1, 1};
     sim::Device::MeasuredKernel seconds;
-    seconds.forward_seconds = time([&] { rewrite(x); }, [&] { kernel.forward(key, block, x.data(), y.data(), mask.data()); });
+    seconds.forward_seconds =
+        time([&] { rewrite(x); }, [&] { kernel.forward(key, block, x.data(), y.data(), mask.data()); });
     seconds.backward_input_seconds =
         time([&] { rewrite(dy); }, [&] { kernel.backward(problem.elements, mask.data(), dy.data(), dx.data()); });
     return seconds;
@@ -196,7 +209,8 @@ class ProblemTimer {
 
 }  // namespace
 
-std::vector<PlannedProblem> planned_kernel_problems(const std::vector<PlanningTarget>& targets, const sim::Cluster& cluster) {
+std::vector<PlannedProblem> planned_kernel_problems(const std::vector<PlanningTarget>& targets,
+                                                    const sim::Cluster& cluster) {
   std::vector<PlannedProblem> problems;
   for (const PlanningTarget& target : targets) {
     sim::PlannerRequest request;
@@ -232,9 +246,10 @@ void measure_kernel_problems(const std::vector<PlannedProblem>& problems, int re
     const sim::Device::MeasuredKernel seconds = std::visit(timer, problems[i].problem);
     const std::string key = sim::kernel_key(problems[i].problem, problems[i].busy_ranks);
     if (print) {
-      std::cout << fmt::format("[calibrate] {:>3}/{} {:<64} fwd {:8.3f} ms  bwd-data {:8.3f} ms  bwd-weights {:8.3f} ms\n", i + 1,
-                               problems.size(), key, seconds.forward_seconds * 1e3, seconds.backward_input_seconds * 1e3,
-                               seconds.backward_weight_seconds * 1e3)
+      std::cout << fmt::format(
+                       "[calibrate] {:>3}/{} {:<64} fwd {:8.3f} ms  bwd-data {:8.3f} ms  bwd-weights {:8.3f} ms\n",
+                       i + 1, problems.size(), key, seconds.forward_seconds * 1e3, seconds.backward_input_seconds * 1e3,
+                       seconds.backward_weight_seconds * 1e3)
                 << std::flush;
     }
     device.measured_kernels[key] = seconds;

@@ -33,7 +33,8 @@ struct PlannedProblem {
 // Every distinct kernel problem among the plans `splitbrain plan` ranks for each target on
 // `cluster` (all its candidates: the named families and the searched plans), in first-seen order,
 // with as many ranks busy as the plan has per node and also alone.
-std::vector<PlannedProblem> planned_kernel_problems(const std::vector<PlanningTarget>& targets, const sim::Cluster& cluster);
+std::vector<PlannedProblem> planned_kernel_problems(const std::vector<PlanningTarget>& targets,
+                                                    const sim::Cluster& cluster);
 
 // Times each problem on its busy_ranks first ranks of `comm` at once while the others sleep (the
 // slowest busy rank's median, as the rest of calibrate) and adds it to device.measured_kernels.

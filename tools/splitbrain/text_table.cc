@@ -39,8 +39,10 @@ void TextTable::print(std::ostream& out) const {
   print_cells(headers);
   out << rule << '\n';
   for (const auto& row : rows_) {
-    if (row.empty()) out << rule << '\n';
-    else print_cells(row);
+    if (row.empty())
+      out << rule << '\n';
+    else
+      print_cells(row);
   }
 }
 

@@ -11,7 +11,9 @@ namespace splitbrain::tools {
 class TokenBatches final : public exec::BatchSource {
  public:
   TokenBatches(int64_t vocab, int64_t positions, uint64_t seed) : sequences_({vocab, positions, seed}) {}
-  void images(int64_t step, int64_t first, int64_t count, float* out) override { sequences_.inputs(step, first, count, out); }
+  void images(int64_t step, int64_t first, int64_t count, float* out) override {
+    sequences_.inputs(step, first, count, out);
+  }
   std::vector<int32_t> labels(int64_t step, int64_t first, int64_t count) override {
     return sequences_.labels(step, first, count);
   }

@@ -69,11 +69,11 @@ void classify_axes(const Plan& plan, TrainerLayout& layout) {
     if (mesh_axis.size <= 1 || axis == plan.pipe_axis) continue;
     const AxisUse use = axis_use(plan, axis);
     if (use.spatial >= 0 && use.feature < 0) {
-      throw ExportRefusal(fmt::format("layer '{}': spatial: splits its {} over '{}' (domain parallelism); trainers "
-                                      "split the batch, Megatron-LM's tensor features and the pipeline only",
-                                      layer_name(plan, use.spatial),
-                                      plan.model->layer(use.spatial).output_shape.size() == 3 ? "height" : "sequence",
-                                      mesh_axis.name));
+      throw ExportRefusal(
+          fmt::format("layer '{}': spatial: splits its {} over '{}' (domain parallelism); trainers "
+                      "split the batch, Megatron-LM's tensor features and the pipeline only",
+                      layer_name(plan, use.spatial),
+                      plan.model->layer(use.spatial).output_shape.size() == 3 ? "height" : "sequence", mesh_axis.name));
     }
     if (use.feature >= 0 && use.batch >= 0) {
       throw ExportRefusal(fmt::format(
@@ -84,10 +84,11 @@ void classify_axes(const Plan& plan, TrainerLayout& layout) {
     }
     if (use.feature >= 0) {
       if (layout.tensor_axis >= 0) {
-        throw ExportRefusal(fmt::format("layer '{}': {}: splits features over '{}' as well as '{}' (a 2-D grid); "
-                                        "trainers have one tensor-parallel group",
-                                        layer_name(plan, use.feature), role_of(plan, use.feature, axis), mesh_axis.name,
-                                        plan.mesh.axis(layout.tensor_axis).name));
+        throw ExportRefusal(
+            fmt::format("layer '{}': {}: splits features over '{}' as well as '{}' (a 2-D grid); "
+                        "trainers have one tensor-parallel group",
+                        layer_name(plan, use.feature), role_of(plan, use.feature, axis), mesh_axis.name,
+                        plan.mesh.axis(layout.tensor_axis).name));
       }
       layout.tensor_axis = axis;
       layout.first_tensor_layer = use.feature;
@@ -95,9 +96,10 @@ void classify_axes(const Plan& plan, TrainerLayout& layout) {
       continue;
     }
     if (use.unused >= 0) {
-      throw ExportRefusal(fmt::format("layer '{}': is replicated over '{}', which splits the batch of the other "
-                                      "layers; data parallelism splits every layer's batch",
-                                      layer_name(plan, use.unused), mesh_axis.name));
+      throw ExportRefusal(
+          fmt::format("layer '{}': is replicated over '{}', which splits the batch of the other "
+                      "layers; data parallelism splits every layer's batch",
+                      layer_name(plan, use.unused), mesh_axis.name));
     }
     layout.data_axes.push_back(axis);
     layout.data_parallel *= mesh_axis.size;
@@ -108,9 +110,16 @@ void classify_axes(const Plan& plan, TrainerLayout& layout) {
 enum class MegatronSplit { column, row, per_token };
 MegatronSplit block_split(int offset) {
   switch (offset) {
-    case 1: case 2: case 7: case 8: return MegatronSplit::column;  // c_attn, attention, c_fc, gelu
-    case 3: case 9: return MegatronSplit::row;                      // the c_proj linears
-    default: return MegatronSplit::per_token;                       // norms, dropouts, residual adds
+    case 1:
+    case 2:
+    case 7:
+    case 8:
+      return MegatronSplit::column;  // c_attn, attention, c_fc, gelu
+    case 3:
+    case 9:
+      return MegatronSplit::row;  // the c_proj linears
+    default:
+      return MegatronSplit::per_token;  // norms, dropouts, residual adds
   }
 }
 
@@ -158,8 +167,8 @@ void compare_with_megatron_form(const Plan& plan, TrainerLayout& layout) {
     if (!sequence_split) sequence_split = split;
     if (*sequence_split != split) {
       differs(index, fmt::format("splits the sequence of every norm, dropout and residual add of the blocks or of none "
-                               "(the first one {} it)",
-                               *sequence_split ? "splits" : "does not split"));
+                                 "(the first one {} it)",
+                                 *sequence_split ? "splits" : "does not split"));
     }
   };
   for (int b = 0; b < gpt.layers; ++b) {
@@ -167,12 +176,15 @@ void compare_with_megatron_form(const Plan& plan, TrainerLayout& layout) {
       const int index = gpt.block_starts[static_cast<size_t>(b)] + offset;
       switch (block_split(offset)) {
         case MegatronSplit::column:
-          if (!splits_only(plan, index, t, ShardRole::out)) differs(index, "splits its output features (column-parallel)");
+          if (!splits_only(plan, index, t, ShardRole::out))
+            differs(index, "splits its output features (column-parallel)");
           break;
         case MegatronSplit::row:
           if (!splits_only(plan, index, t, ShardRole::in)) differs(index, "splits its input features (row-parallel)");
           break;
-        case MegatronSplit::per_token: per_token(index, true); break;
+        case MegatronSplit::per_token:
+          per_token(index, true);
+          break;
       }
     }
   }
@@ -192,7 +204,9 @@ void compare_with_megatron_form(const Plan& plan, TrainerLayout& layout) {
     layout.notes.push_back(fmt::format(
         "the plan keeps {} whole on each tensor-parallel rank; Megatron-LM always splits the vocabulary of the "
         "embedding and the output head over them (less memory, an all-reduce of the embedding output)",
-        table_split ? std::string("the output head") : head_split ? std::string("the token embedding") : std::string("the token embedding and the output head")));
+        table_split  ? std::string("the output head")
+        : head_split ? std::string("the token embedding")
+                     : std::string("the token embedding and the output head")));
   }
   if (layout.sequence_parallel != plan.regather_saved_inputs) {
     layout.notes.push_back(layout.sequence_parallel
@@ -214,10 +228,11 @@ std::vector<int> layers_per_chunk(const Plan& plan, const GptShape& gpt, Trainer
     if (chunk == plan.stage_of_layer[static_cast<size_t>(i - 1)]) continue;
     const bool at_block = std::find(gpt.block_starts.begin(), gpt.block_starts.end(), i) != gpt.block_starts.end();
     if (!at_block) {
-      layout.megatron_differences.push_back(fmt::format("pipeline.stage_starts: chunk {} starts at layer '{}', inside "
-                                                        "a transformer layer; Megatron-LM cuts pipelines between whole "
-                                                        "transformer layers",
-                                                        chunk, layer_name(plan, i)));
+      layout.megatron_differences.push_back(
+          fmt::format("pipeline.stage_starts: chunk {} starts at layer '{}', inside "
+                      "a transformer layer; Megatron-LM cuts pipelines between whole "
+                      "transformer layers",
+                      chunk, layer_name(plan, i)));
     }
   }
   return counts;
@@ -232,10 +247,11 @@ void note_rank_order(const Plan& plan, TrainerLayout& layout) {
   order.insert(order.end(), layout.data_axes.begin(), layout.data_axes.end());
   if (layout.tensor_axis >= 0) order.push_back(layout.tensor_axis);
   if (std::is_sorted(order.begin(), order.end())) return;
-  layout.notes.push_back(fmt::format("the trainers put the tensor-parallel ranks next to each other, then the data-parallel "
-                                     "replicas, then the pipeline stages; the plan's mesh {} orders its axes otherwise, "
-                                     "so its groups land on other devices",
-                                     plan.mesh.to_string()));
+  layout.notes.push_back(
+      fmt::format("the trainers put the tensor-parallel ranks next to each other, then the data-parallel "
+                  "replicas, then the pipeline stages; the plan's mesh {} orders its axes otherwise, "
+                  "so its groups land on other devices",
+                  plan.mesh.to_string()));
 }
 
 }  // namespace
@@ -261,10 +277,11 @@ TrainerLayout trainer_layout(const Plan& plan) {
   if (layout.tensor_axis >= 0) {
     if (!layout.gpt) {
       const AxisUse use = axis_use(plan, layout.tensor_axis);
-      throw ExportRefusal(fmt::format("layer '{}': {}: splits features over '{}', and trainers split features only "
-                                      "in Megatron-LM's transformer layers ({})",
-                                      layer_name(plan, use.feature), role_of(plan, use.feature, layout.tensor_axis),
-                                      plan.mesh.axis(layout.tensor_axis).name, layout.not_gpt));
+      throw ExportRefusal(
+          fmt::format("layer '{}': {}: splits features over '{}', and trainers split features only "
+                      "in Megatron-LM's transformer layers ({})",
+                      layer_name(plan, use.feature), role_of(plan, use.feature, layout.tensor_axis),
+                      plan.mesh.axis(layout.tensor_axis).name, layout.not_gpt));
     }
     compare_with_megatron_form(plan, layout);
   }

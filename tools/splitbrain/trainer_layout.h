@@ -25,15 +25,15 @@
 namespace splitbrain::tools {
 
 struct TrainerLayout {
-  std::vector<int> data_axes;  // mesh axes splitting every layer's batch, outermost first
-  int tensor_axis = -1;        // the mesh axis splitting features (-1: none)
+  std::vector<int> data_axes;   // mesh axes splitting every layer's batch, outermost first
+  int tensor_axis = -1;         // the mesh axis splitting features (-1: none)
   int first_tensor_layer = -1;  // the first layer splitting features over it
   int data_parallel = 1;
   int tensor_parallel = 1;
   int pipeline_parallel = 1;
   int virtual_stages = 1;
   bool sequence_parallel = false;
-  int micro_batches = 1;             // per step, per pipeline (gradient accumulation without one)
+  int micro_batches = 1;                // per step, per pipeline (gradient accumulation without one)
   int64_t micro_batch_per_replica = 1;  // samples per micro-batch on one data-parallel replica
   // Set for GPT-2-style models (gpt_shape.h); the formats that build the network need it.
   // Otherwise `not_gpt` says why the model is not one (the refusal those formats give).

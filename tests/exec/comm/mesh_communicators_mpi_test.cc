@@ -29,8 +29,7 @@ TEST(MeshCommunicatorsMpi, MeshOfAnotherSizeIsAnInputError) {
     ADD_FAILURE() << "no InputError";
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()), "the plan's mesh {data: " + std::to_string(w + 1) + "} has " +
-                                         std::to_string(w + 1) + " ranks but mpirun started " +
-                                         std::to_string(w));
+                                         std::to_string(w + 1) + " ranks but mpirun started " + std::to_string(w));
   }
 }
 
@@ -68,8 +67,7 @@ TEST(MeshCommunicatorsMpi, FailedMpiCallNamesCallFileRankAndError) {
     const std::string message = e.what();
     EXPECT_NE(message.find("MPI_Send(nullptr, -1"), std::string::npos) << message;
     EXPECT_NE(message.find("mesh_communicators_mpi_test.cc:"), std::string::npos) << message;
-    EXPECT_NE(message.find("on rank " + std::to_string(world_rank())), std::string::npos)
-        << message;
+    EXPECT_NE(message.find("on rank " + std::to_string(world_rank())), std::string::npos) << message;
     EXPECT_NE(message.find("MPI_ERR_COUNT"), std::string::npos) << message;
   }
 }

@@ -29,12 +29,11 @@ using testing::world_size;
 constexpr int64_t kFloatBytes = 4;
 
 // The value `result` represents: itself, or the sum over its partial group.
-LocalArray represented(MeshCommunicators& comms, const plans::TensorLayout& layout,
-                       const LocalArray& result) {
+LocalArray represented(MeshCommunicators& comms, const plans::TensorLayout& layout, const LocalArray& result) {
   if (comms.mesh().group_size(layout.partial_axes) == 1) return result;
   LocalArray sum{result.shape, std::vector<float>(result.values.size())};
-  MPI_Allreduce(result.values.data(), sum.values.data(), static_cast<int>(result.values.size()),
-                MPI_FLOAT, MPI_SUM, comms.get(layout.partial_axes));
+  MPI_Allreduce(result.values.data(), sum.values.data(), static_cast<int>(result.values.size()), MPI_FLOAT, MPI_SUM,
+                comms.get(layout.partial_axes));
   return sum;
 }
 
@@ -53,14 +52,12 @@ void check_layout_pairs(const std::vector<int64_t>& shape) {
         const std::string label = plans::to_string(from, mesh) + " -> " + plans::to_string(to, mesh);
         SCOPED_TRACE(mesh.to_string() + " " + label);
         const auto steps = plans::plan_redistribution(from, to, mesh, shape, kFloatBytes);
-        const LocalArray result = run_redistribution(communicator, steps, shape,
-                                                     shard(shape, from, mesh, rank), label);
+        const LocalArray result = run_redistribution(communicator, steps, shape, shard(shape, from, mesh, rank), label);
         if (to.partial_axes.empty()) {
           EXPECT_EQ(result, shard(shape, to, mesh, rank));
         } else {
-          EXPECT_EQ(represented(comms, to, result),
-                    global_block(shape, plans::local_offset(to, mesh, shape, rank),
-                                 plans::local_shape(to, mesh, shape)));
+          EXPECT_EQ(represented(comms, to, result), global_block(shape, plans::local_offset(to, mesh, shape, rank),
+                                                                 plans::local_shape(to, mesh, shape)));
         }
         int64_t expected = 0;
         const auto collectives = plans::redistribute(from, to, mesh, shape, kFloatBytes);
@@ -111,8 +108,8 @@ TEST(RedistributionMpi, Int32TokensOnTheBytePath) {
         if (!from.partial_axes.empty() || !to.partial_axes.empty()) continue;
         SCOPED_TRACE(plans::to_string(from, mesh) + " -> " + plans::to_string(to, mesh));
         const auto steps = plans::plan_redistribution(from, to, mesh, shape, 4);
-        const LocalBytes result = run_redistribution(
-            communicator, steps, shape, as_tokens(shard(shape, from, mesh, rank)), "tokens");
+        const LocalBytes result =
+            run_redistribution(communicator, steps, shape, as_tokens(shard(shape, from, mesh, rank)), "tokens");
         EXPECT_EQ(result, as_tokens(shard(shape, to, mesh, rank)));
       }
     }

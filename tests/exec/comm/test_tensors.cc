@@ -28,8 +28,8 @@ float global_value(const std::vector<int64_t>& global_shape, const std::vector<i
   return static_cast<float>((linear * 37) % 211 - 100);
 }
 
-LocalArray global_block(const std::vector<int64_t>& global_shape,
-                        const std::vector<int64_t>& offset, const std::vector<int64_t>& extent) {
+LocalArray global_block(const std::vector<int64_t>& global_shape, const std::vector<int64_t>& offset,
+                        const std::vector<int64_t>& extent) {
   LocalArray out{extent, {}};
   int64_t count = 1;
   for (int64_t e : extent) count *= e;
@@ -53,8 +53,8 @@ LocalArray global_block(const std::vector<int64_t>& global_shape,
   return out;
 }
 
-LocalArray shard(const std::vector<int64_t>& global_shape, const plans::TensorLayout& layout,
-                 const plans::Mesh& mesh, int rank) {
+LocalArray shard(const std::vector<int64_t>& global_shape, const plans::TensorLayout& layout, const plans::Mesh& mesh,
+                 int rank) {
   LocalArray block = global_block(global_shape, plans::local_offset(layout, mesh, global_shape, rank),
                                   plans::local_shape(layout, mesh, global_shape));
   if (layout.partial_axes.empty()) return block;
@@ -70,8 +70,7 @@ LocalArray shard(const std::vector<int64_t>& global_shape, const plans::TensorLa
   return block;
 }
 
-std::vector<plans::TensorLayout> all_layouts(const plans::Mesh& mesh,
-                                             const std::vector<int64_t>& global_shape) {
+std::vector<plans::TensorLayout> all_layouts(const plans::Mesh& mesh, const std::vector<int64_t>& global_shape) {
   const int dims = static_cast<int>(global_shape.size());
   const int axes = mesh.axis_count();
   const int roles = dims + 2;  // 0 replicated, 1 partial, 2 + d splits dim d

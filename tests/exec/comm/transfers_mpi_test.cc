@@ -24,8 +24,8 @@ using testing::world_rank;
 using testing::world_size;
 
 // Splits `dim` of `shape` over `axes` of `mesh`, exchanges `halo` rows and checks the result.
-void check_halo(const plans::Mesh& mesh, const std::vector<int>& axes,
-                const std::vector<int64_t>& shape, int dim, int64_t halo) {
+void check_halo(const plans::Mesh& mesh, const std::vector<int>& axes, const std::vector<int64_t>& shape, int dim,
+                int64_t halo) {
   SCOPED_TRACE(mesh.to_string() + " dim " + std::to_string(dim));
   const int rank = world_rank();
   MeshCommunicators comms(mesh);
@@ -86,8 +86,7 @@ TEST(HaloExchangeMpi, TwoAxesSplittingOneDimInBothOrders) {
 
 // Every member of the pipe group calls run(); the receiver's input only gives the shape.
 void check_send_recv(const plans::Mesh& mesh, int source, int destination) {
-  SCOPED_TRACE(mesh.to_string() + " " + std::to_string(source) + " -> " +
-               std::to_string(destination));
+  SCOPED_TRACE(mesh.to_string() + " " + std::to_string(source) + " -> " + std::to_string(destination));
   const int rank = world_rank();
   MeshCommunicators comms(mesh);
   MpiCollectives engine(comms);
@@ -99,8 +98,7 @@ void check_send_recv(const plans::Mesh& mesh, int source, int destination) {
     LocalArray a = global_block({64, 5}, {3 * r, 0}, shape);
     return a;
   };
-  const plans::Collective c = plans::pipeline_send(mesh, 0, source, destination,
-                                                   plans::replicated(2), shape, 4);
+  const plans::Collective c = plans::pipeline_send(mesh, 0, source, destination, plans::replicated(2), shape, 4);
   const LocalArray output = communicator.run(c, array_of(rank), "pipe");
   std::vector<int> coords = mesh.coordinates(rank);
   coords[0] = source;

@@ -52,37 +52,89 @@ void expect_conv_matches_cpu(const kernels::Conv2dShape& s) {
 
 TEST(CudaConv2d, SamePaddingWithBias) {
   if (exec::cuda::visible_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
-  expect_conv_matches_cpu({.batch = 2, .in_channels = 3, .height = 9, .width = 8, .out_channels = 4, .kernel_h = 3,
-                           .kernel_w = 3, .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1});
+  expect_conv_matches_cpu({.batch = 2,
+                           .in_channels = 3,
+                           .height = 9,
+                           .width = 8,
+                           .out_channels = 4,
+                           .kernel_h = 3,
+                           .kernel_w = 3,
+                           .pad_top = 1,
+                           .pad_bottom = 1,
+                           .pad_left = 1,
+                           .pad_right = 1});
 }
 
 TEST(CudaConv2d, GroupsStrideDilation) {
   if (exec::cuda::visible_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
-  expect_conv_matches_cpu({.batch = 2, .in_channels = 4, .height = 11, .width = 10, .out_channels = 6, .kernel_h = 3,
-                           .kernel_w = 2, .stride_h = 2, .stride_w = 1, .pad_top = 2, .pad_bottom = 2, .pad_left = 1,
-                           .pad_right = 1, .dilation_h = 2, .dilation_w = 1, .groups = 2});
+  expect_conv_matches_cpu({.batch = 2,
+                           .in_channels = 4,
+                           .height = 11,
+                           .width = 10,
+                           .out_channels = 6,
+                           .kernel_h = 3,
+                           .kernel_w = 2,
+                           .stride_h = 2,
+                           .stride_w = 1,
+                           .pad_top = 2,
+                           .pad_bottom = 2,
+                           .pad_left = 1,
+                           .pad_right = 1,
+                           .dilation_h = 2,
+                           .dilation_w = 1,
+                           .groups = 2});
 }
 
 TEST(CudaConv2d, DepthwiseWithoutBias) {
   if (exec::cuda::visible_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
-  expect_conv_matches_cpu({.batch = 1, .in_channels = 5, .height = 7, .width = 7, .out_channels = 5, .kernel_h = 3,
-                           .kernel_w = 3, .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1, .groups = 5,
+  expect_conv_matches_cpu({.batch = 1,
+                           .in_channels = 5,
+                           .height = 7,
+                           .width = 7,
+                           .out_channels = 5,
+                           .kernel_h = 3,
+                           .kernel_w = 3,
+                           .pad_top = 1,
+                           .pad_bottom = 1,
+                           .pad_left = 1,
+                           .pad_right = 1,
+                           .groups = 5,
                            .bias = false});
 }
 
 // The first rank of a height split: its block gets halo rows below, so only the top is padded.
 TEST(CudaConv2d, PaddedOnTopOnly) {
   if (exec::cuda::visible_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
-  expect_conv_matches_cpu({.batch = 2, .in_channels = 3, .height = 6, .width = 8, .out_channels = 4, .kernel_h = 3,
-                           .kernel_w = 3, .pad_top = 1, .pad_bottom = 0, .pad_left = 1, .pad_right = 1});
+  expect_conv_matches_cpu({.batch = 2,
+                           .in_channels = 3,
+                           .height = 6,
+                           .width = 8,
+                           .out_channels = 4,
+                           .kernel_h = 3,
+                           .kernel_w = 3,
+                           .pad_top = 1,
+                           .pad_bottom = 0,
+                           .pad_left = 1,
+                           .pad_right = 1});
 }
 
 // The last rank of a strided height split, and uneven left/right padding.
 TEST(CudaConv2d, PaddedAtTheBottomAndUnevenSides) {
   if (exec::cuda::visible_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
-  expect_conv_matches_cpu({.batch = 1, .in_channels = 2, .height = 9, .width = 7, .out_channels = 3, .kernel_h = 3,
-                           .kernel_w = 3, .stride_h = 2, .stride_w = 2, .pad_top = 0, .pad_bottom = 2, .pad_left = 2,
-                           .pad_right = 0, .groups = 1});
+  expect_conv_matches_cpu({.batch = 1,
+                           .in_channels = 2,
+                           .height = 9,
+                           .width = 7,
+                           .out_channels = 3,
+                           .kernel_h = 3,
+                           .kernel_w = 3,
+                           .stride_h = 2,
+                           .stride_w = 2,
+                           .pad_top = 0,
+                           .pad_bottom = 2,
+                           .pad_left = 2,
+                           .pad_right = 0,
+                           .groups = 1});
 }
 
 }  // namespace

@@ -45,16 +45,41 @@ void expect_pool_matches_cpu(kernels::PoolKind kind, const kernels::Pool2dShape&
   expect_matches_cpu(gpu_dx, cpu_dx, "dx");
 }
 
-const kernels::Pool2dShape kSymmetric{.batch = 2, .channels = 3, .height = 8, .width = 9, .kernel_h = 3, .kernel_w = 3,
-                                      .stride_h = 2, .stride_w = 2, .pad_top = 1, .pad_bottom = 1, .pad_left = 1,
+const kernels::Pool2dShape kSymmetric{.batch = 2,
+                                      .channels = 3,
+                                      .height = 8,
+                                      .width = 9,
+                                      .kernel_h = 3,
+                                      .kernel_w = 3,
+                                      .stride_h = 2,
+                                      .stride_w = 2,
+                                      .pad_top = 1,
+                                      .pad_bottom = 1,
+                                      .pad_left = 1,
                                       .pad_right = 1};
 // A height split's first rank (top padding only) with uneven columns.
-const kernels::Pool2dShape kPerSide{.batch = 2, .channels = 2, .height = 7, .width = 8, .kernel_h = 3, .kernel_w = 2,
-                                    .stride_h = 2, .stride_w = 2, .pad_top = 1, .pad_bottom = 0, .pad_left = 1,
+const kernels::Pool2dShape kPerSide{.batch = 2,
+                                    .channels = 2,
+                                    .height = 7,
+                                    .width = 8,
+                                    .kernel_h = 3,
+                                    .kernel_w = 2,
+                                    .stride_h = 2,
+                                    .stride_w = 2,
+                                    .pad_top = 1,
+                                    .pad_bottom = 0,
+                                    .pad_left = 1,
                                     .pad_right = 0};
 // ceil_mode's extra window (max pooling only: average refuses the overhang, as on the CPU).
-const kernels::Pool2dShape kCeil{.batch = 1, .channels = 3, .height = 8, .width = 8, .kernel_h = 3, .kernel_w = 3,
-                                 .stride_h = 2, .stride_w = 2, .ceil_mode = true};
+const kernels::Pool2dShape kCeil{.batch = 1,
+                                 .channels = 3,
+                                 .height = 8,
+                                 .width = 8,
+                                 .kernel_h = 3,
+                                 .kernel_w = 3,
+                                 .stride_h = 2,
+                                 .stride_w = 2,
+                                 .ceil_mode = true};
 
 TEST(CudaPool2d, MaxWithSymmetricPadding) {
   if (exec::cuda::visible_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";

@@ -23,7 +23,8 @@ const std::vector<std::vector<uint8_t>> kTrainLabels = {{3, 1}, {0}, {9, 9, 2}, 
 
 void write_train(const std::filesystem::path& dir) {
   for (size_t f = 0; f < kTrainLabels.size(); ++f) {
-    testing::write_bytes(dir / ("data_batch_" + std::to_string(f + 1) + ".bin"), testing::cifar_records(kTrainLabels[f]));
+    testing::write_bytes(dir / ("data_batch_" + std::to_string(f + 1) + ".bin"),
+                         testing::cifar_records(kTrainLabels[f]));
   }
 }
 

@@ -44,7 +44,8 @@ TEST(DatasetSpec, SyntheticDefaultsAndOptions) {
   EXPECT_EQ(plain.kind, DatasetKind::kSynthetic);
   EXPECT_EQ(plain.synthetic.classes, 10);
   EXPECT_EQ(plain.synthetic.shape, (SampleShape{1, 28, 28}));
-  const DatasetSpec spec = parse_dataset_spec("synthetic:classes=100,shape=3x32x32,samples=50000,test-samples=7,seed=9");
+  const DatasetSpec spec =
+      parse_dataset_spec("synthetic:classes=100,shape=3x32x32,samples=50000,test-samples=7,seed=9");
   EXPECT_EQ(spec.synthetic.classes, 100);
   EXPECT_EQ(spec.synthetic.shape, (SampleShape{3, 32, 32}));
   EXPECT_EQ(spec.synthetic.train_samples, 50000);
@@ -68,9 +69,8 @@ TEST(DatasetSpec, SyntheticTakesTheCallersDefaultsWhereTheTextIsSilent) {
 }
 
 TEST(DatasetSpec, UnknownNameListsTheChoices) {
-  EXPECT_THAT(input_error_of("mnist"),
-              AllOf(HasSubstr("unknown data 'mnist'"), HasSubstr("fashion-mnist"), HasSubstr("cifar10:DIR"),
-                    HasSubstr("synthetic")));
+  EXPECT_THAT(input_error_of("mnist"), AllOf(HasSubstr("unknown data 'mnist'"), HasSubstr("fashion-mnist"),
+                                             HasSubstr("cifar10:DIR"), HasSubstr("synthetic")));
 }
 
 TEST(DatasetSpec, MalformedSyntheticOptionsAreNamed) {

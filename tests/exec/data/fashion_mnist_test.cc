@@ -93,8 +93,9 @@ TEST(FashionMnist, IndexOutsideTheSetIsAnError) {
 TEST(FashionMnist, BadMagicNamesFileAndNumbers) {
   ScratchDir dir;
   write_set(dir.path(), "train", true, testing::idx_images(3, 2, 3, kPixels, 0x1234), testing::idx_labels(kLabels));
-  EXPECT_THAT(input_error_of([&] { load_fashion_mnist(dir.path(), Split::kTrain); }),
-              AllOf(HasSubstr("train-images-idx3-ubyte.gz: magic number 0x00001234, expected 0x00000803 (IDX images)")));
+  EXPECT_THAT(
+      input_error_of([&] { load_fashion_mnist(dir.path(), Split::kTrain); }),
+      AllOf(HasSubstr("train-images-idx3-ubyte.gz: magic number 0x00001234, expected 0x00000803 (IDX images)")));
 }
 
 TEST(FashionMnist, TruncatedImageDataIsReported) {
@@ -134,9 +135,9 @@ TEST(FashionMnist, MissingFileIsReported) {
   ScratchDir dir;
   write_good_set(dir.path(), true);
   std::filesystem::remove(dir.path() / "train-labels-idx1-ubyte.gz");
-  EXPECT_THAT(input_error_of([&] { load_fashion_mnist(dir.path(), Split::kTrain); }),
-              AllOf(HasSubstr("train-labels-idx1-ubyte.gz: file not found"),
-                    HasSubstr("also tried train-labels-idx1-ubyte")));
+  EXPECT_THAT(
+      input_error_of([&] { load_fashion_mnist(dir.path(), Split::kTrain); }),
+      AllOf(HasSubstr("train-labels-idx1-ubyte.gz: file not found"), HasSubstr("also tried train-labels-idx1-ubyte")));
 }
 
 TEST(FashionMnist, MissingFolderIsReported) {
@@ -149,8 +150,9 @@ TEST(FashionMnist, CorruptGzipDataIsReported) {
   ScratchDir dir;
   write_good_set(dir.path(), true);
   // The gzip magic followed by garbage: a deflate stream zlib must reject.
-  testing::write_bytes(dir.path() / "train-images-idx3-ubyte.gz", {0x1f, 0x8b, 0x08, 0, 0, 0, 0, 0, 0, 3, 0xff, 0xff,
-                                                                   0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff});
+  testing::write_bytes(
+      dir.path() / "train-images-idx3-ubyte.gz",
+      {0x1f, 0x8b, 0x08, 0, 0, 0, 0, 0, 0, 3, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff});
   EXPECT_THAT(input_error_of([&] { load_fashion_mnist(dir.path(), Split::kTrain); }),
               AllOf(HasSubstr("train-images-idx3-ubyte.gz: gzip data is corrupt")));
 }
@@ -158,7 +160,8 @@ TEST(FashionMnist, CorruptGzipDataIsReported) {
 TEST(FashionMnist, GarbageWithoutGzipMagicFailsTheIdxCheck) {
   ScratchDir dir;
   write_good_set(dir.path(), true);
-  testing::write_bytes(dir.path() / "train-images-idx3-ubyte.gz", {'h', 'e', 'l', 'l', 'o', ' ', 'w', 'o', 'r', 'l', 'd'});
+  testing::write_bytes(dir.path() / "train-images-idx3-ubyte.gz",
+                       {'h', 'e', 'l', 'l', 'o', ' ', 'w', 'o', 'r', 'l', 'd'});
   EXPECT_THAT(input_error_of([&] { load_fashion_mnist(dir.path(), Split::kTrain); }),
               HasSubstr("train-images-idx3-ubyte.gz: magic number 0x68656c6c, expected 0x00000803 (IDX images)"));
 }

@@ -33,7 +33,8 @@ TEST(TokenSequences, LabelsAreTheNextTokensAndIdsLieInTheVocabulary) {
   const auto labels = tokens.labels(0, 0, 4);
   ASSERT_EQ(labels.size(), inputs.size());
   for (size_t sample = 0; sample < 4; ++sample) {
-    for (size_t t = 0; t + 1 < 5; ++t) EXPECT_EQ(static_cast<float>(labels[sample * 5 + t]), inputs[sample * 5 + t + 1]);
+    for (size_t t = 0; t + 1 < 5; ++t)
+      EXPECT_EQ(static_cast<float>(labels[sample * 5 + t]), inputs[sample * 5 + t + 1]);
     EXPECT_EQ(labels[sample * 5 + 4], tokens.token(0, static_cast<int64_t>(sample), 5));
   }
   for (float id : inputs) {

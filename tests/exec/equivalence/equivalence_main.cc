@@ -52,8 +52,9 @@ bool parse_flags(int argc, char** argv, splitbrain::equivalence::Options& option
     }
   }
   if (options.reference_path.empty() == options.write_reference_path.empty()) {
-    std::fprintf(stderr, "usage: exec_equivalence_tests (--write-reference FILE | --reference FILE) [--model SPEC] "
-                         "[--batch N] [--scrambled-device] [gtest flags]\n");
+    std::fprintf(stderr,
+                 "usage: exec_equivalence_tests (--write-reference FILE | --reference FILE) [--model SPEC] "
+                 "[--batch N] [--scrambled-device] [gtest flags]\n");
     return false;
   }
   return true;

@@ -69,7 +69,8 @@ TEST(Equivalence, RecomputeLowersTheActivationPeak) {
   const int rank = world_rank();
   int lowered = 0;
   for (const PlanOutcome& o : suite().outcomes) {
-    if (o.status != RunStatus::ran || !o.plan.recompute_activations || pipeline_with_several_hand_overs(o.plan)) continue;
+    if (o.status != RunStatus::ran || !o.plan.recompute_activations || pipeline_with_several_hand_overs(o.plan))
+      continue;
     const PlanOutcome* base = base_of(o, suite().outcomes);
     ASSERT_NE(base, nullptr) << plan_name(o.plan);
     if (base->status != RunStatus::ran) continue;
@@ -91,8 +92,8 @@ TEST(Equivalence, RecomputeLowersTheActivationPeak) {
   MPI_Allreduce(&lowered, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   bool pipelines_ran = false;
   for (const PlanOutcome& o : suite().outcomes) {
-    pipelines_ran = pipelines_ran || (o.status == RunStatus::ran && o.plan.recompute_activations && o.plan.pipe_axis >= 0 &&
-                                      !pipeline_with_several_hand_overs(o.plan));
+    pipelines_ran = pipelines_ran || (o.status == RunStatus::ran && o.plan.recompute_activations &&
+                                      o.plan.pipe_axis >= 0 && !pipeline_with_several_hand_overs(o.plan));
   }
   if (world_size() > 1 && pipelines_ran) {
     EXPECT_GT(any, 0) << "no recompute plan had micro-batches in flight to save";

@@ -41,9 +41,9 @@ namespace {
 
 constexpr const char* kCluster = "dgx-a100-80g";
 constexpr int kSteps = 5;
-constexpr double kLossTolerance = 1e-4;    // relative
-constexpr double kWeightTolerance = 1e-4;  // relative to max(|reference|, 1e-3)
-constexpr double kReplicaTolerance = 1e-6; // two ranks' copies of one weight, same measure
+constexpr double kLossTolerance = 1e-4;     // relative
+constexpr double kWeightTolerance = 1e-4;   // relative to max(|reference|, 1e-3)
+constexpr double kReplicaTolerance = 1e-6;  // two ranks' copies of one weight, same measure
 constexpr const char* kRefusal = "not supported by the executor yet";
 
 sim::PlannerRequest request_for(int devices) {
@@ -69,10 +69,12 @@ struct WeightDifference {
   std::string problem;     // shapes or parameter lists that do not match
 };
 
-WeightDifference compare_weights(const std::vector<GlobalParameter>& got, const std::vector<GlobalParameter>& reference) {
+WeightDifference compare_weights(const std::vector<GlobalParameter>& got,
+                                 const std::vector<GlobalParameter>& reference) {
   WeightDifference out;
   if (got.size() != reference.size()) {
-    out.problem = std::to_string(got.size()) + " parameter tensors, the reference has " + std::to_string(reference.size());
+    out.problem =
+        std::to_string(got.size()) + " parameter tensors, the reference has " + std::to_string(reference.size());
     return out;
   }
   for (size_t t = 0; t < got.size(); ++t) {
@@ -179,16 +181,18 @@ const Suite& suite() {
           loss = std::max(loss, relative(o.losses[i], s.reference.losses[i], 0.0));
         }
         const WeightDifference weights = compare_weights(o.parameters, s.reference.parameters);
-        std::printf("[equivalence %d ranks] ran     %-28s %.2f s  loss max rel diff %.3g  weights max rel diff %.3g  "
-                    "replicas %.3g  rank 0 sent %lld B/step  params/grads/optimizer/activations %lld/%lld/%lld/%lld B  "
-                    "accuracy %.4f  evaluation loss %.6f\n",
-                    ranks, plan_name(o.plan).c_str(), o.seconds, loss, weights.worst, o.replica_disagreement,
-                    static_cast<long long>(o.bytes.total().bytes / kSteps), static_cast<long long>(o.params_bytes),
-                    static_cast<long long>(o.grads_bytes), static_cast<long long>(o.optimizer_bytes),
-                    static_cast<long long>(o.activations_bytes), o.accuracy, o.evaluation_loss);
+        std::printf(
+            "[equivalence %d ranks] ran     %-28s %.2f s  loss max rel diff %.3g  weights max rel diff %.3g  "
+            "replicas %.3g  rank 0 sent %lld B/step  params/grads/optimizer/activations %lld/%lld/%lld/%lld B  "
+            "accuracy %.4f  evaluation loss %.6f\n",
+            ranks, plan_name(o.plan).c_str(), o.seconds, loss, weights.worst, o.replica_disagreement,
+            static_cast<long long>(o.bytes.total().bytes / kSteps), static_cast<long long>(o.params_bytes),
+            static_cast<long long>(o.grads_bytes), static_cast<long long>(o.optimizer_bytes),
+            static_cast<long long>(o.activations_bytes), o.accuracy, o.evaluation_loss);
       } else {
-        std::printf("[equivalence %d ranks] %s %-28s %s\n", ranks, o.status == RunStatus::refused ? "REFUSED" : "FAILED ",
-                    plan_name(o.plan).c_str(), o.message.c_str());
+        std::printf("[equivalence %d ranks] %s %-28s %s\n", ranks,
+                    o.status == RunStatus::refused ? "REFUSED" : "FAILED ", plan_name(o.plan).c_str(),
+                    o.message.c_str());
       }
       std::fflush(stdout);
     }
@@ -402,7 +406,8 @@ TEST(Reference, WriteTheOneRankRun) {
   write_reference(options().write_reference_path, reference);
   std::printf("[equivalence reference] losses:");
   for (double loss : o.losses) std::printf(" %.6f", loss);
-  std::printf("  (%zu parameter tensors, written to %s)\n", o.parameters.size(), options().write_reference_path.c_str());
+  std::printf("  (%zu parameter tensors, written to %s)\n", o.parameters.size(),
+              options().write_reference_path.c_str());
 }
 
 }  // namespace

@@ -26,7 +26,6 @@ int64_t product(const std::vector<int64_t>& shape) {
   return std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
 }
 
-
 // The message of the lowest rank that has one, on every rank.
 std::string shared_message(const std::string& mine) {
   const int size = world_size();
@@ -84,8 +83,9 @@ std::vector<int32_t> FormulaBatches::labels(int64_t, int64_t first, int64_t coun
   return labels;
 }
 
-GatheredTensor gather_tensor(const std::vector<float>& local, const plans::TensorLayout& layout, const plans::Mesh& mesh,
-                             const std::vector<int64_t>& global_shape, const std::function<bool(int)>& holds) {
+GatheredTensor gather_tensor(const std::vector<float>& local, const plans::TensorLayout& layout,
+                             const plans::Mesh& mesh, const std::vector<int64_t>& global_shape,
+                             const std::function<bool(int)>& holds) {
   const int rank = world_rank();
   const int size = world_size();
   const int count = static_cast<int>(local.size());
@@ -126,8 +126,8 @@ GatheredTensor gather_tensor(const std::vector<float>& local, const plans::Tenso
       const float value = values[i];
       float& slot = out.values[static_cast<size_t>(at)];
       if (written[static_cast<size_t>(at)]) {
-        const double difference =
-            std::abs(static_cast<double>(value) - static_cast<double>(slot)) / std::max(std::abs(static_cast<double>(slot)), 1e-3);
+        const double difference = std::abs(static_cast<double>(value) - static_cast<double>(slot)) /
+                                  std::max(std::abs(static_cast<double>(slot)), 1e-3);
         if (difference > out.replica_disagreement) {
           out.replica_disagreement = difference;
           out.worst_index = at;
@@ -166,8 +166,8 @@ PlanOutcome run_plan(const plans::Plan& plan, const sim::Cluster& cluster, int s
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     out.host_transfers_per_step =
         static_cast<double>(trainer.device().host_transfers().count - before.count) / std::max(steps, 1);
-    out.inputs_per_step = std::ranges::count(trainer.program().instructions, plans::StepOp::load_input,
-                                             &plans::StepInstruction::op);
+    out.inputs_per_step =
+        std::ranges::count(trainer.program().instructions, plans::StepOp::load_input, &plans::StepInstruction::op);
     out.bytes = trainer.communicator().counter();
     const exec::MemoryTracker& memory = trainer.memory();
     out.params_bytes = memory.peak(exec::MemoryCategory::params);
@@ -183,7 +183,8 @@ PlanOutcome run_plan(const plans::Plan& plan, const sim::Cluster& cluster, int s
       for (size_t k = 0; k < shards.size(); ++k) {
         const plans::ParameterShard& shard = shards[k];
         if (!shard.layout.partial_axes.empty()) {
-          throw std::logic_error("parameter " + parameter_name(net.layer(v), static_cast<int>(k)) + " is a partial sum");
+          throw std::logic_error("parameter " + parameter_name(net.layer(v), static_cast<int>(k)) +
+                                 " is a partial sum");
         }
         const int stage = trainer.compiled().layers[static_cast<size_t>(v)].stage;
         auto holds = [&](int r) { return p.pipe_axis < 0 || p.mesh.coordinate(r, p.pipe_axis) == stage; };

@@ -52,7 +52,7 @@ class TokenBatches : public exec::BatchSource {
 // One parameter tensor of the model, whole (global shape, row-major).
 struct GlobalParameter {
   int layer = 0;
-  int index = 0;  // which parameter of the layer (0 weight, 1 bias)
+  int index = 0;     // which parameter of the layer (0 weight, 1 bias)
   std::string name;  // "fc6[0]"
   std::vector<int64_t> shape;
   std::vector<float> values;
@@ -63,8 +63,8 @@ enum class RunStatus { ran, refused, failed };
 struct PlanOutcome {
   plans::Plan plan;
   RunStatus status = RunStatus::failed;
-  std::string message;          // refused or failed: the exception's message (from any rank)
-  std::vector<double> losses;   // one per step
+  std::string message;         // refused or failed: the exception's message (from any rank)
+  std::vector<double> losses;  // one per step
   // Rank 0 only (empty elsewhere): the final weights, each element from the rank(s) holding it.
   std::vector<GlobalParameter> parameters;
   // Rank 0 only: the largest difference, relative to max(|value|, 1e-3), between two ranks'
@@ -87,8 +87,8 @@ struct PlanOutcome {
   // rank's step program loads per step: a device-resident step makes exactly those.
   double host_transfers_per_step = 0.0;
   int64_t inputs_per_step = 0;
-  sim::Prediction prediction;     // ran only
-  double seconds = 0.0;           // wall time of the steps
+  sim::Prediction prediction;  // ran only
+  double seconds = 0.0;        // wall time of the steps
 };
 
 // Trains `plan` for `steps` steps from seed 1 on the CPU backend (one oneDNN thread per rank;
@@ -106,11 +106,12 @@ constexpr int64_t kEvaluationSteps = 4;
 struct GatheredTensor {
   std::vector<float> values;  // rank 0 only
   double replica_disagreement = 0.0;
-  int64_t worst_index = -1;   // -1 when every copy agrees exactly
-  std::string problem;        // rank 0: a rank's block of the wrong size, or elements nobody holds
+  int64_t worst_index = -1;  // -1 when every copy agrees exactly
+  std::string problem;       // rank 0: a rank's block of the wrong size, or elements nobody holds
 };
 // `holds(r)`: whether rank r holds the tensor at all (a pipeline stage holds only its layers).
-GatheredTensor gather_tensor(const std::vector<float>& local, const plans::TensorLayout& layout, const plans::Mesh& mesh,
-                             const std::vector<int64_t>& global_shape, const std::function<bool(int)>& holds);
+GatheredTensor gather_tensor(const std::vector<float>& local, const plans::TensorLayout& layout,
+                             const plans::Mesh& mesh, const std::vector<int64_t>& global_shape,
+                             const std::function<bool(int)>& holds);
 
 }  // namespace splitbrain::equivalence

@@ -27,7 +27,8 @@ void write_reference(const std::string& path, const Reference& reference) {
     out << file.dump() << '\n';
     if (!out) throw std::runtime_error("failed writing " + temporary);
   }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) throw std::runtime_error("cannot rename " + temporary + " to " + path);
+  if (std::rename(temporary.c_str(), path.c_str()) != 0)
+    throw std::runtime_error("cannot rename " + temporary + " to " + path);
 }
 
 Reference read_reference(const std::string& path) {

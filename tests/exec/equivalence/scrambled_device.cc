@@ -10,7 +10,8 @@ using exec::DeviceArray;
 
 class ScrambledArray final : public exec::HostArray {
  public:
-  ScrambledArray(std::vector<int64_t> shape, bool zeroed, uint32_t key) : HostArray(std::move(shape), zeroed), key_(key) {
+  ScrambledArray(std::vector<int64_t> shape, bool zeroed, uint32_t key)
+      : HostArray(std::move(shape), zeroed), key_(key) {
     flip();
   }
   // Scrambles plain values, unscrambles scrambled ones.
@@ -190,8 +191,7 @@ std::unique_ptr<exec::comm::PendingCollective> ScrambledDevice::start_all_reduce
 }
 
 std::unique_ptr<exec::comm::PendingCollective> ScrambledDevice::start_reduce_scatter(
-    exec::comm::CollectiveEngine& engine, const std::vector<int>& axes, const DeviceArray& input,
-    DeviceArray& output) {
+    exec::comm::CollectiveEngine& engine, const std::vector<int>& axes, const DeviceArray& input, DeviceArray& output) {
   InUse use{&input, &output};
   auto pending = HostDevice::start_reduce_scatter(engine, axes, input, output);
   return std::make_unique<HeldPending>(std::move(pending), std::move(use));

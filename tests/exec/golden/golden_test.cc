@@ -69,7 +69,7 @@ class FormulaBatch final : public BatchSource {
       for (int64_t h = 0; h < 28; ++h) {
         for (int64_t w = 0; w < 28; ++w) {
           const double x = 0.5 * std::sin(0.37 * static_cast<double>(i) + 0.11 * static_cast<double>(h) +
-                                           0.07 * static_cast<double>(w) + 0.5 * static_cast<double>(step)) +
+                                          0.07 * static_cast<double>(w) + 0.5 * static_cast<double>(step)) +
                            0.25 * std::cos(0.05 * static_cast<double>(h * w));
           *out++ = static_cast<float>(x);
         }
@@ -87,7 +87,9 @@ class FormulaBatch final : public BatchSource {
 class TokenBatch final : public BatchSource {
  public:
   TokenBatch(int64_t vocab, int64_t positions, uint64_t seed) : sequences_({vocab, positions, seed}) {}
-  void images(int64_t step, int64_t first, int64_t count, float* out) override { sequences_.inputs(step, first, count, out); }
+  void images(int64_t step, int64_t first, int64_t count, float* out) override {
+    sequences_.inputs(step, first, count, out);
+  }
   std::vector<int32_t> labels(int64_t step, int64_t first, int64_t count) override {
     return sequences_.labels(step, first, count);
   }
@@ -99,10 +101,9 @@ class TokenBatch final : public BatchSource {
 // A 1-rank data-parallel plan of the golden file's model with the golden file's batch and SGD settings.
 splitbrain::plans::Plan golden_plan(const Json& golden) {
   using splitbrain::plans::LayerSharding;
-  splitbrain::plans::Plan plan =
-      splitbrain::plans::build_plan(golden.at("model").get<std::string>(), splitbrain::plans::Mesh({{"data", 1}}),
-                                    golden.at("batch").get<int64_t>(),
-                                    splitbrain::testing_support::batch_on_first_axis);
+  splitbrain::plans::Plan plan = splitbrain::plans::build_plan(
+      golden.at("model").get<std::string>(), splitbrain::plans::Mesh({{"data", 1}}), golden.at("batch").get<int64_t>(),
+      splitbrain::testing_support::batch_on_first_axis);
   plan.optimizer.kind = splitbrain::plans::OptimizerKind::sgd_momentum;
   plan.optimizer.learning_rate = golden.at("learning_rate").get<double>();
   plan.optimizer.momentum = golden.at("momentum").get<double>();

@@ -18,12 +18,14 @@ namespace {
 // The sizes of tools/pytorch_golden_gpt.py (MODEL), which the exported GPT uses.
 constexpr const char* kTinyGpt = "gpt:layers=2,hidden=64,heads=4,seq=16,vocab=96,positions=16";
 
-std::filesystem::path exported(const std::string& file) { return std::filesystem::path(SPLITBRAIN_ONNX_MODELS_DIR) / file; }
+std::filesystem::path exported(const std::string& file) {
+  return std::filesystem::path(SPLITBRAIN_ONNX_MODELS_DIR) / file;
+}
 
-#define SKIP_WITHOUT_EXPORT(file)                                                                    \
-  if (!std::filesystem::exists(exported(file))) {                                                    \
-    GTEST_SKIP() << exported(file) << " was not exported: ctest's model_onnx_export makes it and "   \
-                 << "skips without python3-torch, python3-torchvision and python3-onnx";             \
+#define SKIP_WITHOUT_EXPORT(file)                                                                  \
+  if (!std::filesystem::exists(exported(file))) {                                                  \
+    GTEST_SKIP() << exported(file) << " was not exported: ctest's model_onnx_export makes it and " \
+                 << "skips without python3-torch, python3-torchvision and python3-onnx";           \
   }
 
 std::map<OpKind, int> kind_counts(const Model& model) {
