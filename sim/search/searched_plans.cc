@@ -204,13 +204,13 @@ std::optional<PricedPlan> best_plan(const PlannerRequest& request, SearchStats& 
        enumerate_search_meshes(request.devices, request.max_pipeline_stages, spatial ? request.max_space_axis : 1,
                                std::min(request.max_model_axis, devices_per_node))) {
     // The sharding DP runs once per mesh, at the first micro-batch count; the others reuse its
-    // choices and only re-cut the stages (the choices barely move with the micro-batch size),
-    // unless a micro-batch is too small for them (a batch split over more ranks than it has
-    // samples): then the DP runs again for that count.
+    // choices and only re-cut the stages (the choices barely move with the micro-batch size).
+    // A small micro-batch can be too small for them (a batch split over more ranks than it has
+    // samples): for the small counts below the DP then runs again.
     std::optional<std::vector<LayerSharding>> layers;
-    const auto try_count = [&](int micro) {
+    const auto try_count = [&](int micro, bool search_again) {
       auto plan = searched_plan(request, mesh, micro, layers ? &*layers : nullptr, stats);
-      if (!plan && layers) plan = searched_plan(request, mesh, micro, nullptr, stats);
+      if (!plan && layers && search_again) plan = searched_plan(request, mesh, micro, nullptr, stats);
       if (!plan) return;
       if (!layers) layers = plan->layers;
       plan->family = "best";
@@ -220,14 +220,14 @@ std::optional<PricedPlan> best_plan(const PlannerRequest& request, SearchStats& 
       if (priced && (!best || better_plan(*priced, *best, Ranking::fitting_first))) best = std::move(*priced);
     };
     const int stages = mesh.size_of(mesh.pipe);
-    for (int micro : micro_batch_options(request.global_batch, stages)) try_count(micro);
+    for (int micro : micro_batch_options(request.global_batch, stages)) try_count(micro, false);
     // Micro-batches of two or one samples per replica keep the fewest activations in flight, at
     // the price of a long timeline to simulate: tried only while no plan found so far fits (SC21's
     // 1T GPT at batch 3072 on 512 A100s fits only so). The best so far is the same whether the
     // search prunes or not, so both try the same counts.
     for (int micro : small_micro_batch_options(request.global_batch, stages, mesh.size_of(mesh.data))) {
       if (best && best->feasible) break;
-      try_count(micro);
+      try_count(micro, true);
     }
   }
   return best;

@@ -15,9 +15,10 @@
 #include "sim/cluster_json.h"
 #include "sim/cluster_presets.h"
 #include "tools/splitbrain/commands.h"
-#include "tools/splitbrain/collective_calibration.h"
 #include "tools/splitbrain/heap_reuse.h"
+#include "tools/splitbrain/host_layout.h"
 #include "tools/splitbrain/kernel_calibration.h"
+#include "tools/splitbrain/level_calibration.h"
 #include "tools/splitbrain/mpi_session.h"
 #include "tools/splitbrain/placement_announcement.h"
 #include "tools/splitbrain/problem_calibration.h"
@@ -38,7 +39,8 @@ struct CalibrateOptions {
 
 void calibrate(const CalibrateOptions& options) {
   // Where the ranks ran is part of what was measured: it goes into the cluster file's sources.
-  const std::string placement = exec::comm::placement_summary(place_and_announce(!options.no_bind, "calibrate"));
+  const exec::comm::JobPlacement job = place_and_announce(!options.no_bind, "calibrate");
+  const std::string placement = exec::comm::placement_summary(job);
   const MPI_Comm comm = MPI_COMM_WORLD;
   int rank = 0;
   int ranks = 1;
@@ -52,21 +54,9 @@ void calibrate(const CalibrateOptions& options) {
         ranks, options.base);
   }
   calibrate_kernels({options.repeats, true}, comm, cluster.device);
-  std::string link_summary = "the preset's link (1 rank: nothing to measure)";
-  if (ranks > 1) {
-    if (leader) std::cout << "[calibrate] collectives through the executor's MPI code\n";
-    const MeasuredCommunication measured = calibrate_collectives({options.repeats, true}, comm, cluster);
-    sim::Level& level = cluster.levels.front();
-    level.fan_out = std::max(level.fan_out, ranks);
-    level.link = measured.all_reduce_link;
-    level.collective_links = measured.links;
-    cluster.communication_overlap = measured.communication_overlap;
-    link_summary = fmt::format("all-reduce {:.2f} GB/s and {:.2f} us, {:.0f}% of overlapped communication hidden",
-                               level.link.bandwidth_bytes_per_second / 1e9, level.link.latency_seconds * 1e6,
-                               cluster.communication_overlap * 100);
-  } else if (leader) {
-    std::cout << "[calibrate] 1 rank: the link keeps the preset's numbers (run under mpirun -np 2 to measure it)\n";
-  }
+  std::vector<std::string> host_of_rank;
+  for (const exec::comm::RankPlacement& placed : job.ranks) host_of_rank.push_back(placed.host);
+  const MeasuredLevels levels = calibrate_levels({options.repeats, true}, comm, host_layout(host_of_rank), cluster);
   if (!options.models.empty()) {
     std::vector<int> device_counts = options.devices;
     if (device_counts.empty()) device_counts = ranks > 1 ? std::vector<int>{1, ranks} : std::vector<int>{1};
@@ -97,30 +87,26 @@ void calibrate(const CalibrateOptions& options) {
   cluster.name = options.base + "-calibrated";
   cluster.description = fmt::format(
       "Measured by `splitbrain calibrate` with {} ranks from preset '{}': peak {:.1f} GFLOP/s; conv forward {:.0f}% / "
-      "backward {:.0f}% "
-      "of it, gemm forward {:.0f}% / backward {:.0f}%; memory-bound kernels {:.1f} GB/s; {}.",
+      "backward {:.0f}% of it, gemm forward {:.0f}% / backward {:.0f}%; memory-bound kernels {:.1f} GB/s; {}.",
       ranks, options.base, device.peak_fp32_flops_per_second / 1e9, device.conv_efficiency.max_efficiency * 100,
       device.efficiency(sim::OpClass::conv, sim::KernelPass::backward).max_efficiency * 100,
       device.gemm_efficiency.max_efficiency * 100,
       device.efficiency(sim::OpClass::gemm, sim::KernelPass::backward).max_efficiency * 100,
-      device.memory_bandwidth_bytes_per_second / 1e9, link_summary);
+      device.memory_bandwidth_bytes_per_second / 1e9, levels.summary);
   cluster.sources = {
       "splitbrain calibrate: the executor's oneDNN convolution and inner product, forward, backward-data and "
-      "backward-weights, "
-      "at 6 and 5 sizes; ReLU, max pooling and the SGD update at several sizes; rates fitted as peak * size / (size + "
-      "half) "
-      "by relative least squares",
+      "backward-weights, at 6 and 5 sizes; ReLU, max pooling and the SGD update at several sizes; rates fitted as "
+      "peak * size / (size + half) by relative least squares",
       "splitbrain calibrate: all-reduce, all-gather, reduce-scatter, all-to-all and send/recv through the executor's "
-      "MPI code, "
-      "8 B to 64 MiB; latency and bandwidth per kind fitted with the simulator's formula for the cluster's algorithm; "
-      "overlap "
-      "from an MPI_Iallreduce during convolutions against each alone",
+      "MPI code, 8 B to 64 MiB; latency and bandwidth per kind fitted with the simulator's formula for the cluster's "
+      "algorithm; overlap from an MPI_Iallreduce during convolutions against each alone",
+      fmt::format("splitbrain calibrate: {}", levels.source),
       fmt::format("splitbrain calibrate: rank placement {}", placement)};
   if (!options.models.empty()) {
     cluster.sources.push_back(
         fmt::format("splitbrain calibrate --model {}: {} exact kernel problems of the planned plans (convolutions, "
-                    "pooling, activations, linear layers), each timed "
-                    "forward, backward-data and backward-weights with the executor's kernel (device.measured_kernels)",
+                    "pooling, activations, linear layers), each timed forward, backward-data and backward-weights "
+                    "with the executor's kernel (device.measured_kernels)",
                     fmt::join(options.models, " --model "), device.measured_kernels.size()));
   }
   sim::validate_cluster(cluster, options.out);

@@ -3,7 +3,8 @@
 # really is that slow (a bulk TCP transfer between the nodes stays under the limit; unshaped,
 # veths run at several Gb/s); a 2-rank `splitbrain run` spans both nodes (each rank reports its
 # node's host name) and sends the bytes the simulator predicts; a failing command's status comes
-# back; no namespace is left behind by any of them.
+# back; no namespace is left behind by any of them; `calibrate` across the nodes measures the
+# link as the level between them.
 # Exits 77 (ctest: skipped) with the reason where namespaces cannot be made here.
 # Usage: emulate_nodes_test.sh SPLITBRAIN_BINARY SOURCE_DIR
 set -euo pipefail
@@ -78,7 +79,29 @@ else
 fi
 check_torn_down "$work/run.log"
 
-# 3. A failing command: its status comes back and the nodes are removed all the same.
+# 3. calibrate across the two nodes writes a two-level cluster file whose level between the
+# hosts is the 1 Gb/s link as measured (a node of one rank has nothing to measure inside).
+if timeout 500 "$emulate" --nodes 2 --ranks-per-node 1 --bandwidth 1gbit -- \
+     "$binary" calibrate --repeats 2 --out "$work/two-level.json" > "$work/calibrate.log" 2>&1; then
+  python3 - "$work/two-level.json" << 'PY' || failures=$((failures + 1))
+import json, sys
+cluster = json.load(open(sys.argv[1]))
+levels = [(level["name"], level["fan_out"]) for level in cluster["levels"]]
+if levels != [("node", 1), ("cluster", 2)]:
+    sys.exit(f"FAIL levels {levels}, expected a node of 1 rank and a cluster of 2 nodes")
+between = cluster["levels"][1]["link"]
+# An all-reduce's bus bandwidth through a 1 Gb/s (125 MB/s) link, less MPI's and TCP's overheads.
+if not 0.3 * 125e6 < between["bandwidth_bytes_per_second"] <= 1.1 * 125e6:
+    sys.exit(f"FAIL the measured link between the nodes is not about 1 Gb/s: {between}")
+print(f"calibrate across 2 nodes: between them {between['bandwidth_bytes_per_second'] / 1e6:.1f} MB/s, "
+      f"{between['latency_seconds'] * 1e6:.1f} us")
+PY
+else
+  fail "splitbrain calibrate across 2 emulated nodes"; cat "$work/calibrate.log"
+fi
+check_torn_down "$work/calibrate.log"
+
+# 4. A failing command: its status comes back and the nodes are removed all the same.
 status=0
 timeout 300 "$emulate" --nodes 2 -- /bin/false > "$work/false.log" 2>&1 || status=$?
 [ "$status" -ne 0 ] && [ "$status" -ne 124 ] || { fail "a failing command returned $status"; cat "$work/false.log"; }

@@ -1,0 +1,96 @@
+#include "tools/splitbrain/level_calibration.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iostream>
+
+#include "exec/comm/mpi_check.h"
+
+namespace splitbrain::tools {
+namespace {
+
+std::string link_text(const sim::Link& link) {
+  return fmt::format("{:.3f} GB/s and {:.2f} us", link.bandwidth_bytes_per_second / 1e9, link.latency_seconds * 1e6);
+}
+
+void take_measured(sim::Level& level, const MeasuredCommunication& measured) {
+  level.link = measured.all_reduce_link;
+  level.collective_links = measured.links;
+}
+
+// The ranks of `world` split by `color` (rank order kept).
+MPI_Comm split(MPI_Comm world, int color) {
+  int rank = 0;
+  SB_MPI_CHECK(MPI_Comm_rank(world, &rank));
+  MPI_Comm part = MPI_COMM_NULL;
+  SB_MPI_CHECK(MPI_Comm_split(world, color, rank, &part));
+  return part;
+}
+
+}  // namespace
+
+MeasuredLevels calibrate_levels(const CollectiveCalibration& options, MPI_Comm world, const HostLayout& layout,
+                                sim::Cluster& cluster) {
+  int rank = 0;
+  int ranks = 1;
+  SB_MPI_CHECK(MPI_Comm_rank(world, &rank));
+  SB_MPI_CHECK(MPI_Comm_size(world, &ranks));
+  const bool leader = rank == 0;
+  const CollectiveCalibration leader_prints{options.repeats, options.print && leader};
+  if (ranks == 1) {
+    if (leader)
+      std::cout << "[calibrate] 1 rank: the link keeps the preset's numbers (run under mpirun -np 2 to measure it)\n";
+    return {"the preset's link (1 rank: nothing to measure)", "one rank: the base cluster's levels, not measured"};
+  }
+  const int hosts = static_cast<int>(layout.hosts.size());
+  if (hosts == 1) {
+    if (leader) std::cout << "[calibrate] collectives through the executor's MPI code\n";
+    const MeasuredCommunication measured = calibrate_collectives(leader_prints, world, cluster);
+    sim::Level& level = cluster.levels.front();
+    level.fan_out = std::max(level.fan_out, ranks);
+    take_measured(level, measured);
+    cluster.communication_overlap = measured.communication_overlap;
+    return {fmt::format("all-reduce {}, {:.0f}% of overlapped communication hidden", link_text(level.link),
+                        cluster.communication_overlap * 100),
+            fmt::format("one level: the collectives among all {} ranks of one host", ranks)};
+  }
+
+  // Two levels: the base's innermost level becomes the node, a new one joins the hosts.
+  sim::Level node = cluster.levels.front();
+  node.name = "node";
+  node.fan_out = layout.ranks_per_host;
+  sim::Level between{"cluster", hosts, node.link, {}};
+  std::string node_source = "the node level keeps the base cluster's link (one rank per host: nothing to measure)";
+  if (layout.ranks_per_host > 1) {
+    if (leader) {
+      std::cout << fmt::format(
+          "[calibrate] node level: collectives among the {} ranks of each host, {} hosts at once\n",
+          layout.ranks_per_host, hosts);
+    }
+    MPI_Comm on_host = split(world, layout.host_of_rank[static_cast<size_t>(rank)]);
+    take_measured(node, calibrate_collectives(leader_prints, on_host, cluster));
+    SB_MPI_CHECK(MPI_Comm_free(&on_host));
+    node_source = fmt::format("the node level among the {} ranks of each host, all {} hosts at once",
+                              layout.ranks_per_host, hosts);
+  }
+  if (leader) {
+    std::cout << fmt::format(
+        "[calibrate] cluster level: collectives among one rank per host ({} hosts), {} such groups at once\n", hosts,
+        layout.ranks_per_host);
+  }
+  MPI_Comm across = split(world, layout.position_on_host[static_cast<size_t>(rank)]);
+  const MeasuredCommunication measured_across = calibrate_collectives(leader_prints, across, cluster);
+  SB_MPI_CHECK(MPI_Comm_free(&across));
+  take_measured(between, measured_across);
+  // The overlap that matters most is that of a gradient all-reduce across the hosts.
+  cluster.communication_overlap = measured_across.communication_overlap;
+  cluster.levels = {node, between};
+  return {fmt::format("node all-reduce {}, between hosts {}; {:.0f}% of overlapped communication hidden",
+                      link_text(node.link), link_text(between.link), cluster.communication_overlap * 100),
+          fmt::format("two levels on {} hosts of {} ranks: {}; the cluster level among one rank per host, all {} "
+                      "such groups at once",
+                      hosts, layout.ranks_per_host, node_source, layout.ranks_per_host)};
+}
+
+}  // namespace splitbrain::tools
