@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <iostream>
 
 #include "exec/comm/mpi_check.h"
+#include "sim/cluster_json.h"
 
 namespace splitbrain::tools {
 namespace {
@@ -17,6 +19,19 @@ std::string link_text(const sim::Link& link) {
 void take_measured(sim::Level& level, const MeasuredCommunication& measured) {
   level.link = measured.all_reduce_link;
   level.collective_links = measured.links;
+}
+
+// Every rank takes world rank 0's cluster: each group measured its own links, and what follows
+// (planning the --model problems every rank then times together) must be the same on all ranks.
+void take_leaders_cluster(MPI_Comm world, sim::Cluster& cluster) {
+  int rank = 0;
+  SB_MPI_CHECK(MPI_Comm_rank(world, &rank));
+  std::string text = rank == 0 ? sim::cluster_json_text(cluster) : std::string();
+  uint64_t length = text.size();
+  SB_MPI_CHECK(MPI_Bcast(&length, 1, MPI_UINT64_T, 0, world));
+  text.resize(length);
+  SB_MPI_CHECK(MPI_Bcast(text.data(), static_cast<int>(length), MPI_CHAR, 0, world));
+  if (rank != 0) cluster = sim::parse_cluster_json(text, "calibrate: rank 0's measured cluster");
 }
 
 // The ranks of `world` split by `color` (rank order kept).
@@ -86,6 +101,7 @@ MeasuredLevels calibrate_levels(const CollectiveCalibration& options, MPI_Comm w
   // The overlap that matters most is that of a gradient all-reduce across the hosts.
   cluster.communication_overlap = measured_across.communication_overlap;
   cluster.levels = {node, between};
+  take_leaders_cluster(world, cluster);
   return {fmt::format("node all-reduce {}, between hosts {}; {:.0f}% of overlapped communication hidden",
                       link_text(node.link), link_text(between.link), cluster.communication_overlap * 100),
           fmt::format("two levels on {} hosts of {} ranks: {}; the cluster level among one rank per host, all {} "

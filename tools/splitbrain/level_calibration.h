@@ -22,6 +22,7 @@ struct MeasuredLevels {
 // Replaces `cluster.levels` (and its communication overlap) by what the ranks of `world` measure,
 // laid out on hosts as `layout` says. One rank on one host: nothing to measure, the levels stay.
 // A level of one rank per group (one rank per host) keeps the base cluster's innermost link.
+// Every rank returns with the same cluster (world rank 0's measurements).
 MeasuredLevels calibrate_levels(const CollectiveCalibration& options, MPI_Comm world, const HostLayout& layout,
                                 sim::Cluster& cluster);
 
