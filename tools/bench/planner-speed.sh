@@ -3,7 +3,8 @@
 # the 1T GPT of SC21 Table 1 on 3,072 and on 512 A100s, the 175B GPT-3 shape on 1,024), 3 runs
 # each, user CPU and wall seconds from /usr/bin/time -v, medians reported. Each job also runs once
 # with --exhaustive (every candidate and variant timed in full) and the script fails unless both
-# rank the same plans with the same ids, times and memory (CHECK=0 skips this: it is slow).
+# rank the same plans with the same ids, times and memory (CHECK=0 skips this: it is slow;
+# CHECK=job,job runs it on those jobs only).
 # BASELINE=path times another splitbrain build the same way, for a before/after table.
 # Writes results/planner-speed/ (README.md, runs.csv, rankings/*.json), made in a temporary
 # folder and renamed. Needs a Release build (./build/tools/splitbrain, or SPLITBRAIN=path).
