@@ -46,7 +46,10 @@ export LSAN_OPTIONS=suppressions=$PWD/tools/lsan.supp
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 for test in "${tests[@]}"; do
   echo "[sanitize] $test"
-  "$build/$test" --gtest_brief=1
+  # The largest property sweep (every pair of layouts of a rank-4 tensor on 3 axes, 12 s in a
+  # Release build) runs in the Release suite; under the sanitizers its smaller sweeps cover the
+  # same code in a fraction of CI's time.
+  "$build/$test" --gtest_brief=1 --gtest_filter=-RedistributeEveryPair.Rank4Tensor3Axes
 done
 
 # Seeds: the repository's own files of each kind, and a prediction and a checkpoint manifest.

@@ -65,7 +65,7 @@ TEST(PlannerPruning, SameRankingWhenOnlySmallMicroBatchesFit) {
   // Micro-batches of one or two samples per replica are tried only while nothing fits: both
   // searches must try the same ones.
   expect_same_ranking(
-      gpt_request("gpt:layers=8,hidden=512,heads=8,seq=512,vocab=4000,positions=512", 8, 512, 100 * kMB));
+      gpt_request("gpt:layers=8,hidden=512,heads=8,seq=512,vocab=4000,positions=512", 8, 64, 100 * kMB));
 }
 
 TEST(PlannerPruning, SameRankingForAConvolutionalNetUnderALimit) {
