@@ -231,6 +231,12 @@ std::string cpu_list_text(const std::vector<int>& cpus) {
   return text.empty() ? "none" : text;
 }
 
+std::vector<std::string> host_of_rank(const JobPlacement& placement) {
+  std::vector<std::string> hosts;
+  for (const RankPlacement& placed : placement.ranks) hosts.push_back(placed.host);
+  return hosts;
+}
+
 std::string placement_summary(const JobPlacement& placement) {
   std::set<std::string> hosts;
   std::set<PlacedBy> kinds;

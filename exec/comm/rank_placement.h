@@ -60,6 +60,9 @@ JobPlacement place_ranks(MPI_Comm world, bool pin);
 // "(not bound)" for the other two kinds, and lists each kind when ranks differ.
 std::string placement_summary(const JobPlacement& placement);
 
+// Each world rank's host name, by rank.
+std::vector<std::string> host_of_rank(const JobPlacement& placement);
+
 // A warning when a rank has fewer CPUs than `threads_per_rank` compute threads (they would
 // time-share its cores), empty otherwise.
 std::string threads_warning(const JobPlacement& placement, int threads_per_rank);

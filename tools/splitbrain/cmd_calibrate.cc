@@ -54,9 +54,8 @@ void calibrate(const CalibrateOptions& options) {
         ranks, options.base);
   }
   calibrate_kernels({options.repeats, true}, comm, cluster.device);
-  std::vector<std::string> host_of_rank;
-  for (const exec::comm::RankPlacement& placed : job.ranks) host_of_rank.push_back(placed.host);
-  const MeasuredLevels levels = calibrate_levels({options.repeats, true}, comm, host_layout(host_of_rank), cluster);
+  const MeasuredLevels levels =
+      calibrate_levels({options.repeats, true}, comm, host_layout(exec::comm::host_of_rank(job)), cluster);
   if (!options.models.empty()) {
     std::vector<int> device_counts = options.devices;
     if (device_counts.empty()) device_counts = ranks > 1 ? std::vector<int>{1, ranks} : std::vector<int>{1};

@@ -195,13 +195,9 @@ void train(const RunOptions& options) {
   const int64_t steps = steps_to_run(options, steps_per_epoch);
 
   exec::Trainer trainer(plan, std::move(backend), options.seed);
-  {
-    // The bytes each rank sends are then split within its host / across hosts (the report's
-    // comm_bytes_sent_per_host_level).
-    std::vector<std::string> hosts;
-    for (const exec::comm::RankPlacement& placed : placement.ranks) hosts.push_back(placed.host);
-    trainer.communicator().set_rank_hosts(std::move(hosts));
-  }
+  // The bytes each rank sends are then split within its host / across hosts (the report's
+  // comm_bytes_sent_per_host_level).
+  trainer.communicator().set_rank_hosts(exec::comm::host_of_rank(placement));
   if (!options.resume_dir.empty()) {
     exec::load_checkpoint(trainer, plan, options.resume_dir);
     if (leader)
