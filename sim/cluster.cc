@@ -219,6 +219,8 @@ void validate_cluster(const Cluster& cluster, std::string_view source) {
     require_range(seconds.backward_weight_seconds, 0.0, kHighestSeconds, source, path + ".backward_weight_seconds");
   }
   if (device.gemm_table) validate_gemm_table(*device.gemm_table, source);
+  require_range(device.last_level_cache_bytes, 0.0, static_cast<double>(device.memory_capacity_bytes), source,
+                "device.last_level_cache_bytes");
   if (!(cluster.communication_overlap >= 0.0 && cluster.communication_overlap <= 1.0)) {
     fail(source, "communication_overlap", "must be in [0, 1]");
   }

@@ -68,6 +68,9 @@ struct Device {
     bool operator==(const MeasuredKernel&) const = default;
   };
   std::map<std::string, MeasuredKernel> measured_kernels;
+  // The last-level cache the ranks of a node share, in bytes (0: unknown, as for presets): how
+  // much of a step's data stays warm between the kernels that use it (sim::caches_warm_fraction).
+  double last_level_cache_bytes = 0.0;
   // Linear layers' efficiency by shape (sim/gemm_table.h), measured by `splitbrain calibrate`;
   // where present it prices linear layers instead of the gemm curves. Absent for presets.
   std::optional<GemmEfficiencyTable> gemm_table;

@@ -118,6 +118,7 @@ Device read_device(JsonObjectReader& root) {
     }
   }
   if (reader.has("gemm_table")) device.gemm_table = read_gemm_table(reader);
+  device.last_level_cache_bytes = reader.optional_number("last_level_cache_bytes", 0.0);
   reader.reject_unknown_keys();
   return device;
 }
@@ -298,6 +299,7 @@ nlohmann::ordered_json cluster_to_json(const Cluster& cluster) {
     }
     device_json["measured_kernels"] = std::move(kernels);
   }
+  if (device.last_level_cache_bytes > 0.0) device_json["last_level_cache_bytes"] = device.last_level_cache_bytes;
   if (device.gemm_table) {
     const GemmEfficiencyTable& table = *device.gemm_table;
     ordered_json table_json;

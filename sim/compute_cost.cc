@@ -135,26 +135,45 @@ double conv_weight_gradient_rows(const Layer& layer, const plans::LayerLayouts& 
   return static_cast<double>(local[0] * local[2] * local[3]);
 }
 
+// `from` + (`to` - `from`) x f, pass by pass.
+Device::MeasuredKernel between(const Device::MeasuredKernel& from, const Device::MeasuredKernel& to, double f) {
+  const auto mix = [f](double a, double b) { return a + (b - a) * f; };
+  return {mix(from.forward_seconds, to.forward_seconds), mix(from.backward_input_seconds, to.backward_input_seconds),
+          mix(from.backward_weight_seconds, to.backward_weight_seconds)};
+}
+
+// The problem's seconds with `busy` ranks of the node computing and the caches in state
+// `caches`, between its time alone and beside them by `neighbours_busy`; nullopt when calibrate
+// did not measure it with `busy` ranks.
+std::optional<Device::MeasuredKernel> measured_at(const std::map<std::string, Device::MeasuredKernel>& table,
+                                                  const KernelProblem& problem, int busy, CacheState caches,
+                                                  double neighbours_busy) {
+  const auto shared = table.find(kernel_key(problem, busy, caches));
+  if (shared == table.end()) return std::nullopt;
+  const auto alone = table.find(kernel_key(problem, 1, caches));
+  if (busy == 1 || alone == table.end() || neighbours_busy >= 1.0) return shared->second;
+  return between(alone->second, shared->second, std::max(0.0, neighbours_busy));
+}
+
 // The seconds `splitbrain calibrate --model` measured for this layer's exact kernel problem,
-// when it did; fp32 only (the executor's kernels are fp32). With neighbours on the node, between
-// the problem's time alone and beside them, by `neighbours_busy` (layer_compute_seconds).
+// when it did; fp32 only (the executor's kernels are fp32), under `conditions`
+// (layer_compute_seconds).
 std::optional<Device::MeasuredKernel> measured_kernel(const Cluster& cluster, const model::Model& model, int index,
                                                       const plans::LayerLayouts& layouts, const plans::Mesh* mesh,
-                                                      int64_t micro_batch, model::DType dtype, double neighbours_busy) {
+                                                      int64_t micro_batch, model::DType dtype,
+                                                      const NodeConditions& conditions) {
   const std::map<std::string, Device::MeasuredKernel>& table = cluster.device.measured_kernels;
   if (mesh == nullptr || dtype != model::DType::fp32 || table.empty()) return std::nullopt;
   const std::optional<KernelProblem> problem = kernel_problem(model, index, layouts, *mesh, micro_batch);
   if (!problem) return std::nullopt;
   const int busy = busy_ranks_per_node(cluster, *mesh);
-  const auto shared = table.find(kernel_key(*problem, busy));
-  if (shared == table.end()) return std::nullopt;
-  const auto alone = table.find(kernel_key(*problem, 1));
-  if (busy == 1 || alone == table.end() || neighbours_busy >= 1.0) return shared->second;
-  const double f = std::max(0.0, neighbours_busy);
-  const auto between = [f](double by_itself, double beside) { return by_itself + (beside - by_itself) * f; };
-  return Device::MeasuredKernel{between(alone->second.forward_seconds, shared->second.forward_seconds),
-                                between(alone->second.backward_input_seconds, shared->second.backward_input_seconds),
-                                between(alone->second.backward_weight_seconds, shared->second.backward_weight_seconds)};
+  const std::optional<Device::MeasuredKernel> swept =
+      measured_at(table, *problem, busy, CacheState::swept, conditions.neighbours_busy);
+  if (!swept || conditions.caches_warm <= 0.0) return swept;
+  const std::optional<Device::MeasuredKernel> warm =
+      measured_at(table, *problem, busy, CacheState::warm, conditions.neighbours_busy);
+  if (!warm) return swept;
+  return between(*swept, *warm, std::min(1.0, conditions.caches_warm));
 }
 
 // Bytes the executor moves through memory around a height split's halo exchange, besides the
@@ -273,13 +292,13 @@ LayerComputeSeconds linear_table_seconds(const Cluster& cluster, const model::Mo
 
 LayerComputeSeconds compute_seconds(const Cluster& cluster, const model::Model& model, int index,
                                     const plans::LayerLayouts& layouts, const plans::Mesh* mesh, int64_t micro_batch,
-                                    model::DType dtype, double neighbours_busy) {
+                                    model::DType dtype, const NodeConditions& conditions) {
   const Layer& layer = model.layer(index);
   LayerComputeSeconds seconds;
   if (micro_batch <= 0 || layouts.work_fraction <= 0.0) return seconds;
   const LocalCounter counter(mesh, layouts.work_fraction);
   const LocalBytes b = local_bytes(model, layer, layouts, counter, micro_batch, dtype);
-  if (const auto kernel = measured_kernel(cluster, model, index, layouts, mesh, micro_batch, dtype, neighbours_busy)) {
+  if (const auto kernel = measured_kernel(cluster, model, index, layouts, mesh, micro_batch, dtype, conditions)) {
     return measured_seconds(cluster, layer, layouts, *kernel, b);
   }
   const double scale = static_cast<double>(micro_batch) * layouts.work_fraction;
@@ -325,13 +344,20 @@ LayerComputeSeconds compute_seconds(const Cluster& cluster, const model::Model& 
 
 LayerComputeSeconds layer_compute_seconds(const Cluster& cluster, const model::Model& model, int index,
                                           const plans::LayerLayouts& layouts, int64_t micro_batch, model::DType dtype) {
-  return compute_seconds(cluster, model, index, layouts, nullptr, micro_batch, dtype, 1.0);
+  return compute_seconds(cluster, model, index, layouts, nullptr, micro_batch, dtype, NodeConditions{});
 }
 
 LayerComputeSeconds layer_compute_seconds(const Cluster& cluster, const model::Model& model, int index,
                                           const plans::LayerLayouts& layouts, const plans::Mesh& mesh,
-                                          int64_t micro_batch, model::DType dtype, double neighbours_busy) {
-  return compute_seconds(cluster, model, index, layouts, &mesh, micro_batch, dtype, neighbours_busy);
+                                          int64_t micro_batch, model::DType dtype, NodeConditions conditions) {
+  return compute_seconds(cluster, model, index, layouts, &mesh, micro_batch, dtype, conditions);
+}
+
+double caches_warm_fraction(const Cluster& cluster, const plans::Mesh& mesh, double peak_bytes_per_rank) {
+  const double cache_bytes = cluster.device.last_level_cache_bytes;
+  if (cache_bytes <= 0.0) return 0.0;
+  const double node_bytes = peak_bytes_per_rank * busy_ranks_per_node(cluster, mesh);
+  return node_bytes <= cache_bytes ? 1.0 : cache_bytes / node_bytes;
 }
 
 double streaming_pass_seconds(const Cluster& cluster, double bytes) {

@@ -28,15 +28,31 @@ LayerComputeSeconds layer_compute_seconds(const Cluster& cluster, const model::M
 // has no mesh and takes every local activation as work_fraction of the global one (parameters
 // are exact either way: ParameterShard carries its local size). Prefer this one.
 //
-// `neighbours_busy` in [0, 1] is the fraction of the time the other ranks on this rank's node
-// compute too. Cores of a node share memory bandwidth, caches and (SMT siblings) execution
-// units, so a kernel runs between its speed alone and its speed beside busy neighbours; where
-// calibrate measured a problem both ways (Device::measured_kernels, "1 busy" and "N busy"), the
-// seconds are interpolated by this fraction. 1 (every rank computing in lock step, as data
-// parallelism does) takes the "N busy" measurement; sim::simulate finds the fraction of a plan.
+// What a measured kernel's time depends on besides its problem (Device::measured_kernels).
+struct NodeConditions {
+  // In [0, 1]: the fraction of the time the other ranks on this rank's node compute too. Cores
+  // of a node share memory bandwidth, caches and (SMT siblings) execution units, so a kernel runs
+  // between its speed alone and its speed beside busy neighbours; where calibrate measured a
+  // problem both ways ("1 busy" and "N busy"), the seconds are interpolated by this fraction. 1
+  // (every rank computing in lock step, as data parallelism does) takes the "N busy" time.
+  double neighbours_busy = 1.0;
+  // In [0, 1]: how much of the data a kernel reads is still in the last-level cache
+  // (caches_warm_fraction); the seconds are interpolated between the problem's time with the
+  // caches swept (0) and warm (1, ", caches warm"), where calibrate measured both.
+  double caches_warm = 0.0;
+};
+
+// sim::simulate finds both conditions of a plan.
 LayerComputeSeconds layer_compute_seconds(const Cluster& cluster, const model::Model& model, int index,
                                           const plans::LayerLayouts& layouts, const plans::Mesh& mesh,
-                                          int64_t micro_batch, model::DType dtype, double neighbours_busy = 1.0);
+                                          int64_t micro_batch, model::DType dtype, NodeConditions conditions = {});
+
+// The share of a step's data that stays in the node's last-level cache between the kernels that
+// use it: the cache over the data the node's busy ranks touch in a step (each rank's peak tracked
+// bytes, `peak_bytes_per_rank` the largest), capped at 1; 0 where the device's cache is unknown.
+// A first-order model: a layer's input was written by the layer just before, its saved
+// activations and weights long before, and LRU keeps the most recent bytes up to the cache's size.
+double caches_warm_fraction(const Cluster& cluster, const plans::Mesh& mesh, double peak_bytes_per_rank);
 
 // A streaming pass over `bytes` (read plus written) outside any kernel, such as a copy, at the
 // device's achieved memory rate (the common memory curve, the optimizer's).

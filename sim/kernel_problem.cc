@@ -126,8 +126,9 @@ std::string problem_text(const LinearProblem& p) {
 
 }  // namespace
 
-std::string kernel_key(const KernelProblem& problem, int busy_ranks) {
-  return fmt::format("{}, {} busy", std::visit([](const auto& p) { return problem_text(p); }, problem), busy_ranks);
+std::string kernel_key(const KernelProblem& problem, int busy_ranks, CacheState caches) {
+  return fmt::format("{}, {} busy{}", std::visit([](const auto& p) { return problem_text(p); }, problem), busy_ranks,
+                     caches == CacheState::warm ? ", caches warm" : "");
 }
 
 }  // namespace splitbrain::sim

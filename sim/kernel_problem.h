@@ -97,6 +97,12 @@ int busy_ranks_per_node(const Cluster& cluster, const plans::Mesh& mesh);
 // of Device::measured_kernels, e.g. "conv2d n32 c64 h18 w16 k128 r3x3 s1x1 p0,0,1,1 d1x1 g1 bias,
 // 2 busy", "maxpool n16 c32 h28 w28 r2x2 s2x2 p0,0, 1 busy", "relu 401408, 2 busy", "dropout 262144 p0.5, 1 busy",
 // "linear m64 k4096 n1024 bias, 1 busy".
-std::string kernel_key(const KernelProblem& problem, int busy_ranks);
+//
+// Calibrate times every problem twice: with the caches swept first (the data the kernel reads
+// comes from memory, as in a model whose step does not fit the last-level cache) and with them
+// warm (it does fit, so the layer before left its output and the weights in the cache); the warm
+// time's key ends in ", caches warm".
+enum class CacheState { swept, warm };
+std::string kernel_key(const KernelProblem& problem, int busy_ranks, CacheState caches = CacheState::swept);
 
 }  // namespace splitbrain::sim

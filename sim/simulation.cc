@@ -24,12 +24,12 @@ using plans::Plan;
 
 class StepBuilder {
  public:
-  StepBuilder(const Plan& plan, const CompiledPlan& compiled, const Cluster& cluster, double neighbours_busy,
+  StepBuilder(const Plan& plan, const CompiledPlan& compiled, const Cluster& cluster, NodeConditions conditions,
               std::span<const MemoryBreakdown> memory_of_stage, Prediction& out)
       : plan_(plan),
         compiled_(compiled),
         cluster_(cluster),
-        neighbours_busy_(neighbours_busy),
+        conditions_(conditions),
         stage_memory_(memory_of_stage),
         out_(out) {
     for (int s = 0; s < plan.stage_count(); ++s) first_rank_.push_back(first_rank_of_stage(plan, s));
@@ -90,7 +90,7 @@ class StepBuilder {
       LayerTiming& timing = out_.layers[static_cast<size_t>(i)];
       StageWork& work = out_.stages[static_cast<size_t>(layer.stage)].work;
       timing.compute = layer_compute_seconds(cluster_, *plan_.model, i, layer.layouts, plan_.mesh,
-                                             compiled_.micro_batch, plan_.dtype, neighbours_busy_);
+                                             compiled_.micro_batch, plan_.dtype, conditions_);
       timing.compute.backward_weight += gradient_accumulation_seconds(cluster_, plan_, layer.layouts);
       for (const plans::InputTransfer& input : layer.inputs) {
         const int producer_stage = compiled_.layers[static_cast<size_t>(input.producer)].stage;
@@ -312,7 +312,7 @@ class StepBuilder {
   const Plan& plan_;
   const CompiledPlan& compiled_;
   const Cluster& cluster_;
-  double neighbours_busy_;
+  NodeConditions conditions_;
   std::span<const MemoryBreakdown> stage_memory_;  // per stage: the walk of its first rank's program
   Prediction& out_;
   std::vector<int> first_rank_;
@@ -326,11 +326,11 @@ class StepBuilder {
   std::vector<StagePhases> stage_phases_;
 };
 
-Prediction simulate_step(const Plan& plan, const CompiledPlan& compiled, const Cluster& cluster, double neighbours_busy,
-                         std::span<const plans::StepProgram> programs,
+Prediction simulate_step(const Plan& plan, const CompiledPlan& compiled, const Cluster& cluster,
+                         NodeConditions conditions, std::span<const plans::StepProgram> programs,
                          std::span<const MemoryBreakdown> memory_of_stage) {
   Prediction prediction;
-  StepBuilder step(plan, compiled, cluster, neighbours_busy, memory_of_stage, prediction);
+  StepBuilder step(plan, compiled, cluster, conditions, memory_of_stage, prediction);
   step.cost_layers();
   step.time_programs(programs);
   step.summarise();
@@ -384,9 +384,13 @@ Prediction simulate(const Plan& plan, const CompiledPlan& compiled, const Cluste
     programs.push_back(std::move(step.program));
     memory_of_stage.push_back(memory_breakdown(step.peaks));
   }
+  int64_t peak_bytes_per_rank = 0;
+  for (const MemoryBreakdown& memory : memory_of_stage)
+    peak_bytes_per_rank = std::max(peak_bytes_per_rank, memory.peak);
+  const double caches_warm = caches_warm_fraction(cluster, plan.mesh, static_cast<double>(peak_bytes_per_rank));
   Prediction prediction;
   for (int round = 0; round < kNeighbourRounds; ++round) {
-    prediction = simulate_step(plan, compiled, cluster, neighbours_busy, programs, memory_of_stage);
+    prediction = simulate_step(plan, compiled, cluster, {neighbours_busy, caches_warm}, programs, memory_of_stage);
     if (!neighbours_matter || prediction.iteration_seconds <= 0.0) break;
     const double computing = std::min(
         1.0, (prediction.phases.compute_forward + prediction.phases.compute_backward + prediction.phases.optimizer) /

@@ -102,6 +102,7 @@ TEST(ClusterJson, RoundTripKeepsMeasuredKernels) {
   cluster.device.measured_kernels["conv2d n8 c3 h34 w32 k16 r3x3 s1x1 p0,0,1,1 d1x1 g1 bias"] = {1.5e-3, 2.5e-3,
                                                                                                  3.5e-3};
   cluster.device.measured_kernels["conv2d n8 c16 h32 w32 k16 r3x3 s1x1 p1,1,1,1 d1x1 g1"] = {1e-3, 2e-3, 3e-3};
+  cluster.device.last_level_cache_bytes = 32.0 * 1024 * 1024;
   EXPECT_EQ(parse_cluster_json(cluster_json_text(cluster), "memory"), cluster);
 }
 
@@ -159,6 +160,12 @@ TEST(ClusterJsonErrors, MeasuredKernelSecondsMustNotBeNegative) {
                                                          {"backward_weight_seconds", 1e-3}}});
   expect_error(document,
                "device.measured_kernels['conv2d n1'].backward_input_seconds: must be between 0 and 1e+06, got -0.001");
+}
+
+TEST(ClusterJsonErrors, LastLevelCacheMustNotBeNegative) {
+  json document = valid_document();
+  document["device"]["last_level_cache_bytes"] = -1.0;
+  expect_error(document, "device.last_level_cache_bytes: must be between 0 and");
 }
 
 TEST(ClusterJsonErrors, MeasuredKernelListedTwice) {

@@ -114,12 +114,47 @@ TEST(ComputeCost, AMeasuredProblemRunsBetweenAloneAndBesideBusyNeighbours) {
   cluster.device.measured_kernels[kernel_key(problem, 1)] = {1e-3, 0.0, 2e-3};
   cluster.device.measured_kernels[kernel_key(problem, 2)] = {3e-3, 0.0, 4e-3};
   const auto forward = [&](double busy) {
-    return layer_compute_seconds(cluster, net, conv, layouts, mesh, 8, model::DType::fp32, busy).forward;
+    return layer_compute_seconds(cluster, net, conv, layouts, mesh, 8, model::DType::fp32, {busy}).forward;
   };
   // Zero-fill of the local output: 4 x 16,384 x 4 B at 100 GB/s = 2.62144 us on top.
   EXPECT_NEAR(forward(1.0), 3e-3 + 2.62144e-6, 1e-12);
   EXPECT_NEAR(forward(0.0), 1e-3 + 2.62144e-6, 1e-12);
   EXPECT_NEAR(forward(0.25), 1.5e-3 + 2.62144e-6, 1e-12);
+}
+
+TEST(ComputeCost, AMeasuredProblemRunsBetweenSweptAndWarmCaches) {
+  const model::Model net = conv_net();
+  const plans::Mesh mesh({{"data", 2}});
+  const int conv = net.find("conv");
+  const plans::LayerLayouts layouts = layouts_of(net, conv, mesh, 8, plans::LayerSharding{{0}, {}, {}, {}});
+  Cluster cluster = flat_cluster();
+  const KernelProblem problem = *kernel_problem(net, conv, layouts, mesh, 8);
+  cluster.device.measured_kernels[kernel_key(problem, 1)] = {2e-3, 0.0, 2e-3};
+  cluster.device.measured_kernels[kernel_key(problem, 2)] = {4e-3, 0.0, 4e-3};
+  const auto forward = [&](NodeConditions conditions) {
+    return layer_compute_seconds(cluster, net, conv, layouts, mesh, 8, model::DType::fp32, conditions).forward -
+           2.62144e-6;
+  };
+  // Without a warm measurement the swept one stands, however warm the caches.
+  EXPECT_NEAR(forward({1.0, 1.0}), 4e-3, 1e-12);
+  cluster.device.measured_kernels[kernel_key(problem, 1, CacheState::warm)] = {1e-3, 0.0, 1e-3};
+  cluster.device.measured_kernels[kernel_key(problem, 2, CacheState::warm)] = {2e-3, 0.0, 2e-3};
+  EXPECT_NEAR(forward({1.0, 0.0}), 4e-3, 1e-12);
+  EXPECT_NEAR(forward({1.0, 1.0}), 2e-3, 1e-12);
+  EXPECT_NEAR(forward({1.0, 0.5}), 3e-3, 1e-12);
+  // Both at once: alone-beside within each cache state (swept 3 ms, warm 1.5 ms), then by the cache.
+  EXPECT_NEAR(forward({0.5, 0.5}), 2.25e-3, 1e-12);
+}
+
+TEST(ComputeCost, CachesStayWarmWhileTheNodesStepFitsTheLastLevelCache) {
+  Cluster cluster = flat_cluster();  // 8 devices per node
+  const plans::Mesh two({{"data", 2}});
+  EXPECT_EQ(caches_warm_fraction(cluster, two, 10e6), 0.0);  // cache unknown: swept
+  cluster.device.last_level_cache_bytes = 32e6;
+  EXPECT_EQ(caches_warm_fraction(cluster, two, 10e6), 1.0);  // 2 x 10 MB fit
+  EXPECT_EQ(caches_warm_fraction(cluster, two, 16e6), 1.0);  // exactly
+  EXPECT_DOUBLE_EQ(caches_warm_fraction(cluster, two, 64e6), 0.25);
+  EXPECT_DOUBLE_EQ(caches_warm_fraction(cluster, plans::Mesh({{"data", 1}}), 64e6), 0.5);  // one rank busy
 }
 
 TEST(ComputeCost, AHeightSplitPaysTheExecutorsHaloCopies) {

@@ -47,6 +47,8 @@ TEST(KernelProblem, DataParallelHalvesTheBatch) {
   EXPECT_EQ(first.out_channels, 64);
   EXPECT_EQ(first.pad_top, 1);
   EXPECT_EQ(kernel_key(first, 2), "conv2d n32 c3 h32 w32 k64 r3x3 s1x1 p1,1,1,1 d1x1 g1 bias, 2 busy");
+  EXPECT_EQ(kernel_key(first, 2, CacheState::warm),
+            "conv2d n32 c3 h32 w32 k64 r3x3 s1x1 p1,1,1,1 d1x1 g1 bias, 2 busy, caches warm");
 }
 
 TEST(KernelProblem, PoolingAndActivationsOnTheLocalBlock) {

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <thread>
@@ -15,9 +17,6 @@
 #include "exec/cpu/linear.h"
 #include "exec/cpu/pooling.h"
 #include "exec/comm/mpi_check.h"
-#include "model/model_json.h"
-#include "plans/compiled_plan.h"
-#include "sim/search/planner.h"
 #include "tools/splitbrain/calibration_timing.h"
 
 namespace splitbrain::tools {
@@ -62,12 +61,14 @@ void wait_asleep(MPI_Request& request) {
 }
 
 // The median over `repeats` runs of `work` on the first `busy_ranks` ranks at once, the slowest
-// busy rank's; the other ranks sleep. Before each run the caches are swept and then `refresh`
-// rewrites the inputs the layer before would just have written (its output, or the gradient
-// from the layer after): in training those arrive in the caches, the weights and saved tensors
-// from long ago do not.
+// busy rank's; the other ranks sleep. With the caches `swept`, they are swept before each run and
+// then `refresh` rewrites the inputs the layer before would just have written (its output, or the
+// gradient from the layer after): in a step larger than the cache those arrive in it, the
+// weights and saved tensors from long ago do not. Warm, every byte the kernel reads is cached,
+// as in a step that fits the cache.
 template <class Refresh, class Work>
-double median_seconds_on(int busy_ranks, int repeats, MPI_Comm comm, Refresh&& refresh, Work&& work) {
+double median_seconds_on(int busy_ranks, int repeats, sim::CacheState caches, MPI_Comm comm, Refresh&& refresh,
+                         Work&& work) {
   int rank = 0;
   SB_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   const bool busy = rank < busy_ranks;
@@ -75,7 +76,7 @@ double median_seconds_on(int busy_ranks, int repeats, MPI_Comm comm, Refresh&& r
   std::vector<double> times;
   for (int i = 0; i < repeats; ++i) {
     if (busy) {
-      evict_caches();
+      if (caches == sim::CacheState::swept) evict_caches();
       refresh();
     }
     MPI_Request request = MPI_REQUEST_NULL;
@@ -99,8 +100,8 @@ void rewrite(std::vector<float>& values) { std::fill(values.begin(), values.end(
 // executor's op calls its kernel.
 class ProblemTimer {
  public:
-  ProblemTimer(exec::cpu::CpuContext& context, int busy_ranks, int repeats, MPI_Comm comm)
-      : context_(context), busy_(busy_ranks), repeats_(repeats), comm_(comm) {}
+  ProblemTimer(exec::cpu::CpuContext& context, int busy_ranks, int repeats, sim::CacheState caches, MPI_Comm comm)
+      : context_(context), busy_(busy_ranks), repeats_(repeats), caches_(caches), comm_(comm) {}
 
   sim::Device::MeasuredKernel operator()(const sim::ConvProblem& problem) {
     const exec::kernels::Conv2dShape shape = kernel_shape(problem);
@@ -198,62 +199,54 @@ class ProblemTimer {
 
   template <class Refresh, class Work>
   double time(Refresh&& refresh, Work&& work) {
-    return median_seconds_on(busy_, repeats_, comm_, refresh, work);
+    return median_seconds_on(busy_, repeats_, caches_, comm_, refresh, work);
   }
 
   exec::cpu::CpuContext& context_;
   int busy_;
   int repeats_;
+  sim::CacheState caches_;
   MPI_Comm comm_;
 };
 
-}  // namespace
-
-std::vector<PlannedProblem> planned_kernel_problems(const std::vector<PlanningTarget>& targets,
-                                                    const sim::Cluster& cluster) {
-  std::vector<PlannedProblem> problems;
-  for (const PlanningTarget& target : targets) {
-    sim::PlannerRequest request;
-    request.model = std::make_shared<model::Model>(model::resolve_model(target.model_spec));
-    request.model_spec = target.model_spec;
-    request.cluster = cluster;
-    request.devices = target.devices;
-    request.global_batch = target.global_batch;
-    sim::validate_request(request);
-    for (const sim::PricedPlan& priced : sim::plan_training(request).plans) {
-      const plans::CompiledPlan compiled = plans::compile_plan(priced.plan);
-      for (size_t i = 0; i < compiled.layers.size(); ++i) {
-        const std::optional<sim::KernelProblem> problem = sim::kernel_problem(
-            *request.model, static_cast<int>(i), compiled.layers[i].layouts, priced.plan.mesh, compiled.micro_batch);
-        if (!problem) continue;
-        // Alone as well: a rank of a plan that often waits leaves its neighbour the whole core
-        // (the simulator interpolates between the two, sim/compute_cost.h).
-        for (int busy : {sim::busy_ranks_per_node(cluster, priced.plan.mesh), 1}) {
-          const PlannedProblem planned{*problem, busy};
-          if (std::find(problems.begin(), problems.end(), planned) == problems.end()) problems.push_back(planned);
-        }
-      }
-    }
+// The largest cache of this rank's first CPU as Linux describes it (sysfs), in bytes; 0 where it
+// does not. Not sysconf's: in a virtual machine that reports the host socket's whole L3 (256 MB
+// where the guest's CPUs share one 32 MB slice of it).
+double last_level_cache_bytes() {
+  double largest = 0.0;
+  for (int index = 0; index < 16; ++index) {
+    std::ifstream size_file(fmt::format("/sys/devices/system/cpu/cpu0/cache/index{}/size", index));
+    std::string size;
+    if (!(size_file >> size)) break;
+    double bytes = std::strtod(size.c_str(), nullptr);
+    if (size.ends_with('K')) bytes *= 1024.0;
+    if (size.ends_with('M')) bytes *= 1024.0 * 1024.0;
+    largest = std::max(largest, bytes);
   }
-  return problems;
+  return largest;
 }
+
+}  // namespace
 
 void measure_kernel_problems(const std::vector<PlannedProblem>& problems, int repeats, bool print, MPI_Comm comm,
                              sim::Device& device) {
   exec::cpu::CpuContext context;
   for (size_t i = 0; i < problems.size(); ++i) {
-    ProblemTimer timer(context, problems[i].busy_ranks, repeats, comm);
-    const sim::Device::MeasuredKernel seconds = std::visit(timer, problems[i].problem);
-    const std::string key = sim::kernel_key(problems[i].problem, problems[i].busy_ranks);
-    if (print) {
-      std::cout << fmt::format(
-                       "[calibrate] {:>3}/{} {:<64} fwd {:8.3f} ms  bwd-data {:8.3f} ms  bwd-weights {:8.3f} ms\n",
-                       i + 1, problems.size(), key, seconds.forward_seconds * 1e3, seconds.backward_input_seconds * 1e3,
-                       seconds.backward_weight_seconds * 1e3)
-                << std::flush;
+    for (const sim::CacheState caches : {sim::CacheState::swept, sim::CacheState::warm}) {
+      ProblemTimer timer(context, problems[i].busy_ranks, repeats, caches, comm);
+      const sim::Device::MeasuredKernel seconds = std::visit(timer, problems[i].problem);
+      const std::string key = sim::kernel_key(problems[i].problem, problems[i].busy_ranks, caches);
+      if (print) {
+        std::cout << fmt::format(
+                         "[calibrate] {:>3}/{} {:<78} fwd {:8.3f} ms  bwd-data {:8.3f} ms  bwd-weights {:8.3f} ms\n",
+                         i + 1, problems.size(), key, seconds.forward_seconds * 1e3,
+                         seconds.backward_input_seconds * 1e3, seconds.backward_weight_seconds * 1e3)
+                  << std::flush;
+      }
+      device.measured_kernels[key] = seconds;
     }
-    device.measured_kernels[key] = seconds;
   }
+  device.last_level_cache_bytes = last_level_cache_bytes();
 }
 
 }  // namespace splitbrain::tools

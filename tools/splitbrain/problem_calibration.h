@@ -7,37 +7,17 @@
 
 #include <mpi.h>
 
-#include <cstdint>
-#include <string>
 #include <vector>
 
 #include "sim/cluster.h"
-#include "sim/kernel_problem.h"
+#include "tools/splitbrain/planned_problems.h"
 
 namespace splitbrain::tools {
 
-// A planning request whose plans' kernels are to be measured.
-struct PlanningTarget {
-  std::string model_spec;
-  int devices = 1;
-  int64_t global_batch = 64;
-};
-
-// A problem and how many ranks of a node run it at once under the plans that have it.
-struct PlannedProblem {
-  sim::KernelProblem problem;
-  int busy_ranks = 1;
-  bool operator==(const PlannedProblem&) const = default;
-};
-
-// Every distinct kernel problem among the plans `splitbrain plan` ranks for each target on
-// `cluster` (all its candidates: the named families and the searched plans), in first-seen order,
-// with as many ranks busy as the plan has per node and also alone.
-std::vector<PlannedProblem> planned_kernel_problems(const std::vector<PlanningTarget>& targets,
-                                                    const sim::Cluster& cluster);
-
 // Times each problem on its busy_ranks first ranks of `comm` at once while the others sleep (the
-// slowest busy rank's median, as the rest of calibrate) and adds it to device.measured_kernels.
+// slowest busy rank's median, as the rest of calibrate), with the caches swept and warm
+// (sim::CacheState), adds both to device.measured_kernels and records the device's last-level
+// cache (Device::last_level_cache_bytes) they are read against.
 // Rank 0 prints progress when `print`. Collective over `comm`, which must have at least the
 // largest busy_ranks.
 void measure_kernel_problems(const std::vector<PlannedProblem>& problems, int repeats, bool print, MPI_Comm comm,

@@ -32,6 +32,11 @@ grep -q 'conv2d n32 c1 h28 w28 k32 r3x3 s1x1 p1,1,1,1 d1x1 g1 bias, 2 busy' "$wo
 grep -q '"problem": "maxpool n64 c32 h28 w28 r2x2 s2x2 p0,0, 1 busy"' "$work/cluster.json"
 grep -q '"problem": "relu 1605632, 1 busy"' "$work/cluster.json"
 grep -q '"problem": "linear m64 k3136 n256 bias, 1 busy"' "$work/cluster.json"
+# Each also with the caches warm, read against the cache size where Linux gives one.
+grep -q '"problem": "linear m64 k3136 n256 bias, 1 busy, caches warm"' "$work/cluster.json"
+if [ -r /sys/devices/system/cpu/cpu0/cache/index0/size ]; then grep -q '"last_level_cache_bytes"' "$work/cluster.json"; fi
+# A pipeline's kernels at every micro-batch the planner may pick on 2 stages (64 / {2, 4, 8, 16}).
+for n in 4 8 16; do grep -q "conv2d n$n c1 h28 w28 k32 r3x3 s1x1 p1,1,1,1 d1x1 g1 bias, 2 busy" "$work/cluster.json"; done
 # Two ranks at once cannot be measured by one.
 status=0
 "$mpiexec" -np 1 "$binary" calibrate --repeats 1 --model fashion-vgg --devices 2 --out "$work/refused.json" \

@@ -1,0 +1,40 @@
+// Which kernel problems `calibrate --model` times (tools/splitbrain/planned_problems.h).
+#include "tools/splitbrain/planned_problems.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <variant>
+
+#include "sim/cluster_presets.h"
+
+namespace splitbrain::tools {
+namespace {
+
+// The batch sizes at which fashion-vgg's first convolution (one input channel) is to be timed.
+std::set<int64_t> first_conv_batches(const std::vector<PlannedProblem>& problems) {
+  std::set<int64_t> batches;
+  for (const PlannedProblem& planned : problems) {
+    const auto* conv = std::get_if<sim::ConvProblem>(&planned.problem);
+    if (conv != nullptr && conv->in_channels == 1) batches.insert(conv->batch);
+  }
+  return batches;
+}
+
+TEST(PlannedProblems, OneDeviceTimesTheWholeBatchOnly) {
+  const auto problems = planned_kernel_problems({{"fashion-vgg", 1, 64}}, sim::cluster_preset("local-cpu"));
+  EXPECT_EQ(first_conv_batches(problems), (std::set<int64_t>{64}));
+}
+
+// The planner's pipeline may pick any count of sim::micro_batch_options(64, 2) = {2, 4, 8, 16}
+// once the calibration changes, so each of their micro-batches is timed, not only today's pick;
+// the data-parallel plans add 32 (half the batch per rank), spatial plans their own row slices.
+TEST(PlannedProblems, TwoStagePipelineTimesEveryMicroBatchTheSearchTries) {
+  const auto problems = planned_kernel_problems({{"fashion-vgg", 2, 64}}, sim::cluster_preset("local-cpu"));
+  const std::set<int64_t> batches = first_conv_batches(problems);
+  for (const int64_t micro_batch : {4, 8, 16, 32}) EXPECT_TRUE(batches.count(micro_batch)) << micro_batch;
+  for (const PlannedProblem& planned : problems) EXPECT_TRUE(planned.busy_ranks == 1 || planned.busy_ranks == 2);
+}
+
+}  // namespace
+}  // namespace splitbrain::tools
