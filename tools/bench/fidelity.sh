@@ -10,7 +10,7 @@
 # Made in a temporary folder and renamed, so nothing is left half-written.
 # Knobs (environment): TIMED_SECONDS (each run times at least this many seconds of steps by the
 # prediction, 3), MIN_ITERS (timed steps at least, 8), WARMUP (2), ROUNDS (5), MODELS ("fashion-vgg
-# vgg11-cifar10"). About 11 minutes on 2 quiet cores.
+# vgg11-cifar10"). About 28 minutes on 2 cores (each calibration about 3.5).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=results/fidelity

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -60,34 +61,28 @@ void wait_asleep(MPI_Request& request) {
   }
 }
 
-// The median over `repeats` runs of `work` on the first `busy_ranks` ranks at once, the slowest
-// busy rank's; the other ranks sleep. With the caches `swept`, they are swept before each run and
+// One run of `work` after a warm-up on the first `busy_ranks` ranks at once, the slowest busy
+// rank's; the other ranks sleep. With the caches `swept`, they are swept before the run and
 // then `refresh` rewrites the inputs the layer before would just have written (its output, or the
 // gradient from the layer after): in a step larger than the cache those arrive in it, the
 // weights and saved tensors from long ago do not. Warm, every byte the kernel reads is cached,
 // as in a step that fits the cache.
 template <class Refresh, class Work>
-double median_seconds_on(int busy_ranks, int repeats, sim::CacheState caches, MPI_Comm comm, Refresh&& refresh,
-                         Work&& work) {
+double slowest_seconds_on(int busy_ranks, sim::CacheState caches, MPI_Comm comm, Refresh&& refresh, Work&& work) {
   int rank = 0;
   SB_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   const bool busy = rank < busy_ranks;
-  if (busy) work();  // warm-up: page faults, JIT compilation
-  std::vector<double> times;
-  for (int i = 0; i < repeats; ++i) {
-    if (busy) {
-      if (caches == sim::CacheState::swept) evict_caches();
-      refresh();
-    }
-    MPI_Request request = MPI_REQUEST_NULL;
-    SB_MPI_CHECK(MPI_Ibarrier(comm, &request));
-    wait_asleep(request);
-    const auto start = std::chrono::steady_clock::now();
-    if (busy) work();
-    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  if (busy) {
+    work();  // warm-up: page faults, JIT compilation
+    if (caches == sim::CacheState::swept) evict_caches();
+    refresh();
   }
-  std::sort(times.begin(), times.end());
-  double slowest = busy ? times[times.size() / 2] : 0.0;
+  MPI_Request barrier = MPI_REQUEST_NULL;
+  SB_MPI_CHECK(MPI_Ibarrier(comm, &barrier));
+  wait_asleep(barrier);
+  const auto start = std::chrono::steady_clock::now();
+  if (busy) work();
+  double slowest = busy ? std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() : 0.0;
   MPI_Request request = MPI_REQUEST_NULL;
   SB_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm, &request));
   wait_asleep(request);
@@ -100,8 +95,8 @@ void rewrite(std::vector<float>& values) { std::fill(values.begin(), values.end(
 // executor's op calls its kernel.
 class ProblemTimer {
  public:
-  ProblemTimer(exec::cpu::CpuContext& context, int busy_ranks, int repeats, sim::CacheState caches, MPI_Comm comm)
-      : context_(context), busy_(busy_ranks), repeats_(repeats), caches_(caches), comm_(comm) {}
+  ProblemTimer(exec::cpu::CpuContext& context, int busy_ranks, sim::CacheState caches, MPI_Comm comm)
+      : context_(context), busy_(busy_ranks), caches_(caches), comm_(comm) {}
 
   sim::Device::MeasuredKernel operator()(const sim::ConvProblem& problem) {
     const exec::kernels::Conv2dShape shape = kernel_shape(problem);
@@ -199,12 +194,11 @@ class ProblemTimer {
 
   template <class Refresh, class Work>
   double time(Refresh&& refresh, Work&& work) {
-    return median_seconds_on(busy_, repeats_, caches_, comm_, refresh, work);
+    return slowest_seconds_on(busy_, caches_, comm_, refresh, work);
   }
 
   exec::cpu::CpuContext& context_;
   int busy_;
-  int repeats_;
   sim::CacheState caches_;
   MPI_Comm comm_;
 };
@@ -226,16 +220,47 @@ double last_level_cache_bytes() {
   return largest;
 }
 
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
 }  // namespace
 
+// A shared host's slow spells last longer than one problem's runs (seen: a 2x2 convolution's
+// weight gradient timed at 14 ms in one calibration, 36 ms in the next and 24 ms in training),
+// so a problem's runs are spread over the whole measurement: `repeats` passes over the list, one
+// run per problem and cache state in each, and the median over the passes.
 void measure_kernel_problems(const std::vector<PlannedProblem>& problems, int repeats, bool print, MPI_Comm comm,
                              sim::Device& device) {
   exec::cpu::CpuContext context;
+  const sim::CacheState states[] = {sim::CacheState::swept, sim::CacheState::warm};
+  // Per problem and cache state, per pass: forward, input gradient, weight gradient seconds.
+  std::vector<std::array<std::vector<sim::Device::MeasuredKernel>, 2>> runs(problems.size());
+  for (int pass = 0; pass < repeats; ++pass) {
+    if (print) {
+      std::cout << fmt::format("[calibrate] kernel problems: pass {}/{} over {} problems, swept and warm\n", pass + 1,
+                               repeats, problems.size())
+                << std::flush;
+    }
+    for (size_t i = 0; i < problems.size(); ++i) {
+      for (size_t s = 0; s < 2; ++s) {
+        ProblemTimer timer(context, problems[i].busy_ranks, states[s], comm);
+        runs[i][s].push_back(std::visit(timer, problems[i].problem));
+      }
+    }
+  }
   for (size_t i = 0; i < problems.size(); ++i) {
-    for (const sim::CacheState caches : {sim::CacheState::swept, sim::CacheState::warm}) {
-      ProblemTimer timer(context, problems[i].busy_ranks, repeats, caches, comm);
-      const sim::Device::MeasuredKernel seconds = std::visit(timer, problems[i].problem);
-      const std::string key = sim::kernel_key(problems[i].problem, problems[i].busy_ranks, caches);
+    for (size_t s = 0; s < 2; ++s) {
+      const auto median_of = [&](double sim::Device::MeasuredKernel::*pass_seconds) {
+        std::vector<double> values;
+        for (const sim::Device::MeasuredKernel& run : runs[i][s]) values.push_back(run.*pass_seconds);
+        return median(values);
+      };
+      const sim::Device::MeasuredKernel seconds{median_of(&sim::Device::MeasuredKernel::forward_seconds),
+                                                median_of(&sim::Device::MeasuredKernel::backward_input_seconds),
+                                                median_of(&sim::Device::MeasuredKernel::backward_weight_seconds)};
+      const std::string key = sim::kernel_key(problems[i].problem, problems[i].busy_ranks, states[s]);
       if (print) {
         std::cout << fmt::format(
                          "[calibrate] {:>3}/{} {:<78} fwd {:8.3f} ms  bwd-data {:8.3f} ms  bwd-weights {:8.3f} ms\n",

@@ -15,7 +15,8 @@
 namespace splitbrain::tools {
 
 // Times each problem on its busy_ranks first ranks of `comm` at once while the others sleep (the
-// slowest busy rank's median, as the rest of calibrate), with the caches swept and warm
+// slowest busy rank's time; the median over `repeats` passes over the whole list, so the runs of
+// one problem are spread over the measurement), with the caches swept and warm
 // (sim::CacheState), adds both to device.measured_kernels and records the device's last-level
 // cache (Device::last_level_cache_bytes) they are read against.
 // Rank 0 prints progress when `print`. Collective over `comm`, which must have at least the
