@@ -21,6 +21,13 @@ inline void evict_caches() {
   for (size_t i = 0; i < sweep.size(); i += 64) sweep[i] = static_cast<char>(sweep[i] + 1);
 }
 
+// The upper median (the middle value of an odd count, the higher middle one of an even count):
+// always a time that was measured. `values` must not be empty.
+inline double upper_median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
 template <class Work>
 double median_seconds(int repeats, MPI_Comm comm, Work&& work) {
   work();  // warm-up: first-touch page faults, JIT compilation, MPI connection set-up
@@ -32,11 +39,10 @@ double median_seconds(int repeats, MPI_Comm comm, Work&& work) {
     work();
     times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
-  std::sort(times.begin(), times.end());
   // A synchronous step goes at its slowest rank's pace, and the cores of a shared host are not
   // equally fast (here one often runs a third slower than the other): every rank gets the
   // slowest rank's median.
-  double slowest = times[times.size() / 2];
+  double slowest = upper_median(times);
   SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm));
   return slowest;
 }

@@ -220,11 +220,6 @@ double last_level_cache_bytes() {
   return largest;
 }
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
-
 }  // namespace
 
 // A shared host's slow spells last longer than one problem's runs (seen: a 2x2 convolution's
@@ -255,7 +250,7 @@ void measure_kernel_problems(const std::vector<PlannedProblem>& problems, int re
       const auto median_of = [&](double sim::Device::MeasuredKernel::*pass_seconds) {
         std::vector<double> values;
         for (const sim::Device::MeasuredKernel& run : runs[i][s]) values.push_back(run.*pass_seconds);
-        return median(values);
+        return upper_median(values);
       };
       const sim::Device::MeasuredKernel seconds{median_of(&sim::Device::MeasuredKernel::forward_seconds),
                                                 median_of(&sim::Device::MeasuredKernel::backward_input_seconds),
