@@ -1,83 +1,149 @@
 #!/usr/bin/env bash
-# The checks that need a GPU, on a machine that has one: build with the CUDA backend, run the GPU
-# tests (`ctest -L gpu`: the NCCL engine against the MPI engine needs one GPU per rank, 2 ranks),
-# then predicted against measured on the cuda backend: plan fashion-vgg for as many ranks as
-# there are GPUs (at most 2) on the dgx-h100 cluster file, simulate the best plan, run it for
-# real with `run --backend cuda` and compare.
-# Writes results/gpu/: README.md (device, commands, outcome), ctest-gpu.txt, the plan, the
-# prediction and measurement (reports and traces), run.txt and compare/ (comparison.json, figures,
-# merged trace). Made in a temporary folder and renamed, so nothing is left half-written.
-# Knobs (environment): BUILD (build folder, build-gpu), ITERS (10), WARMUP (3), MODEL (fashion-vgg),
-# CLUSTER (dgx-h100).
+# The checks that need a GPU, on a machine that has one (issue "1/5 Step programs", must-show 5):
+#  1. the GPU tests: every CUDA kernel against its CPU twin, the staging pool, and (2 GPUs) the
+#     NCCL engine against the MPI engine;
+#  2. fashion-vgg: plan for as many ranks as there are GPUs (at most 2) on the dgx-h100 cluster
+#     file, simulate the best plan, run it with `run --backend cuda`, compare;
+#  3. vgg11-cifar10 on one GPU at batch 64 and 512: `splitbrain run --backend cuda` against the
+#     PyTorch eager peer (tools/bench/pytorch_peer.py --device cuda, fp32, TF32 off) in the same
+#     run, and the prediction for the cluster file against the measurement (time, memory, host
+#     transfers).
+# Writes results/gpu/: README.md (device, commands, outcome), tests.txt, fashion-vgg/ and
+# vgg11-b<N>/ (plan, prediction, measurement, traces, comparison) and the PyTorch peers' JSON.
+# Made in a temporary folder and renamed, so nothing is left half-written.
+# Knobs (environment): BUILD (build folder, build-gpu), PREBUILT (a folder with bin/splitbrain and
+# bin/exec_cuda_*tests built elsewhere: no CMake here), ITERS (10), WARMUP (3), MODEL (fashion-vgg),
+# CLUSTER (dgx-h100), BATCHES ("64 512"), PYTHON (python3), BACKEND (cuda; cpu only to try the
+# script on a machine without a GPU).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=results/gpu
-build=${BUILD:-build-gpu} iters=${ITERS:-10} warmup=${WARMUP:-3}
-model=${MODEL:-fashion-vgg} cluster=${CLUSTER:-dgx-h100} batch=64
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+build=${BUILD:-build-gpu} iters=${ITERS:-10} warmup=${WARMUP:-3} batches=${BATCHES:-64 512}
+model=${MODEL:-fashion-vgg} cluster=${CLUSTER:-dgx-h100} python=${PYTHON:-python3} backend=${BACKEND:-cuda}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PYTHONUNBUFFERED=1
 
-gpus=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU' || true)
-if [ "${gpus:-0}" -eq 0 ]; then
-  echo "[gpu-checks] no GPU visible (nvidia-smi -L lists none): nothing to check here" >&2
-  exit 2
+if [ "$backend" = cuda ]; then
+  gpus=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU' || true)
+  if [ "${gpus:-0}" -eq 0 ]; then
+    echo "[gpu-checks] no GPU visible (nvidia-smi -L lists none): nothing to check here" >&2
+    exit 2
+  fi
+else
+  gpus=1
 fi
 ranks=$(( gpus < 2 ? gpus : 2 ))
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpu-checks.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 work=$tmp/gpu
 mkdir -p "$work"
-nvidia-smi -L > "$work/devices.txt"
+{ nvidia-smi -L 2> /dev/null || echo "no GPU (BACKEND=$backend)"; } > "$work/devices.txt"
+torch_device=$([ "$backend" = cuda ] && echo cuda || echo cpu)
 
-echo "[gpu-checks] building with the CUDA backend in $build" >&2
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DSPLITBRAIN_CUDA=ON > "$work/cmake.txt"
-cmake --build "$build" -j "$(nproc)" > "$work/build.txt" 2>&1 || { tail -n 40 "$work/build.txt"; exit 1; }
-sb=$build/tools/splitbrain
-
-echo "[gpu-checks] ctest -L gpu" >&2
-tests_ok=yes
-ctest --test-dir "$build" -L gpu --output-on-failure > "$work/ctest-gpu.txt" 2>&1 || tests_ok=no
-tail -n 4 "$work/ctest-gpu.txt" >&2
-
-echo "[gpu-checks] $model on $ranks rank(s), cluster $cluster, --backend cuda" >&2
-"$sb" plan --model "$model" --cluster "$cluster" --devices "$ranks" --batch "$batch" --top 1 --emit-plans "$tmp/plans" \
-  > "$work/plan.txt"
-plan=$(ls "$tmp"/plans/*.json | head -n 1)
-cp "$plan" "$work/plan.json"
-"$sb" simulate --plan "$work/plan.json" --cluster "$cluster" --json "$work/prediction.json" \
-  --trace "$work/prediction-trace.json" > /dev/null
-run_ok=yes
-mpirun -np "$ranks" "$sb" run --plan "$work/plan.json" --backend cuda --data synthetic:shape=1x28x28 --warmup "$warmup" \
-  --iters "$iters" --log-every 1 --report "$work/measured.json" --trace "$work/measured-trace.json" \
-  > "$work/run.txt" 2>&1 || run_ok=no
-tail -n 2 "$work/run.txt" >&2
-if [ "$run_ok" = yes ]; then
-  "$sb" compare "$work/prediction.json" "$work/measured.json" --out "$work/compare" \
-    --predicted-trace "$work/prediction-trace.json" --measured-trace "$work/measured-trace.json" > "$work/compare.txt"
-  cat "$work/compare.txt" >&2
+if [ -n "${PREBUILT:-}" ]; then
+  sb=$PREBUILT/bin/splitbrain
+  tests_dir=$PREBUILT/bin
+else
+  echo "[gpu-checks] building with the CUDA backend in $build" >&2
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DSPLITBRAIN_CUDA=ON > "$work/cmake.txt"
+  cmake --build "$build" -j "$(nproc)" > "$work/build.txt" 2>&1 || { tail -n 40 "$work/build.txt"; exit 1; }
+  sb=$build/tools/splitbrain
+  tests_dir=$build/tests/exec/cuda
 fi
+
+echo "[gpu-checks] GPU tests" >&2
+tests_ok=yes
+{
+  for t in exec_cuda_tests exec_cuda_staging_tests; do
+    echo "== $t"
+    timeout 240 "$tests_dir/$t" --gtest_brief=1 || { echo "== $t FAILED (exit $?)"; tests_ok=no; }
+  done
+  if [ "$gpus" -ge 2 ]; then
+    echo "== mpirun -np 2 exec_cuda_nccl_tests"
+    timeout 300 mpirun -np 2 "$tests_dir/exec_cuda_nccl_tests" --gtest_brief=1 || { echo "== FAILED (exit $?)"; tests_ok=no; }
+  else
+    echo "== exec_cuda_nccl_tests not run: it needs 2 GPUs, $gpus visible"
+  fi
+  if [ "$backend" = cuda ] && [ "$gpus" -lt 2 ]; then
+    # More ranks than GPUs must be refused with exit code 2 and the counts, not fail inside NCCL.
+    echo "== mpirun -np 2 splitbrain run --backend $backend on $gpus GPU: expect exit 2"
+    "$sb" plan --model "$model" --cluster "$cluster" --devices 2 --batch 64 --top 1 --emit-plans "$tmp/plans-2" > /dev/null
+    status=0
+    timeout 120 mpirun -np 2 "$sb" run --plan "$(ls "$tmp"/plans-2/*.json | head -n 1)" --backend "$backend" --iters 1 \
+      --warmup 0 > "$tmp/shortage.txt" 2>&1 || status=$?
+    grep -v '^\[plan\]' "$tmp/shortage.txt" | tail -n 3
+    [ "$status" -eq 2 ] && echo "== refused with exit 2: PASSED" || { echo "== exit $status: FAILED"; tests_ok=no; }
+  fi
+} > "$work/tests.txt" 2>&1
+grep -E '^\[  (PASSED|FAILED|SKIPPED) |^== ' "$work/tests.txt" >&2 || true
+
+# run_and_compare NAME PLAN RANKS BATCH_LABEL: simulate PLAN on the cluster, run it on the backend,
+# compare; everything under $work/NAME. Returns 1 when the run fails.
+run_and_compare() {
+  local dir=$work/$1 plan=$2 np=$3
+  mkdir -p "$dir"
+  cp "$plan" "$dir/plan.json"
+  "$sb" simulate --plan "$dir/plan.json" --cluster "$cluster" --json "$dir/prediction.json" \
+    --trace "$dir/prediction-trace.json" > /dev/null
+  if ! timeout 180 mpirun -np "$np" "$sb" run --plan "$dir/plan.json" --backend "$backend" --data synthetic \
+      --warmup "$warmup" --iters "$iters" --log-every 1 --report "$dir/measured.json" \
+      --trace "$dir/measured-trace.json" > "$dir/run.txt" 2>&1; then
+    tail -n 5 "$dir/run.txt" >&2
+    return 1
+  fi
+  "$sb" compare "$dir/prediction.json" "$dir/measured.json" --out "$dir/compare" \
+    --predicted-trace "$dir/prediction-trace.json" --measured-trace "$dir/measured-trace.json" |
+    sed -e '/^wrote /d' -e '/^figures:/,$d' > "$dir/compare.txt"
+}
+
+echo "[gpu-checks] $model on $ranks rank(s), cluster $cluster, --backend $backend" >&2
+"$sb" plan --model "$model" --cluster "$cluster" --devices "$ranks" --batch 64 --top 1 --emit-plans "$tmp/plans-$model" \
+  > "$work/plan-$model.txt"
+model_ok=yes
+run_and_compare "$model" "$(ls "$tmp/plans-$model"/*.json | head -n 1)" "$ranks" || model_ok=no
+
+vgg_ok=yes
+for batch in $batches; do
+  echo "[gpu-checks] vgg11-cifar10, 1 GPU, batch $batch: splitbrain and PyTorch" >&2
+  "$sb" plan --model vgg11-cifar10 --cluster "$cluster" --devices 1 --batch "$batch" --emit-plans "$tmp/plans-b$batch" \
+    > /dev/null
+  plan=$(grep -l '"data-parallel' "$tmp/plans-b$batch"/*.json | head -n 1)
+  run_and_compare "vgg11-b$batch" "$plan" 1 || vgg_ok=no
+  timeout 180 "$python" tools/bench/pytorch_peer.py --device "$torch_device" --batch "$batch" --iters "$iters" \
+    --warmup "$warmup" --out "$work/vgg11-b$batch/pytorch.json" 2>> "$work/vgg11-b$batch/run.txt" || vgg_ok=no
+done
+"$python" tools/gpu_checks_report.py "$work" $batches > "$work/vgg11-vs-pytorch.md" || vgg_ok=no
 
 {
   echo "# GPU checks"
   echo
-  echo "Made by \`bash tools/gpu-checks.sh\` (ITERS=$iters WARMUP=$warmup MODEL=$model CLUSTER=$cluster) at commit"
+  echo "Made by \`bash tools/gpu-checks.sh\` (ITERS=$iters WARMUP=$warmup MODEL=$model CLUSTER=$cluster BACKEND=$backend"
+  echo "BATCHES=\"$batches\"$([ -n "${PREBUILT:-}" ] && echo ", PREBUILT: built on another machine") at commit"
   echo "$(git rev-parse --short HEAD 2> /dev/null || echo unknown) on $(date -u '+%Y-%m-%d %H:%M UTC')."
   echo
   echo "Devices:"
   echo
   sed 's/^/    /' "$work/devices.txt"
   echo
-  echo "- \`ctest -L gpu\`: $( [ "$tests_ok" = yes ] && echo passed || echo FAILED ) ($(grep -E 'tests passed|tests failed' "$work/ctest-gpu.txt" | tail -n 1)); see \`ctest-gpu.txt\`"
-  echo "- \`mpirun -np $ranks splitbrain run --backend cuda\` on \`plan.json\`: $( [ "$run_ok" = yes ] && echo ran || echo "refused or failed: $(tail -n 1 "$work/run.txt")" )"
-  if [ "$run_ok" = yes ]; then
+  echo "- GPU tests: $( [ "$tests_ok" = yes ] && echo passed || echo FAILED); see \`tests.txt\`:"
+  echo
+  grep -E '^\[  (PASSED|FAILED|SKIPPED) |^== ' "$work/tests.txt" | sed 's/^/      /' || true
+  echo
+  echo "- $model, \`mpirun -np $ranks splitbrain run --backend $backend\` on the best plan for $ranks GPU(s):" \
+    "$( [ "$model_ok" = yes ] && echo ran || echo "FAILED: $(tail -n 1 "$work/$model/run.txt")")"
+  if [ "$model_ok" = yes ]; then
     echo
-    echo "Predicted (\`$cluster\`) against measured:"
+    echo "  Predicted (\`$cluster\`) against measured:"
     echo
     echo '```'
-    cat "$work/compare.txt"
+    cat "$work/$model/compare.txt"
     echo '```'
   fi
+  echo
+  echo "## vgg11-cifar10 on one GPU against PyTorch eager (fp32, TF32 off), same run"
+  echo
+  cat "$work/vgg11-vs-pytorch.md"
 } > "$work/README.md"
 rm -rf "$out.new" && mkdir -p "$(dirname "$out")" && cp -r "$work" "$out.new"
 rm -rf "$out" && mv "$out.new" "$out"
 echo "[gpu-checks] wrote $out/README.md" >&2
-[ "$tests_ok" = yes ] && [ "$run_ok" = yes ]
+[ "$tests_ok" = yes ] && [ "$model_ok" = yes ] && [ "$vgg_ok" = yes ]

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""PyTorch CPU peer of `splitbrain run` for tools/bench/executor-vs-pytorch.sh.
+"""PyTorch peer of `splitbrain run`: CPU for tools/bench/executor-vs-pytorch.sh, CUDA for tools/gpu-checks.sh.
 
 Trains vgg11-cifar10 (the zoo's network: torchvision VGG cfg "A" conv stack on 3x32x32, then
 512 -> 4096 -> 4096 -> 10 with ReLU and Dropout(0.5), cross-entropy, SGD momentum 0.9) on random
@@ -7,6 +7,11 @@ inputs and labels, and times whole training steps (zero_grad, forward, loss, bac
 
   pytorch_peer.py --ranks 1 --batch 64 --iters 10 --warmup 2 --threads 1 --out FILE
   pytorch_peer.py --ranks 2 --batch 64 ...      # DistributedDataParallel over gloo, batch per rank
+  pytorch_peer.py --device cuda --batch 512 ...  # one GPU, eager fp32 (TF32 off unless --tf32)
+
+On CUDA the step ends with loss.item(), which waits for the GPU, as `splitbrain run`'s step ends
+with the loss on the host; the batches are on the GPU before timing starts, as the executor's
+synthetic data is uploaded once per step inside its timing (a 64x3x32x32 batch is 0.8 MB).
 
 Writes FILE (JSON): iteration_seconds (median of rank 0's timed steps, as `splitbrain run`
 reports), step_seconds of every rank, losses of rank 0, torch version and settings. FILE is
@@ -56,15 +61,20 @@ def train(rank, args, port, result_queue):
         os.environ["MASTER_PORT"] = str(port)
         dist.init_process_group("gloo", rank=rank, world_size=args.ranks)
     torch.manual_seed(args.seed)  # same initial weights on every rank, as DDP broadcasts anyway
-    model = vgg11_cifar10()
+    device = torch.device(args.device)
+    if args.device == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = args.tf32
+        torch.backends.cudnn.allow_tf32 = args.tf32
+        torch.backends.cudnn.benchmark = True  # algorithm search once per shape, in the warm-up
+    model = vgg11_cifar10().to(device)
     if args.ranks > 1:
         model = nn.parallel.DistributedDataParallel(model)
     model.train()
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
     loss_fn = nn.CrossEntropyLoss()
     generator = torch.Generator().manual_seed(args.seed + 1 + rank)
-    batches = [(torch.randn(args.batch, 3, 32, 32, generator=generator),
-                torch.randint(0, 10, (args.batch,), generator=generator)) for _ in range(4)]
+    batches = [(torch.randn(args.batch, 3, 32, 32, generator=generator).to(device),
+                torch.randint(0, 10, (args.batch,), generator=generator).to(device)) for _ in range(4)]
     steps, losses = [], []
     for step in range(args.warmup + args.iters):
         x, y = batches[step % len(batches)]
@@ -95,12 +105,16 @@ def main():
     parser.add_argument("--iters", type=int, default=10)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    parser.add_argument("--tf32", action="store_true", help="cuda: TF32 tensor cores for convolutions and products")
     parser.add_argument("--lr", type=float, default=0.01)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--no-pin", dest="pin", action="store_false",
                         help="do not pin rank r to core r (pinned by default, like mpirun --bind-to core)")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
+    if args.device == "cuda" and args.ranks != 1:
+        parser.error("--device cuda runs one rank (one GPU)")
 
     if args.ranks == 1:
         results = []
@@ -126,6 +140,9 @@ def main():
         "format": "pytorch-peer",
         "torch": torch.__version__,
         "mkldnn": torch.backends.mkldnn.is_available(),
+        "device": args.device,
+        "gpu": torch.cuda.get_device_name(0) if args.device == "cuda" else None,
+        "tf32": args.tf32,
         "ranks": args.ranks,
         "batch_per_rank": args.batch,
         "global_batch": args.batch * args.ranks,
