@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -33,9 +34,12 @@ class CudaArrayDeviceTest : public ::testing::Test {
     std::unique_ptr<DeviceArray> host;
     std::unique_ptr<DeviceArray> cuda;
   };
-  Twin twin(std::vector<int64_t> shape, unsigned seed) {
+  enum class Values { any, non_negative };
+  Twin twin(std::vector<int64_t> shape, unsigned seed, Values kind = Values::any) {
     Twin t{host_.allocate(shape, false), cuda_->allocate(shape, false)};
-    const std::vector<float> values = random_floats(static_cast<std::size_t>(t.host->elements()), seed);
+    std::vector<float> values = random_floats(static_cast<std::size_t>(t.host->elements()), seed);
+    if (kind == Values::non_negative)
+      for (float& value : values) value = std::abs(value);
     host_.upload(values, *t.host);
     cuda_->upload(values, *t.cuda);
     return t;
@@ -97,7 +101,8 @@ TEST_F(CudaArrayDeviceTest, UpdatesMatchTheHostDevice) {
     plans::OptimizerConfig config;
     config.kind = kind;
     config.weight_decay = 0.01;
-    Twin p = twin({300}, 8), g = twin({300}, 9), m = twin({300}, 10), v = twin({300}, 11);
+    // Adam's second moment is a mean of squares: a negative one would make both sides NaN.
+    Twin p = twin({300}, 8), g = twin({300}, 9), m = twin({300}, 10), v = twin({300}, 11, Values::non_negative);
     for (int64_t step = 1; step <= 3; ++step) {
       host_.update(config, step, *p.host, *g.host, *m.host, v.host.get());
       cuda_->update(config, step, *p.cuda, *g.cuda, *m.cuda, v.cuda.get());
