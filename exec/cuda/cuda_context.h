@@ -4,11 +4,12 @@
 // kernels whose device buffers depend on the call (the others own buffers sized once), and the
 // caching allocator of the rank's arrays and kept state (device_memory_pool.h).
 //
-// The twin of cpu::CpuContext. Kernels take pointers to host or device memory (every copy is
-// cudaMemcpyDefault): each copies its arguments into its own device buffers, runs on stream() and
-// copies the results out, then synchronises; so the arrays of the CudaArrayDevice (device
-// memory) and the host arrays of the kernel tests both work. Kernels that compute on the
-// caller's device pointers directly, with no copies, come next (exec/cuda/README.md).
+// The twin of cpu::CpuContext. Kernels compute on the caller's pointers, which are device memory
+// (the CudaArrayDevice's arrays and kept buffers; the tests' OnDevice copies): a kernel queues its
+// work on stream() and returns without waiting, so nothing it writes may be read on the host
+// before synchronize() (CudaArrayDevice waits where a value must reach the host). A kernel's own
+// device buffers hold only what its arguments cannot (explicit padding, a packed layout). Where a
+// kernel interface passes host memory (a few per-channel values), its header says so.
 //
 // Math: by default cuDNN convolutions use CUDNN_FMA_MATH and cuBLAS CUBLAS_PEDANTIC_MATH, i.e.
 // plain fp32 (no TF32 tensor cores), so results match the CPU backend to fp32 rounding;
