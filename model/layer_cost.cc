@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "model/max_pool_index.h"
+
 namespace splitbrain::model {
 namespace {
 
@@ -14,10 +16,6 @@ constexpr double kNormForward = 8, kNormBackward = 12;       // statistics, norm
 constexpr double kSoftmaxForward = 5, kSoftmaxBackward = 4;  // max, subtract, exp, sum, divide
 constexpr double kCrossEntropyBackward = 2;                  // softmax minus one-hot, scaled
 
-// The argmax position kept per pooled output: the executor's oneDNN max pooling keeps it in one
-// byte for windows of up to 255 elements (its workspace is u8 then), in an int32 beyond.
-constexpr int64_t kMaxPoolLargestByteIndexedWindow = 255;
-constexpr int64_t kMaxPoolSmallIndexBytes = 1, kMaxPoolLargeIndexBytes = 4;
 constexpr int64_t kDropoutMaskBytes = 1;  // one byte per element
 constexpr int64_t kLabelBytes = 4;        // the target class of a row: a sample, or a position of a sequence (int32)
 constexpr int64_t kStatisticBytes = 4;    // mean and inverse deviation are kept in fp32
@@ -67,9 +65,8 @@ LayerCost compute_layer_cost(const Layer& layer, std::span<const Layer* const> p
     case OpKind::maxpool: {
       const auto& a = layer.attr<Pool2dAttrs>();
       elementwise_flops(cost, out, static_cast<double>(a.kernel.h * a.kernel.w), 1);
-      const int64_t index_bytes = a.kernel.h * a.kernel.w <= kMaxPoolLargestByteIndexedWindow ? kMaxPoolSmallIndexBytes
-                                                                                              : kMaxPoolLargeIndexBytes;
-      cost.saved.extra_bytes = checked_product(num_elements(layer.output_shape), index_bytes, "bytes");
+      cost.saved.extra_bytes =
+          checked_product(num_elements(layer.output_shape), max_pool_index_bytes(a.kernel.h * a.kernel.w), "bytes");
       break;
     }
     case OpKind::avgpool: {

@@ -4,8 +4,8 @@
 // (indexing_kernels.h); backward gathers per input element, so it needs no atomics and is
 // deterministic.
 //
-// Host or device arrays in and out (see cuda_context.h), staged in the context's staging buffers; every
-// call synchronises.
+// x, y, dy and dx are device memory (cuda_context.h): the kernels run on the caller's pointers,
+// queued on the context's stream, and return without waiting.
 
 #include "exec/cuda/cuda_context.h"
 #include "exec/cuda/indexing_kernels.h"

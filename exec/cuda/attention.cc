@@ -42,60 +42,50 @@ SelfAttentionKernel::SelfAttentionKernel(CudaContext& context, const kernels::At
       grad_q_(product(shape, shape.seq, shape.seq, shape.head_dim, false, false, softmax_scale(shape))),
       grad_k_(product(shape, shape.seq, shape.seq, shape.head_dim, true, false, softmax_scale(shape))) {
   const int64_t per_head = shape.batch * shape.heads * shape.seq * shape.head_dim;
-  qkv_ = DeviceBuffer(float_bytes(3 * per_head));
-  rows_ = DeviceBuffer(float_bytes(per_head));
   for (DeviceBuffer* buffer : {&q_, &k_, &v_, &o_, &dq_, &dk_, &dv_}) *buffer = DeviceBuffer(float_bytes(per_head));
-  probs_ = DeviceBuffer(float_bytes(probs_elements()));
   grad_scores_ = DeviceBuffer(float_bytes(probs_elements()));
 }
 
 int64_t SelfAttentionKernel::probs_elements() const { return shape_.batch * shape_.heads * shape_.seq * shape_.seq; }
 
-void SelfAttentionKernel::upload_heads(const float* qkv) {
+void SelfAttentionKernel::unpack_qkv(const float* qkv) {
   cudaStream_t stream = context_.stream();
-  upload(stream, qkv, qkv_.bytes(), qkv_);
-  unpack_heads(stream, layout(shape_), 3, 0, qkv_.as<float>(), q_.as<float>());
-  unpack_heads(stream, layout(shape_), 3, 1, qkv_.as<float>(), k_.as<float>());
-  unpack_heads(stream, layout(shape_), 3, 2, qkv_.as<float>(), v_.as<float>());
+  unpack_heads(stream, layout(shape_), 3, 0, qkv, q_.as<float>());
+  unpack_heads(stream, layout(shape_), 3, 1, qkv, k_.as<float>());
+  unpack_heads(stream, layout(shape_), 3, 2, qkv, v_.as<float>());
 }
 
 void SelfAttentionKernel::forward(const float* qkv, float* y, float* probs) {
   cudaStream_t stream = context_.stream();
   cublasHandle_t cublas = context_.cublas();
   const float one = 1.0f, zero = 0.0f;
-  upload_heads(qkv);
+  unpack_qkv(qkv);
   batched_matmul_on_device(cublas, scores_, q_.as<float>(), k_.as<float>(), grad_scores_.as<float>());
   if (shape_.causal) mask_future(stream, shape_.batch * shape_.heads, shape_.seq, grad_scores_.as<float>());
   SB_CUDNN_CHECK(cudnnSoftmaxForward(context_.cudnn(), CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &one,
-                                     score_rows_.get(), grad_scores_.data(), &zero, score_rows_.get(), probs_.data()));
-  batched_matmul_on_device(cublas, context_out_, probs_.as<float>(), v_.as<float>(), o_.as<float>());
-  pack_heads(stream, layout(shape_), 1, 0, o_.as<float>(), rows_.as<float>());
-  download(stream, rows_, rows_.bytes(), y);
-  download(stream, probs_, probs_.bytes(), probs);
-  context_.synchronize();
+                                     score_rows_.get(), grad_scores_.data(), &zero, score_rows_.get(), probs));
+  batched_matmul_on_device(cublas, context_out_, probs, v_.as<float>(), o_.as<float>());
+  pack_heads(stream, layout(shape_), 1, 0, o_.as<float>(), y);
 }
 
 void SelfAttentionKernel::backward(const float* qkv, const float* probs, const float* dy, float* dqkv) {
   cudaStream_t stream = context_.stream();
   cublasHandle_t cublas = context_.cublas();
   const float one = 1.0f, zero = 0.0f;
-  upload_heads(qkv);
-  upload(stream, probs, probs_.bytes(), probs_);
-  upload(stream, dy, rows_.bytes(), rows_);
-  unpack_heads(stream, layout(shape_), 1, 0, rows_.as<float>(), o_.as<float>());  // o_ holds dO here
-  batched_matmul_on_device(cublas, grad_v_, probs_.as<float>(), o_.as<float>(), dv_.as<float>());
+  unpack_qkv(qkv);
+  unpack_heads(stream, layout(shape_), 1, 0, dy, o_.as<float>());  // o_ holds dO here
+  batched_matmul_on_device(cublas, grad_v_, probs, o_.as<float>(), dv_.as<float>());
   batched_matmul_on_device(cublas, grad_p_, o_.as<float>(), v_.as<float>(), grad_scores_.as<float>());
   // dS = P (dP - rowsum(dP P)), in place over dP (cuDNN allows dy == dx with one descriptor).
   SB_CUDNN_CHECK(cudnnSoftmaxBackward(context_.cudnn(), CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &one,
-                                      score_rows_.get(), probs_.data(), score_rows_.get(), grad_scores_.data(), &zero,
+                                      score_rows_.get(), probs, score_rows_.get(), grad_scores_.data(), &zero,
                                       score_rows_.get(), grad_scores_.data()));
   batched_matmul_on_device(cublas, grad_q_, grad_scores_.as<float>(), k_.as<float>(), dq_.as<float>());
   batched_matmul_on_device(cublas, grad_k_, grad_scores_.as<float>(), q_.as<float>(), dk_.as<float>());
-  pack_heads(stream, layout(shape_), 3, 0, dq_.as<float>(), qkv_.as<float>());
-  pack_heads(stream, layout(shape_), 3, 1, dk_.as<float>(), qkv_.as<float>());
-  pack_heads(stream, layout(shape_), 3, 2, dv_.as<float>(), qkv_.as<float>());
-  download(stream, qkv_, qkv_.bytes(), dqkv);
-  context_.synchronize();
+  // The three parts together overwrite all of dqkv.
+  pack_heads(stream, layout(shape_), 3, 0, dq_.as<float>(), dqkv);
+  pack_heads(stream, layout(shape_), 3, 1, dk_.as<float>(), dqkv);
+  pack_heads(stream, layout(shape_), 3, 2, dv_.as<float>(), dqkv);
 }
 
 }  // namespace splitbrain::exec::cuda

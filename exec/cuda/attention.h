@@ -7,8 +7,10 @@
 // future scores to -inf, so cudnnSoftmaxForward gives them exact zeros and cudnnSoftmaxBackward's
 // P (dP - rowsum(dP P)) is the CPU's dS.
 //
-// Host or device arrays in and out (see cuda_context.h): every call uploads its inputs into the device
-// buffers this object allocates once, runs on the context's stream and synchronises.
+// Every argument is device memory (cuda_context.h): the steps read qkv, dy and the probabilities
+// and write y, the probabilities and dqkv where the caller has them, queued on the context's
+// stream, and return without waiting. This object's device buffers, allocated once, hold only
+// what has no argument: the dense per-head matrices and the scores.
 
 #include <cstdint>
 
@@ -32,18 +34,16 @@ class SelfAttentionKernel final : public kernels::SelfAttentionKernel {
   void backward(const float* qkv, const float* probs, const float* dy, float* dqkv) override;
 
  private:
-  // Uploads qkv and copies Q, K and V out of it.
-  void upload_heads(const float* qkv);
+  // Copies Q, K and V out of the fused qkv.
+  void unpack_qkv(const float* qkv);
 
   CudaContext& context_;
   kernels::AttentionShape shape_;
   TensorDescriptor score_rows_;  // [batch * heads * seq, seq, 1, 1]: one softmax per row
   kernels::BatchedMatmulShape scores_, context_out_, grad_v_, grad_p_, grad_q_, grad_k_;  // as the CPU's
-  DeviceBuffer qkv_;                                                                      // qkv, or dqkv
-  DeviceBuffer rows_;           // y, or dy: [N, T, heads * head_dim]
   DeviceBuffer q_, k_, v_, o_;  // dense [N * heads, T, head_dim]; o_ holds dO in backward
   DeviceBuffer dq_, dk_, dv_;
-  DeviceBuffer probs_, grad_scores_;  // [N * heads, T, T]
+  DeviceBuffer grad_scores_;  // [N * heads, T, T]: the scores in forward, dP then dS in backward
 };
 
 }  // namespace splitbrain::exec::cuda

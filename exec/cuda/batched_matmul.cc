@@ -11,16 +11,10 @@ const kernels::BatchedMatmulShape& checked(const kernels::BatchedMatmulShape& s)
     throw kernels::KernelArgumentError("BatchedMatmulKernel: batch, m, k and n must be positive");
   return s;
 }
-
-std::size_t float_bytes(int64_t elements) { return static_cast<std::size_t>(elements) * sizeof(float); }
 }  // namespace
 
 BatchedMatmulKernel::BatchedMatmulKernel(CudaContext& context, const kernels::BatchedMatmulShape& shape)
-    : context_(context),
-      shape_(checked(shape)),
-      a_(float_bytes(shape.batch * shape.m * shape.k)),
-      b_(float_bytes(shape.batch * shape.k * shape.n)),
-      c_(float_bytes(shape.batch * shape.m * shape.n)) {}
+    : context_(context), shape_(checked(shape)) {}
 
 void batched_matmul_on_device(cublasHandle_t cublas, const kernels::BatchedMatmulShape& s, const float* a,
                               const float* b, float* c) {
@@ -37,11 +31,7 @@ void batched_matmul_on_device(cublasHandle_t cublas, const kernels::BatchedMatmu
 }
 
 void BatchedMatmulKernel::run(const float* a, const float* b, float* c) {
-  upload(context_.stream(), a, a_.bytes(), a_);
-  upload(context_.stream(), b, b_.bytes(), b_);
-  batched_matmul_on_device(context_.cublas(), shape_, a_.as<float>(), b_.as<float>(), c_.as<float>());
-  download(context_.stream(), c_, c_.bytes(), c);
-  context_.synchronize();
+  batched_matmul_on_device(context_.cublas(), shape_, a, b, c);
 }
 
 }  // namespace splitbrain::exec::cuda

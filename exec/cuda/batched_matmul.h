@@ -5,19 +5,18 @@
 // cublasSgemmStridedBatched on the column-major views: C^T = op(B)^T op(A)^T, so the row-major
 // buffers are used as they are.
 //
-// Host or device arrays in and out (see cuda_context.h): every call uploads its inputs into the device
-// buffers this object allocates once, runs on the context's stream and synchronises.
+// Device arrays in and out (see cuda_context.h): cuBLAS reads a and b and writes c where the
+// caller has them, queued on the context's stream; run returns without waiting.
 
 #include <cublas_v2.h>
 
 #include "exec/cuda/cuda_context.h"
-#include "exec/cuda/device_buffer.h"
 #include "exec/kernels/batched_matmul.h"
 
 namespace splitbrain::exec::cuda {
 
-// The product on DEVICE pointers, queued on the handle's stream (no synchronisation): for kernels
-// whose operands already live on the device (attention).
+// The product on DEVICE pointers, queued on the handle's stream (no synchronisation): what run
+// does, for kernels that multiply without a BatchedMatmulKernel of their own (attention).
 void batched_matmul_on_device(cublasHandle_t cublas, const kernels::BatchedMatmulShape& shape, const float* a,
                               const float* b, float* c);
 
@@ -31,7 +30,6 @@ class BatchedMatmulKernel final : public kernels::BatchedMatmulKernel {
  private:
   CudaContext& context_;
   kernels::BatchedMatmulShape shape_;
-  DeviceBuffer a_, b_, c_;
 };
 
 }  // namespace splitbrain::exec::cuda

@@ -5,8 +5,12 @@
 // (kernels::batchnorm_statistics, ...) on the host, exactly as for the CPU backend: it touches
 // only `channels` values.
 //
-// Host or device arrays in and out (see cuda_context.h), staged in the context's staging buffers; every
-// call synchronises, so x == y and dx == dy are allowed as on the CPU.
+// The tensors (x, y, dy, dx), gamma and beta are device memory (cuda_context.h). The per-channel
+// mean, inv_std and double sums may be HOST memory: the op keeps them there for its host steps and
+// all-reduces. They go through the context's staging buffers with cudaMemcpyDefault (from pageable
+// memory the copy has taken them when the call returns). normalize and backward_data return
+// without waiting; local_sums and backward_local_sums synchronise once, as the host reads their
+// sums next. x == y and dx == dy are allowed: those kernels are elementwise.
 
 #include "exec/cuda/cuda_context.h"
 #include "exec/cuda/normalization_kernels.h"

@@ -51,32 +51,27 @@ ConcatKernel::ConcatKernel(CudaContext& context, std::vector<kernels::Dims> inpu
     starts_.push_back(start);
     start += runs_.back();
   }
-  output_ = DeviceBuffer(float_bytes(outer_ * output_run_));
 }
 
 void ConcatKernel::forward(std::span<const float* const> xs, float* y) {
   require(xs.size() == input_dims_.size(),
           "forward got " + std::to_string(xs.size()) + " inputs, built for " + std::to_string(input_dims_.size()));
   for (std::size_t i = 0; i < xs.size(); ++i) {
-    // outer_ rows of runs_[i] floats, packed on the host, at column starts_[i] of the output.
-    SB_CUDA_CHECK(cudaMemcpy2DAsync(output_.as<float>() + starts_[i], float_bytes(output_run_), xs[i],
-                                    float_bytes(runs_[i]), float_bytes(runs_[i]), static_cast<std::size_t>(outer_),
-                                    cudaMemcpyDefault, context_.stream()));
+    // outer_ rows of runs_[i] floats, packed in x_i, at column starts_[i] of y.
+    SB_CUDA_CHECK(cudaMemcpy2DAsync(y + starts_[i], float_bytes(output_run_), xs[i], float_bytes(runs_[i]),
+                                    float_bytes(runs_[i]), static_cast<std::size_t>(outer_), cudaMemcpyDeviceToDevice,
+                                    context_.stream()));
   }
-  download(context_.stream(), output_, output_.bytes(), y);
-  context_.synchronize();
 }
 
 void ConcatKernel::backward(const float* dy, std::span<float* const> dxs) const {
   require(dxs.size() == input_dims_.size(),
           "backward got " + std::to_string(dxs.size()) + " gradients, built for " + std::to_string(input_dims_.size()));
-  upload(context_.stream(), dy, output_.bytes(), output_);
   for (std::size_t i = 0; i < dxs.size(); ++i) {
-    SB_CUDA_CHECK(cudaMemcpy2DAsync(dxs[i], float_bytes(runs_[i]), output_.as<float>() + starts_[i],
-                                    float_bytes(output_run_), float_bytes(runs_[i]), static_cast<std::size_t>(outer_),
-                                    cudaMemcpyDefault, context_.stream()));
+    SB_CUDA_CHECK(cudaMemcpy2DAsync(dxs[i], float_bytes(runs_[i]), dy + starts_[i], float_bytes(output_run_),
+                                    float_bytes(runs_[i]), static_cast<std::size_t>(outer_), cudaMemcpyDeviceToDevice,
+                                    context_.stream()));
   }
-  context_.synchronize();
 }
 
 }  // namespace splitbrain::exec::cuda

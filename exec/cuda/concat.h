@@ -1,19 +1,18 @@
 #pragma once
 // Concatenation along one dimension and its split on the GPU: the twin of cpu::ConcatKernel.
 // Row-major, the output is `outer` runs in which input i owns a contiguous piece of
-// dims_i[axis] * inner elements, so each input is one pitched 2-D copy (cudaMemcpy2DAsync)
-// straight from the host into its columns of the device output, and the split copies each
-// input's columns of the device dy straight back to the host. No own kernel.
+// dims_i[axis] * inner elements, so each input is one pitched 2-D copy (cudaMemcpy2DAsync) into
+// its columns of the output, and the split copies each input's columns of dy back out. No own
+// kernel.
 //
-// Host or device arrays in and out (see cuda_context.h): the calls stage through one device buffer of the
-// output's size allocated here, and synchronise before returning.
+// Device arrays in and out (cuda_context.h): the copies go device to device between the caller's
+// pointers, queued on the context's stream, and the calls return without waiting.
 
 #include <cstdint>
 #include <span>
 #include <vector>
 
 #include "exec/cuda/cuda_context.h"
-#include "exec/cuda/device_buffer.h"
 #include "exec/kernels/concat.h"
 
 namespace splitbrain::exec::cuda {
@@ -37,7 +36,6 @@ class ConcatKernel final : public kernels::ConcatKernel {
   int64_t output_run_ = 0;       // floats of one output run
   std::vector<int64_t> runs_;    // floats of input i's piece of a run
   std::vector<int64_t> starts_;  // where input i's piece starts in a run
-  DeviceBuffer output_;          // y, or dy
 };
 
 }  // namespace splitbrain::exec::cuda

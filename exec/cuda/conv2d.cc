@@ -111,89 +111,60 @@ Conv2dKernel::Conv2dKernel(CudaContext& context, const kernels::Conv2dShape& sha
   backward_filter_algo_ = bwf.algo;
   backward_filter_workspace_bytes_ = bwf.memory;
 
-  const int64_t planes = s.batch * s.in_channels;
-  const int64_t input_elements = explicit_padding_ ? planes * explicit_padding_->padded_h * explicit_padding_->padded_w
-                                                   : planes * s.height * s.width;
-  conv_input_ = DeviceBuffer(float_bytes(input_elements));
-  if (explicit_padding_) user_input_ = DeviceBuffer(float_bytes(planes * s.height * s.width));
-  weights_ = DeviceBuffer(float_bytes(s.out_channels * (s.in_channels / s.groups) * s.kernel_h * s.kernel_w));
-  if (s.bias) bias_ = DeviceBuffer(float_bytes(s.out_channels));
-  output_ = DeviceBuffer(float_bytes(s.batch * s.out_channels * s.out_height() * s.out_width()));
+  if (explicit_padding_) {
+    const PlanePadding& p = *explicit_padding_;
+    padded_input_ = DeviceBuffer(float_bytes(p.planes * p.padded_h * p.padded_w));
+  }
 }
 
-void Conv2dKernel::upload_input(const float* x) {
-  if (!explicit_padding_) {
-    upload(context_.stream(), x, conv_input_.bytes(), conv_input_);
-    return;
-  }
-  upload(context_.stream(), x, user_input_.bytes(), user_input_);
-  pad_planes(context_.stream(), *explicit_padding_, floats(user_input_), 0.0f, floats(conv_input_));
+const float* Conv2dKernel::conv_input(const float* x) {
+  if (!explicit_padding_) return x;
+  pad_planes(context_.stream(), *explicit_padding_, x, 0.0f, floats(padded_input_));
+  return floats(padded_input_);
 }
 
 void Conv2dKernel::forward(const float* x, const float* w, const float* b, float* y) {
   const float one = 1.0f, zero = 0.0f;
-  upload_input(x);
-  upload(context_.stream(), w, weights_.bytes(), weights_);
-  SB_CUDNN_CHECK(cudnnConvolutionForward(context_.cudnn(), &one, input_desc_.get(), conv_input_.data(),
-                                         filter_desc_.get(), weights_.data(), conv_desc_.get(), forward_algo_,
-                                         context_.workspace(forward_workspace_bytes_), forward_workspace_bytes_, &zero,
-                                         output_desc_.get(), output_.data()));
+  const float* input = conv_input(x);
+  SB_CUDNN_CHECK(cudnnConvolutionForward(context_.cudnn(), &one, input_desc_.get(), input, filter_desc_.get(), w,
+                                         conv_desc_.get(), forward_algo_, context_.workspace(forward_workspace_bytes_),
+                                         forward_workspace_bytes_, &zero, output_desc_.get(), y));
   if (shape_.bias && b != nullptr) {
-    upload(context_.stream(), b, bias_.bytes(), bias_);
     // y += b broadcast over N, H and W.
-    SB_CUDNN_CHECK(cudnnAddTensor(context_.cudnn(), &one, bias_desc_.get(), bias_.data(), &one, output_desc_.get(),
-                                  output_.data()));
+    SB_CUDNN_CHECK(cudnnAddTensor(context_.cudnn(), &one, bias_desc_.get(), b, &one, output_desc_.get(), y));
   }
-  download(context_.stream(), output_, output_.bytes(), y);
-  context_.synchronize();
 }
 
 void Conv2dKernel::backward_data(const float* dy, const float* w, float* dx) {
   const float one = 1.0f, zero = 0.0f;
-  upload(context_.stream(), dy, output_.bytes(), output_);
-  upload(context_.stream(), w, weights_.bytes(), weights_);
-  SB_CUDNN_CHECK(cudnnConvolutionBackwardData(
-      context_.cudnn(), &one, filter_desc_.get(), weights_.data(), output_desc_.get(), output_.data(), conv_desc_.get(),
-      backward_data_algo_, context_.workspace(backward_data_workspace_bytes_), backward_data_workspace_bytes_, &zero,
-      input_desc_.get(), conv_input_.data()));
-  if (explicit_padding_) {
-    // The gradient that fell on the padding belongs to no input element.
-    crop_planes(context_.stream(), *explicit_padding_, floats(conv_input_), floats(user_input_));
-    download(context_.stream(), user_input_, user_input_.bytes(), dx);
-  } else {
-    download(context_.stream(), conv_input_, conv_input_.bytes(), dx);
-  }
-  context_.synchronize();
+  // With explicit padding cuDNN's input gradient covers the padded input.
+  float* conv_dx = explicit_padding_ ? floats(padded_input_) : dx;
+  SB_CUDNN_CHECK(cudnnConvolutionBackwardData(context_.cudnn(), &one, filter_desc_.get(), w, output_desc_.get(), dy,
+                                              conv_desc_.get(), backward_data_algo_,
+                                              context_.workspace(backward_data_workspace_bytes_),
+                                              backward_data_workspace_bytes_, &zero, input_desc_.get(), conv_dx));
+  // The gradient that fell on the padding belongs to no input element.
+  if (explicit_padding_) crop_planes(context_.stream(), *explicit_padding_, conv_dx, dx);
 }
 
-void Conv2dKernel::weight_gradients(const float* x, const float* dy, float beta, bool with_bias) {
+void Conv2dKernel::weight_gradients(const float* x, const float* dy, float beta, float* dw, float* db, bool with_bias) {
   const float one = 1.0f;
-  upload_input(x);
-  upload(context_.stream(), dy, output_.bytes(), output_);
-  SB_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
-      context_.cudnn(), &one, input_desc_.get(), conv_input_.data(), output_desc_.get(), output_.data(),
-      conv_desc_.get(), backward_filter_algo_, context_.workspace(backward_filter_workspace_bytes_),
-      backward_filter_workspace_bytes_, &beta, filter_desc_.get(), weights_.data()));
+  const float* input = conv_input(x);
+  SB_CUDNN_CHECK(cudnnConvolutionBackwardFilter(context_.cudnn(), &one, input_desc_.get(), input, output_desc_.get(),
+                                                dy, conv_desc_.get(), backward_filter_algo_,
+                                                context_.workspace(backward_filter_workspace_bytes_),
+                                                backward_filter_workspace_bytes_, &beta, filter_desc_.get(), dw));
   if (with_bias)
-    SB_CUDNN_CHECK(cudnnConvolutionBackwardBias(context_.cudnn(), &one, output_desc_.get(), output_.data(), &beta,
-                                                bias_desc_.get(), bias_.data()));
+    SB_CUDNN_CHECK(
+        cudnnConvolutionBackwardBias(context_.cudnn(), &one, output_desc_.get(), dy, &beta, bias_desc_.get(), db));
 }
 
 void Conv2dKernel::backward_weights(const float* x, const float* dy, float* dw, float* db) {
-  weight_gradients(x, dy, 0.0f, shape_.bias);
-  download(context_.stream(), weights_, weights_.bytes(), dw);
-  if (shape_.bias) download(context_.stream(), bias_, bias_.bytes(), db);
-  context_.synchronize();
+  weight_gradients(x, dy, 0.0f, dw, db, shape_.bias);
 }
 
 void Conv2dKernel::accumulate_weight_gradients(const float* x, const float* dy, float* dw, float* db) {
-  const bool with_bias = shape_.bias && db != nullptr;
-  upload(context_.stream(), dw, weights_.bytes(), weights_);
-  if (with_bias) upload(context_.stream(), db, bias_.bytes(), bias_);
-  weight_gradients(x, dy, 1.0f, with_bias);
-  download(context_.stream(), weights_, weights_.bytes(), dw);
-  if (with_bias) download(context_.stream(), bias_, bias_.bytes(), db);
-  context_.synchronize();
+  weight_gradients(x, dy, 1.0f, dw, db, shape_.bias && db != nullptr);
 }
 
 }  // namespace splitbrain::exec::cuda

@@ -5,11 +5,13 @@
 //
 // Per-side padding: cuDNN pads symmetrically only, so a shape with pad_top != pad_bottom or
 // pad_left != pad_right (a height-split layer padding only at the global image's edges) is padded
-// explicitly with zeros (layout_kernels.h) and convolved with no cuDNN padding; backward_data
-// then crops the padded input gradient. Symmetric shapes go straight to cuDNN.
+// explicitly with zeros (layout_kernels.h) into a buffer of this object and convolved with no
+// cuDNN padding; backward_data then crops the padded input gradient into dx. Symmetric shapes go
+// straight to cuDNN.
 //
-// Host or device arrays in and out (see cuda_context.h): every call uploads its inputs into the device
-// buffers this object allocates once, runs on the context's stream and synchronises.
+// Device arrays in and out (see cuda_context.h): cuDNN reads and writes the caller's pointers
+// (accumulate_weight_gradients adds into dw and db with beta = 1); every call is queued on the
+// context's stream and returns without waiting. The padded input is the only buffer of its own.
 
 #include <cudnn.h>
 
@@ -36,10 +38,10 @@ class Conv2dKernel final : public kernels::Conv2dKernel {
   void accumulate_weight_gradients(const float* x, const float* dy, float* dw, float* db) override;
 
  private:
-  // Puts host x into conv_input_ (through user_input_ and the padding kernel when explicit).
-  void upload_input(const float* x);
-  // weights_ (and bias_) = the gradients for x and dy + beta * what they hold.
-  void weight_gradients(const float* x, const float* dy, float beta, bool with_bias);
+  // What cuDNN convolves for input x: x itself, or x padded into padded_input_.
+  const float* conv_input(const float* x);
+  // dw (and db with bias) = the gradients for x and dy + beta * what they hold.
+  void weight_gradients(const float* x, const float* dy, float beta, float* dw, float* db, bool with_bias);
 
   CudaContext& context_;
   kernels::Conv2dShape shape_;
@@ -56,11 +58,10 @@ class Conv2dKernel final : public kernels::Conv2dKernel {
   std::size_t forward_workspace_bytes_ = 0;
   std::size_t backward_data_workspace_bytes_ = 0;
   std::size_t backward_filter_workspace_bytes_ = 0;
-  DeviceBuffer conv_input_;  // x (or dx) as cuDNN sees it
-  DeviceBuffer user_input_;  // x (or dx) unpadded; only with explicit padding
-  DeviceBuffer weights_;     // w, or dw
-  DeviceBuffer bias_;        // b, or db; only with bias
-  DeviceBuffer output_;      // y, or dy
+  // x (or the gradient for it) padded explicitly; empty without explicit padding. Queued work
+  // of one call may still use it when the next call is queued, which is safe because both go
+  // through the same stream.
+  DeviceBuffer padded_input_;
 };
 
 }  // namespace splitbrain::exec::cuda

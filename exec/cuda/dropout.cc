@@ -31,8 +31,6 @@ DropoutGeometry geometry(const kernels::DropoutBlock& b) {
   return g;
 }
 
-enum Slot : std::size_t { kInput, kOutput, kMask };
-
 }  // namespace
 
 DropoutKernel::DropoutKernel(CudaContext& context, double probability)
@@ -46,31 +44,13 @@ void DropoutKernel::forward(const kernels::DropoutKey& key, const kernels::Dropo
   const DropoutGeometry g = geometry(block);
   const int64_t elements = block.local_elements();
   if (elements == 0) return;
-  const auto bytes = static_cast<std::size_t>(elements) * sizeof(float);
-  const auto mask_bytes = static_cast<std::size_t>(elements);
-  auto* device_x = static_cast<float*>(context_.staging(kInput, bytes));
-  auto* device_y = static_cast<float*>(context_.staging(kOutput, bytes));
-  auto* device_mask = static_cast<uint8_t*>(context_.staging(kMask, mask_bytes));
-  SB_CUDA_CHECK(cudaMemcpyAsync(device_x, x, bytes, cudaMemcpyDefault, context_.stream()));
-  dropout_forward_on_device(context_.stream(), g, elements, kernels::dropout_stream(key), threshold_, keep_scale_,
-                            device_x, device_y, device_mask);
-  SB_CUDA_CHECK(cudaMemcpyAsync(y, device_y, bytes, cudaMemcpyDefault, context_.stream()));
-  SB_CUDA_CHECK(cudaMemcpyAsync(mask, device_mask, mask_bytes, cudaMemcpyDefault, context_.stream()));
-  context_.synchronize();
+  dropout_forward_on_device(context_.stream(), g, elements, kernels::dropout_stream(key), threshold_, keep_scale_, x, y,
+                            mask);
 }
 
 void DropoutKernel::backward(int64_t elements, const uint8_t* mask, const float* dy, float* dx) {
   if (elements <= 0) return;
-  const auto bytes = static_cast<std::size_t>(elements) * sizeof(float);
-  const auto mask_bytes = static_cast<std::size_t>(elements);
-  auto* device_dy = static_cast<float*>(context_.staging(kInput, bytes));
-  auto* device_dx = static_cast<float*>(context_.staging(kOutput, bytes));
-  auto* device_mask = static_cast<uint8_t*>(context_.staging(kMask, mask_bytes));
-  SB_CUDA_CHECK(cudaMemcpyAsync(device_dy, dy, bytes, cudaMemcpyDefault, context_.stream()));
-  SB_CUDA_CHECK(cudaMemcpyAsync(device_mask, mask, mask_bytes, cudaMemcpyDefault, context_.stream()));
-  dropout_backward_on_device(context_.stream(), elements, device_mask, keep_scale_, device_dy, device_dx);
-  SB_CUDA_CHECK(cudaMemcpyAsync(dx, device_dx, bytes, cudaMemcpyDefault, context_.stream()));
-  context_.synchronize();
+  dropout_backward_on_device(context_.stream(), elements, mask, keep_scale_, dy, dx);
 }
 
 }  // namespace splitbrain::exec::cuda

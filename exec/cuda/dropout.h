@@ -5,8 +5,10 @@
 // so the same plan drops the same elements on either backend and on any number of ranks.
 // cuDNN's dropout draws from a stateful RNG and could not give that.
 //
-// Host or device arrays in and out (see cuda_context.h), staged in the context's staging buffers; the
-// call synchronises, so x == y and dx == dy are allowed as on the CPU.
+// Device arrays in and out (cuda_context.h), the mask included (the op keeps it in a device
+// KeptBuffer): the own kernels run on the caller's pointers, queued on the context's stream, and
+// return without waiting. x == y and dx == dy are allowed as on the CPU: each thread reads its
+// element before writing it.
 
 #include <cstdint>
 

@@ -1,5 +1,6 @@
 #include "exec/cuda/elementwise_add.h"
 
+#include <algorithm>
 #include <string>
 
 #include "exec/cuda/cuda_check.h"
@@ -8,33 +9,29 @@
 namespace splitbrain::exec::cuda {
 
 namespace {
-std::size_t checked_bytes(int inputs, int64_t elements) {
+int64_t checked_elements(int inputs, int64_t elements) {
   if (inputs < 1 || elements <= 0)
     throw kernels::KernelArgumentError("AddKernel: needs at least 1 input and elements > 0");
-  return static_cast<std::size_t>(elements) * sizeof(float);
+  return elements;
 }
 }  // namespace
 
 AddKernel::AddKernel(CudaContext& context, int inputs, int64_t elements)
-    : context_(context),
-      inputs_(inputs),
-      elements_(elements),
-      sum_(checked_bytes(inputs, elements)),
-      addend_(inputs > 1 ? sum_.bytes() : 0) {}
+    : context_(context), inputs_(inputs), elements_(checked_elements(inputs, elements)) {}
 
 void AddKernel::forward(std::span<const float* const> xs, float* y) {
   if (xs.size() != static_cast<std::size_t>(inputs_))
     throw kernels::KernelArgumentError("AddKernel::forward: got " + std::to_string(xs.size()) + " inputs, built for " +
                                        std::to_string(inputs_));
+  const auto bytes = static_cast<std::size_t>(elements_) * sizeof(float);
+  // Copying x_0 into y would overwrite a later input that y is before it is added: sum elsewhere.
+  const bool y_is_a_later_input = std::find(xs.begin() + 1, xs.end(), y) != xs.end();
+  float* sum = y_is_a_later_input ? static_cast<float*>(context_.staging(0, bytes)) : y;
+  if (sum != xs[0]) SB_CUDA_CHECK(cudaMemcpyAsync(sum, xs[0], bytes, cudaMemcpyDeviceToDevice, context_.stream()));
   const float one = 1.0f;
-  upload(context_.stream(), xs[0], sum_.bytes(), sum_);
-  for (std::size_t i = 1; i < xs.size(); ++i) {
-    // Stream order keeps the next upload into addend_ behind this saxpy.
-    upload(context_.stream(), xs[i], addend_.bytes(), addend_);
-    SB_CUBLAS_CHECK(cublasSaxpy_64(context_.cublas(), elements_, &one, addend_.as<float>(), 1, sum_.as<float>(), 1));
-  }
-  download(context_.stream(), sum_, sum_.bytes(), y);
-  context_.synchronize();
+  for (std::size_t i = 1; i < xs.size(); ++i)
+    SB_CUBLAS_CHECK(cublasSaxpy_64(context_.cublas(), elements_, &one, xs[i], 1, sum, 1));
+  if (sum != y) SB_CUDA_CHECK(cudaMemcpyAsync(y, sum, bytes, cudaMemcpyDeviceToDevice, context_.stream()));
 }
 
 }  // namespace splitbrain::exec::cuda

@@ -3,15 +3,15 @@
 // input into the running sum in input order (the CPU's order). Backward needs no kernel (every
 // input's gradient is dy).
 //
-// Host or device arrays in and out (see cuda_context.h): every call uploads its inputs into the device
-// buffers this object allocates once (the sum and one input at a time), runs on the context's
-// stream and synchronises; so y may be one of the inputs.
+// Device arrays in and out (cuda_context.h): the sum runs in y (x_0 copied there first), queued
+// on the context's stream, and the call returns without waiting. y may be one of the inputs: as
+// x_0 in place; as a later input, which the copy of x_0 would overwrite before it is added, the sum
+// runs in the context's staging buffer and is copied to y at the end.
 
 #include <cstdint>
 #include <span>
 
 #include "exec/cuda/cuda_context.h"
-#include "exec/cuda/device_buffer.h"
 #include "exec/kernels/elementwise_add.h"
 
 namespace splitbrain::exec::cuda {
@@ -29,8 +29,6 @@ class AddKernel final : public kernels::AddKernel {
   CudaContext& context_;
   int inputs_;
   int64_t elements_;
-  DeviceBuffer sum_;
-  DeviceBuffer addend_;
 };
 
 }  // namespace splitbrain::exec::cuda

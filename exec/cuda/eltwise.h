@@ -4,15 +4,16 @@
 // the same mask from y as from x, so y is passed for both); gelu_tanh is an own kernel with the
 // CPU formula (cuDNN's legacy activations have no tanh GELU), backward reads the INPUT x.
 //
-// Host or device arrays in and out (see cuda_context.h): every call uploads its inputs into the device
-// buffers this object allocates once, runs on the context's stream and synchronises; so x == y
-// and dx == dy are allowed as on the CPU.
+// Device arrays in and out (cuda_context.h): the calls queue cuDNN or the own kernel on the
+// context's stream straight on the caller's pointers and return without waiting. x == y and
+// dx == dy are allowed as on the CPU: cuDNN's activations take in-place calls when the tensor
+// descriptors are the same (one descriptor here), and the own kernels read element i before
+// writing it.
 
 #include <cstdint>
 
 #include "exec/cuda/cuda_context.h"
 #include "exec/cuda/cudnn_descriptors.h"
-#include "exec/cuda/device_buffer.h"
 #include "exec/kernels/eltwise.h"
 
 namespace splitbrain::exec::cuda {
@@ -34,9 +35,6 @@ class ActivationKernel final : public kernels::ActivationKernel {
   int64_t elements_;
   TensorDescriptor desc_;  // [1, 1, 1, elements]
   ActivationDescriptor relu_;
-  DeviceBuffer input_;   // x, or the saved tensor
-  DeviceBuffer output_;  // y, or dy
-  DeviceBuffer grad_;    // dx
 };
 
 }  // namespace splitbrain::exec::cuda

@@ -22,62 +22,48 @@ EmbeddingRows checked(const kernels::EmbeddingShape& s) {
   return {s.dim, s.row_begin, s.row_end};
 }
 
-enum Slot : std::size_t { kIds, kTable, kRows };
-
-struct Staged {
-  float* ids;
-  float* table;
-  float* rows;  // y, or dy
-  std::size_t table_bytes;
-  std::size_t row_bytes;
-};
-
-Staged stage(CudaContext& context, const kernels::EmbeddingShape& s, const float* ids) {
-  const auto id_bytes = static_cast<std::size_t>(s.count) * sizeof(float);
-  const auto table_bytes = static_cast<std::size_t>((s.row_end - s.row_begin) * s.dim) * sizeof(float);
-  const auto row_bytes = static_cast<std::size_t>(s.count * s.dim) * sizeof(float);
-  Staged staged{static_cast<float*>(context.staging(kIds, id_bytes)),
-                static_cast<float*>(context.staging(kTable, table_bytes)),
-                static_cast<float*>(context.staging(kRows, row_bytes)), table_bytes, row_bytes};
-  SB_CUDA_CHECK(cudaMemcpyAsync(staged.ids, ids, id_bytes, cudaMemcpyDefault, context.stream()));
-  return staged;
+// Whether the kernels can read `pointer` as it is. Managed memory counts as device memory: the
+// host may read it only after a synchronisation, like device memory.
+bool device_readable(const void* pointer) {
+  cudaPointerAttributes attributes{};
+  SB_CUDA_CHECK(cudaPointerGetAttributes(&attributes, pointer));
+  return attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
 }
 
-// The ids may be device memory; the check reads a host copy of them (they came from the host
-// batch, so this is one more small transfer, not a round trip of activations).
-void check_ids(CudaContext& context, const kernels::EmbeddingShape& s, const float* ids) {
-  std::vector<float> host(static_cast<std::size_t>(s.count));
-  if (!host.empty()) {
-    SB_CUDA_CHECK(cudaMemcpyAsync(host.data(), ids, host.size() * sizeof(float), cudaMemcpyDefault, context.stream()));
-    context.synchronize();
-  }
-  kernels::check_embedding_ids(s, host.data());
-}
+// The staging slot of host ids.
+constexpr std::size_t kIdsSlot = 0;
 
 }  // namespace
 
 EmbeddingKernel::EmbeddingKernel(CudaContext& context, const kernels::EmbeddingShape& shape)
     : context_(context), shape_(shape), rows_(checked(shape)) {}
 
+const float* EmbeddingKernel::checked_device_ids(const float* ids) {
+  const auto id_bytes = static_cast<std::size_t>(shape_.count) * sizeof(float);
+  if (device_readable(ids)) {
+    // The check reads a host copy, once work queued earlier (the ids' producer) is done; the ids
+    // came from the host batch, so this is one more small transfer, not a round trip of activations.
+    std::vector<float> host(static_cast<std::size_t>(shape_.count));
+    SB_CUDA_CHECK(cudaMemcpyAsync(host.data(), ids, id_bytes, cudaMemcpyDefault, context_.stream()));
+    context_.synchronize();
+    kernels::check_embedding_ids(shape_, host.data());
+    return ids;
+  }
+  kernels::check_embedding_ids(shape_, ids);
+  auto* staged = static_cast<float*>(context_.staging(kIdsSlot, id_bytes));
+  SB_CUDA_CHECK(cudaMemcpyAsync(staged, ids, id_bytes, cudaMemcpyDefault, context_.stream()));
+  return staged;
+}
+
 void EmbeddingKernel::forward(const float* ids, const float* table, float* y) {
-  check_ids(context_, shape_, ids);
+  // No ids: nothing to check or look up (and ids may then be null).
   if (shape_.count == 0) return;
-  const Staged staged = stage(context_, shape_, ids);
-  SB_CUDA_CHECK(cudaMemcpyAsync(staged.table, table, staged.table_bytes, cudaMemcpyDefault, context_.stream()));
-  embedding_gather(context_.stream(), rows_, shape_.count, staged.ids, staged.table, staged.rows);
-  SB_CUDA_CHECK(cudaMemcpyAsync(y, staged.rows, staged.row_bytes, cudaMemcpyDefault, context_.stream()));
-  context_.synchronize();
+  embedding_gather(context_.stream(), rows_, shape_.count, checked_device_ids(ids), table, y);
 }
 
 void EmbeddingKernel::backward(const float* ids, const float* dy, float* dtable) {
-  check_ids(context_, shape_, ids);
   if (shape_.count == 0) return;
-  const Staged staged = stage(context_, shape_, ids);
-  SB_CUDA_CHECK(cudaMemcpyAsync(staged.rows, dy, staged.row_bytes, cudaMemcpyDefault, context_.stream()));
-  SB_CUDA_CHECK(cudaMemcpyAsync(staged.table, dtable, staged.table_bytes, cudaMemcpyDefault, context_.stream()));
-  embedding_scatter_add(context_.stream(), rows_, shape_.count, staged.ids, staged.rows, staged.table);
-  SB_CUDA_CHECK(cudaMemcpyAsync(dtable, staged.table, staged.table_bytes, cudaMemcpyDefault, context_.stream()));
-  context_.synchronize();
+  embedding_scatter_add(context_.stream(), rows_, shape_.count, checked_device_ids(ids), dy, dtable);
 }
 
 }  // namespace splitbrain::exec::cuda

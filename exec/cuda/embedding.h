@@ -5,8 +5,12 @@
 // additions, and so the last bits, vary from run to run. Learned positions take their ids from
 // kernels::embedding_positions, shared by both backends.
 //
-// Host or device arrays in and out (see cuda_context.h), staged in the context's staging buffers; every
-// call synchronises.
+// table, y, dy and dtable are device memory (cuda_context.h). The ids are device memory (token
+// ids, an activation) or HOST memory (the op's learned positions): the ids are checked on the
+// host, so device ids are copied back and the call synchronises once for them; host ids are
+// checked where they are, then staged into the context's staging buffer (from pageable memory
+// the copy has taken them when the call returns). The kernels then run on the caller's pointers,
+// queued on the context's stream, and the call returns without waiting for them.
 
 #include <cstdint>
 
@@ -26,6 +30,9 @@ class EmbeddingKernel final : public kernels::EmbeddingKernel {
   void backward(const float* ids, const float* dy, float* dtable) override;
 
  private:
+  // Checks the ids (KernelArgumentError) and returns them in device memory, on the stream.
+  const float* checked_device_ids(const float* ids);
+
   CudaContext& context_;
   kernels::EmbeddingShape shape_;
   EmbeddingRows rows_;

@@ -27,10 +27,6 @@ LinearKernel::LinearKernel(CudaContext& context, const kernels::LinearShape& sha
       shape_(checked(shape)),
       output_desc_(shape.rows, shape.out_features, 1, 1),
       bias_desc_(1, shape.out_features, 1, 1),
-      input_(float_bytes(shape.rows * shape.in_features)),
-      weights_(float_bytes(shape.out_features * shape.in_features)),
-      bias_(float_bytes(shape.out_features)),
-      output_(float_bytes(shape.rows * shape.out_features)),
       ones_(float_bytes(shape.rows)) {
   const std::vector<float> ones(static_cast<std::size_t>(shape.rows), 1.0f);
   upload(context.stream(), ones.data(), ones_.bytes(), ones_);
@@ -40,63 +36,39 @@ LinearKernel::LinearKernel(CudaContext& context, const kernels::LinearShape& sha
 void LinearKernel::forward(const float* x, const float* w, const float* b, float* y) {
   const int64_t rows = shape_.rows, in = shape_.in_features, out = shape_.out_features;
   const float one = 1.0f, zero = 0.0f;
-  upload(context_.stream(), x, input_.bytes(), input_);
-  upload(context_.stream(), w, weights_.bytes(), weights_);
   // y^T [out, rows] = W [out, in] . x^T [in, rows]; W's buffer is W^T column-major.
-  SB_CUBLAS_CHECK(cublasSgemm_64(context_.cublas(), CUBLAS_OP_T, CUBLAS_OP_N, out, rows, in, &one, weights_.as<float>(),
-                                 in, input_.as<float>(), in, &zero, output_.as<float>(), out));
-  if (shape_.bias && b != nullptr) {
-    upload(context_.stream(), b, bias_.bytes(), bias_);
-    SB_CUDNN_CHECK(cudnnAddTensor(context_.cudnn(), &one, bias_desc_.get(), bias_.data(), &one, output_desc_.get(),
-                                  output_.data()));
-  }
-  download(context_.stream(), output_, output_.bytes(), y);
-  context_.synchronize();
+  SB_CUBLAS_CHECK(
+      cublasSgemm_64(context_.cublas(), CUBLAS_OP_T, CUBLAS_OP_N, out, rows, in, &one, w, in, x, in, &zero, y, out));
+  if (shape_.bias && b != nullptr)
+    SB_CUDNN_CHECK(cudnnAddTensor(context_.cudnn(), &one, bias_desc_.get(), b, &one, output_desc_.get(), y));
 }
 
 void LinearKernel::backward_data(const float* dy, const float* w, float* dx) {
   const int64_t rows = shape_.rows, in = shape_.in_features, out = shape_.out_features;
   const float one = 1.0f, zero = 0.0f;
-  upload(context_.stream(), dy, output_.bytes(), output_);
-  upload(context_.stream(), w, weights_.bytes(), weights_);
   // dx^T [in, rows] = W^T [in, out] . dy^T [out, rows].
-  SB_CUBLAS_CHECK(cublasSgemm_64(context_.cublas(), CUBLAS_OP_N, CUBLAS_OP_N, in, rows, out, &one, weights_.as<float>(),
-                                 in, output_.as<float>(), out, &zero, input_.as<float>(), in));
-  download(context_.stream(), input_, input_.bytes(), dx);
-  context_.synchronize();
+  SB_CUBLAS_CHECK(
+      cublasSgemm_64(context_.cublas(), CUBLAS_OP_N, CUBLAS_OP_N, in, rows, out, &one, w, in, dy, out, &zero, dx, in));
 }
 
-void LinearKernel::weight_gradients(float beta, bool with_bias) {
+void LinearKernel::weight_gradients(const float* x, const float* dy, float beta, float* dw, float* db, bool with_bias) {
   const int64_t rows = shape_.rows, in = shape_.in_features, out = shape_.out_features;
   const float one = 1.0f;
   // dW^T [in, out] = x^T [in, rows] . dy [rows, out].
-  SB_CUBLAS_CHECK(cublasSgemm_64(context_.cublas(), CUBLAS_OP_N, CUBLAS_OP_T, in, out, rows, &one, input_.as<float>(),
-                                 in, output_.as<float>(), out, &beta, weights_.as<float>(), in));
+  SB_CUBLAS_CHECK(
+      cublasSgemm_64(context_.cublas(), CUBLAS_OP_N, CUBLAS_OP_T, in, out, rows, &one, x, in, dy, out, &beta, dw, in));
   // db [out] = dy^T [out, rows] . ones [rows].
   if (with_bias)
-    SB_CUBLAS_CHECK(cublasSgemv_64(context_.cublas(), CUBLAS_OP_N, out, rows, &one, output_.as<float>(), out,
-                                   ones_.as<float>(), 1, &beta, bias_.as<float>(), 1));
+    SB_CUBLAS_CHECK(
+        cublasSgemv_64(context_.cublas(), CUBLAS_OP_N, out, rows, &one, dy, out, ones_.as<float>(), 1, &beta, db, 1));
 }
 
 void LinearKernel::backward_weights(const float* x, const float* dy, float* dw, float* db) {
-  upload(context_.stream(), x, input_.bytes(), input_);
-  upload(context_.stream(), dy, output_.bytes(), output_);
-  weight_gradients(0.0f, shape_.bias);
-  download(context_.stream(), weights_, weights_.bytes(), dw);
-  if (shape_.bias) download(context_.stream(), bias_, bias_.bytes(), db);
-  context_.synchronize();
+  weight_gradients(x, dy, 0.0f, dw, db, shape_.bias);
 }
 
 void LinearKernel::accumulate_weight_gradients(const float* x, const float* dy, float* dw, float* db) {
-  const bool with_bias = db != nullptr;
-  upload(context_.stream(), x, input_.bytes(), input_);
-  upload(context_.stream(), dy, output_.bytes(), output_);
-  upload(context_.stream(), dw, weights_.bytes(), weights_);
-  if (with_bias) upload(context_.stream(), db, bias_.bytes(), bias_);
-  weight_gradients(1.0f, with_bias);
-  download(context_.stream(), weights_, weights_.bytes(), dw);
-  if (with_bias) download(context_.stream(), bias_, bias_.bytes(), db);
-  context_.synchronize();
+  weight_gradients(x, dy, 1.0f, dw, db, db != nullptr);
 }
 
 }  // namespace splitbrain::exec::cuda

@@ -5,8 +5,10 @@
 // cuDNN's broadcasting cudnnAddTensor and its gradient is a gemv with a vector of ones, which
 // takes beta = 1 for the accumulating variant.
 //
-// Host or device arrays in and out (see cuda_context.h): every call uploads its inputs into the device
-// buffers this object allocates once, runs on the context's stream and synchronises.
+// Device arrays in and out (see cuda_context.h): cuBLAS and cuDNN read and write the caller's
+// pointers (the accumulating variant adds into dW and db with beta = 1); every call is queued on
+// the context's stream and returns without waiting. The vector of ones is the only buffer of its
+// own.
 
 #include "exec/cuda/cuda_context.h"
 #include "exec/cuda/cudnn_descriptors.h"
@@ -30,17 +32,13 @@ class LinearKernel final : public kernels::LinearKernel {
   void accumulate_weight_gradients(const float* x, const float* dy, float* dw, float* db) override;
 
  private:
-  // dW = dy^T x + beta dW and, when db is wanted, db = colsum(dy) + beta db, on the device buffers.
-  void weight_gradients(float beta, bool with_bias);
+  // dW = dy^T x + beta dW and, when db is wanted, db = colsum(dy) + beta db.
+  void weight_gradients(const float* x, const float* dy, float beta, float* dw, float* db, bool with_bias);
 
   CudaContext& context_;
   kernels::LinearShape shape_;
   TensorDescriptor output_desc_;  // y as [rows, out, 1, 1] for the bias broadcast
   TensorDescriptor bias_desc_;    // b as [1, out, 1, 1]
-  DeviceBuffer input_;            // x, or dx
-  DeviceBuffer weights_;          // W, or dW
-  DeviceBuffer bias_;             // b, or db (with bias, or for accumulate's db)
-  DeviceBuffer output_;           // y, or dy
   DeviceBuffer ones_;             // rows ones: db = dy^T ones
 };
 

@@ -185,9 +185,11 @@ void layernorm_forward(cudaStream_t stream, int64_t rows, int64_t features, floa
 void layernorm_backward(cudaStream_t stream, int64_t rows, int64_t features, float epsilon, const float* x,
                         const float* dy, const float* gamma, const float* mean, const float* variance, float* dx,
                         float* dgamma, float* dbeta) {
-  layernorm_input_gradient_kernel<<<blocks_for_groups(rows), kThreadsPerBlock, 0, stream>>>(
-      rows, features, epsilon, x, dy, gamma, mean, variance, dx);
-  SB_CUDA_CHECK(cudaGetLastError());
+  if (dx != nullptr) {
+    layernorm_input_gradient_kernel<<<blocks_for_groups(rows), kThreadsPerBlock, 0, stream>>>(
+        rows, features, epsilon, x, dy, gamma, mean, variance, dx);
+    SB_CUDA_CHECK(cudaGetLastError());
+  }
   const auto tiles = static_cast<unsigned>((features + kFeatureTile - 1) / kFeatureTile);
   layernorm_parameter_gradient_kernel<<<tiles, dim3(kFeatureTile, kRowLanes), 0, stream>>>(
       rows, features, epsilon, x, dy, mean, variance, dgamma, dbeta);

@@ -13,8 +13,8 @@ namespace splitbrain::exec::cuda {
 // Rows of `features`, biased variance (oneDNN's convention), eps added in float as the CPU.
 void layernorm_forward(cudaStream_t stream, int64_t rows, int64_t features, float epsilon, const float* x,
                        const float* gamma, const float* beta, float* y, float* mean, float* variance);
-// dx = inv_std (g dy - mean(g dy) - xhat mean(g dy xhat)); dgamma += sum dy xhat; dbeta += sum dy
-// (micro-batches accumulate).
+// dx = inv_std (g dy - mean(g dy) - xhat mean(g dy xhat)), skipped when dx is null (no input
+// gradient wanted); dgamma += sum dy xhat; dbeta += sum dy (micro-batches accumulate).
 void layernorm_backward(cudaStream_t stream, int64_t rows, int64_t features, float epsilon, const float* x,
                         const float* dy, const float* gamma, const float* mean, const float* variance, float* dx,
                         float* dgamma, float* dbeta);

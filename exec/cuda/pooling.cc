@@ -1,11 +1,10 @@
 #include "exec/cuda/pooling.h"
 
 #include <algorithm>
-#include <limits>
 #include <string>
 
-#include "exec/cuda/cuda_check.h"
 #include "exec/kernels/kernel_argument_error.h"
+#include "model/max_pool_index.h"
 
 namespace splitbrain::exec::cuda {
 
@@ -36,39 +35,19 @@ const kernels::Pool2dShape& checked(kernels::PoolKind kind, const kernels::Pool2
   return s;
 }
 
-// cuDNN's own (symmetric, floor) padding gives the shape's windows exactly.
-bool cudnn_pads_alike(const kernels::Pool2dShape& s) {
-  const auto floor_extent = [](int64_t in, int64_t pad, int64_t kernel, int64_t stride) {
-    return (in + 2 * pad - kernel) / stride + 1;
-  };
-  return s.pad_top == s.pad_bottom && s.pad_left == s.pad_right &&
-         floor_extent(s.height, s.pad_top, s.kernel_h, s.stride_h) == s.out_height() &&
-         floor_extent(s.width, s.pad_left, s.kernel_w, s.stride_w) == s.out_width();
+PoolGeometry geometry(const kernels::Pool2dShape& s) {
+  return {.planes = s.batch * s.channels,
+          .height = s.height,
+          .width = s.width,
+          .out_height = s.out_height(),
+          .out_width = s.out_width(),
+          .kernel_h = s.kernel_h,
+          .kernel_w = s.kernel_w,
+          .stride_h = s.stride_h,
+          .stride_w = s.stride_w,
+          .pad_top = s.pad_top,
+          .pad_left = s.pad_left};
 }
-
-std::optional<PlanePadding> explicit_padding(const kernels::Pool2dShape& s) {
-  if (cudnn_pads_alike(s)) return std::nullopt;
-  return PlanePadding{s.batch * s.channels,
-                      s.height,
-                      s.width,
-                      s.pad_top,
-                      s.pad_left,
-                      covered_extent(s.height, s.pad_top, s.out_height(), s.kernel_h, s.stride_h),
-                      covered_extent(s.width, s.pad_left, s.out_width(), s.kernel_w, s.stride_w)};
-}
-
-TensorDescriptor input_desc(const kernels::Pool2dShape& s, const std::optional<PlanePadding>& padding) {
-  if (padding) return TensorDescriptor(s.batch, s.channels, padding->padded_h, padding->padded_w);
-  return TensorDescriptor(s.batch, s.channels, s.height, s.width);
-}
-
-PoolingDescriptor pooling_desc(kernels::PoolKind kind, const kernels::Pool2dShape& s, bool padded_explicitly) {
-  const auto mode = kind == kernels::PoolKind::max ? CUDNN_POOLING_MAX : CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING;
-  return PoolingDescriptor(mode, s.kernel_h, s.kernel_w, padded_explicitly ? 0 : s.pad_top,
-                           padded_explicitly ? 0 : s.pad_left, s.stride_h, s.stride_w);
-}
-
-std::size_t float_bytes(int64_t elements) { return static_cast<std::size_t>(elements) * sizeof(float); }
 
 }  // namespace
 
@@ -76,83 +55,31 @@ Pool2dKernel::Pool2dKernel(CudaContext& context, kernels::PoolKind kind, const k
     : context_(context),
       kind_(kind),
       shape_(checked(kind, shape)),
-      explicit_padding_(explicit_padding(shape)),
-      input_desc_(input_desc(shape, explicit_padding_)),
-      output_desc_(shape.batch, shape.channels, shape.out_height(), shape.out_width()),
-      pooling_desc_(pooling_desc(kind, shape, explicit_padding_.has_value())) {
-  const auto& s = shape_;
-  int n = 0, c = 0, h = 0, w = 0;
-  SB_CUDNN_CHECK(cudnnGetPooling2dForwardOutputDim(pooling_desc_.get(), input_desc_.get(), &n, &c, &h, &w));
-  require(h == s.out_height() && w == s.out_width(), "cuDNN's output " + std::to_string(h) + "x" + std::to_string(w) +
-                                                         " differs from the shape's " + std::to_string(s.out_height()) +
-                                                         "x" + std::to_string(s.out_width()));
-  const int64_t planes = s.batch * s.channels;
-  const int64_t input_elements = explicit_padding_ ? planes * explicit_padding_->padded_h * explicit_padding_->padded_w
-                                                   : planes * s.height * s.width;
-  const int64_t output_elements = planes * s.out_height() * s.out_width();
-  input_ = DeviceBuffer(float_bytes(input_elements));
-  input_grad_ = DeviceBuffer(float_bytes(input_elements));
-  if (explicit_padding_) user_input_ = DeviceBuffer(float_bytes(planes * s.height * s.width));
-  output_ = DeviceBuffer(float_bytes(output_elements));
-  output_grad_ = DeviceBuffer(float_bytes(output_elements));
-}
+      geometry_(geometry(shape_)),
+      index_bytes_(static_cast<int>(model::max_pool_index_bytes(shape_.kernel_h * shape_.kernel_w))) {}
 
 std::size_t Pool2dKernel::workspace_bytes() const {
   if (kind_ != kernels::PoolKind::max) return 0;
-  const auto& s = shape_;
-  return float_bytes(s.batch * s.channels * (s.height * s.width + s.out_height() * s.out_width()));
-}
-
-void Pool2dKernel::upload_input(const float* x) {
-  const auto& s = shape_;
-  if (!explicit_padding_) {
-    upload(context_.stream(), x, input_.bytes(), input_);
-    return;
-  }
-  upload(context_.stream(), x, float_bytes(s.batch * s.channels * s.height * s.width), user_input_);
-  // -inf never wins a max window that holds an input element; zeros are what average counts.
-  const float fill = kind_ == kernels::PoolKind::max ? -std::numeric_limits<float>::infinity() : 0.0f;
-  pad_planes(context_.stream(), *explicit_padding_, user_input_.as<float>(), fill, input_.as<float>());
+  const int64_t outputs = geometry_.planes * geometry_.out_height * geometry_.out_width;
+  return static_cast<std::size_t>(outputs * index_bytes_);
 }
 
 void Pool2dKernel::forward(const float* x, float* y, void* workspace) {
-  const float one = 1.0f, zero = 0.0f;
-  if (workspace_bytes() > 0 && workspace == nullptr)
-    throw kernels::KernelArgumentError("Pool2dKernel::forward: max pooling needs a workspace");
-  upload_input(x);
-  SB_CUDNN_CHECK(cudnnPoolingForward(context_.cudnn(), pooling_desc_.get(), &one, input_desc_.get(), input_.data(),
-                                     &zero, output_desc_.get(), output_.data()));
-  download(context_.stream(), output_, output_.bytes(), y);
-  if (workspace_bytes() > 0) {
-    const std::size_t x_bytes = workspace_bytes() - output_.bytes();
-    // The workspace is the caller's: device memory in a run, host memory in the kernel tests.
-    SB_CUDA_CHECK(cudaMemcpyAsync(workspace, x, x_bytes, cudaMemcpyDefault, context_.stream()));
-    download(context_.stream(), output_, output_.bytes(), static_cast<char*>(workspace) + x_bytes);
+  if (kind_ == kernels::PoolKind::average) {
+    average_pool_forward(context_.stream(), geometry_, x, y);
+    return;
   }
-  context_.synchronize();
+  if (workspace == nullptr) throw kernels::KernelArgumentError("Pool2dKernel::forward: max pooling needs a workspace");
+  max_pool_forward(context_.stream(), geometry_, x, y, workspace, index_bytes_);
 }
 
 void Pool2dKernel::backward(const float* dy, const void* workspace, float* dx) {
-  const float one = 1.0f, zero = 0.0f;
-  if (workspace_bytes() > 0) {
-    if (workspace == nullptr)
-      throw kernels::KernelArgumentError("Pool2dKernel::backward: max pooling needs a workspace");
-    const std::size_t x_bytes = workspace_bytes() - output_.bytes();
-    upload_input(static_cast<const float*>(workspace));
-    upload(context_.stream(), static_cast<const char*>(workspace) + x_bytes, output_.bytes(), output_);
+  if (kind_ == kernels::PoolKind::average) {
+    average_pool_backward(context_.stream(), geometry_, dy, dx);
+    return;
   }
-  // Average pooling's backward reads neither x nor y; cuDNN still takes the (unset) buffers.
-  upload(context_.stream(), dy, output_grad_.bytes(), output_grad_);
-  SB_CUDNN_CHECK(cudnnPoolingBackward(context_.cudnn(), pooling_desc_.get(), &one, output_desc_.get(), output_.data(),
-                                      output_desc_.get(), output_grad_.data(), input_desc_.get(), input_.data(), &zero,
-                                      input_desc_.get(), input_grad_.data()));
-  if (explicit_padding_) {
-    crop_planes(context_.stream(), *explicit_padding_, input_grad_.as<float>(), user_input_.as<float>());
-    download(context_.stream(), user_input_, user_input_.bytes(), dx);
-  } else {
-    download(context_.stream(), input_grad_, input_grad_.bytes(), dx);
-  }
-  context_.synchronize();
+  if (workspace == nullptr) throw kernels::KernelArgumentError("Pool2dKernel::backward: max pooling needs a workspace");
+  max_pool_backward(context_.stream(), geometry_, dy, workspace, index_bytes_, dx);
 }
 
 }  // namespace splitbrain::exec::cuda

@@ -1,28 +1,20 @@
 #pragma once
-// Max and average pooling on the GPU with cuDNN's pooling (legacy API): the twin of
+// Max and average pooling on the GPU with own kernels (pooling_kernels.h): the twin of
 // cpu::Pool2dKernel, same shape type and semantics (average counts the padded zeros; ceil_mode as
-// PyTorch's; average with an overhanging ceil_mode window is refused as on the CPU).
+// PyTorch's; average with an overhanging ceil_mode window is refused as on the CPU). The kernels
+// read per-side padding and ceil_mode straight from the shape, so no padded copy is made.
 //
-// Workspace: cuDNN's max-pooling backward does not take a record of the winners as oneDNN does; it
-// recomputes them from the forward's input and output. So the caller-owned workspace (same
-// contract as the CPU kernel: forward writes it, the matching backward reads it, a pipelined
-// runtime keeps one per micro-batch in flight) holds a copy of x followed by y: workspace_bytes()
-// = 4 * (x elements + y elements) for max pooling, 0 for average pooling.
+// Workspace (caller-owned, same contract as the CPU kernel: forward writes it, the matching
+// backward reads it, a pipelined runtime keeps one per micro-batch in flight): for max pooling a
+// record of each window's winner, model::max_pool_index_bytes(window) per output element, as
+// oneDNN's and as the cost model prices it; none for average pooling.
 //
-// Padding: cuDNN pads symmetrically and takes no ceil_mode, so other shapes are padded
-// explicitly (layout_kernels.h; with -inf for max, zeros for average) to exactly the rows and
-// columns the windows cover, and pooled with no cuDNN padding; backward crops the gradient.
-//
-// Host or device arrays in and out (see cuda_context.h): every call uploads its inputs into the device
-// buffers this object allocates once, runs on the context's stream and synchronises.
+// Device pointers in and out, queued on the context's stream (cuda_context.h).
 
 #include <cstddef>
-#include <optional>
 
 #include "exec/cuda/cuda_context.h"
-#include "exec/cuda/cudnn_descriptors.h"
-#include "exec/cuda/device_buffer.h"
-#include "exec/cuda/layout_kernels.h"
+#include "exec/cuda/pooling_kernels.h"
 #include "exec/kernels/pooling.h"
 
 namespace splitbrain::exec::cuda {
@@ -40,21 +32,11 @@ class Pool2dKernel final : public kernels::Pool2dKernel {
   void backward(const float* dy, const void* workspace, float* dx) override;
 
  private:
-  // Puts host x into input_ (through user_input_ and the padding kernel when explicit).
-  void upload_input(const float* x);
-
   CudaContext& context_;
   kernels::PoolKind kind_;
   kernels::Pool2dShape shape_;
-  std::optional<PlanePadding> explicit_padding_;
-  TensorDescriptor input_desc_;  // what cuDNN pools: x, or x padded explicitly
-  TensorDescriptor output_desc_;
-  PoolingDescriptor pooling_desc_;
-  DeviceBuffer input_;        // x as cuDNN sees it
-  DeviceBuffer user_input_;   // x, or dx, unpadded; only with explicit padding
-  DeviceBuffer output_;       // y
-  DeviceBuffer output_grad_;  // dy
-  DeviceBuffer input_grad_;   // dx as cuDNN sees it
+  PoolGeometry geometry_;
+  int index_bytes_;  // of a winner record (max pooling)
 };
 
 }  // namespace splitbrain::exec::cuda

@@ -19,7 +19,7 @@ const kernels::SoftmaxCrossEntropyShape& checked(const kernels::SoftmaxCrossEntr
   return s;
 }
 
-// The labels are host memory, so they are checked before any upload.
+// The labels are host memory, so they are checked before anything is queued.
 void check_labels(const kernels::SoftmaxCrossEntropyShape& s, const int32_t* labels) {
   for (int64_t r = 0; r < s.rows; ++r)
     if (labels[r] < 0 || labels[r] >= s.classes)
@@ -27,24 +27,19 @@ void check_labels(const kernels::SoftmaxCrossEntropyShape& s, const int32_t* lab
                                          std::to_string(r) + " is outside [0, " + std::to_string(s.classes) + ")");
 }
 
-// Staging slots of the context.
-enum Slot : std::size_t { kValues, kLabels, kRowLoss, kProbs };
+// Staging slots of the context: what the arguments cannot hold.
+enum Slot : std::size_t { kLabels, kRowLoss, kLogitsCopy };
 
-struct Staged {
-  float* values;
-  int32_t* labels;
-  std::size_t value_bytes;
-};
+// The host labels copied into their staging slot, queued on the stream.
+const int32_t* staged_labels(CudaContext& context, const kernels::SoftmaxCrossEntropyShape& s, const int32_t* labels) {
+  const auto bytes = static_cast<std::size_t>(s.rows) * sizeof(int32_t);
+  auto* device_labels = static_cast<int32_t*>(context.staging(kLabels, bytes));
+  SB_CUDA_CHECK(cudaMemcpyAsync(device_labels, labels, bytes, cudaMemcpyDefault, context.stream()));
+  return device_labels;
+}
 
-Staged stage(CudaContext& context, const kernels::SoftmaxCrossEntropyShape& s, const float* values,
-             const int32_t* labels) {
-  const auto value_bytes = static_cast<std::size_t>(s.rows * s.classes) * sizeof(float);
-  const auto label_bytes = static_cast<std::size_t>(s.rows) * sizeof(int32_t);
-  Staged staged{static_cast<float*>(context.staging(kValues, value_bytes)),
-                static_cast<int32_t*>(context.staging(kLabels, label_bytes)), value_bytes};
-  SB_CUDA_CHECK(cudaMemcpyAsync(staged.values, values, value_bytes, cudaMemcpyDefault, context.stream()));
-  SB_CUDA_CHECK(cudaMemcpyAsync(staged.labels, labels, label_bytes, cudaMemcpyDefault, context.stream()));
-  return staged;
+std::size_t value_bytes(const kernels::SoftmaxCrossEntropyShape& s) {
+  return static_cast<std::size_t>(s.rows * s.classes) * sizeof(float);
 }
 
 }  // namespace
@@ -56,18 +51,23 @@ SoftmaxCrossEntropyKernel::SoftmaxCrossEntropyKernel(CudaContext& context,
 double SoftmaxCrossEntropyKernel::forward(const float* logits, const int32_t* labels, float* probs) {
   const kernels::SoftmaxCrossEntropyShape& s = shape_;
   check_labels(s, labels);
-  const Staged staged = stage(context_, s, logits, labels);
+  const int32_t* device_labels = staged_labels(context_, s, labels);
+  if (probs == logits) {
+    // cuDNN does not document an in-place softmax: it reads a copy of the logits instead.
+    auto* logits_copy = static_cast<float*>(context_.staging(kLogitsCopy, value_bytes(s)));
+    SB_CUDA_CHECK(cudaMemcpyAsync(logits_copy, logits, value_bytes(s), cudaMemcpyDeviceToDevice, context_.stream()));
+    logits = logits_copy;
+  }
   const auto loss_bytes = static_cast<std::size_t>(s.rows) * sizeof(double);
   auto* row_loss = static_cast<double*>(context_.staging(kRowLoss, loss_bytes));
   const TensorDescriptor rows(s.rows, s.classes, 1, 1);
-  auto* device_probs = static_cast<float*>(context_.staging(kProbs, staged.value_bytes));
   const float one = 1.0f, zero = 0.0f;
   SB_CUDNN_CHECK(cudnnSoftmaxForward(context_.cudnn(), CUDNN_SOFTMAX_LOG, CUDNN_SOFTMAX_MODE_CHANNEL, &one, rows.get(),
-                                     staged.values, &zero, rows.get(), device_probs));
-  softmax_from_log_with_loss(context_.stream(), s.rows, s.classes, staged.labels, device_probs, row_loss);
+                                     logits, &zero, rows.get(), probs));
+  softmax_from_log_with_loss(context_.stream(), s.rows, s.classes, device_labels, probs, row_loss);
+  // The caller reads the summed loss on the host as this returns: the kernel's one wait.
   std::vector<double> losses(static_cast<std::size_t>(s.rows));
-  SB_CUDA_CHECK(cudaMemcpyAsync(probs, device_probs, staged.value_bytes, cudaMemcpyDefault, context_.stream()));
-  SB_CUDA_CHECK(cudaMemcpyAsync(losses.data(), row_loss, loss_bytes, cudaMemcpyDefault, context_.stream()));
+  SB_CUDA_CHECK(cudaMemcpyAsync(losses.data(), row_loss, loss_bytes, cudaMemcpyDeviceToHost, context_.stream()));
   context_.synchronize();
   double loss = 0.0;  // in row order, as the CPU sums
   for (const double row : losses) loss += row;
@@ -77,11 +77,9 @@ double SoftmaxCrossEntropyKernel::forward(const float* logits, const int32_t* la
 void SoftmaxCrossEntropyKernel::backward(const float* probs, const int32_t* labels, float scale, float* dlogits) {
   const kernels::SoftmaxCrossEntropyShape& s = shape_;
   check_labels(s, labels);
-  const Staged staged = stage(context_, s, probs, labels);
-  // In place: each element reads its own probability only.
-  softmax_cross_entropy_grad(context_.stream(), s.rows, s.classes, staged.values, staged.labels, scale, staged.values);
-  SB_CUDA_CHECK(cudaMemcpyAsync(dlogits, staged.values, staged.value_bytes, cudaMemcpyDefault, context_.stream()));
-  context_.synchronize();
+  const int32_t* device_labels = staged_labels(context_, s, labels);
+  // In place allowed (dlogits == probs): each element reads its own probability only.
+  softmax_cross_entropy_grad(context_.stream(), s.rows, s.classes, probs, device_labels, scale, dlogits);
 }
 
 }  // namespace splitbrain::exec::cuda

@@ -6,6 +6,7 @@
 
 #include "exec/kernels/adaptive_avgpool.h"
 #include "exec/kernels/pooling.h"
+#include "exec/ops/kept_per_micro_batch.h"
 #include "exec/ops/op_factories.h"
 #include "exec/ops/op_helpers.h"
 
@@ -14,32 +15,32 @@ namespace {
 
 class PoolingOp final : public LayerOp {
  public:
-  explicit PoolingOp(std::unique_ptr<kernels::Pool2dKernel> kernel) : kernel_(std::move(kernel)) {}
+  PoolingOp(kernels::KernelFactory& factory, std::unique_ptr<kernels::Pool2dKernel> kernel)
+      : kernel_(std::move(kernel)), workspaces_(factory) {}
 
   void forward(int micro, int64_t, std::span<const ConstTensorSpan> inputs, std::span<const ConstTensorSpan>,
                TensorSpan output) override {
-    std::vector<std::byte>& workspace = workspaces_[micro];
-    workspace.resize(kernel_->workspace_bytes());
-    kernel_->forward(inputs[0].data(), output.data(), workspace.data());
+    const auto bytes = static_cast<int64_t>(kernel_->workspace_bytes());
+    void* workspace = bytes > 0 ? workspaces_.keep(micro, bytes).data() : nullptr;
+    kernel_->forward(inputs[0].data(), output.data(), workspace);
   }
 
   void backward(int micro, std::span<const ConstTensorSpan>, ConstTensorSpan, ConstTensorSpan output_grad,
                 std::span<const ConstTensorSpan>, std::span<const TensorSpan> input_grads,
                 std::span<const TensorSpan>) override {
-    if (!input_grads.empty())
-      kernel_->backward(output_grad.data(), workspaces_.at(micro).data(), input_grads[0].data());
+    if (input_grads.empty()) return;
+    const void* workspace = workspaces_.holds(micro) ? workspaces_.at(micro).data() : nullptr;
+    kernel_->backward(output_grad.data(), workspace, input_grads[0].data());
   }
 
-  void release(int micro) override { workspaces_.erase(micro); }
-  int64_t kept_bytes() const override {
-    int64_t bytes = 0;
-    for (const auto& [micro, workspace] : workspaces_) bytes += static_cast<int64_t>(workspace.size());
-    return bytes;
-  }
+  void release(int micro) override { workspaces_.release(micro); }
+  int64_t kept_bytes() const override { return workspaces_.bytes(); }
 
  private:
   std::unique_ptr<kernels::Pool2dKernel> kernel_;
-  std::map<int, std::vector<std::byte>> workspaces_;  // max pooling's argmax, per micro-batch
+  // Max pooling's record of each window's winner, per micro-batch, where the kernels read it
+  // (device memory on a GPU).
+  KeptPerMicroBatch workspaces_;
 };
 
 class AdaptiveAvgPoolOp final : public LayerOp {
@@ -78,7 +79,7 @@ std::unique_ptr<LayerOp> make_pooling_op(kernels::KernelFactory& factory, const 
   shape.ceil_mode = a.ceil_mode;
   const kernels::PoolKind kind =
       layer.kind == model::OpKind::maxpool ? kernels::PoolKind::max : kernels::PoolKind::average;
-  return std::make_unique<PoolingOp>(factory.make_pool2d(kind, shape));
+  return std::make_unique<PoolingOp>(factory, factory.make_pool2d(kind, shape));
 }
 
 }  // namespace splitbrain::exec::ops

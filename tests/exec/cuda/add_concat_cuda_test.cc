@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <string>
 #include <vector>
 
 #include "exec/cpu/concat.h"
@@ -18,6 +19,7 @@ namespace {
 
 using testing::count;
 using testing::expect_matches_cpu;
+using testing::OnDevice;
 using testing::random_floats;
 
 TEST(CudaAdd, SumsThreeInputsAsTheCpu) {
@@ -30,10 +32,34 @@ TEST(CudaAdd, SumsThreeInputsAsTheCpu) {
   const auto a = random_floats(count(kElements), 71), b = random_floats(count(kElements), 72),
              c = random_floats(count(kElements), 73);
   const std::array<const float*, 3> xs{a.data(), b.data(), c.data()};
-  std::vector<float> cpu_y(a.size()), gpu_y(a.size());
+  std::vector<float> cpu_y(a.size());
   cpu_kernel.forward(xs, cpu_y.data());
-  gpu_kernel.forward(xs, gpu_y.data());
-  expect_matches_cpu(gpu_y, cpu_y, "y");
+  const OnDevice<float> gpu_a(a), gpu_b(b), gpu_c(c), gpu_y(a.size());
+  const std::array<const float*, 3> gpu_xs{gpu_a.get(), gpu_b.get(), gpu_c.get()};
+  gpu_kernel.forward(gpu_xs, gpu_y.get());
+  expect_matches_cpu(gpu_y.host(), cpu_y, "y");
+}
+
+TEST(CudaAdd, SumsIntoOneOfItsInputs) {
+  if (exec::cuda::visible_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
+  constexpr int64_t kElements = 777;
+  cpu::CpuContext cpu_context;
+  CudaContext gpu_context(0);
+  cpu::AddKernel cpu_kernel(cpu_context, 3, kElements);
+  AddKernel gpu_kernel(gpu_context, 3, kElements);
+  const auto a = random_floats(count(kElements), 71), b = random_floats(count(kElements), 72),
+             c = random_floats(count(kElements), 73);
+  const std::array<const float*, 3> xs{a.data(), b.data(), c.data()};
+  std::vector<float> cpu_y(a.size());
+  cpu_kernel.forward(xs, cpu_y.data());
+  // y is the first input (the sum runs in it), then a later one (read after x_0 is summed).
+  for (const int y_input : {0, 2}) {
+    const OnDevice<float> gpu_a(a), gpu_b(b), gpu_c(c);
+    const std::array<const float*, 3> gpu_xs{gpu_a.get(), gpu_b.get(), gpu_c.get()};
+    const OnDevice<float>& gpu_y = y_input == 0 ? gpu_a : gpu_c;
+    gpu_kernel.forward(gpu_xs, gpu_y.get());
+    expect_matches_cpu(gpu_y.host(), cpu_y, "y as input " + std::to_string(y_input));
+  }
 }
 
 void expect_concat_matches_cpu(const std::vector<kernels::Dims>& dims, int axis) {
@@ -50,27 +76,38 @@ void expect_concat_matches_cpu(const std::vector<kernels::Dims>& dims, int axis)
     inputs.push_back(random_floats(count(elements), 80 + static_cast<uint32_t>(i)));
     xs.push_back(inputs.back().data());
   }
+  std::vector<OnDevice<float>> gpu_inputs;
+  std::vector<const float*> gpu_xs;
+  gpu_inputs.reserve(inputs.size());
+  for (const auto& input : inputs) {
+    gpu_inputs.emplace_back(input);
+    gpu_xs.push_back(gpu_inputs.back().get());
+  }
   int64_t out_elements = 1;
   for (const int64_t d : cpu_kernel.output_dims()) out_elements *= d;
-  std::vector<float> cpu_y(count(out_elements)), gpu_y(count(out_elements));
+  std::vector<float> cpu_y(count(out_elements));
   cpu_kernel.forward(xs, cpu_y.data());
-  gpu_kernel.forward(xs, gpu_y.data());
-  EXPECT_EQ(gpu_y, cpu_y);  // copies: exactly equal
+  const OnDevice<float> gpu_y(count(out_elements));
+  gpu_kernel.forward(gpu_xs, gpu_y.get());
+  EXPECT_EQ(gpu_y.host(), cpu_y);  // copies: exactly equal
 
   const auto dy = random_floats(count(out_elements), 90);
-  std::vector<std::vector<float>> cpu_dxs, gpu_dxs;
+  std::vector<std::vector<float>> cpu_dxs;
+  std::vector<OnDevice<float>> gpu_dxs;
+  cpu_dxs.reserve(inputs.size());
+  gpu_dxs.reserve(inputs.size());
   std::vector<float*> cpu_ptrs, gpu_ptrs;
   for (const auto& input : inputs) {
     cpu_dxs.emplace_back(input.size());
+    cpu_ptrs.push_back(cpu_dxs.back().data());
     gpu_dxs.emplace_back(input.size());
-  }
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    cpu_ptrs.push_back(cpu_dxs[i].data());
-    gpu_ptrs.push_back(gpu_dxs[i].data());
+    gpu_ptrs.push_back(gpu_dxs.back().get());
   }
   cpu_kernel.backward(dy.data(), cpu_ptrs);
-  gpu_kernel.backward(dy.data(), gpu_ptrs);
-  EXPECT_EQ(gpu_dxs, cpu_dxs);
+  const OnDevice<float> gpu_dy(dy);
+  gpu_kernel.backward(gpu_dy.get(), gpu_ptrs);
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    EXPECT_EQ(gpu_dxs[i].host(), cpu_dxs[i]) << "dx of input " << i;  // copies: exactly equal
 }
 
 TEST(CudaConcat, ChannelsOfNchw) {

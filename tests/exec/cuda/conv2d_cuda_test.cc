@@ -1,6 +1,7 @@
 // cuda::Conv2dKernel against cpu::Conv2dKernel: forward, backward data, backward weights and
-// bias, with groups, stride, dilation, and per-side padding that cuDNN cannot express itself
-// (padded explicitly by the CUDA kernel).
+// bias (overwritten and accumulated), with groups, stride, dilation, and per-side padding that
+// cuDNN cannot express itself (padded explicitly by the CUDA kernel). The CUDA kernel gets device
+// copies of the CPU kernel's inputs (OnDevice).
 
 #include "exec/cuda/conv2d.h"
 
@@ -17,6 +18,7 @@ namespace {
 
 using testing::count;
 using testing::expect_matches_cpu;
+using testing::OnDevice;
 using testing::random_floats;
 
 void expect_conv_matches_cpu(const kernels::Conv2dShape& s) {
@@ -32,22 +34,40 @@ void expect_conv_matches_cpu(const kernels::Conv2dShape& s) {
   const auto b = random_floats(count(s.out_channels), 3);
   const auto dy = random_floats(count(y_elements), 4);
 
-  std::vector<float> cpu_y(count(y_elements)), gpu_y(count(y_elements));
+  const OnDevice<float> gpu_x(x), gpu_w(w), gpu_b(b), gpu_dy(dy);
+
+  std::vector<float> cpu_y(count(y_elements));
+  const OnDevice<float> gpu_y(count(y_elements));
   cpu_kernel.forward(x.data(), w.data(), b.data(), cpu_y.data());
-  gpu_kernel.forward(x.data(), w.data(), b.data(), gpu_y.data());
-  expect_matches_cpu(gpu_y, cpu_y, "y");
+  gpu_kernel.forward(gpu_x.get(), gpu_w.get(), gpu_b.get(), gpu_y.get());
+  expect_matches_cpu(gpu_y.host(), cpu_y, "y");
 
-  std::vector<float> cpu_dx(count(x_elements)), gpu_dx(count(x_elements));
+  std::vector<float> cpu_dx(count(x_elements));
+  const OnDevice<float> gpu_dx(count(x_elements));
   cpu_kernel.backward_data(dy.data(), w.data(), cpu_dx.data());
-  gpu_kernel.backward_data(dy.data(), w.data(), gpu_dx.data());
-  expect_matches_cpu(gpu_dx, cpu_dx, "dx");
+  gpu_kernel.backward_data(gpu_dy.get(), gpu_w.get(), gpu_dx.get());
+  expect_matches_cpu(gpu_dx.host(), cpu_dx, "dx");
 
-  std::vector<float> cpu_dw(count(w_elements)), gpu_dw(count(w_elements));
-  std::vector<float> cpu_db(count(s.out_channels)), gpu_db(count(s.out_channels));
+  std::vector<float> cpu_dw(count(w_elements)), cpu_db(count(s.out_channels));
+  const OnDevice<float> gpu_dw(count(w_elements)), gpu_db(count(s.out_channels));
   cpu_kernel.backward_weights(x.data(), dy.data(), cpu_dw.data(), cpu_db.data());
-  gpu_kernel.backward_weights(x.data(), dy.data(), gpu_dw.data(), gpu_db.data());
-  expect_matches_cpu(gpu_dw, cpu_dw, "dw");
-  if (s.bias) expect_matches_cpu(gpu_db, cpu_db, "db");
+  gpu_kernel.backward_weights(gpu_x.get(), gpu_dy.get(), gpu_dw.get(), gpu_db.get());
+  expect_matches_cpu(gpu_dw.host(), cpu_dw, "dw");
+  if (s.bias) expect_matches_cpu(gpu_db.host(), cpu_db, "db");
+
+  // Accumulation starts from earlier micro-batches' gradients, not zeros, so beta = 1 is tested:
+  // cuDNN adds straight into the caller's dw and db.
+  auto cpu_sum_dw = random_floats(count(w_elements), 5), cpu_sum_db = random_floats(count(s.out_channels), 6);
+  const OnDevice<float> gpu_sum_dw(cpu_sum_dw), gpu_sum_db(cpu_sum_db);
+  cpu_kernel.accumulate_weight_gradients(x.data(), dy.data(), cpu_sum_dw.data(), cpu_sum_db.data());
+  gpu_kernel.accumulate_weight_gradients(gpu_x.get(), gpu_dy.get(), gpu_sum_dw.get(), gpu_sum_db.get());
+  expect_matches_cpu(gpu_sum_dw.host(), cpu_sum_dw, "accumulated dw");
+  if (s.bias) expect_matches_cpu(gpu_sum_db.host(), cpu_sum_db, "accumulated db");
+
+  // Without db: the weights only.
+  cpu_kernel.accumulate_weight_gradients(x.data(), dy.data(), cpu_sum_dw.data(), nullptr);
+  gpu_kernel.accumulate_weight_gradients(gpu_x.get(), gpu_dy.get(), gpu_sum_dw.get(), nullptr);
+  expect_matches_cpu(gpu_sum_dw.host(), cpu_sum_dw, "accumulated dw without db");
 }
 
 TEST(CudaConv2d, SamePaddingWithBias) {

@@ -1,6 +1,7 @@
 // The cuBLAS kernels against their CPU twins: cuda::LinearKernel (forward, both backward passes,
 // the accumulating weight gradient with and without a bias gradient) and
-// cuda::BatchedMatmulKernel (every transpose combination, with alpha).
+// cuda::BatchedMatmulKernel (every transpose combination, with alpha). The CUDA kernels get device
+// copies of the CPU kernels' inputs (OnDevice).
 
 #include "exec/cuda/linear.h"
 
@@ -20,6 +21,7 @@ namespace {
 
 using testing::count;
 using testing::expect_matches_cpu;
+using testing::OnDevice;
 using testing::random_floats;
 
 struct Tensors {
@@ -41,21 +43,26 @@ TEST(CudaLinear, ForwardAndBackwardMatchTheCpu) {
     LinearKernel gpu_kernel(gpu_context, s);
     const Tensors t(s);
 
-    std::vector<float> cpu_y(t.dy.size()), gpu_y(t.dy.size());
+    const OnDevice<float> gpu_x(t.x), gpu_w(t.w), gpu_b(t.b), gpu_dy(t.dy);
+
+    std::vector<float> cpu_y(t.dy.size());
+    const OnDevice<float> gpu_y(t.dy.size());
     cpu_kernel.forward(t.x.data(), t.w.data(), t.b.data(), cpu_y.data());
-    gpu_kernel.forward(t.x.data(), t.w.data(), t.b.data(), gpu_y.data());
-    expect_matches_cpu(gpu_y, cpu_y, "y");
+    gpu_kernel.forward(gpu_x.get(), gpu_w.get(), gpu_b.get(), gpu_y.get());
+    expect_matches_cpu(gpu_y.host(), cpu_y, "y");
 
-    std::vector<float> cpu_dx(t.x.size()), gpu_dx(t.x.size());
+    std::vector<float> cpu_dx(t.x.size());
+    const OnDevice<float> gpu_dx(t.x.size());
     cpu_kernel.backward_data(t.dy.data(), t.w.data(), cpu_dx.data());
-    gpu_kernel.backward_data(t.dy.data(), t.w.data(), gpu_dx.data());
-    expect_matches_cpu(gpu_dx, cpu_dx, "dx");
+    gpu_kernel.backward_data(gpu_dy.get(), gpu_w.get(), gpu_dx.get());
+    expect_matches_cpu(gpu_dx.host(), cpu_dx, "dx");
 
-    std::vector<float> cpu_dw(t.w.size()), gpu_dw(t.w.size()), cpu_db(t.b.size()), gpu_db(t.b.size());
+    std::vector<float> cpu_dw(t.w.size()), cpu_db(t.b.size());
+    const OnDevice<float> gpu_dw(t.w.size()), gpu_db(t.b.size());
     cpu_kernel.backward_weights(t.x.data(), t.dy.data(), cpu_dw.data(), cpu_db.data());
-    gpu_kernel.backward_weights(t.x.data(), t.dy.data(), gpu_dw.data(), gpu_db.data());
-    expect_matches_cpu(gpu_dw, cpu_dw, "dw");
-    if (bias) expect_matches_cpu(gpu_db, cpu_db, "db");
+    gpu_kernel.backward_weights(gpu_x.get(), gpu_dy.get(), gpu_dw.get(), gpu_db.get());
+    expect_matches_cpu(gpu_dw.host(), cpu_dw, "dw");
+    if (bias) expect_matches_cpu(gpu_db.host(), cpu_db, "db");
   }
 }
 
@@ -67,18 +74,19 @@ TEST(CudaLinear, AccumulatesIntoTheGradients) {
   cpu::LinearKernel cpu_kernel(cpu_context, s);
   LinearKernel gpu_kernel(gpu_context, s);
   const Tensors t(s);
+  const OnDevice<float> gpu_x(t.x), gpu_dy(t.dy);
   // Start from earlier micro-batches' gradients, not zeros, so beta = 1 is what is tested.
   auto cpu_dw = random_floats(t.w.size(), 15), cpu_db = random_floats(t.b.size(), 16);
-  auto gpu_dw = cpu_dw, gpu_db = cpu_db;
+  const OnDevice<float> gpu_dw(cpu_dw), gpu_db(cpu_db);
   cpu_kernel.accumulate_weight_gradients(t.x.data(), t.dy.data(), cpu_dw.data(), cpu_db.data());
-  gpu_kernel.accumulate_weight_gradients(t.x.data(), t.dy.data(), gpu_dw.data(), gpu_db.data());
-  expect_matches_cpu(gpu_dw, cpu_dw, "dw");
-  expect_matches_cpu(gpu_db, cpu_db, "db");
+  gpu_kernel.accumulate_weight_gradients(gpu_x.get(), gpu_dy.get(), gpu_dw.get(), gpu_db.get());
+  expect_matches_cpu(gpu_dw.host(), cpu_dw, "dw");
+  expect_matches_cpu(gpu_db.host(), cpu_db, "db");
 
   // Without db: the weights only.
   cpu_kernel.accumulate_weight_gradients(t.x.data(), t.dy.data(), cpu_dw.data(), nullptr);
-  gpu_kernel.accumulate_weight_gradients(t.x.data(), t.dy.data(), gpu_dw.data(), nullptr);
-  expect_matches_cpu(gpu_dw, cpu_dw, "dw without db");
+  gpu_kernel.accumulate_weight_gradients(gpu_x.get(), gpu_dy.get(), gpu_dw.get(), nullptr);
+  expect_matches_cpu(gpu_dw.host(), cpu_dw, "dw without db");
 }
 
 TEST(CudaBatchedMatmul, EveryTransposeMatchesTheCpu) {
@@ -93,10 +101,12 @@ TEST(CudaBatchedMatmul, EveryTransposeMatchesTheCpu) {
       BatchedMatmulKernel gpu_kernel(gpu_context, s);
       const auto a = random_floats(count(s.batch * s.m * s.k), 21);
       const auto b = random_floats(count(s.batch * s.k * s.n), 22);
-      std::vector<float> cpu_c(count(s.batch * s.m * s.n)), gpu_c(cpu_c.size());
+      const OnDevice<float> gpu_a(a), gpu_b(b);
+      std::vector<float> cpu_c(count(s.batch * s.m * s.n));
+      const OnDevice<float> gpu_c(cpu_c.size());
       cpu_kernel.run(a.data(), b.data(), cpu_c.data());
-      gpu_kernel.run(a.data(), b.data(), gpu_c.data());
-      expect_matches_cpu(gpu_c, cpu_c,
+      gpu_kernel.run(gpu_a.get(), gpu_b.get(), gpu_c.get());
+      expect_matches_cpu(gpu_c.host(), cpu_c,
                          "c (transpose_a " + std::to_string(ta) + ", transpose_b " + std::to_string(tb) + ")");
     }
 }

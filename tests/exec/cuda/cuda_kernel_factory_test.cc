@@ -56,10 +56,11 @@ TEST(CudaKernelFactory, KernelsComputeWhatTheCpuFactorysCompute) {
   const auto x = random_floats(count(s.rows * s.in_features), 201);
   const auto w = random_floats(count(s.out_features * s.in_features), 202);
   const auto b = random_floats(count(s.out_features), 203);
-  std::vector<float> gpu_y(count(s.rows * s.out_features)), cpu_y(gpu_y.size());
-  gpu->forward(x.data(), w.data(), b.data(), gpu_y.data());
+  const testing::OnDevice<float> gpu_x(x), gpu_w(w), gpu_b(b), gpu_y(count(s.rows * s.out_features));
+  std::vector<float> cpu_y(count(s.rows * s.out_features));
+  gpu->forward(gpu_x.get(), gpu_w.get(), gpu_b.get(), gpu_y.get());
   cpu->forward(x.data(), w.data(), b.data(), cpu_y.data());
-  expect_matches_cpu(gpu_y, cpu_y, "y");
+  expect_matches_cpu(gpu_y.host(), cpu_y, "y");
 }
 
 TEST(CudaLayerOps, BuildOnTheCurrentDevice) {

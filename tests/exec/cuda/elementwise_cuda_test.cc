@@ -23,6 +23,7 @@ namespace {
 
 using testing::count;
 using testing::expect_matches_cpu;
+using testing::OnDevice;
 using testing::random_floats;
 
 void expect_activation_matches_cpu(kernels::Activation kind) {
@@ -33,16 +34,22 @@ void expect_activation_matches_cpu(kernels::Activation kind) {
   ActivationKernel gpu_kernel(gpu_context, kind, kElements);
   const auto x = random_floats(count(kElements), 41, -4.0f, 4.0f);
   const auto dy = random_floats(count(kElements), 42);
-  std::vector<float> cpu_y(x.size()), gpu_y(x.size());
+  std::vector<float> cpu_y(x.size());
   cpu_kernel.forward(x.data(), cpu_y.data());
-  gpu_kernel.forward(x.data(), gpu_y.data());
-  expect_matches_cpu(gpu_y, cpu_y, "y");
+  const OnDevice<float> gpu_x(x), gpu_y(x.size());
+  gpu_kernel.forward(gpu_x.get(), gpu_y.get());
+  expect_matches_cpu(gpu_y.host(), cpu_y, "y");
+  // In place, as the runtime may run it (x == y).
+  const OnDevice<float> gpu_in_place(x);
+  gpu_kernel.forward(gpu_in_place.get(), gpu_in_place.get());
+  expect_matches_cpu(gpu_in_place.host(), cpu_y, "y in place");
   // relu's backward reads y, gelu's reads x.
   const std::vector<float>& saved = kind == kernels::Activation::relu ? cpu_y : x;
-  std::vector<float> cpu_dx(x.size()), gpu_dx(x.size());
+  std::vector<float> cpu_dx(x.size());
   cpu_kernel.backward(saved.data(), dy.data(), cpu_dx.data());
-  gpu_kernel.backward(saved.data(), dy.data(), gpu_dx.data());
-  expect_matches_cpu(gpu_dx, cpu_dx, "dx");
+  const OnDevice<float> gpu_saved(saved), gpu_dy(dy), gpu_dx(x.size());
+  gpu_kernel.backward(gpu_saved.get(), gpu_dy.get(), gpu_dx.get());
+  expect_matches_cpu(gpu_dx.host(), cpu_dx, "dx");
 }
 
 TEST(CudaActivation, ReluMatchesTheCpu) {
@@ -64,19 +71,27 @@ TEST(CudaSoftmaxCrossEntropy, LossProbabilitiesAndGradientMatchTheCpu) {
   // Large logits in one row: its softmax underflows, the loss must stay finite and equal.
   auto logits = random_floats(count(s.rows * s.classes), 51, -3.0f, 3.0f);
   logits[3] = 120.0f;
+  // Labels stay host memory, as the loss op keeps them.
   const std::vector<int32_t> labels{0, 9, 4, 4, 1, 7};
   const float scale = 1.0f / 12.0f;
-  std::vector<float> cpu_probs(logits.size()), gpu_probs(logits.size());
+  std::vector<float> cpu_probs(logits.size());
   const double cpu_loss = cpu_kernel.forward(logits.data(), labels.data(), cpu_probs.data());
-  const double gpu_loss = gpu_kernel.forward(logits.data(), labels.data(), gpu_probs.data());
+  const OnDevice<float> gpu_logits(logits), gpu_probs(logits.size());
+  const double gpu_loss = gpu_kernel.forward(gpu_logits.get(), labels.data(), gpu_probs.get());
   EXPECT_NEAR(gpu_loss, cpu_loss, testing::kRelativeTolerance * cpu_loss);
-  expect_matches_cpu(gpu_probs, cpu_probs, "probs");
-  std::vector<float> cpu_d(logits.size()), gpu_d(logits.size());
+  expect_matches_cpu(gpu_probs.host(), cpu_probs, "probs");
+  // probs == logits, which the interface allows.
+  const OnDevice<float> gpu_in_place(logits);
+  const double in_place_loss = gpu_kernel.forward(gpu_in_place.get(), labels.data(), gpu_in_place.get());
+  EXPECT_NEAR(in_place_loss, cpu_loss, testing::kRelativeTolerance * cpu_loss);
+  expect_matches_cpu(gpu_in_place.host(), cpu_probs, "probs in place");
+  std::vector<float> cpu_d(logits.size());
   cpu_kernel.backward(cpu_probs.data(), labels.data(), scale, cpu_d.data());
-  gpu_kernel.backward(cpu_probs.data(), labels.data(), scale, gpu_d.data());
-  expect_matches_cpu(gpu_d, cpu_d, "dlogits");
+  const OnDevice<float> gpu_saved_probs(cpu_probs), gpu_d(logits.size());
+  gpu_kernel.backward(gpu_saved_probs.get(), labels.data(), scale, gpu_d.get());
+  expect_matches_cpu(gpu_d.host(), cpu_d, "dlogits");
   const std::vector<int32_t> bad{0, 10, 0, 0, 0, 0};
-  EXPECT_THROW(gpu_kernel.forward(logits.data(), bad.data(), gpu_probs.data()), kernels::KernelArgumentError);
+  EXPECT_THROW(gpu_kernel.forward(gpu_logits.get(), bad.data(), gpu_probs.get()), kernels::KernelArgumentError);
 }
 
 TEST(CudaDropout, SameMaskAndValuesAsTheCpuOnABlock) {
@@ -89,18 +104,22 @@ TEST(CudaDropout, SameMaskAndValuesAsTheCpuOnABlock) {
   // A rank's block of a [4, 6, 10] tensor split along the first two dims.
   const kernels::DropoutBlock block{.global_shape = {4, 6, 10}, .offset = {2, 3, 0}, .local_shape = {2, 3, 10}};
   const auto x = random_floats(count(block.local_elements()), 61);
-  std::vector<float> cpu_y(x.size()), gpu_y(x.size());
-  std::vector<uint8_t> cpu_mask(x.size()), gpu_mask(x.size());
+  std::vector<float> cpu_y(x.size());
+  std::vector<uint8_t> cpu_mask(x.size());
   cpu_kernel.forward(key, block, x.data(), cpu_y.data(), cpu_mask.data());
-  gpu_kernel.forward(key, block, x.data(), gpu_y.data(), gpu_mask.data());
-  EXPECT_EQ(gpu_mask, cpu_mask);
-  EXPECT_EQ(gpu_y, cpu_y);  // the same product x * scale per element: exactly equal
+  const OnDevice<float> gpu_x(x), gpu_y(x.size());
+  const OnDevice<uint8_t> gpu_mask(x.size());
+  gpu_kernel.forward(key, block, gpu_x.get(), gpu_y.get(), gpu_mask.get());
+  EXPECT_EQ(gpu_mask.host(), cpu_mask);
+  EXPECT_EQ(gpu_y.host(), cpu_y);  // the same product x * scale per element: exactly equal
 
   const auto dy = random_floats(x.size(), 62);
-  std::vector<float> cpu_dx(x.size()), gpu_dx(x.size());
+  std::vector<float> cpu_dx(x.size());
   cpu_kernel.backward(block.local_elements(), cpu_mask.data(), dy.data(), cpu_dx.data());
-  gpu_kernel.backward(block.local_elements(), cpu_mask.data(), dy.data(), gpu_dx.data());
-  EXPECT_EQ(gpu_dx, cpu_dx);
+  const OnDevice<uint8_t> gpu_saved_mask(cpu_mask);
+  const OnDevice<float> gpu_dy(dy), gpu_dx(x.size());
+  gpu_kernel.backward(block.local_elements(), gpu_saved_mask.get(), gpu_dy.get(), gpu_dx.get());
+  EXPECT_EQ(gpu_dx.host(), cpu_dx);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "exec/cuda/attention.h"
 #include "exec/cuda/cuda_device.h"
 #include "exec/cuda/embedding.h"
+#include "exec/kernels/kernel_argument_error.h"
 #include "tests/exec/cuda/cuda_test_util.h"
 
 namespace splitbrain::exec::cuda {
@@ -20,8 +21,10 @@ namespace {
 
 using testing::count;
 using testing::expect_matches_cpu;
+using testing::OnDevice;
 using testing::random_floats;
 
+// The ids come as device memory (token ids) or host memory (learned positions): both are taken.
 TEST(CudaEmbedding, GatherAndScatterAddOnAVocabularyBlock) {
   if (exec::cuda::visible_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
   // This rank holds rows [4, 9) of 12; ids outside give zeros, repeated ids add up in backward.
@@ -30,18 +33,41 @@ TEST(CudaEmbedding, GatherAndScatterAddOnAVocabularyBlock) {
   cpu::EmbeddingKernel cpu_kernel(s);
   EmbeddingKernel gpu_kernel(gpu_context, s);
   const std::vector<float> ids{4, 0, 8, 5, 5, 11, 4, 6};
+  const OnDevice<float> ids_on_gpu(ids);
   const auto table = random_floats(count((s.row_end - s.row_begin) * s.dim), 131);
-  std::vector<float> cpu_y(count(s.count * s.dim)), gpu_y(cpu_y.size());
+  const OnDevice<float> gpu_table(table);
+  std::vector<float> cpu_y(count(s.count * s.dim));
   cpu_kernel.forward(ids.data(), table.data(), cpu_y.data());
-  gpu_kernel.forward(ids.data(), table.data(), gpu_y.data());
-  EXPECT_EQ(gpu_y, cpu_y);  // copies and zeros: exactly equal
-
   const auto dy = random_floats(cpu_y.size(), 132);
+  const OnDevice<float> gpu_dy(dy);
   auto cpu_dtable = random_floats(table.size(), 133);  // backward adds into what is there
-  auto gpu_dtable = cpu_dtable;
+  const OnDevice<float> gpu_dtable(cpu_dtable);
   cpu_kernel.backward(ids.data(), dy.data(), cpu_dtable.data());
-  gpu_kernel.backward(ids.data(), dy.data(), gpu_dtable.data());
-  expect_matches_cpu(gpu_dtable, cpu_dtable, "dtable");
+
+  for (const bool ids_on_device : {true, false}) {
+    SCOPED_TRACE(ids_on_device ? "ids in device memory" : "ids in host memory");
+    const float* gpu_ids = ids_on_device ? ids_on_gpu.get() : ids.data();
+    const OnDevice<float> gpu_y(cpu_y.size());
+    gpu_kernel.forward(gpu_ids, gpu_table.get(), gpu_y.get());
+    EXPECT_EQ(gpu_y.host(), cpu_y);  // copies and zeros: exactly equal
+
+    const OnDevice<float> dtable(gpu_dtable.host());
+    gpu_kernel.backward(gpu_ids, gpu_dy.get(), dtable.get());
+    expect_matches_cpu(dtable.host(), cpu_dtable, "dtable");
+  }
+}
+
+TEST(CudaEmbedding, IdsOutsideTheTableAreRejectedWhereverTheyLie) {
+  if (exec::cuda::visible_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
+  const kernels::EmbeddingShape s{.count = 3, .dim = 2, .num_embeddings = 6, .row_begin = 0, .row_end = 6};
+  CudaContext gpu_context(0);
+  EmbeddingKernel gpu_kernel(gpu_context, s);
+  const std::vector<float> ids{1, 6, 2};  // 6 is past the table
+  const OnDevice<float> ids_on_gpu(ids), table(count(6 * 2)), y(count(3 * 2));
+  EXPECT_THROW(gpu_kernel.forward(ids.data(), table.get(), y.get()), kernels::KernelArgumentError);
+  EXPECT_THROW(gpu_kernel.forward(ids_on_gpu.get(), table.get(), y.get()), kernels::KernelArgumentError);
+  EXPECT_THROW(gpu_kernel.backward(ids.data(), y.get(), table.get()), kernels::KernelArgumentError);
+  EXPECT_THROW(gpu_kernel.backward(ids_on_gpu.get(), y.get(), table.get()), kernels::KernelArgumentError);
 }
 
 TEST(CudaAdaptiveAvgPool, UnevenOverlappingBins) {
@@ -54,13 +80,14 @@ TEST(CudaAdaptiveAvgPool, UnevenOverlappingBins) {
     AdaptiveAvgPoolKernel gpu_kernel(gpu_context, s);
     const auto x = random_floats(count(s.batch * s.channels * s.height * s.width), 141);
     const auto dy = random_floats(count(s.batch * s.channels * s.out_height * s.out_width), 142);
-    std::vector<float> cpu_y(dy.size()), gpu_y(dy.size()), cpu_dx(x.size()), gpu_dx(x.size());
+    const OnDevice<float> gpu_x(x), gpu_dy(dy), gpu_y(dy.size()), gpu_dx(x.size());
+    std::vector<float> cpu_y(dy.size()), cpu_dx(x.size());
     cpu_kernel.forward(x.data(), cpu_y.data());
-    gpu_kernel.forward(x.data(), gpu_y.data());
-    expect_matches_cpu(gpu_y, cpu_y, "y");
+    gpu_kernel.forward(gpu_x.get(), gpu_y.get());
+    expect_matches_cpu(gpu_y.host(), cpu_y, "y");
     cpu_kernel.backward(dy.data(), cpu_dx.data());
-    gpu_kernel.backward(dy.data(), gpu_dx.data());
-    expect_matches_cpu(gpu_dx, cpu_dx, "dx");
+    gpu_kernel.backward(gpu_dy.get(), gpu_dx.get());
+    expect_matches_cpu(gpu_dx.host(), cpu_dx, "dx");
   }
 }
 
@@ -75,16 +102,19 @@ TEST(CudaSelfAttention, ForwardAndBackwardMatchTheCpu) {
     ASSERT_EQ(gpu_kernel.probs_elements(), cpu_kernel.probs_elements());
     const auto qkv = random_floats(count(s.batch * s.seq * s.heads * 3 * s.head_dim), 151);
     const auto dy = random_floats(count(s.batch * s.seq * s.heads * s.head_dim), 152);
-    std::vector<float> cpu_y(dy.size()), gpu_y(dy.size());
-    std::vector<float> cpu_probs(count(cpu_kernel.probs_elements())), gpu_probs(cpu_probs.size());
+    const OnDevice<float> gpu_qkv(qkv), gpu_dy(dy);
+    std::vector<float> cpu_y(dy.size()), cpu_probs(count(cpu_kernel.probs_elements()));
+    const OnDevice<float> gpu_y(dy.size()), gpu_probs(cpu_probs.size());
     cpu_kernel.forward(qkv.data(), cpu_y.data(), cpu_probs.data());
-    gpu_kernel.forward(qkv.data(), gpu_y.data(), gpu_probs.data());
-    expect_matches_cpu(gpu_y, cpu_y, "y");
-    expect_matches_cpu(gpu_probs, cpu_probs, "probs");
-    std::vector<float> cpu_dqkv(qkv.size()), gpu_dqkv(qkv.size());
+    gpu_kernel.forward(gpu_qkv.get(), gpu_y.get(), gpu_probs.get());
+    expect_matches_cpu(gpu_y.host(), cpu_y, "y");
+    expect_matches_cpu(gpu_probs.host(), cpu_probs, "probs");
+    // Backward starts from the CPU's probabilities, so it is compared alone.
+    const OnDevice<float> cpu_probs_on_gpu(cpu_probs), gpu_dqkv(qkv.size());
+    std::vector<float> cpu_dqkv(qkv.size());
     cpu_kernel.backward(qkv.data(), cpu_probs.data(), dy.data(), cpu_dqkv.data());
-    gpu_kernel.backward(qkv.data(), cpu_probs.data(), dy.data(), gpu_dqkv.data());
-    expect_matches_cpu(gpu_dqkv, cpu_dqkv, causal ? "dqkv (causal)" : "dqkv");
+    gpu_kernel.backward(gpu_qkv.get(), cpu_probs_on_gpu.get(), gpu_dy.get(), gpu_dqkv.get());
+    expect_matches_cpu(gpu_dqkv.host(), cpu_dqkv, causal ? "dqkv (causal)" : "dqkv");
   }
 }
 

@@ -1,6 +1,7 @@
 // cuda::Pool2dKernel against cpu::Pool2dKernel, forward and backward: max and average, with
-// cuDNN's own symmetric padding and with the explicit padding the CUDA kernel adds for per-side
-// padding and ceil_mode. Each backend's max workspace is its own (its size may differ).
+// symmetric padding, per-side padding and ceil_mode, overlapping windows included. Each backend's
+// max workspace is its own record of the winners; both are as large as the cost model prices
+// them (model::max_pool_index_bytes per output element).
 
 #include "exec/cuda/pooling.h"
 
@@ -13,6 +14,7 @@
 #include "exec/cpu/pooling.h"
 #include "exec/cuda/cuda_device.h"
 #include "exec/kernels/kernel_argument_error.h"
+#include "model/max_pool_index.h"
 #include "tests/exec/cuda/cuda_test_util.h"
 
 namespace splitbrain::exec::cuda {
@@ -20,6 +22,7 @@ namespace {
 
 using testing::count;
 using testing::expect_matches_cpu;
+using testing::OnDevice;
 using testing::random_floats;
 
 void expect_pool_matches_cpu(kernels::PoolKind kind, const kernels::Pool2dShape& s) {
@@ -31,18 +34,23 @@ void expect_pool_matches_cpu(kernels::PoolKind kind, const kernels::Pool2dShape&
   const int64_t y_elements = s.batch * s.channels * s.out_height() * s.out_width();
   const auto x = random_floats(count(x_elements), 31);
   const auto dy = random_floats(count(y_elements), 32);
-  std::vector<std::byte> cpu_workspace(cpu_kernel.workspace_bytes()), gpu_workspace(gpu_kernel.workspace_bytes());
-  EXPECT_EQ(gpu_kernel.workspace_bytes() == 0, kind == kernels::PoolKind::average);
+  std::vector<std::byte> cpu_workspace(cpu_kernel.workspace_bytes());
+  OnDevice<std::byte> gpu_workspace(gpu_kernel.workspace_bytes());
+  const std::size_t priced_bytes =
+      kind == kernels::PoolKind::max ? count(y_elements * model::max_pool_index_bytes(s.kernel_h * s.kernel_w)) : 0;
+  EXPECT_EQ(gpu_kernel.workspace_bytes(), priced_bytes);
 
-  std::vector<float> cpu_y(count(y_elements)), gpu_y(count(y_elements));
+  std::vector<float> cpu_y(count(y_elements));
+  OnDevice<float> gpu_x(x), gpu_y(count(y_elements));
   cpu_kernel.forward(x.data(), cpu_y.data(), cpu_workspace.data());
-  gpu_kernel.forward(x.data(), gpu_y.data(), gpu_workspace.data());
-  expect_matches_cpu(gpu_y, cpu_y, "y");
+  gpu_kernel.forward(gpu_x.get(), gpu_y.get(), gpu_workspace.get());
+  expect_matches_cpu(gpu_y.host(), cpu_y, "y");
 
-  std::vector<float> cpu_dx(count(x_elements)), gpu_dx(count(x_elements));
+  std::vector<float> cpu_dx(count(x_elements));
+  OnDevice<float> gpu_dy(dy), gpu_dx(count(x_elements));
   cpu_kernel.backward(dy.data(), cpu_workspace.data(), cpu_dx.data());
-  gpu_kernel.backward(dy.data(), gpu_workspace.data(), gpu_dx.data());
-  expect_matches_cpu(gpu_dx, cpu_dx, "dx");
+  gpu_kernel.backward(gpu_dy.get(), gpu_workspace.get(), gpu_dx.get());
+  expect_matches_cpu(gpu_dx.host(), cpu_dx, "dx");
 }
 
 const kernels::Pool2dShape kSymmetric{.batch = 2,
