@@ -13,14 +13,18 @@
 # Made in a temporary folder and renamed, so nothing is left half-written.
 # Knobs (environment): BUILD (build folder, build-gpu), PREBUILT (a folder with bin/splitbrain and
 # bin/exec_cuda_*tests built elsewhere: no CMake here), ITERS (10), WARMUP (3), MODEL (fashion-vgg),
-# CLUSTER (dgx-h100), BATCHES ("64 512"), PYTHON (python3), BACKEND (cuda; cpu only to try the
-# script on a machine without a GPU).
+# CLUSTER (dgx-h100), BATCHES ("64 512"), EXTRA_MODELS (a small GPT and resnet18), PYTHON (python3),
+# BACKEND (cuda; cpu only to try the script on a machine without a GPU).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=results/gpu
 build=${BUILD:-build-gpu} iters=${ITERS:-10} warmup=${WARMUP:-3} batches=${BATCHES:-64 512}
 model=${MODEL:-fashion-vgg} cluster=${CLUSTER:-dgx-h100} python=${PYTHON:-python3} backend=${BACKEND:-cuda}
+extra_models=${EXTRA_MODELS:-gpt:layers=2,hidden=128,heads=4,seq=64,vocab=512,positions=64 resnet18}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PYTHONUNBUFFERED=1
+# Unbound ranks: splitbrain pins each to its share of the node's cores itself, so a rank's data
+# reader thread has cores beside the one that drives the GPU (mpirun would bind to one core).
+launch=(mpirun --bind-to none)
 
 if [ "$backend" = cuda ]; then
   gpus=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU' || true)
@@ -59,7 +63,7 @@ tests_ok=yes
   done
   if [ "$gpus" -ge 2 ]; then
     echo "== mpirun -np 2 exec_cuda_nccl_tests"
-    timeout 300 mpirun -np 2 "$tests_dir/exec_cuda_nccl_tests" --gtest_brief=1 || { echo "== FAILED (exit $?)"; tests_ok=no; }
+    timeout 300 "${launch[@]}" -np 2 "$tests_dir/exec_cuda_nccl_tests" --gtest_brief=1 || { echo "== FAILED (exit $?)"; tests_ok=no; }
   else
     echo "== exec_cuda_nccl_tests not run: it needs 2 GPUs, $gpus visible"
   fi
@@ -68,7 +72,7 @@ tests_ok=yes
     echo "== mpirun -np 2 splitbrain run --backend $backend on $gpus GPU: expect exit 2"
     "$sb" plan --model "$model" --cluster "$cluster" --devices 2 --batch 64 --top 1 --emit-plans "$tmp/plans-2" > /dev/null
     status=0
-    timeout 120 mpirun -np 2 "$sb" run --plan "$(ls "$tmp"/plans-2/*.json | head -n 1)" --backend "$backend" --iters 1 \
+    timeout 120 "${launch[@]}" -np 2 "$sb" run --plan "$(ls "$tmp"/plans-2/*.json | head -n 1)" --backend "$backend" --iters 1 \
       --warmup 0 > "$tmp/shortage.txt" 2>&1 || status=$?
     grep -v '^\[plan\]' "$tmp/shortage.txt" | tail -n 3
     [ "$status" -eq 2 ] && echo "== refused with exit 2: PASSED" || { echo "== exit $status: FAILED"; tests_ok=no; }
@@ -76,15 +80,15 @@ tests_ok=yes
 } > "$work/tests.txt" 2>&1
 grep -E '^\[  (PASSED|FAILED|SKIPPED) |^== ' "$work/tests.txt" >&2 || true
 
-# run_and_compare NAME PLAN RANKS BATCH_LABEL: simulate PLAN on the cluster, run it on the backend,
-# compare; everything under $work/NAME. Returns 1 when the run fails.
+# run_and_compare NAME PLAN RANKS CLUSTER: simulate PLAN on CLUSTER, run it on the backend, compare;
+# everything under $work/NAME. Returns 1 when the run fails.
 run_and_compare() {
-  local dir=$work/$1 plan=$2 np=$3
+  local dir=$work/$1 plan=$2 np=$3 prediction_cluster=$4
   mkdir -p "$dir"
   cp "$plan" "$dir/plan.json"
-  "$sb" simulate --plan "$dir/plan.json" --cluster "$cluster" --json "$dir/prediction.json" \
+  "$sb" simulate --plan "$dir/plan.json" --cluster "$prediction_cluster" --json "$dir/prediction.json" \
     --trace "$dir/prediction-trace.json" > /dev/null
-  if ! timeout 180 mpirun -np "$np" "$sb" run --plan "$dir/plan.json" --backend "$backend" --data synthetic \
+  if ! timeout 180 "${launch[@]}" -np "$np" "$sb" run --plan "$dir/plan.json" --backend "$backend" --data synthetic \
       --warmup "$warmup" --iters "$iters" --log-every 1 --report "$dir/measured.json" \
       --trace "$dir/measured-trace.json" > "$dir/run.txt" 2>&1; then
     tail -n 5 "$dir/run.txt" >&2
@@ -99,15 +103,39 @@ echo "[gpu-checks] $model on $ranks rank(s), cluster $cluster, --backend $backen
 "$sb" plan --model "$model" --cluster "$cluster" --devices "$ranks" --batch 64 --top 1 --emit-plans "$tmp/plans-$model" \
   > "$work/plan-$model.txt"
 model_ok=yes
-run_and_compare "$model" "$(ls "$tmp/plans-$model"/*.json | head -n 1)" "$ranks" || model_ok=no
+run_and_compare "$model" "$(ls "$tmp/plans-$model"/*.json | head -n 1)" "$ranks" "$cluster" || model_ok=no
 
+# Every other kind of layer through the runtime on the GPU: a small GPT (embeddings, layer norm,
+# attention, GELU) and ResNet-18 (batch norm, residual sums, adaptive pooling), best plan for one GPU.
+extra_ok=yes
+extra_index=0
+for extra in $extra_models; do
+  extra_index=$((extra_index + 1))
+  echo "[gpu-checks] $extra, 1 GPU, batch 16" >&2
+  "$sb" plan --model "$extra" --cluster "$cluster" --devices 1 --batch 16 --top 1 --emit-plans "$tmp/plans-extra-$extra_index" \
+    > /dev/null
+  run_and_compare "extra-$extra_index" "$(ls "$tmp/plans-extra-$extra_index"/*.json | head -n 1)" 1 "$cluster" ||
+    extra_ok=no
+done
+
+# The cost model measured on this GPU: vgg11's kernel problems at the batches below, on top of the
+# cluster file (its links and collectives stay the file's).
+echo "[gpu-checks] calibrate --backend $backend --model vgg11-cifar10 --batch ${batches// /,}" >&2
+calibrated=$work/calibrated-cluster.json
 vgg_ok=yes
+if ! timeout 240 "${launch[@]}" -np 1 "$sb" calibrate --backend "$backend" --base "$cluster" --model vgg11-cifar10 \
+    --batch "${batches// /,}" --out "$calibrated" > "$work/calibrate.txt" 2>&1; then
+  tail -n 5 "$work/calibrate.txt" >&2
+  calibrated=$cluster
+  vgg_ok=no
+fi
 for batch in $batches; do
   echo "[gpu-checks] vgg11-cifar10, 1 GPU, batch $batch: splitbrain and PyTorch" >&2
   "$sb" plan --model vgg11-cifar10 --cluster "$cluster" --devices 1 --batch "$batch" --emit-plans "$tmp/plans-b$batch" \
     > /dev/null
   plan=$(grep -l '"data-parallel' "$tmp/plans-b$batch"/*.json | head -n 1)
-  run_and_compare "vgg11-b$batch" "$plan" 1 || vgg_ok=no
+  run_and_compare "vgg11-b$batch" "$plan" 1 "$calibrated" || vgg_ok=no
+  "$sb" simulate --plan "$plan" --cluster "$cluster" --json "$work/vgg11-b$batch/prediction-preset.json" > /dev/null
   timeout 180 "$python" tools/bench/pytorch_peer.py --device "$torch_device" --batch "$batch" --iters "$iters" \
     --warmup "$warmup" --out "$work/vgg11-b$batch/pytorch.json" 2>> "$work/vgg11-b$batch/run.txt" || vgg_ok=no
 done
@@ -139,11 +167,22 @@ done
     echo '```'
   fi
   echo
+  echo "- Other layer kinds, best plan for 1 GPU at batch 16, \`run --backend $backend\`:" \
+    "$( [ "$extra_ok" = yes ] && echo ran || echo FAILED)"
+  index=0
+  for extra in $extra_models; do
+    index=$((index + 1))
+    echo "  - \`$extra\` (\`extra-$index/\`): $(grep -E '^\[run\] step' "$work/extra-$index/run.txt" | tail -n 1 || echo "no step")"
+  done
+  echo
   echo "## vgg11-cifar10 on one GPU against PyTorch eager (fp32, TF32 off), same run"
+  echo
+  echo "Predicted with \`calibrate --backend $backend\` on this GPU (\`calibrated-cluster.json\`, \`calibrate.txt\`)"
+  echo "and, for comparison, with the \`$cluster\` file as written."
   echo
   cat "$work/vgg11-vs-pytorch.md"
 } > "$work/README.md"
 rm -rf "$out.new" && mkdir -p "$(dirname "$out")" && cp -r "$work" "$out.new"
 rm -rf "$out" && mv "$out.new" "$out"
 echo "[gpu-checks] wrote $out/README.md" >&2
-[ "$tests_ok" = yes ] && [ "$model_ok" = yes ] && [ "$vgg_ok" = yes ]
+[ "$tests_ok" = yes ] && [ "$model_ok" = yes ] && [ "$extra_ok" = yes ] && [ "$vgg_ok" = yes ]

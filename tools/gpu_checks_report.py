@@ -4,7 +4,8 @@ measurement.
 
   gpu_checks_report.py WORK_DIR BATCH [BATCH ...]
 
-Reads WORK_DIR/vgg11-b<BATCH>/{compare/comparison.json, measured.json, pytorch.json} and prints a
+Reads WORK_DIR/vgg11-b<BATCH>/{compare/comparison.json, measured.json, pytorch.json,
+prediction-preset.json} and prints a
 Markdown table with issue 14's targets: within 1.5x of PyTorch at batch 64 and 1.3x at 512,
 iteration time predicted within 10%, peak memory within 3%. A batch whose files are missing (its
 run failed) gets a row saying so. Exits 1 when no batch has all its files.
@@ -27,8 +28,9 @@ def batch_row(work, batch):
         comparison = json.loads((folder / "compare" / "comparison.json").read_text())
         measured = json.loads((folder / "measured.json").read_text())
         peer = json.loads((folder / "pytorch.json").read_text())
+        preset = json.loads((folder / "prediction-preset.json").read_text())
     except (OSError, ValueError) as error:
-        return f"| {batch} | missing: {error} | | | | | | | |"
+        return f"| {batch} | missing: {error} | | | | | | | | |"
     iteration = row("iteration", comparison["time"])
     peak = row("peak", comparison["memory"][0])
     transfers = measured["ranks"][0]["host_transfers_per_step"]
@@ -36,7 +38,8 @@ def batch_row(work, batch):
     target = SPEED_TARGET.get(batch)
     return (f"| {batch} | {ours * 1e3:.2f} | {theirs * 1e3:.2f} | {ours / theirs:.2f}x"
             f" ({f'target {target}x' if target else 'no target'}) | {iteration['predicted'] * 1e3:.2f}"
-            f" | {iteration['error'] * 100:+.1f}% | {peak['predicted'] / 1e6:.1f} / {peak['measured'] / 1e6:.1f}"
+            f" | {iteration['error'] * 100:+.1f}% | {preset['iteration_seconds'] * 1e3:.2f}"
+            f" ({(preset['iteration_seconds'] - ours) / ours * 100:+.1f}%) | {peak['predicted'] / 1e6:.1f} / {peak['measured'] / 1e6:.1f}"
             f" ({peak['error'] * 100:+.1f}%) | {transfers['count']:g} ({transfers['bytes'] / 1e6:.3f} MB)"
             f" | {measured.get('backend')}, tf32 {measured.get('tf32')}; torch {peer['torch']} on {peer['device']} |")
 
@@ -47,9 +50,10 @@ def main():
     work = pathlib.Path(sys.argv[1])
     batches = [int(b) for b in sys.argv[2:]]
     rows = [batch_row(work, b) for b in batches]
-    print("| batch | splitbrain ms/step | PyTorch ms/step | ratio | predicted ms | prediction error"
-          " | peak memory MB predicted / measured | host transfers per step | backend |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| batch | splitbrain ms/step | PyTorch ms/step | ratio | predicted ms (calibrated) | prediction error"
+          " | predicted ms (cluster file as written) | peak memory MB predicted / measured | host transfers per step"
+          " | backend |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     print("\n".join(rows))
     print()
     print("Medians of the timed steps after the warm-up; prediction error = (predicted - measured) / measured;"

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <string>
 
 #include "exec/kernels/kernel_argument_error.h"
 
@@ -16,13 +15,6 @@ const kernels::SoftmaxCrossEntropyShape& checked(const kernels::SoftmaxCrossEntr
   return s;
 }
 
-void check_labels(const kernels::SoftmaxCrossEntropyShape& s, const int32_t* labels) {
-  for (int64_t r = 0; r < s.rows; ++r)
-    if (labels[r] < 0 || labels[r] >= s.classes)
-      throw kernels::KernelArgumentError("softmax_cross_entropy: label " + std::to_string(labels[r]) + " of row " +
-                                         std::to_string(r) + " is outside [0, " + std::to_string(s.classes) + ")");
-}
-
 }  // namespace
 
 SoftmaxCrossEntropyKernel::SoftmaxCrossEntropyKernel(const kernels::SoftmaxCrossEntropyShape& shape)
@@ -30,7 +22,7 @@ SoftmaxCrossEntropyKernel::SoftmaxCrossEntropyKernel(const kernels::SoftmaxCross
 
 double SoftmaxCrossEntropyKernel::forward(const float* logits, const int32_t* labels, float* probs) {
   const auto& s = shape_;
-  check_labels(s, labels);
+  kernels::check_labels(s, {labels, static_cast<size_t>(s.rows)});
   double loss = 0.0;
   for (int64_t r = 0; r < s.rows; ++r) {
     const float* x = logits + r * s.classes;
@@ -54,7 +46,7 @@ double SoftmaxCrossEntropyKernel::forward(const float* logits, const int32_t* la
 
 void SoftmaxCrossEntropyKernel::backward(const float* probs, const int32_t* labels, float scale, float* dlogits) {
   const auto& s = shape_;
-  check_labels(s, labels);
+  kernels::check_labels(s, {labels, static_cast<size_t>(s.rows)});
   for (int64_t r = 0; r < s.rows; ++r) {
     const float* p = probs + r * s.classes;
     float* d = dlogits + r * s.classes;

@@ -22,12 +22,14 @@ void ArrayKernel::fill(float* into, int64_t elements, float value) {
 void ArrayKernel::download(const float* from, std::span<float> host) {
   if (host.empty()) return;
   SB_CUDA_CHECK(cudaMemcpyAsync(host.data(), from, float_bytes(host.size()), cudaMemcpyDefault, context_.stream()));
+  context_.count_host_transfer(float_bytes(host.size()));
   context_.synchronize();
 }
 
 void ArrayKernel::upload(std::span<const float> host, float* into) {
   if (host.empty()) return;
   SB_CUDA_CHECK(cudaMemcpyAsync(into, host.data(), float_bytes(host.size()), cudaMemcpyDefault, context_.stream()));
+  context_.count_host_transfer(float_bytes(host.size()));
   context_.synchronize();
 }
 
@@ -35,8 +37,17 @@ void ArrayKernel::add_from_host(std::span<const float> host, float* into) {
   if (host.empty()) return;
   auto* addend = static_cast<float*>(context_.staging(0, float_bytes(host.size())));
   SB_CUDA_CHECK(cudaMemcpyAsync(addend, host.data(), float_bytes(host.size()), cudaMemcpyDefault, context_.stream()));
+  context_.count_host_transfer(float_bytes(host.size()));
   const float one = 1.0f;
   SB_CUBLAS_CHECK(cublasSaxpy_64(context_.cublas(), static_cast<int64_t>(host.size()), &one, addend, 1, into, 1));
+  context_.synchronize();
+}
+
+void ArrayKernel::upload(std::span<const int32_t> host, int32_t* into) {
+  if (host.empty()) return;
+  SB_CUDA_CHECK(cudaMemcpyAsync(into, host.data(), host.size_bytes(), cudaMemcpyHostToDevice, context_.stream()));
+  context_.count_host_transfer(host.size_bytes());
+  // The host labels may go as soon as this returns.
   context_.synchronize();
 }
 

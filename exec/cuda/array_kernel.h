@@ -17,6 +17,7 @@ class ArrayKernel final : public kernels::ArrayKernel {
   void download(const float* from, std::span<float> host) override;
   void upload(std::span<const float> host, float* into) override;
   void add_from_host(std::span<const float> host, float* into) override;
+  void upload(std::span<const int32_t> host, int32_t* into) override;
 
  private:
   CudaContext& context_;

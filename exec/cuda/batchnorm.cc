@@ -29,6 +29,7 @@ const T* staged(CudaContext& context, Slot slot, const T* values, int64_t count)
   T* device = device_slot<T>(context, slot, count);
   SB_CUDA_CHECK(cudaMemcpyAsync(device, values, static_cast<std::size_t>(count) * sizeof(T), cudaMemcpyDefault,
                                 context.stream()));
+  context.count_host_transfer(static_cast<std::size_t>(count) * sizeof(T));
   return device;
 }
 
@@ -37,6 +38,7 @@ template <typename T>
 void fetch(CudaContext& context, const T* device, int64_t count, T* values) {
   SB_CUDA_CHECK(cudaMemcpyAsync(values, device, static_cast<std::size_t>(count) * sizeof(T), cudaMemcpyDefault,
                                 context.stream()));
+  context.count_host_transfer(static_cast<std::size_t>(count) * sizeof(T));
 }
 
 }  // namespace

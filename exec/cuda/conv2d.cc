@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "exec/cuda/conv_algorithms.h"
 #include "exec/cuda/cuda_check.h"
 #include "exec/kernels/kernel_argument_error.h"
 
@@ -44,20 +45,32 @@ ConvolutionDescriptor conv_desc(const kernels::Conv2dShape& s, bool padded_expli
                                s.groups);
 }
 
-// Algorithms whose workspace exceeds this are passed over (some FFT variants ask for several
-// GiB on large layers, which would crowd out activations); a direct or GEMM algorithm always
-// fits.
-constexpr std::size_t kWorkspaceLimitBytes = std::size_t{512} << 20;
-
-// The heuristics' best-ranked algorithm that cuDNN can run for these descriptors within the
-// workspace limit, with its workspace bytes (`memory`). The v7 queries rank without running.
-template <typename Perf>
-Perf first_supported(const Perf* results, int count, const char* pass) {
-  for (int i = 0; i < count; ++i)
-    if (results[i].status == CUDNN_STATUS_SUCCESS && results[i].memory <= kWorkspaceLimitBytes) return results[i];
-  throw kernels::KernelArgumentError(std::string("Conv2dKernel: cuDNN has no algorithm for the ") + pass +
-                                     " pass of this shape within " + std::to_string(kWorkspaceLimitBytes >> 20) +
-                                     " MiB of workspace");
+// Names the convolution as cuDNN runs it, for the algorithm cache: every field that shapes a
+// descriptor, the padding as run (explicit padding gives a padded input and no cuDNN padding),
+// the math mode and the device.
+std::string algorithm_key(const kernels::Conv2dShape& s, bool padded_explicitly, const CudaContext& context) {
+  const int64_t fields[] = {s.batch,
+                            s.in_channels,
+                            s.height,
+                            s.width,
+                            s.out_channels,
+                            s.kernel_h,
+                            s.kernel_w,
+                            s.stride_h,
+                            s.stride_w,
+                            s.pad_top,
+                            s.pad_bottom,
+                            s.pad_left,
+                            s.pad_right,
+                            s.dilation_h,
+                            s.dilation_w,
+                            s.groups,
+                            padded_explicitly ? 1 : 0,
+                            context.fp32_math() == Fp32Math::tf32 ? 1 : 0,
+                            context.device()};
+  std::string key;
+  for (const int64_t field : fields) key += std::to_string(field) + ",";
+  return key;
 }
 
 float* floats(const DeviceBuffer& buffer) { return buffer.as<float>(); }
@@ -84,32 +97,21 @@ Conv2dKernel::Conv2dKernel(CudaContext& context, const kernels::Conv2dShape& sha
                                        " differs from the shape's " + std::to_string(s.out_height()) + "x" +
                                        std::to_string(s.out_width()));
 
-  cudnnHandle_t cudnn = context.cudnn();
-  int returned = 0;
-  // Every algorithm of each pass, ranked.
-  cudnnConvolutionFwdAlgoPerf_t forward[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-  SB_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(cudnn, input_desc_.get(), filter_desc_.get(), conv_desc_.get(),
-                                                        output_desc_.get(), CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned,
-                                                        forward));
-  const auto fwd = first_supported(forward, returned, "forward");
-  forward_algo_ = fwd.algo;
-  forward_workspace_bytes_ = fwd.memory;
-
-  cudnnConvolutionBwdDataAlgoPerf_t backward_data[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-  SB_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
-      cudnn, filter_desc_.get(), output_desc_.get(), conv_desc_.get(), input_desc_.get(),
-      CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, backward_data));
-  const auto bwd = first_supported(backward_data, returned, "backward data");
-  backward_data_algo_ = bwd.algo;
-  backward_data_workspace_bytes_ = bwd.memory;
-
-  cudnnConvolutionBwdFilterAlgoPerf_t backward_filter[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-  SB_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-      cudnn, input_desc_.get(), output_desc_.get(), conv_desc_.get(), filter_desc_.get(),
-      CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned, backward_filter));
-  const auto bwf = first_supported(backward_filter, returned, "backward weights");
-  backward_filter_algo_ = bwf.algo;
-  backward_filter_workspace_bytes_ = bwf.memory;
+  const int64_t input_elements =
+      explicit_padding_ ? explicit_padding_->planes * explicit_padding_->padded_h * explicit_padding_->padded_w
+                        : s.batch * s.in_channels * s.height * s.width;
+  const ConvAlgorithms algorithms = conv_algorithms(
+      context,
+      {input_desc_.get(), filter_desc_.get(), conv_desc_.get(), output_desc_.get(), float_bytes(input_elements),
+       float_bytes(s.out_channels * (s.in_channels / s.groups) * s.kernel_h * s.kernel_w),
+       float_bytes(s.batch * s.out_channels * s.out_height() * s.out_width())},
+      algorithm_key(s, explicit_padding_.has_value(), context));
+  forward_algo_ = algorithms.forward;
+  forward_workspace_bytes_ = algorithms.forward_workspace_bytes;
+  backward_data_algo_ = algorithms.backward_data;
+  backward_data_workspace_bytes_ = algorithms.backward_data_workspace_bytes;
+  backward_filter_algo_ = algorithms.backward_filter;
+  backward_filter_workspace_bytes_ = algorithms.backward_filter_workspace_bytes;
 
   if (explicit_padding_) {
     const PlanePadding& p = *explicit_padding_;

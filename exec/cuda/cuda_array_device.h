@@ -74,6 +74,13 @@ class CudaArrayDevice final : public Device {
   // Waits for the compute stream (the step's host-clock timing needs it; CUDA events will time
   // the streams themselves).
   void finish_queued_work() override { context_->synchronize(); }
+  // The arrays' uploads and downloads, and the kernels' own transfers (CudaContext counts them).
+  HostTransfers host_transfers() const override {
+    HostTransfers all = Device::host_transfers();
+    all.count += context_->host_transfer_count();
+    all.bytes += context_->host_transfer_bytes();
+    return all;
+  }
 
   const DeviceMemoryPool& memory_pool() const { return *context_->memory(); }
 

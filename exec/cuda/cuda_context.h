@@ -20,6 +20,7 @@
 #include <cudnn.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -56,6 +57,16 @@ class CudaContext {
   // Waits for everything queued on stream().
   void synchronize() const;
 
+  // Copies between host and device made by kernels rather than the CudaArrayDevice (a batch's
+  // labels, the loss, batchnorm's per-channel sums, halo rows): counted, so the run report's
+  // host transfers are all of them.
+  void count_host_transfer(std::size_t bytes) {
+    ++host_transfer_count_;
+    host_transfer_bytes_ += static_cast<int64_t>(bytes);
+  }
+  int64_t host_transfer_count() const { return host_transfer_count_; }
+  int64_t host_transfer_bytes() const { return host_transfer_bytes_; }
+
  private:
   void* grown(DeviceBuffer& buffer, std::size_t bytes);
 
@@ -67,6 +78,8 @@ class CudaContext {
   DeviceBuffer workspace_;
   std::vector<DeviceBuffer> staging_;
   std::shared_ptr<DeviceMemoryPool> memory_ = std::make_shared<DeviceMemoryPool>();
+  int64_t host_transfer_count_ = 0;
+  int64_t host_transfer_bytes_ = 0;
 };
 
 }  // namespace splitbrain::exec::cuda

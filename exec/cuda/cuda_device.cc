@@ -59,4 +59,10 @@ int select_device_for_this_rank() {
   return device;
 }
 
+double l2_cache_bytes(int device) {
+  int bytes = 0;
+  SB_CUDA_CHECK(cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, device));
+  return static_cast<double>(bytes);
+}
+
 }  // namespace splitbrain::exec::cuda

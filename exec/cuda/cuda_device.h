@@ -20,4 +20,7 @@ std::string device_shortage(int ranks_on_node, int visible_devices);
 // Collective over MPI_COMM_WORLD (it finds the local rank).
 int select_device_for_this_rank();
 
+// Bytes of `device`'s L2 cache, the last level its kernels read through.
+double l2_cache_bytes(int device);
+
 }  // namespace splitbrain::exec::cuda

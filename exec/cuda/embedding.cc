@@ -45,6 +45,7 @@ const float* EmbeddingKernel::checked_device_ids(const float* ids) {
     // came from the host batch, so this is one more small transfer, not a round trip of activations.
     std::vector<float> host(static_cast<std::size_t>(shape_.count));
     SB_CUDA_CHECK(cudaMemcpyAsync(host.data(), ids, id_bytes, cudaMemcpyDefault, context_.stream()));
+    context_.count_host_transfer(id_bytes);
     context_.synchronize();
     kernels::check_embedding_ids(shape_, host.data());
     return ids;
@@ -52,6 +53,7 @@ const float* EmbeddingKernel::checked_device_ids(const float* ids) {
   kernels::check_embedding_ids(shape_, ids);
   auto* staged = static_cast<float*>(context_.staging(kIdsSlot, id_bytes));
   SB_CUDA_CHECK(cudaMemcpyAsync(staged, ids, id_bytes, cudaMemcpyDefault, context_.stream()));
+  context_.count_host_transfer(id_bytes);
   return staged;
 }
 

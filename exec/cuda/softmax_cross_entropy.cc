@@ -19,24 +19,8 @@ const kernels::SoftmaxCrossEntropyShape& checked(const kernels::SoftmaxCrossEntr
   return s;
 }
 
-// The labels are host memory, so they are checked before anything is queued.
-void check_labels(const kernels::SoftmaxCrossEntropyShape& s, const int32_t* labels) {
-  for (int64_t r = 0; r < s.rows; ++r)
-    if (labels[r] < 0 || labels[r] >= s.classes)
-      throw kernels::KernelArgumentError("softmax_cross_entropy: label " + std::to_string(labels[r]) + " of row " +
-                                         std::to_string(r) + " is outside [0, " + std::to_string(s.classes) + ")");
-}
-
 // Staging slots of the context: what the arguments cannot hold.
-enum Slot : std::size_t { kLabels, kRowLoss, kLogitsCopy };
-
-// The host labels copied into their staging slot, queued on the stream.
-const int32_t* staged_labels(CudaContext& context, const kernels::SoftmaxCrossEntropyShape& s, const int32_t* labels) {
-  const auto bytes = static_cast<std::size_t>(s.rows) * sizeof(int32_t);
-  auto* device_labels = static_cast<int32_t*>(context.staging(kLabels, bytes));
-  SB_CUDA_CHECK(cudaMemcpyAsync(device_labels, labels, bytes, cudaMemcpyDefault, context.stream()));
-  return device_labels;
-}
+enum Slot : std::size_t { kRowLoss, kLogitsCopy };
 
 std::size_t value_bytes(const kernels::SoftmaxCrossEntropyShape& s) {
   return static_cast<std::size_t>(s.rows * s.classes) * sizeof(float);
@@ -50,8 +34,6 @@ SoftmaxCrossEntropyKernel::SoftmaxCrossEntropyKernel(CudaContext& context,
 
 double SoftmaxCrossEntropyKernel::forward(const float* logits, const int32_t* labels, float* probs) {
   const kernels::SoftmaxCrossEntropyShape& s = shape_;
-  check_labels(s, labels);
-  const int32_t* device_labels = staged_labels(context_, s, labels);
   if (probs == logits) {
     // cuDNN does not document an in-place softmax: it reads a copy of the logits instead.
     auto* logits_copy = static_cast<float*>(context_.staging(kLogitsCopy, value_bytes(s)));
@@ -64,10 +46,11 @@ double SoftmaxCrossEntropyKernel::forward(const float* logits, const int32_t* la
   const float one = 1.0f, zero = 0.0f;
   SB_CUDNN_CHECK(cudnnSoftmaxForward(context_.cudnn(), CUDNN_SOFTMAX_LOG, CUDNN_SOFTMAX_MODE_CHANNEL, &one, rows.get(),
                                      logits, &zero, rows.get(), probs));
-  softmax_from_log_with_loss(context_.stream(), s.rows, s.classes, device_labels, probs, row_loss);
+  softmax_from_log_with_loss(context_.stream(), s.rows, s.classes, labels, probs, row_loss);
   // The caller reads the summed loss on the host as this returns: the kernel's one wait.
   std::vector<double> losses(static_cast<std::size_t>(s.rows));
   SB_CUDA_CHECK(cudaMemcpyAsync(losses.data(), row_loss, loss_bytes, cudaMemcpyDeviceToHost, context_.stream()));
+  context_.count_host_transfer(loss_bytes);
   context_.synchronize();
   double loss = 0.0;  // in row order, as the CPU sums
   for (const double row : losses) loss += row;
@@ -76,10 +59,8 @@ double SoftmaxCrossEntropyKernel::forward(const float* logits, const int32_t* la
 
 void SoftmaxCrossEntropyKernel::backward(const float* probs, const int32_t* labels, float scale, float* dlogits) {
   const kernels::SoftmaxCrossEntropyShape& s = shape_;
-  check_labels(s, labels);
-  const int32_t* device_labels = staged_labels(context_, s, labels);
   // In place allowed (dlogits == probs): each element reads its own probability only.
-  softmax_cross_entropy_grad(context_.stream(), s.rows, s.classes, probs, device_labels, scale, dlogits);
+  softmax_cross_entropy_grad(context_.stream(), s.rows, s.classes, probs, labels, scale, dlogits);
 }
 
 }  // namespace splitbrain::exec::cuda

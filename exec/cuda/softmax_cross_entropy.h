@@ -5,15 +5,13 @@
 // followed by an own kernel that reads the row losses and turns the log-probabilities into
 // probabilities in place; backward is an own kernel.
 //
-// logits, probs and dlogits are device memory (cuda_context.h), computed on directly. The labels
-// are HOST memory: the op keeps them in a std::vector that comes with the batch, and they are
-// checked on the host before anything is queued; each call then stages them into the context's
-// staging buffers (cudaMemcpyDefault; from pageable memory the copy has taken them when it
-// returns). forward synchronises once, after queueing the copy of the row losses to the host, since
-// it returns their sum there (the op scales it, fills its output with it and reports it); backward
-// returns without waiting. probs == logits is allowed (cuDNN does not document an in-place softmax,
-// so the logits are first copied to a staging buffer); dlogits == probs is allowed (each element
-// reads its own probability only).
+// logits, labels, probs and dlogits are device memory (cuda_context.h), computed on directly; the
+// op checked the labels on the host before it uploaded them (kernels::check_labels). forward
+// synchronises once, after queueing the copy of the row losses to the host (a counted host
+// transfer), since it returns their sum there (the op scales it, fills its output with it and
+// reports it); backward returns without waiting. probs == logits is allowed (cuDNN does not
+// document an in-place softmax, so the logits are first copied to a staging buffer);
+// dlogits == probs is allowed (each element reads its own probability only).
 
 #include <cstdint>
 

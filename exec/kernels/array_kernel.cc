@@ -16,6 +16,7 @@ class HostArrayKernel final : public ArrayKernel {
   void add_from_host(std::span<const float> host, float* into) override {
     for (size_t i = 0; i < host.size(); ++i) into[i] += host[i];
   }
+  void upload(std::span<const int32_t> host, int32_t* into) override { std::copy(host.begin(), host.end(), into); }
 };
 
 }  // namespace

@@ -4,7 +4,8 @@
 // of token ids, the loss value the loss layer outputs): the ops never touch elements themselves.
 // And the host copies of the two ops whose work still partly runs on the host: the halo
 // exchange of a height-split convolution (comm::Communicator on host arrays) and batchnorm's
-// per-channel parameter gradients (shared host arithmetic on the all-reduced sums).
+// per-channel parameter gradients (shared host arithmetic on the all-reduced sums); and the
+// batch's labels, which come from the data source with the images.
 
 #include <cstdint>
 #include <memory>
@@ -25,6 +26,8 @@ class ArrayKernel {
   virtual void download(const float* from, std::span<float> host) = 0;
   virtual void upload(std::span<const float> host, float* into) = 0;
   virtual void add_from_host(std::span<const float> host, float* into) = 0;
+  // Class labels into the backend's memory, where the loss kernel reads them.
+  virtual void upload(std::span<const int32_t> host, int32_t* into) = 0;
 };
 
 // Over host memory: the CPU backend's.

@@ -5,6 +5,7 @@
 // (plans/op_sharding: batch and spatial roles only), so rows are complete here.
 
 #include <cstdint>
+#include <span>
 
 namespace splitbrain::exec::kernels {
 
@@ -19,12 +20,16 @@ class SoftmaxCrossEntropyKernel {
   virtual const SoftmaxCrossEntropyShape& shape() const = 0;
 
   // Returns the sum over rows of -log softmax(x)[label] (accumulated in double) and writes the
-  // softmax to `probs` (kept for backward; probs == logits is allowed). Labels must be in
-  // [0, classes): KernelArgumentError otherwise.
+  // softmax to `probs` (kept for backward; probs == logits is allowed). `labels` are in the
+  // backend's memory like the other arguments, and in [0, classes): the caller checks them with
+  // check_labels on the host first (a GPU kernel cannot read them there).
   virtual double forward(const float* logits, const int32_t* labels, float* probs) = 0;
   // dlogits = (probs - onehot(label)) * scale, where scale = d(loss)/d(summed loss), typically
   // 1 / the global row count. dlogits == probs is allowed.
   virtual void backward(const float* probs, const int32_t* labels, float scale, float* dlogits) = 0;
 };
+
+// Throws KernelArgumentError naming the first of `labels` (one per row) outside [0, classes).
+void check_labels(const SoftmaxCrossEntropyShape& shape, std::span<const int32_t> labels);
 
 }  // namespace splitbrain::exec::kernels

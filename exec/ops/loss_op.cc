@@ -19,7 +19,7 @@ namespace {
 
 class LossOp final : public LayerOp {
  public:
-  LossOp(kernels::KernelFactory& factory, const OpContext& op) : op_(op), probabilities_(factory) {
+  LossOp(kernels::KernelFactory& factory, const OpContext& op) : op_(op), probabilities_(factory), labels_(factory) {
     const auto& x = op.input_shapes[0];
     samples_ = x[0];
     kernels::SoftmaxCrossEntropyShape shape;
@@ -41,10 +41,14 @@ class LossOp final : public LayerOp {
   void forward(int micro, int64_t, std::span<const ConstTensorSpan> inputs, std::span<const ConstTensorSpan>,
                TensorSpan output) override {
     State& s = states_[micro];
-    s.labels = local_labels(op_.labels(micro, op_.output_offset[0], samples_));
+    // Checked here, on the host: a GPU kernel reads them in device memory, once uploaded.
+    const std::vector<int32_t> labels = local_labels(op_.labels(micro, op_.output_offset[0], samples_));
+    kernels::check_labels(kernel_->shape(), labels);
+    auto* kept_labels = labels_.keep(micro, static_cast<int64_t>(labels.size() * sizeof(int32_t))).as<int32_t>();
+    array_->upload(labels, kept_labels);
     float* probabilities =
         probabilities_.keep(micro, static_cast<int64_t>(inputs[0].size() * sizeof(float))).as<float>();
-    const double sum = kernel_->forward(inputs[0].data(), s.labels.data(), probabilities);
+    const double sum = kernel_->forward(inputs[0].data(), kept_labels, probabilities);
     s.loss = sum * scale_;
     array_->fill(output.data(), static_cast<int64_t>(output.size()), static_cast<float>(s.loss));
   }
@@ -52,22 +56,18 @@ class LossOp final : public LayerOp {
   void backward(int micro, std::span<const ConstTensorSpan>, ConstTensorSpan, ConstTensorSpan,
                 std::span<const ConstTensorSpan>, std::span<const TensorSpan> input_grads,
                 std::span<const TensorSpan>) override {
-    const State& s = states_.at(micro);
     if (input_grads.empty()) return;
-    kernel_->backward(probabilities_.at(micro).as<float>(), s.labels.data(), static_cast<float>(scale_),
+    kernel_->backward(probabilities_.at(micro).as<float>(), labels_.at(micro).as<int32_t>(), static_cast<float>(scale_),
                       input_grads[0].data());
   }
 
   void release(int micro) override {
     states_.erase(micro);
     probabilities_.release(micro);
+    labels_.release(micro);
   }
   // The probabilities and labels each micro-batch keeps for its backward.
-  int64_t kept_bytes() const override {
-    int64_t bytes = probabilities_.bytes();
-    for (const auto& [micro, state] : states_) bytes += static_cast<int64_t>(state.labels.size() * sizeof(int32_t));
-    return bytes;
-  }
+  int64_t kept_bytes() const override { return probabilities_.bytes() + labels_.bytes(); }
   double loss_sum(int micro) const override { return states_.at(micro).loss; }
 
  private:
@@ -90,10 +90,8 @@ class LossOp final : public LayerOp {
     return mine;
   }
 
-  // Labels are host memory: they come with the batch from the data source, and the kernel reads
-  // them where it computes. The loss is the scalar the step reports.
+  // The loss is the scalar the step reports.
   struct State {
-    std::vector<int32_t> labels;
     double loss = 0.0;
   };
 
@@ -107,6 +105,9 @@ class LossOp final : public LayerOp {
   double scale_ = 1.0;  // d(step loss) / d(summed loss)
   std::map<int, State> states_;
   KeptPerMicroBatch probabilities_;
+  // The labels come with the batch from the data source (host memory); uploaded once per
+  // micro-batch where the kernels read them, for the forward and the backward.
+  KeptPerMicroBatch labels_;
 };
 
 }  // namespace

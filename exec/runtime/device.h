@@ -4,8 +4,9 @@
 // weights, checkpoints) holds DeviceArrays and calls these; a backend keeps its arrays where it
 // computes (HostDevice: host memory, host_device.h). Every call is on arrays already of the
 // right sizes (the runtime checks them, with the step program's buffer numbers in its messages).
-// Host transfers happen only through upload/download and are counted, so a step's report can
-// say how many it made (the input batch; the evaluation's logits; a checkpoint's arrays).
+// Host transfers are counted, so a step's report can say how many it made (the input batch; the
+// evaluation's logits; a checkpoint's arrays): those through upload/download here, and those a
+// backend's kernels make themselves (a GPU's labels and loss), which the backend adds.
 
 #include <cstdint>
 #include <memory>
@@ -37,7 +38,8 @@ class Device {
   // Host transfers, counted: `host` holds exactly the array's elements.
   void upload(std::span<const float> host, DeviceArray& into);
   void download(const DeviceArray& from, std::span<float> host);
-  const HostTransfers& host_transfers() const { return transfers_; }
+  // Every host transfer so far: upload's and download's, and the backend's own.
+  virtual HostTransfers host_transfers() const { return transfers_; }
 
   // Element ranges of the arrays seen flat (row-major).
   virtual void fill(DeviceArray& array, int64_t first, int64_t count, float value) = 0;

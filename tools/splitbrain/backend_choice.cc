@@ -2,16 +2,56 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
 #include <memory>
 
 #include "exec/cpu/cpu_backend.h"
+#include "exec/cpu/cpu_kernel_factory.h"
 #include "model/errors.h"
+#include "tools/splitbrain/calibration_timing.h"
 #if SPLITBRAIN_HAS_CUDA_BACKEND
 #include "exec/cuda/cuda_backend.h"
 #include "exec/cuda/cuda_device.h"
+#include "exec/cuda/cuda_kernel_factory.h"
 #endif
 
 namespace splitbrain::tools {
+namespace {
+
+// The largest cache of this rank's first CPU as Linux describes it (sysfs), in bytes; 0 where it
+// does not. Not sysconf's: in a virtual machine that reports the host socket's whole L3 (256 MB
+// where the guest's CPUs share one 32 MB slice of it).
+double cpu_last_level_cache_bytes() {
+  double largest = 0.0;
+  for (int index = 0; index < 16; ++index) {
+    std::ifstream size_file(fmt::format("/sys/devices/system/cpu/cpu0/cache/index{}/size", index));
+    std::string size;
+    if (!(size_file >> size)) break;
+    double bytes = std::strtod(size.c_str(), nullptr);
+    if (size.ends_with('K')) bytes *= 1024.0;
+    if (size.ends_with('M')) bytes *= 1024.0 * 1024.0;
+    largest = std::max(largest, bytes);
+  }
+  return largest;
+}
+
+void refuse_tf32_on_cpu(const BackendSettings& settings) {
+  if (settings.tf32) {
+    throw InputError(
+        "--tf32: TF32 is a tensor-core mode of NVIDIA GPUs (--backend cuda); the cpu backend computes "
+        "in plain fp32");
+  }
+}
+
+#if !SPLITBRAIN_HAS_CUDA_BACKEND
+[[noreturn]] void refuse_cuda_in_this_build() {
+  throw InputError("--backend cuda: this splitbrain was built without the CUDA backend (SPLITBRAIN_CUDA=OFF)");
+}
+#endif
+
+}  // namespace
 
 std::string default_backend() {
 #if SPLITBRAIN_HAS_CUDA_BACKEND
@@ -23,18 +63,42 @@ std::string default_backend() {
 exec::Backend make_backend(const std::string& name, exec::comm::MeshCommunicators& communicators,
                            const BackendSettings& settings) {
   if (name == "cpu") {
-    if (settings.tf32) {
-      throw InputError(
-          "--tf32: TF32 is a tensor-core mode of NVIDIA GPUs (--backend cuda); the cpu backend computes "
-          "in plain fp32");
-    }
+    refuse_tf32_on_cpu(settings);
     return exec::cpu::make_cpu_backend(communicators, settings.threads);
   }
   if (name == "cuda") {
 #if SPLITBRAIN_HAS_CUDA_BACKEND
     return exec::cuda::make_cuda_backend(communicators, settings.tf32);
 #else
-    throw InputError("--backend cuda: this splitbrain was built without the CUDA backend (SPLITBRAIN_CUDA=OFF)");
+    refuse_cuda_in_this_build();
+#endif
+  }
+  throw InputError(fmt::format("--backend {}: no such backend (cpu, cuda)", name));
+}
+
+BackendKernels make_backend_kernels(const std::string& name, const BackendSettings& settings) {
+  if (name == "cpu") {
+    refuse_tf32_on_cpu(settings);
+    return {std::make_unique<exec::cpu::CpuKernelFactory>(settings.threads), cpu_last_level_cache_bytes(),
+            [] { evict_caches(); }, [] {}};
+  }
+  if (name == "cuda") {
+#if SPLITBRAIN_HAS_CUDA_BACKEND
+    const int device = exec::cuda::select_device_for_this_rank();
+    auto context = std::make_shared<exec::cuda::CudaContext>(
+        device, settings.tf32 ? exec::cuda::Fp32Math::tf32 : exec::cuda::Fp32Math::exact);
+    auto factory = std::make_unique<exec::cuda::CudaKernelFactory>(context);
+    const double l2_bytes = exec::cuda::l2_cache_bytes(device);
+    // Writing twice the L2's bytes leaves none of a kernel's data in it.
+    const auto sweep_elements = static_cast<int64_t>(2.0 * l2_bytes / sizeof(float));
+    std::shared_ptr<exec::kernels::KeptBuffer> sweep =
+        factory->make_kept_buffer(sweep_elements * static_cast<int64_t>(sizeof(float)));
+    std::shared_ptr<exec::kernels::ArrayKernel> writer = factory->make_array_kernel();
+    return {std::move(factory), l2_bytes,
+            [sweep, writer, sweep_elements] { writer->fill(sweep->as<float>(), sweep_elements, 1.0f); },
+            [context] { context->synchronize(); }};
+#else
+    refuse_cuda_in_this_build();
 #endif
   }
   throw InputError(fmt::format("--backend {}: no such backend (cpu, cuda)", name));

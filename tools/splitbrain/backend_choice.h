@@ -2,9 +2,12 @@
 // Which backend `splitbrain run` trains on (--backend cpu|cuda), and building it. The runtime is
 // the same for both; a backend is its layer ops and its collective engine (exec/runtime/backend.h).
 
+#include <functional>
+#include <memory>
 #include <string>
 
 #include "exec/comm/mesh_communicators.h"
+#include "exec/kernels/kernel_factory.h"
 #include "exec/runtime/backend.h"
 
 namespace splitbrain::tools {
@@ -26,5 +29,24 @@ struct BackendSettings {
 // "cpu". Collective over all ranks.
 exec::Backend make_backend(const std::string& name, exec::comm::MeshCommunicators& communicators,
                            const BackendSettings& settings);
+
+// A backend's kernels on this rank (its GPU for "cuda"), for timing them alone (calibrate's
+// kernel problems), and what such timing needs around them.
+struct BackendKernels {
+  std::unique_ptr<exec::kernels::KernelFactory> factory;
+  // The last-level cache the kernels read through (bytes; 0 where unknown): the CPU's largest
+  // cache as sysfs describes it, the GPU's L2.
+  double last_level_cache_bytes = 0.0;
+  // Puts what the kernels read out of that cache, as the layers before a kernel do in a step
+  // larger than it.
+  std::function<void()> sweep_caches;
+  // Returns once the kernels' queued work is done, as the runtime waits after each instruction
+  // (Device::finish_queued_work): the GPU's stream drained; nothing to wait for on the CPU.
+  std::function<void()> finish;
+};
+
+// Throws InputError as make_backend does. For "cuda": collective over MPI_COMM_WORLD (it picks
+// the local rank's GPU).
+BackendKernels make_backend_kernels(const std::string& name, const BackendSettings& settings);
 
 }  // namespace splitbrain::tools

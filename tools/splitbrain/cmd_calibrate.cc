@@ -14,6 +14,7 @@
 #include "model/file_io.h"
 #include "sim/cluster_json.h"
 #include "sim/cluster_presets.h"
+#include "tools/splitbrain/backend_choice.h"
 #include "tools/splitbrain/commands.h"
 #include "tools/splitbrain/heap_reuse.h"
 #include "tools/splitbrain/host_layout.h"
@@ -27,17 +28,30 @@ namespace splitbrain::tools {
 namespace {
 
 struct CalibrateOptions {
-  std::string out = "local-cpu-calibrated.json";
-  std::string base = "local-cpu";
+  std::string backend = "cpu";
+  std::string out;   // empty: local-<backend>-calibrated.json
+  std::string base;  // empty: the backend's preset (local-cpu; dgx-h100 for cuda)
   int repeats = 5;
   // --model: also time the exact kernel problems of these models' plans.
   std::vector<std::string> models;
   std::vector<int> devices;  // empty: 1 and the job's rank count
-  int64_t batch = 64;
+  std::vector<int64_t> batches = {64};
   bool no_bind = false;
 };
 
-void calibrate(const CalibrateOptions& options) {
+// What `--backend cuda` measures: the exact kernel problems of --model's plans on this rank's GPU.
+// Rates, links and collectives are kept from the base cluster (its NCCL figures, not measured here).
+constexpr const char* kCudaMeasures =
+    "the exact kernel problems of --model's plans on this rank's GPU (cuDNN, cuBLAS and own kernels, timed with the "
+    "stream drained); rates, links and collectives are the base cluster's";
+
+void calibrate(CalibrateOptions options) {
+  const bool on_gpu = options.backend == "cuda";
+  if (options.base.empty()) options.base = on_gpu ? "dgx-h100" : "local-cpu";
+  if (options.out.empty()) options.out = fmt::format("local-{}-calibrated.json", options.backend);
+  if (on_gpu && options.models.empty()) {
+    throw InputError(fmt::format("--backend cuda: give --model; it measures {}", kCudaMeasures));
+  }
   // Where the ranks ran is part of what was measured: it goes into the cluster file's sources.
   const exec::comm::JobPlacement job = place_and_announce(!options.no_bind, "calibrate");
   const std::string placement = exec::comm::placement_summary(job);
@@ -48,14 +62,23 @@ void calibrate(const CalibrateOptions& options) {
   SB_MPI_CHECK(MPI_Comm_size(comm, &ranks));
   const bool leader = rank == 0;
   sim::Cluster cluster = sim::resolve_cluster(options.base);
-  if (leader) {
-    std::cout << fmt::format(
-        "[calibrate] {} ranks, one thread each; starting from preset '{}'\n[calibrate] kernels (every rank at once)\n",
-        ranks, options.base);
+  BackendKernels kernels = make_backend_kernels(options.backend, {});
+  MeasuredLevels levels;
+  if (on_gpu) {
+    if (leader) {
+      std::cout << fmt::format("[calibrate] {} ranks on their GPUs; starting from '{}'; measures {}\n", ranks,
+                               options.base, kCudaMeasures);
+    }
+  } else {
+    if (leader) {
+      std::cout << fmt::format(
+          "[calibrate] {} ranks, one thread each; starting from preset '{}'\n[calibrate] kernels (every rank at "
+          "once)\n",
+          ranks, options.base);
+    }
+    calibrate_kernels({options.repeats, true}, comm, cluster.device);
+    levels = calibrate_levels({options.repeats, true}, comm, host_layout(exec::comm::host_of_rank(job)), cluster);
   }
-  calibrate_kernels({options.repeats, true}, comm, cluster.device);
-  const MeasuredLevels levels =
-      calibrate_levels({options.repeats, true}, comm, host_layout(exec::comm::host_of_rank(job)), cluster);
   if (!options.models.empty()) {
     std::vector<int> device_counts = options.devices;
     if (device_counts.empty()) device_counts = ranks > 1 ? std::vector<int>{1, ranks} : std::vector<int>{1};
@@ -70,37 +93,45 @@ void calibrate(const CalibrateOptions& options) {
       }
     }
     for (const std::string& model : options.models) {
-      for (int devices : device_counts) targets.push_back({model, devices, options.batch});
+      for (int devices : device_counts)
+        for (int64_t batch : options.batches) targets.push_back({model, devices, batch});
     }
     const std::vector<PlannedProblem> problems = planned_kernel_problems(targets, cluster);
     if (leader) {
       std::cout << fmt::format("[calibrate] {} kernel problems of the plans for {} (batch {}, {} devices)\n",
-                               problems.size(), fmt::join(options.models, ", "), options.batch,
+                               problems.size(), fmt::join(options.models, ", "), fmt::join(options.batches, " and "),
                                fmt::join(device_counts, " and "))
                 << std::flush;
     }
-    measure_kernel_problems(problems, options.repeats, leader, comm, cluster.device);
+    measure_kernel_problems(problems, options.repeats, leader, comm, kernels, cluster.device);
   }
   if (!leader) return;
   const sim::Device& device = cluster.device;
   cluster.name = options.base + "-calibrated";
-  cluster.description = fmt::format(
-      "Measured by `splitbrain calibrate` with {} ranks from preset '{}': peak {:.1f} GFLOP/s; conv forward {:.0f}% / "
-      "backward {:.0f}% of it, gemm forward {:.0f}% / backward {:.0f}%; memory-bound kernels {:.1f} GB/s; {}.",
-      ranks, options.base, device.peak_fp32_flops_per_second / 1e9, device.conv_efficiency.max_efficiency * 100,
-      device.efficiency(sim::OpClass::conv, sim::KernelPass::backward).max_efficiency * 100,
-      device.gemm_efficiency.max_efficiency * 100,
-      device.efficiency(sim::OpClass::gemm, sim::KernelPass::backward).max_efficiency * 100,
-      device.memory_bandwidth_bytes_per_second / 1e9, levels.summary);
-  cluster.sources = {
-      "splitbrain calibrate: the executor's oneDNN convolution and inner product, forward, backward-data and "
-      "backward-weights, at 6 and 5 sizes; ReLU, max pooling and the SGD update at several sizes; rates fitted as "
-      "peak * size / (size + half) by relative least squares",
-      "splitbrain calibrate: all-reduce, all-gather, reduce-scatter, all-to-all and send/recv through the executor's "
-      "MPI code, 8 B to 64 MiB; latency and bandwidth per kind fitted with the simulator's formula for the cluster's "
-      "algorithm; overlap from an MPI_Iallreduce during convolutions against each alone",
-      fmt::format("splitbrain calibrate: {}", levels.source),
-      fmt::format("splitbrain calibrate: rank placement {}", placement)};
+  if (on_gpu) {
+    cluster.description = fmt::format("Measured by `splitbrain calibrate --backend cuda` with {} ranks from '{}': {}.",
+                                      ranks, options.base, kCudaMeasures);
+    cluster.sources.push_back(fmt::format("splitbrain calibrate --backend cuda: rank placement {}", placement));
+  } else {
+    cluster.description = fmt::format(
+        "Measured by `splitbrain calibrate` with {} ranks from preset '{}': peak {:.1f} GFLOP/s; conv forward {:.0f}% "
+        "/ "
+        "backward {:.0f}% of it, gemm forward {:.0f}% / backward {:.0f}%; memory-bound kernels {:.1f} GB/s; {}.",
+        ranks, options.base, device.peak_fp32_flops_per_second / 1e9, device.conv_efficiency.max_efficiency * 100,
+        device.efficiency(sim::OpClass::conv, sim::KernelPass::backward).max_efficiency * 100,
+        device.gemm_efficiency.max_efficiency * 100,
+        device.efficiency(sim::OpClass::gemm, sim::KernelPass::backward).max_efficiency * 100,
+        device.memory_bandwidth_bytes_per_second / 1e9, levels.summary);
+    cluster.sources = {
+        "splitbrain calibrate: the executor's oneDNN convolution and inner product, forward, backward-data and "
+        "backward-weights, at 6 and 5 sizes; ReLU, max pooling and the SGD update at several sizes; rates fitted as "
+        "peak * size / (size + half) by relative least squares",
+        "splitbrain calibrate: all-reduce, all-gather, reduce-scatter, all-to-all and send/recv through the executor's "
+        "MPI code, 8 B to 64 MiB; latency and bandwidth per kind fitted with the simulator's formula for the cluster's "
+        "algorithm; overlap from an MPI_Iallreduce during convolutions against each alone",
+        fmt::format("splitbrain calibrate: {}", levels.source),
+        fmt::format("splitbrain calibrate: rank placement {}", placement)};
+  }
   if (!options.models.empty()) {
     cluster.sources.push_back(
         fmt::format("splitbrain calibrate --model {}: {} exact kernel problems of the planned plans (convolutions, "
@@ -131,12 +162,18 @@ void add_calibrate_command(CLI::App& app) {
   auto options = std::make_shared<CalibrateOptions>();
   CLI::App* command =
       app.add_subcommand("calibrate", "Measure this machine (under mpirun for the link) and write a cluster file");
-  command->add_option("--out", options->out, "Cluster file to write")
-      ->type_name("FILE")
-      ->default_val("local-cpu-calibrated.json");
-  command->add_option("--base", options->base, "Preset or cluster file whose structure is kept")
-      ->type_name("NAME|FILE")
-      ->default_val("local-cpu");
+  command
+      ->add_option("--backend", options->backend,
+                   "cpu: time the oneDNN kernels, MPI links and collectives; cuda: time --model's kernel problems on "
+                   "this rank's GPU (the rest is kept from --base)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->default_val("cpu");
+  command->add_option("--out", options->out, "Cluster file to write (default: local-<backend>-calibrated.json)")
+      ->type_name("FILE");
+  command
+      ->add_option("--base", options->base,
+                   "Preset or cluster file whose structure is kept (default: local-cpu; dgx-h100 for cuda)")
+      ->type_name("NAME|FILE");
   command->add_option("--repeats", options->repeats, "Timed runs per measurement (medians)")
       ->check(CLI::PositiveNumber)
       ->default_val(5);
@@ -150,9 +187,10 @@ void add_calibrate_command(CLI::App& app) {
       ->add_option("--devices", options->devices, "Device counts to plan --model for (default: 1 and the job's ranks)")
       ->check(CLI::PositiveNumber)
       ->delimiter(',');
-  command->add_option("--batch", options->batch, "Global batch to plan --model with")
+  command->add_option("--batch", options->batches, "Global batches to plan --model with (comma-separated)")
       ->check(CLI::PositiveNumber)
-      ->default_val(64);
+      ->delimiter(',')
+      ->capture_default_str();
   command->add_flag("--no-bind", options->no_bind, kNoBindHelp);
   command->callback([options] { run_calibrate(*options); });
 }

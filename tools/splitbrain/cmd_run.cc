@@ -106,12 +106,12 @@ constexpr int64_t kTokenEvaluationSteps = 16;
 
 // Token models (GPT) read synthetic token sequences ("--data tokens"); every other model reads
 // the data set --data names.
-TrainingData open_training_data(const RunOptions& options, const plans::Plan& plan) {
+TrainingData open_training_data(const RunOptions& options, const plans::Plan& plan, BatchPrefetch prefetch) {
   const model::Model& net = *plan.model;
   if (!net.layer(0).output_is_tokens) {
     const exec::data::DatasetSpec spec = exec::data::parse_dataset_spec(options.data, synthetic_defaults_for(net));
     auto batches = std::make_unique<DatasetBatches>(exec::data::open_dataset(spec, exec::data::Split::kTrain),
-                                                    plan.global_batch, options.seed);
+                                                    plan.global_batch, options.seed, prefetch);
     check_data_fits(batches->dataset(), net, options.data);
     TrainingData data;
     data.steps_per_epoch = batches->dataset().sample_count() / plan.global_batch;
@@ -189,7 +189,10 @@ void train(const RunOptions& options) {
   // Before the data: a missing GPU is reported without reading a data set first.
   const std::string backend_name = options.backend.empty() ? default_backend() : options.backend;
   exec::Backend backend = make_backend(backend_name, communicators, {.threads = options.threads, .tf32 = options.tf32});
-  TrainingData data = open_training_data(options, plan);
+  // On a GPU the host waits while the device computes: it reads the next step's samples
+  // meanwhile. On the CPU backend the cores are the step's own, so reading stays in the step.
+  TrainingData data =
+      open_training_data(options, plan, backend_name == "cuda" ? BatchPrefetch::next_step : BatchPrefetch::none);
   exec::BatchSource& train_batches = *data.batches;
   const int64_t steps_per_epoch = data.steps_per_epoch;
   const int64_t steps = steps_to_run(options, steps_per_epoch);

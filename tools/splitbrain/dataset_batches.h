@@ -1,8 +1,20 @@
 #pragma once
 // Feeds the runtime from a data set: step i's global batch is the sampler's i-th batch (a seeded
 // shuffle per epoch, the same on every rank), and each rank reads only the samples it holds.
+//
+// Each block of samples (step, first, count) is read once: the runtime asks for its images when
+// the step starts and for its labels at the loss, and both come from that one read. With
+// BatchPrefetch::next_step, serving a block starts reading the same block of the next step on a
+// worker thread, as a training loader's workers do, so a step's reading overlaps the step before
+// it; for a backend whose host is idle while the device computes (cuda).
 
+#include <cstdint>
+#include <future>
+#include <map>
 #include <memory>
+#include <span>
+#include <tuple>
+#include <vector>
 
 #include "exec/data/dataset.h"
 #include "exec/data/epoch_sampler.h"
@@ -10,20 +22,41 @@
 
 namespace splitbrain::tools {
 
+enum class BatchPrefetch { none, next_step };
+
+// The images (NCHW float32) and labels of a block of samples.
+struct SampleBlock {
+  std::vector<float> images;
+  std::vector<int32_t> labels;
+};
+
 class DatasetBatches final : public exec::BatchSource {
  public:
-  DatasetBatches(std::unique_ptr<exec::data::Dataset> dataset, int64_t global_batch, uint64_t seed);
+  DatasetBatches(std::unique_ptr<exec::data::Dataset> dataset, int64_t global_batch, uint64_t seed,
+                 BatchPrefetch prefetch = BatchPrefetch::none);
+  ~DatasetBatches() override;
+  DatasetBatches(const DatasetBatches&) = delete;
+  DatasetBatches& operator=(const DatasetBatches&) = delete;
+
   void images(int64_t step, int64_t first, int64_t count, float* out) override;
+  std::span<const float> images_held(int64_t step, int64_t first, int64_t count) override;
   std::vector<int32_t> labels(int64_t step, int64_t first, int64_t count) override;
   const exec::data::Dataset& dataset() const { return *dataset_; }
 
  private:
-  std::span<const int64_t> samples(int64_t step, int64_t first, int64_t count);
+  using BlockKey = std::tuple<int64_t, int64_t, int64_t>;  // step, first sample, samples
+
+  // The block read (or being read) for `key`; starts the next step's read when prefetching.
+  const SampleBlock& block(const BlockKey& key);
+  std::vector<int64_t> sample_indices(const BlockKey& key);
+
   std::unique_ptr<exec::data::Dataset> dataset_;
   exec::data::EpochSampler sampler_;
+  BatchPrefetch prefetch_;
   int64_t cached_step_ = -1;
   std::vector<int64_t> batch_;
-  std::vector<float> scratch_images_;
+  std::map<BlockKey, SampleBlock> read_;                     // this step's blocks
+  std::map<BlockKey, std::future<SampleBlock>> being_read_;  // the next step's, on worker threads
 };
 
 }  // namespace splitbrain::tools

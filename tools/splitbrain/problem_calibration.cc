@@ -5,18 +5,11 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
-#include <cstdlib>
-#include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <thread>
 
-#include "exec/cpu/conv2d.h"
-#include "exec/cpu/cpu_context.h"
-#include "exec/cpu/dropout.h"
-#include "exec/cpu/eltwise.h"
-#include "exec/cpu/linear.h"
-#include "exec/cpu/pooling.h"
 #include "exec/comm/mpi_check.h"
 #include "tools/splitbrain/calibration_timing.h"
 
@@ -45,10 +38,6 @@ exec::kernels::Conv2dShape kernel_shape(const sim::ConvProblem& p) {
   return shape;
 }
 
-std::vector<float> filled(int64_t elements, float value) {
-  return std::vector<float>(static_cast<size_t>(elements), value);
-}
-
 // Waits for a non-blocking collective without spinning: a rank that sits out a measurement must
 // leave its core (and, with SMT, its sibling's execution units) to the busy ones, as an idle core
 // does when fewer ranks train.
@@ -68,13 +57,14 @@ void wait_asleep(MPI_Request& request) {
 // weights and saved tensors from long ago do not. Warm, every byte the kernel reads is cached,
 // as in a step that fits the cache.
 template <class Refresh, class Work>
-double slowest_seconds_on(int busy_ranks, sim::CacheState caches, MPI_Comm comm, Refresh&& refresh, Work&& work) {
+double slowest_seconds_on(int busy_ranks, sim::CacheState caches, MPI_Comm comm, const std::function<void()>& sweep,
+                          Refresh&& refresh, Work&& work) {
   int rank = 0;
   SB_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   const bool busy = rank < busy_ranks;
   if (busy) {
     work();  // warm-up: page faults, JIT compilation
-    if (caches == sim::CacheState::swept) evict_caches();
+    if (caches == sim::CacheState::swept) sweep();
     refresh();
   }
   MPI_Request barrier = MPI_REQUEST_NULL;
@@ -89,32 +79,40 @@ double slowest_seconds_on(int busy_ranks, sim::CacheState caches, MPI_Comm comm,
   return slowest;
 }
 
-void rewrite(std::vector<float>& values) { std::fill(values.begin(), values.end(), 0.25f); }
-
 // Each problem kind timed forward, input gradient and (with weights) weight gradient, as the
-// executor's op calls its kernel.
+// executor's op calls its kernel. The kernels are the backend's, on its memory (kept buffers,
+// filled by its array kernel); a timed run ends when the backend has finished it
+// (BackendKernels::finish), as each instruction of a step does.
 class ProblemTimer {
  public:
-  ProblemTimer(exec::cpu::CpuContext& context, int busy_ranks, sim::CacheState caches, MPI_Comm comm)
-      : context_(context), busy_(busy_ranks), caches_(caches), comm_(comm) {}
+  ProblemTimer(BackendKernels& kernels, int busy_ranks, sim::CacheState caches, MPI_Comm comm)
+      : kernels_(kernels),
+        array_(kernels.factory->make_array_kernel()),
+        busy_(busy_ranks),
+        caches_(caches),
+        comm_(comm) {}
 
   sim::Device::MeasuredKernel operator()(const sim::ConvProblem& problem) {
     const exec::kernels::Conv2dShape shape = kernel_shape(problem);
-    exec::cpu::Conv2dKernel kernel(context_, shape);
-    std::vector<float> x = filled(shape.batch * shape.in_channels * shape.height * shape.width, 0.5f);
-    std::vector<float> w =
-        filled(shape.out_channels * (shape.in_channels / shape.groups) * shape.kernel_h * shape.kernel_w, 0.01f);
-    std::vector<float> b = filled(shape.out_channels, 0.1f);
-    std::vector<float> y = filled(shape.batch * shape.out_channels * shape.out_height() * shape.out_width(), 0.0f);
-    std::vector<float> dx(x.size()), dw(w.size()), db(b.size());
-    float* bias = shape.bias ? b.data() : nullptr;
-    float* bias_grad = shape.bias ? db.data() : nullptr;
+    const auto kernel = kernels_.factory->make_conv2d(shape);
+    const int64_t x_elements = shape.batch * shape.in_channels * shape.height * shape.width;
+    const int64_t w_elements =
+        shape.out_channels * (shape.in_channels / shape.groups) * shape.kernel_h * shape.kernel_w;
+    const int64_t y_elements = shape.batch * shape.out_channels * shape.out_height() * shape.out_width();
+    float* x = filled(x_elements, 0.5f);
+    float* w = filled(w_elements, 0.01f);
+    float* b = filled(shape.out_channels, 0.1f);
+    float* y = filled(y_elements, 0.0f);
+    float* dx = filled(x_elements, 0.0f);
+    float* dw = filled(w_elements, 0.0f);
+    float* db = filled(shape.out_channels, 0.0f);
+    float* bias = shape.bias ? b : nullptr;
+    float* bias_grad = shape.bias ? db : nullptr;
     sim::Device::MeasuredKernel seconds;
-    seconds.forward_seconds = time([&] { rewrite(x); }, [&] { kernel.forward(x.data(), w.data(), bias, y.data()); });
-    seconds.backward_input_seconds =
-        time([&] { rewrite(y); }, [&] { kernel.backward_data(y.data(), w.data(), dx.data()); });
+    seconds.forward_seconds = time([&] { rewrite(x, x_elements); }, [&] { kernel->forward(x, w, bias, y); });
+    seconds.backward_input_seconds = time([&] { rewrite(y, y_elements); }, [&] { kernel->backward_data(y, w, dx); });
     seconds.backward_weight_seconds =
-        time([&] { rewrite(y); }, [&] { kernel.backward_weights(x.data(), y.data(), dw.data(), bias_grad); });
+        time([&] { rewrite(y, y_elements); }, [&] { kernel->backward_weights(x, y, dw, bias_grad); });
     return seconds;
   }
 
@@ -131,16 +129,17 @@ class ProblemTimer {
     shape.pad_top = shape.pad_bottom = problem.pad_h;
     shape.pad_left = shape.pad_right = problem.pad_w;
     shape.ceil_mode = problem.ceil_mode;
-    exec::cpu::Pool2dKernel kernel(
-        context_, problem.max ? exec::kernels::PoolKind::max : exec::kernels::PoolKind::average, shape);
-    std::vector<float> x = filled(shape.batch * shape.channels * shape.height * shape.width, 0.5f);
-    std::vector<float> y = filled(shape.batch * shape.channels * shape.out_height() * shape.out_width(), 0.0f);
-    std::vector<float> dx(x.size());
-    std::vector<std::byte> workspace(kernel.workspace_bytes());
+    const auto kernel = kernels_.factory->make_pool2d(
+        problem.max ? exec::kernels::PoolKind::max : exec::kernels::PoolKind::average, shape);
+    const int64_t x_elements = shape.batch * shape.channels * shape.height * shape.width;
+    const int64_t y_elements = shape.batch * shape.channels * shape.out_height() * shape.out_width();
+    float* x = filled(x_elements, 0.5f);
+    float* y = filled(y_elements, 0.0f);
+    float* dx = filled(x_elements, 0.0f);
+    void* workspace = kernel->workspace_bytes() > 0 ? bytes(static_cast<int64_t>(kernel->workspace_bytes())) : nullptr;
     sim::Device::MeasuredKernel seconds;
-    seconds.forward_seconds = time([&] { rewrite(x); }, [&] { kernel.forward(x.data(), y.data(), workspace.data()); });
-    seconds.backward_input_seconds =
-        time([&] { rewrite(y); }, [&] { kernel.backward(y.data(), workspace.data(), dx.data()); });
+    seconds.forward_seconds = time([&] { rewrite(x, x_elements); }, [&] { kernel->forward(x, y, workspace); });
+    seconds.backward_input_seconds = time([&] { rewrite(y, y_elements); }, [&] { kernel->backward(y, workspace, dx); });
     return seconds;
   }
 
@@ -148,77 +147,94 @@ class ProblemTimer {
     if (problem.kind == model::OpKind::dropout) return dropout(problem);
     const auto kind =
         problem.kind == model::OpKind::gelu ? exec::kernels::Activation::gelu_tanh : exec::kernels::Activation::relu;
-    exec::cpu::ActivationKernel kernel(context_, kind, problem.elements);
-    std::vector<float> x = filled(problem.elements, 0.5f), y(x.size()), dy = filled(problem.elements, 0.1f),
-                       dx(x.size());
+    const auto kernel = kernels_.factory->make_activation(kind, problem.elements);
+    const int64_t n = problem.elements;
+    float* x = filled(n, 0.5f);
+    float* y = filled(n, 0.0f);
+    float* dy = filled(n, 0.1f);
+    float* dx = filled(n, 0.0f);
     sim::Device::MeasuredKernel seconds;
-    seconds.forward_seconds = time([&] { rewrite(x); }, [&] { kernel.forward(x.data(), y.data()); });
-    seconds.backward_input_seconds =
-        time([&] { rewrite(dy); }, [&] { kernel.backward(y.data(), dy.data(), dx.data()); });
+    seconds.forward_seconds = time([&] { rewrite(x, n); }, [&] { kernel->forward(x, y); });
+    seconds.backward_input_seconds = time([&] { rewrite(dy, n); }, [&] { kernel->backward(y, dy, dx); });
     return seconds;
   }
 
   // The weight gradient as training's backward runs it: accumulated into the step's gradient.
   sim::Device::MeasuredKernel operator()(const sim::LinearProblem& problem) {
-    exec::cpu::LinearKernel kernel(context_, {problem.rows, problem.in_features, problem.out_features, problem.bias});
-    std::vector<float> x = filled(problem.rows * problem.in_features, 0.5f),
-                       w = filled(problem.out_features * problem.in_features, 0.01f);
-    std::vector<float> b = filled(problem.out_features, 0.1f), y = filled(problem.rows * problem.out_features, 0.0f);
-    std::vector<float> dx(x.size()), dw(w.size()), db(b.size());
-    float* bias = problem.bias ? b.data() : nullptr;
-    float* bias_grad = problem.bias ? db.data() : nullptr;
+    const auto kernel =
+        kernels_.factory->make_linear({problem.rows, problem.in_features, problem.out_features, problem.bias});
+    const int64_t x_elements = problem.rows * problem.in_features;
+    const int64_t w_elements = problem.out_features * problem.in_features;
+    const int64_t y_elements = problem.rows * problem.out_features;
+    float* x = filled(x_elements, 0.5f);
+    float* w = filled(w_elements, 0.01f);
+    float* b = filled(problem.out_features, 0.1f);
+    float* y = filled(y_elements, 0.0f);
+    float* dx = filled(x_elements, 0.0f);
+    float* dw = filled(w_elements, 0.0f);
+    float* db = filled(problem.out_features, 0.0f);
+    float* bias = problem.bias ? b : nullptr;
+    float* bias_grad = problem.bias ? db : nullptr;
     sim::Device::MeasuredKernel seconds;
-    seconds.forward_seconds = time([&] { rewrite(x); }, [&] { kernel.forward(x.data(), w.data(), bias, y.data()); });
-    seconds.backward_input_seconds =
-        time([&] { rewrite(y); }, [&] { kernel.backward_data(y.data(), w.data(), dx.data()); });
-    seconds.backward_weight_seconds = time(
-        [&] { rewrite(y); }, [&] { kernel.accumulate_weight_gradients(x.data(), y.data(), dw.data(), bias_grad); });
+    seconds.forward_seconds = time([&] { rewrite(x, x_elements); }, [&] { kernel->forward(x, w, bias, y); });
+    seconds.backward_input_seconds = time([&] { rewrite(y, y_elements); }, [&] { kernel->backward_data(y, w, dx); });
+    seconds.backward_weight_seconds =
+        time([&] { rewrite(y, y_elements); }, [&] { kernel->accumulate_weight_gradients(x, y, dw, bias_grad); });
     return seconds;
   }
 
  private:
   sim::Device::MeasuredKernel dropout(const sim::ActivationProblem& problem) {
-    exec::cpu::DropoutKernel kernel(problem.drop_probability);
+    const auto kernel = kernels_.factory->make_dropout(problem.drop_probability);
     const exec::kernels::DropoutBlock block{{problem.elements}, {0}, {problem.elements}};
-    std::vector<float> x = filled(problem.elements, 0.5f), y(x.size()), dy = filled(problem.elements, 0.1f),
-                       dx(x.size());
-    std::vector<uint8_t> mask(x.size());
+    const int64_t n = problem.elements;
+    float* x = filled(n, 0.5f);
+    float* y = filled(n, 0.0f);
+    float* dy = filled(n, 0.1f);
+    float* dx = filled(n, 0.0f);
+    auto* mask = static_cast<uint8_t*>(bytes(n));
     const exec::kernels::DropoutKey key{1, 1, 1};
     sim::Device::MeasuredKernel seconds;
-    seconds.forward_seconds =
-        time([&] { rewrite(x); }, [&] { kernel.forward(key, block, x.data(), y.data(), mask.data()); });
-    seconds.backward_input_seconds =
-        time([&] { rewrite(dy); }, [&] { kernel.backward(problem.elements, mask.data(), dy.data(), dx.data()); });
+    seconds.forward_seconds = time([&] { rewrite(x, n); }, [&] { kernel->forward(key, block, x, y, mask); });
+    seconds.backward_input_seconds = time([&] { rewrite(dy, n); }, [&] { kernel->backward(n, mask, dy, dx); });
     return seconds;
   }
 
+  // `elements` floats of the backend's memory, all `value`; they live as long as this timer.
+  float* filled(int64_t elements, float value) {
+    auto* values = static_cast<float*>(bytes(elements * static_cast<int64_t>(sizeof(float))));
+    array_->fill(values, elements, value);
+    return values;
+  }
+  void* bytes(int64_t count) {
+    buffers_.push_back(kernels_.factory->make_kept_buffer(count));
+    return buffers_.back()->data();
+  }
+  // What the layer before would just have written: new values in the same buffer.
+  void rewrite(float* values, int64_t elements) { array_->fill(values, elements, 0.25f); }
+  void finish() { kernels_.finish(); }
+
   template <class Refresh, class Work>
   double time(Refresh&& refresh, Work&& work) {
-    return slowest_seconds_on(busy_, caches_, comm_, refresh, work);
+    return slowest_seconds_on(
+        busy_, caches_, comm_, kernels_.sweep_caches,
+        [&] {
+          refresh();
+          finish();
+        },
+        [&] {
+          work();
+          finish();
+        });
   }
 
-  exec::cpu::CpuContext& context_;
+  BackendKernels& kernels_;
+  std::unique_ptr<exec::kernels::ArrayKernel> array_;
+  std::vector<std::unique_ptr<exec::kernels::KeptBuffer>> buffers_;
   int busy_;
   sim::CacheState caches_;
   MPI_Comm comm_;
 };
-
-// The largest cache of this rank's first CPU as Linux describes it (sysfs), in bytes; 0 where it
-// does not. Not sysconf's: in a virtual machine that reports the host socket's whole L3 (256 MB
-// where the guest's CPUs share one 32 MB slice of it).
-double last_level_cache_bytes() {
-  double largest = 0.0;
-  for (int index = 0; index < 16; ++index) {
-    std::ifstream size_file(fmt::format("/sys/devices/system/cpu/cpu0/cache/index{}/size", index));
-    std::string size;
-    if (!(size_file >> size)) break;
-    double bytes = std::strtod(size.c_str(), nullptr);
-    if (size.ends_with('K')) bytes *= 1024.0;
-    if (size.ends_with('M')) bytes *= 1024.0 * 1024.0;
-    largest = std::max(largest, bytes);
-  }
-  return largest;
-}
 
 }  // namespace
 
@@ -227,8 +243,7 @@ double last_level_cache_bytes() {
 // so a problem's runs are spread over the whole measurement: `repeats` passes over the list, one
 // run per problem and cache state in each, and the median over the passes.
 void measure_kernel_problems(const std::vector<PlannedProblem>& problems, int repeats, bool print, MPI_Comm comm,
-                             sim::Device& device) {
-  exec::cpu::CpuContext context;
+                             BackendKernels& kernels, sim::Device& device) {
   const sim::CacheState states[] = {sim::CacheState::swept, sim::CacheState::warm};
   // Per problem and cache state, per pass: forward, input gradient, weight gradient seconds.
   std::vector<std::array<std::vector<sim::Device::MeasuredKernel>, 2>> runs(problems.size());
@@ -240,7 +255,7 @@ void measure_kernel_problems(const std::vector<PlannedProblem>& problems, int re
     }
     for (size_t i = 0; i < problems.size(); ++i) {
       for (size_t s = 0; s < 2; ++s) {
-        ProblemTimer timer(context, problems[i].busy_ranks, states[s], comm);
+        ProblemTimer timer(kernels, problems[i].busy_ranks, states[s], comm);
         runs[i][s].push_back(std::visit(timer, problems[i].problem));
       }
     }
@@ -266,7 +281,7 @@ void measure_kernel_problems(const std::vector<PlannedProblem>& problems, int re
       device.measured_kernels[key] = seconds;
     }
   }
-  device.last_level_cache_bytes = last_level_cache_bytes();
+  device.last_level_cache_bytes = kernels.last_level_cache_bytes;
 }
 
 }  // namespace splitbrain::tools

@@ -1,7 +1,7 @@
 #pragma once
 // `splitbrain calibrate --model`: the exact kernel problems (convolutions, pooling, activations,
 // linear layers) the planner's plans for the named models give each rank, timed with the
-// executor's own kernels (forward, input gradient, weight gradient) into Device::measured_kernels,
+// executor's own kernels of a backend (forward, input gradient, weight gradient) into Device::measured_kernels,
 // which the cost model then reads instead of its curves or GEMM table for those problems
 // (sim/kernel_problem.h says why).
 
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/cluster.h"
+#include "tools/splitbrain/backend_choice.h"
 #include "tools/splitbrain/planned_problems.h"
 
 namespace splitbrain::tools {
@@ -22,6 +23,6 @@ namespace splitbrain::tools {
 // Rank 0 prints progress when `print`. Collective over `comm`, which must have at least the
 // largest busy_ranks.
 void measure_kernel_problems(const std::vector<PlannedProblem>& problems, int repeats, bool print, MPI_Comm comm,
-                             sim::Device& device);
+                             BackendKernels& kernels, sim::Device& device);
 
 }  // namespace splitbrain::tools

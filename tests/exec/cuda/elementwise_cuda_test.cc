@@ -71,27 +71,37 @@ TEST(CudaSoftmaxCrossEntropy, LossProbabilitiesAndGradientMatchTheCpu) {
   // Large logits in one row: its softmax underflows, the loss must stay finite and equal.
   auto logits = random_floats(count(s.rows * s.classes), 51, -3.0f, 3.0f);
   logits[3] = 120.0f;
-  // Labels stay host memory, as the loss op keeps them.
+  // Labels in device memory, where the loss op uploads them (it checks them on the host first).
   const std::vector<int32_t> labels{0, 9, 4, 4, 1, 7};
+  const OnDevice<int32_t> gpu_labels(labels);
   const float scale = 1.0f / 12.0f;
   std::vector<float> cpu_probs(logits.size());
   const double cpu_loss = cpu_kernel.forward(logits.data(), labels.data(), cpu_probs.data());
   const OnDevice<float> gpu_logits(logits), gpu_probs(logits.size());
-  const double gpu_loss = gpu_kernel.forward(gpu_logits.get(), labels.data(), gpu_probs.get());
+  const double gpu_loss = gpu_kernel.forward(gpu_logits.get(), gpu_labels.get(), gpu_probs.get());
   EXPECT_NEAR(gpu_loss, cpu_loss, testing::kRelativeTolerance * cpu_loss);
   expect_matches_cpu(gpu_probs.host(), cpu_probs, "probs");
   // probs == logits, which the interface allows.
   const OnDevice<float> gpu_in_place(logits);
-  const double in_place_loss = gpu_kernel.forward(gpu_in_place.get(), labels.data(), gpu_in_place.get());
+  const double in_place_loss = gpu_kernel.forward(gpu_in_place.get(), gpu_labels.get(), gpu_in_place.get());
   EXPECT_NEAR(in_place_loss, cpu_loss, testing::kRelativeTolerance * cpu_loss);
   expect_matches_cpu(gpu_in_place.host(), cpu_probs, "probs in place");
   std::vector<float> cpu_d(logits.size());
   cpu_kernel.backward(cpu_probs.data(), labels.data(), scale, cpu_d.data());
   const OnDevice<float> gpu_saved_probs(cpu_probs), gpu_d(logits.size());
-  gpu_kernel.backward(gpu_saved_probs.get(), labels.data(), scale, gpu_d.get());
+  gpu_kernel.backward(gpu_saved_probs.get(), gpu_labels.get(), scale, gpu_d.get());
   expect_matches_cpu(gpu_d.host(), cpu_d, "dlogits");
+  // The loss crossed to the host once per forward, and the context counted it.
+  EXPECT_EQ(gpu_context.host_transfer_count(), 2);
+  EXPECT_EQ(gpu_context.host_transfer_bytes(), 2 * s.rows * static_cast<int64_t>(sizeof(double)));
+}
+
+TEST(CudaSoftmaxCrossEntropy, LabelsAreCheckedOnTheHostBeforeTheyAreUploaded) {
+  const kernels::SoftmaxCrossEntropyShape s{.rows = 6, .classes = 10};
   const std::vector<int32_t> bad{0, 10, 0, 0, 0, 0};
-  EXPECT_THROW(gpu_kernel.forward(gpu_logits.get(), bad.data(), gpu_probs.get()), kernels::KernelArgumentError);
+  EXPECT_THROW(kernels::check_labels(s, bad), kernels::KernelArgumentError);
+  const std::vector<int32_t> good{0, 9, 4, 4, 1, 7};
+  EXPECT_NO_THROW(kernels::check_labels(s, good));
 }
 
 TEST(CudaDropout, SameMaskAndValuesAsTheCpuOnABlock) {
