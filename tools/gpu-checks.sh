@@ -11,13 +11,13 @@
 # Writes results/gpu/: README.md (device, commands, outcome), tests.txt, fashion-vgg/ and
 # vgg11-b<N>/ (plan, prediction, measurement, traces, comparison) and the PyTorch peers' JSON.
 # Made in a temporary folder and renamed, so nothing is left half-written.
-# Knobs (environment): BUILD (build folder, build-gpu), PREBUILT (a folder with bin/splitbrain and
+# Knobs (environment): OUT (results/gpu), BUILD (build folder, build-gpu), PREBUILT (a folder with bin/splitbrain and
 # bin/exec_cuda_*tests built elsewhere: no CMake here), ITERS (10), WARMUP (3), MODEL (fashion-vgg),
 # CLUSTER (dgx-h100), BATCHES ("64 512"), EXTRA_MODELS (a small GPT and resnet18), PYTHON (python3),
 # BACKEND (cuda; cpu only to try the script on a machine without a GPU).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=results/gpu
+out=${OUT:-results/gpu}
 build=${BUILD:-build-gpu} iters=${ITERS:-10} warmup=${WARMUP:-3} batches=${BATCHES:-64 512}
 model=${MODEL:-fashion-vgg} cluster=${CLUSTER:-dgx-h100} python=${PYTHON:-python3} backend=${BACKEND:-cuda}
 extra_models=${EXTRA_MODELS:-gpt:layers=2,hidden=128,heads=4,seq=64,vocab=512,positions=64 resnet18}
@@ -80,6 +80,7 @@ tests_ok=yes
 } > "$work/tests.txt" 2>&1
 grep -E '^\[  (PASSED|FAILED|SKIPPED) |^== ' "$work/tests.txt" >&2 || true
 
+run_options=()  # more options of `splitbrain run` (the calibration's cuDNN algorithms, once there are)
 # run_and_compare NAME PLAN RANKS CLUSTER: simulate PLAN on CLUSTER, run it on the backend, compare;
 # everything under $work/NAME. Returns 1 when the run fails.
 run_and_compare() {
@@ -89,7 +90,7 @@ run_and_compare() {
   "$sb" simulate --plan "$dir/plan.json" --cluster "$prediction_cluster" --json "$dir/prediction.json" \
     --trace "$dir/prediction-trace.json" > /dev/null
   if ! timeout 180 "${launch[@]}" -np "$np" "$sb" run --plan "$dir/plan.json" --backend "$backend" --data synthetic \
-      --warmup "$warmup" --iters "$iters" --log-every 1 --report "$dir/measured.json" \
+      "${run_options[@]}" --warmup "$warmup" --iters "$iters" --log-every 1 --report "$dir/measured.json" \
       --trace "$dir/measured-trace.json" > "$dir/run.txt" 2>&1; then
     tail -n 5 "$dir/run.txt" >&2
     return 1
@@ -121,10 +122,15 @@ done
 # The cost model measured on this GPU: vgg11's kernel problems at the batches below, on top of the
 # cluster file (its links and collectives stay the file's).
 echo "[gpu-checks] calibrate --backend $backend --model vgg11-cifar10 --batch ${batches// /,}" >&2
+# The runs below use the cuDNN algorithms the calibration timed (each process would search anew).
 calibrated=$work/calibrated-cluster.json
+algorithms=()
+[ "$backend" = cuda ] && algorithms=(--conv-algorithms "$work/conv-algorithms.json")
 vgg_ok=yes
-if ! timeout 240 "${launch[@]}" -np 1 "$sb" calibrate --backend "$backend" --base "$cluster" --model vgg11-cifar10 \
-    --batch "${batches// /,}" --out "$calibrated" > "$work/calibrate.txt" 2>&1; then
+if timeout 240 "${launch[@]}" -np 1 "$sb" calibrate --backend "$backend" --base "$cluster" --model vgg11-cifar10 \
+    --batch "${batches// /,}" --out "$calibrated" "${algorithms[@]}" > "$work/calibrate.txt" 2>&1; then
+  run_options=("${algorithms[@]}")
+else
   tail -n 5 "$work/calibrate.txt" >&2
   calibrated=$cluster
   vgg_ok=no
@@ -177,8 +183,9 @@ done
   echo
   echo "## vgg11-cifar10 on one GPU against PyTorch eager (fp32, TF32 off), same run"
   echo
-  echo "Predicted with \`calibrate --backend $backend\` on this GPU (\`calibrated-cluster.json\`, \`calibrate.txt\`)"
-  echo "and, for comparison, with the \`$cluster\` file as written."
+  echo "Predicted with \`calibrate --backend $backend\` on this GPU (\`calibrated-cluster.json\`, \`calibrate.txt\`),"
+  echo "the runs with the cuDNN algorithms it timed (\`run ${run_options[*]}\`), and, for comparison, with the"
+  echo "\`$cluster\` file as written."
   echo
   cat "$work/vgg11-vs-pytorch.md"
 } > "$work/README.md"

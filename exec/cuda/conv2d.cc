@@ -46,9 +46,9 @@ ConvolutionDescriptor conv_desc(const kernels::Conv2dShape& s, bool padded_expli
 }
 
 // Names the convolution as cuDNN runs it, for the algorithm cache: every field that shapes a
-// descriptor, the padding as run (explicit padding gives a padded input and no cuDNN padding),
-// the math mode and the device.
-std::string algorithm_key(const kernels::Conv2dShape& s, bool padded_explicitly, const CudaContext& context) {
+// descriptor, the padding as run (explicit padding gives a padded input and no cuDNN padding) and
+// the math mode. Not the device: a process's GPUs, and a file's choices, are of one model.
+std::string algorithm_key(const kernels::Conv2dShape& s, bool padded_explicitly, Fp32Math math) {
   const int64_t fields[] = {s.batch,
                             s.in_channels,
                             s.height,
@@ -66,8 +66,7 @@ std::string algorithm_key(const kernels::Conv2dShape& s, bool padded_explicitly,
                             s.dilation_w,
                             s.groups,
                             padded_explicitly ? 1 : 0,
-                            context.fp32_math() == Fp32Math::tf32 ? 1 : 0,
-                            context.device()};
+                            math == Fp32Math::tf32 ? 1 : 0};
   std::string key;
   for (const int64_t field : fields) key += std::to_string(field) + ",";
   return key;
@@ -105,7 +104,7 @@ Conv2dKernel::Conv2dKernel(CudaContext& context, const kernels::Conv2dShape& sha
       {input_desc_.get(), filter_desc_.get(), conv_desc_.get(), output_desc_.get(), float_bytes(input_elements),
        float_bytes(s.out_channels * (s.in_channels / s.groups) * s.kernel_h * s.kernel_w),
        float_bytes(s.batch * s.out_channels * s.out_height() * s.out_width())},
-      algorithm_key(s, explicit_padding_.has_value(), context));
+      algorithm_key(s, explicit_padding_.has_value(), context.fp32_math()));
   forward_algo_ = algorithms.forward;
   forward_workspace_bytes_ = algorithms.forward_workspace_bytes;
   backward_data_algo_ = algorithms.backward_data;

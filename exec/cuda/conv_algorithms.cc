@@ -134,18 +134,37 @@ std::optional<ConvAlgorithms> fastest_measured(CudaContext& context, const ConvD
   return ConvAlgorithms{fwd.algo, fwd.memory, bwd.algo, bwd.memory, bwf.algo, bwf.memory};
 }
 
+// The process's choices, by key, and the lock that guards them.
+std::map<std::string, ConvAlgorithms>& choices_made() {
+  static std::map<std::string, ConvAlgorithms> choices;
+  return choices;
+}
+std::mutex& choices_lock() {
+  static std::mutex mutex;
+  return mutex;
+}
+
 }  // namespace
 
 ConvAlgorithms conv_algorithms(CudaContext& context, const ConvDescriptors& descriptors, const std::string& key) {
-  static std::mutex mutex;
-  static std::map<std::string, ConvAlgorithms> found;
-  const std::lock_guard<std::mutex> lock(mutex);
+  const std::lock_guard<std::mutex> lock(choices_lock());
+  std::map<std::string, ConvAlgorithms>& found = choices_made();
   const auto cached = found.find(key);
   if (cached != found.end()) return cached->second;
   const std::optional<ConvAlgorithms> measured = fastest_measured(context, descriptors);
   const ConvAlgorithms chosen = measured ? *measured : ranked_by_heuristics(context.cudnn(), descriptors);
   found.emplace(key, chosen);
   return chosen;
+}
+
+std::map<std::string, ConvAlgorithms> conv_algorithm_choices() {
+  const std::lock_guard<std::mutex> lock(choices_lock());
+  return choices_made();
+}
+
+void adopt_conv_algorithm_choices(const std::map<std::string, ConvAlgorithms>& choices) {
+  const std::lock_guard<std::mutex> lock(choices_lock());
+  for (const auto& [key, chosen] : choices) choices_made()[key] = chosen;
 }
 
 }  // namespace splitbrain::exec::cuda

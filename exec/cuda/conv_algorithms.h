@@ -10,6 +10,7 @@
 #include <cudnn.h>
 
 #include <cstddef>
+#include <map>
 #include <string>
 
 #include "exec/cuda/cuda_context.h"
@@ -39,5 +40,12 @@ struct ConvDescriptors {
 // `key` names the convolution (its shape, padding as run, and math mode): equal keys must mean
 // equal descriptors. Throws kernels::KernelArgumentError when a pass has no algorithm at all.
 ConvAlgorithms conv_algorithms(CudaContext& context, const ConvDescriptors& descriptors, const std::string& key);
+
+// The choices this process has made or adopted, by key: what `calibrate --backend cuda` saves
+// (conv_algorithm_file.h), so that a run can time exactly the algorithms the calibration timed.
+std::map<std::string, ConvAlgorithms> conv_algorithm_choices();
+// Makes `choices` this process's: a convolution whose key is among them takes them without a
+// search. Call it before the kernels are made.
+void adopt_conv_algorithm_choices(const std::map<std::string, ConvAlgorithms>& choices);
 
 }  // namespace splitbrain::exec::cuda

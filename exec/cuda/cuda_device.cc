@@ -65,4 +65,12 @@ double l2_cache_bytes(int device) {
   return static_cast<double>(bytes);
 }
 
+std::string current_device_name() {
+  int device = 0;
+  SB_CUDA_CHECK(cudaGetDevice(&device));
+  cudaDeviceProp properties{};
+  SB_CUDA_CHECK(cudaGetDeviceProperties(&properties, device));
+  return properties.name;
+}
+
 }  // namespace splitbrain::exec::cuda

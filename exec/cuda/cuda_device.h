@@ -23,4 +23,7 @@ int select_device_for_this_rank();
 // Bytes of `device`'s L2 cache, the last level its kernels read through.
 double l2_cache_bytes(int device);
 
+// The GPU model (cudaDeviceProp::name) of the current device.
+std::string current_device_name();
+
 }  // namespace splitbrain::exec::cuda

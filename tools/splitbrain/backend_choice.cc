@@ -12,6 +12,7 @@
 #include "model/errors.h"
 #include "tools/splitbrain/calibration_timing.h"
 #if SPLITBRAIN_HAS_CUDA_BACKEND
+#include "exec/cuda/conv_algorithm_file.h"
 #include "exec/cuda/cuda_backend.h"
 #include "exec/cuda/cuda_device.h"
 #include "exec/cuda/cuda_kernel_factory.h"
@@ -48,6 +49,12 @@ void refuse_tf32_on_cpu(const BackendSettings& settings) {
 #if !SPLITBRAIN_HAS_CUDA_BACKEND
 [[noreturn]] void refuse_cuda_in_this_build() {
   throw InputError("--backend cuda: this splitbrain was built without the CUDA backend (SPLITBRAIN_CUDA=OFF)");
+}
+
+[[noreturn]] void refuse_conv_algorithms_in_this_build(const std::string& flag) {
+  throw InputError(fmt::format(
+      "{}: cuDNN algorithms belong to the CUDA backend, and this splitbrain was built without it (SPLITBRAIN_CUDA=OFF)",
+      flag));
 }
 #endif
 
@@ -102,6 +109,32 @@ BackendKernels make_backend_kernels(const std::string& name, const BackendSettin
 #endif
   }
   throw InputError(fmt::format("--backend {}: no such backend (cpu, cuda)", name));
+}
+
+void save_conv_algorithms(const std::string& path, const std::string& flag) {
+#if SPLITBRAIN_HAS_CUDA_BACKEND
+  (void)flag;
+  exec::cuda::write_conv_algorithm_file(path,
+                                        {exec::cuda::current_device_name(), exec::cuda::conv_algorithm_choices()});
+#else
+  (void)path;
+  refuse_conv_algorithms_in_this_build(flag);
+#endif
+}
+
+void adopt_conv_algorithms(const std::string& path, const std::string& flag) {
+#if SPLITBRAIN_HAS_CUDA_BACKEND
+  const exec::cuda::ConvAlgorithmFile file = exec::cuda::read_conv_algorithm_file(path);
+  const std::string here = exec::cuda::current_device_name();
+  if (file.gpu != here) {
+    throw InputError(
+        fmt::format("{} {}: gpu: the choices were timed on a {}, this rank runs on a {}", flag, path, file.gpu, here));
+  }
+  exec::cuda::adopt_conv_algorithm_choices(file.choices);
+#else
+  (void)path;
+  refuse_conv_algorithms_in_this_build(flag);
+#endif
 }
 
 }  // namespace splitbrain::tools

@@ -49,4 +49,11 @@ struct BackendKernels {
 // the local rank's GPU).
 BackendKernels make_backend_kernels(const std::string& name, const BackendSettings& settings);
 
+// The cuda backend's cuDNN algorithm choices as a file (exec/cuda/conv_algorithm_file.h), named by
+// `flag` in errors: saving this process's (calibrate), adopting a file's before any kernel is made
+// (run). Adopting refuses a file timed on another GPU model. InputError in a build without the
+// CUDA backend.
+void save_conv_algorithms(const std::string& path, const std::string& flag);
+void adopt_conv_algorithms(const std::string& path, const std::string& flag);
+
 }  // namespace splitbrain::tools

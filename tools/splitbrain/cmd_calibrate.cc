@@ -36,6 +36,7 @@ struct CalibrateOptions {
   std::vector<std::string> models;
   std::vector<int> devices;  // empty: 1 and the job's rank count
   std::vector<int64_t> batches = {64};
+  std::string conv_algorithms;  // cuda: where to write the cuDNN algorithms the problems ran with
   bool no_bind = false;
 };
 
@@ -51,6 +52,10 @@ void calibrate(CalibrateOptions options) {
   if (options.out.empty()) options.out = fmt::format("local-{}-calibrated.json", options.backend);
   if (on_gpu && options.models.empty()) {
     throw InputError(fmt::format("--backend cuda: give --model; it measures {}", kCudaMeasures));
+  }
+  if (!options.conv_algorithms.empty()) {
+    if (!on_gpu) throw InputError("--conv-algorithms: cuDNN algorithm choices come with --backend cuda");
+    check_output_path(options.conv_algorithms, "--conv-algorithms");
   }
   // Where the ranks ran is part of what was measured: it goes into the cluster file's sources.
   const exec::comm::JobPlacement job = place_and_announce(!options.no_bind, "calibrate");
@@ -104,6 +109,11 @@ void calibrate(CalibrateOptions options) {
                 << std::flush;
     }
     measure_kernel_problems(problems, options.repeats, leader, comm, kernels, cluster.device);
+    if (leader && !options.conv_algorithms.empty()) {
+      save_conv_algorithms(options.conv_algorithms, "--conv-algorithms");
+      std::cout << fmt::format("[calibrate] wrote the cuDNN algorithms the convolutions were timed with to {}\n",
+                               options.conv_algorithms);
+    }
   }
   if (!leader) return;
   const sim::Device& device = cluster.device;
@@ -191,6 +201,11 @@ void add_calibrate_command(CLI::App& app) {
       ->check(CLI::PositiveNumber)
       ->delimiter(',')
       ->capture_default_str();
+  command
+      ->add_option("--conv-algorithms", options->conv_algorithms,
+                   "cuda: also write the cuDNN algorithms the convolutions were timed with, for `run "
+                   "--conv-algorithms` (so the run times the same ones)")
+      ->type_name("FILE");
   command->add_flag("--no-bind", options->no_bind, kNoBindHelp);
   command->callback([options] { run_calibrate(*options); });
 }

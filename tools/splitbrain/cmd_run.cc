@@ -51,7 +51,8 @@ struct RunOptions {
   double watchdog_seconds = 600.0;
   std::string backend;  // empty: default_backend()
   bool tf32 = false;
-  double learning_rate = 0.0;  // 0: the plan's
+  std::string conv_algorithms;  // cuda: cuDNN algorithm choices to adopt (calibrate --conv-algorithms)
+  double learning_rate = 0.0;   // 0: the plan's
   int log_every = 10;
   std::string checkpoint_dir;
   int64_t checkpoint_every = 0;
@@ -189,6 +190,10 @@ void train(const RunOptions& options) {
   // Before the data: a missing GPU is reported without reading a data set first.
   const std::string backend_name = options.backend.empty() ? default_backend() : options.backend;
   exec::Backend backend = make_backend(backend_name, communicators, {.threads = options.threads, .tf32 = options.tf32});
+  if (!options.conv_algorithms.empty()) {
+    if (backend_name != "cuda") throw InputError("--conv-algorithms: cuDNN algorithm choices come with --backend cuda");
+    adopt_conv_algorithms(options.conv_algorithms, "--conv-algorithms");  // before the Trainer makes the kernels
+  }
   // On a GPU the host waits while the device computes: it reads the next step's samples
   // meanwhile. On the CPU backend the cores are the step's own, so reading stays in the step.
   TrainingData data =
@@ -299,6 +304,11 @@ void add_run_command(CLI::App& app) {
                    "cpu: oneDNN kernels and MPI collectives; cuda: CUDA kernels and NCCL collectives, one GPU "
                    "per rank (default: cuda when this build has the CUDA backend and a GPU is visible, else cpu)")
       ->check(CLI::IsMember(std::vector<std::string>(std::begin(kBackendNames), std::end(kBackendNames))));
+  command
+      ->add_option("--conv-algorithms", o->conv_algorithms,
+                   "cuda backend: run the convolutions with the cuDNN algorithms `calibrate --backend cuda "
+                   "--conv-algorithms` wrote (the ones its prediction timed); else each process times its own")
+      ->type_name("FILE");
   command->add_flag("--tf32", o->tf32,
                     "cuda backend: fp32 products on TF32 tensor cores (10 mantissa bits in; PyTorch's allow_tf32). "
                     "Off by default so results match the cpu backend; the report records it");
