@@ -95,24 +95,16 @@ class ProblemTimer {
   sim::Device::MeasuredKernel operator()(const sim::ConvProblem& problem) {
     const exec::kernels::Conv2dShape shape = kernel_shape(problem);
     const auto kernel = kernels_.factory->make_conv2d(shape);
-    const int64_t x_elements = shape.batch * shape.in_channels * shape.height * shape.width;
-    const int64_t w_elements =
-        shape.out_channels * (shape.in_channels / shape.groups) * shape.kernel_h * shape.kernel_w;
-    const int64_t y_elements = shape.batch * shape.out_channels * shape.out_height() * shape.out_width();
-    float* x = filled(x_elements, 0.5f);
-    float* w = filled(w_elements, 0.01f);
-    float* b = filled(shape.out_channels, 0.1f);
-    float* y = filled(y_elements, 0.0f);
-    float* dx = filled(x_elements, 0.0f);
-    float* dw = filled(w_elements, 0.0f);
-    float* db = filled(shape.out_channels, 0.0f);
-    float* bias = shape.bias ? b : nullptr;
-    float* bias_grad = shape.bias ? db : nullptr;
+    const Weighted l = weighted(
+        shape.batch * shape.in_channels * shape.height * shape.width,
+        shape.out_channels * (shape.in_channels / shape.groups) * shape.kernel_h * shape.kernel_w,
+        shape.bias ? shape.out_channels : 0, shape.batch * shape.out_channels * shape.out_height() * shape.out_width());
     sim::Device::MeasuredKernel seconds;
-    seconds.forward_seconds = time([&] { rewrite(x, x_elements); }, [&] { kernel->forward(x, w, bias, y); });
-    seconds.backward_input_seconds = time([&] { rewrite(y, y_elements); }, [&] { kernel->backward_data(y, w, dx); });
+    seconds.forward_seconds = time([&] { rewrite(l.x, l.x_elements); }, [&] { kernel->forward(l.x, l.w, l.b, l.y); });
+    seconds.backward_input_seconds =
+        time([&] { rewrite(l.y, l.y_elements); }, [&] { kernel->backward_data(l.y, l.w, l.dx); });
     seconds.backward_weight_seconds =
-        time([&] { rewrite(y, y_elements); }, [&] { kernel->backward_weights(x, y, dw, bias_grad); });
+        time([&] { rewrite(l.y, l.y_elements); }, [&] { kernel->backward_weights(l.x, l.y, l.dw, l.db); });
     return seconds;
   }
 
@@ -163,23 +155,14 @@ class ProblemTimer {
   sim::Device::MeasuredKernel operator()(const sim::LinearProblem& problem) {
     const auto kernel =
         kernels_.factory->make_linear({problem.rows, problem.in_features, problem.out_features, problem.bias});
-    const int64_t x_elements = problem.rows * problem.in_features;
-    const int64_t w_elements = problem.out_features * problem.in_features;
-    const int64_t y_elements = problem.rows * problem.out_features;
-    float* x = filled(x_elements, 0.5f);
-    float* w = filled(w_elements, 0.01f);
-    float* b = filled(problem.out_features, 0.1f);
-    float* y = filled(y_elements, 0.0f);
-    float* dx = filled(x_elements, 0.0f);
-    float* dw = filled(w_elements, 0.0f);
-    float* db = filled(problem.out_features, 0.0f);
-    float* bias = problem.bias ? b : nullptr;
-    float* bias_grad = problem.bias ? db : nullptr;
+    const Weighted l = weighted(problem.rows * problem.in_features, problem.out_features * problem.in_features,
+                                problem.bias ? problem.out_features : 0, problem.rows * problem.out_features);
     sim::Device::MeasuredKernel seconds;
-    seconds.forward_seconds = time([&] { rewrite(x, x_elements); }, [&] { kernel->forward(x, w, bias, y); });
-    seconds.backward_input_seconds = time([&] { rewrite(y, y_elements); }, [&] { kernel->backward_data(y, w, dx); });
+    seconds.forward_seconds = time([&] { rewrite(l.x, l.x_elements); }, [&] { kernel->forward(l.x, l.w, l.b, l.y); });
+    seconds.backward_input_seconds =
+        time([&] { rewrite(l.y, l.y_elements); }, [&] { kernel->backward_data(l.y, l.w, l.dx); });
     seconds.backward_weight_seconds =
-        time([&] { rewrite(y, y_elements); }, [&] { kernel->accumulate_weight_gradients(x, y, dw, bias_grad); });
+        time([&] { rewrite(l.y, l.y_elements); }, [&] { kernel->accumulate_weight_gradients(l.x, l.y, l.dw, l.db); });
     return seconds;
   }
 
@@ -198,6 +181,24 @@ class ProblemTimer {
     seconds.forward_seconds = time([&] { rewrite(x, n); }, [&] { kernel->forward(key, block, x, y, mask); });
     seconds.backward_input_seconds = time([&] { rewrite(dy, n); }, [&] { kernel->backward(n, mask, dy, dx); });
     return seconds;
+  }
+
+  // The arrays of a layer with weights (convolution, linear): x, w, b, y and their gradients; b and
+  // db null without a bias.
+  struct Weighted {
+    int64_t x_elements, y_elements;
+    float *x, *w, *b, *y, *dx, *dw, *db;
+  };
+  Weighted weighted(int64_t x_elements, int64_t w_elements, int64_t bias_elements, int64_t y_elements) {
+    return {x_elements,
+            y_elements,
+            filled(x_elements, 0.5f),
+            filled(w_elements, 0.01f),
+            bias_elements > 0 ? filled(bias_elements, 0.1f) : nullptr,
+            filled(y_elements, 0.0f),
+            filled(x_elements, 0.0f),
+            filled(w_elements, 0.0f),
+            bias_elements > 0 ? filled(bias_elements, 0.0f) : nullptr};
   }
 
   // `elements` floats of the backend's memory, all `value`; they live as long as this timer.

@@ -22,7 +22,7 @@ using testing::expect_matches_cpu;
 using testing::OnDevice;
 using testing::random_floats;
 
-TEST(CudaAdd, SumsThreeInputsAsTheCpu) {
+TEST(CudaAdd, SumsThreeInputsAsTheCpuIntoItsOutputOrOneOfItsInputs) {
   if (exec::cuda::visible_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
   constexpr int64_t kElements = 777;
   cpu::CpuContext cpu_context;
@@ -34,29 +34,11 @@ TEST(CudaAdd, SumsThreeInputsAsTheCpu) {
   const std::array<const float*, 3> xs{a.data(), b.data(), c.data()};
   std::vector<float> cpu_y(a.size());
   cpu_kernel.forward(xs, cpu_y.data());
-  const OnDevice<float> gpu_a(a), gpu_b(b), gpu_c(c), gpu_y(a.size());
-  const std::array<const float*, 3> gpu_xs{gpu_a.get(), gpu_b.get(), gpu_c.get()};
-  gpu_kernel.forward(gpu_xs, gpu_y.get());
-  expect_matches_cpu(gpu_y.host(), cpu_y, "y");
-}
-
-TEST(CudaAdd, SumsIntoOneOfItsInputs) {
-  if (exec::cuda::visible_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
-  constexpr int64_t kElements = 777;
-  cpu::CpuContext cpu_context;
-  CudaContext gpu_context(0);
-  cpu::AddKernel cpu_kernel(cpu_context, 3, kElements);
-  AddKernel gpu_kernel(gpu_context, 3, kElements);
-  const auto a = random_floats(count(kElements), 71), b = random_floats(count(kElements), 72),
-             c = random_floats(count(kElements), 73);
-  const std::array<const float*, 3> xs{a.data(), b.data(), c.data()};
-  std::vector<float> cpu_y(a.size());
-  cpu_kernel.forward(xs, cpu_y.data());
-  // y is the first input (the sum runs in it), then a later one (read after x_0 is summed).
-  for (const int y_input : {0, 2}) {
-    const OnDevice<float> gpu_a(a), gpu_b(b), gpu_c(c);
+  // y apart (-1); y the first input (the sum runs in it); y a later one (read after x_0 is summed).
+  for (const int y_input : {-1, 0, 2}) {
+    const OnDevice<float> gpu_a(a), gpu_b(b), gpu_c(c), gpu_apart(a.size());
     const std::array<const float*, 3> gpu_xs{gpu_a.get(), gpu_b.get(), gpu_c.get()};
-    const OnDevice<float>& gpu_y = y_input == 0 ? gpu_a : gpu_c;
+    const OnDevice<float>& gpu_y = y_input == -1 ? gpu_apart : y_input == 0 ? gpu_a : gpu_c;
     gpu_kernel.forward(gpu_xs, gpu_y.get());
     expect_matches_cpu(gpu_y.host(), cpu_y, "y as input " + std::to_string(y_input));
   }
