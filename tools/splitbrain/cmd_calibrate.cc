@@ -67,7 +67,6 @@ void calibrate(CalibrateOptions options) {
   SB_MPI_CHECK(MPI_Comm_size(comm, &ranks));
   const bool leader = rank == 0;
   sim::Cluster cluster = sim::resolve_cluster(options.base);
-  BackendKernels kernels = make_backend_kernels(options.backend, {});
   MeasuredLevels levels;
   if (on_gpu) {
     if (leader) {
@@ -108,6 +107,7 @@ void calibrate(CalibrateOptions options) {
                                fmt::join(device_counts, " and "))
                 << std::flush;
     }
+    BackendKernels kernels = make_backend_kernels(options.backend, {});
     measure_kernel_problems(problems, options.repeats, leader, comm, kernels, cluster.device);
     if (leader && !options.conv_algorithms.empty()) {
       save_conv_algorithms(options.conv_algorithms, "--conv-algorithms");
