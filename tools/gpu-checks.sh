@@ -80,7 +80,7 @@ tests_ok=yes
 } > "$work/tests.txt" 2>&1
 grep -E '^\[  (PASSED|FAILED|SKIPPED) |^== ' "$work/tests.txt" >&2 || true
 
-run_options=()  # more options of `splitbrain run` (the calibration's cuDNN algorithms, once there are)
+run_options=()  # more options of `splitbrain run`: the calibration's cuDNN algorithms, once there are
 # run_and_compare NAME PLAN RANKS CLUSTER: simulate PLAN on CLUSTER, run it on the backend, compare;
 # everything under $work/NAME. Returns 1 when the run fails.
 run_and_compare() {
@@ -184,7 +184,7 @@ done
   echo "## vgg11-cifar10 on one GPU against PyTorch eager (fp32, TF32 off), same run"
   echo
   echo "Predicted with \`calibrate --backend $backend\` on this GPU (\`calibrated-cluster.json\`, \`calibrate.txt\`),"
-  echo "the runs with the cuDNN algorithms it timed (\`run ${run_options[*]}\`), and, for comparison, with the"
+  echo "the runs with the cuDNN algorithms it timed (\`run --conv-algorithms conv-algorithms.json\`), and, for comparison, with the"
   echo "\`$cluster\` file as written."
   echo
   cat "$work/vgg11-vs-pytorch.md"
