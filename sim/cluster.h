@@ -71,6 +71,12 @@ struct Device {
   // The last-level cache the ranks of a node share, in bytes (0: unknown, as for presets): how
   // much of a step's data stays warm between the kernels that use it (sim::caches_warm_fraction).
   double last_level_cache_bytes = 0.0;
+  // The host's input batch into the device's memory, as the executor uploads it (a copy that
+  // completes before the step goes on): latency + bytes / bandwidth per upload, and the latency
+  // alone for the loss's way back. Measured by `calibrate --backend cuda`; zero (presets, CPUs,
+  // whose kernels read the batch where it lies) prices both at nothing.
+  double host_transfer_latency_seconds = 0.0;
+  double host_to_device_bytes_per_second = 0.0;
   // Linear layers' efficiency by shape (sim/gemm_table.h), measured by `splitbrain calibrate`;
   // where present it prices linear layers instead of the gemm curves. Absent for presets.
   std::optional<GemmEfficiencyTable> gemm_table;

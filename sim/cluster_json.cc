@@ -119,6 +119,14 @@ Device read_device(JsonObjectReader& root) {
   }
   if (reader.has("gemm_table")) device.gemm_table = read_gemm_table(reader);
   device.last_level_cache_bytes = reader.optional_number("last_level_cache_bytes", 0.0);
+  if (reader.has("host_transfer")) {
+    JsonObjectReader host = reader.object("host_transfer");
+    device.host_transfer_latency_seconds = host.required_number("latency_seconds");
+    device.host_to_device_bytes_per_second = host.required_number("host_to_device_bytes_per_second");
+    if (device.host_transfer_latency_seconds < 0.0) host.fail("latency_seconds", "must be zero or positive");
+    if (device.host_to_device_bytes_per_second <= 0.0) host.fail("host_to_device_bytes_per_second", "must be positive");
+    host.reject_unknown_keys();
+  }
   reader.reject_unknown_keys();
   return device;
 }
@@ -300,6 +308,10 @@ nlohmann::ordered_json cluster_to_json(const Cluster& cluster) {
     device_json["measured_kernels"] = std::move(kernels);
   }
   if (device.last_level_cache_bytes > 0.0) device_json["last_level_cache_bytes"] = device.last_level_cache_bytes;
+  if (device.host_to_device_bytes_per_second > 0.0) {
+    device_json["host_transfer"] = {{"latency_seconds", device.host_transfer_latency_seconds},
+                                    {"host_to_device_bytes_per_second", device.host_to_device_bytes_per_second}};
+  }
   if (device.gemm_table) {
     const GemmEfficiencyTable& table = *device.gemm_table;
     ordered_json table_json;

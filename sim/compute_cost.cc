@@ -364,6 +364,11 @@ double streaming_pass_seconds(const Cluster& cluster, double bytes) {
   return bytes > 0.0 ? bytes / achieved_memory_bytes_per_second(cluster, bytes) : 0.0;
 }
 
+double host_transfer_seconds(const Device& device, int64_t bytes) {
+  if (device.host_to_device_bytes_per_second <= 0.0) return 0.0;
+  return device.host_transfer_latency_seconds + static_cast<double>(bytes) / device.host_to_device_bytes_per_second;
+}
+
 double optimizer_step_seconds(const Cluster& cluster, const plans::Plan& plan, int64_t local_parameter_elements) {
   if (local_parameter_elements <= 0) return 0.0;
   const int64_t element_bytes = model::bytes_per_element(plan.dtype);

@@ -58,6 +58,11 @@ double caches_warm_fraction(const Cluster& cluster, const plans::Mesh& mesh, dou
 // device's achieved memory rate (the common memory curve, the optimizer's).
 double streaming_pass_seconds(const Cluster& cluster, double bytes);
 
+// One host transfer of `bytes` to the device (the input batch; 0 bytes: the loss scalar's way
+// back, its latency alone), by the device's measured host link (Device::host_transfer_*; zero
+// where unmeasured).
+double host_transfer_seconds(const Device& device, int64_t bytes);
+
 // The optimizer update of `local_parameter_elements` parameters: a memory-bound pass that reads
 // and writes parameters, gradients and optimizer state.
 double optimizer_step_seconds(const Cluster& cluster, const plans::Plan& plan, int64_t local_parameter_elements);

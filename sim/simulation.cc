@@ -155,7 +155,8 @@ class StepBuilder {
   // What an instruction of stage `stage`'s program costs: a layer's pass its compute and the
   // collectives inside the op; a transfer, a reduction or a gather its collectives; the
   // executor's copies of a gradient bucket into and out of its flat fp32 array a read and a
-  // write of it each; the update the optimizer's pass over the stage's parameters.
+  // write of it each; the update the optimizer's pass over the stage's parameters; the input's
+  // upload and the loss's download the device's host transfers.
   InstructionCost instruction_cost(const plans::StepProgram& program, int stage,
                                    const plans::StepInstruction& instruction) {
     using plans::StepOp;
@@ -190,7 +191,14 @@ class StepBuilder {
         break;
       }
       case StepOp::optimizer:
-        cost.compute_seconds = optimizer_step_seconds(cluster_, plan_, optimizer_elements(stage));
+        cost.compute_seconds = optimizer_instruction_seconds(program, instruction);
+        break;
+      case StepOp::load_input:
+      case StepOp::loss_out:
+        cost.communication_seconds = host_transfer_seconds(
+            cluster_.device, instruction.op == StepOp::load_input
+                                 ? program.buffers.at(static_cast<size_t>(instruction.writes.at(0))).bytes
+                                 : 0);
         break;
       default:
         break;
@@ -224,17 +232,25 @@ class StepBuilder {
     for (const StageTimeline& stage : timeline.stages) stage_phases_.push_back(stage.phases);
   }
 
-  // Parameter elements the optimizer of a stage's rank updates (its ZeRO slice when sharded).
-  int64_t optimizer_elements(int stage) const {
-    int64_t elements = 0;
-    for (const plans::CompiledLayer& layer : compiled_.layers) {
-      if (layer.stage != stage) continue;
-      int64_t local = 0;
-      for (const plans::ParameterShard& p : layer.layouts.parameters) local += p.local_elements;
-      const int group = plan_.mesh.group_size(layer.layouts.gradient_sync_axes);
-      elements += plan_.zero_stage >= 1 ? (local + group - 1) / group : local;
+  // The optimizer instruction as the executor runs it (exec/runtime/step_interpreter_buckets.cc):
+  // one update per gradient it reads (a whole parameter's, or a ZeRO slice's), each a
+  // memory-bound pass at the achieved rate for its size, then every kept parameter gradient
+  // cleared for the next step's accumulation.
+  double optimizer_instruction_seconds(const plans::StepProgram& program,
+                                       const plans::StepInstruction& instruction) const {
+    const int64_t gradient_bytes = plans::gradient_element_bytes(plan_);
+    double seconds = 0.0;
+    for (const int gradient : instruction.reads) {
+      seconds += optimizer_step_seconds(cluster_, plan_,
+                                        program.buffers.at(static_cast<size_t>(gradient)).bytes / gradient_bytes);
     }
-    return elements;
+    for (const int buffer : program.resident) {
+      const plans::StepBuffer& kept = program.buffers.at(static_cast<size_t>(buffer));
+      if (kept.role == plans::BufferRole::parameter_gradient) {
+        seconds += streaming_pass_seconds(cluster_, static_cast<double>(kept.bytes));
+      }
+    }
+    return seconds;
   }
 
   void summarise() {

@@ -11,15 +11,17 @@
 # Writes results/gpu/: README.md (device, commands, outcome), tests.txt, fashion-vgg/ and
 # vgg11-b<N>/ (plan, prediction, measurement, traces, comparison) and the PyTorch peers' JSON.
 # Made in a temporary folder and renamed, so nothing is left half-written.
-# Knobs (environment): OUT (results/gpu), BUILD (build folder, build-gpu), PREBUILT (a folder with bin/splitbrain and
-# bin/exec_cuda_*tests built elsewhere: no CMake here), ITERS (10), WARMUP (3), MODEL (fashion-vgg),
-# CLUSTER (dgx-h100), BATCHES ("64 512"), EXTRA_MODELS (a small GPT and resnet18), PYTHON (python3),
-# BACKEND (cuda; cpu only to try the script on a machine without a GPU).
+# Knobs (environment): OUT (results/gpu), BUILD (build folder, build-gpu), PREBUILT (a folder with
+# bin/splitbrain and bin/exec_cuda_*tests built elsewhere: no CMake here), ITERS (10), WARMUP (3),
+# MODEL (fashion-vgg), CLUSTER (dgx-h100), BATCHES ("64 512"), REPEATS (runs of each side of the
+# PyTorch comparison, 3), EXTRA_MODELS (a small GPT and resnet18), PYTHON (python3), BACKEND (cuda;
+# cpu only to try the script on a machine without a GPU).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-results/gpu}
 build=${BUILD:-build-gpu} iters=${ITERS:-10} warmup=${WARMUP:-3} batches=${BATCHES:-64 512}
 model=${MODEL:-fashion-vgg} cluster=${CLUSTER:-dgx-h100} python=${PYTHON:-python3} backend=${BACKEND:-cuda}
+repeats=${REPEATS:-3}
 extra_models=${EXTRA_MODELS:-gpt:layers=2,hidden=128,heads=4,seq=64,vocab=512,positions=64 resnet18}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PYTHONUNBUFFERED=1
 # Unbound ranks: splitbrain pins each to its share of the node's cores itself, so a rank's data
@@ -144,13 +146,23 @@ for batch in $batches; do
   "$sb" simulate --plan "$plan" --cluster "$cluster" --json "$work/vgg11-b$batch/prediction-preset.json" > /dev/null
   timeout 180 "$python" tools/bench/pytorch_peer.py --device "$torch_device" --batch "$batch" --iters "$iters" \
     --warmup "$warmup" --out "$work/vgg11-b$batch/pytorch.json" 2>> "$work/vgg11-b$batch/run.txt" || vgg_ok=no
+  # More runs of both, alternated: a GPU's speed moves between minutes, and the table gives the
+  # median run of each side and their spread.
+  for repeat in $(seq 2 "$repeats"); do
+    timeout 180 "${launch[@]}" -np 1 "$sb" run --plan "$plan" --backend "$backend" --data synthetic "${run_options[@]}" \
+      --warmup "$warmup" --iters "$iters" --report "$work/vgg11-b$batch/measured-repeat-$repeat.json" \
+      >> "$work/vgg11-b$batch/run.txt" 2>&1 || vgg_ok=no
+    timeout 180 "$python" tools/bench/pytorch_peer.py --device "$torch_device" --batch "$batch" --iters "$iters" \
+      --warmup "$warmup" --out "$work/vgg11-b$batch/pytorch-repeat-$repeat.json" 2>> "$work/vgg11-b$batch/run.txt" ||
+      vgg_ok=no
+  done
 done
 "$python" tools/gpu_checks_report.py "$work" $batches > "$work/vgg11-vs-pytorch.md" || vgg_ok=no
 
 {
   echo "# GPU checks"
   echo
-  echo "Made by \`bash tools/gpu-checks.sh\` (ITERS=$iters WARMUP=$warmup MODEL=$model CLUSTER=$cluster BACKEND=$backend"
+  echo "Made by \`bash tools/gpu-checks.sh\` (ITERS=$iters WARMUP=$warmup REPEATS=$repeats MODEL=$model CLUSTER=$cluster BACKEND=$backend"
   echo "BATCHES=\"$batches\"$([ -n "${PREBUILT:-}" ] && echo ", PREBUILT: built on another machine") at commit"
   echo "$(git rev-parse --short HEAD 2> /dev/null || echo unknown) on $(date -u '+%Y-%m-%d %H:%M UTC')."
   echo

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "exec/cuda/cuda_check.h"
+#include "exec/cuda/cuda_event_clock.h"
 #include "exec/cuda/elementwise_kernels.h"
 #include "exec/cuda/optimizer_kernels.h"
 
@@ -20,8 +21,34 @@ std::size_t float_bytes(int64_t elements) { return static_cast<std::size_t>(elem
 CudaArray::CudaArray(std::vector<int64_t> shape, const std::shared_ptr<DeviceMemoryPool>& pool)
     : DeviceArray(std::move(shape)), block_(pool, float_bytes(elements())) {}
 
-CudaArrayDevice::CudaArrayDevice(std::shared_ptr<CudaContext> context) : context_(std::move(context)) {
-  if (context_ == nullptr) throw std::invalid_argument("CudaArrayDevice: no CudaContext");
+namespace {
+
+// Bytes in use on the current device, all processes and libraries together, as the driver counts.
+int64_t driver_used_bytes() {
+  std::size_t free_bytes = 0;
+  std::size_t total_bytes = 0;
+  SB_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  return static_cast<int64_t>(total_bytes - free_bytes);
+}
+
+std::shared_ptr<CudaContext> checked(std::shared_ptr<CudaContext> context) {
+  if (context == nullptr) throw std::invalid_argument("CudaArrayDevice: no CudaContext");
+  return context;
+}
+
+}  // namespace
+
+CudaArrayDevice::CudaArrayDevice(std::shared_ptr<CudaContext> context)
+    : context_(checked(std::move(context))), driver_used_at_start_bytes_(driver_used_bytes()) {}
+
+std::optional<DeviceMemoryUse> CudaArrayDevice::memory_use() const {
+  const DeviceMemoryPool& pool = memory_pool();
+  return DeviceMemoryUse{pool.peak_in_use_bytes(), pool.reserved_bytes(),
+                         driver_used_bytes() - driver_used_at_start_bytes_};
+}
+
+std::unique_ptr<StepClock> CudaArrayDevice::make_step_clock() const {
+  return std::make_unique<CudaEventClock>(context_);
 }
 
 float* CudaArrayDevice::memory(DeviceArray& array) {

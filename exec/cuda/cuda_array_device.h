@@ -71,9 +71,8 @@ class CudaArrayDevice final : public Device {
   void receive(comm::CollectiveEngine& engine, const std::vector<int>& axes, int source, int tag,
                DeviceArray& into) override;
 
-  // Waits for the compute stream (the step's host-clock timing needs it; CUDA events will time
-  // the streams themselves).
-  void finish_queued_work() override { context_->synchronize(); }
+  // Events on the compute stream (cuda_event_clock.h): timing a step adds no waits.
+  std::unique_ptr<StepClock> make_step_clock() const override;
   // The arrays' uploads and downloads, and the kernels' own transfers (CudaContext counts them).
   HostTransfers host_transfers() const override {
     HostTransfers all = Device::host_transfers();
@@ -83,6 +82,8 @@ class CudaArrayDevice final : public Device {
   }
 
   const DeviceMemoryPool& memory_pool() const { return *context_->memory(); }
+  // The pool's figures and cudaMemGetInfo's used bytes beyond those at construction.
+  std::optional<DeviceMemoryUse> memory_use() const override;
 
  protected:
   void upload_values(std::span<const float> host, DeviceArray& into) override;
@@ -97,6 +98,7 @@ class CudaArrayDevice final : public Device {
   void deliver(DeviceArray& staged, DeviceArray& into);
 
   std::shared_ptr<CudaContext> context_;
+  int64_t driver_used_at_start_bytes_;
   HostDevice host_;  // runs the staged communication
 };
 

@@ -64,6 +64,8 @@ void check_block_inside(const DeviceArray& block, const DeviceArray& whole, std:
   }
 }
 
+std::unique_ptr<StepClock> Device::make_step_clock() const { return std::make_unique<HostStepClock>(); }
+
 std::vector<float> host_copy(Device& device, const DeviceArray& array) {
   std::vector<float> host(static_cast<size_t>(array.elements()));
   device.download(array, host);

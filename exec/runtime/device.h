@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "exec/comm/communicator.h"
 #include "exec/runtime/device_array.h"
 #include "exec/runtime/layer_op.h"
+#include "exec/runtime/step_clock.h"
 #include "plans/plan.h"
 #include "plans/redistribution.h"
 
@@ -26,6 +28,17 @@ namespace splitbrain::exec {
 struct HostTransfers {
   int64_t count = 0;
   int64_t bytes = 0;
+};
+
+// What a device's own allocator and its driver say of its memory, to cross-check the tracked
+// figures (MemoryTracker): the allocator's peak in use (the tracked arrays and kept buffers,
+// rounded to its granule), what it holds from the driver (in use and cached), and the memory the
+// driver counts as used on the device since the device was made (the allocator's, the
+// libraries' workspaces and code, the kernels' own buffers).
+struct DeviceMemoryUse {
+  int64_t allocator_peak_in_use_bytes = 0;
+  int64_t allocator_reserved_bytes = 0;
+  int64_t driver_used_bytes = 0;
 };
 
 class Device {
@@ -40,6 +53,8 @@ class Device {
   void download(const DeviceArray& from, std::span<float> host);
   // Every host transfer so far: upload's and download's, and the backend's own.
   virtual HostTransfers host_transfers() const { return transfers_; }
+  // None where the device has no allocator of its own to ask (HostDevice: host memory).
+  virtual std::optional<DeviceMemoryUse> memory_use() const { return std::nullopt; }
 
   // Element ranges of the arrays seen flat (row-major).
   virtual void fill(DeviceArray& array, int64_t first, int64_t count, float value) = 0;
@@ -97,10 +112,10 @@ class Device {
   virtual void receive(comm::CollectiveEngine& engine, const std::vector<int>& axes, int source, int tag,
                        DeviceArray& into) = 0;
 
-  // Returns once the work the calls above queued has finished. The step is timed instruction by
-  // instruction on the host clock, which is only right when the device is idle at each reading; a
-  // device that completes each call before returning (HostDevice) has nothing to wait for.
-  virtual void finish_queued_work() {}
+  // The clock the step is timed by (step_clock.h): by default the host's, read at each mark,
+  // right for a device that completes each call before returning (HostDevice); a device that
+  // queues its work reads the time of its own queue.
+  virtual std::unique_ptr<StepClock> make_step_clock() const;
 
  protected:
   virtual void upload_values(std::span<const float> host, DeviceArray& into) = 0;

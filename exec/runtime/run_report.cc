@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <utility>
 
 #include "exec/comm/mpi_check.h"
@@ -34,6 +35,10 @@ enum Field {
   kWithinHostBytesPerStep,
   kAcrossHostsBytesPerStep,
   kSplitByHost,
+  kHasDeviceMemory,
+  kAllocatorPeak,
+  kAllocatorReserved,
+  kDriverUsed,
   kFields
 };
 
@@ -65,6 +70,12 @@ nlohmann::ordered_json gather_run_report(Trainer& trainer, const plans::Plan& pl
   mine[kAcrossHostsBytesPerStep] =
       steps > 0 ? static_cast<double>(by_host[static_cast<size_t>(comm::HostLevel::across_hosts)]) / steps : 0.0;
   mine[kSplitByHost] = record.bytes.split_by_host_level() ? 1.0 : 0.0;
+  if (const std::optional<DeviceMemoryUse> use = trainer.device().memory_use()) {
+    mine[kHasDeviceMemory] = 1.0;
+    mine[kAllocatorPeak] = static_cast<double>(use->allocator_peak_in_use_bytes);
+    mine[kAllocatorReserved] = static_cast<double>(use->allocator_reserved_bytes);
+    mine[kDriverUsed] = static_cast<double>(use->driver_used_bytes);
+  }
   for (const StepResult& s : record.steps) {
     mine[kTransfersPerStep] += static_cast<double>(s.host_transfers.count) / steps;
     mine[kTransferBytesPerStep] += static_cast<double>(s.host_transfers.bytes) / steps;
@@ -95,6 +106,11 @@ nlohmann::ordered_json gather_run_report(Trainer& trainer, const plans::Plan& pl
       entry["comm_bytes_sent_per_host_level"] = {
           {comm::host_level_name(comm::HostLevel::within_host), bytes(f[kWithinHostBytesPerStep])},
           {comm::host_level_name(comm::HostLevel::across_hosts), bytes(f[kAcrossHostsBytesPerStep])}};
+    }
+    if (f[kHasDeviceMemory] > 0.5) {
+      entry["device_memory"] = {{"allocator_peak_in_use_bytes", bytes(f[kAllocatorPeak])},
+                                {"allocator_reserved_bytes", bytes(f[kAllocatorReserved])},
+                                {"driver_used_bytes", bytes(f[kDriverUsed])}};
     }
     if (static_cast<size_t>(r) < record.placement.size()) {
       const comm::RankPlacement& placed = record.placement[static_cast<size_t>(r)];

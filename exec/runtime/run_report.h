@@ -8,6 +8,8 @@
 //             split by where each message goes, comm/host_level.h; only when the ranks' hosts
 //             were given to the Communicator),
 //           host_transfers_per_step {count, bytes} (Device uploads and downloads: the inputs),
+//           device_memory {allocator_peak_in_use_bytes, allocator_reserved_bytes,
+//             driver_used_bytes} (Device::memory_use, where the device has an allocator: a GPU),
 //           placement {host, cpus [...], by: launcher | splitbrain | none} (when recorded)}],
 //   collectives [{label, kind, bytes (per step, rank 0)}], losses (every step).
 

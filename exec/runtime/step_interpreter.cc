@@ -26,7 +26,8 @@ using plans::StepOp;
 StepInterpreter::StepInterpreter(plans::StepProgram program, RankResources resources)
     : program_(std::move(program)),
       r_(resources),
-      buffers_(program_, r_.compiled, r_.contexts, r_.parameters, r_.zero, r_.device, r_.memory) {}
+      buffers_(program_, r_.compiled, r_.contexts, r_.parameters, r_.zero, r_.device, r_.memory),
+      clock_(r_.device.make_step_clock()) {}
 
 StepRun StepInterpreter::run(int64_t step, BatchSource& data, const LogitsObserver& on_logits) {
   step_ = step;
@@ -36,15 +37,25 @@ StepRun StepInterpreter::run(int64_t step, BatchSource& data, const LogitsObserv
   buffers_.bind_model_states();
   StepRun result;
   const auto start = Clock::now();
-  auto mark = start;  // where the time of the next timed instruction starts (allocations included)
+  // A mark after each timed instruction, read once at the end: a device with a queue runs the
+  // step without the host waiting in between. An instruction's interval runs from the previous
+  // mark, so it includes the allocations before it.
+  clock_->start();
+  std::vector<int> timed;  // the instruction of each mark
   for (size_t i = 0; i < program_.instructions.size(); ++i) {
     const StepInstruction& instruction = program_.instructions[i];
     execute(static_cast<int>(i));
     comm::note_progress();  // for the watchdog (exec/comm/progress_watchdog.h)
     if (instruction.op == StepOp::alloc || instruction.op == StepOp::free) continue;
-    r_.device.finish_queued_work();
-    const auto now = Clock::now();
-    const double seconds = std::chrono::duration<double>(now - mark).count();
+    clock_->mark();
+    timed.push_back(static_cast<int>(i));
+  }
+  const std::vector<double> marks = clock_->seconds_since_start();
+  result.seconds.total = std::chrono::duration<double>(Clock::now() - start).count();
+  double previous = 0.0;
+  for (size_t m = 0; m < timed.size(); ++m) {
+    const StepInstruction& instruction = program_.instructions[static_cast<size_t>(timed[m])];
+    const double seconds = marks[m] - previous;
     const Phase phase = phase_of(instruction);
     StepSeconds& s = result.seconds;
     double* slot = nullptr;
@@ -70,14 +81,12 @@ StepRun StepInterpreter::run(int64_t step, BatchSource& data, const LogitsObserv
     if (slot != nullptr) {
       *slot += seconds;
       if (seconds >= 1e-6) {  // skips what did nothing (a wait already complete, say)
-        result.timeline.push_back({label_of(instruction),
-                                   phase == Phase::communication || phase == Phase::gradient_sync,
-                                   std::chrono::duration<double>(mark - start).count(), seconds});
+        result.timeline.push_back(
+            {label_of(instruction), phase == Phase::communication || phase == Phase::gradient_sync, previous, seconds});
       }
     }
-    mark = now;
+    previous = marks[m];
   }
-  result.seconds.total = std::chrono::duration<double>(Clock::now() - start).count();
   if (!send_ids_.empty() || !pending_reductions_.empty()) {
     throw std::logic_error("step program: communication left without a wait at the end of the step");
   }
@@ -99,6 +108,8 @@ StepInterpreter::Phase StepInterpreter::phase_of(const StepInstruction& instruct
     case StepOp::accumulate:
     case StepOp::send:
     case StepOp::recv:
+    case StepOp::load_input:  // host transfers, where the simulator prices them too
+    case StepOp::loss_out:
       return Phase::communication;
     case StepOp::wait:
       return program_.instructions[static_cast<size_t>(instruction.waits_for)].op == StepOp::reduce

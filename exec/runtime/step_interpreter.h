@@ -23,6 +23,7 @@
 #include "exec/runtime/memory_tracker.h"
 #include "exec/runtime/optimizer.h"
 #include "exec/runtime/stage_link.h"
+#include "exec/runtime/step_clock.h"
 #include "exec/runtime/step_timing.h"
 #include "exec/runtime/zero_sharding.h"
 #include "plans/compiled_plan.h"
@@ -88,6 +89,7 @@ class StepInterpreter {
   plans::StepProgram program_;
   RankResources r_;
   BufferTable buffers_;
+  std::unique_ptr<StepClock> clock_;  // the device's (Device::make_step_clock)
   // During a run:
   int64_t step_ = 0;
   BatchSource* data_ = nullptr;

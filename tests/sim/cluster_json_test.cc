@@ -106,6 +106,15 @@ TEST(ClusterJson, RoundTripKeepsMeasuredKernels) {
   EXPECT_EQ(parse_cluster_json(cluster_json_text(cluster), "memory"), cluster);
 }
 
+TEST(ClusterJson, RoundTripKeepsTheHostLink) {
+  Cluster cluster = testing::two_level_cluster();
+  cluster.device.host_transfer_latency_seconds = 1.5e-5;
+  cluster.device.host_to_device_bytes_per_second = 1.2e10;
+  const Cluster back = parse_cluster_json(cluster_json_text(cluster), "memory");
+  EXPECT_EQ(back, cluster);
+  EXPECT_DOUBLE_EQ(back.device.host_to_device_bytes_per_second, 1.2e10);
+}
+
 TEST(ClusterJson, RoundTripKeepsTheGemmTable) {
   Cluster cluster = testing::two_level_cluster();
   GemmEfficiencyTable table;
@@ -166,6 +175,14 @@ TEST(ClusterJsonErrors, LastLevelCacheMustNotBeNegative) {
   json document = valid_document();
   document["device"]["last_level_cache_bytes"] = -1.0;
   expect_error(document, "device.last_level_cache_bytes: must be between 0 and");
+}
+
+TEST(ClusterJsonErrors, HostLinkNeedsABandwidth) {
+  json document = valid_document();
+  document["device"]["host_transfer"] = {{"latency_seconds", 1e-5}, {"host_to_device_bytes_per_second", 0.0}};
+  expect_error(document, "device.host_transfer.host_to_device_bytes_per_second: must be positive");
+  document["device"]["host_transfer"] = {{"latency_seconds", 1e-5}};
+  expect_error(document, "device.host_transfer");
 }
 
 TEST(ClusterJsonErrors, MeasuredKernelListedTwice) {

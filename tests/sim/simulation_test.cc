@@ -11,6 +11,7 @@
 #include "plans/plan_builder.h"
 #include "sim/chrome_trace.h"
 #include "sim/cluster_presets.h"
+#include "sim/compute_cost.h"
 #include "sim/kernel_problem.h"
 #include "sim/prediction_json.h"
 #include "sim/simulation.h"
@@ -226,6 +227,24 @@ TEST(Simulation, AStepThatFitsTheCacheRunsItsKernelsWarm) {
   EXPECT_NEAR(swept - warm, measured_layers * 1e-3, 1e-9);
   cluster.device.last_level_cache_bytes = 1e3;  // a sliver of it
   EXPECT_NEAR(swept - simulate(plan, compiled, cluster).phases.compute_forward, 0.0, 1e-4);
+}
+
+// On a device with a measured host link the step uploads each micro-batch's input (latency +
+// bytes / bandwidth) and brings the loss back (latency), exposed: fashion-vgg's 64 samples of
+// 28 x 28 fp32 in 2 micro-batches add 2 x (latency + 32 x 3136 B / bandwidth) + 2 x latency.
+TEST(Simulation, HostTransfersCostTheDevicesHostLink) {
+  plans::Plan plan = data_parallel_plan("fashion-vgg", 1, 64);
+  plan.micro_batches = 2;
+  Cluster cluster = cluster_preset("dgx-h100");
+  const Prediction before = simulate(plan, cluster);
+  cluster.device.host_transfer_latency_seconds = 20e-6;
+  cluster.device.host_to_device_bytes_per_second = 10e9;
+  const Prediction after = simulate(plan, cluster);
+  const double expected = 2 * (20e-6 + 32 * 28 * 28 * 4 / 10e9) + 2 * 20e-6;
+  EXPECT_NEAR(after.iteration_seconds - before.iteration_seconds, expected, 1e-12);
+  EXPECT_NEAR(after.phases.comm_exposed - before.phases.comm_exposed, expected, 1e-12);
+  EXPECT_DOUBLE_EQ(host_transfer_seconds(cluster.device, 0), 20e-6);
+  EXPECT_DOUBLE_EQ(host_transfer_seconds(cluster_preset("dgx-h100").device, 1'000'000), 0.0);
 }
 
 }  // namespace

@@ -9,17 +9,24 @@
 
 #include "exec/cpu/cpu_backend.h"
 #include "exec/cpu/cpu_kernel_factory.h"
+#include "exec/runtime/host_device.h"
 #include "model/errors.h"
 #include "tools/splitbrain/calibration_timing.h"
 #if SPLITBRAIN_HAS_CUDA_BACKEND
 #include "exec/cuda/conv_algorithm_file.h"
+#include "exec/cuda/cuda_array_device.h"
 #include "exec/cuda/cuda_backend.h"
 #include "exec/cuda/cuda_device.h"
+#include "exec/cuda/cuda_event_clock.h"
 #include "exec/cuda/cuda_kernel_factory.h"
 #endif
 
 namespace splitbrain::tools {
 namespace {
+
+// How long the GPU's stream is held before a timed kernel run (exec/cuda/cuda_event_clock.h): more
+// than the host needs to queue one run (a few library calls, tens of microseconds each).
+[[maybe_unused]] constexpr double kKernelLeadSeconds = 200e-6;
 
 // The largest cache of this rank's first CPU as Linux describes it (sysfs), in bytes; 0 where it
 // does not. Not sysconf's: in a virtual machine that reports the host socket's whole L3 (256 MB
@@ -87,7 +94,7 @@ BackendKernels make_backend_kernels(const std::string& name, const BackendSettin
   if (name == "cpu") {
     refuse_tf32_on_cpu(settings);
     return {std::make_unique<exec::cpu::CpuKernelFactory>(settings.threads), cpu_last_level_cache_bytes(),
-            [] { evict_caches(); }, [] {}};
+            [] { evict_caches(); }, std::make_unique<exec::HostStepClock>(), std::make_unique<exec::HostDevice>()};
   }
   if (name == "cuda") {
 #if SPLITBRAIN_HAS_CUDA_BACKEND
@@ -103,7 +110,8 @@ BackendKernels make_backend_kernels(const std::string& name, const BackendSettin
     std::shared_ptr<exec::kernels::ArrayKernel> writer = factory->make_array_kernel();
     return {std::move(factory), l2_bytes,
             [sweep, writer, sweep_elements] { writer->fill(sweep->as<float>(), sweep_elements, 1.0f); },
-            [context] { context->synchronize(); }};
+            std::make_unique<exec::cuda::CudaEventClock>(context, kKernelLeadSeconds),
+            std::make_unique<exec::cuda::CudaArrayDevice>(context)};
 #else
     refuse_cuda_in_this_build();
 #endif

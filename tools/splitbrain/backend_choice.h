@@ -9,6 +9,8 @@
 #include "exec/comm/mesh_communicators.h"
 #include "exec/kernels/kernel_factory.h"
 #include "exec/runtime/backend.h"
+#include "exec/runtime/device.h"
+#include "exec/runtime/step_clock.h"
 
 namespace splitbrain::tools {
 
@@ -40,9 +42,13 @@ struct BackendKernels {
   // Puts what the kernels read out of that cache, as the layers before a kernel do in a step
   // larger than it.
   std::function<void()> sweep_caches;
-  // Returns once the kernels' queued work is done, as the runtime waits after each instruction
-  // (Device::finish_queued_work): the GPU's stream drained; nothing to wait for on the CPU.
-  std::function<void()> finish;
+  // Times a kernel's run on the queue the kernels use (exec/runtime/step_clock.h), as a step's
+  // instructions are timed: the host's clock on the CPU; on a GPU, events on its stream after a
+  // lead that lets the host queue the whole run first (a step's queue runs ahead of the GPU).
+  std::unique_ptr<exec::StepClock> clock;
+  // The backend's Device on the same memory and queue, for what the runtime does beside the
+  // kernels (uploads, the optimizer's update).
+  std::unique_ptr<exec::Device> device;
 };
 
 // Throws InputError as make_backend does. For "cuda": collective over MPI_COMM_WORLD (it picks

@@ -22,6 +22,7 @@
 #include "tools/splitbrain/level_calibration.h"
 #include "tools/splitbrain/mpi_session.h"
 #include "tools/splitbrain/placement_announcement.h"
+#include "tools/splitbrain/device_rate_calibration.h"
 #include "tools/splitbrain/problem_calibration.h"
 
 namespace splitbrain::tools {
@@ -43,8 +44,9 @@ struct CalibrateOptions {
 // What `--backend cuda` measures: the exact kernel problems of --model's plans on this rank's GPU.
 // Rates, links and collectives are kept from the base cluster (its NCCL figures, not measured here).
 constexpr const char* kCudaMeasures =
-    "the exact kernel problems of --model's plans on this rank's GPU (cuDNN, cuBLAS and own kernels, timed with the "
-    "stream drained); rates, links and collectives are the base cluster's";
+    "the exact kernel problems of --model's plans on this rank's GPU (cuDNN, cuBLAS and own kernels, timed by CUDA "
+    "events with the launches queued ahead), the host link (the input's upload) and the optimizer's update rate; "
+    "compute rates, links and collectives are the base cluster's";
 
 void calibrate(CalibrateOptions options) {
   const bool on_gpu = options.backend == "cuda";
@@ -109,6 +111,7 @@ void calibrate(CalibrateOptions options) {
     }
     BackendKernels kernels = make_backend_kernels(options.backend, {});
     measure_kernel_problems(problems, options.repeats, leader, comm, kernels, cluster.device);
+    if (on_gpu) measure_device_rates(kernels, leader, cluster.device);
     if (leader && !options.conv_algorithms.empty()) {
       save_conv_algorithms(options.conv_algorithms, "--conv-algorithms");
       std::cout << fmt::format("[calibrate] wrote the cuDNN algorithms the convolutions were timed with to {}\n",

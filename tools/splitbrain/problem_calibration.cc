@@ -58,7 +58,7 @@ void wait_asleep(MPI_Request& request) {
 // as in a step that fits the cache.
 template <class Refresh, class Work>
 double slowest_seconds_on(int busy_ranks, sim::CacheState caches, MPI_Comm comm, const std::function<void()>& sweep,
-                          Refresh&& refresh, Work&& work) {
+                          exec::StepClock& clock, Refresh&& refresh, Work&& work) {
   int rank = 0;
   SB_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   const bool busy = rank < busy_ranks;
@@ -70,9 +70,13 @@ double slowest_seconds_on(int busy_ranks, sim::CacheState caches, MPI_Comm comm,
   MPI_Request barrier = MPI_REQUEST_NULL;
   SB_MPI_CHECK(MPI_Ibarrier(comm, &barrier));
   wait_asleep(barrier);
-  const auto start = std::chrono::steady_clock::now();
-  if (busy) work();
-  double slowest = busy ? std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() : 0.0;
+  double slowest = 0.0;
+  if (busy) {
+    clock.start();
+    work();
+    clock.mark();
+    slowest = clock.seconds_since_start().at(0);
+  }
   MPI_Request request = MPI_REQUEST_NULL;
   SB_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm, &request));
   wait_asleep(request);
@@ -81,8 +85,8 @@ double slowest_seconds_on(int busy_ranks, sim::CacheState caches, MPI_Comm comm,
 
 // Each problem kind timed forward, input gradient and (with weights) weight gradient, as the
 // executor's op calls its kernel. The kernels are the backend's, on its memory (kept buffers,
-// filled by its array kernel); a timed run ends when the backend has finished it
-// (BackendKernels::finish), as each instruction of a step does.
+// filled by its array kernel), timed by the backend's clock (BackendKernels::clock), as a step's
+// instructions are.
 class ProblemTimer {
  public:
   ProblemTimer(BackendKernels& kernels, int busy_ranks, sim::CacheState caches, MPI_Comm comm)
@@ -213,20 +217,10 @@ class ProblemTimer {
   }
   // What the layer before would just have written: new values in the same buffer.
   void rewrite(float* values, int64_t elements) { array_->fill(values, elements, 0.25f); }
-  void finish() { kernels_.finish(); }
 
   template <class Refresh, class Work>
   double time(Refresh&& refresh, Work&& work) {
-    return slowest_seconds_on(
-        busy_, caches_, comm_, kernels_.sweep_caches,
-        [&] {
-          refresh();
-          finish();
-        },
-        [&] {
-          work();
-          finish();
-        });
+    return slowest_seconds_on(busy_, caches_, comm_, kernels_.sweep_caches, *kernels_.clock, refresh, work);
   }
 
   BackendKernels& kernels_;
