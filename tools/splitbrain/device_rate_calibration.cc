@@ -61,8 +61,8 @@ void measure_update(BackendKernels& kernels, bool print, sim::Device& device) {
     const auto gradients = memory.allocate({elements}, true);
     const auto momentum = memory.allocate({elements}, true);
     int64_t step = 1;
-    const double s = median_seconds(
-        *kernels.clock, [&] { memory.update(sgd, ++step, *parameters, *gradients, *momentum, nullptr); });
+    const double s = median_seconds(*kernels.clock,
+                                    [&] { memory.update(sgd, ++step, *parameters, *gradients, *momentum, nullptr); });
     // As sim::optimizer_step_seconds counts them: parameter, gradient and momentum, each read
     // and written.
     const double moved = 2.0 * 3.0 * sizeof(float) * static_cast<double>(elements);
