@@ -2,31 +2,15 @@
 
 #include <algorithm>
 #include <span>
+#include <utility>
 
 namespace splitbrain::tools {
-namespace {
-
-// Reads the samples into a new block. Dataset::read is const and touches no shared state, so
-// this runs on a worker thread as well.
-auto reader(const exec::data::Dataset& dataset, std::vector<int64_t> indices) {
-  return [&dataset, indices = std::move(indices)] {
-    SampleBlock block{std::vector<float>(indices.size() * static_cast<size_t>(dataset.sample_shape().elements())),
-                      std::vector<int32_t>(indices.size())};
-    dataset.read(indices, block.images.data(), block.labels.data());
-    return block;
-  };
-}
-
-}  // namespace
 
 DatasetBatches::DatasetBatches(std::unique_ptr<exec::data::Dataset> dataset, int64_t global_batch, uint64_t seed,
                                BatchPrefetch prefetch)
-    : dataset_(std::move(dataset)), sampler_(dataset_->sample_count(), global_batch, seed), prefetch_(prefetch) {}
-
-// A worker still reading holds a reference to the data set: wait for it before the data set goes.
-DatasetBatches::~DatasetBatches() {
-  for (auto& [key, pending] : being_read_) pending.wait();
-}
+    : dataset_(std::move(dataset)),
+      sampler_(dataset_->sample_count(), global_batch, seed),
+      reader_(prefetch == BatchPrefetch::next_step ? std::make_unique<BlockReader>(*dataset_) : nullptr) {}
 
 std::vector<int64_t> DatasetBatches::sample_indices(const BlockKey& key) {
   const auto& [step, first, count] = key;
@@ -42,22 +26,34 @@ const SampleBlock& DatasetBatches::block(const BlockKey& key) {
   const auto found = read_.find(key);
   if (found != read_.end()) return found->second;
   const int64_t step = std::get<0>(key);
-  // Blocks of earlier steps are not asked for again.
-  std::erase_if(read_, [&](const auto& entry) { return std::get<0>(entry.first) < step; });
-  SampleBlock block;
-  const auto pending = being_read_.find(key);
-  if (pending != being_read_.end()) {
-    block = pending->second.get();
-    being_read_.erase(pending);
-  } else {
-    block = reader(*dataset_, sample_indices(key))();
+  // Blocks of earlier steps are not asked for again: their memory serves the next reads.
+  for (auto it = read_.begin(); it != read_.end();) {
+    if (std::get<0>(it->first) >= step) {
+      ++it;
+      continue;
+    }
+    spare_.push_back(std::move(it->second));
+    it = read_.erase(it);
   }
-  if (prefetch_ == BatchPrefetch::next_step) {
+  SampleBlock block;
+  if (reader_ != nullptr && reader_->has(key)) {
+    block = reader_->take(key);
+  } else {
+    block = spare_block();
+    read_block(*dataset_, sample_indices(key), block);
+  }
+  if (reader_ != nullptr) {
     const BlockKey next{step + 1, std::get<1>(key), std::get<2>(key)};
-    if (being_read_.count(next) == 0)
-      being_read_.emplace(next, std::async(std::launch::async, reader(*dataset_, sample_indices(next))));
+    if (!reader_->has(next)) reader_->start(next, sample_indices(next), spare_block());
   }
   return read_.emplace(key, std::move(block)).first->second;
+}
+
+SampleBlock DatasetBatches::spare_block() {
+  if (spare_.empty()) return {};
+  SampleBlock block = std::move(spare_.back());
+  spare_.pop_back();
+  return block;
 }
 
 void DatasetBatches::images(int64_t step, int64_t first, int64_t count, float* out) {

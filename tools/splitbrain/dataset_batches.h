@@ -6,10 +6,10 @@
 // the step starts and for its labels at the loss, and both come from that one read. With
 // BatchPrefetch::next_step, serving a block starts reading the same block of the next step on a
 // worker thread, as a training loader's workers do, so a step's reading overlaps the step before
-// it; for a backend whose host is idle while the device computes (cuda).
+// it; for a backend whose host is idle while the device computes (cuda). One worker reads in
+// turn, into the memory of the blocks already served (block_reader.h).
 
 #include <cstdint>
-#include <future>
 #include <map>
 #include <memory>
 #include <span>
@@ -19,22 +19,16 @@
 #include "exec/data/dataset.h"
 #include "exec/data/epoch_sampler.h"
 #include "exec/runtime/batch_source.h"
+#include "tools/splitbrain/block_reader.h"
 
 namespace splitbrain::tools {
 
 enum class BatchPrefetch { none, next_step };
 
-// The images (NCHW float32) and labels of a block of samples.
-struct SampleBlock {
-  std::vector<float> images;
-  std::vector<int32_t> labels;
-};
-
 class DatasetBatches final : public exec::BatchSource {
  public:
   DatasetBatches(std::unique_ptr<exec::data::Dataset> dataset, int64_t global_batch, uint64_t seed,
                  BatchPrefetch prefetch = BatchPrefetch::none);
-  ~DatasetBatches() override;
   DatasetBatches(const DatasetBatches&) = delete;
   DatasetBatches& operator=(const DatasetBatches&) = delete;
 
@@ -44,19 +38,19 @@ class DatasetBatches final : public exec::BatchSource {
   const exec::data::Dataset& dataset() const { return *dataset_; }
 
  private:
-  using BlockKey = std::tuple<int64_t, int64_t, int64_t>;  // step, first sample, samples
-
   // The block read (or being read) for `key`; starts the next step's read when prefetching.
   const SampleBlock& block(const BlockKey& key);
   std::vector<int64_t> sample_indices(const BlockKey& key);
+  // Memory of a served block, or none yet.
+  SampleBlock spare_block();
 
   std::unique_ptr<exec::data::Dataset> dataset_;
   exec::data::EpochSampler sampler_;
-  BatchPrefetch prefetch_;
   int64_t cached_step_ = -1;
   std::vector<int64_t> batch_;
-  std::map<BlockKey, SampleBlock> read_;                     // this step's blocks
-  std::map<BlockKey, std::future<SampleBlock>> being_read_;  // the next step's, on worker threads
+  std::map<BlockKey, SampleBlock> read_;  // this step's blocks
+  std::vector<SampleBlock> spare_;        // earlier steps' blocks, their memory for the next reads
+  std::unique_ptr<BlockReader> reader_;   // with BatchPrefetch::next_step: the next step's blocks
 };
 
 }  // namespace splitbrain::tools
