@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <functional>
 #include <iostream>
+#include <utility>
 #include <vector>
 
 #include "exec/runtime/device.h"
+#include "tools/splitbrain/calibration_timing.h"
 #include "tools/splitbrain/line_fit.h"
 
 namespace splitbrain::tools {
@@ -25,8 +27,7 @@ double median_seconds(exec::StepClock& clock, const std::function<void()>& work)
     clock.mark();
     seconds.push_back(clock.seconds_since_start().at(0));
   }
-  std::nth_element(seconds.begin(), seconds.begin() + kRuns / 2, seconds.end());
-  return seconds[kRuns / 2];
+  return upper_median(std::move(seconds));
 }
 
 void measure_host_link(BackendKernels& kernels, bool print, sim::Device& device) {
