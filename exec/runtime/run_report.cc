@@ -132,9 +132,10 @@ nlohmann::ordered_json gather_run_report(Trainer& trainer, const plans::Plan& pl
   const double backward = median_of(&StepSeconds::compute_backward);
   const double exposed = median_of(&StepSeconds::communication) + median_of(&StepSeconds::gradient_sync);
   const double optimizer = median_of(&StepSeconds::optimizer);
-  // A stage of a pipeline also waits for the others (the gradients of its micro-batches come
-  // back when the later stages are done): the step's time no phase accounts for, as the
-  // prediction's bubble is. Without a pipeline that remainder is the runtime's own bookkeeping.
+  // A stage of a pipeline also waits for the others (its hand-overs, and the gradients of its
+  // micro-batches that come back when the later stages are done): the step's time no phase
+  // accounts for, as the prediction's bubble is (StepSeconds::stage_waiting is in it). Without a
+  // pipeline that remainder is the runtime's own bookkeeping.
   const double bubble =
       plan.stage_count() > 1 ? std::max(0.0, iteration - forward - backward - exposed - optimizer) : 0.0;
   nlohmann::ordered_json mesh = nlohmann::ordered_json::object();

@@ -69,6 +69,9 @@ StepRun StepInterpreter::run(int64_t step, BatchSource& data, const LogitsObserv
       case Phase::communication:
         slot = &s.communication;
         break;
+      case Phase::stage_waiting:
+        slot = &s.stage_waiting;
+        break;
       case Phase::gradient_sync:
         slot = &s.gradient_sync;
         break;
@@ -82,7 +85,9 @@ StepRun StepInterpreter::run(int64_t step, BatchSource& data, const LogitsObserv
       *slot += seconds;
       if (seconds >= 1e-6) {  // skips what did nothing (a wait already complete, say)
         result.timeline.push_back(
-            {label_of(instruction), phase == Phase::communication || phase == Phase::gradient_sync, previous, seconds});
+            {label_of(instruction),
+             phase == Phase::communication || phase == Phase::stage_waiting || phase == Phase::gradient_sync, previous,
+             seconds});
       }
     }
     previous = marks[m];
@@ -104,17 +109,24 @@ StepInterpreter::Phase StepInterpreter::phase_of(const StepInstruction& instruct
     case StepOp::recompute:
     case StepOp::backward:
       return Phase::backward;
-    case StepOp::redistribute:
-    case StepOp::accumulate:
     case StepOp::send:
     case StepOp::recv:
+      return Phase::stage_waiting;
+    case StepOp::redistribute:
+    case StepOp::accumulate:
     case StepOp::load_input:  // host transfers, where the simulator prices them too
     case StepOp::loss_out:
       return Phase::communication;
     case StepOp::wait:
-      return program_.instructions[static_cast<size_t>(instruction.waits_for)].op == StepOp::reduce
-                 ? Phase::gradient_sync
-                 : Phase::communication;
+      switch (program_.instructions[static_cast<size_t>(instruction.waits_for)].op) {
+        case StepOp::reduce:
+          return Phase::gradient_sync;
+        case StepOp::send:
+        case StepOp::recv:
+          return Phase::stage_waiting;
+        default:
+          return Phase::communication;
+      }
     case StepOp::pack:
       return buffers_.describe(instruction.writes.at(0)).role == BufferRole::parameter_slice ? Phase::optimizer
                                                                                              : Phase::gradient_sync;

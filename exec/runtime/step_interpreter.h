@@ -66,7 +66,7 @@ class StepInterpreter {
   const plans::StepProgram& program() const { return program_; }
 
  private:
-  enum class Phase { none, forward, backward, communication, gradient_sync, optimizer };
+  enum class Phase { none, forward, backward, communication, stage_waiting, gradient_sync, optimizer };
   Phase phase_of(const plans::StepInstruction& instruction) const;
   void execute(int index);
   void load_input(const plans::StepInstruction& instruction);

@@ -10,8 +10,12 @@ struct StepSeconds {
   double total = 0.0;
   double compute_forward = 0.0;
   double compute_backward = 0.0;  // with the recomputed forwards
-  double communication = 0.0;     // redistributions, pipeline hand-overs, ZeRO 3's parameter gathers
-  double gradient_sync = 0.0;     // gradient buckets and ZeRO 1-2's parameter gathers (the exposed part)
+  double communication = 0.0;     // redistributions, ZeRO 3's parameter gathers, host transfers
+  // A pipeline stage waiting for another: its hand-overs' sends, receives and their waits. The
+  // simulator books this time as the bubble (the step's time no other phase accounts for), and
+  // so does the run report, so the two compare phase by phase.
+  double stage_waiting = 0.0;
+  double gradient_sync = 0.0;  // gradient buckets and ZeRO 1-2's parameter gathers (the exposed part)
   double optimizer = 0.0;
 };
 
