@@ -312,23 +312,13 @@ int level_spanned(const Cluster& cluster, std::span<const int> ranks) {
   return group_shape(cluster, ranks).spanned_level;
 }
 
-Link bottleneck_link(const Cluster& cluster, const GroupShape& shape, plans::CollectiveKind kind) {
-  Link slowest;
-  bool any = false;
+std::vector<Link> crossed_links(const Cluster& cluster, const GroupShape& shape, plans::CollectiveKind kind) {
+  std::vector<Link> links;
   for (int level = 0; level <= shape.spanned_level; ++level) {
     if (shape.fan_in[static_cast<size_t>(level)] < 2) continue;  // no traffic at this level
-    const Link& link = cluster.levels[static_cast<size_t>(level)].link_for(kind);
-    if (!any) {
-      slowest = link;
-      any = true;
-    } else {
-      slowest.bandwidth_bytes_per_second =
-          std::min(slowest.bandwidth_bytes_per_second, link.bandwidth_bytes_per_second);
-      slowest.latency_seconds = std::max(slowest.latency_seconds, link.latency_seconds);
-    }
+    links.push_back(cluster.levels[static_cast<size_t>(level)].link_for(kind));
   }
-  if (!any) throw std::invalid_argument("bottleneck_link: the group crosses no link");
-  return slowest;
+  return links;
 }
 
 double achieved_flops_per_second(const Cluster& cluster, OpClass op_class, model::DType dtype, double flops,

@@ -150,7 +150,7 @@ void validate_cluster(const Cluster& cluster, std::string_view source);
 // Returns -1 for a group of fewer than two ranks (no link is crossed).
 int level_spanned(const Cluster& cluster, std::span<const int> ranks);
 
-// How a group sits on the hierarchy; what the hierarchical algorithm and the bottleneck-link
+// How a group sits on the hierarchy; what the hierarchical algorithm and the crossed-links
 // rule need. fan_in[i] (i = 0..spanned_level) is the largest number of distinct level-(i-1)
 // units (devices, for i = 0) that hold group members inside one level-i unit: for 16 ranks on
 // two full DGX nodes, fan_in = {8, 2}; for one rank on each of 4 nodes, fan_in = {1, 4}.
@@ -160,11 +160,10 @@ struct GroupShape {
 };
 GroupShape group_shape(const Cluster& cluster, std::span<const int> ranks);
 
-// The slowest link that the group's traffic actually crosses: the lowest bandwidth and the
-// highest latency among levels 0..spanned_level with fan_in > 1. Flat (non-hierarchical)
-// algorithms are costed with it, because a ring or tree step waits for its slowest hop.
-// Per-kind links (Level::collective_links) are used where the level has one for `kind`.
-Link bottleneck_link(const Cluster& cluster, const GroupShape& shape, plans::CollectiveKind kind);
+// The links that the group's traffic actually crosses, innermost first: those of levels
+// 0..spanned_level with fan_in > 1. Per-kind links (Level::collective_links) are used where the
+// level has one for `kind`. Empty for a group that crosses none.
+std::vector<Link> crossed_links(const Cluster& cluster, const GroupShape& shape, plans::CollectiveKind kind);
 
 // peak(dtype) * efficiency(op_class, flops). For elementwise ops this is the arithmetic rate
 // only; their time is usually set by achieved_memory_bytes_per_second (take the roofline max).

@@ -195,8 +195,17 @@ double collective_seconds(const Cluster& cluster, CollectiveKind kind, Algorithm
     const double one_way = hierarchical_gather_seconds(cluster, shape, s, kind);
     return kind == CollectiveKind::all_reduce ? 2.0 * one_way : one_way;
   }
-  return flat_collective_seconds(kind, algorithm, static_cast<int>(ranks.size()), s,
-                                 bottleneck_link(cluster, shape, kind));
+  // A flat algorithm's step waits for its slowest hop, and a step's hops cross different levels,
+  // each at its own latency and bandwidth: the step takes the longest of the levels' own
+  // alpha + m beta. (Not the highest latency with the lowest bandwidth: no hop has both where an
+  // inner level is slow to start and an outer one slow to stream, e.g. ranks sharing a core on
+  // nodes joined by Ethernet.) Exact for the ring, whose every step crosses every level; for the
+  // logarithmic algorithms, whose rounds cross one level each, a lower bound.
+  double seconds = 0.0;
+  for (const Link& link : crossed_links(cluster, shape, kind)) {
+    seconds = std::max(seconds, flat_collective_seconds(kind, algorithm, static_cast<int>(ranks.size()), s, link));
+  }
+  return seconds;
 }
 
 double collective_seconds(const Cluster& cluster, CollectiveKind kind, std::span<const int> ranks,

@@ -22,7 +22,7 @@
 namespace splitbrain::sim {
 
 // The cost of `kind` over `ranks` with the algorithm the cluster assigns to that kind.
-// Flat algorithms are costed with the slowest link the group crosses (bottleneck_link);
+// Flat algorithms are costed with each link the group crosses (crossed_links), the slowest wins;
 // `hierarchical` composes the levels. Throws ClusterError for a rank the cluster lacks and
 // std::invalid_argument for a repeated rank or negative bytes.
 double collective_seconds(const Cluster& cluster, plans::CollectiveKind kind, std::span<const int> ranks,

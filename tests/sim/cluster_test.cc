@@ -65,12 +65,14 @@ TEST(Cluster, GroupShapeCountsMembersPerLevel) {
   EXPECT_EQ(group_shape(cluster, uneven).fan_in, (std::vector<int>{3, 2}));
 }
 
-TEST(Cluster, BottleneckLinkIsTheSlowestLinkUsed) {
+TEST(Cluster, CrossedLinksAreTheLevelsWithTraffic) {
   const Cluster cluster = testing::two_level_cluster();
-  const Link inside = bottleneck_link(cluster, group_shape(cluster, iota(0, 4)), plans::CollectiveKind::all_reduce);
-  EXPECT_EQ(inside, (Link{100e9, 1e-6}));
-  const Link across = bottleneck_link(cluster, group_shape(cluster, iota(0, 8)), plans::CollectiveKind::all_reduce);
-  EXPECT_EQ(across, (Link{10e9, 10e-6}));
+  const auto kind = plans::CollectiveKind::all_reduce;
+  EXPECT_EQ(crossed_links(cluster, group_shape(cluster, iota(0, 4)), kind), (std::vector<Link>{{100e9, 1e-6}}));
+  EXPECT_EQ(crossed_links(cluster, group_shape(cluster, iota(0, 8)), kind),
+            (std::vector<Link>{{100e9, 1e-6}, {10e9, 10e-6}}));
+  const std::vector<int> one_per_node = {0, 4};  // nothing moves inside a node
+  EXPECT_EQ(crossed_links(cluster, group_shape(cluster, one_per_node), kind), (std::vector<Link>{{10e9, 10e-6}}));
 }
 
 TEST(Cluster, RepeatedRankIsAProgrammingError) {

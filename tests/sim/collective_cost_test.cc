@@ -53,6 +53,23 @@ TEST_F(DgxA100, GroupSpanningTwoNodesIsCostedByInfiniBand) {
   EXPECT_SECONDS(collective_seconds(cluster, CollectiveKind::all_reduce, iota(4, 8), 1'000'000'000), 0.07007);
 }
 
+TEST(CollectiveCost, FlatRingTakesItsSlowestLevelNotTheWorstOfEach) {
+  // Two ranks on a core in each of two nodes: the node level is slow to start (the ranks take
+  // turns on the core), the cluster level slow to stream (Ethernet).
+  Cluster cluster = testing::two_level_cluster();
+  cluster.levels[0].fan_out = 2;
+  cluster.levels[0].link = {1e9, 2e-3};    // 1 GB/s, 2 ms
+  cluster.levels[1].link = {0.1e9, 20e-6};  // 0.1 GB/s, 20 us
+  // n = 4 over both nodes, S = 1e6 B; ring all-reduce 2(n-1) alpha + 2(n-1)/n S beta per level:
+  //   node:    6 * 2e-3  + 1.5 * 1e6 / 1e9   = 12e-3 + 1.5e-3 = 13.5e-3 s
+  //   cluster: 6 * 20e-6 + 1.5 * 1e6 / 0.1e9 = 0.12e-3 + 15e-3 = 15.12e-3 s  <- the slowest
+  // (2 ms with 0.1 GB/s, a hop no level has, would give 27e-3 s.)
+  EXPECT_SECONDS(collective_seconds(cluster, CollectiveKind::all_reduce, iota(0, 4), 1'000'000), 15.12e-3);
+  // Half the bytes: the node level's starts dominate.
+  //   node: 12e-3 + 0.75e-3 = 12.75e-3 s; cluster: 0.12e-3 + 7.5e-3 = 7.62e-3 s
+  EXPECT_SECONDS(collective_seconds(cluster, CollectiveKind::all_reduce, iota(0, 4), 500'000), 12.75e-3);
+}
+
 TEST_F(DgxA100, HierarchicalAllReduceComposesTheLevels) {
   cluster.algorithms.all_reduce = Algorithm::hierarchical;
   cluster.algorithms.all_gather = Algorithm::hierarchical;
