@@ -312,14 +312,22 @@ int level_spanned(const Cluster& cluster, std::span<const int> ranks) {
   return group_shape(cluster, ranks).spanned_level;
 }
 
-std::vector<Link> crossed_links(const Cluster& cluster, const GroupShape& shape, plans::CollectiveKind kind) {
+std::vector<Link> crossed_links(const Cluster& cluster, const GroupShape& shape, plans::CollectiveKind kind,
+                                std::span<const int> groups_crossing) {
   std::vector<Link> links;
   for (int level = 0; level <= shape.spanned_level; ++level) {
     if (shape.fan_in[static_cast<size_t>(level)] < 2) continue;  // no traffic at this level
-    links.push_back(cluster.levels[static_cast<size_t>(level)].link_for(kind));
+    const Level& spanned = cluster.levels[static_cast<size_t>(level)];
+    Link link = spanned.link_for(kind);
+    if (spanned.uplink_shared && !groups_crossing.empty()) {
+      link.bandwidth_bytes_per_second /= std::max(1, groups_crossing[static_cast<size_t>(level)]);
+    }
+    links.push_back(link);
   }
   return links;
 }
+
+int64_t unit_of_device(const Cluster& cluster, int device, int level) { return device / block_size(cluster, level); }
 
 double achieved_flops_per_second(const Cluster& cluster, OpClass op_class, model::DType dtype, double flops,
                                  KernelPass pass) {

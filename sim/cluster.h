@@ -108,6 +108,12 @@ struct Level {
   // the same wire (shared-memory MPI copies twice for a reduction, once for a gather), so
   // `splitbrain calibrate` fits each kind it measures. Kinds absent here use `link`.
   std::map<plans::CollectiveKind, Link> collective_links;
+  // false: every group that crosses this level gets `link` to itself (a network port per
+  // device, as the DGX presets describe). true: `link` is all that one unit of the level below
+  // sends across this level, shared evenly by the groups of one collective that cross it from
+  // that unit at once (one port per node: what `calibrate` measures across hosts, all groups
+  // at once; sim/link_sharing.h counts the groups).
+  bool uplink_shared = false;
 
   const Link& link_for(plans::CollectiveKind kind) const;
 
@@ -163,7 +169,13 @@ GroupShape group_shape(const Cluster& cluster, std::span<const int> ranks);
 // The links that the group's traffic actually crosses, innermost first: those of levels
 // 0..spanned_level with fan_in > 1. Per-kind links (Level::collective_links) are used where the
 // level has one for `kind`. Empty for a group that crosses none.
-std::vector<Link> crossed_links(const Cluster& cluster, const GroupShape& shape, plans::CollectiveKind kind);
+// groups_crossing (one entry per level, or empty: 1 everywhere) divides the bandwidth of a level
+// whose uplink is shared (sim/link_sharing.h).
+std::vector<Link> crossed_links(const Cluster& cluster, const GroupShape& shape, plans::CollectiveKind kind,
+                                std::span<const int> groups_crossing = {});
+
+// The level-`level` unit that `device` sits in (level -1: the device itself).
+int64_t unit_of_device(const Cluster& cluster, int device, int level);
 
 // peak(dtype) * efficiency(op_class, flops). For elementwise ops this is the arithmetic rate
 // only; their time is usually set by achieved_memory_bytes_per_second (take the roofline max).

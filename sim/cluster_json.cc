@@ -167,6 +167,7 @@ std::vector<Level> read_levels(JsonObjectReader& root) {
       }
       per_kind.reject_unknown_keys();
     }
+    level.uplink_shared = reader.optional_bool("uplink_shared", false);
     reader.reject_unknown_keys();
     levels.push_back(std::move(level));
   }
@@ -337,6 +338,7 @@ nlohmann::ordered_json cluster_to_json(const Cluster& cluster) {
         per_kind[std::string(plans::collective_name(kind))] = link_json(link);
       level_json["collective_links"] = std::move(per_kind);
     }
+    if (level.uplink_shared) level_json["uplink_shared"] = true;
     levels.push_back(std::move(level_json));
   }
   out["levels"] = std::move(levels);

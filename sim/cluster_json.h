@@ -7,7 +7,8 @@
 //                 "memory_bandwidth_bytes_per_second",
 //                 "efficiency": {gemm|conv|elementwise: {max_efficiency, half_efficiency_flops}},
 //                 "memory_efficiency": {max_efficiency, half_efficiency_bytes} },
-//     "levels": [ {"name", "fan_out", "link": {bandwidth_bytes_per_second, latency_seconds}} ],
+//     "levels": [ {"name", "fan_out", "link": {bandwidth_bytes_per_second, latency_seconds},
+//                  "collective_links": {kind: link}, "uplink_shared"} ],  (the last two optional)
 //     "algorithms": {all_gather, reduce_scatter, all_reduce, all_to_all},
 //     "placement": [device of rank 0, ...] }            (sources and placement are optional)
 //

@@ -100,13 +100,16 @@ double all_to_all_seconds(Algorithm algorithm, double n, double rounds, double s
 // of the scheme (as in Jia et al. 2018, arXiv 1807.11205, and Horovod's hierarchical
 // all-reduce). Ordering: the all-gather runs outer levels first on small pieces and inner
 // levels last; the sum is the same.
-double hierarchical_gather_seconds(const Cluster& cluster, const GroupShape& shape, double s, CollectiveKind kind) {
+double hierarchical_gather_seconds(const Cluster& cluster, const GroupShape& shape, double s, CollectiveKind kind,
+                                   std::span<const int> groups_crossing) {
+  const std::vector<Link> links = crossed_links(cluster, shape, kind, groups_crossing);
+  auto next_link = links.begin();
   double seconds = 0.0;
   double level_bytes = s;
   for (int level = 0; level <= shape.spanned_level; ++level) {
     const double k = shape.fan_in[static_cast<size_t>(level)];
-    const Link& link = cluster.levels[static_cast<size_t>(level)].link_for(kind);
     if (k > 1.0) {
+      const Link& link = *next_link++;
       seconds += (k - 1.0) * link.latency_seconds + (k - 1.0) / k * level_bytes / link.bandwidth_bytes_per_second;
     }
     level_bytes /= k;
@@ -168,7 +171,7 @@ double halo_exchange_seconds(const Cluster& cluster, std::span<const int> ranks,
 }
 
 double collective_seconds(const Cluster& cluster, CollectiveKind kind, Algorithm algorithm, std::span<const int> ranks,
-                          int64_t buffer_bytes) {
+                          int64_t buffer_bytes, std::span<const int> groups_crossing) {
   check_bytes(buffer_bytes);
   if (kind == CollectiveKind::halo_exchange) return halo_exchange_seconds(cluster, ranks, buffer_bytes);
   if (kind == CollectiveKind::send_recv) {
@@ -192,7 +195,7 @@ double collective_seconds(const Cluster& cluster, CollectiveKind kind, Algorithm
     // all_reduce = hierarchical reduce-scatter + hierarchical all-gather: intra-level
     // reduce-scatter, the top level's ring all-reduce on S / (product of inner fan-ins),
     // intra-level all-gather. The top level's all-reduce is exactly its two ring halves.
-    const double one_way = hierarchical_gather_seconds(cluster, shape, s, kind);
+    const double one_way = hierarchical_gather_seconds(cluster, shape, s, kind, groups_crossing);
     return kind == CollectiveKind::all_reduce ? 2.0 * one_way : one_way;
   }
   // A flat algorithm's step waits for its slowest hop, and a step's hops cross different levels,
@@ -202,19 +205,19 @@ double collective_seconds(const Cluster& cluster, CollectiveKind kind, Algorithm
   // nodes joined by Ethernet.) Exact for the ring, whose every step crosses every level; for the
   // logarithmic algorithms, whose rounds cross one level each, a lower bound.
   double seconds = 0.0;
-  for (const Link& link : crossed_links(cluster, shape, kind)) {
+  for (const Link& link : crossed_links(cluster, shape, kind, groups_crossing)) {
     seconds = std::max(seconds, flat_collective_seconds(kind, algorithm, static_cast<int>(ranks.size()), s, link));
   }
   return seconds;
 }
 
-double collective_seconds(const Cluster& cluster, CollectiveKind kind, std::span<const int> ranks,
-                          int64_t buffer_bytes) {
+double collective_seconds(const Cluster& cluster, CollectiveKind kind, std::span<const int> ranks, int64_t buffer_bytes,
+                          std::span<const int> groups_crossing) {
   if (kind == CollectiveKind::halo_exchange || kind == CollectiveKind::send_recv) {
     // Point to point: no algorithm to look up; pass any, it is not used.
     return collective_seconds(cluster, kind, Algorithm::ring, ranks, buffer_bytes);
   }
-  return collective_seconds(cluster, kind, cluster.algorithms.for_kind(kind), ranks, buffer_bytes);
+  return collective_seconds(cluster, kind, cluster.algorithms.for_kind(kind), ranks, buffer_bytes, groups_crossing);
 }
 
 }  // namespace splitbrain::sim

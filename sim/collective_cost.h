@@ -25,13 +25,15 @@ namespace splitbrain::sim {
 // Flat algorithms are costed with each link the group crosses (crossed_links), the slowest wins;
 // `hierarchical` composes the levels. Throws ClusterError for a rank the cluster lacks and
 // std::invalid_argument for a repeated rank or negative bytes.
+// groups_crossing: for levels whose uplink is shared, how many groups cross each level at once
+// (sim/link_sharing.h); empty: the group has every link to itself.
 double collective_seconds(const Cluster& cluster, plans::CollectiveKind kind, std::span<const int> ranks,
-                          int64_t buffer_bytes);
+                          int64_t buffer_bytes, std::span<const int> groups_crossing = {});
 
 // The same with an explicit algorithm (to compare algorithms; the cluster's choice is ignored).
 // Throws std::invalid_argument when `algorithm` does not implement `kind`.
 double collective_seconds(const Cluster& cluster, plans::CollectiveKind kind, Algorithm algorithm,
-                          std::span<const int> ranks, int64_t buffer_bytes);
+                          std::span<const int> ranks, int64_t buffer_bytes, std::span<const int> groups_crossing = {});
 
 // One flat algorithm's formula for n ranks whose every step crosses `link`.
 double flat_collective_seconds(plans::CollectiveKind kind, Algorithm algorithm, int n, double buffer_bytes,

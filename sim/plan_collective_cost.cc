@@ -2,6 +2,7 @@
 
 #include "plans/sent_spans.h"
 #include "sim/collective_cost.h"
+#include "sim/link_sharing.h"
 
 namespace splitbrain::sim {
 
@@ -18,7 +19,8 @@ double plan_collective_seconds(const Cluster& cluster, const plans::Mesh& mesh, 
     case plans::CollectiveKind::reduce_scatter:
     case plans::CollectiveKind::all_reduce:
     case plans::CollectiveKind::all_to_all:
-      return collective_seconds(cluster, collective.kind, group, collective.buffer_bytes);
+      return collective_seconds(cluster, collective.kind, group, collective.buffer_bytes,
+                                groups_crossing_levels(cluster, mesh, collective.axes, rank));
   }
   return 0.0;
 }

@@ -310,6 +310,7 @@ TEST(ClusterJson, CalibratedFieldsRoundTrip) {
   cluster.device.backward.memory = EfficiencyCurve{0.5, 2e6};
   cluster.levels[0].collective_links[plans::CollectiveKind::all_to_all] = {20e9, 2e-6};
   cluster.levels[0].collective_links[plans::CollectiveKind::send_recv] = {40e9, 3e-6};
+  cluster.levels[1].uplink_shared = true;
   cluster.communication_overlap = 0.25;
   const std::filesystem::path path = testing::scratch_file("calibrated.json");
   write_cluster_file(cluster, path);
@@ -333,6 +334,9 @@ TEST(ClusterJson, BadCalibratedFieldsAreNamed) {
       {"all_gather", {{"bandwidth_bytes_per_second", -1}, {"latency_seconds", 0}}}};
   expect_error(document,
                "levels[0].collective_links.all_gather.bandwidth_bytes_per_second: must be between 1 and 1e+21, got -1");
+  document = valid_document();
+  document["levels"][1]["uplink_shared"] = "yes";
+  expect_error(document, "levels[1].uplink_shared: expected true or false, got string \"yes\"");
   document = valid_document();
   document["communication_overlap"] = 1.5;
   expect_error(document, "communication_overlap: must be in [0, 1]");

@@ -58,7 +58,7 @@ TEST(CollectiveCost, FlatRingTakesItsSlowestLevelNotTheWorstOfEach) {
   // turns on the core), the cluster level slow to stream (Ethernet).
   Cluster cluster = testing::two_level_cluster();
   cluster.levels[0].fan_out = 2;
-  cluster.levels[0].link = {1e9, 2e-3};    // 1 GB/s, 2 ms
+  cluster.levels[0].link = {1e9, 2e-3};     // 1 GB/s, 2 ms
   cluster.levels[1].link = {0.1e9, 20e-6};  // 0.1 GB/s, 20 us
   // n = 4 over both nodes, S = 1e6 B; ring all-reduce 2(n-1) alpha + 2(n-1)/n S beta per level:
   //   node:    6 * 2e-3  + 1.5 * 1e6 / 1e9   = 12e-3 + 1.5e-3 = 13.5e-3 s

@@ -98,11 +98,18 @@ MeasuredLevels calibrate_levels(const CollectiveCalibration& options, MPI_Comm w
   const MeasuredCommunication measured_across = calibrate_collectives(leader_prints, across, cluster);
   SB_MPI_CHECK(MPI_Comm_free(&across));
   take_measured(between, measured_across);
+  // Each host sent a member of every group at once through its one way out: the host's port is
+  // the groups' bandwidths together, shared by whichever groups of a collective cross it at once
+  // (Level::uplink_shared; sim/link_sharing.h counts them per collective).
+  between.uplink_shared = true;
+  between.link.bandwidth_bytes_per_second *= layout.ranks_per_host;
+  for (auto& [kind, link] : between.collective_links) link.bandwidth_bytes_per_second *= layout.ranks_per_host;
   // The overlap that matters most is that of a gradient all-reduce across the hosts.
   cluster.communication_overlap = measured_across.communication_overlap;
   cluster.levels = {node, between};
   take_leaders_cluster(world, cluster);
-  return {fmt::format("node all-reduce {}, between hosts {}; {:.0f}% of overlapped communication hidden",
+  return {fmt::format("node all-reduce {}, between hosts {} per host (shared by the groups crossing at once); {:.0f}% "
+                      "of overlapped communication hidden",
                       link_text(node.link), link_text(between.link), cluster.communication_overlap * 100),
           fmt::format("two levels on {} hosts of {} ranks: {}; the cluster level among one rank per host, all {} "
                       "such groups at once",
