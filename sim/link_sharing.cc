@@ -35,8 +35,8 @@ std::vector<int> groups_crossing_levels(const Cluster& cluster, std::span<const 
 
 std::vector<int> groups_crossing_levels(const Cluster& cluster, const plans::Mesh& mesh, const std::vector<int>& axes,
                                         int rank) {
-  const bool shared = std::any_of(cluster.levels.begin(), cluster.levels.end(),
-                                  [](const Level& level) { return level.uplink_shared; });
+  const bool shared =
+      std::any_of(cluster.levels.begin(), cluster.levels.end(), [](const Level& level) { return level.uplink_shared; });
   if (!shared) return std::vector<int>(cluster.levels.size(), 1);
   std::vector<std::vector<int>> groups;
   std::set<int> seen;

@@ -6,6 +6,7 @@
 #include <set>
 #include <variant>
 
+#include "plans/plan_json.h"
 #include "sim/cluster_presets.h"
 
 namespace splitbrain::tools {
@@ -34,6 +35,21 @@ TEST(PlannedProblems, TwoStagePipelineTimesEveryMicroBatchTheSearchTries) {
   const std::set<int64_t> batches = first_conv_batches(problems);
   for (const int64_t micro_batch : {4, 8, 16, 32}) EXPECT_TRUE(batches.count(micro_batch)) << micro_batch;
   for (const PlannedProblem& planned : problems) EXPECT_TRUE(planned.busy_ranks == 1 || planned.busy_ranks == 2);
+}
+
+// A pipeline of two stages over two data-parallel replicas at batch 16: the search's 16
+// micro-batches would give each replica half a sample, so that micro-batch is not timed (it
+// was, and calibrate stopped with "extent 1 is not divisible by 2").
+TEST(PlannedProblems, SkipsMicroBatchesThePlanCannotSplit) {
+  const plans::Plan plan = plans::plan_from_text(R"({
+    "format": "splitbrain-plan", "version": 1, "family": "pipeline 2 stages",
+    "model": "gpt:layers=2,hidden=64,heads=4,seq=16,vocab=96,positions=16", "batch": 16,
+    "mesh": {"pipe": 2, "data": 2}, "default": {"batch": ["data"]},
+    "pipeline": {"axis": "pipe", "stage_starts": ["h1.ln_1"], "micro_batches": 2, "schedule": "1f1b"}})",
+                                                 "pipeline.json", ".");
+  const std::vector<int64_t> micro_batches = micro_batches_to_measure(plan, plans::compile_plan(plan));
+  // micro_batch_options(16, 2) = {2, 4, 8, 16} micro-batches of 8, 4, 2 and 1 samples.
+  EXPECT_EQ(micro_batches, (std::vector<int64_t>{8, 4, 2}));
 }
 
 }  // namespace

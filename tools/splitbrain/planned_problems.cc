@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "model/model_json.h"
+#include "plans/plan_error.h"
 #include "sim/search/planner.h"
 
 namespace splitbrain::tools {
@@ -18,9 +19,17 @@ std::vector<int64_t> micro_batches_to_measure(const plans::Plan& plan, const pla
   if (plan.stage_count() == 1) return micro_batches;
   for (const int count : sim::micro_batch_options(plan.global_batch, plan.stage_count())) {
     const int64_t micro_batch = plan.global_batch / count;
-    if (std::find(micro_batches.begin(), micro_batches.end(), micro_batch) == micro_batches.end()) {
-      micro_batches.push_back(micro_batch);
+    if (std::find(micro_batches.begin(), micro_batches.end(), micro_batch) != micro_batches.end()) continue;
+    // A micro-batch the plan's layouts cannot split (one sample over two data-parallel ranks) is
+    // one the planner cannot pick either: the same compile refuses it there.
+    plans::Plan variant = plan;
+    variant.micro_batches = count;
+    try {
+      plans::compile_plan(variant);
+    } catch (const plans::PlanError&) {
+      continue;
     }
+    micro_batches.push_back(micro_batch);
   }
   return micro_batches;
 }
