@@ -150,6 +150,20 @@ const EfficiencyCurve& Device::memory_efficiency_of(KernelPass pass, model::OpKi
   return pass != KernelPass::forward && it->second.backward ? *it->second.backward : it->second.forward;
 }
 
+double SizeFactors::at(double bytes) const {
+  if (factors.empty()) return 1.0;
+  if (bytes <= buffer_bytes.front()) return factors.front();
+  if (bytes >= buffer_bytes.back()) return factors.back();
+  const auto above = std::upper_bound(buffer_bytes.begin(), buffer_bytes.end(), bytes);
+  const auto i = static_cast<size_t>(above - buffer_bytes.begin());
+  const double where = std::log(bytes / buffer_bytes[i - 1]) / std::log(buffer_bytes[i] / buffer_bytes[i - 1]);
+  return factors[i - 1] + where * (factors[i] - factors[i - 1]);
+}
+
+double Link::bandwidth_at(double buffer_bytes) const {
+  return bandwidth_bytes_per_second * bandwidth_factors.at(buffer_bytes);
+}
+
 const Link& Level::link_for(plans::CollectiveKind kind) const {
   const auto it = collective_links.find(kind);
   return it == collective_links.end() ? link : it->second;
@@ -242,6 +256,17 @@ void validate_cluster(const Cluster& cluster, std::string_view source) {
     auto validate_link = [&](const Link& link, const std::string& link_path) {
       require_positive(link.bandwidth_bytes_per_second, source, link_path + ".bandwidth_bytes_per_second");
       require_range(link.latency_seconds, 0.0, kHighestSeconds, source, link_path + ".latency_seconds");
+      const SizeFactors& by_size = link.bandwidth_factors;
+      const std::string factors_path = link_path + ".bandwidth_factors";
+      if (by_size.buffer_bytes.size() != by_size.factors.size()) {
+        fail(source, factors_path, "buffer_bytes and factors must have the same length");
+      }
+      for (size_t k = 0; k < by_size.factors.size(); ++k) {
+        require_range(by_size.factors[k], 1e-3, 1e3, source, fmt::format("{}.factors[{}]", factors_path, k));
+        if (!(by_size.buffer_bytes[k] > (k == 0 ? 0.0 : by_size.buffer_bytes[k - 1]))) {
+          fail(source, fmt::format("{}.buffer_bytes[{}]", factors_path, k), "must be positive and increasing");
+        }
+      }
     };
     validate_link(level.link, path + ".link");
     for (const auto& [kind, link] : level.collective_links) {

@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "model/dtype.h"
@@ -91,10 +92,31 @@ struct Device {
   bool operator==(const Device&) const = default;
 };
 
+// How a link's speed changes with the message size: at buffer size buffer_bytes[i] (the
+// collective's size, as in collective_cost.h) the link streams at its bandwidth times factors[i];
+// in between, interpolated in log size; beyond the ends, the nearest end's. Empty: 1 at every
+// size. `calibrate` measures it where one line cannot follow the wire: a token bucket that
+// passes a short burst at once (Linux tc, cloud networks), MPI switching algorithm or protocol
+// by size. buffer_bytes increasing, factors positive.
+struct SizeFactors {
+  std::vector<double> buffer_bytes;
+  std::vector<double> factors;
+
+  double at(double buffer_bytes) const;
+  bool operator==(const SizeFactors&) const = default;
+};
+
 struct Link {
+  Link() = default;
+  Link(double bandwidth, double latency, SizeFactors factors = {})
+      : bandwidth_bytes_per_second(bandwidth), latency_seconds(latency), bandwidth_factors(std::move(factors)) {}
+
   double bandwidth_bytes_per_second = 0.0;  // per device, one direction
   double latency_seconds = 0.0;             // alpha: start-up cost of one message
+  SizeFactors bandwidth_factors;            // optional
 
+  // bandwidth_bytes_per_second * bandwidth_factors.at(buffer_bytes)
+  double bandwidth_at(double buffer_bytes) const;
   bool operator==(const Link&) const = default;
 };
 

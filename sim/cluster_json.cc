@@ -140,12 +140,26 @@ Link read_link(JsonObjectReader& reader) {
   Link link;
   link.bandwidth_bytes_per_second = reader.required_number("bandwidth_bytes_per_second");
   link.latency_seconds = reader.required_number("latency_seconds");
+  if (reader.has("bandwidth_factors")) {
+    JsonObjectReader by_size = reader.object("bandwidth_factors");
+    const JsonArrayReader sizes = by_size.array("buffer_bytes");
+    const JsonArrayReader factors = by_size.array("factors");
+    for (size_t i = 0; i < sizes.size(); ++i) link.bandwidth_factors.buffer_bytes.push_back(sizes.number_at(i));
+    for (size_t i = 0; i < factors.size(); ++i) link.bandwidth_factors.factors.push_back(factors.number_at(i));
+    by_size.reject_unknown_keys();
+  }
   reader.reject_unknown_keys();
   return link;
 }
 
 nlohmann::ordered_json link_json(const Link& link) {
-  return {{"bandwidth_bytes_per_second", link.bandwidth_bytes_per_second}, {"latency_seconds", link.latency_seconds}};
+  nlohmann::ordered_json out = {{"bandwidth_bytes_per_second", link.bandwidth_bytes_per_second},
+                                {"latency_seconds", link.latency_seconds}};
+  if (!link.bandwidth_factors.factors.empty()) {
+    out["bandwidth_factors"] = {{"buffer_bytes", link.bandwidth_factors.buffer_bytes},
+                                {"factors", link.bandwidth_factors.factors}};
+  }
+  return out;
 }
 
 std::vector<Level> read_levels(JsonObjectReader& root) {

@@ -110,7 +110,7 @@ double hierarchical_gather_seconds(const Cluster& cluster, const GroupShape& sha
     const double k = shape.fan_in[static_cast<size_t>(level)];
     if (k > 1.0) {
       const Link& link = *next_link++;
-      seconds += (k - 1.0) * link.latency_seconds + (k - 1.0) / k * level_bytes / link.bandwidth_bytes_per_second;
+      seconds += (k - 1.0) * link.latency_seconds + (k - 1.0) / k * level_bytes / link.bandwidth_at(level_bytes);
     }
     level_bytes /= k;
   }
@@ -128,7 +128,7 @@ double flat_collective_seconds(CollectiveKind kind, Algorithm algorithm, int n, 
   const double ranks = n;
   const double rounds = ceil_log2(n);
   const double alpha = link.latency_seconds;
-  const double beta = 1.0 / link.bandwidth_bytes_per_second;
+  const double beta = 1.0 / link.bandwidth_at(buffer_bytes);
   switch (kind) {
     case CollectiveKind::all_gather:
     case CollectiveKind::reduce_scatter:
@@ -157,7 +157,7 @@ double send_seconds(const Cluster& cluster, int from_rank, int to_rank, int64_t 
   }
   const Link& link =
       cluster.levels[static_cast<size_t>(level_spanned(cluster, pair))].link_for(CollectiveKind::send_recv);
-  return link.latency_seconds + static_cast<double>(bytes) / link.bandwidth_bytes_per_second;
+  return link.latency_seconds + static_cast<double>(bytes) / link.bandwidth_at(static_cast<double>(bytes));
 }
 
 double halo_exchange_seconds(const Cluster& cluster, std::span<const int> ranks, int64_t bytes_per_neighbour) {

@@ -311,6 +311,7 @@ TEST(ClusterJson, CalibratedFieldsRoundTrip) {
   cluster.levels[0].collective_links[plans::CollectiveKind::all_to_all] = {20e9, 2e-6};
   cluster.levels[0].collective_links[plans::CollectiveKind::send_recv] = {40e9, 3e-6};
   cluster.levels[1].uplink_shared = true;
+  cluster.levels[1].link.bandwidth_factors = {{8192.0, 131072.0, 1048576.0}, {1.5, 2.75, 1.0}};
   cluster.communication_overlap = 0.25;
   const std::filesystem::path path = testing::scratch_file("calibrated.json");
   write_cluster_file(cluster, path);
@@ -334,6 +335,13 @@ TEST(ClusterJson, BadCalibratedFieldsAreNamed) {
       {"all_gather", {{"bandwidth_bytes_per_second", -1}, {"latency_seconds", 0}}}};
   expect_error(document,
                "levels[0].collective_links.all_gather.bandwidth_bytes_per_second: must be between 1 and 1e+21, got -1");
+  document = valid_document();
+  document["levels"][1]["link"]["bandwidth_factors"] = {{"buffer_bytes", {1e3, 1e4}}, {"factors", {2.0}}};
+  expect_error(document, "levels[1].link.bandwidth_factors: buffer_bytes and factors must have the same length");
+  document["levels"][1]["link"]["bandwidth_factors"] = {{"buffer_bytes", {1e4, 1e3}}, {"factors", {2.0, 1.0}}};
+  expect_error(document, "levels[1].link.bandwidth_factors.buffer_bytes[1]: must be positive and increasing");
+  document["levels"][1]["link"]["bandwidth_factors"] = {{"buffer_bytes", {1e3, 1e4}}, {"factors", {0.0, 1.0}}};
+  expect_error(document, "levels[1].link.bandwidth_factors.factors[0]: must be between 0.001 and 1000, got 0");
   document = valid_document();
   document["levels"][1]["uplink_shared"] = "yes";
   expect_error(document, "levels[1].uplink_shared: expected true or false, got string \"yes\"");

@@ -70,6 +70,27 @@ TEST(CollectiveCost, FlatRingTakesItsSlowestLevelNotTheWorstOfEach) {
   EXPECT_SECONDS(collective_seconds(cluster, CollectiveKind::all_reduce, iota(0, 4), 500'000), 12.75e-3);
 }
 
+TEST(CollectiveCost, SizeFactorsInterpolateInLogSize) {
+  const SizeFactors by_size{{1e3, 1e5}, {4.0, 1.0}};
+  EXPECT_DOUBLE_EQ(by_size.at(10.0), 4.0);  // below the first size: the first factor
+  EXPECT_DOUBLE_EQ(by_size.at(1e4), 2.5);   // half way in log size
+  EXPECT_DOUBLE_EQ(by_size.at(1e9), 1.0);   // above the last: the last factor
+  EXPECT_DOUBLE_EQ(SizeFactors{}.at(1e4), 1.0);
+}
+
+TEST(CollectiveCost, ALinkStreamsAtItsFactorForTheSize) {
+  // A wire that passes 64 KB four times faster than its line (a token bucket's burst).
+  Cluster cluster = testing::two_level_cluster();
+  cluster.levels[1].link = {0.1e9, 20e-6, {{65536.0, 1048576.0}, {4.0, 1.0}}};
+  const std::vector<int> pair = {0, 4};  // one rank on each of two nodes
+  // all-gather, n = 2, S = 65536 B: (n-1) alpha + (n-1)/n S / (4 * 0.1e9) = 20e-6 + 32768 / 0.4e9
+  EXPECT_SECONDS(collective_seconds(cluster, CollectiveKind::all_gather, pair, 65536), 20e-6 + 32768 / 0.4e9);
+  // 1 MiB: the line's own rate: 20e-6 + 524288 / 0.1e9
+  EXPECT_SECONDS(collective_seconds(cluster, CollectiveKind::all_gather, pair, 1048576), 20e-6 + 524288 / 0.1e9);
+  // A message between the nodes: 20e-6 + 65536 / 0.4e9
+  EXPECT_SECONDS(send_seconds(cluster, 0, 4, 65536), 20e-6 + 65536 / 0.4e9);
+}
+
 TEST_F(DgxA100, HierarchicalAllReduceComposesTheLevels) {
   cluster.algorithms.all_reduce = Algorithm::hierarchical;
   cluster.algorithms.all_gather = Algorithm::hierarchical;

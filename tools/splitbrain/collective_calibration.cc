@@ -105,9 +105,11 @@ sim::Link measure_kind(CollectiveKind kind, sim::Algorithm algorithm, const Coll
   sizes.push_back(int64_t{64} << 20);
   std::vector<double> bandwidth_terms;
   std::vector<double> times;
+  std::vector<double> sizes_used;
   for (int64_t size : sizes) {
     // Every rank's piece a whole number of floats.
     const int64_t bytes = std::max<int64_t>(4 * n, size / (4 * n) * (4 * n));
+    sizes_used.push_back(static_cast<double>(bytes));
     const int repeats = bytes < (int64_t{1} << 20) ? std::max(options.repeats, 20) : options.repeats;
     const CollectiveInput input(kind, n, bytes);
     const double seconds = median_seconds(repeats, comm, [&] { run_once(kind, comm, n, me, input); });
@@ -126,6 +128,17 @@ sim::Link measure_kind(CollectiveKind kind, sim::Algorithm algorithm, const Coll
   link.bandwidth_bytes_per_second = line.slope > 0 ? 1.0 / line.slope : bandwidth_terms.back() / times.back();
   const double latency_terms = seconds_of(1.0, std::numeric_limits<double>::max(), 8.0);
   link.latency_seconds = latency_terms > 0 ? times.front() / latency_terms : 0.0;
+  // The line holds at the ends; in between the wire may stream faster (a token bucket passes a
+  // burst at once) or slower (MPI's switch of protocol): the bandwidth each size reached, over the
+  // line's, where streaming is at least a quarter of the time (below, latency is all that shows).
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const double latency_part = seconds_of(link.latency_seconds, std::numeric_limits<double>::max(), sizes_used[i]);
+    const double streaming = times[i] - latency_part;
+    if (streaming < 0.25 * times[i]) continue;
+    const double factor = bandwidth_terms[i] / streaming / link.bandwidth_bytes_per_second;
+    link.bandwidth_factors.buffer_bytes.push_back(sizes_used[i]);
+    link.bandwidth_factors.factors.push_back(std::clamp(factor, 1e-3, 1e3));
+  }
   if (print) {
     std::cout << fmt::format("[calibrate] {:<14} fitted: {:.3f} GB/s, {:.2f} us latency\n",
                              plans::collective_name(kind), link.bandwidth_bytes_per_second / 1e9,

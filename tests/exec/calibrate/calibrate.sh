@@ -14,6 +14,15 @@ for kind in all_reduce all_gather reduce_scatter all_to_all send_recv; do
   grep -q "\"$kind\": {" "$work/cluster.json" || { echo "no fitted link for $kind"; exit 1; }
   grep -q "\[calibrate\] $kind" "$work/calibrate.log" || { echo "no measurements of $kind"; exit 1; }
 done
+# Each link with the factor its bandwidth reached per size, 1 at the largest (the fitted line).
+/usr/bin/python3 - "$work/cluster.json" <<'PY'
+import json, sys
+links = json.load(open(sys.argv[1]))["levels"][0]["collective_links"]
+for kind, link in links.items():
+    by_size = link["bandwidth_factors"]
+    assert len(by_size["buffer_bytes"]) == len(by_size["factors"]) >= 3, (kind, by_size)
+    assert by_size["buffer_bytes"][-1] == 64 << 20 and 0.7 < by_size["factors"][-1] < 1.4, (kind, by_size)
+PY
 grep -q '"backward_efficiency"' "$work/cluster.json"
 grep -q '"op_memory_efficiency"' "$work/cluster.json"
 grep -q '"weight_gradient_efficiency"' "$work/cluster.json"
