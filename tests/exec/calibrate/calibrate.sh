@@ -23,6 +23,18 @@ for kind, link in links.items():
     assert len(by_size["buffer_bytes"]) == len(by_size["factors"]) >= 3, (kind, by_size)
     assert by_size["buffer_bytes"][-1] == 64 << 20 and 0.7 < by_size["factors"][-1] < 1.4, (kind, by_size)
 PY
+# No memory-bound call is charged more fixed time (half size / rate) than a short update took.
+/usr/bin/python3 - "$work/cluster.json" "$work/calibrate.log" <<'PY'
+import json, re, sys
+device = json.load(open(sys.argv[1]))["device"]
+short = re.search(r"sgd-momentum update 4096 parameters\s+([0-9.]+) ms", open(sys.argv[2]).read())
+assert short, "no short update timed"
+short_seconds = float(short.group(1)) * 1e-3
+curves = [device["memory_efficiency"]] + [c for pair in device["op_memory_efficiency"].values() for c in pair.values()]
+for curve in curves:
+    fixed = curve["half_efficiency_bytes"] / (device["memory_bandwidth_bytes_per_second"] * curve["max_efficiency"])
+    assert fixed <= short_seconds * 1.01 + 1e-6, (curve, fixed, short_seconds)
+PY
 grep -q '"backward_efficiency"' "$work/cluster.json"
 grep -q '"op_memory_efficiency"' "$work/cluster.json"
 grep -q '"weight_gradient_efficiency"' "$work/cluster.json"
