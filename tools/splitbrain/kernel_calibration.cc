@@ -132,6 +132,25 @@ struct MemorySamples {
   double short_call_seconds = 0.0;
 };
 
+// The optimizer's update of `elements` parameters into `samples`, with the simulator's bytes
+// (parameter, gradient and momentum, each read and written), timed as the trainer's optimizer
+// phase runs it: the update, then the gradients cleared for the next step's accumulation.
+void time_update(KernelTimer& timer, RateSamples& samples, int64_t elements) {
+  exec::MemoryTracker memory;
+  exec::HostDevice device;
+  exec::Optimizer optimizer(plans::OptimizerConfig{}, device, memory);
+  optimizer.add_parameter(elements);
+  const auto value = device.allocate({elements}, false);
+  const auto grad = device.allocate({elements}, false);
+  device.fill(*value, 0, elements, 0.5f);
+  device.fill(*grad, 0, elements, 1e-3f);
+  const auto bytes = static_cast<double>(2 * 12 * elements);
+  timer.sample(samples, bytes, fmt::format("sgd-momentum update {} parameters", elements), "GB/s", [&] {
+    optimizer.step({value.get()}, {grad.get()});
+    device.fill(*grad, 0, elements, 0.0f);
+  });
+}
+
 MemorySamples measure_memory(exec::cpu::CpuContext& context, KernelTimer& timer) {
   MemorySamples all;
   PassSamples& samples = all.common;
@@ -165,41 +184,11 @@ MemorySamples measure_memory(exec::cpu::CpuContext& context, KernelTimer& timer)
                  [&] { pool.backward(y.data(), workspace.data(), dx.data()); });
   }
   for (int64_t elements : {int64_t{1} << 20, int64_t{1} << 22, int64_t{1} << 24}) {
-    exec::MemoryTracker memory;
-    exec::HostDevice device;
-    exec::Optimizer optimizer(plans::OptimizerConfig{}, device, memory);
-    optimizer.add_parameter(elements);
-    const auto value = device.allocate({elements}, false);
-    const auto grad = device.allocate({elements}, false);
-    device.fill(*value, 0, elements, 0.5f);
-    device.fill(*grad, 0, elements, 1e-3f);
-    // The simulator's optimizer bytes: parameter, gradient and momentum, each read and written.
-    // Timed as the trainer's optimizer phase runs it: the update, then the gradients cleared
-    // for the next step's accumulation.
-    const auto bytes = static_cast<double>(2 * 12 * elements);
-    timer.sample(samples.forward, bytes, fmt::format("sgd-momentum update {} parameters", elements), "GB/s", [&] {
-      optimizer.step({value.get()}, {grad.get()});
-      device.fill(*grad, 0, elements, 0.0f);
-    });
+    time_update(timer, samples.forward, elements);
   }
-  {
-    constexpr int64_t elements = 4096;
-    exec::MemoryTracker memory;
-    exec::HostDevice device;
-    exec::Optimizer optimizer(plans::OptimizerConfig{}, device, memory);
-    optimizer.add_parameter(elements);
-    const auto value = device.allocate({elements}, false);
-    const auto grad = device.allocate({elements}, false);
-    device.fill(*value, 0, elements, 0.5f);
-    device.fill(*grad, 0, elements, 1e-3f);
-    RateSamples short_call;
-    timer.sample(short_call, static_cast<double>(2 * 12 * elements),
-                 fmt::format("sgd-momentum update {} parameters", elements), "GB/s", [&] {
-                   optimizer.step({value.get()}, {grad.get()});
-                   device.fill(*grad, 0, elements, 0.0f);
-                 });
-    all.short_call_seconds = short_call.sizes.front() / short_call.rates.front();
-  }
+  RateSamples short_call;
+  time_update(timer, short_call, 4096);
+  all.short_call_seconds = short_call.sizes.front() / short_call.rates.front();
   // A fully connected layer on a few rows (a pipeline's micro-batch) reads its whole weight for
   // little arithmetic: memory-bound, at the rate the GEMM streams its operands, well below a
   // copy's. Bytes as the simulator counts them: x, W, b and y (forward); dy, W and dx (input
