@@ -40,11 +40,8 @@ std::vector<int> groups_crossing_levels(const Cluster& cluster, const plans::Mes
   if (!shared) return std::vector<int>(cluster.levels.size(), 1);
   std::vector<std::vector<int>> groups;
   std::set<int> seen;
-  const int ranks = mesh.group_size([&] {
-    std::vector<int> all(mesh.axes().size());
-    for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
-    return all;
-  }());
+  int ranks = 1;
+  for (const plans::MeshAxis& axis : mesh.axes()) ranks *= axis.size;
   for (int r = 0; r < ranks; ++r) {
     if (seen.contains(r)) continue;
     groups.push_back(mesh.group(r, axes));
