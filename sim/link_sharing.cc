@@ -7,30 +7,37 @@
 namespace splitbrain::sim {
 namespace {
 
-// The level-(level - 1) units a group crosses `level` from (none when it does not cross it).
-std::set<int64_t> units_crossing(const Cluster& cluster, std::span<const int> group, int level) {
+// crossing[level]: the level-(level - 1) units the group crosses `level` from (none where it does
+// not cross it).
+std::vector<std::set<int64_t>> units_crossing(const Cluster& cluster, std::span<const int> group) {
   const GroupShape shape = group_shape(cluster, group);
-  if (level > shape.spanned_level || shape.fan_in[static_cast<size_t>(level)] < 2) return {};
-  std::set<int64_t> units;
-  for (const int rank : group) units.insert(unit_of_device(cluster, device_of_rank(cluster, rank), level - 1));
-  return units;
+  std::vector<std::set<int64_t>> crossing(cluster.levels.size());
+  for (int level = 0; level <= shape.spanned_level; ++level) {
+    if (shape.fan_in[static_cast<size_t>(level)] < 2) continue;
+    for (const int rank : group) {
+      crossing[static_cast<size_t>(level)].insert(unit_of_device(cluster, device_of_rank(cluster, rank), level - 1));
+    }
+  }
+  return crossing;
 }
 
 }  // namespace
 
 std::vector<int> groups_crossing_levels(const Cluster& cluster, std::span<const std::vector<int>> groups,
                                         std::span<const int> group) {
-  std::vector<int> crossing(cluster.levels.size(), 1);
-  for (size_t level = 0; level < cluster.levels.size(); ++level) {
-    const std::set<int64_t> mine = units_crossing(cluster, group, static_cast<int>(level));
-    if (mine.empty()) continue;
-    std::map<int64_t, int> groups_per_unit;
-    for (const std::vector<int>& other : groups) {
-      for (const int64_t unit : units_crossing(cluster, other, static_cast<int>(level))) ++groups_per_unit[unit];
+  std::vector<std::map<int64_t, int>> groups_per_unit(cluster.levels.size());
+  for (const std::vector<int>& other : groups) {
+    const std::vector<std::set<int64_t>> crossing = units_crossing(cluster, other);
+    for (size_t level = 0; level < crossing.size(); ++level) {
+      for (const int64_t unit : crossing[level]) ++groups_per_unit[level][unit];
     }
-    for (const int64_t unit : mine) crossing[level] = std::max(crossing[level], groups_per_unit[unit]);
   }
-  return crossing;
+  const std::vector<std::set<int64_t>> mine = units_crossing(cluster, group);
+  std::vector<int> most(cluster.levels.size(), 1);
+  for (size_t level = 0; level < mine.size(); ++level) {
+    for (const int64_t unit : mine[level]) most[level] = std::max(most[level], groups_per_unit[level][unit]);
+  }
+  return most;
 }
 
 std::vector<int> groups_crossing_levels(const Cluster& cluster, const plans::Mesh& mesh, const std::vector<int>& axes,

@@ -42,13 +42,15 @@ class KernelTimer {
       : options_(options), comm_(comm), print_(leader && options.print) {}
 
   // Times `work` and adds its rate to `samples`; `size` is FLOPs or bytes as the curve counts them.
+  // Returns the seconds.
   template <class Work>
-  void sample(RateSamples& samples, double size, const std::string& label, const char* unit, Work&& work) {
+  double sample(RateSamples& samples, double size, const std::string& label, const char* unit, Work&& work) {
     const double seconds = median_seconds(options_.repeats, comm_, work);
     samples.add(size, seconds);
     if (print_)
       std::cout << fmt::format("[calibrate] {:<40} {:9.3f} ms  {:8.2f} {}\n", label, seconds * 1e3,
                                size / seconds / 1e9, unit);
+    return seconds;
   }
 
  private:
@@ -136,7 +138,8 @@ struct MemorySamples {
 // The optimizer's update of `elements` parameters into `samples`, with the simulator's bytes
 // (parameter, gradient and momentum, each read and written), timed as the trainer's optimizer
 // phase runs it: the update, then the gradients cleared for the next step's accumulation.
-void time_update(KernelTimer& timer, RateSamples& samples, int64_t elements) {
+// Returns the seconds.
+double time_update(KernelTimer& timer, RateSamples& samples, int64_t elements) {
   exec::MemoryTracker memory;
   exec::HostDevice device;
   exec::Optimizer optimizer(plans::OptimizerConfig{}, device, memory);
@@ -146,7 +149,7 @@ void time_update(KernelTimer& timer, RateSamples& samples, int64_t elements) {
   device.fill(*value, 0, elements, 0.5f);
   device.fill(*grad, 0, elements, 1e-3f);
   const auto bytes = static_cast<double>(2 * 12 * elements);
-  timer.sample(samples, bytes, fmt::format("sgd-momentum update {} parameters", elements), "GB/s", [&] {
+  return timer.sample(samples, bytes, fmt::format("sgd-momentum update {} parameters", elements), "GB/s", [&] {
     optimizer.step({value.get()}, {grad.get()});
     device.fill(*grad, 0, elements, 0.0f);
   });
@@ -187,9 +190,8 @@ MemorySamples measure_memory(exec::cpu::CpuContext& context, KernelTimer& timer)
   for (int64_t elements : {int64_t{1} << 20, int64_t{1} << 22, int64_t{1} << 24}) {
     time_update(timer, samples.forward, elements);
   }
-  RateSamples short_call;
-  time_update(timer, short_call, 4096);
-  all.short_call_seconds = short_call.sizes.front() / short_call.rates.front();
+  RateSamples short_call;  // not a point of any curve: its time alone caps them
+  all.short_call_seconds = time_update(timer, short_call, 4096);
   // A fully connected layer on a few rows (a pipeline's micro-batch) reads its whole weight for
   // little arithmetic: memory-bound, at the rate the GEMM streams its operands, well below a
   // copy's. Bytes as the simulator counts them: x, W, b and y (forward); dy, W and dx (input
