@@ -11,6 +11,12 @@ Model::Model(std::string name, std::vector<Layer> layers)
   }
 }
 
+int Model::tied_table_layer(int index) const {
+  const Layer& l = layer(index);
+  if (l.kind != OpKind::linear || l.attr<LinearAttrs>().tied_to.empty()) return -1;
+  return find(l.attr<LinearAttrs>().tied_to);
+}
+
 int Model::find(std::string_view layer_name) const {
   auto it = std::find_if(layers_.begin(), layers_.end(), [&](const Layer& l) { return l.name == layer_name; });
   return it == layers_.end() ? -1 : static_cast<int>(it - layers_.begin());

@@ -31,6 +31,9 @@ class Model {
   const LayerGraph& graph() const { return graph_; }
   // Sum of trainable parameters (a tied weight counts once).
   int64_t parameter_count() const;
+  // The embedding layer whose table layer `index` uses as its weight (GPT's lm_head reads wte's
+  // table), or -1 when `index` is not a tied linear.
+  int tied_table_layer(int index) const;
 
  private:
   std::string name_;

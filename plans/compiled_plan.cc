@@ -8,6 +8,7 @@
 #include "plans/plan_error.h"
 #include "plans/plan_validation.h"
 #include "plans/redistribution.h"
+#include "plans/tied_weights.h"
 #include "plans/transfers.h"
 
 namespace splitbrain::plans {
@@ -143,6 +144,18 @@ void share_stage_sends(std::vector<CompiledLayer>& layers) {
   }
 }
 
+// The swap of a tied table's gradients between the table's stage and its copy's.
+TiedCopy tied_copy(const Plan& plan, const CompiledLayer& head, const CompiledLayer& table, int table_index) {
+  const ParameterShard& copy = head.layouts.parameters.at(0);
+  const int64_t element_bytes = gradient_element_bytes(plan);
+  return {.table = table_index,
+          .table_stage = table.stage,
+          .to_head = pipeline_send(plan.mesh, plan.pipe_axis, table.stage, head.stage, copy.layout, copy.global_shape,
+                                   element_bytes),
+          .to_table = pipeline_send(plan.mesh, plan.pipe_axis, head.stage, table.stage, copy.layout, copy.global_shape,
+                                    element_bytes)};
+}
+
 }  // namespace
 
 int64_t gradient_element_bytes(const Plan& plan) {
@@ -161,6 +174,7 @@ CompiledPlan compile_plan(const Plan& plan) {
   if (const std::string problem = chunk_hand_over_problem(plan); !problem.empty()) {
     throw PlanError("plan: pipeline.stage_starts: " + problem);
   }
+  if (const std::string problem = tied_weight_problem(plan); !problem.empty()) throw PlanError("plan: " + problem);
   CompiledPlan compiled;
   compiled.micro_batch = plan.micro_batch_size();
   compiled.layers.resize(static_cast<size_t>(net.size()));
@@ -168,8 +182,11 @@ CompiledPlan compile_plan(const Plan& plan) {
     CompiledLayer& layer = compiled.layers[static_cast<size_t>(i)];
     layer.chunk = plan.stage_of_layer.empty() ? 0 : plan.stage_of_layer[static_cast<size_t>(i)];
     layer.stage = plan.stage_of_chunk(layer.chunk);
-    layer.layouts =
-        layer_layouts(net, i, plan.layers[static_cast<size_t>(i)], plan.mesh, compiled.micro_batch, plan.dtype);
+    const int table = net.tied_table_layer(i);
+    const bool holds_copy = table >= 0 && compiled.layers[static_cast<size_t>(table)].stage != layer.stage;
+    layer.layouts = layer_layouts(net, i, plan.layers[static_cast<size_t>(i)], plan.mesh, compiled.micro_batch,
+                                  plan.dtype, holds_copy);
+    if (holds_copy) layer.tied_copy = tied_copy(plan, layer, compiled.layers[static_cast<size_t>(table)], table);
     for (int position = 0; position < static_cast<int>(net.layer(i).inputs.size()); ++position) {
       const int producer = net.layer(i).inputs[static_cast<size_t>(position)];
       layer.inputs.push_back(compile_input(plan, compiled.layers[static_cast<size_t>(producer)], layer, i, position));

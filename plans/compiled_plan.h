@@ -35,6 +35,17 @@ struct InputTransfer {
   bool gradient_flows = false;
 };
 
+// A tied head on another pipeline stage than its table (Megatron-LM's embedding group): the head
+// holds a copy of the table as its weight (its first parameter), initialised alike; after the
+// gradient reductions the two stages swap their gradients of it and each adds the other's, so
+// both updates see the same sum and the copies stay equal.
+struct TiedCopy {
+  int table = -1;       // the embedding layer whose table the head copies
+  int table_stage = 0;  // the stage that holds the table (the head's stage is the layer's)
+  Collective to_head;   // the table's stage sends its gradient to the head's
+  Collective to_table;  // and the head's stage its gradient to the table's
+};
+
 struct CompiledLayer {
   int stage = 0;  // the pipeline stage (the coordinate on the pipe axis) that runs it
   int chunk = 0;  // its model chunk (virtual stage, Plan::stage_of_layer): the stage itself but interleaved
@@ -42,6 +53,7 @@ struct CompiledLayer {
   std::vector<InputTransfer> inputs;
   // ZeRO stage 3: parameters are gathered before forward and again before backward.
   std::vector<Collective> parameter_gathers;
+  std::optional<TiedCopy> tied_copy;  // a tied head on another stage than its table
 };
 
 // Parameters whose gradients are synchronised by one collective: consecutive in backward order

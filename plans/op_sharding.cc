@@ -203,7 +203,7 @@ std::vector<int64_t> activation_shape(const Layer& layer, int64_t batch) {
 }
 
 LayerLayouts layer_layouts(const model::Model& model, int index, const LayerSharding& sharding, const Mesh& mesh,
-                           int64_t batch, model::DType dtype) {
+                           int64_t batch, model::DType dtype, bool holds_tied_copy) {
   const Layer& layer = model.layer(index);
   check_axes(layer, sharding, mesh);
   const RuleContext rule(layer, sharding, mesh);
@@ -266,7 +266,7 @@ LayerLayouts layer_layouts(const model::Model& model, int index, const LayerShar
       out.input_gradients.push_back(
           rule.layout(x, {{R::batch, 0}, {R::in, features}, {R::spatial, positions}}, {R::out}));
       // A tied weight belongs to its embedding, which holds (and synchronises) the shard.
-      if (a.tied_to.empty())
+      if (a.tied_to.empty() || holds_tied_copy)
         out.parameters.push_back(rule.parameter({a.out_features, a.in_features}, {{R::out, 0}, {R::in, 1}}));
       if (a.bias) out.parameters.push_back(rule.parameter({a.out_features}, {{R::out, 0}}));
       break;

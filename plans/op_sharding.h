@@ -52,9 +52,11 @@ bool role_allowed(const model::Layer& layer, ShardRole role);
 
 // The layouts for layer `index` of `model` split by `sharding` on `mesh`, for `batch` samples
 // (the micro-batch when pipelining). Throws PlanError naming the layer and the role when the
-// sharding is not allowed or does not divide the shapes it splits.
+// sharding is not allowed or does not divide the shapes it splits. A tied head owns no weight
+// (its table's embedding holds it), unless `holds_tied_copy`: on another pipeline stage than its
+// table it holds a copy of the table as its weight (plans/tied_weights.h).
 LayerLayouts layer_layouts(const model::Model& model, int index, const LayerSharding& sharding, const Mesh& mesh,
-                           int64_t batch, model::DType dtype);
+                           int64_t batch, model::DType dtype, bool holds_tied_copy = false);
 
 // Whether a layer chooses its own sharding (it has parameters, shares an embedding's weight, or
 // is an input) rather than following the layer it reads: plan files list or default only these,

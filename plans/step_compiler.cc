@@ -287,8 +287,8 @@ void StepCompiler::backward(const std::vector<int>& layers, int micro, MicroBatc
     const std::vector<int> gathered = gather_parameters(v, micro);
     sync_.ensure_whole_gradients(v);
     // A tied head adds into its table's gradient (ZeRO 2-3 make it at first use), where the
-    // table is on this stage. (On another stage Megatron all-reduces the two copies' gradients
-    // between the first and last stage; not modelled yet, and refused by the executor.)
+    // table is on this stage. (On another stage the head holds a copy, whose gradient is its
+    // own until the two stages swap theirs: GradientSync::swap_tied_gradients.)
     if (const int table = tied_table(v); table >= 0 && facts_.on_stage(table)) sync_.ensure_whole_gradients(table);
     emit_kept([&] {
       StepInstruction pass{.op = StepOp::backward, .layer = v, .micro_batch = micro};

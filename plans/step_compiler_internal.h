@@ -82,11 +82,7 @@ class StepCompiler {
   }
 
   // The layer whose table a tied output head shares (-1: not a tied head).
-  int tied_table(int v) const {
-    const model::Layer& layer = net_.layer(v);
-    if (layer.kind != model::OpKind::linear || layer.attr<model::LinearAttrs>().tied_to.empty()) return -1;
-    return net_.find(layer.attr<model::LinearAttrs>().tied_to);
-  }
+  int tied_table(int v) const { return net_.tied_table_layer(v); }
 
   // The forward of `layers` (a model chunk of the stage, in model order) on micro-batch `micro`.
   void forward(const std::vector<int>& layers, int micro, MicroBatchBuffers& state, bool recomputing);

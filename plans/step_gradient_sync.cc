@@ -97,6 +97,46 @@ void GradientSync::finish(const Started& started) {
   writer_.drop(started.flat);
 }
 
+void GradientSync::swap_tied_gradients() {
+  for (int v = 0; v < static_cast<int>(compiled_.layers.size()); ++v) {
+    const std::optional<TiedCopy>& copy = compiled_.layers[static_cast<size_t>(v)].tied_copy;
+    if (!copy) continue;
+    const bool holds_head = facts_.on_stage(v);
+    if (!holds_head && !facts_.on_stage(copy->table)) continue;
+    // Both stages send first (the sends do not block), then receive: no order to deadlock on.
+    const int owner = holds_head ? v : copy->table;
+    const int gradient = facts_.gradient_buffers(owner).at(0);
+    const Collective& out = holds_head ? copy->to_table : copy->to_head;
+    const Collective& in = holds_head ? copy->to_head : copy->to_table;
+    // Messages are named by the head and a position its one input leaves free, per direction.
+    const int out_index = holds_head ? kTiedToTable : kTiedToHead;
+    const int in_index = holds_head ? kTiedToHead : kTiedToTable;
+    const int other = writer_.make({.bytes = out.buffer_bytes,
+                                    .category = MemoryCategory::buffers,
+                                    .role = BufferRole::tied_gradient,
+                                    .layer = owner,
+                                    .index = 0});
+    writer_.hold(gradient);
+    const int send = writer_.emit({.op = StepOp::send,
+                                   .stream = Stream::communication,
+                                   .layer = v,
+                                   .micro_batch = 0,
+                                   .index = out_index,
+                                   .reads = {gradient},
+                                   .collectives = {out}});
+    writer_.emit({.op = StepOp::recv,
+                  .stream = Stream::communication,
+                  .layer = v,
+                  .micro_batch = 0,
+                  .index = in_index,
+                  .writes = {other},
+                  .collectives = {in}});
+    writer_.wait_and_release(send);
+    writer_.emit({.op = StepOp::accumulate, .reads = {other}, .writes = {gradient}});
+    writer_.drop(other);
+  }
+}
+
 void GradientSync::finish_step() {
   const bool overlapped = !started_.empty();
   if (overlapped) {
@@ -108,6 +148,7 @@ void GradientSync::finish_step() {
       finish(started_.back());
     }
   }
+  swap_tied_gradients();
   // The update: whole parameters where ZeRO leaves them whole, one slice per bucket under ZeRO.
   StepInstruction update{.op = StepOp::optimizer};
   for (int v = 0; v < static_cast<int>(compiled_.layers.size()); ++v) {

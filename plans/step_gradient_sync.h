@@ -39,6 +39,9 @@ class GradientSync {
   };
   void start(size_t bucket);
   void finish(const Started& started);
+  // Megatron's embedding group: this stage's reduced gradient of a table a tied head on another
+  // stage copies, swapped with that stage's, each adding the other's (CompiledLayer::tied_copy).
+  void swap_tied_gradients();
 
   const Plan& plan_;
   const CompiledPlan& compiled_;

@@ -62,6 +62,8 @@ std::string buffer_name(const model::Model& net, const StepBuffer& b) {
       return fmt::format("bucket {} grad slice", b.bucket);
     case BufferRole::gathered_bucket:
       return fmt::format("bucket {} gathered params", b.bucket);
+    case BufferRole::tied_gradient:
+      return fmt::format("{}.param0 grad from the other stage", layer);
   }
   return "?";
 }

@@ -78,7 +78,13 @@ enum class BufferRole {
   optimizer_slice,           // ZeRO: the optimizer state of that slice (resident)
   gradient_slice,            // ZeRO 2-3: the gradient slice kept (resident)
   gathered_bucket,           // ZeRO 1-2: a bucket's updated parameters, gathered flat
+  tied_gradient,             // the other stage's gradient of a tied table (CompiledLayer::tied_copy)
 };
+
+// The input positions that name the two messages of a tied table's gradient swap (a tied head
+// has one input, at position 0).
+constexpr int kTiedToHead = 1;
+constexpr int kTiedToTable = 2;
 
 struct StepBuffer {
   int64_t bytes = 0;

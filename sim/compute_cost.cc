@@ -83,7 +83,9 @@ LocalBytes local_bytes(const model::Model& model, const Layer& layer, const plan
   const std::vector<int64_t> out_shape = plans::activation_shape(layer, micro_batch);
   // A tied head owns no weight (the table is the embedding's), yet it reads its block of the
   // table forward and writes that block's gradient backward like any linear.
-  if (layer.kind == OpKind::linear && !layer.attr<model::LinearAttrs>().tied_to.empty() && !layouts.inputs.empty()) {
+  // (On another stage than its table it holds a copy, counted with its parameters above.)
+  if (layer.kind == OpKind::linear && !layer.attr<model::LinearAttrs>().tied_to.empty() && layouts.parameters.empty() &&
+      !layouts.inputs.empty()) {
     const std::vector<int64_t> in_shape = plans::activation_shape(model.layer(layer.inputs[0]), micro_batch);
     bytes.params += counter.weight_block(layouts.inputs[0], in_shape, layouts.output, out_shape) * element_bytes;
   }

@@ -122,6 +122,11 @@ class StepBuilder {
         timing.backward_comm_seconds += seconds;
         backward_internal_[static_cast<size_t>(i)] += seconds;
       }
+      if (layer.tied_copy) {
+        // The embedding group's swap of the tied table's gradients (timed by the programs).
+        use(i, layer.tied_copy->table_stage, StepPhase::gradient_sync, layer.tied_copy->to_head, 1);
+        use(i, layer.stage, StepPhase::gradient_sync, layer.tied_copy->to_table, 1);
+      }
       for (const Collective& c : layer.parameter_gathers) {
         // ZeRO 3 gathers the parameters for the forward and again for the backward pass.
         timing.forward_comm_seconds += use(i, layer.stage, StepPhase::parameter_gather, c, micro_batches);

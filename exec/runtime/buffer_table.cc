@@ -24,6 +24,7 @@ bool written_whole(BufferRole role) {
     case BufferRole::reduced_slice:
     case BufferRole::parameter_slice:
     case BufferRole::gathered_bucket:
+    case BufferRole::tied_gradient:
       return true;
     default:
       return false;
@@ -97,6 +98,7 @@ std::vector<int64_t> BufferTable::shape_of(const plans::StepBuffer& buffer) cons
     }
     case BufferRole::whole_parameter:
     case BufferRole::whole_parameter_gradient:
+    case BufferRole::tied_gradient:
       return context(buffer.layer).parameter_shapes.at(index);
     case BufferRole::gathered_parameters: {
       const auto v = static_cast<size_t>(buffer.layer);

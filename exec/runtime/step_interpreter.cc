@@ -327,8 +327,12 @@ void StepInterpreter::gather_layer_parameters(const StepInstruction& instruction
 void StepInterpreter::send(int index, const StepInstruction& instruction) {
   const bool gradient = plans::moves_gradient(program_, instruction);
   const int tag = r_.link.tag(instruction.layer, instruction.index, instruction.micro_batch, gradient);
+  // A tied table's gradient swapped between stages belongs to the gradient synchronisation.
+  const bool parameter_gradient =
+      buffers_.describe(instruction.reads.at(0)).role == plans::BufferRole::parameter_gradient;
+  const char* phase = parameter_gradient ? "/gradient_sync" : gradient ? "/backward" : "/forward";
   send_ids_[index] = r_.link.send(buffers_.at(instruction.reads.at(0)), instruction.collectives.at(0), tag,
-                                  r_.plan.model->layer(instruction.layer).name + (gradient ? "/backward" : "/forward"));
+                                  r_.plan.model->layer(instruction.layer).name + phase);
 }
 
 void StepInterpreter::receive(const StepInstruction& instruction) {

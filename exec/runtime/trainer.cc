@@ -12,7 +12,6 @@
 #include "exec/comm/mpi_check.h"
 #include "exec/runtime/correct_predictions.h"
 #include "exec/runtime/parameter_init.h"
-#include "exec/runtime/tied_parameters.h"
 #include "exec/runtime/zero_sharding.h"
 #include "model/errors.h"
 #include "model/statistics.h"
@@ -65,7 +64,6 @@ Trainer::Trainer(const plans::Plan& plan, Backend backend, uint64_t seed)
                     "\"fp32\" to run this plan (simulate prices the others)",
                     model::dtype_name(plan.dtype), model::dtype_name(gradients)));
   }
-  check_tied_weights(plan, compiled_);
   const model::Model& net = *plan.model;
   const plans::Mesh& mesh = plan.mesh;
   const int rank = communicators_.rank();
@@ -134,7 +132,10 @@ Trainer::Trainer(const plans::Plan& plan, Backend backend, uint64_t seed)
       const auto shape = local_shape_of(shard.layout, mesh, shard.global_shape);
       ctx.parameter_shapes.push_back(shape);
       comm::LocalArray initial{shape, std::vector<float>(static_cast<size_t>(comm::element_count(shape)))};
-      initialize_parameter(layer, v, static_cast<int>(k), shard,
+      // A tied head's copy of its table (another stage holds the table) starts equal to it.
+      const std::optional<plans::TiedCopy>& copy = compiled_.layers[static_cast<size_t>(v)].tied_copy;
+      const int source = copy && k == 0 ? copy->table : v;
+      initialize_parameter(net.layer(source), source, static_cast<int>(k), shard,
                            plans::local_offset(shard.layout, mesh, shard.global_shape, rank), seed, initial);
       TrackedArray value = cut_at_setup ? TrackedArray(device.allocate(shape, false))
                                         : make_tracked(device, memory_, MemoryCategory::params, shape, false);

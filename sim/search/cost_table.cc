@@ -175,10 +175,18 @@ double CostTable::edge_seconds(int consumer, int position, const plans::LayerSha
                           position};
   if (auto it = edge_costs_.find(key); it != edge_costs_.end()) return it->second;
   ++evaluations_;
-  const plans::CompiledLayer from{
-      .stage = 0, .chunk = 0, .layouts = *layouts(producer, producer_sharding), .inputs = {}, .parameter_gathers = {}};
-  const plans::CompiledLayer to{
-      .stage = 0, .chunk = 0, .layouts = *layouts(consumer, consumer_sharding), .inputs = {}, .parameter_gathers = {}};
+  const plans::CompiledLayer from{.stage = 0,
+                                  .chunk = 0,
+                                  .layouts = *layouts(producer, producer_sharding),
+                                  .inputs = {},
+                                  .parameter_gathers = {},
+                                  .tied_copy = {}};
+  const plans::CompiledLayer to{.stage = 0,
+                                .chunk = 0,
+                                .layouts = *layouts(consumer, consumer_sharding),
+                                .inputs = {},
+                                .parameter_gathers = {},
+                                .tied_copy = {}};
   const plans::InputTransfer transfer = plans::compile_input(skeleton_, from, to, consumer, position);
   const double seconds = sum_seconds(cluster_, skeleton_.mesh, transfer.forward) +
                          sum_seconds(cluster_, skeleton_.mesh, transfer.backward);

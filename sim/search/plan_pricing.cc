@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "plans/compiled_plan.h"
+#include "plans/tied_weights.h"
 #include "sim/memory_model.h"
 #include "sim/step_time_bound.h"
 
@@ -30,6 +31,25 @@ plans::Plan variant_of(const plans::Plan& plan, int zero, bool recompute) {
   return variant;
 }
 
+// Whether the step can share `plan`'s tied weights; when not, counts it as left out.
+bool shares_tied_weights(const plans::Plan& plan, SearchStats& stats) {
+  std::string problem = plans::tied_weight_problem(plan);
+  if (problem.empty()) return true;
+  if (stats.plans_left_out++ == 0) stats.first_left_out_reason = std::move(problem);
+  return false;
+}
+
+// The plan as a step can run it: as it is, or with its tied embeddings sharded like their heads;
+// nullopt when neither can be (a tie across pipeline stages).
+std::optional<plans::Plan> with_shared_tied_weights(plans::Plan plan, SearchStats& stats) {
+  if (plans::tied_weight_problem(plan).empty()) return plan;
+  if (std::optional<plans::Plan> following = plans::with_tables_following_heads(plan)) {
+    if (plans::tied_weight_problem(*following).empty()) return following;
+  }
+  shares_tied_weights(plan, stats);
+  return std::nullopt;
+}
+
 // Every variant simulated in full, feasibility read from each prediction: the exhaustive search.
 PricedPlan price_every_variant(const PlannerRequest& request, plans::Plan plan, SearchStats& stats) {
   const int64_t limit = request.effective_memory_limit();
@@ -44,6 +64,7 @@ PricedPlan price_every_variant(const PlannerRequest& request, plans::Plan plan, 
   for (int zero : {1, 2, 3}) {
     for (bool recompute : {false, true}) {
       const plans::Plan variant = variant_of(plan, zero, recompute);
+      if (!shares_tied_weights(variant, stats)) continue;
       PricedPlan candidate{variant, price(variant), false};
       candidate.feasible = peak_memory_bytes(candidate.prediction) <= limit;
       if (candidate.feasible &&
@@ -63,12 +84,15 @@ bool better_plan(const PricedPlan& candidate, const PricedPlan& incumbent, Ranki
   return candidate.prediction.iteration_seconds < incumbent.prediction.iteration_seconds;
 }
 
-PricedPlan price_plan(const PlannerRequest& request, plans::Plan plan, SearchStats& stats) {
-  return *price_plan_against(request, std::move(plan), nullptr, Ranking::fastest, stats);
+std::optional<PricedPlan> price_plan(const PlannerRequest& request, plans::Plan plan, SearchStats& stats) {
+  return price_plan_against(request, std::move(plan), nullptr, Ranking::fastest, stats);
 }
 
-std::optional<PricedPlan> price_plan_against(const PlannerRequest& request, plans::Plan plan, const PricedPlan* rival,
+std::optional<PricedPlan> price_plan_against(const PlannerRequest& request, plans::Plan given, const PricedPlan* rival,
                                              Ranking ranking, SearchStats& stats) {
+  std::optional<plans::Plan> runnable = with_shared_tied_weights(std::move(given), stats);
+  if (!runnable) return std::nullopt;
+  plans::Plan plan = std::move(*runnable);
   if (request.exhaustive) return price_every_variant(request, std::move(plan), stats);
   const int64_t limit = request.effective_memory_limit();
   // The time a plan that fits must beat: the rival's, except that a plan that fits beats any
@@ -117,6 +141,7 @@ std::optional<PricedPlan> price_plan_against(const PlannerRequest& request, plan
     std::vector<Unwalked> unwalked_here;
     for (bool recompute : {false, true}) {
       plans::Plan variant = variant_of(plan, zero, recompute);
+      if (!shares_tied_weights(variant, stats)) continue;
       plans::CompiledPlan variant_compiled = plans::compile_plan(variant);
       if (cannot_beat(bound(variant, variant_compiled), bar)) {
         unwalked_here.push_back({std::move(variant), std::move(variant_compiled)});

@@ -15,8 +15,10 @@ namespace splitbrain::sim {
 
 // Prices a plan; when it is over the memory limit, tries ZeRO stages 1-3 (each without, then with
 // activation recompute) and returns the fastest variant of the lowest ZeRO stage that fits (a
-// lower stage communicates less), or the original, marked infeasible, when none fits.
-PricedPlan price_plan(const PlannerRequest& request, plans::Plan plan, SearchStats& stats);
+// lower stage communicates less), or the original, marked infeasible, when none fits. A plan
+// whose tied weights a step cannot share (plans/tied_weights.h) is priced with its embeddings
+// sharded like their heads; nullopt (counted in `stats`) when that cannot help either.
+std::optional<PricedPlan> price_plan(const PlannerRequest& request, plans::Plan plan, SearchStats& stats);
 
 // How a search keeps its best plan: the overall search prefers a plan that fits, then the faster
 // (best_plan); the pipeline family keeps the fastest whether it fits or not (pipeline_plans).

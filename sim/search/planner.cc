@@ -65,7 +65,10 @@ PlannerResult plan_training(const PlannerRequest& request, const std::function<v
   for (auto* family : {&splitbrain_plans, &gholami_grid_plans, &domain_parallel_plans}) {
     for (plans::Plan& plan : (*family)(request)) named.push_back(std::move(plan));
   }
-  for (plans::Plan& plan : named) add_unique(result.plans, price_plan(request, std::move(plan), stats));
+  for (plans::Plan& plan : named) {
+    if (std::optional<PricedPlan> priced = price_plan(request, std::move(plan), stats))
+      add_unique(result.plans, std::move(*priced));
+  }
 
   say("searched: soybean per-layer tilings");
   for (PricedPlan& plan : soybean_plans(request, stats)) add_unique(result.plans, std::move(plan));
@@ -80,7 +83,8 @@ PlannerResult plan_training(const PlannerRequest& request, const std::function<v
   const size_t found = result.plans.size();
   for (size_t i = 0; i < found; ++i) {
     if (std::optional<plans::Plan> sequence = plans::with_sequence_parallelism(result.plans[i].plan)) {
-      add_unique(result.plans, price_plan(request, std::move(*sequence), stats));
+      if (std::optional<PricedPlan> priced = price_plan(request, std::move(*sequence), stats))
+        add_unique(result.plans, std::move(*priced));
     }
   }
   if (result.plans.empty()) {

@@ -7,6 +7,7 @@
 
 #include "model/block_boundaries.h"
 #include "model/statistics.h"
+#include "plans/tied_weights.h"
 #include "plans/compiled_plan.h"
 #include "plans/plan_error.h"
 #include "sim/collective_cost.h"
@@ -160,6 +161,11 @@ std::optional<plans::Plan> searched_plan(const PlannerRequest& request, const Se
   } else {
     stats.layer_prices += table.evaluations();
   }
+  // The DP prices each layer alone; a tied embedding then takes its head's split, which the step
+  // can share (plans/tied_weights.h).
+  if (!plans::tied_weight_problem(skeleton).empty()) {
+    if (std::optional<plans::Plan> following = plans::with_tables_following_heads(skeleton)) return following;
+  }
   return skeleton;
 }
 
@@ -171,7 +177,8 @@ std::vector<PricedPlan> soybean_plans(const PlannerRequest& request, SearchStats
     auto plan = searched_plan(request, mesh, 1, nullptr, stats);
     if (!plan) continue;
     plan->family = fmt::format("soybean m={}", model_axis);
-    result.push_back(price_plan(request, std::move(*plan), stats));
+    if (std::optional<PricedPlan> priced = price_plan(request, std::move(*plan), stats))
+      result.push_back(std::move(*priced));
   }
   return result;
 }

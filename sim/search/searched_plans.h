@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "sim/search/families.h"
@@ -23,6 +24,8 @@ struct SearchStats {
   int64_t memory_walks = 0;     // plans whose fit was decided by their programs' memory alone
   int64_t layer_prices = 0;     // distinct (layer, sharding) and (edge, shardings) prices
   int64_t meshes_searched = 0;
+  int64_t plans_left_out = 0;         // plans and variants no step can run (plans/tied_weights.h)
+  std::string first_left_out_reason;  // why the first of them was left out
 };
 
 struct PricedPlan {
@@ -33,8 +36,9 @@ struct PricedPlan {
 
 // The plan for one mesh and micro-batch count: each layer's sharding found by the DP, or taken
 // from `given` (deciding layers; the others follow) when it is not null; stages by partition
-// when the mesh has a pipe axis. nullopt when nothing fits (the batch does not divide, or no
-// assignment fits in memory).
+// when the mesh has a pipe axis; a tied embedding sharded like its head where the step could not
+// share it otherwise (plans/tied_weights.h). nullopt when nothing fits (the batch does not
+// divide, or no assignment fits in memory).
 std::optional<plans::Plan> searched_plan(const PlannerRequest& request, const SearchMesh& mesh, int micro_batches,
                                          const std::vector<plans::LayerSharding>* given, SearchStats& stats);
 

@@ -156,12 +156,13 @@ TEST(StepProgram, ATensorWithTwoReadersOnTheNextStageCrossesOnce) {
   const CompiledPlan compiled = compile_plan(plan);
   const StepProgram first = compile_step(plan, compiled, 0);
   const StepProgram second = compile_step(plan, compiled, 1);
-  // Forward: h0's output, one message per micro-batch.
-  EXPECT_EQ(count_ops(first, StepOp::send), plan.micro_batches);
-  EXPECT_EQ(count_ops(second, StepOp::recv), plan.micro_batches);
+  // Forward: h0's output, one message per micro-batch; and each way once, the tied table's
+  // gradient (lm_head on the second stage holds a copy of wte's table).
+  EXPECT_EQ(count_ops(first, StepOp::send), plan.micro_batches + 1);
+  EXPECT_EQ(count_ops(second, StepOp::recv), plan.micro_batches + 1);
   // Backward: one summed gradient of h0's output per micro-batch.
-  EXPECT_EQ(count_ops(second, StepOp::send), plan.micro_batches);
-  EXPECT_EQ(count_ops(first, StepOp::recv), plan.micro_batches);
+  EXPECT_EQ(count_ops(second, StepOp::send), plan.micro_batches + 1);
+  EXPECT_EQ(count_ops(first, StepOp::recv), plan.micro_batches + 1);
   for (const StepProgram* program : {&first, &second}) {
     for (const std::string& problem : testing::step_program_problems(plan, compiled, *program))
       ADD_FAILURE() << problem;
@@ -347,11 +348,12 @@ TEST(StepProgram, InterleavedGptHandsEachChunkBoundaryOverOnce) {
   const StepProgram first = compile_step(plan, compiled, 0);
   const StepProgram second = compile_step(plan, compiled, 1);
   // Stage 0 sends forward from chunks 0 and 2, back from chunk 2; stage 1 forward from chunk 1,
-  // back from chunks 1 and 3.
-  EXPECT_EQ(count_ops(first, StepOp::send), 3 * plan.micro_batches);
-  EXPECT_EQ(count_ops(second, StepOp::recv), 3 * plan.micro_batches);
-  EXPECT_EQ(count_ops(second, StepOp::send), 3 * plan.micro_batches);
-  EXPECT_EQ(count_ops(first, StepOp::recv), 3 * plan.micro_batches);
+  // back from chunks 1 and 3. And each way once, the tied table's gradient (wte on stage 0,
+  // lm_head's copy on stage 1).
+  EXPECT_EQ(count_ops(first, StepOp::send), 3 * plan.micro_batches + 1);
+  EXPECT_EQ(count_ops(second, StepOp::recv), 3 * plan.micro_batches + 1);
+  EXPECT_EQ(count_ops(second, StepOp::send), 3 * plan.micro_batches + 1);
+  EXPECT_EQ(count_ops(first, StepOp::recv), 3 * plan.micro_batches + 1);
   for (const StepProgram* program : {&first, &second}) {
     for (const std::string& problem : testing::step_program_problems(plan, compiled, *program))
       ADD_FAILURE() << problem;

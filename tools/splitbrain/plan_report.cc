@@ -110,6 +110,8 @@ nlohmann::ordered_json plan_report_json(const PlanReport& report) {
           {"plans_simulated", stats.plans_simulated},
           {"memory_walks", stats.memory_walks},
           {"layer_prices", stats.layer_prices},
+          {"plans_left_out", stats.plans_left_out},
+          {"first_left_out_reason", stats.first_left_out_reason},
           {"plans", plans}};
 }
 
@@ -155,6 +157,10 @@ void print_plan_table(std::ostream& out, const PlanReport& report, int top) {
   out << fmt::format("\n{} plans ranked ({} shown); {} plans simulated, {} layer/edge prices, {:.2f} s of search\n",
                      all.size(), std::min<size_t>(all.size(), static_cast<size_t>(top)), stats.plans_simulated,
                      stats.layer_prices, report.result.search_seconds);
+  if (stats.plans_left_out > 0) {
+    out << fmt::format("{} candidate plans left out: a step cannot share their tied weights; the first: {}\n",
+                       stats.plans_left_out, stats.first_left_out_reason);
+  }
   if (!report.plan_files.empty() && !report.plan_files.front().empty())
     out << "plan files: " << std::filesystem::path(report.plan_files.front()).parent_path().string() << "/\n";
 }

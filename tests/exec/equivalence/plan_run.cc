@@ -45,6 +45,29 @@ std::string parameter_name(const model::Layer& layer, int index) {
   return layer.name + "[" + std::to_string(index) + "]";
 }
 
+// The largest difference of a tied head's copy of a table from the table (gathered before it),
+// noted as a replica's disagreement.
+void note_copy_difference(PlanOutcome& out, const GlobalParameter& copy, int table) {
+  for (const GlobalParameter& parameter : out.parameters) {
+    if (parameter.layer != table || parameter.index != 0) continue;
+    if (parameter.values.size() != copy.values.size()) {
+      out.gather_problem += copy.name + ": a copy of " + std::to_string(copy.values.size()) +
+                            " elements of a table of " + std::to_string(parameter.values.size()) + "; ";
+      return;
+    }
+    for (size_t i = 0; i < copy.values.size(); ++i) {
+      const double difference = std::abs(static_cast<double>(copy.values[i]) - parameter.values[i]) /
+                                std::max(std::abs(static_cast<double>(parameter.values[i])), 1e-3);
+      if (difference > out.replica_disagreement) {
+        out.replica_disagreement = difference;
+        out.replica_where = copy.name + " (the copy of " + parameter.name + ") element " + std::to_string(i);
+      }
+    }
+    return;
+  }
+  out.gather_problem += copy.name + ": copies a table that was not gathered; ";
+}
+
 }  // namespace
 
 int world_rank() {
@@ -193,6 +216,13 @@ PlanOutcome run_plan(const plans::Plan& plan, const sim::Cluster& cluster, int s
         GatheredTensor whole = gather_tensor(local, shard.layout, p.mesh, shard.global_shape, holds);
         GlobalParameter parameter{v, static_cast<int>(k), parameter_name(net.layer(v), static_cast<int>(k)),
                                   shard.global_shape, std::move(whole.values)};
+        const std::optional<plans::TiedCopy>& copy = trainer.compiled().layers[static_cast<size_t>(v)].tied_copy;
+        if (copy && k == 0) {
+          // A tied head's copy of its table (on another stage): not a parameter of the model, but
+          // a replica of the table, which must stay equal to it.
+          if (world_rank() == 0) note_copy_difference(out, parameter, copy->table);
+          continue;
+        }
         if (world_rank() == 0) {
           if (!whole.problem.empty()) out.gather_problem += parameter.name + ": " + whole.problem + "; ";
           if (whole.replica_disagreement > out.replica_disagreement) {
