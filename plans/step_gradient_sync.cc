@@ -38,9 +38,24 @@ std::vector<int> GradientSync::gradient_buffers(int layer) const {
 void GradientSync::start_buckets_completed_by(int layer) {
   for (size_t b = 0; b < compiled_.buckets.size(); ++b) {
     const GradientBucket& bucket = compiled_.buckets[b];
-    // Buckets list their layers in backward order: the last one finishes last.
-    if (bucket.stage == facts_.stage() && bucket.layers.back() == layer) start(b);
+    // Buckets list their layers in backward order: the last one finishes last. A bucket with a
+    // tied table's gradient waits for the swap after the passes (swap_tied_gradients): a stage
+    // must not block on the other stage's gradient while that stage still waits for its passes.
+    if (bucket.stage == facts_.stage() && bucket.layers.back() == layer && !holds_swapped_gradient(bucket)) start(b);
   }
+}
+
+bool GradientSync::holds_swapped_gradient(const GradientBucket& bucket) const {
+  for (int v : bucket.layers) {
+    if (compiled_.layers[static_cast<size_t>(v)].tied_copy) return true;
+  }
+  for (const CompiledLayer& layer : compiled_.layers) {
+    if (!layer.tied_copy) continue;
+    for (int v : bucket.layers) {
+      if (v == layer.tied_copy->table) return true;
+    }
+  }
+  return false;
 }
 
 void GradientSync::start(size_t b) {
@@ -98,6 +113,9 @@ void GradientSync::finish(const Started& started) {
 }
 
 void GradientSync::swap_tied_gradients() {
+  // On this rank's own gradients, before the buckets holding them are reduced: the two stages'
+  // ranks at the same mesh coordinates hold the same block (plans/tied_weights.h), and both
+  // buckets are then reduced over the same axes, so each sums every contribution once.
   for (int v = 0; v < static_cast<int>(compiled_.layers.size()); ++v) {
     const std::optional<TiedCopy>& copy = compiled_.layers[static_cast<size_t>(v)].tied_copy;
     if (!copy) continue;
@@ -105,7 +123,7 @@ void GradientSync::swap_tied_gradients() {
     if (!holds_head && !facts_.on_stage(copy->table)) continue;
     // Both stages send first (the sends do not block), then receive: no order to deadlock on.
     const int owner = holds_head ? v : copy->table;
-    const int gradient = facts_.gradient_buffers(owner).at(0);
+    const int gradient = gradient_buffers(owner).at(0);
     const Collective& out = holds_head ? copy->to_table : copy->to_head;
     const Collective& in = holds_head ? copy->to_head : copy->to_table;
     // Messages are named by the head and a position its one input leaves free, per direction.
@@ -138,8 +156,12 @@ void GradientSync::swap_tied_gradients() {
 }
 
 void GradientSync::finish_step() {
-  const bool overlapped = !started_.empty();
-  if (overlapped) {
+  swap_tied_gradients();
+  if (facts_.buckets_overlap()) {
+    // The buckets the swap held back start now, behind those started during the backward.
+    for (size_t b = 0; b < compiled_.buckets.size(); ++b) {
+      if (compiled_.buckets[b].stage == facts_.stage() && !bucket_started_[b]) start(b);
+    }
     for (const Started& started : started_) finish(started);
   } else {
     for (size_t b = 0; b < compiled_.buckets.size(); ++b) {
@@ -148,7 +170,6 @@ void GradientSync::finish_step() {
       finish(started_.back());
     }
   }
-  swap_tied_gradients();
   // The update: whole parameters where ZeRO leaves them whole, one slice per bucket under ZeRO.
   StepInstruction update{.op = StepOp::optimizer};
   for (int v = 0; v < static_cast<int>(compiled_.layers.size()); ++v) {

@@ -39,9 +39,11 @@ class GradientSync {
   };
   void start(size_t bucket);
   void finish(const Started& started);
-  // Megatron's embedding group: this stage's reduced gradient of a table a tied head on another
-  // stage copies, swapped with that stage's, each adding the other's (CompiledLayer::tied_copy).
+  // Megatron's embedding group: this stage's gradient of a table a tied head on another stage
+  // copies, swapped with that stage's, each adding the other's (CompiledLayer::tied_copy).
   void swap_tied_gradients();
+  // Whether the bucket holds a gradient swap_tied_gradients() changes (it starts after the swap).
+  bool holds_swapped_gradient(const GradientBucket& bucket) const;
 
   const Plan& plan_;
   const CompiledPlan& compiled_;

@@ -92,27 +92,36 @@ std::string tie_problem(const Plan& plan, int head, int table) {
   return "";
 }
 
-// The problem with a tie across stages, or "": the copy must be split like the table, so that
-// the ranks that swap gradients hold the same block (the mesh coordinates but the pipe's).
+std::vector<int> sorted(std::vector<int> axes) {
+  std::sort(axes.begin(), axes.end());
+  return axes;
+}
+
+// The problem with a tie across stages, or "": the two stages swap their own gradients of the
+// table before reducing them, so the copy must be split like the table (the ranks that swap hold
+// the same block) and reduced over the same axes (each contribution then summed once).
 std::string copy_problem(const Plan& plan, int head, int table) {
   const model::Model& net = *plan.model;
   const std::string& name = net.layer(head).name;
   const std::string& owner = net.layer(table).name;
-  if (plan.zero_stage >= 1) {
-    return fmt::format(
-        "layer '{}': its weight is tied to '{}' on another pipeline stage, and summing the two stages' gradients "
-        "of the table under ZeRO {} (sliced before the sum) is not supported yet",
-        name, owner, plan.zero_stage);
-  }
-  const TensorLayout copy = tied_weight_layout(plan.layers[static_cast<size_t>(head)]);
+  const LayerLayouts copy = layer_layouts(net, head, plan.layers[static_cast<size_t>(head)], plan.mesh,
+                                          plan.micro_batch_size(), plan.dtype, /*holds_tied_copy=*/true);
   const LayerLayouts table_layouts = layer_layouts(net, table, plan.layers[static_cast<size_t>(table)], plan.mesh,
                                                    plan.micro_batch_size(), plan.dtype);
-  if (copy.dim_axes != table_layouts.parameters.at(0).layout.dim_axes) {
+  const TensorLayout& copy_layout = copy.parameters.at(0).layout;
+  const TensorLayout& table_layout = table_layouts.parameters.at(0).layout;
+  if (copy_layout.dim_axes != table_layout.dim_axes) {
     return fmt::format(
         "layer '{}': its copy of the table of '{}' (on another pipeline stage) is split {} but the table {}; "
         "the two stages could not add up their gradients block by block (shard '{}' like '{}')",
-        name, owner, to_string(copy, plan.mesh), to_string(table_layouts.parameters.at(0).layout, plan.mesh), owner,
-        name);
+        name, owner, to_string(copy_layout, plan.mesh), to_string(table_layout, plan.mesh), owner, name);
+  }
+  if (sorted(copy.gradient_sync_axes) != sorted(table_layouts.gradient_sync_axes)) {
+    return fmt::format(
+        "layer '{}': its copy of the table of '{}' (on another pipeline stage) is reduced over other mesh axes "
+        "than the table (the samples or positions are split unlike the table's); the sum of the two stages' "
+        "gradients would count some twice (shard '{}' like '{}')",
+        name, owner, owner, name);
   }
   return "";
 }

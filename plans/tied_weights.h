@@ -22,8 +22,9 @@
 //
 // A head on another pipeline stage than its table is Megatron-LM's case: it holds a copy of the
 // table, and the two stages add up their gradients of it (the embedding group, CompiledLayer::
-// tied_copy). That needs the copy split like the table (the ranks that swap hold the same
-// block), and no ZeRO (a sliced gradient would be updated before the sum).
+// tied_copy) before each reduces its own over the data axes (so under any ZeRO stage). That
+// needs the copy split like the table (the ranks that swap hold the same block) and reduced over
+// the same axes (each contribution is then summed once).
 
 #include <optional>
 #include <string>

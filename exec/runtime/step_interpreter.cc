@@ -328,8 +328,9 @@ void StepInterpreter::send(int index, const StepInstruction& instruction) {
   const bool gradient = plans::moves_gradient(program_, instruction);
   const int tag = r_.link.tag(instruction.layer, instruction.index, instruction.micro_batch, gradient);
   // A tied table's gradient swapped between stages belongs to the gradient synchronisation.
+  const plans::BufferRole role = buffers_.describe(instruction.reads.at(0)).role;
   const bool parameter_gradient =
-      buffers_.describe(instruction.reads.at(0)).role == plans::BufferRole::parameter_gradient;
+      role == plans::BufferRole::parameter_gradient || role == plans::BufferRole::whole_parameter_gradient;
   const char* phase = parameter_gradient ? "/gradient_sync" : gradient ? "/backward" : "/forward";
   send_ids_[index] = r_.link.send(buffers_.at(instruction.reads.at(0)), instruction.collectives.at(0), tag,
                                   r_.plan.model->layer(instruction.layer).name + phase);

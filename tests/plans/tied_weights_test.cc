@@ -124,15 +124,24 @@ TEST(TiedWeights, AHeadOnAnotherStageHoldsACopyAndSwapsItsGradient) {
   EXPECT_EQ(last.tied_copy->to_table.buffer_bytes, block_bytes);
   EXPECT_EQ(last.tied_copy->to_table.source_index, 1);
 
-  // Split unlike the table, the copy could not be summed block by block; the table following
-  // the head repairs it. Under ZeRO the gradients would be sliced before the sum.
+  // Split unlike the table, the copy could not be summed block by block; reduced over other
+  // axes, some contributions would be summed twice. The table following the head repairs both.
+  // Any ZeRO stage is fine: the stages swap before their buckets are sliced.
   Plan columns = plan;
   columns.layers[static_cast<size_t>(table)] = LayerSharding{{}, {1}, {}, {}};
   EXPECT_NE(tied_weight_problem(columns).find("is split"), std::string::npos) << tied_weight_problem(columns);
   EXPECT_EQ(tied_weight_problem(*with_tables_following_heads(columns)), "");
-  Plan zero = plan;
-  zero.zero_stage = 1;
-  EXPECT_NE(tied_weight_problem(zero).find("ZeRO 1"), std::string::npos);
+  Plan samples = plan;  // the table's samples split over 'model', the head replicated there
+  samples.layers[static_cast<size_t>(table)] = LayerSharding{{1}, {}, {}, {}};
+  samples.layers[static_cast<size_t>(head)] = LayerSharding{};
+  EXPECT_NE(tied_weight_problem(samples).find("reduced over other mesh axes"), std::string::npos)
+      << tied_weight_problem(samples);
+  EXPECT_EQ(tied_weight_problem(*with_tables_following_heads(samples)), "");
+  for (int zero : {1, 2, 3}) {
+    Plan sharded = plan;
+    sharded.zero_stage = zero;
+    EXPECT_EQ(tied_weight_problem(sharded), "") << "ZeRO " << zero;
+  }
 
   // On one stage the head owns no weight.
   for (int& stage : plan.stage_of_layer) stage = 0;

@@ -81,11 +81,9 @@ TEST(Planner, MemoryLimitDecidesFeasibility) {
 }
 
 // A pipeline whose cuts fit only once activations are recomputed and the model states sharded
-// is still cut and priced, not dropped as infeasible before those are tried. (Untied: a table
-// tied across stages takes no ZeRO, plans/tied_weights.h.)
+// is still cut and priced, not dropped as infeasible before those are tried.
 TEST(Planner, TriesRecomputationAndZeroBeforeCallingAPipelineInfeasible) {
-  PlannerRequest request =
-      request_for("gpt:layers=8,hidden=256,heads=4,seq=256,vocab=1024,untied=1", 8, 64, "dgx-a100-80g");
+  PlannerRequest request = request_for("gpt:layers=8,hidden=256,heads=4,seq=256,vocab=1024", 8, 64, "dgx-a100-80g");
   const PlannerResult unlimited = plan_training(request);
   const PricedPlan* pipeline = nullptr;
   for (const PricedPlan& p : unlimited.plans) {
