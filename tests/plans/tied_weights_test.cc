@@ -92,8 +92,9 @@ TEST(TiedWeights, AHeadReplicatedOverAnAxisItsTableIgnoresIsFine) {
   const std::string problem =
       tied_weight_problem(gpt_plan(sharding_of(Part::batch, Part::out), sharding_of(Part::batch, Part::out)));
   EXPECT_NE(problem.find("mesh axis 'model' splits the vocabulary rows"), std::string::npos) << problem;
-  EXPECT_EQ(with_tables_following_heads(gpt_plan(sharding_of(Part::batch, Part::in), sharding_of(Part::batch, Part::out))),
-            std::nullopt);
+  EXPECT_EQ(
+      with_tables_following_heads(gpt_plan(sharding_of(Part::batch, Part::in), sharding_of(Part::batch, Part::out))),
+      std::nullopt);
 }
 
 // Across pipeline stages the head holds a copy of the table, split like it, and the two stages
@@ -116,7 +117,8 @@ TEST(TiedWeights, AHeadOnAnotherStageHoldsACopyAndSwapsItsGradient) {
   EXPECT_EQ(last.tied_copy->table, table);
   EXPECT_EQ(last.tied_copy->table_stage, 0);
   ASSERT_EQ(last.layouts.parameters.size(), 1u);
-  EXPECT_EQ(last.layouts.parameters[0].layout, compiled.layers[static_cast<size_t>(table)].layouts.parameters[0].layout);
+  EXPECT_EQ(last.layouts.parameters[0].layout,
+            compiled.layers[static_cast<size_t>(table)].layouts.parameters[0].layout);
   const int64_t block_bytes = 48 / 2 * 32 * 4;
   EXPECT_EQ(last.tied_copy->to_head.buffer_bytes, block_bytes);
   EXPECT_EQ(last.tied_copy->to_head.source_index, 0);
