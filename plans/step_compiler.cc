@@ -289,7 +289,8 @@ void StepCompiler::backward(const std::vector<int>& layers, int micro, MicroBatc
     // A tied head adds into its table's gradient (ZeRO 2-3 make it at first use), where the
     // table is on this stage. (On another stage the head holds a copy, whose gradient is its
     // own until the two stages swap theirs: GradientSync::swap_tied_gradients.)
-    if (const int table = tied_table(v); table >= 0 && facts_.on_stage(table)) sync_.ensure_whole_gradients(table);
+    if (const int table = net_.tied_table_layer(v); table >= 0 && facts_.on_stage(table))
+      sync_.ensure_whole_gradients(table);
     emit_kept([&] {
       StepInstruction pass{.op = StepOp::backward, .layer = v, .micro_batch = micro};
       pass.operands = {.inputs = state.inputs[static_cast<size_t>(v)],

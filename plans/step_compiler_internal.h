@@ -81,9 +81,6 @@ class StepCompiler {
     if (writer_.keeps_instructions()) writer_.emit(make());
   }
 
-  // The layer whose table a tied output head shares (-1: not a tied head).
-  int tied_table(int v) const { return net_.tied_table_layer(v); }
-
   // The forward of `layers` (a model chunk of the stage, in model order) on micro-batch `micro`.
   void forward(const std::vector<int>& layers, int micro, MicroBatchBuffers& state, bool recomputing);
 

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace splitbrain::plans {
 namespace {
 
@@ -15,6 +17,13 @@ GradientSync::GradientSync(const Plan& plan, const CompiledPlan& compiled, const
     : plan_(plan), compiled_(compiled), facts_(facts), writer_(writer) {
   whole_gradients_.resize(compiled.layers.size());
   bucket_started_.assign(compiled.buckets.size(), false);
+  swapped_.assign(compiled.layers.size(), false);
+  for (size_t v = 0; v < compiled.layers.size(); ++v) {
+    if (const std::optional<TiedCopy>& copy = compiled.layers[v].tied_copy) {
+      swapped_[v] = true;
+      swapped_[static_cast<size_t>(copy->table)] = true;
+    }
+  }
 }
 
 void GradientSync::ensure_whole_gradients(int layer) {
@@ -46,16 +55,8 @@ void GradientSync::start_buckets_completed_by(int layer) {
 }
 
 bool GradientSync::holds_swapped_gradient(const GradientBucket& bucket) const {
-  for (int v : bucket.layers) {
-    if (compiled_.layers[static_cast<size_t>(v)].tied_copy) return true;
-  }
-  for (const CompiledLayer& layer : compiled_.layers) {
-    if (!layer.tied_copy) continue;
-    for (int v : bucket.layers) {
-      if (v == layer.tied_copy->table) return true;
-    }
-  }
-  return false;
+  return std::any_of(bucket.layers.begin(), bucket.layers.end(),
+                     [&](int v) { return swapped_[static_cast<size_t>(v)]; });
 }
 
 void GradientSync::start(size_t b) {

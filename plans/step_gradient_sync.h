@@ -52,6 +52,7 @@ class GradientSync {
   std::vector<std::vector<int>> whole_gradients_;  // ZeRO 2-3 working buffers, per layer
   std::vector<Started> started_;
   std::vector<bool> bucket_started_;
+  std::vector<bool> swapped_;  // per layer: a tied table or copy whose gradient is swapped
 };
 
 }  // namespace splitbrain::plans

@@ -31,22 +31,27 @@ plans::Plan variant_of(const plans::Plan& plan, int zero, bool recompute) {
   return variant;
 }
 
+void count_left_out(std::string problem, SearchStats& stats) {
+  if (stats.plans_left_out++ == 0) stats.first_left_out_reason = std::move(problem);
+}
+
 // Whether the step can share `plan`'s tied weights; when not, counts it as left out.
 bool shares_tied_weights(const plans::Plan& plan, SearchStats& stats) {
   std::string problem = plans::tied_weight_problem(plan);
   if (problem.empty()) return true;
-  if (stats.plans_left_out++ == 0) stats.first_left_out_reason = std::move(problem);
+  count_left_out(std::move(problem), stats);
   return false;
 }
 
 // The plan as a step can run it: as it is, or with its tied embeddings sharded like their heads;
-// nullopt when neither can be (a tie across pipeline stages).
+// nullopt (counted) when neither can be.
 std::optional<plans::Plan> with_shared_tied_weights(plans::Plan plan, SearchStats& stats) {
-  if (plans::tied_weight_problem(plan).empty()) return plan;
+  std::string problem = plans::tied_weight_problem(plan);
+  if (problem.empty()) return plan;
   if (std::optional<plans::Plan> following = plans::with_tables_following_heads(plan)) {
     if (plans::tied_weight_problem(*following).empty()) return following;
   }
-  shares_tied_weights(plan, stats);
+  count_left_out(std::move(problem), stats);
   return std::nullopt;
 }
 
