@@ -7,6 +7,7 @@
 
 #include "exec/comm/collective_ops.h"
 #include "exec/comm/mpi_check.h"
+#include "exec/comm/progress_pump.h"
 
 namespace splitbrain::exec::comm {
 namespace {
@@ -23,12 +24,17 @@ class MpiPending final : public PendingCollective {
     if (request_ == MPI_REQUEST_NULL) return true;
     int done = 0;
     SB_MPI_CHECK(MPI_Test(&request_, &done, MPI_STATUS_IGNORE));
+    if (done != 0) progress_ = {};
     return done != 0;
   }
-  void wait() override { SB_MPI_CHECK(MPI_Wait(&request_, MPI_STATUS_IGNORE)); }
+  void wait() override {
+    SB_MPI_CHECK(MPI_Wait(&request_, MPI_STATUS_IGNORE));
+    progress_ = {};
+  }
 
  private:
   MPI_Request request_ = MPI_REQUEST_NULL;
+  ProgressHold progress_ = keep_mpi_progressing();  // until complete
 };
 
 // MPI 3.1 counts are int; a larger array is refused rather than silently truncated.

@@ -1,7 +1,8 @@
 #pragma once
 // The MPI collective engine: every operation of collective_engine.h on the group's communicator
 // from MeshCommunicators, on host memory. The blocking kinds are collective_ops.h; the bucket
-// reductions are MPI_Iallreduce and MPI_Ireduce_scatter_block, progressed by MPI_Test.
+// reductions are MPI_Iallreduce and MPI_Ireduce_scatter_block, progressed by MPI_Test and by the
+// process's progress pump (progress_pump.h) while in flight.
 
 #include "exec/comm/collective_engine.h"
 

@@ -283,4 +283,49 @@ std::string threads_warning(const JobPlacement& placement, int threads_per_rank)
                      cpu_list_text(placement.ranks[static_cast<size_t>(rank)].cpus));
 }
 
+std::vector<int> core_sharing_groups(const std::vector<std::vector<int>>& cpus_by_rank) {
+  // Union-find over ranks, joined wherever two share a CPU; each root is its group's lowest rank.
+  std::vector<int> parent(cpus_by_rank.size());
+  for (size_t i = 0; i < parent.size(); ++i) parent[i] = static_cast<int>(i);
+  const auto root = [&](int i) {
+    while (parent[static_cast<size_t>(i)] != i) i = parent[static_cast<size_t>(i)];
+    return i;
+  };
+  for (size_t a = 0; a < cpus_by_rank.size(); ++a) {
+    for (size_t b = a + 1; b < cpus_by_rank.size(); ++b) {
+      if (!overlap(cpus_by_rank[a], cpus_by_rank[b])) continue;
+      const int ra = root(static_cast<int>(a));
+      const int rb = root(static_cast<int>(b));
+      parent[static_cast<size_t>(std::max(ra, rb))] = std::min(ra, rb);
+    }
+  }
+  std::vector<int> groups(cpus_by_rank.size());
+  for (size_t i = 0; i < groups.size(); ++i) groups[i] = root(static_cast<int>(i));
+  return groups;
+}
+
+MPI_Comm split_by_shared_cores(MPI_Comm comm) {
+  int rank = 0;
+  SB_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  MPI_Comm host = MPI_COMM_NULL;
+  SB_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &host));
+  int host_rank = 0;
+  int host_size = 0;
+  SB_MPI_CHECK(MPI_Comm_rank(host, &host_rank));
+  SB_MPI_CHECK(MPI_Comm_size(host, &host_size));
+  // Every rank's CPUs as a fixed-size mask, so one all-gather carries them.
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  for (int cpu : allowed_cpus()) CPU_SET(cpu, &mine);
+  std::vector<cpu_set_t> masks(static_cast<size_t>(host_size));
+  SB_MPI_CHECK(MPI_Allgather(&mine, sizeof(cpu_set_t), MPI_BYTE, masks.data(), sizeof(cpu_set_t), MPI_BYTE, host));
+  std::vector<std::vector<int>> cpus;
+  for (const cpu_set_t& mask : masks) cpus.push_back(cpus_of(mask));
+  const int group = core_sharing_groups(cpus).at(static_cast<size_t>(host_rank));
+  MPI_Comm sharers = MPI_COMM_NULL;
+  SB_MPI_CHECK(MPI_Comm_split(host, group, host_rank, &sharers));
+  SB_MPI_CHECK(MPI_Comm_free(&host));
+  return sharers;
+}
+
 }  // namespace splitbrain::exec::comm

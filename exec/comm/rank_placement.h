@@ -67,6 +67,18 @@ std::vector<std::string> host_of_rank(const JobPlacement& placement);
 // time-share its cores), empty otherwise.
 std::string threads_warning(const JobPlacement& placement, int threads_per_rank);
 
+// Ranks that time-share cores: entry i of the result labels rank i (of `cpus_by_rank`, the CPUs
+// each rank of one host may run on) with the lowest rank it shares a CPU with, directly or
+// through others; a rank on CPUs of its own is labelled with itself. Pure.
+std::vector<int> core_sharing_groups(const std::vector<std::vector<int>>& cpus_by_rank);
+
+// The ranks of `comm` that time-share cores with this one (on its host, by core_sharing_groups of
+// their CPUs now), as a new communicator the caller frees; a rank on cores of its own gets a
+// communicator of one. Collective over `comm`. Why: ranks on one core take turns, so a kernel
+// that one of them times from its own start can look as fast as on a core of its own, while a
+// synchronous step waits for all of them (calibrate times from the first start to the last end).
+MPI_Comm split_by_shared_cores(MPI_Comm comm);
+
 // "0-3,6" for {0, 1, 2, 3, 6}: the kernel's cpu-list notation (taskset, /proc/self/status).
 std::string cpu_list_text(const std::vector<int>& cpus);
 

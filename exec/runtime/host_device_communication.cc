@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "exec/comm/mpi_check.h"
+#include "exec/comm/progress_pump.h"
 #include "exec/comm/redistribution_runner.h"
 #include "exec/runtime/host_device.h"
 
@@ -35,14 +36,17 @@ class PendingSend final : public comm::PendingCollective {
   bool test() override {
     int done = 0;
     if (request_ != MPI_REQUEST_NULL) SB_MPI_CHECK(MPI_Test(&request_, &done, MPI_STATUS_IGNORE));
+    if (request_ == MPI_REQUEST_NULL) progress_ = {};
     return request_ == MPI_REQUEST_NULL;
   }
   void wait() override {
     if (request_ != MPI_REQUEST_NULL) SB_MPI_CHECK(MPI_Wait(&request_, MPI_STATUS_IGNORE));
+    progress_ = {};
   }
 
  private:
   MPI_Request request_;
+  comm::ProgressHold progress_ = comm::keep_mpi_progressing();  // until sent
 };
 
 }  // namespace

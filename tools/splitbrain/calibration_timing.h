@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <vector>
 
 #include "exec/comm/mpi_check.h"
+#include "exec/comm/rank_placement.h"
 
 namespace splitbrain::tools {
 
@@ -28,16 +30,52 @@ inline double upper_median(std::vector<double> values) {
   return values[values.size() / 2];
 }
 
+// Seconds on this host's monotonic clock, which every process of the host shares.
+inline double host_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Ranks that take turns on a core (exec/comm/rank_placement.h, split_by_shared_cores): a kernel
+// shorter than the scheduler's time slice runs whole while the others wait for their turn, so
+// timed from its own start it looks as fast as on a core of its own (on 2 ranks per core a 0.7 ms
+// convolution timed 0.7 ms, a 40 ms one 78 ms), yet a synchronous step waits for all of them. A
+// measurement therefore lasts at least from the group's first start to its last end.
+class CoreSharingSpan {
+ public:
+  explicit CoreSharingSpan(MPI_Comm comm) : sharers_(exec::comm::split_by_shared_cores(comm)) {
+    SB_MPI_CHECK(MPI_Comm_size(sharers_, &size_));
+  }
+  ~CoreSharingSpan() { MPI_Comm_free(&sharers_); }
+  CoreSharingSpan(const CoreSharingSpan&) = delete;
+  CoreSharingSpan& operator=(const CoreSharingSpan&) = delete;
+
+  // max(own_seconds, the group's span); collective over the group. A rank that sat the
+  // measurement out passes own_seconds 0 and no start or end.
+  double at_least_span(double own_seconds, double start = std::numeric_limits<double>::infinity(),
+                       double end = -std::numeric_limits<double>::infinity()) const {
+    if (size_ == 1) return own_seconds;
+    double bounds[2] = {-start, end};  // one MPI_MAX gives the first start and the last end
+    SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, bounds, 2, MPI_DOUBLE, MPI_MAX, sharers_));
+    return std::max(own_seconds, bounds[1] + bounds[0]);
+  }
+
+ private:
+  MPI_Comm sharers_ = MPI_COMM_NULL;
+  int size_ = 1;
+};
+
 template <class Work>
 double median_seconds(int repeats, MPI_Comm comm, Work&& work) {
+  const CoreSharingSpan sharing(comm);
   work();  // warm-up: first-touch page faults, JIT compilation, MPI connection set-up
   std::vector<double> times;
   for (int i = 0; i < repeats; ++i) {
     evict_caches();
     SB_MPI_CHECK(MPI_Barrier(comm));
-    const auto start = std::chrono::steady_clock::now();
+    const double start = host_seconds();
     work();
-    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    const double end = host_seconds();
+    times.push_back(sharing.at_least_span(end - start, start, end));
   }
   // A synchronous step goes at its slowest rank's pace, and the cores of a shared host are not
   // equally fast (here one often runs a third slower than the other): every rank gets the

@@ -20,7 +20,7 @@
 #include "tools/splitbrain/host_layout.h"
 #include "tools/splitbrain/kernel_calibration.h"
 #include "tools/splitbrain/level_calibration.h"
-#include "tools/splitbrain/mpi_session.h"
+#include "exec/comm/mpi_process.h"
 #include "tools/splitbrain/placement_announcement.h"
 #include "tools/splitbrain/device_rate_calibration.h"
 #include "tools/splitbrain/problem_calibration.h"
@@ -159,7 +159,7 @@ void calibrate(CalibrateOptions options) {
 
 void run_calibrate(const CalibrateOptions& options) {
   keep_freed_memory_for_reuse();
-  MpiSession mpi;
+  exec::comm::MpiProcess mpi;
   try {
     calibrate(options);
   } catch (const InputError& e) {

@@ -29,7 +29,7 @@
 #include "tools/splitbrain/dataset_batches.h"
 #include "tools/splitbrain/heap_reuse.h"
 #include "tools/splitbrain/memory_fit.h"
-#include "tools/splitbrain/mpi_session.h"
+#include "exec/comm/mpi_process.h"
 #include "tools/splitbrain/placement_announcement.h"
 #include "tools/splitbrain/token_batches.h"
 
@@ -260,7 +260,7 @@ void train(const RunOptions& options) {
 
 void run_command(const RunOptions& options) {
   keep_freed_memory_for_reuse();
-  MpiSession mpi;
+  exec::comm::MpiProcess mpi;
   try {
     train(options);
   } catch (const InputError& e) {

@@ -67,15 +67,20 @@ double slowest_seconds_on(int busy_ranks, sim::CacheState caches, MPI_Comm comm,
     if (caches == sim::CacheState::swept) sweep();
     refresh();
   }
+  const CoreSharingSpan sharing(comm);
   MPI_Request barrier = MPI_REQUEST_NULL;
   SB_MPI_CHECK(MPI_Ibarrier(comm, &barrier));
   wait_asleep(barrier);
   double slowest = 0.0;
   if (busy) {
+    const double start = host_seconds();
     clock.start();
     work();
     clock.mark();
     slowest = clock.seconds_since_start().at(0);
+    slowest = sharing.at_least_span(slowest, start, host_seconds());
+  } else {
+    slowest = sharing.at_least_span(0.0);
   }
   MPI_Request request = MPI_REQUEST_NULL;
   SB_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm, &request));

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "tests/exec/equivalence/equivalence_options.h"
+#include "exec/comm/mpi_process.h"
 #include "tests/exec/mpi_gtest.h"
 
 namespace splitbrain::equivalence {
@@ -63,18 +64,17 @@ bool parse_flags(int argc, char** argv, splitbrain::equivalence::Options& option
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  // MPI as `run` starts it (its collective algorithms and progress), so the tests check that.
+  const splitbrain::exec::comm::MpiProcess mpi(&argc, &argv);
   ::testing::InitGoogleTest(&argc, argv);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   splitbrain::equivalence::Options& options = splitbrain::equivalence::options();
   if (!parse_flags(argc, argv, options)) {
-    MPI_Finalize();
     return 2;
   }
   // The two modes are two test suites; the flag picks one.
   GTEST_FLAG_SET(filter, options.write_reference_path.empty() ? "Equivalence.*" : "Reference.*");
   const int worst = splitbrain::testing_support::run_tests_on_all_ranks();
-  MPI_Finalize();
   return worst;
 }

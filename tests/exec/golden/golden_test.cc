@@ -35,6 +35,7 @@
 #include <nlohmann/json.hpp>
 
 #include "exec/comm/mesh_communicators.h"
+#include "exec/comm/mpi_process.h"
 #include "exec/cpu/cpu_backend.h"
 #include "exec/data/token_sequences.h"
 #include "exec/runtime/batch_source.h"
@@ -254,12 +255,12 @@ TEST_F(GoldenTest, LossesAndStepOneGradientsMatchPyTorch) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  // MPI as `run` starts it (its collective algorithms and progress), so the tests check that.
+  const splitbrain::exec::comm::MpiProcess mpi(&argc, &argv);
   ::testing::InitGoogleTest(&argc, argv);
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::string(argv[i]) == "--golden") golden_path = argv[i + 1];
   }
   const int failed = RUN_ALL_TESTS();
-  MPI_Finalize();
   return failed;
 }

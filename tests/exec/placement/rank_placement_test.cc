@@ -107,5 +107,29 @@ TEST(PlacedByName, MatchesTheReportVocabulary) {
   EXPECT_STREQ(placed_by_name(PlacedBy::none), "none");
 }
 
+TEST(CoreSharingGroups, LabelsEachRankWithTheLowestRankItSharesACoreWith) {
+  // 0 and 2 share CPU 0; 3 shares CPU 5 with 2's other CPU: one group through 2; 1 and 4 alone.
+  EXPECT_EQ(core_sharing_groups({{0}, {1}, {0, 5}, {5}, {7}}), (std::vector<int>{0, 1, 0, 0, 4}));
+  EXPECT_EQ(core_sharing_groups({{0, 1}, {2, 3}}), (std::vector<int>{0, 1}));
+  EXPECT_TRUE(core_sharing_groups({}).empty());
+}
+
+TEST(CoreSharingGroups, RoundRobinSharingGroupsTheRanksOfEachCpu) {
+  // The property split_cpus promises for more ranks than CPUs: ranks i and j share exactly when
+  // i = j mod c, so the groups are the residues, each labelled by its lowest rank.
+  for (int cpus = 1; cpus <= 4; ++cpus) {
+    std::vector<int> allowed(static_cast<size_t>(cpus));
+    std::iota(allowed.begin(), allowed.end(), 0);
+    for (int ranks = cpus; ranks <= 3 * cpus + 1; ++ranks) {
+      std::vector<std::vector<int>> placed;
+      for (int r = 0; r < ranks; ++r) placed.push_back(split_cpus(allowed, r, ranks));
+      const std::vector<int> groups = core_sharing_groups(placed);
+      for (int r = 0; r < ranks; ++r) {
+        EXPECT_EQ(groups[static_cast<size_t>(r)], ranks > cpus ? r % cpus : r) << ranks << " ranks on " << cpus;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace splitbrain::exec::comm
