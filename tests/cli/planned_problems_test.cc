@@ -52,5 +52,21 @@ TEST(PlannedProblems, SkipsMicroBatchesThePlanCannotSplit) {
   EXPECT_EQ(micro_batches, (std::vector<int64_t>{8, 4, 2}));
 }
 
+// What calibrate measures in its next round: the problems it has no time for yet, whatever the
+// cache state of the times it has (it measures both states of a problem at once).
+TEST(PlannedProblems, UnmeasuredLeavesOutWhatTheDeviceHasTimed) {
+  const auto problems = planned_kernel_problems({{"fashion-vgg", 2, 64}}, sim::cluster_preset("local-cpu"));
+  ASSERT_GE(problems.size(), 3u);
+  sim::Device device;
+  EXPECT_EQ(unmeasured(problems, device), problems);
+  device.measured_kernels[sim::kernel_key(problems[0].problem, problems[0].busy_ranks)] = {1e-3, 1e-3, 0.0};
+  device.measured_kernels[sim::kernel_key(problems[2].problem, problems[2].busy_ranks)] = {1e-3, 1e-3, 0.0};
+  // Another busy count of problem 1 is another problem.
+  device.measured_kernels[sim::kernel_key(problems[1].problem, problems[1].busy_ranks + 7)] = {1e-3, 1e-3, 0.0};
+  std::vector<PlannedProblem> expected(problems.begin() + 1, problems.end());
+  expected.erase(expected.begin() + 1);
+  EXPECT_EQ(unmeasured(problems, device), expected);
+}
+
 }  // namespace
 }  // namespace splitbrain::tools

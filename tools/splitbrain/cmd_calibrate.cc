@@ -102,15 +102,25 @@ void calibrate(CalibrateOptions options) {
       for (int devices : device_counts)
         for (int64_t batch : options.batches) targets.push_back({model, devices, batch});
     }
-    const std::vector<PlannedProblem> problems = planned_kernel_problems(targets, cluster);
-    if (leader) {
-      std::cout << fmt::format("[calibrate] {} kernel problems of the plans for {} (batch {}, {} devices)\n",
-                               problems.size(), fmt::join(options.models, ", "), fmt::join(options.batches, " and "),
-                               fmt::join(device_counts, " and "))
-                << std::flush;
-    }
     BackendKernels kernels = make_backend_kernels(options.backend, {});
-    measure_kernel_problems(problems, options.repeats, leader, comm, kernels, cluster.device);
+    // The measured kernels change the planner's ranking, and a plan it ranks only then has
+    // problems of its own (seen: a tiny GPT's tensor-parallel plan with its MLP replicated, whose
+    // 4x larger GELU was then priced off the memory-rate curve at a quarter of its time). So the
+    // plans are ranked again on what was measured, until they bring nothing new.
+    constexpr int kMaxRounds = 4;
+    for (int round = 1; round <= kMaxRounds; ++round) {
+      const std::vector<PlannedProblem> problems =
+          unmeasured(planned_kernel_problems(targets, cluster), cluster.device);
+      if (problems.empty()) break;
+      if (leader) {
+        std::cout << fmt::format("[calibrate] {} {}kernel problems of the plans for {} (batch {}, {} devices){}\n",
+                                 problems.size(), round == 1 ? "" : "more ", fmt::join(options.models, ", "),
+                                 fmt::join(options.batches, " and "), fmt::join(device_counts, " and "),
+                                 round == 1 ? "" : ", ranked on the kernels measured so far")
+                  << std::flush;
+      }
+      measure_kernel_problems(problems, options.repeats, leader, comm, kernels, cluster.device);
+    }
     if (on_gpu) measure_device_rates(kernels, leader, cluster.device);
     if (leader && !options.conv_algorithms.empty()) {
       save_conv_algorithms(options.conv_algorithms, "--conv-algorithms");

@@ -65,4 +65,13 @@ std::vector<PlannedProblem> planned_kernel_problems(const std::vector<PlanningTa
   return problems;
 }
 
+std::vector<PlannedProblem> unmeasured(const std::vector<PlannedProblem>& problems, const sim::Device& device) {
+  std::vector<PlannedProblem> left;
+  for (const PlannedProblem& planned : problems) {
+    if (!device.measured_kernels.contains(sim::kernel_key(planned.problem, planned.busy_ranks)))
+      left.push_back(planned);
+  }
+  return left;
+}
+
 }  // namespace splitbrain::tools

@@ -33,6 +33,9 @@ struct PlannedProblem {
 std::vector<PlannedProblem> planned_kernel_problems(const std::vector<PlanningTarget>& targets,
                                                     const sim::Cluster& cluster);
 
+// The problems of `problems` that `device` has no measurement of (sim::kernel_key, caches swept).
+std::vector<PlannedProblem> unmeasured(const std::vector<PlannedProblem>& problems, const sim::Device& device);
+
 // The plan's own micro-batch (samples, before the data split) and, for a pipeline, every other
 // micro-batch the planner's search tries on its stage count (sim::micro_batch_options).
 std::vector<int64_t> micro_batches_to_measure(const plans::Plan& plan, const plans::CompiledPlan& compiled);

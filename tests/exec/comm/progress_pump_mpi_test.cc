@@ -36,9 +36,7 @@ TEST(ProgressPump, ProbesOnlyWhileHeld) {
   EXPECT_LE(pump->probes(), held + 1);  // the probe under way when the hold ended
 }
 
-TEST(ProgressPump, OnePerProcess) {
-  EXPECT_THROW(ProgressPump(MPI_COMM_WORLD, 100e-6), std::logic_error);
-}
+TEST(ProgressPump, OnePerProcess) { EXPECT_THROW(ProgressPump(MPI_COMM_WORLD, 100e-6), std::logic_error); }
 
 TEST(ProgressPump, CompletesAStartedAllReduceWhileTheCallerComputes) {
   if (world_size() == 1) GTEST_SKIP() << "one rank: the all-reduce completes when it starts";
