@@ -13,12 +13,15 @@
 # Writes results/emulated-nodes-time/: README.md (tables, median and worst error, rankings),
 # results.json, clusters/*.json (the calibrated cluster files), runs/ (each run's prediction,
 # report and log). Made in a temporary folder and renamed. Needs root (namespaces).
-# Knobs (environment): TOP (3), TIMED_SECONDS (each run times at least this many seconds of steps
-# by the prediction, 3), MIN_ITERS (5), WARMUP (1), REPEATS (calibrate's, 3).
+# Each plan that runs is run ROUNDS times, round after round over all of them (so a slow spell of
+# this shared machine falls on every plan alike, not on a few), and its median round is compared.
+# Knobs (environment): TOP (3), ROUNDS (3), TIMED_SECONDS (each run times at least this many
+# seconds of steps by the prediction, 2), MIN_ITERS (5), WARMUP (1), REPEATS (calibrate's, 3).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=results/emulated-nodes-time
-top=${TOP:-3} timed_seconds=${TIMED_SECONDS:-3} min_iters=${MIN_ITERS:-5} warmup=${WARMUP:-1} repeats=${REPEATS:-3}
+top=${TOP:-3} rounds=${ROUNDS:-3} timed_seconds=${TIMED_SECONDS:-2} min_iters=${MIN_ITERS:-5} warmup=${WARMUP:-1}
+repeats=${REPEATS:-3}
 batch=16
 python=/usr/bin/python3
 sb=./build/tools/splitbrain
@@ -60,15 +63,19 @@ for setup in "${setups[@]}"; do
 done
 
 # Runs one plan on one set-up against its prediction there; prints "ran" or "refused REASON".
-run_plan() {  # setup model plan name
-  local setup=$1 model=$2 plan=$3 name=$4 dir=$work/runs/$1
+# Round 1 writes NAME.measured.json and NAME.log, round k NAME.round-k.measured.json and .log.
+run_plan() {  # setup model plan name [round]
+  local setup=$1 model=$2 plan=$3 name=$4 round=${5:-1} dir=$work/runs/$1
+  local report=$name
+  [ "$round" -eq 1 ] || report=$name.round-$round
   mkdir -p "$dir"
-  "$sb" simulate --plan "$plan" --cluster "$work/clusters/$setup.json" --json "$dir/$name.predicted.json" > /dev/null
+  [ -f "$dir/$name.predicted.json" ] ||
+    "$sb" simulate --plan "$plan" --cluster "$work/clusters/$setup.json" --json "$dir/$name.predicted.json" > /dev/null
   local iters
   iters=$("$python" -c "import json, math, sys; s = json.load(open(sys.argv[1]))['iteration_seconds']; print(max($min_iters, math.ceil($timed_seconds / s)))" "$dir/$name.predicted.json")
-  echo "[emulated-nodes-time] $setup: $name ($iters steps)" >&2
+  echo "[emulated-nodes-time] $setup: $name ($iters steps, round $round of $rounds)" >&2
   if launch "$setup" "$sb" run --backend cpu --plan "$plan" --data "$(data_of "$model")" --warmup "$warmup" \
-    --iters "$iters" --log-every 1000 --report "$dir/$name.measured.json" > "$dir/$name.log" 2>&1; then
+    --iters "$iters" --log-every 1000 --report "$dir/$report.measured.json" > "$dir/$report.log" 2>&1; then
     echo ran
   else
     echo "refused $(grep -m1 '^splitbrain: ' "$dir/$name.log" | cut -c13- || tail -n 1 "$dir/$name.log")"
@@ -82,6 +89,7 @@ plan_key() { "$python" -c "import hashlib, json, sys; p = json.load(open(sys.arg
 : > "$work/runs.txt"
 declare -A chosen
 declare -A done_keys
+declare -A plan_of  # "setup|name" -> the plan file, for the later rounds
 for setup in "${setups[@]}"; do
   for model in vgg11-cifar10 "$gpt"; do
     short=$(short_of "$model")
@@ -95,6 +103,7 @@ for setup in "${setups[@]}"; do
       if [ "$result" = ran ]; then
         ran=$((ran + 1))
         chosen["$setup|$short"]+="$plan "
+        plan_of["$setup|$name"]=$plan
       fi
     done
   done
@@ -109,13 +118,23 @@ for pair in "one-node-2 2x1" "2x1 one-node-2"; do
       name=$short-$(basename "$plan" .json)-from-$from
       result=$(run_plan "$to" "$model" "$plan" "$name")
       echo "$to|$short|$name|$result|from $from" >> "$work/runs.txt"
+      [ "$result" != ran ] || plan_of["$to|$name"]=$plan
     done
   done
+done
+for ((round = 2; round <= rounds; round++)); do
+  while IFS='|' read -r -u 3 setup short name result _; do
+    [ "$result" = ran ] || continue
+    model=$gpt
+    [ "$short" = tiny-gpt ] || model=$short
+    result=$(run_plan "$setup" "$model" "${plan_of["$setup|$name"]}" "$name" "$round")
+    [ "$result" = ran ] || echo "[emulated-nodes-time] $setup: $name did not run in round $round: $result" >&2
+  done 3< "$work/runs.txt"  # not stdin: mpirun forwards its stdin to rank 0
 done
 loadavg_end=$(cut -d' ' -f1-3 /proc/loadavg)
 
 "$python" tools/bench/emulated_nodes_time_report.py "$work" \
-  --command "bash tools/bench/emulated-nodes-time.sh (TOP=$top TIMED_SECONDS=$timed_seconds MIN_ITERS=$min_iters WARMUP=$warmup REPEATS=$repeats)" \
+  --command "bash tools/bench/emulated-nodes-time.sh (TOP=$top ROUNDS=$rounds TIMED_SECONDS=$timed_seconds MIN_ITERS=$min_iters WARMUP=$warmup REPEATS=$repeats)" \
   --machine "$(nproc) CPUs, $(lscpu | sed -n 's/^Model name: *//p' | head -n 1)" --load "$loadavg_start" "$loadavg_end"
 rm -rf "$out.new" && mkdir -p "$(dirname "$out")" && cp -r "$work" "$out.new"
 rm -rf "$out" && mv "$out.new" "$out"

@@ -7,6 +7,7 @@ Reads WORK/runs.txt and WORK/runs/SETUP/NAME.{predicted,measured}.json; writes W
 and WORK/results.json."""
 
 import argparse
+import statistics
 import json
 import statistics
 from pathlib import Path
@@ -53,11 +54,15 @@ def main():
             refused.append({"setup": setup, "job": job, "plan": name, "reason": result[len("refused "):]})
             continue
         predicted = json.loads((work / "runs" / setup / f"{name}.predicted.json").read_text())
-        measured = json.loads((work / "runs" / setup / f"{name}.measured.json").read_text())
+        # Round 1 and the later rounds (NAME.round-K.measured.json) of the same plan.
+        reports = [work / "runs" / setup / f"{name}.measured.json"]
+        reports += sorted((work / "runs" / setup).glob(f"{name}.round-*.measured.json"))
+        rounds = [json.loads(path.read_text())["iteration_seconds"] for path in reports]
+        measured = statistics.median(rounds)
         runs.append({"setup": setup, "job": job, "plan": name, "mesh": predicted.get("mesh", ""),
                      "predicted_seconds": predicted["iteration_seconds"],
-                     "measured_seconds": measured["iteration_seconds"],
-                     "error": predicted["iteration_seconds"] / measured["iteration_seconds"] - 1.0})
+                     "measured_seconds": measured, "measured_rounds_seconds": rounds,
+                     "error": predicted["iteration_seconds"] / measured - 1.0})
 
     lines = ["# Iteration time across emulated nodes: predicted after calibrate, against measured", ""]
     lines += [f"Command (as root): `{args.command}`.",
@@ -68,13 +73,17 @@ def main():
               "a node's 2 ranks sharing its one core. Each set-up's cluster file (`clusters/SETUP.json`) is what "
               "`calibrate` measured there (`clusters/SETUP.calibrate.txt`): on the emulated nodes a node level "
               "among each host's ranks and a cluster level among one rank per host. Errors are predicted / "
-              "measured - 1.",
+              "measured - 1, with the median of the plan's rounds (each plan ran once per round, the rounds one after "
+              "another over all plans); the spread column gives the fastest and slowest round.",
               ""]
     summary = {}
-    lines += ["| set-up | job | plan | predicted ms | measured ms | error |", "|---|---|---|---|---|---|"]
+    lines += ["| set-up | job | plan | predicted ms | measured ms (median) | rounds: spread | error |",
+              "|---|---|---|---|---|---|---|"]
     for r in runs:
+        spread = r["measured_rounds_seconds"]
         lines.append(f"| {r['setup']} | {r['job']} | {r['plan']} | {r['predicted_seconds'] * 1e3:.1f} | "
-                     f"{r['measured_seconds'] * 1e3:.1f} | {r['error'] * 100:+.1f}% |")
+                     f"{r['measured_seconds'] * 1e3:.1f} | {len(spread)}: {min(spread) * 1e3:.1f}-{max(spread) * 1e3:.1f} | "
+                     f"{r['error'] * 100:+.1f}% |")
     lines.append("")
     setups = sorted({r["setup"] for r in runs}, key=lambda s: ["one-node-2", "2x1", "2x2"].index(s))
     lines += ["| set-up | runs | median abs error | worst abs error |", "|---|---|---|---|"]

@@ -93,8 +93,12 @@ exec::Backend make_backend(const std::string& name, exec::comm::MeshCommunicator
 BackendKernels make_backend_kernels(const std::string& name, const BackendSettings& settings) {
   if (name == "cpu") {
     refuse_tf32_on_cpu(settings);
-    return {std::make_unique<exec::cpu::CpuKernelFactory>(settings.threads), cpu_last_level_cache_bytes(),
-            [] { evict_caches(); }, std::make_unique<exec::HostStepClock>(), std::make_unique<exec::HostDevice>()};
+    return {std::make_unique<exec::cpu::CpuKernelFactory>(settings.threads),
+            cpu_last_level_cache_bytes(),
+            [] { evict_caches(); },
+            std::make_unique<exec::HostStepClock>(),
+            std::make_unique<exec::HostDevice>(),
+            true};
   }
   if (name == "cuda") {
 #if SPLITBRAIN_HAS_CUDA_BACKEND

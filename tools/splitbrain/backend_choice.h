@@ -49,6 +49,9 @@ struct BackendKernels {
   // The backend's Device on the same memory and queue, for what the runtime does beside the
   // kernels (uploads, the optimizer's update).
   std::unique_ptr<exec::Device> device;
+  // The kernels compute on this rank's thread (the CPU backend), so ranks that share a core
+  // share their time (calibration_timing.h, CoreSharing).
+  bool computes_on_host = false;
 };
 
 // Throws InputError as make_backend does. For "cuda": collective over MPI_COMM_WORLD (it picks

@@ -3,10 +3,11 @@
 // the rates include the contention of one rank per core, as in training; the slowest rank's.
 
 #include <mpi.h>
+#include <sched.h>
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
-#include <limits>
 #include <vector>
 
 #include "exec/comm/mpi_check.h"
@@ -35,47 +36,78 @@ inline double host_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-// Ranks that take turns on a core (exec/comm/rank_placement.h, split_by_shared_cores): a kernel
-// shorter than the scheduler's time slice runs whole while the others wait for their turn, so
-// timed from its own start it looks as fast as on a core of its own (on 2 ranks per core a 0.7 ms
-// convolution timed 0.7 ms, a 40 ms one 78 ms), yet a synchronous step waits for all of them. A
-// measurement therefore lasts at least from the group's first start to its last end.
-class CoreSharingSpan {
- public:
-  explicit CoreSharingSpan(MPI_Comm comm) : sharers_(exec::comm::split_by_shared_cores(comm)) {
-    SB_MPI_CHECK(MPI_Comm_size(sharers_, &size_));
-  }
-  ~CoreSharingSpan() { MPI_Comm_free(&sharers_); }
-  CoreSharingSpan(const CoreSharingSpan&) = delete;
-  CoreSharingSpan& operator=(const CoreSharingSpan&) = delete;
+inline double thread_cpu_seconds() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
+}
 
-  // max(own_seconds, the group's span); collective over the group. A rank that sat the
-  // measurement out passes own_seconds 0 and no start or end.
-  double at_least_span(double own_seconds, double start = std::numeric_limits<double>::infinity(),
-                       double end = -std::numeric_limits<double>::infinity()) const {
-    if (size_ == 1) return own_seconds;
+// Ranks that take turns on cores (exec/comm/rank_placement.h, split_by_shared_cores): a kernel
+// shorter than the scheduler's time slice runs whole while the others wait for their turn, so
+// timed from its own start it looks as fast as on a core of its own (on 2 ranks per core a
+// 0.7 ms convolution timed 0.7 ms, a 40 ms one 78 ms), yet a synchronous step waits for all of
+// them. So on shared cores:
+//   - a kernel (computed on the rank's thread) costs the group's CPU seconds over its cores:
+//     they take turns, and the CPU time leaves out the turns of the others and the wake-ups;
+//   - a collective (the ranks wait on each other) lasts from the group's first start to its last
+//     end.
+// A rank on cores of its own keeps its own wall time. Every call is collective over the group.
+class CoreSharing {
+ public:
+  enum class Cost { cpu_share, wall_span };
+
+  explicit CoreSharing(MPI_Comm comm) : sharers_(exec::comm::split_by_shared_cores(comm)) {
+    SB_MPI_CHECK(MPI_Comm_size(sharers_, &size_));
+    if (size_ == 1) return;
+    cpu_set_t cpus;
+    CPU_ZERO(&cpus);
+    if (sched_getaffinity(0, sizeof(cpus), &cpus) != 0) CPU_SET(sched_getcpu(), &cpus);
+    SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &cpus, sizeof(cpus), MPI_BYTE, MPI_BOR, sharers_));
+    cores_ = std::max(1, CPU_COUNT(&cpus));
+  }
+  ~CoreSharing() { MPI_Comm_free(&sharers_); }
+  CoreSharing(const CoreSharing&) = delete;
+  CoreSharing& operator=(const CoreSharing&) = delete;
+
+  // The group's CPU seconds over its cores, at least this rank's; own_wall_seconds alone.
+  double cpu_share(double own_wall_seconds, double own_cpu_seconds) const {
+    if (size_ == 1) return own_wall_seconds;
+    double total = own_cpu_seconds;
+    SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_DOUBLE, MPI_SUM, sharers_));
+    return std::max(own_cpu_seconds, total / cores_);
+  }
+
+  // From the group's first start to its last end, at least own_wall_seconds; host_seconds().
+  double wall_span(double own_wall_seconds, double start, double end) const {
+    if (size_ == 1) return own_wall_seconds;
     double bounds[2] = {-start, end};  // one MPI_MAX gives the first start and the last end
     SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, bounds, 2, MPI_DOUBLE, MPI_MAX, sharers_));
-    return std::max(own_seconds, bounds[1] + bounds[0]);
+    return std::max(own_wall_seconds, bounds[1] + bounds[0]);
   }
 
  private:
   MPI_Comm sharers_ = MPI_COMM_NULL;
   int size_ = 1;
+  int cores_ = 1;
 };
 
+// `cost`: how ranks that share cores are timed (CoreSharing): cpu_share for kernels, wall_span
+// for collectives and anything that waits on other ranks.
 template <class Work>
-double median_seconds(int repeats, MPI_Comm comm, Work&& work) {
-  const CoreSharingSpan sharing(comm);
+double median_seconds(int repeats, MPI_Comm comm, Work&& work, CoreSharing::Cost cost = CoreSharing::Cost::wall_span) {
+  const CoreSharing sharing(comm);
   work();  // warm-up: first-touch page faults, JIT compilation, MPI connection set-up
   std::vector<double> times;
   for (int i = 0; i < repeats; ++i) {
     evict_caches();
     SB_MPI_CHECK(MPI_Barrier(comm));
     const double start = host_seconds();
+    const double start_cpu = thread_cpu_seconds();
     work();
     const double end = host_seconds();
-    times.push_back(sharing.at_least_span(end - start, start, end));
+    times.push_back(cost == CoreSharing::Cost::cpu_share
+                        ? sharing.cpu_share(end - start, thread_cpu_seconds() - start_cpu)
+                        : sharing.wall_span(end - start, start, end));
   }
   // A synchronous step goes at its slowest rank's pace, and the cores of a shared host are not
   // equally fast (here one often runs a third slower than the other): every rank gets the

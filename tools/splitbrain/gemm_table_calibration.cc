@@ -61,6 +61,7 @@ GemmRateTable measure_gemm_table(exec::cpu::CpuContext& context, int repeats, bo
                              fmt::join(g.m, ","), fmt::join(g.k, ","), fmt::join(g.n, ","))
               << std::flush;
   }
+  constexpr CoreSharing::Cost kernel_cost = CoreSharing::Cost::cpu_share;
   for (const int64_t rows : g.m) {
     for (const int64_t out : g.n) {
       for (const int64_t in : g.k) {
@@ -71,10 +72,13 @@ GemmRateTable measure_gemm_table(exec::cpu::CpuContext& context, int repeats, bo
         const double flops = 2.0 * static_cast<double>(rows) * static_cast<double>(out) * static_cast<double>(in);
         // The passes as training runs them: the weight gradient accumulates into the step's.
         const double seconds[] = {
-            median_seconds(repeats, comm, [&] { kernel.forward(x.data(), w.data(), b.data(), y.data()); }),
-            median_seconds(repeats, comm, [&] { kernel.backward_data(y.data(), w.data(), dx.data()); }),
-            median_seconds(repeats, comm,
-                           [&] { kernel.accumulate_weight_gradients(x.data(), y.data(), dw.data(), db.data()); })};
+            median_seconds(
+                repeats, comm, [&] { kernel.forward(x.data(), w.data(), b.data(), y.data()); }, kernel_cost),
+            median_seconds(
+                repeats, comm, [&] { kernel.backward_data(y.data(), w.data(), dx.data()); }, kernel_cost),
+            median_seconds(
+                repeats, comm, [&] { kernel.accumulate_weight_gradients(x.data(), y.data(), dw.data(), db.data()); },
+                kernel_cost)};
         for (sim::KernelPass pass : kPasses) {
           rates.flops_per_second[static_cast<size_t>(pass)].push_back(flops / seconds[static_cast<size_t>(pass)]);
         }

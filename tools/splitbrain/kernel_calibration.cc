@@ -45,7 +45,7 @@ class KernelTimer {
   // Returns the seconds.
   template <class Work>
   double sample(RateSamples& samples, double size, const std::string& label, const char* unit, Work&& work) {
-    const double seconds = median_seconds(options_.repeats, comm_, work);
+    const double seconds = median_seconds(options_.repeats, comm_, work, CoreSharing::Cost::cpu_share);
     samples.add(size, seconds);
     if (print_)
       std::cout << fmt::format("[calibrate] {:<40} {:9.3f} ms  {:8.2f} {}\n", label, seconds * 1e3,

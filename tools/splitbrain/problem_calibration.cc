@@ -57,8 +57,8 @@ void wait_asleep(MPI_Request& request) {
 // weights and saved tensors from long ago do not. Warm, every byte the kernel reads is cached,
 // as in a step that fits the cache.
 template <class Refresh, class Work>
-double slowest_seconds_on(int busy_ranks, sim::CacheState caches, MPI_Comm comm, const std::function<void()>& sweep,
-                          exec::StepClock& clock, Refresh&& refresh, Work&& work) {
+double slowest_seconds_on(int busy_ranks, bool on_host, sim::CacheState caches, MPI_Comm comm,
+                          const std::function<void()>& sweep, exec::StepClock& clock, Refresh&& refresh, Work&& work) {
   int rank = 0;
   SB_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   const bool busy = rank < busy_ranks;
@@ -67,21 +67,22 @@ double slowest_seconds_on(int busy_ranks, sim::CacheState caches, MPI_Comm comm,
     if (caches == sim::CacheState::swept) sweep();
     refresh();
   }
-  const CoreSharingSpan sharing(comm);
+  const CoreSharing sharing(comm);
   MPI_Request barrier = MPI_REQUEST_NULL;
   SB_MPI_CHECK(MPI_Ibarrier(comm, &barrier));
   wait_asleep(barrier);
   double slowest = 0.0;
+  double cpu_seconds = 0.0;
   if (busy) {
-    const double start = host_seconds();
+    const double start_cpu = thread_cpu_seconds();
     clock.start();
     work();
     clock.mark();
     slowest = clock.seconds_since_start().at(0);
-    slowest = sharing.at_least_span(slowest, start, host_seconds());
-  } else {
-    slowest = sharing.at_least_span(0.0);
+    cpu_seconds = thread_cpu_seconds() - start_cpu;
   }
+  // A GPU's kernels do not share the host's cores; a sleeping rank adds no CPU time.
+  if (on_host) slowest = sharing.cpu_share(slowest, cpu_seconds);
   MPI_Request request = MPI_REQUEST_NULL;
   SB_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm, &request));
   wait_asleep(request);
@@ -225,7 +226,8 @@ class ProblemTimer {
 
   template <class Refresh, class Work>
   double time(Refresh&& refresh, Work&& work) {
-    return slowest_seconds_on(busy_, caches_, comm_, kernels_.sweep_caches, *kernels_.clock, refresh, work);
+    return slowest_seconds_on(busy_, kernels_.computes_on_host, caches_, comm_, kernels_.sweep_caches, *kernels_.clock,
+                              refresh, work);
   }
 
   BackendKernels& kernels_;
