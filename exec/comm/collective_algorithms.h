@@ -22,7 +22,6 @@ namespace splitbrain::exec::comm {
 struct MpiParameterDefault {
   std::string name;   // the MCA parameter, e.g. "coll_libnbc_iallreduce_algorithm"
   std::string value;  // as Open MPI reads it from OMPI_MCA_<name>
-  std::string why;
 };
 
 // The parameters, in the order they are set.

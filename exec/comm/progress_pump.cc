@@ -35,19 +35,17 @@ ProgressHold& ProgressHold::operator=(ProgressHold&& other) noexcept {
 
 ProgressPump::ProgressPump(MPI_Comm world, double interval_seconds) : interval_seconds_(interval_seconds) {
   if (!(interval_seconds > 0)) throw std::invalid_argument("ProgressPump: the interval must be positive");
-  SB_MPI_CHECK(MPI_Comm_dup(world, &quiet_));
-  thread_ = std::thread([this] { run(); });
   ProgressPump* expected = nullptr;
   if (!process_pump.compare_exchange_strong(expected, this)) {
-    {
-      std::lock_guard lock(mutex_);
-      stop_ = true;
-    }
-    wake_.notify_all();
-    thread_.join();
-    MPI_Comm_free(&quiet_);
     throw std::logic_error("ProgressPump: this process already has a pump");
   }
+  try {
+    SB_MPI_CHECK(MPI_Comm_dup(world, &quiet_));
+  } catch (...) {
+    process_pump.store(nullptr);
+    throw;
+  }
+  thread_ = std::thread([this] { run(); });
 }
 
 ProgressPump::~ProgressPump() {

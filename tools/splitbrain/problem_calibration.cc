@@ -56,8 +56,10 @@ void wait_asleep(MPI_Request& request) {
 // gradient from the layer after): in a step larger than the cache those arrive in it, the
 // weights and saved tensors from long ago do not. Warm, every byte the kernel reads is cached,
 // as in a step that fits the cache.
+// `sharing`: the ranks this one shares cores with when the kernels compute on the host; nullptr
+// for a GPU's kernels, which do not share the host's cores.
 template <class Refresh, class Work>
-double slowest_seconds_on(int busy_ranks, bool on_host, sim::CacheState caches, MPI_Comm comm,
+double slowest_seconds_on(int busy_ranks, const CoreSharing* sharing, sim::CacheState caches, MPI_Comm comm,
                           const std::function<void()>& sweep, exec::StepClock& clock, Refresh&& refresh, Work&& work) {
   int rank = 0;
   SB_MPI_CHECK(MPI_Comm_rank(comm, &rank));
@@ -67,7 +69,6 @@ double slowest_seconds_on(int busy_ranks, bool on_host, sim::CacheState caches, 
     if (caches == sim::CacheState::swept) sweep();
     refresh();
   }
-  const CoreSharing sharing(comm);
   MPI_Request barrier = MPI_REQUEST_NULL;
   SB_MPI_CHECK(MPI_Ibarrier(comm, &barrier));
   wait_asleep(barrier);
@@ -81,8 +82,7 @@ double slowest_seconds_on(int busy_ranks, bool on_host, sim::CacheState caches, 
     slowest = clock.seconds_since_start().at(0);
     cpu_seconds = thread_cpu_seconds() - start_cpu;
   }
-  // A GPU's kernels do not share the host's cores; a sleeping rank adds no CPU time.
-  if (on_host) slowest = sharing.cpu_share(slowest, cpu_seconds);
+  if (sharing != nullptr) slowest = sharing->cpu_share(slowest, cpu_seconds);  // a sleeping rank adds none
   MPI_Request request = MPI_REQUEST_NULL;
   SB_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm, &request));
   wait_asleep(request);
@@ -95,12 +95,14 @@ double slowest_seconds_on(int busy_ranks, bool on_host, sim::CacheState caches, 
 // instructions are.
 class ProblemTimer {
  public:
-  ProblemTimer(BackendKernels& kernels, int busy_ranks, sim::CacheState caches, MPI_Comm comm)
+  ProblemTimer(BackendKernels& kernels, int busy_ranks, sim::CacheState caches, MPI_Comm comm,
+               const CoreSharing* sharing)
       : kernels_(kernels),
         array_(kernels.factory->make_array_kernel()),
         busy_(busy_ranks),
         caches_(caches),
-        comm_(comm) {}
+        comm_(comm),
+        sharing_(sharing) {}
 
   sim::Device::MeasuredKernel operator()(const sim::ConvProblem& problem) {
     const exec::kernels::Conv2dShape shape = kernel_shape(problem);
@@ -226,8 +228,7 @@ class ProblemTimer {
 
   template <class Refresh, class Work>
   double time(Refresh&& refresh, Work&& work) {
-    return slowest_seconds_on(busy_, kernels_.computes_on_host, caches_, comm_, kernels_.sweep_caches, *kernels_.clock,
-                              refresh, work);
+    return slowest_seconds_on(busy_, sharing_, caches_, comm_, kernels_.sweep_caches, *kernels_.clock, refresh, work);
   }
 
   BackendKernels& kernels_;
@@ -236,6 +237,7 @@ class ProblemTimer {
   int busy_;
   sim::CacheState caches_;
   MPI_Comm comm_;
+  const CoreSharing* sharing_;
 };
 
 }  // namespace
@@ -249,6 +251,8 @@ void measure_kernel_problems(const std::vector<PlannedProblem>& problems, int re
   const sim::CacheState states[] = {sim::CacheState::swept, sim::CacheState::warm};
   // Per problem and cache state, per pass: forward, input gradient, weight gradient seconds.
   std::vector<std::array<std::vector<sim::Device::MeasuredKernel>, 2>> runs(problems.size());
+  const CoreSharing sharing(comm);  // collective: once, not per run
+  const CoreSharing* host_sharing = kernels.computes_on_host ? &sharing : nullptr;
   for (int pass = 0; pass < repeats; ++pass) {
     if (print) {
       std::cout << fmt::format("[calibrate] kernel problems: pass {}/{} over {} problems, swept and warm\n", pass + 1,
@@ -257,7 +261,7 @@ void measure_kernel_problems(const std::vector<PlannedProblem>& problems, int re
     }
     for (size_t i = 0; i < problems.size(); ++i) {
       for (size_t s = 0; s < 2; ++s) {
-        ProblemTimer timer(kernels, problems[i].busy_ranks, states[s], comm);
+        ProblemTimer timer(kernels, problems[i].busy_ranks, states[s], comm, host_sharing);
         runs[i][s].push_back(std::visit(timer, problems[i].problem));
       }
     }
