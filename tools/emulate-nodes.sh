@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # Emulated nodes: N Linux network namespaces ("nodes") on this machine, joined through a bridge
-# by veth links of a given bandwidth (and latency, where the kernel has netem), and an Open MPI
-# job started across them: TCP between nodes, shared memory inside a node. It lets the cost
-# model's inter-node level be measured on one machine. Everything it makes is removed on exit,
-# also on failure and on Ctrl-C. Needs root, `ip`, `tc`, `unshare` and `taskset`.
+# by links of a given bandwidth and latency, and an Open MPI job started across them: TCP
+# between nodes, shared memory inside a node. It lets the cost model's inter-node level be
+# measured on one machine. Everything it makes is removed on exit, also on failure and on
+# Ctrl-C. Needs root, `ip`, `tc`, `unshare` and `taskset`; a latency on a kernel without netem
+# needs /dev/net/tun and the project's splitbrain-delay-line (built by tools/build.sh).
 #
 # Usage: tools/emulate-nodes.sh [options] -- COMMAND [ARG...]
 #   --nodes N            emulated nodes (default 2)
 #   --ranks-per-node R   MPI ranks per node (default 1)
 #   --bandwidth RATE     each node's link, in tc's units: 1gbit, 100mbit (default 1gbit)
-#   --latency TIME       one-way delay a node adds to what it sends, tc's units: 0.1ms, 50us
-#                        (default 0: no delay added; a delay needs sch_netem in the kernel)
+#   --latency TIME       one-way delay of the link, in tc's units: 0.1ms, 50us (default 0)
+#   --delay-line PATH    the splitbrain-delay-line binary, for a latency where the kernel has
+#                        no netem (default: build/tools/delay_line/ of this checkout)
 #   --cpus split|all     split: node i runs on its own share of the CPUs (as a real node has
 #                        its own cores; nodes share CPUs only when there are fewer CPUs than
 #                        nodes); all: every node may use every CPU (default split)
@@ -32,6 +34,12 @@
 #     node i (what it receives) are each limited to RATE by a token bucket (tbf), as a
 #     full-duplex NIC. With --latency, the node side is netem (delay and rate in one qdisc), so
 #     a round trip between two nodes is twice the latency.
+#   - A latency where the kernel has no netem (tc says "Specified qdisc kind is unknown"): each
+#     node's sbnet0 is then a TUN device (MTU 65535, the size of the segments TCP hands a veth
+#     with offloads on) with the token bucket on its egress, and no bridge; the delay line, a
+#     process in the host's namespace holding every node's TUN, writes each packet into its
+#     destination node's device once the delay has passed and that node's port is free
+#     (tools/delay_line/). When the job ends it prints how late it delivered.
 #   - mpirun itself runs inside node 0 (its HNP listens on 10.213.0.1, where the orteds of the
 #     other nodes connect back; a mpirun in the host namespace would not be reachable from
 #     them). The hostfile names nodes by address, so Open MPI sees that node 0 is local and
@@ -46,13 +54,14 @@
 #     ranks outnumber its CPUs (see below).
 set -euo pipefail
 
-usage() { sed -n '8,24p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '9,26p' "$0" | sed 's/^# \{0,1\}//'; }
 fail() { echo "emulate-nodes: $*" >&2; exit 2; }
 
 nodes=2
 ranks_per_node=1
 bandwidth=1gbit
 latency=0
+delay_line=$(cd "$(dirname "$0")/.." && pwd)/build/tools/delay_line/splitbrain-delay-line
 cpus_mode=split
 use_mpirun=1
 extra_mpirun_args=()
@@ -62,6 +71,7 @@ while [ $# -gt 0 ]; do
     --ranks-per-node) ranks_per_node=${2:?--ranks-per-node needs a value}; shift 2 ;;
     --bandwidth) bandwidth=${2:?--bandwidth needs a value}; shift 2 ;;
     --latency) latency=${2:?--latency needs a value}; shift 2 ;;
+    --delay-line) delay_line=${2:?--delay-line needs a value}; shift 2 ;;
     --cpus) cpus_mode=${2:?--cpus needs a value}; shift 2 ;;
     --mpirun-arg) extra_mpirun_args+=("${2:?--mpirun-arg needs a value}"); shift 2 ;;
     --no-mpirun) use_mpirun=0; shift ;;
@@ -107,11 +117,16 @@ bits_per_second=$(rate_bits_per_second "$bandwidth")
 # timer granularity does not cut the rate, small enough that a message of more than ~1 ms at the
 # link rate is paced by it.
 burst_bytes=$(awk -v b="$bits_per_second" 'BEGIN { x = b / 8 / 1000; if (x < 16384) x = 16384; printf "%.0f", x }')
-latency_is_zero=$(awk -v t="${latency%%[a-z]*}" 'BEGIN { print (t + 0 == 0) ? 1 : 0 }')
+# The latency in microseconds (tc reads a bare number as microseconds too).
+latency_microseconds=$(awk -v t="$latency" 'BEGIN {
+  v = t + 0; u = substr(t, length(v "") + 1)
+  print (u == "s") ? v * 1e6 : (u == "ms") ? v * 1e3 : v }')
+latency_is_zero=$(awk -v t="$latency_microseconds" 'BEGIN { print (t + 0 == 0) ? 1 : 0 }')
 
 name=sbn$$
 work=$(mktemp -d "${TMPDIR:-/tmp}/emulate-nodes.XXXXXX")
 namespaces=()
+delay_line_pid=
 
 teardown() {
   local status=$? ns
@@ -122,6 +137,11 @@ teardown() {
     pids=$(ip netns pids "$ns" 2> /dev/null || true)
     [ -z "$pids" ] || kill -TERM $pids 2> /dev/null || true
   done
+  if [ -n "$delay_line_pid" ]; then
+    kill -TERM "$delay_line_pid" 2> /dev/null || true
+    wait "$delay_line_pid" 2> /dev/null || true
+    cat "$work/delay-line.err" >&2 2> /dev/null || true
+  fi
   for ns in "${namespaces[@]}"; do
     ip netns del "$ns" 2> /dev/null || true
   done
@@ -143,6 +163,18 @@ add_namespace "$switch_ns"
 ip -n "$switch_ns" link add br0 type bridge
 ip -n "$switch_ns" link set br0 up
 
+# Where the kernel cannot delay packets, the delay line does (see the wiring above).
+use_delay_line=0
+if [ "$latency_is_zero" -eq 0 ] &&
+  ! ip netns exec "$switch_ns" tc qdisc add dev lo root netem delay "$latency" 2> /dev/null; then
+  use_delay_line=1
+  [ -x "$delay_line" ] || fail "--latency $latency: this kernel has no netem and the delay line '$delay_line'" \
+    "is not built (run tools/build.sh, or pass --delay-line PATH)"
+  [ -c /dev/net/tun ] || fail "--latency $latency: this kernel has no netem and no /dev/net/tun for the delay line"
+  # A token bucket drops a packet larger than itself: it holds at least two of the TUN's.
+  burst_bytes=$((burst_bytes > 131070 ? burst_bytes : 131070))
+fi
+
 # The CPUs this script may run on (a container's cpuset may hide some), one per element.
 allowed_cpus=()
 for range in $(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status | tr ',' ' '); do
@@ -151,10 +183,21 @@ done
 [ "${#allowed_cpus[@]}" -gt 0 ] || fail "could not read the allowed CPUs from /proc/self/status"
 addresses=()
 node_namespaces=()
+delay_line_pid=
 for ((i = 0; i < nodes; i++)); do
   ns=$name-$i
   address=10.213.$((i / 250)).$((i % 250 + 1))
   add_namespace "$ns"
+  addresses+=("$address")
+  node_namespaces+=("$ns")
+  if [ "$use_delay_line" -eq 1 ]; then
+    ip netns exec "$ns" ip tuntap add dev sbnet0 mode tun || fail "could not make a TUN device in '$ns'"
+    ip -n "$ns" link set sbnet0 mtu 65535
+    ip -n "$ns" addr add "$address/16" dev sbnet0
+    ip -n "$ns" link set sbnet0 up
+    ip netns exec "$ns" tc qdisc add dev sbnet0 root tbf rate "$bandwidth" burst "$burst_bytes" latency 100ms
+    continue
+  fi
   ip link add sbnet0 netns "$ns" type veth peer name "port$i" netns "$switch_ns"
   ip -n "$switch_ns" link set "port$i" master br0 up
   ip -n "$ns" addr add "$address/16" dev sbnet0
@@ -168,9 +211,19 @@ for ((i = 0; i < nodes; i++)); do
         "$(tr '\n' ' ' < "$work/netem.err")); use --latency 0 to emulate the bandwidth alone"
   fi
   ip netns exec "$switch_ns" tc qdisc add dev "port$i" root tbf rate "$bandwidth" burst "$burst_bytes" latency 100ms
-  addresses+=("$address")
-  node_namespaces+=("$ns")
 done
+if [ "$use_delay_line" -eq 1 ]; then
+  delay_line_args=(--delay-microseconds "$latency_microseconds" --bits-per-second "$bits_per_second")
+  for ((i = 0; i < nodes; i++)); do delay_line_args+=(--node "${node_namespaces[i]}=${addresses[i]}"); done
+  "$delay_line" "${delay_line_args[@]}" > "$work/delay-line.out" 2> "$work/delay-line.err" &
+  delay_line_pid=$!
+  for ((tries = 0; tries < 1000; tries++)); do
+    grep -q ready "$work/delay-line.out" 2> /dev/null && break
+    kill -0 "$delay_line_pid" 2> /dev/null || fail "the delay line stopped: $(cat "$work/delay-line.err")"
+    sleep 0.01
+  done
+  grep -q ready "$work/delay-line.out" || fail "the delay line was not ready after 10 s"
+fi
 
 # The CPUs node i runs on: its share of the allowed CPUs (--cpus split), or all of them.
 node_cpus() {
@@ -231,7 +284,8 @@ for ((i = 0; i < nodes; i++)); do
   if [ "$ranks_per_node" -gt "$node_cpu_count" ]; then yield_args=(--mca mpi_yield_when_idle 1); fi
 done
 echo "emulate-nodes: $nodes nodes x $ranks_per_node ranks, link $bandwidth" \
-  "(bucket $burst_bytes B), latency $latency; namespaces $name-*; CPUs per node:" \
+  "(bucket $burst_bytes B), latency $latency$([ "$use_delay_line" -eq 0 ] || echo ' (delay line)');" \
+  "namespaces $name-*; CPUs per node:" \
   "$(for ((i = 0; i < nodes; i++)); do printf '%s ' "$(node_cpus "$i")"; done)" \
   "${yield_args[*]:+(oversubscribed: ranks yield their core while they wait)}" >&2
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # tools/emulate-nodes.sh end to end: two emulated nodes joined by a 100 Mb/s link. The link
 # really is that slow (a bulk TCP transfer between the nodes stays under the limit; unshaped,
-# veths run at several Gb/s); a 2-rank `splitbrain run` spans both nodes (each rank reports its
-# node's host name) and sends the bytes the simulator predicts; a failing command's status comes
-# back; no namespace is left behind by any of them; `calibrate` across the nodes measures the
-# link as the level between them.
+# veths run at several Gb/s) and, given a latency, that late; a 2-rank `splitbrain run` spans
+# both nodes (each rank reports its node's host name) and sends the bytes the simulator
+# predicts; a failing command's status comes back; no namespace is left behind by any of them;
+# `calibrate` across the nodes measures the link as the level between them.
 # Exits 77 (ctest: skipped) with the reason where namespaces cannot be made here.
 # Usage: emulate_nodes_test.sh SPLITBRAIN_BINARY SOURCE_DIR
 set -euo pipefail
@@ -56,6 +56,24 @@ else
   fail "the link probe"; cat "$work/probe.log"
 fi
 check_torn_down "$work/probe.log"
+
+# 1b. A latency: the round trip grows by twice the one-way delay (netem where the kernel has it,
+# else the delay line, which tells how late it delivered).
+if timeout 300 "$emulate" --nodes 2 --bandwidth 1gbit --latency 0.5ms --no-mpirun -- \
+     python3 "$source/tools/link-probe.py" $((1 << 20)) > "$work/delayed.json" 2> "$work/delayed.log"; then
+  python3 - "$work/delayed.json" << 'PY' || failures=$((failures + 1))
+import json, sys
+link = json.load(open(sys.argv[1]))
+print(f"link with 0.5 ms latency: round trip {link['rtt_seconds'] * 1e6:.0f} us")
+# At least the two delays; at most that plus 0.5 ms of stack, TUN hops and scheduling.
+if not 1.0e-3 <= link["rtt_seconds"] <= 1.5e-3:
+    sys.exit(f"FAIL a 0.5 ms link's round trip is not about 1 ms: {link}")
+PY
+  grep "delay line" "$work/delayed.log" || true
+else
+  fail "the link probe with a latency"; cat "$work/delayed.log"
+fi
+check_torn_down "$work/delayed.log"
 
 # 2. A 2-rank run across the two nodes, bytes against the simulator's.
 plan=$source/plans/examples/fashion-vgg-data-parallel-2.json
