@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Predicted against measured iteration time across emulated nodes, after calibrating each set-up:
 #   one-node-2  2 ranks on this host (mpirun, one core each): one level
-#   2x1         2 emulated nodes x 1 rank (tools/emulate-nodes.sh, a 1 Gb/s link): two levels
+#   2x1         2 emulated nodes x 1 rank (tools/emulate-nodes.sh, a 1 Gb/s, 0.1 ms link): two levels
 #   2x2         2 emulated nodes x 2 ranks (oversubscribed: a node's 2 ranks share its one core)
 # Each set-up is calibrated where it runs (`calibrate` measures the node level among each host's
 # ranks and the cluster level among one rank per host, with the exact kernels of both jobs'
@@ -16,12 +16,13 @@
 # Each plan that runs is run ROUNDS times, round after round over all of them (so a slow spell of
 # this shared machine falls on every plan alike, not on a few), and its median round is compared.
 # Knobs (environment): TOP (3), ROUNDS (3), TIMED_SECONDS (each run times at least this many
-# seconds of steps by the prediction, 2), MIN_ITERS (5), WARMUP (1), REPEATS (calibrate's, 3).
+# seconds of steps by the prediction, 2), MIN_ITERS (5), WARMUP (1), REPEATS (calibrate's, 3),
+# LATENCY (the link's one-way delay, 0.1ms; through the delay line where the kernel has no netem).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=results/emulated-nodes-time
 top=${TOP:-3} rounds=${ROUNDS:-3} timed_seconds=${TIMED_SECONDS:-2} min_iters=${MIN_ITERS:-5} warmup=${WARMUP:-1}
-repeats=${REPEATS:-3}
+repeats=${REPEATS:-3} latency=${LATENCY:-0.1ms}
 batch=16
 python=/usr/bin/python3
 sb=./build/tools/splitbrain
@@ -41,8 +42,8 @@ launch() {  # setup command...
   shift
   case "$setup" in
     one-node-2) mpirun -np 2 --bind-to core "$@" ;;
-    2x1) tools/emulate-nodes.sh --nodes 2 --ranks-per-node 1 --bandwidth 1gbit -- "$@" ;;
-    2x2) tools/emulate-nodes.sh --nodes 2 --ranks-per-node 2 --bandwidth 1gbit -- "$@" ;;
+    2x1) tools/emulate-nodes.sh --nodes 2 --ranks-per-node 1 --bandwidth 1gbit --latency "$latency" -- "$@" ;;
+    2x2) tools/emulate-nodes.sh --nodes 2 --ranks-per-node 2 --bandwidth 1gbit --latency "$latency" -- "$@" ;;
   esac
 }
 short_of() { [ "$1" = "$gpt" ] && echo tiny-gpt || echo "$1"; }
@@ -134,8 +135,8 @@ done
 loadavg_end=$(cut -d' ' -f1-3 /proc/loadavg)
 
 "$python" tools/bench/emulated_nodes_time_report.py "$work" \
-  --command "bash tools/bench/emulated-nodes-time.sh (TOP=$top ROUNDS=$rounds TIMED_SECONDS=$timed_seconds MIN_ITERS=$min_iters WARMUP=$warmup REPEATS=$repeats)" \
-  --machine "$(nproc) CPUs, $(lscpu | sed -n 's/^Model name: *//p' | head -n 1)" --load "$loadavg_start" "$loadavg_end"
+  --command "bash tools/bench/emulated-nodes-time.sh (TOP=$top ROUNDS=$rounds TIMED_SECONDS=$timed_seconds MIN_ITERS=$min_iters WARMUP=$warmup REPEATS=$repeats LATENCY=$latency)" \
+  --latency "$latency" --machine "$(nproc) CPUs, $(lscpu | sed -n 's/^Model name: *//p' | head -n 1)" --load "$loadavg_start" "$loadavg_end"
 rm -rf "$out.new" && mkdir -p "$(dirname "$out")" && cp -r "$work" "$out.new"
 rm -rf "$out" && mv "$out.new" "$out"
 echo "[emulated-nodes-time] wrote $out/README.md" >&2

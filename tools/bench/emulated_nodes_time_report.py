@@ -44,6 +44,7 @@ def main():
     parser.add_argument("--command", required=True)
     parser.add_argument("--machine", required=True)
     parser.add_argument("--load", nargs=2, required=True)
+    parser.add_argument("--latency", required=True, help="the link's one-way delay, as given to emulate-nodes.sh")
     args = parser.parse_args()
     work = Path(args.work)
 
@@ -69,8 +70,9 @@ def main():
               f"Machine: {args.machine}; load average {args.load[0]} at the start, {args.load[1]} at the end.",
               "",
               "Set-ups: `one-node-2` is 2 ranks on this host (mpirun, one core each); `2x1` is 2 emulated nodes "
-              "x 1 rank joined by a 1 Gb/s link (`tools/emulate-nodes.sh`; no delay is added where the kernel lacks "
-              "the netem qdisc, as here, and the link's own round trip is about 21 us); `2x2` is 2 emulated nodes x 2 ranks, "
+              f"x 1 rank joined by a 1 Gb/s link of {args.latency} one-way delay (`tools/emulate-nodes.sh`: netem where the "
+              "kernel has it, else, as here, `splitbrain-delay-line`, whose lateness each run's log ends with); "
+              "`2x2` is 2 emulated nodes x 2 ranks, "
               "a node's 2 ranks sharing its one core. Each set-up's cluster file (`clusters/SETUP.json`) is what "
               "`calibrate` measured there (`clusters/SETUP.calibrate.txt`): on the emulated nodes a node level "
               "among each host's ranks and a cluster level among one rank per host. Errors are predicted / "
