@@ -95,6 +95,39 @@ std::optional<KernelProblem> kernel_problem(const model::Model& model, int index
   }
 }
 
+int64_t work_items(const KernelProblem& problem) {
+  struct Items {
+    int64_t operator()(const ConvProblem& p) const { return p.batch; }
+    int64_t operator()(const PoolProblem& p) const { return p.batch; }
+    int64_t operator()(const ActivationProblem& p) const { return p.elements; }
+    int64_t operator()(const LinearProblem& p) const { return p.rows; }
+  };
+  return std::visit(Items{}, problem);
+}
+
+KernelProblem with_work_items(const KernelProblem& problem, int64_t items) {
+  struct Resize {
+    int64_t items;
+    KernelProblem operator()(ConvProblem p) const {
+      p.batch = items;
+      return p;
+    }
+    KernelProblem operator()(PoolProblem p) const {
+      p.batch = items;
+      return p;
+    }
+    KernelProblem operator()(ActivationProblem p) const {
+      p.elements = items;
+      return p;
+    }
+    KernelProblem operator()(LinearProblem p) const {
+      p.rows = items;
+      return p;
+    }
+  };
+  return std::visit(Resize{items}, problem);
+}
+
 int busy_ranks_per_node(const Cluster& cluster, const plans::Mesh& mesh) {
   const int per_node = cluster.levels.empty() ? 1 : cluster.levels.front().fan_out;
   return std::max(1, std::min(mesh.rank_count(), per_node));

@@ -88,6 +88,12 @@ using KernelProblem = std::variant<ConvProblem, PoolProblem, ActivationProblem, 
 std::optional<KernelProblem> kernel_problem(const model::Model& model, int index, const plans::LayerLayouts& layouts,
                                             const plans::Mesh& mesh, int64_t micro_batch);
 
+// The problem's amount of independent work: samples for a convolution or pooling, values for an
+// activation, rows for a linear layer. A kernel's time grows about in proportion to it once it
+// is not tiny; `with_work_items` is the same problem with `items` of it, all else kept.
+int64_t work_items(const KernelProblem& problem);
+KernelProblem with_work_items(const KernelProblem& problem, int64_t items);
+
 // Ranks computing at once on one node of `cluster` under a plan on `mesh`: cores (or GPUs) of a
 // node share memory bandwidth, caches and, with SMT, execution units, so a kernel runs slower
 // beside busy neighbours; a measured problem is keyed by how many there were.

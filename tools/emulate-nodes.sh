@@ -304,6 +304,12 @@ if [ "$use_mpirun" -eq 1 ]; then
 else
   "$work/enter-node" 0 "$@" 0<&0 &
 fi
+job_pid=$!
 status=0
-wait $! || status=$?
+if [ -n "$delay_line_pid" ]; then
+  # Without its wire the job would wait forever: a delay line that stops first ends it.
+  wait -n "$job_pid" "$delay_line_pid" || true
+  kill -0 "$job_pid" 2> /dev/null && fail "the delay line stopped during the job (its own output follows)"
+fi
+wait "$job_pid" || status=$?
 exit "$status"

@@ -98,10 +98,40 @@ TEST(ComputeCost, AMeasuredKernelProblemReplacesTheCurves) {
   EXPECT_NEAR(t.forward, 1e-3 + 5.24288e-6, 1e-12);
   EXPECT_EQ(t.backward_input, 0.0);
   EXPECT_NEAR(t.backward_weight, 3e-3 + 0.07168e-6, 1e-12);
-  // Another micro-batch is another problem: the curves again.
+  // Another micro-batch is read from the measured one in proportion to the samples: half of
+  // them, half the kernel's time (the output's zero-fill is this problem's own: 2.62144 us).
   EXPECT_NEAR(
       layer_compute_seconds(cluster, net, conv, layouts_of(net, conv, mesh, 4), mesh, 4, model::DType::fp32).forward,
-      14.41792e-6 / 2, 1e-12);
+      0.5e-3 + 2.62144e-6, 1e-12);
+}
+
+TEST(ComputeCost, AnUnmeasuredProblemIsReadFromItsNearestMeasuredSibling) {
+  const model::Model net = conv_net();
+  const plans::Mesh mesh({{"data", 1}});
+  const int conv = net.find("conv");
+  Cluster cluster = flat_cluster();
+  const auto problem_at = [&](int64_t samples) {
+    return *kernel_problem(net, conv, layouts_of(net, conv, mesh, samples), mesh, samples);
+  };
+  const auto forward_at = [&](int64_t samples) {
+    return layer_compute_seconds(cluster, net, conv, layouts_of(net, conv, mesh, samples), mesh, samples,
+                                 model::DType::fp32)
+               .forward -
+           static_cast<double>(samples * 16'384 * 4) / 100e9;  // the output's zero-fill
+  };
+  const double curves_at_64 = forward_at(64);
+  cluster.device.measured_kernels[kernel_key(problem_at(2), 1)] = {1e-3, 0.0, 0.0};
+  // Up to 16 times the work of a measured problem: in proportion; 32 times: too far, the curves.
+  EXPECT_NEAR(forward_at(16), 8e-3, 1e-12);
+  EXPECT_NEAR(forward_at(32), 16e-3, 1e-12);
+  EXPECT_NEAR(forward_at(64), curves_at_64, 1e-12);
+  // The nearest sibling wins: 4 samples measured, 8 read from it rather than from 2.
+  cluster.device.measured_kernels[kernel_key(problem_at(4), 1)] = {3e-3, 0.0, 0.0};
+  EXPECT_NEAR(forward_at(8), 6e-3, 1e-12);
+  // Siblings as near on both sides: the mean of both estimates (16 from 8 -> 2 ms, from 32 -> 4 ms).
+  cluster.device.measured_kernels[kernel_key(problem_at(8), 1)] = {1e-3, 0.0, 0.0};
+  cluster.device.measured_kernels[kernel_key(problem_at(32), 1)] = {8e-3, 0.0, 0.0};
+  EXPECT_NEAR(forward_at(16), 3e-3, 1e-12);
 }
 
 TEST(ComputeCost, AMeasuredProblemRunsBetweenAloneAndBesideBusyNeighbours) {

@@ -107,5 +107,27 @@ TEST(KernelProblem, LinearLayersHaveTheirLocalProduct) {
   }
 }
 
+// The work a kernel scales with, per kind, and a problem resized in it and nothing else.
+TEST(KernelProblem, WorkItemsAreSamplesValuesOrRows) {
+  ConvProblem conv;
+  conv.batch = 8;
+  conv.in_channels = 64;
+  PoolProblem pool;
+  pool.batch = 4;
+  const ActivationProblem relu{model::OpKind::relu, 4096, 0.0};
+  const LinearProblem linear{64, 512, 4096, true};
+  EXPECT_EQ(work_items(conv), 8);
+  EXPECT_EQ(work_items(pool), 4);
+  EXPECT_EQ(work_items(relu), 4096);
+  EXPECT_EQ(work_items(linear), 64);
+  for (const KernelProblem& problem :
+       {KernelProblem{conv}, KernelProblem{pool}, KernelProblem{relu}, KernelProblem{linear}}) {
+    const KernelProblem twice = with_work_items(problem, 2 * work_items(problem));
+    EXPECT_EQ(work_items(twice), 2 * work_items(problem));
+    EXPECT_EQ(with_work_items(twice, work_items(problem)), problem);  // all else kept
+  }
+  EXPECT_EQ(std::get<ConvProblem>(with_work_items(conv, 16)).in_channels, 64);
+}
+
 }  // namespace
 }  // namespace splitbrain::sim

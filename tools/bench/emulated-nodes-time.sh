@@ -11,7 +11,7 @@
 # and of 2x1 are run on both, so the planner's ranking on one node and on two can be compared
 # with the measured one (rank correlation, regret of the predicted best).
 # Writes results/emulated-nodes-time/: README.md (tables, median and worst error, rankings),
-# results.json, clusters/*.json (the calibrated cluster files), runs/ (each run's prediction,
+# results.json, clusters/*.json (the calibrated cluster files), runs/ (each run's plan, prediction,
 # report and log). Made in a temporary folder and renamed. Needs root (namespaces).
 # Each plan that runs is run ROUNDS times, round after round over all of them (so a slow spell of
 # this shared machine falls on every plan alike, not on a few), and its median round is compared.
@@ -70,6 +70,7 @@ run_plan() {  # setup model plan name [round]
   local report=$name
   [ "$round" -eq 1 ] || report=$name.round-$round
   mkdir -p "$dir"
+  [ -f "$dir/$name.plan.json" ] || cp "$plan" "$dir/$name.plan.json"
   [ -f "$dir/$name.predicted.json" ] ||
     "$sb" simulate --plan "$plan" --cluster "$work/clusters/$setup.json" --json "$dir/$name.predicted.json" > /dev/null
   local iters

@@ -54,7 +54,8 @@ struct Node {
 Node parse_node(const std::string& text) {
   const size_t equals = text.find('=');
   Node node;
-  if (equals == std::string::npos) throw std::invalid_argument(fmt::format("--node '{}': expected NETNS=ADDRESS", text));
+  if (equals == std::string::npos)
+    throw std::invalid_argument(fmt::format("--node '{}': expected NETNS=ADDRESS", text));
   node.netns = text.substr(0, equals);
   in_addr address{};
   if (inet_pton(AF_INET, text.substr(equals + 1).c_str(), &address) != 1) {
@@ -134,7 +135,7 @@ int run(const std::vector<std::string>& node_texts, const std::string& interface
   sigprocmask(SIG_BLOCK, &blocked, &waiting);
   sigdelset(&waiting, SIGTERM);
   sigdelset(&waiting, SIGINT);
-  struct sigaction action{};
+  struct sigaction action {};
   action.sa_handler = request_stop;
   sigaction(SIGTERM, &action, nullptr);
   sigaction(SIGINT, &action, nullptr);
@@ -149,7 +150,8 @@ int run(const std::vector<std::string>& node_texts, const std::string& interface
   while (stop_requested == 0) {
     double next_due = -1.0;
     for (const auto& queue : queues) {
-      if (!queue.empty() && (next_due < 0 || queue.front().due_seconds < next_due)) next_due = queue.front().due_seconds;
+      if (!queue.empty() && (next_due < 0 || queue.front().due_seconds < next_due))
+        next_due = queue.front().due_seconds;
     }
     timespec timeout{};
     timespec* wait = nullptr;
