@@ -95,37 +95,27 @@ std::optional<KernelProblem> kernel_problem(const model::Model& model, int index
   }
 }
 
+namespace {
+
+// The field that holds a problem's work items (kernel_problem.h's work_items).
+int64_t& work_field(ConvProblem& p) { return p.batch; }
+int64_t& work_field(PoolProblem& p) { return p.batch; }
+int64_t& work_field(ActivationProblem& p) { return p.elements; }
+int64_t& work_field(LinearProblem& p) { return p.rows; }
+
+}  // namespace
+
 int64_t work_items(const KernelProblem& problem) {
-  struct Items {
-    int64_t operator()(const ConvProblem& p) const { return p.batch; }
-    int64_t operator()(const PoolProblem& p) const { return p.batch; }
-    int64_t operator()(const ActivationProblem& p) const { return p.elements; }
-    int64_t operator()(const LinearProblem& p) const { return p.rows; }
-  };
-  return std::visit(Items{}, problem);
+  return std::visit([](auto p) { return work_field(p); }, problem);
 }
 
 KernelProblem with_work_items(const KernelProblem& problem, int64_t items) {
-  struct Resize {
-    int64_t items;
-    KernelProblem operator()(ConvProblem p) const {
-      p.batch = items;
-      return p;
-    }
-    KernelProblem operator()(PoolProblem p) const {
-      p.batch = items;
-      return p;
-    }
-    KernelProblem operator()(ActivationProblem p) const {
-      p.elements = items;
-      return p;
-    }
-    KernelProblem operator()(LinearProblem p) const {
-      p.rows = items;
-      return p;
-    }
-  };
-  return std::visit(Resize{items}, problem);
+  return std::visit(
+      [items](auto p) -> KernelProblem {
+        work_field(p) = items;
+        return p;
+      },
+      problem);
 }
 
 int busy_ranks_per_node(const Cluster& cluster, const plans::Mesh& mesh) {
