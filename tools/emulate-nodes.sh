@@ -183,7 +183,6 @@ done
 [ "${#allowed_cpus[@]}" -gt 0 ] || fail "could not read the allowed CPUs from /proc/self/status"
 addresses=()
 node_namespaces=()
-delay_line_pid=
 for ((i = 0; i < nodes; i++)); do
   ns=$name-$i
   address=10.213.$((i / 250)).$((i % 250 + 1))

@@ -96,18 +96,20 @@ struct Packet {
   std::vector<unsigned char> bytes;
 };
 
-// How late packets were written, in microseconds past their due time.
-void print_summary(std::vector<float> late_us, long dropped) {
+// How late packets were written, in microseconds past their due time, and what was dropped:
+// packets for no node (IPv6 neighbour discovery, say) and writes the destination refused.
+void print_summary(std::vector<float> late_us, long unroutable, long refused) {
   if (late_us.empty()) {
-    std::cerr << fmt::format("delay line: no packets ({} not IPv4 to a node, dropped)\n", dropped);
+    std::cerr << fmt::format("delay line: no packets ({} not IPv4 to a node, {} refused, dropped)\n", unroutable,
+                             refused);
     return;
   }
   std::sort(late_us.begin(), late_us.end());
   auto at = [&](double q) { return late_us[static_cast<size_t>(q * static_cast<double>(late_us.size() - 1))]; };
   std::cerr << fmt::format(
       "delay line: {} packets delivered, late by median {:.1f} us, 99th percentile {:.1f} us, most {:.1f} us; "
-      "{} dropped (not IPv4 to a node)\n",
-      late_us.size(), at(0.5), at(0.99), late_us.back(), dropped);
+      "dropped: {} not IPv4 to a node, {} refused by the destination\n",
+      late_us.size(), at(0.5), at(0.99), late_us.back(), unroutable, refused);
 }
 
 int run(const std::vector<std::string>& node_texts, const std::string& interface, double delay_seconds,
@@ -145,7 +147,8 @@ int run(const std::vector<std::string>& node_texts, const std::string& interface
   for (const Node& node : nodes) polled.push_back({node.tun, POLLIN, 0});
   std::vector<std::deque<Packet>> queues(nodes.size());
   std::vector<float> late_us;
-  long dropped = 0;
+  long unroutable = 0;
+  long refused = 0;
   std::vector<unsigned char> buffer(65536);
   while (stop_requested == 0) {
     double next_due = -1.0;
@@ -178,7 +181,7 @@ int run(const std::vector<std::string>& node_texts, const std::string& interface
         const auto to = std::find_if(nodes.begin(), nodes.end(),
                                      [&](const Node& node) { return node.address == destination_address; });
         if (to == nodes.end()) {
-          ++dropped;
+          ++unroutable;
           continue;
         }
         const int destination = static_cast<int>(to - nodes.begin());
@@ -191,7 +194,7 @@ int run(const std::vector<std::string>& node_texts, const std::string& interface
       while (!queues[to].empty() && queues[to].front().due_seconds <= now) {
         const Packet& packet = queues[to].front();
         if (write(nodes[to].tun, packet.bytes.data(), packet.bytes.size()) < 0) {
-          ++dropped;
+          ++refused;
         } else {
           late_us.push_back(static_cast<float>((now_seconds() - packet.due_seconds) * 1e6));
         }
@@ -199,7 +202,7 @@ int run(const std::vector<std::string>& node_texts, const std::string& interface
       }
     }
   }
-  print_summary(std::move(late_us), dropped);
+  print_summary(std::move(late_us), unroutable, refused);
   return 0;
 }
 

@@ -132,10 +132,10 @@ sim::Link measure_kind(CollectiveKind kind, sim::Algorithm algorithm, const Coll
   };
   Line line = fit_large();
   // Large sizes stream at one rate, so their times lie on a line; one that lies off it by more than
-  // half was slowed by the shared host (seen: all-gather's 8 MiB at 4x its neighbours' pace, which
-  // tilted the line until it missed 64 MiB by 2.5x). Such sizes are measured again, keeping each
-  // size's faster median: a disturbance only ever slows. Every rank sees the same times (the
-  // slowest rank's), so all take the same branch.
+  // half was slowed by the shared host (seen in CI: an all-gather line that missed its own 64 MiB
+  // time by 2.5x). Such sizes are measured again, keeping each size's faster median: a
+  // disturbance only ever slows. Every rank sees the same times (the slowest rank's), so all take
+  // the same branch.
   for (int retry = 0; retry < 2; ++retry) {
     double worst_ratio = 1.0;
     for (size_t i = large; i < times.size(); ++i) {
