@@ -175,17 +175,18 @@ std::optional<Device::MeasuredKernel> measured_at(const std::map<std::string, De
                                                   double neighbours_busy) {
   if (auto exact = measured_exactly(table, problem, busy, caches, neighbours_busy)) return exact;
   const int64_t items = work_items(problem);
+  // The sibling with `sibling_items` of work, scaled to this problem's; nullopt where unmeasured.
+  auto estimate_from = [&](int64_t sibling_items) -> std::optional<Device::MeasuredKernel> {
+    const auto sibling =
+        measured_exactly(table, with_work_items(problem, sibling_items), busy, caches, neighbours_busy);
+    if (!sibling) return std::nullopt;
+    return scaled(*sibling, static_cast<double>(items) / static_cast<double>(sibling_items));
+  };
   for (const int64_t factor : {2, 4, 8, 16}) {
-    std::vector<Device::MeasuredKernel> estimates;
-    for (const int64_t sibling_items : {items * factor, items % factor == 0 ? items / factor : int64_t{0}}) {
-      if (sibling_items < 1) continue;
-      const auto sibling =
-          measured_exactly(table, with_work_items(problem, sibling_items), busy, caches, neighbours_busy);
-      if (sibling)
-        estimates.push_back(scaled(*sibling, static_cast<double>(items) / static_cast<double>(sibling_items)));
-    }
-    if (estimates.size() == 1) return estimates.front();
-    if (estimates.size() == 2) return between(estimates[0], estimates[1], 0.5);
+    const auto larger = estimate_from(items * factor);
+    const auto smaller = items >= factor && items % factor == 0 ? estimate_from(items / factor) : std::nullopt;
+    if (larger && smaller) return between(*larger, *smaller, 0.5);
+    if (larger || smaller) return larger ? larger : smaller;
   }
   return std::nullopt;
 }
