@@ -11,6 +11,7 @@
 
 #include "sim/cluster_error.h"
 #include "sim/kernel_problem.h"
+#include "sim/neighbour_speed.h"
 #include "sim/plan_collective_cost.h"
 #include "plans/step_compiler.h"
 #include "plans/recompute_scope.h"
@@ -393,8 +394,8 @@ Prediction simulate(const Plan& plan, const CompiledPlan& compiled, const Cluste
   // communication or a pipeline bubble leaves its core's share to its neighbour. The fraction of
   // a step spent computing decides how much, and the step's length depends on it: a few rounds
   // of the fixed point settle it (a plan computing in lock step stays at 1).
-  const bool neighbours_matter =
-      !cluster.device.measured_kernels.empty() && busy_ranks_per_node(cluster, plan.mesh) > 1;
+  const int busy_ranks = busy_ranks_per_node(cluster, plan.mesh);
+  const bool neighbours_matter = !cluster.device.measured_kernels.empty() && busy_ranks > 1;
   double neighbours_busy = 1.0;
   // The step programs of each stage's first rank: what the timeline prices; their memory walks
   // (stage_memory's) come from the same compilation.
@@ -411,7 +412,11 @@ Prediction simulate(const Plan& plan, const CompiledPlan& compiled, const Cluste
   const double caches_warm = caches_warm_fraction(cluster, plan.mesh, static_cast<double>(peak_bytes_per_rank));
   Prediction prediction;
   for (int round = 0; round < kNeighbourRounds; ++round) {
-    prediction = simulate_step(plan, compiled, cluster, {neighbours_busy, caches_warm}, programs, memory_of_stage);
+    // The curves were fitted with the node's ranks all computing: they move like the timed problems.
+    const Cluster at_neighbours =
+        neighbours_busy < 1.0 ? with_neighbours_busy(cluster, busy_ranks, neighbours_busy) : cluster;
+    prediction =
+        simulate_step(plan, compiled, at_neighbours, {neighbours_busy, caches_warm}, programs, memory_of_stage);
     if (!neighbours_matter || prediction.iteration_seconds <= 0.0) break;
     const double computing = std::min(
         1.0, (prediction.phases.compute_forward + prediction.phases.compute_backward + prediction.phases.optimizer) /

@@ -128,7 +128,7 @@ struct MemorySamples {
   PassSamples max_pooling;
   PassSamples thin_linear;  // few rows, large weights: streaming the weights sets the time
   // The time of a short memory-bound call (an update of a few thousand parameters: a bias, a
-  // layer norm). The curves are fitted on MiB-sized arrays, where a fixed cost per call (h / peak
+  // layer norm), its arrays in cache. The curves are fitted on MiB-sized arrays, where a fixed cost per call (h / peak
   // on a saturating curve) is a small share of the time and poorly pinned; left free, one fit
   // charged each small array of a tiny GPT 0.24 ms, a hundred times its real time. (The cost of
   // the cap: a MiB-sized array's slowdown below the peak is no longer all on the curve.)
@@ -138,8 +138,9 @@ struct MemorySamples {
 // The optimizer's update of `elements` parameters into `samples`, with the simulator's bytes
 // (parameter, gradient and momentum, each read and written). The update alone: the trainer then
 // clears the gradients for the next step's accumulation, which the simulator prices as a pass of
-// its own (sim/simulation.cc, optimizer_instruction_seconds). Returns the seconds.
-double time_update(KernelTimer& timer, RateSamples& samples, int64_t elements) {
+// its own (sim/simulation.cc, optimizer_instruction_seconds). `back_to_back` updates are timed as
+// one, so all but the first find the arrays in cache. Returns the seconds of one.
+double time_update(KernelTimer& timer, RateSamples& samples, int64_t elements, int back_to_back = 1) {
   exec::MemoryTracker memory;
   exec::HostDevice device;
   exec::Optimizer optimizer(plans::OptimizerConfig{}, device, memory);
@@ -148,9 +149,13 @@ double time_update(KernelTimer& timer, RateSamples& samples, int64_t elements) {
   const auto grad = device.allocate({elements}, false);
   device.fill(*value, 0, elements, 0.5f);
   device.fill(*grad, 0, elements, 1e-3f);
-  const auto bytes = static_cast<double>(2 * 12 * elements);
-  return timer.sample(samples, bytes, fmt::format("sgd-momentum update {} parameters", elements), "GB/s",
-                      [&] { optimizer.step({value.get()}, {grad.get()}); });
+  const auto bytes = static_cast<double>(2 * 12 * elements * back_to_back);
+  const std::string label = back_to_back == 1
+                                ? fmt::format("sgd-momentum update {} parameters", elements)
+                                : fmt::format("sgd-momentum update {} parameters x{}", elements, back_to_back);
+  return timer.sample(samples, bytes, label, "GB/s", [&] {
+    for (int call = 0; call < back_to_back; ++call) optimizer.step({value.get()}, {grad.get()});
+  }) / back_to_back;
 }
 
 MemorySamples measure_memory(exec::cpu::CpuContext& context, KernelTimer& timer) {
@@ -188,8 +193,12 @@ MemorySamples measure_memory(exec::cpu::CpuContext& context, KernelTimer& timer)
   for (int64_t elements : {int64_t{1} << 20, int64_t{1} << 22, int64_t{1} << 24}) {
     time_update(timer, samples.forward, elements);
   }
-  RateSamples short_call;  // not a point of any curve: its time alone caps them
-  all.short_call_seconds = time_update(timer, short_call, 4096);
+  // Not a point of any curve: its time caps their fixed cost per call. Timed with its arrays in
+  // cache, as a small model's are from one step to the next: swept first, the 96 KB it moves
+  // come from memory, which is a transfer, not a fixed cost (on 2 ranks per core it capped each
+  // call at 17 us where the trainer's updates took 3 us).
+  RateSamples short_call;
+  all.short_call_seconds = time_update(timer, short_call, 4096, 64);
   // A fully connected layer on a few rows (a pipeline's micro-batch) reads its whole weight for
   // little arithmetic: memory-bound, at the rate the GEMM streams its operands, well below a
   // copy's. Bytes as the simulator counts them: x, W, b and y (forward); dy, W and dx (input

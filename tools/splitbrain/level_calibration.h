@@ -1,8 +1,9 @@
 #pragma once
 // The levels of the cluster file `calibrate` writes. On one host: one level, measured among all
 // the ranks. On several hosts (a real cluster, or tools/emulate-nodes.sh): a node level measured
-// among the ranks of each host and a cluster level measured among one rank per host, each with
-// every group of the level measuring at once, as a step's collectives of one mesh axis run.
+// among the ranks of each host, every host at once, and a cluster level measured among the first
+// rank of each host while the other ranks sleep: the way out of a host, which the simulator
+// shares among the groups that cross it at once.
 
 #include <mpi.h>
 
