@@ -90,6 +90,21 @@ std::optional<KernelProblem> kernel_problem(const model::Model& model, int index
       problem.bias = layer.attr<model::LinearAttrs>().bias;
       return problem;
     }
+    case model::OpKind::self_attention: {
+      const auto& attention = layer.attr<model::SelfAttentionAttrs>();
+      const std::vector<int64_t> global = plans::activation_shape(layer, micro_batch);
+      const std::vector<int64_t> y = plans::local_shape(layouts.output, mesh, global);
+      if (attention.dropout > 0.0 || x.size() != 3 || y.size() != 3 || attention.heads <= 0) return std::nullopt;
+      const int64_t head_dim = global.back() / attention.heads;
+      if (head_dim <= 0 || y.back() % head_dim != 0) return std::nullopt;
+      return AttentionProblem{x[0], x[1], y.back() / head_dim, head_dim, attention.causal};
+    }
+    case model::OpKind::layernorm: {
+      LayerNormProblem problem;
+      problem.features = x.back();
+      for (size_t d = 0; d + 1 < x.size(); ++d) problem.rows *= x[d];
+      return problem;
+    }
     default:
       return std::nullopt;
   }
@@ -102,6 +117,8 @@ int64_t& work_field(ConvProblem& p) { return p.batch; }
 int64_t& work_field(PoolProblem& p) { return p.batch; }
 int64_t& work_field(ActivationProblem& p) { return p.elements; }
 int64_t& work_field(LinearProblem& p) { return p.rows; }
+int64_t& work_field(AttentionProblem& p) { return p.batch; }
+int64_t& work_field(LayerNormProblem& p) { return p.rows; }
 
 }  // namespace
 
@@ -146,6 +163,12 @@ std::string problem_text(const ActivationProblem& p) {
 std::string problem_text(const LinearProblem& p) {
   return fmt::format("linear m{} k{} n{}{}", p.rows, p.in_features, p.out_features, p.bias ? " bias" : "");
 }
+
+std::string problem_text(const AttentionProblem& p) {
+  return fmt::format("attention n{} t{} heads{} d{}{}", p.batch, p.seq, p.heads, p.head_dim, p.causal ? " causal" : "");
+}
+
+std::string problem_text(const LayerNormProblem& p) { return fmt::format("layernorm m{} k{}", p.rows, p.features); }
 
 }  // namespace
 

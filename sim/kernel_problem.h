@@ -80,17 +80,41 @@ struct LinearProblem {
   bool operator==(const LinearProblem&) const = default;
 };
 
-using KernelProblem = std::variant<ConvProblem, PoolProblem, ActivationProblem, LinearProblem>;
+// A self-attention core on its local heads, as the executor's op builds its kernel from the
+// fused q, k, v input [batch, seq, 3 x heads x head_dim]: scores, softmax, and their product with
+// v; backward the whole fused gradient (its input gradient; it has no weights).
+struct AttentionProblem {
+  int64_t batch = 1;
+  int64_t seq = 1;
+  int64_t heads = 1;
+  int64_t head_dim = 1;
+  bool causal = true;
+
+  bool operator==(const AttentionProblem&) const = default;
+};
+
+// A layer norm over `features` values of each of `rows` rows; its backward writes the input
+// gradient and adds the scale's and shift's in one kernel (timed as its input gradient).
+struct LayerNormProblem {
+  int64_t rows = 1;
+  int64_t features = 1;
+
+  bool operator==(const LayerNormProblem&) const = default;
+};
+
+using KernelProblem =
+    std::variant<ConvProblem, PoolProblem, ActivationProblem, LinearProblem, AttentionProblem, LayerNormProblem>;
 
 // The problem of layer `index` on `mesh` for a micro-batch of `micro_batch` samples: conv2d,
-// maxpool, avgpool, relu, gelu, dropout and linear have one; nullopt for any other op kind or a layer this rank
-// does no work for.
+// maxpool, avgpool, relu, gelu, dropout, linear, self-attention (without dropout on its
+// probabilities, as the executor runs it) and layer norm have one; nullopt for any other op kind
+// or a layer this rank does no work for.
 std::optional<KernelProblem> kernel_problem(const model::Model& model, int index, const plans::LayerLayouts& layouts,
                                             const plans::Mesh& mesh, int64_t micro_batch);
 
-// The problem's amount of independent work: samples for a convolution or pooling, values for an
-// activation, rows for a linear layer. A kernel's time grows about in proportion to it once it
-// is not tiny; `with_work_items` is the same problem with `items` of it, all else kept.
+// The problem's amount of independent work: samples for a convolution, pooling or attention,
+// values for an activation, rows for a linear layer or layer norm. A kernel's time grows about in proportion to it once
+// it is not tiny; `with_work_items` is the same problem with `items` of it, all else kept.
 int64_t work_items(const KernelProblem& problem);
 KernelProblem with_work_items(const KernelProblem& problem, int64_t items);
 

@@ -107,6 +107,31 @@ TEST(KernelProblem, LinearLayersHaveTheirLocalProduct) {
   }
 }
 
+PlannerRequest gpt_request(int devices) {
+  PlannerRequest request = request_for(devices);
+  request.model_spec = "gpt:layers=2,hidden=64,heads=4,seq=16,vocab=96,positions=16";
+  request.model = std::make_shared<model::Model>(model::build_zoo_model(request.model_spec));
+  request.global_batch = 16;
+  return request;
+}
+
+// The attention core on the local samples, the layer norm on the local rows.
+TEST(KernelProblem, AttentionAndLayerNormOnTheirLocalSamplesHeadsAndRows) {
+  for (const int devices : {1, 2}) {
+    const plans::Plan plan = *data_parallel_plan(gpt_request(devices));
+    const std::vector<AttentionProblem> cores = problems_of<AttentionProblem>(plan);
+    ASSERT_EQ(cores.size(), 2u);  // one per block
+    EXPECT_EQ(cores.front(), (AttentionProblem{16 / devices, 16, 4, 16, true}));
+    EXPECT_EQ(kernel_key(cores.front(), devices),
+              fmt::format("attention n{} t16 heads4 d16 causal, {} busy", 16 / devices, devices));
+    const std::vector<LayerNormProblem> norms = problems_of<LayerNormProblem>(plan);
+    ASSERT_EQ(norms.size(), 5u);  // two per block and the last
+    EXPECT_EQ(norms.front(), (LayerNormProblem{16 / devices * 16, 64}));
+    EXPECT_EQ(kernel_key(norms.front(), devices),
+              fmt::format("layernorm m{} k64, {} busy", 16 / devices * 16, devices));
+  }
+}
+
 // The work a kernel scales with, per kind, and a problem resized in it and nothing else.
 TEST(KernelProblem, WorkItemsAreSamplesValuesOrRows) {
   ConvProblem conv;
@@ -116,12 +141,16 @@ TEST(KernelProblem, WorkItemsAreSamplesValuesOrRows) {
   pool.batch = 4;
   const ActivationProblem relu{model::OpKind::relu, 4096, 0.0};
   const LinearProblem linear{64, 512, 4096, true};
+  const AttentionProblem attention{4, 16, 4, 16, true};
+  const LayerNormProblem norm{64, 128};
+  EXPECT_EQ(work_items(attention), 4);
+  EXPECT_EQ(work_items(norm), 64);
   EXPECT_EQ(work_items(conv), 8);
   EXPECT_EQ(work_items(pool), 4);
   EXPECT_EQ(work_items(relu), 4096);
   EXPECT_EQ(work_items(linear), 64);
-  for (const KernelProblem& problem :
-       {KernelProblem{conv}, KernelProblem{pool}, KernelProblem{relu}, KernelProblem{linear}}) {
+  for (const KernelProblem& problem : {KernelProblem{conv}, KernelProblem{pool}, KernelProblem{relu},
+                                       KernelProblem{linear}, KernelProblem{attention}, KernelProblem{norm}}) {
     const KernelProblem twice = with_work_items(problem, 2 * work_items(problem));
     EXPECT_EQ(work_items(twice), 2 * work_items(problem));
     EXPECT_EQ(with_work_items(twice, work_items(problem)), problem);  // all else kept

@@ -178,6 +178,48 @@ class ProblemTimer {
     return seconds;
   }
 
+  // The fused q, k, v gradient is the attention core's input gradient; it has no weights.
+  sim::Device::MeasuredKernel operator()(const sim::AttentionProblem& problem) {
+    const auto kernel = kernels_.factory->make_self_attention(
+        {problem.batch, problem.seq, problem.heads, problem.head_dim, problem.causal});
+    const int64_t width = problem.heads * problem.head_dim;
+    const int64_t qkv_elements = problem.batch * problem.seq * 3 * width;
+    const int64_t y_elements = problem.batch * problem.seq * width;
+    float* qkv = filled(qkv_elements, 0.5f);
+    float* y = filled(y_elements, 0.0f);
+    float* probs = filled(kernel->probs_elements(), 0.0f);
+    float* dy = filled(y_elements, 0.1f);
+    float* dqkv = filled(qkv_elements, 0.0f);
+    sim::Device::MeasuredKernel seconds;
+    seconds.forward_seconds = time([&] { rewrite(qkv, qkv_elements); }, [&] { kernel->forward(qkv, y, probs); });
+    seconds.backward_input_seconds =
+        time([&] { rewrite(dy, y_elements); }, [&] { kernel->backward(qkv, probs, dy, dqkv); });
+    return seconds;
+  }
+
+  // One backward kernel writes the input gradient and adds the scale's and shift's: all of it is
+  // timed as the input gradient.
+  sim::Device::MeasuredKernel operator()(const sim::LayerNormProblem& problem) {
+    const auto kernel = kernels_.factory->make_layernorm({problem.rows, problem.features});
+    const int64_t n = problem.rows * problem.features;
+    float* x = filled(n, 0.5f);
+    float* gamma = filled(problem.features, 1.0f);
+    float* beta = filled(problem.features, 0.0f);
+    float* y = filled(n, 0.0f);
+    float* statistics = filled(2 * problem.rows, 0.0f);
+    float* dy = filled(n, 0.1f);
+    float* dx = filled(n, 0.0f);
+    float* dgamma = filled(problem.features, 0.0f);
+    float* dbeta = filled(problem.features, 0.0f);
+    sim::Device::MeasuredKernel seconds;
+    seconds.forward_seconds = time([&] { rewrite(x, n); },
+                                   [&] { kernel->forward(x, gamma, beta, y, statistics, statistics + problem.rows); });
+    seconds.backward_input_seconds =
+        time([&] { rewrite(dy, n); },
+             [&] { kernel->backward(x, dy, gamma, statistics, statistics + problem.rows, dx, dgamma, dbeta); });
+    return seconds;
+  }
+
  private:
   sim::Device::MeasuredKernel dropout(const sim::ActivationProblem& problem) {
     const auto kernel = kernels_.factory->make_dropout(problem.drop_probability);
