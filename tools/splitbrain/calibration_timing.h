@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <thread>
 #include <vector>
 
 #include "exec/comm/mpi_check.h"
@@ -40,6 +41,18 @@ inline double thread_cpu_seconds() {
   timespec now{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
   return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
+}
+
+// Waits for a non-blocking collective without spinning: a rank that sits out a measurement must
+// leave its core (and, with SMT, its sibling's execution units) to the busy ones, as an idle core
+// does when fewer ranks train.
+inline void wait_asleep(MPI_Request& request) {
+  int done = 0;
+  while (true) {
+    SB_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
+    if (done != 0) return;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
 }
 
 // Ranks that take turns on cores (exec/comm/rank_placement.h, split_by_shared_cores): a kernel

@@ -69,6 +69,7 @@ void calibrate(CalibrateOptions options) {
   SB_MPI_CHECK(MPI_Comm_size(comm, &ranks));
   const bool leader = rank == 0;
   sim::Cluster cluster = sim::resolve_cluster(options.base);
+  const HostLayout hosts = host_layout(exec::comm::host_of_rank(job));
   MeasuredLevels levels;
   if (on_gpu) {
     if (leader) {
@@ -83,19 +84,19 @@ void calibrate(CalibrateOptions options) {
           ranks, options.base);
     }
     calibrate_kernels({options.repeats, true}, comm, cluster.device);
-    levels = calibrate_levels({options.repeats, true}, comm, host_layout(exec::comm::host_of_rank(job)), cluster);
+    levels = calibrate_levels({options.repeats, true}, comm, hosts, cluster);
   }
   if (!options.models.empty()) {
     std::vector<int> device_counts = options.devices;
     if (device_counts.empty()) device_counts = ranks > 1 ? std::vector<int>{1, ranks} : std::vector<int>{1};
     std::vector<PlanningTarget> targets;
     for (int devices : device_counts) {
-      if (std::min(devices, cluster.levels.front().fan_out) > ranks) {
-        throw InputError(
-            fmt::format("--devices {}: plans of {} ranks run {} at once on a node here; measuring their kernels "
-                        "needs as many ranks (mpirun -np {})",
-                        devices, devices, std::min(devices, cluster.levels.front().fan_out),
-                        std::min(devices, cluster.levels.front().fan_out)));
+      const int at_once = std::min(devices, cluster.levels.front().fan_out);
+      if (at_once > hosts.ranks_per_host) {
+        throw InputError(fmt::format(
+            "--devices {}: plans of {} ranks run {} at once on a node here; measuring their kernels needs as many "
+            "ranks on each host ({} here; mpirun -np {} on one host)",
+            devices, devices, at_once, hosts.ranks_per_host, at_once));
       }
     }
     for (const std::string& model : options.models) {
@@ -119,7 +120,8 @@ void calibrate(CalibrateOptions options) {
                                  round == 1 ? "" : ", ranked on the kernels measured so far")
                   << std::flush;
       }
-      measure_kernel_problems(problems, options.repeats, leader, comm, kernels, cluster.device);
+      measure_kernel_problems(problems, options.repeats, leader, comm,
+                              hosts.position_on_host[static_cast<size_t>(rank)], kernels, cluster.device);
     }
     if (on_gpu) measure_device_rates(kernels, leader, cluster.device);
     if (leader && !options.conv_algorithms.empty()) {

@@ -3,13 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <iostream>
-#include <thread>
 
 #include "exec/comm/mpi_check.h"
 #include "sim/cluster_json.h"
+#include "tools/splitbrain/calibration_timing.h"
 
 namespace splitbrain::tools {
 namespace {
@@ -43,18 +42,6 @@ MPI_Comm split(MPI_Comm world, int color) {
   MPI_Comm part = MPI_COMM_NULL;
   SB_MPI_CHECK(MPI_Comm_split(world, color, rank, &part));
   return part;
-}
-
-// A barrier that its ranks wait in asleep, polling every millisecond, so that ranks sharing a
-// core with the ones still measuring leave it to them.
-void sleeping_barrier(MPI_Comm world) {
-  MPI_Request request = MPI_REQUEST_NULL;
-  SB_MPI_CHECK(MPI_Ibarrier(world, &request));
-  for (int done = 0;;) {
-    SB_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
-    if (done) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
 }
 
 }  // namespace
@@ -123,7 +110,9 @@ MeasuredLevels calibrate_levels(const CollectiveCalibration& options, MPI_Comm w
     // The overlap that matters most is that of a gradient all-reduce across the hosts.
     cluster.communication_overlap = measured_across.communication_overlap;
   }
-  sleeping_barrier(world);
+  MPI_Request measured = MPI_REQUEST_NULL;
+  SB_MPI_CHECK(MPI_Ibarrier(world, &measured));
+  wait_asleep(measured);
   between.uplink_shared = true;
   cluster.levels = {node, between};
   take_leaders_cluster(world, cluster);

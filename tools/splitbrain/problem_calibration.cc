@@ -4,11 +4,9 @@
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <functional>
 #include <iostream>
 #include <memory>
-#include <thread>
 
 #include "exec/comm/mpi_check.h"
 #include "tools/splitbrain/calibration_timing.h"
@@ -38,20 +36,8 @@ exec::kernels::Conv2dShape kernel_shape(const sim::ConvProblem& p) {
   return shape;
 }
 
-// Waits for a non-blocking collective without spinning: a rank that sits out a measurement must
-// leave its core (and, with SMT, its sibling's execution units) to the busy ones, as an idle core
-// does when fewer ranks train.
-void wait_asleep(MPI_Request& request) {
-  int done = 0;
-  while (true) {
-    SB_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
-    if (done != 0) return;
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
-}
-
-// One run of `work` after a warm-up on the first `busy_ranks` ranks at once, the slowest busy
-// rank's; the other ranks sleep. With the caches `swept`, they are swept before the run and
+// One run of `work` after a warm-up on the `busy` ranks at once, the slowest busy rank's; the
+// other ranks sleep. With the caches `swept`, they are swept before the run and
 // then `refresh` rewrites the inputs the layer before would just have written (its output, or the
 // gradient from the layer after): in a step larger than the cache those arrive in it, the
 // weights and saved tensors from long ago do not. Warm, every byte the kernel reads is cached,
@@ -59,11 +45,8 @@ void wait_asleep(MPI_Request& request) {
 // `sharing`: the ranks this one shares cores with when the kernels compute on the host; nullptr
 // for a GPU's kernels, which do not share the host's cores.
 template <class Refresh, class Work>
-double slowest_seconds_on(int busy_ranks, const CoreSharing* sharing, sim::CacheState caches, MPI_Comm comm,
+double slowest_seconds_on(bool busy, const CoreSharing* sharing, sim::CacheState caches, MPI_Comm comm,
                           const std::function<void()>& sweep, exec::StepClock& clock, Refresh&& refresh, Work&& work) {
-  int rank = 0;
-  SB_MPI_CHECK(MPI_Comm_rank(comm, &rank));
-  const bool busy = rank < busy_ranks;
   if (busy) {
     work();  // warm-up: page faults, JIT compilation
     if (caches == sim::CacheState::swept) sweep();
@@ -95,11 +78,10 @@ double slowest_seconds_on(int busy_ranks, const CoreSharing* sharing, sim::Cache
 // instructions are.
 class ProblemTimer {
  public:
-  ProblemTimer(BackendKernels& kernels, int busy_ranks, sim::CacheState caches, MPI_Comm comm,
-               const CoreSharing* sharing)
+  ProblemTimer(BackendKernels& kernels, bool busy, sim::CacheState caches, MPI_Comm comm, const CoreSharing* sharing)
       : kernels_(kernels),
         array_(kernels.factory->make_array_kernel()),
-        busy_(busy_ranks),
+        busy_(busy),
         caches_(caches),
         comm_(comm),
         sharing_(sharing) {}
@@ -276,7 +258,7 @@ class ProblemTimer {
   BackendKernels& kernels_;
   std::unique_ptr<exec::kernels::ArrayKernel> array_;
   std::vector<std::unique_ptr<exec::kernels::KeptBuffer>> buffers_;
-  int busy_;
+  bool busy_;
   sim::CacheState caches_;
   MPI_Comm comm_;
   const CoreSharing* sharing_;
@@ -289,7 +271,7 @@ class ProblemTimer {
 // so a problem's runs are spread over the whole measurement: `repeats` passes over the list, one
 // run per problem and cache state in each, and the median over the passes.
 void measure_kernel_problems(const std::vector<PlannedProblem>& problems, int repeats, bool print, MPI_Comm comm,
-                             BackendKernels& kernels, sim::Device& device) {
+                             int position_on_host, BackendKernels& kernels, sim::Device& device) {
   const sim::CacheState states[] = {sim::CacheState::swept, sim::CacheState::warm};
   // Per problem and cache state, per pass: forward, input gradient, weight gradient seconds.
   std::vector<std::array<std::vector<sim::Device::MeasuredKernel>, 2>> runs(problems.size());
@@ -303,7 +285,7 @@ void measure_kernel_problems(const std::vector<PlannedProblem>& problems, int re
     }
     for (size_t i = 0; i < problems.size(); ++i) {
       for (size_t s = 0; s < 2; ++s) {
-        ProblemTimer timer(kernels, problems[i].busy_ranks, states[s], comm, host_sharing);
+        ProblemTimer timer(kernels, position_on_host < problems[i].busy_ranks, states[s], comm, host_sharing);
         runs[i][s].push_back(std::visit(timer, problems[i].problem));
       }
     }

@@ -15,14 +15,17 @@
 
 namespace splitbrain::tools {
 
-// Times each problem on its busy_ranks first ranks of `comm` at once while the others sleep (the
+// Times each problem on the first busy_ranks ranks of every host at once (this rank is at
+// `position_on_host` on its host) while the others sleep: every node of a plan computes at once,
+// and nodes emulated on one machine share its caches and memory (on 2 emulated nodes, a 4x4
+// convolution's gradients timed 20 ms with the other node asleep ran 28-47 ms beside it). The
 // slowest busy rank's time; the median over `repeats` passes over the whole list, so the runs of
-// one problem are spread over the measurement), with the caches swept and warm
-// (sim::CacheState), adds both to device.measured_kernels and records the device's last-level
+// one problem are spread over the measurement; with the caches swept and warm
+// (sim::CacheState). Adds both to device.measured_kernels and records the device's last-level
 // cache (Device::last_level_cache_bytes) they are read against.
-// Rank 0 prints progress when `print`. Collective over `comm`, which must have at least the
-// largest busy_ranks.
+// Rank 0 prints progress when `print`. Collective over `comm`, whose hosts must hold at least
+// the largest busy_ranks each.
 void measure_kernel_problems(const std::vector<PlannedProblem>& problems, int repeats, bool print, MPI_Comm comm,
-                             BackendKernels& kernels, sim::Device& device);
+                             int position_on_host, BackendKernels& kernels, sim::Device& device);
 
 }  // namespace splitbrain::tools
