@@ -271,7 +271,7 @@ class ProblemTimer {
 // so a problem's runs are spread over the whole measurement: `repeats` passes over the list, one
 // run per problem and cache state in each, and the median over the passes.
 void measure_kernel_problems(const std::vector<PlannedProblem>& problems, int repeats, bool print, MPI_Comm comm,
-                             int position_on_host, BackendKernels& kernels, sim::Device& device) {
+                             int position_on_machine, BackendKernels& kernels, sim::Device& device) {
   const sim::CacheState states[] = {sim::CacheState::swept, sim::CacheState::warm};
   // Per problem and cache state, per pass: forward, input gradient, weight gradient seconds.
   std::vector<std::array<std::vector<sim::Device::MeasuredKernel>, 2>> runs(problems.size());
@@ -285,7 +285,7 @@ void measure_kernel_problems(const std::vector<PlannedProblem>& problems, int re
     }
     for (size_t i = 0; i < problems.size(); ++i) {
       for (size_t s = 0; s < 2; ++s) {
-        ProblemTimer timer(kernels, position_on_host < problems[i].busy_ranks, states[s], comm, host_sharing);
+        ProblemTimer timer(kernels, position_on_machine < problems[i].busy_ranks, states[s], comm, host_sharing);
         runs[i][s].push_back(std::visit(timer, problems[i].problem));
       }
     }

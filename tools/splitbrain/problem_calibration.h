@@ -15,17 +15,16 @@
 
 namespace splitbrain::tools {
 
-// Times each problem on the first busy_ranks ranks of every host at once (this rank is at
-// `position_on_host` on its host) while the others sleep: every node of a plan computes at once,
-// and nodes emulated on one machine share its caches and memory (on 2 emulated nodes, a 4x4
-// convolution's gradients timed 20 ms with the other node asleep ran 28-47 ms beside it). The
+// Times each problem on the first busy_ranks ranks of every machine at once (this rank is at
+// `position_on_machine` on its machine: a host, or all the emulated nodes of one host, whose
+// kernels share its caches and memory; Cluster::machine_ranks) while the others sleep. The
 // slowest busy rank's time; the median over `repeats` passes over the whole list, so the runs of
 // one problem are spread over the measurement; with the caches swept and warm
 // (sim::CacheState). Adds both to device.measured_kernels and records the device's last-level
 // cache (Device::last_level_cache_bytes) they are read against.
-// Rank 0 prints progress when `print`. Collective over `comm`, whose hosts must hold at least
+// Rank 0 prints progress when `print`. Collective over `comm`, whose machines must hold at least
 // the largest busy_ranks each.
 void measure_kernel_problems(const std::vector<PlannedProblem>& problems, int repeats, bool print, MPI_Comm comm,
-                             int position_on_host, BackendKernels& kernels, sim::Device& device);
+                             int position_on_machine, BackendKernels& kernels, sim::Device& device);
 
 }  // namespace splitbrain::tools
