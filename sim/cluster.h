@@ -154,10 +154,6 @@ struct Cluster {
   // with NCCL streams); on CPU ranks the same cores copy and reduce, so little hides. The rest
   // is charged to the critical path.
   double communication_overlap = 1.0;
-  // Ranks that share one machine's caches, memory bandwidth and cores, where that is more than
-  // a node's devices: nodes emulated on one host (tools/emulate-nodes.sh) are separate for the
-  // network but not for the kernels. 0: the innermost level's fan-out (a node is a machine).
-  int machine_ranks = 0;
   // Optional: placement[r] is the device that rank r runs on (distinct devices). Empty means
   // rank r = device r, devices numbered node-major (device d sits in node d / fan_out[0]).
   std::vector<int> placement;

@@ -5,7 +5,6 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <limits>
 #include <optional>
 #include <sstream>
 #include <vector>
@@ -237,11 +236,6 @@ Cluster cluster_from_json(const json& document, std::string_view source) {
   cluster.levels = read_levels(root);
   cluster.algorithms = read_algorithms(root);
   cluster.communication_overlap = root.optional_number("communication_overlap", 1.0);
-  const int64_t machine_ranks = root.optional_int("machine_ranks", 0);
-  if (machine_ranks < 0 || machine_ranks > std::numeric_limits<int>::max()) {
-    root.fail("machine_ranks", fmt::format("{} is not a rank count (0 or more)", machine_ranks));
-  }
-  cluster.machine_ranks = static_cast<int>(machine_ranks);
   if (const std::optional<JsonArrayReader> placement = root.optional_array("placement")) {
     for (size_t i = 0; i < placement->size(); ++i) cluster.placement.push_back(placement->int32_at(i));
   }
@@ -369,7 +363,6 @@ nlohmann::ordered_json cluster_to_json(const Cluster& cluster) {
   }
   out["algorithms"] = std::move(algorithms);
   if (cluster.communication_overlap != 1.0) out["communication_overlap"] = cluster.communication_overlap;
-  if (cluster.machine_ranks > 0) out["machine_ranks"] = cluster.machine_ranks;
   if (!cluster.placement.empty()) out["placement"] = cluster.placement;
   return out;
 }

@@ -137,8 +137,7 @@ KernelProblem with_work_items(const KernelProblem& problem, int64_t items) {
 
 int busy_ranks_per_node(const Cluster& cluster, const plans::Mesh& mesh) {
   const int per_node = cluster.levels.empty() ? 1 : cluster.levels.front().fan_out;
-  const int per_machine = cluster.machine_ranks > 0 ? cluster.machine_ranks : per_node;
-  return std::max(1, std::min(mesh.rank_count(), per_machine));
+  return std::max(1, std::min(mesh.rank_count(), per_node));
 }
 
 namespace {

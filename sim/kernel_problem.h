@@ -118,10 +118,9 @@ std::optional<KernelProblem> kernel_problem(const model::Model& model, int index
 int64_t work_items(const KernelProblem& problem);
 KernelProblem with_work_items(const KernelProblem& problem, int64_t items);
 
-// Ranks computing at once on one machine of `cluster` under a plan on `mesh` (a node, or
-// Cluster::machine_ranks where nodes share a machine): cores (or GPUs) of a machine share memory
-// bandwidth, caches and, with SMT, execution units, so a kernel runs slower beside busy
-// neighbours; a measured problem is keyed by how many there were.
+// Ranks computing at once on one node of `cluster` under a plan on `mesh`: cores (or GPUs) of a
+// node share memory bandwidth, caches and, with SMT, execution units, so a kernel runs slower
+// beside busy neighbours; a measured problem is keyed by how many there were.
 int busy_ranks_per_node(const Cluster& cluster, const plans::Mesh& mesh);
 
 // Canonical text of a problem timed with `busy_ranks` ranks per node computing at once, the key

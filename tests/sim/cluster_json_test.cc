@@ -313,7 +313,6 @@ TEST(ClusterJson, CalibratedFieldsRoundTrip) {
   cluster.levels[1].uplink_shared = true;
   cluster.levels[1].link.bandwidth_factors = {{8192.0, 131072.0, 1048576.0}, {1.5, 2.75, 1.0}};
   cluster.communication_overlap = 0.25;
-  cluster.machine_ranks = 4;  // two emulated nodes of two ranks on one machine
   const std::filesystem::path path = testing::scratch_file("calibrated.json");
   write_cluster_file(cluster, path);
   const Cluster read_back = read_cluster_file(path);
@@ -349,9 +348,6 @@ TEST(ClusterJson, BadCalibratedFieldsAreNamed) {
   document = valid_document();
   document["communication_overlap"] = 1.5;
   expect_error(document, "communication_overlap: must be in [0, 1]");
-  document = valid_document();
-  document["machine_ranks"] = -2;
-  expect_error(document, "machine_ranks: -2 is not a rank count (0 or more)");
 }
 
 }  // namespace

@@ -18,7 +18,6 @@
 #include "tools/splitbrain/commands.h"
 #include "tools/splitbrain/heap_reuse.h"
 #include "tools/splitbrain/host_layout.h"
-#include "tools/splitbrain/machine_of_rank.h"
 #include "tools/splitbrain/kernel_calibration.h"
 #include "tools/splitbrain/level_calibration.h"
 #include "exec/comm/mpi_process.h"
@@ -70,8 +69,6 @@ void calibrate(CalibrateOptions options) {
   SB_MPI_CHECK(MPI_Comm_size(comm, &ranks));
   const bool leader = rank == 0;
   sim::Cluster cluster = sim::resolve_cluster(options.base);
-  const HostLayout hosts = host_layout(exec::comm::host_of_rank(job));
-  const HostLayout machines = host_layout(machine_of_rank(comm, exec::comm::host_of_rank(job)));
   MeasuredLevels levels;
   if (on_gpu) {
     if (leader) {
@@ -86,22 +83,19 @@ void calibrate(CalibrateOptions options) {
           ranks, options.base);
     }
     calibrate_kernels({options.repeats, true}, comm, cluster.device);
-    levels = calibrate_levels({options.repeats, true}, comm, hosts, cluster);
-    // Hosts on one machine (emulated nodes) slow each other's kernels as a node's ranks do.
-    if (machines.hosts.size() < hosts.hosts.size()) cluster.machine_ranks = machines.ranks_per_host;
+    levels = calibrate_levels({options.repeats, true}, comm, host_layout(exec::comm::host_of_rank(job)), cluster);
   }
   if (!options.models.empty()) {
     std::vector<int> device_counts = options.devices;
     if (device_counts.empty()) device_counts = ranks > 1 ? std::vector<int>{1, ranks} : std::vector<int>{1};
     std::vector<PlanningTarget> targets;
     for (int devices : device_counts) {
-      const int at_once =
-          std::min(devices, cluster.machine_ranks > 0 ? cluster.machine_ranks : cluster.levels.front().fan_out);
-      if (at_once > (on_gpu ? hosts : machines).ranks_per_host) {
-        throw InputError(fmt::format(
-            "--devices {}: plans of {} ranks run {} at once on a node here; measuring their kernels needs as many "
-            "ranks on each host ({} here; mpirun -np {} on one host)",
-            devices, devices, at_once, hosts.ranks_per_host, at_once));
+      if (std::min(devices, cluster.levels.front().fan_out) > ranks) {
+        throw InputError(
+            fmt::format("--devices {}: plans of {} ranks run {} at once on a node here; measuring their kernels "
+                        "needs as many ranks (mpirun -np {})",
+                        devices, devices, std::min(devices, cluster.levels.front().fan_out),
+                        std::min(devices, cluster.levels.front().fan_out)));
       }
     }
     for (const std::string& model : options.models) {
@@ -125,9 +119,7 @@ void calibrate(CalibrateOptions options) {
                                  round == 1 ? "" : ", ranked on the kernels measured so far")
                   << std::flush;
       }
-      const HostLayout& sharing = on_gpu ? hosts : machines;
-      measure_kernel_problems(problems, options.repeats, leader, comm,
-                              sharing.position_on_host[static_cast<size_t>(rank)], kernels, cluster.device);
+      measure_kernel_problems(problems, options.repeats, leader, comm, kernels, cluster.device);
     }
     if (on_gpu) measure_device_rates(kernels, leader, cluster.device);
     if (leader && !options.conv_algorithms.empty()) {

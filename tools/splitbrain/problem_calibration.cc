@@ -36,8 +36,8 @@ exec::kernels::Conv2dShape kernel_shape(const sim::ConvProblem& p) {
   return shape;
 }
 
-// One run of `work` after a warm-up on the `busy` ranks at once, the slowest busy rank's; the
-// other ranks sleep. With the caches `swept`, they are swept before the run and
+// One run of `work` after a warm-up on the first `busy_ranks` ranks at once, the slowest busy
+// rank's; the other ranks sleep. With the caches `swept`, they are swept before the run and
 // then `refresh` rewrites the inputs the layer before would just have written (its output, or the
 // gradient from the layer after): in a step larger than the cache those arrive in it, the
 // weights and saved tensors from long ago do not. Warm, every byte the kernel reads is cached,
@@ -45,8 +45,11 @@ exec::kernels::Conv2dShape kernel_shape(const sim::ConvProblem& p) {
 // `sharing`: the ranks this one shares cores with when the kernels compute on the host; nullptr
 // for a GPU's kernels, which do not share the host's cores.
 template <class Refresh, class Work>
-double slowest_seconds_on(bool busy, const CoreSharing* sharing, sim::CacheState caches, MPI_Comm comm,
+double slowest_seconds_on(int busy_ranks, const CoreSharing* sharing, sim::CacheState caches, MPI_Comm comm,
                           const std::function<void()>& sweep, exec::StepClock& clock, Refresh&& refresh, Work&& work) {
+  int rank = 0;
+  SB_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  const bool busy = rank < busy_ranks;
   if (busy) {
     work();  // warm-up: page faults, JIT compilation
     if (caches == sim::CacheState::swept) sweep();
@@ -78,10 +81,11 @@ double slowest_seconds_on(bool busy, const CoreSharing* sharing, sim::CacheState
 // instructions are.
 class ProblemTimer {
  public:
-  ProblemTimer(BackendKernels& kernels, bool busy, sim::CacheState caches, MPI_Comm comm, const CoreSharing* sharing)
+  ProblemTimer(BackendKernels& kernels, int busy_ranks, sim::CacheState caches, MPI_Comm comm,
+               const CoreSharing* sharing)
       : kernels_(kernels),
         array_(kernels.factory->make_array_kernel()),
-        busy_(busy),
+        busy_(busy_ranks),
         caches_(caches),
         comm_(comm),
         sharing_(sharing) {}
@@ -258,7 +262,7 @@ class ProblemTimer {
   BackendKernels& kernels_;
   std::unique_ptr<exec::kernels::ArrayKernel> array_;
   std::vector<std::unique_ptr<exec::kernels::KeptBuffer>> buffers_;
-  bool busy_;
+  int busy_;
   sim::CacheState caches_;
   MPI_Comm comm_;
   const CoreSharing* sharing_;
@@ -271,7 +275,7 @@ class ProblemTimer {
 // so a problem's runs are spread over the whole measurement: `repeats` passes over the list, one
 // run per problem and cache state in each, and the median over the passes.
 void measure_kernel_problems(const std::vector<PlannedProblem>& problems, int repeats, bool print, MPI_Comm comm,
-                             int position_on_machine, BackendKernels& kernels, sim::Device& device) {
+                             BackendKernels& kernels, sim::Device& device) {
   const sim::CacheState states[] = {sim::CacheState::swept, sim::CacheState::warm};
   // Per problem and cache state, per pass: forward, input gradient, weight gradient seconds.
   std::vector<std::array<std::vector<sim::Device::MeasuredKernel>, 2>> runs(problems.size());
@@ -285,7 +289,7 @@ void measure_kernel_problems(const std::vector<PlannedProblem>& problems, int re
     }
     for (size_t i = 0; i < problems.size(); ++i) {
       for (size_t s = 0; s < 2; ++s) {
-        ProblemTimer timer(kernels, position_on_machine < problems[i].busy_ranks, states[s], comm, host_sharing);
+        ProblemTimer timer(kernels, problems[i].busy_ranks, states[s], comm, host_sharing);
         runs[i][s].push_back(std::visit(timer, problems[i].problem));
       }
     }

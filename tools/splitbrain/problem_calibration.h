@@ -15,16 +15,14 @@
 
 namespace splitbrain::tools {
 
-// Times each problem on the first busy_ranks ranks of every machine at once (this rank is at
-// `position_on_machine` on its machine: a host, or all the emulated nodes of one host, whose
-// kernels share its caches and memory; Cluster::machine_ranks) while the others sleep. The
+// Times each problem on its busy_ranks first ranks of `comm` at once while the others sleep (the
 // slowest busy rank's time; the median over `repeats` passes over the whole list, so the runs of
-// one problem are spread over the measurement; with the caches swept and warm
-// (sim::CacheState). Adds both to device.measured_kernels and records the device's last-level
+// one problem are spread over the measurement), with the caches swept and warm
+// (sim::CacheState), adds both to device.measured_kernels and records the device's last-level
 // cache (Device::last_level_cache_bytes) they are read against.
-// Rank 0 prints progress when `print`. Collective over `comm`, whose machines must hold at least
-// the largest busy_ranks each.
+// Rank 0 prints progress when `print`. Collective over `comm`, which must have at least the
+// largest busy_ranks.
 void measure_kernel_problems(const std::vector<PlannedProblem>& problems, int repeats, bool print, MPI_Comm comm,
-                             int position_on_machine, BackendKernels& kernels, sim::Device& device);
+                             BackendKernels& kernels, sim::Device& device);
 
 }  // namespace splitbrain::tools
