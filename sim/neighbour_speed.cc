@@ -39,8 +39,7 @@ double alone_speedup(const Device& device, int busy_ranks) {
   return std::max(1.0, *middle);
 }
 
-Cluster with_neighbours_busy(const Cluster& cluster, int busy_ranks, double neighbours_busy) {
-  const double speedup = alone_speedup(cluster.device, busy_ranks);
+Cluster with_neighbours_busy(const Cluster& cluster, double speedup, double neighbours_busy) {
   const double idle = 1.0 - std::clamp(neighbours_busy, 0.0, 1.0);
   Cluster faster = cluster;
   if (speedup <= 1.0 || idle <= 0.0) return faster;

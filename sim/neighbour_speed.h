@@ -15,9 +15,9 @@ namespace splitbrain::sim {
 // (forward and both backward passes together). 1 where none was measured both ways.
 double alone_speedup(const Device& device, int busy_ranks);
 
-// `cluster` with its peak FLOP rates and memory bandwidth (and so every curve on them) raised by
-// `alone_speedup` in proportion to 1 - `neighbours_busy`, in [0, 1]. The timed problems keep
-// their own seconds: they are interpolated where they are read.
-Cluster with_neighbours_busy(const Cluster& cluster, int busy_ranks, double neighbours_busy);
+// `cluster` with its peak FLOP rates and memory bandwidth (and so every curve on them) raised
+// toward `speedup` (alone_speedup's, found once per plan) in proportion to 1 - `neighbours_busy`,
+// in [0, 1]. The timed problems keep their own seconds: they are interpolated where they are read.
+Cluster with_neighbours_busy(const Cluster& cluster, double speedup, double neighbours_busy);
 
 }  // namespace splitbrain::sim

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <cmath>
 #include <map>
 #include <tuple>
@@ -396,6 +397,8 @@ Prediction simulate(const Plan& plan, const CompiledPlan& compiled, const Cluste
   // of the fixed point settle it (a plan computing in lock step stays at 1).
   const int busy_ranks = busy_ranks_per_node(cluster, plan.mesh);
   const bool neighbours_matter = !cluster.device.measured_kernels.empty() && busy_ranks > 1;
+  // The curves were fitted with the node's ranks all computing: they move like the timed problems.
+  const double speedup = neighbours_matter ? alone_speedup(cluster.device, busy_ranks) : 1.0;
   double neighbours_busy = 1.0;
   // The step programs of each stage's first rank: what the timeline prices; their memory walks
   // (stage_memory's) come from the same compilation.
@@ -412,11 +415,10 @@ Prediction simulate(const Plan& plan, const CompiledPlan& compiled, const Cluste
   const double caches_warm = caches_warm_fraction(cluster, plan.mesh, static_cast<double>(peak_bytes_per_rank));
   Prediction prediction;
   for (int round = 0; round < kNeighbourRounds; ++round) {
-    // The curves were fitted with the node's ranks all computing: they move like the timed problems.
-    const Cluster at_neighbours =
-        neighbours_busy < 1.0 ? with_neighbours_busy(cluster, busy_ranks, neighbours_busy) : cluster;
-    prediction =
-        simulate_step(plan, compiled, at_neighbours, {neighbours_busy, caches_warm}, programs, memory_of_stage);
+    std::optional<Cluster> at_neighbours;
+    if (speedup > 1.0 && neighbours_busy < 1.0) at_neighbours = with_neighbours_busy(cluster, speedup, neighbours_busy);
+    prediction = simulate_step(plan, compiled, at_neighbours ? *at_neighbours : cluster, {neighbours_busy, caches_warm},
+                               programs, memory_of_stage);
     if (!neighbours_matter || prediction.iteration_seconds <= 0.0) break;
     const double computing = std::min(
         1.0, (prediction.phases.compute_forward + prediction.phases.compute_backward + prediction.phases.optimizer) /

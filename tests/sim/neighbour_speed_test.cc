@@ -44,8 +44,9 @@ TEST(NeighbourSpeed, RatesMoveFromBusyToAloneInProportionToTime) {
   Cluster cluster = cluster_preset("local-cpu");
   cluster.device = device_with({2.0, 2.0, 2.0});
   const Device& busy = cluster.device;
+  const double speedup = alone_speedup(busy, 2);
   for (const double neighbours_busy : {0.0, 0.25, 0.5, 0.75, 1.0}) {
-    const Device moved = with_neighbours_busy(cluster, 2, neighbours_busy).device;
+    const Device moved = with_neighbours_busy(cluster, speedup, neighbours_busy).device;
     // Seconds are busy's x (1 - idle / 2): a kernel twice as fast alone gains half its time idle.
     const double seconds_factor = 1.0 - (1.0 - neighbours_busy) * 0.5;
     EXPECT_NEAR(moved.peak_fp32_flops_per_second, busy.peak_fp32_flops_per_second / seconds_factor,
@@ -56,8 +57,8 @@ TEST(NeighbourSpeed, RatesMoveFromBusyToAloneInProportionToTime) {
     EXPECT_EQ(moved.measured_kernels, busy.measured_kernels);
   }
   // Out-of-range shares are clamped, not extrapolated.
-  EXPECT_EQ(with_neighbours_busy(cluster, 2, 1.5).device, busy);
-  EXPECT_DOUBLE_EQ(with_neighbours_busy(cluster, 2, -1.0).device.peak_fp32_flops_per_second,
+  EXPECT_EQ(with_neighbours_busy(cluster, speedup, 1.5).device, busy);
+  EXPECT_DOUBLE_EQ(with_neighbours_busy(cluster, speedup, -1.0).device.peak_fp32_flops_per_second,
                    2.0 * busy.peak_fp32_flops_per_second);
 }
 
