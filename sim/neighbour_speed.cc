@@ -1,8 +1,12 @@
 #include "sim/neighbour_speed.h"
 
+#include "sim/kernel_problem.h"
+#include "sim/simulation.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -16,6 +20,11 @@ double total_seconds(const Device::MeasuredKernel& kernel) {
 bool ends_with(const std::string& text, const std::string& suffix) {
   return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
+
+// How long a time-sharing kernel lets a rank compute while another waits for its core: Linux's
+// base slice (EEVDF), 0.75 ms x (1 + log2 CPUs), on a host of 2 CPUs. Ranks that compute only
+// between waits shorter than this take turns at their waits, not at the slice.
+constexpr double kTurnSeconds = 1.5e-3;
 
 }  // namespace
 
@@ -51,6 +60,29 @@ Cluster with_neighbours_busy(const Cluster& cluster, double speedup, double neig
   device.peak_bf16_flops_per_second /= seconds_factor;
   device.memory_bandwidth_bytes_per_second /= seconds_factor;
   return faster;
+}
+
+std::optional<NodeSharing> node_sharing(const Cluster& cluster, const plans::Plan& plan) {
+  const int per_node = busy_ranks_per_node(cluster, plan.mesh);
+  if (cluster.device.measured_kernels.empty() || per_node <= 1) return std::nullopt;
+  const double speedup = alone_speedup(cluster.device, per_node);
+  NodeSharing sharing;
+  sharing.ranks_per_node = per_node;
+  sharing.cores = std::clamp(static_cast<int>(std::lround(per_node / speedup)), 1, per_node);
+  sharing.turn_seconds = kTurnSeconds;
+  const auto node_of_rank = [&](int rank) { return unit_of_device(cluster, device_of_rank(cluster, rank), 0); };
+  sharing.replicas = per_node;
+  for (int stage = 0; stage < plan.stage_count(); ++stage) {
+    const int64_t node = node_of_rank(first_rank_of_stage(plan, stage));
+    sharing.node_of_stage.push_back(static_cast<int>(node));
+    int on_node = 0;
+    for (int rank = 0; rank < plan.mesh.rank_count(); ++rank) {
+      const int rank_stage = plan.pipe_axis >= 0 ? plan.mesh.coordinate(rank, plan.pipe_axis) : 0;
+      if (rank_stage == stage && node_of_rank(rank) == node) ++on_node;
+    }
+    sharing.replicas = std::min(sharing.replicas, on_node);
+  }
+  return sharing;
 }
 
 }  // namespace splitbrain::sim

@@ -1,12 +1,14 @@
 #pragma once
-// The device's curves as the node's other ranks leave them. `splitbrain calibrate` fits the rates
-// of its curves with every rank of a node computing at once; a rank whose neighbours spend part
-// of the step waiting runs faster than that. The kernel problems calibrate timed both ways ("1
-// busy" and "N busy") say by how much, and the curves are moved toward their rates alone by the
-// share of the step the neighbours do not compute, as the timed problems are
-// (NodeConditions::neighbours_busy).
+// How a node's ranks slow each other. `splitbrain calibrate` fits the rates of its curves with
+// every rank of a node computing at once, and times the kernel problems both that way ("N busy")
+// and alone ("1 busy"). From those: the speed-up alone, the curves at a rank's rate alone, and how
+// many cores the node's ranks compute on (fewer than ranks: they take turns), for the timeline.
 
+#include <optional>
+
+#include "plans/plan.h"
 #include "sim/cluster.h"
+#include "sim/program_timeline.h"
 
 namespace splitbrain::sim {
 
@@ -19,5 +21,11 @@ double alone_speedup(const Device& device, int busy_ranks);
 // toward `speedup` (alone_speedup's, found once per plan) in proportion to 1 - `neighbours_busy`,
 // in [0, 1]. The timed problems keep their own seconds: they are interpolated where they are read.
 Cluster with_neighbours_busy(const Cluster& cluster, double speedup, double neighbours_busy);
+
+// How the plan's ranks share the cores of the cluster's nodes, for the timeline to schedule their
+// compute; none where calibrate measured no problem both alone and busy, or a node holds one rank.
+// The node's cores are what its N busy ranks achieve together in ranks alone (N over the median
+// speed-up alone, rounded): ranks beyond them take turns.
+std::optional<NodeSharing> node_sharing(const Cluster& cluster, const plans::Plan& plan);
 
 }  // namespace splitbrain::sim

@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <deque>
+#include <limits>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <tuple>
 
@@ -24,18 +27,33 @@ MessageKey message_of(const StepProgram& program, const StepInstruction& instruc
 
 class StageRun {
  public:
+  // `computes_at_once`: the stage's compute takes its priced seconds the moment it starts (no
+  // node sharing); else each compute waits in wants_core() for the node's scheduler.
   StageRun(int stage, const StepProgram& program, const InstructionPricer& price, double overlap,
-           std::map<MessageKey, double>& arrivals, ProgramTimeline& out)
-      : stage_(stage), program_(program), price_(price), overlap_(overlap), arrivals_(arrivals), out_(out) {
+           std::map<MessageKey, double>& arrivals, bool computes_at_once)
+      : stage_(stage),
+        program_(program),
+        price_(price),
+        overlap_(overlap),
+        arrivals_(arrivals),
+        computes_at_once_(computes_at_once) {
     completes_.assign(program.instructions.size(), 0.0);
   }
 
-  bool done() const { return next_ >= program_.instructions.size(); }
+  bool done() const { return next_ >= program_.instructions.size() && !compute_; }
+  double host_seconds() const { return host_; }
+  bool wants_core() const { return compute_.has_value(); }
+  double compute_left_seconds() const { return compute_ ? compute_->left_seconds : 0.0; }
+  double busy_over_alone() const { return compute_ ? compute_->busy_over_alone : 1.0; }
+  const StageTimeline& timeline() const { return timeline_; }
+  const std::vector<ScheduledPass>& passes() const { return passes_; }
+  const std::vector<SyncInterval>& gradient_sync() const { return gradient_sync_; }
 
-  // Runs instructions until the stage waits for a message not sent yet; true if it ran any.
-  bool advance() {
+  // Runs instructions from host time up to `now_seconds` until the stage waits for a message not
+  // sent yet or for a core; true if it ran any.
+  bool advance(double now_seconds) {
     const size_t first = next_;
-    while (!done()) {
+    while (!done() && !compute_ && host_ <= now_seconds) {
       const StepInstruction& instruction = program_.instructions[next_];
       if (static_cast<int>(next_) == program_.passes_end) timeline_.backward_end_seconds = host_;
       if (instruction.op == StepOp::recv) {
@@ -49,6 +67,25 @@ class StageRun {
     }
     if (done() && !finished_) finish();
     return next_ > first;
+  }
+
+  // The scheduler's side: `seconds` of the pending compute done (in seconds alone).
+  void progress(double seconds) { compute_->left_seconds -= seconds; }
+  // The pending compute ends at `now_seconds`, what follows it in its instruction after it.
+  void end_compute(double now_seconds) {
+    const PendingCompute compute = *compute_;
+    compute_.reset();
+    const double elapsed = now_seconds - compute.start_seconds;
+    host_ = now_seconds;
+    *compute.phase += elapsed;
+    const StepInstruction& instruction = program_.instructions[static_cast<size_t>(compute.instruction)];
+    if (instruction.op == StepOp::optimizer) {
+      timeline_.optimizer_seconds += elapsed;
+      return;
+    }
+    spend(compute.communication_seconds, timeline_.phases.comm_exposed);
+    note_pass(instruction.op == StepOp::forward ? PassKind::forward : PassKind::backward, instruction.micro_batch,
+              program_.chunk_of_layer.at(static_cast<size_t>(instruction.layer)), compute.start_seconds);
   }
 
  private:
@@ -67,17 +104,13 @@ class StageRun {
   void run(int index, const StepInstruction& instruction) {
     const InstructionCost cost = price_(stage_, instruction);
     StagePhases& phases = timeline_.phases;
-    const double start = host_;
     switch (instruction.op) {
       case StepOp::forward:
       case StepOp::recompute:
       case StepOp::backward: {
         // A recomputed forward belongs to the backward pass it precedes.
         const bool forward = instruction.op == StepOp::forward;
-        spend(cost.compute_seconds, forward ? phases.compute_forward : phases.compute_backward);
-        spend(cost.communication_seconds, phases.comm_exposed);
-        note_pass(forward ? PassKind::forward : PassKind::backward, instruction.micro_batch,
-                  program_.chunk_of_layer.at(static_cast<size_t>(instruction.layer)), start);
+        start_compute(index, cost, forward ? phases.compute_forward : phases.compute_backward);
         return;
       }
       case StepOp::send:
@@ -96,8 +129,7 @@ class StageRun {
         return;
       case StepOp::optimizer:
         timeline_.sync_end_seconds = host_;
-        spend(cost.compute_seconds, phases.optimizer);
-        timeline_.optimizer_seconds += cost.compute_seconds;
+        start_compute(index, {cost.compute_seconds, 0.0, cost.alone_compute_seconds}, phases.optimizer);
         return;
       case StepOp::gather_params:
         spend(cost.communication_seconds, phases.comm_exposed);
@@ -109,12 +141,26 @@ class StageRun {
     }
   }
 
+  // A pass's kernels or the update: at once where the stage computes alone, else once the node's
+  // scheduler has run it (end_compute).
+  void start_compute(int index, const InstructionCost& cost, double& phase) {
+    if (computes_at_once_ || cost.compute_seconds <= 0.0) {
+      compute_ = PendingCompute{index, host_, 0.0, 1.0, cost.communication_seconds, &phase};
+      end_compute(host_ + cost.compute_seconds);
+      return;
+    }
+    // Where the node is shared the compute runs from its seconds alone (the busy ones where no
+    // alone price is known), at most as slow as busy.
+    const double alone = cost.alone_compute_seconds > 0.0 ? cost.alone_compute_seconds : cost.compute_seconds;
+    compute_ = PendingCompute{index, host_, alone, cost.compute_seconds / alone, cost.communication_seconds, &phase};
+  }
+
   // A gradient bucket's reduction: blocking where the program waits for it right away; else on
   // the communication stream, behind the reductions started before it, while the host goes on
   // (less the share of the reduction the backward does not hide).
   void reduce(int index, const StepInstruction& instruction, double seconds) {
     if (plans::waited_at_once(program_, index)) {
-      out_.gradient_sync.push_back({stage_, instruction.bucket, host_, host_ + seconds});
+      gradient_sync_.push_back({stage_, instruction.bucket, host_, host_ + seconds});
       spend(seconds, timeline_.phases.comm_exposed);
       completes_[static_cast<size_t>(index)] = host_;
       return;
@@ -122,7 +168,7 @@ class StageRun {
     const double start = std::max(host_, stream_free_);
     stream_free_ = start + overlap_ * seconds;
     completes_[static_cast<size_t>(index)] = stream_free_;
-    out_.gradient_sync.push_back({stage_, instruction.bucket, start, stream_free_});
+    gradient_sync_.push_back({stage_, instruction.bucket, start, stream_free_});
     spend((1.0 - overlap_) * seconds, timeline_.phases.comm_exposed);
   }
 
@@ -141,16 +187,24 @@ class StageRun {
     if (program_.passes_end >= static_cast<int>(program_.instructions.size())) timeline_.backward_end_seconds = host_;
     if (timeline_.optimizer_seconds == 0.0 && timeline_.sync_end_seconds == 0.0) timeline_.sync_end_seconds = host_;
     timeline_.end_seconds = host_;
-    out_.passes.insert(out_.passes.end(), passes_.begin(), passes_.end());
-    out_.stages[static_cast<size_t>(stage_)] = timeline_;
   }
+
+  struct PendingCompute {
+    int instruction = 0;
+    double start_seconds = 0.0;
+    double left_seconds = 0.0;           // seconds alone still to run
+    double busy_over_alone = 1.0;        // its seconds with the node's ranks all busy, over alone
+    double communication_seconds = 0.0;  // the collectives inside the op, after its kernels
+    double* phase = nullptr;
+  };
 
   int stage_;
   const StepProgram& program_;
   const InstructionPricer& price_;
   double overlap_;
   std::map<MessageKey, double>& arrivals_;
-  ProgramTimeline& out_;
+  bool computes_at_once_;
+  std::optional<PendingCompute> compute_;
   size_t next_ = 0;
   bool finished_ = false;
   double host_ = 0.0;
@@ -158,35 +212,181 @@ class StageRun {
   std::vector<double> completes_;  // per send or reduce: when it completes
   StageTimeline timeline_;
   std::vector<ScheduledPass> passes_;
+  std::vector<SyncInterval> gradient_sync_;
   std::map<std::tuple<PassKind, int, int>, size_t> pass_index_;  // (kind, micro-batch, chunk)
+};
+
+// Lets each stage run in turn until it waits for a message another has yet to send: with no
+// node shared, each stage's timeline is its own but for the messages.
+void run_on_their_own(std::vector<StageRun>& runs) {
+  for (;;) {
+    bool progressed = false;
+    bool all_done = true;
+    for (StageRun& run : runs) {
+      progressed = run.advance(std::numeric_limits<double>::infinity()) || progressed;
+      all_done = all_done && run.done();
+    }
+    if (all_done) return;
+    if (!progressed) throw std::logic_error("program timeline: the stages' programs wait for messages none sends");
+  }
+}
+
+// The ranks of shared nodes in time order: a rank that computes asks its node for a core, holds
+// it for a turn while others wait (FIFO, as a time-sharing kernel's run queue), or until it
+// stops computing (a wait, a message, a collective); its compute runs at the contention rate of
+// the cores busy. Each event (a compute done, a turn over, a host free again) moves all ranks to
+// its time, so a compute always knows who it shares the node with.
+class NodeScheduler {
+ public:
+  NodeScheduler(std::vector<StageRun>& runs, std::vector<int> node_of_run, const NodeSharing& sharing)
+      : runs_(runs), node_of_run_(std::move(node_of_run)), sharing_(sharing) {
+    const int nodes = node_of_run_.empty() ? 0 : *std::max_element(node_of_run_.begin(), node_of_run_.end()) + 1;
+    on_core_.resize(static_cast<size_t>(nodes));
+    waiting_.resize(static_cast<size_t>(nodes));
+    turn_left_.assign(runs.size(), 0.0);
+  }
+
+  void run() {
+    double now = 0.0;
+    for (;;) {
+      // Until none moves: a message sent now may let a stage tried before it go on.
+      bool progressed = true;
+      while (progressed) {
+        progressed = false;
+        for (StageRun& run : runs_) progressed = run.advance(now) || progressed;
+      }
+      if (std::ranges::all_of(runs_, [](const StageRun& run) { return run.done(); })) return;
+      hand_out_cores();
+      const double next = next_event(now);
+      if (next == std::numeric_limits<double>::infinity()) {
+        throw std::logic_error("program timeline: the stages' programs wait for messages none sends");
+      }
+      move_to(now, next);
+      now = next;
+    }
+  }
+
+ private:
+  // How much slower than alone `run` computes with `busy` cores of its node computing: its busy
+  // seconds are N ranks on `cores` cores, so with every core busy it runs at busy x cores / N
+  // (the cores' contention; at least alone), with fewer in proportion.
+  double stretch(const StageRun& run, size_t busy) const {
+    if (sharing_.cores <= 1 || busy <= 1) return 1.0;
+    const double all_cores =
+        std::max(1.0, run.busy_over_alone() * sharing_.cores / static_cast<double>(sharing_.ranks_per_node));
+    return 1.0 + (all_cores - 1.0) * static_cast<double>(busy - 1) / static_cast<double>(sharing_.cores - 1);
+  }
+
+  // Ranks that stopped computing give their core back; ranks that asked join their node's queue;
+  // free cores go to the queue's first.
+  void hand_out_cores() {
+    for (size_t node = 0; node < on_core_.size(); ++node) {
+      std::vector<int>& on_core = on_core_[node];
+      std::erase_if(on_core, [&](int r) { return !runs_[static_cast<size_t>(r)].wants_core(); });
+    }
+    for (size_t r = 0; r < runs_.size(); ++r) {
+      if (!runs_[r].wants_core()) continue;
+      const auto node = static_cast<size_t>(node_of_run_[r]);
+      const int rank = static_cast<int>(r);
+      if (std::ranges::find(on_core_[node], rank) != on_core_[node].end()) continue;
+      if (std::ranges::find(waiting_[node], rank) != waiting_[node].end()) continue;
+      waiting_[node].push_back(rank);
+    }
+    for (size_t node = 0; node < on_core_.size(); ++node) {
+      while (static_cast<int>(on_core_[node].size()) < sharing_.cores && !waiting_[node].empty()) {
+        const int r = waiting_[node].front();
+        waiting_[node].pop_front();
+        on_core_[node].push_back(r);
+        turn_left_[static_cast<size_t>(r)] = sharing_.turn_seconds;
+      }
+    }
+  }
+
+  double next_event(double now) const {
+    double next = std::numeric_limits<double>::infinity();
+    for (size_t node = 0; node < on_core_.size(); ++node) {
+      for (const int r : on_core_[node]) {
+        const StageRun& run = runs_[static_cast<size_t>(r)];
+        next = std::min(next, now + run.compute_left_seconds() * stretch(run, on_core_[node].size()));
+        if (!waiting_[node].empty()) next = std::min(next, now + std::max(0.0, turn_left_[static_cast<size_t>(r)]));
+      }
+    }
+    for (const StageRun& run : runs_) {
+      if (!run.done() && !run.wants_core() && run.host_seconds() > now) next = std::min(next, run.host_seconds());
+    }
+    return next;
+  }
+
+  // Runs the ranks on cores from `now` to `next`: computes that finish end there; a rank whose
+  // turn is over while others wait goes to the back of its node's queue.
+  void move_to(double now, double next) {
+    constexpr double kDoneSeconds = 1e-12;
+    for (size_t node = 0; node < on_core_.size(); ++node) {
+      const size_t busy = on_core_[node].size();
+      std::vector<int> still_on;
+      for (const int r : on_core_[node]) {
+        StageRun& run = runs_[static_cast<size_t>(r)];
+        double& turn = turn_left_[static_cast<size_t>(r)];
+        run.progress((next - now) / stretch(run, busy));
+        turn -= next - now;
+        if (run.compute_left_seconds() <= kDoneSeconds) {
+          // Keeps its core and the rest of its turn if its next instruction computes at once.
+          run.end_compute(next);
+          still_on.push_back(r);
+        } else if (!waiting_[node].empty() && turn <= kDoneSeconds) {
+          waiting_[node].push_back(r);
+        } else {
+          still_on.push_back(r);
+        }
+      }
+      on_core_[node] = std::move(still_on);
+    }
+  }
+
+  std::vector<StageRun>& runs_;
+  std::vector<int> node_of_run_;
+  const NodeSharing& sharing_;
+  std::vector<std::vector<int>> on_core_;  // per node: the ranks computing
+  std::vector<std::deque<int>> waiting_;   // per node: ranks waiting for a core, first first
+  std::vector<double> turn_left_;          // per rank on a core: seconds of its turn left
 };
 
 }  // namespace
 
 ProgramTimeline run_program_timeline(std::span<const plans::StepProgram> programs, const InstructionPricer& price,
-                                     double communication_overlap) {
+                                     double communication_overlap, const NodeSharing* sharing) {
+  const int replicas = sharing ? std::max(1, sharing->replicas) : 1;
+  // Each replica (a rank of the stage on its node) has its own messages: replica r of one stage
+  // talks to replica r of the next.
+  std::vector<std::map<MessageKey, double>> arrivals(static_cast<size_t>(replicas));
+  std::vector<StageRun> runs;
+  std::vector<int> node_of_run;
+  runs.reserve(programs.size() * static_cast<size_t>(replicas));
+  for (size_t s = 0; s < programs.size(); ++s) {
+    for (int r = 0; r < replicas; ++r) {
+      runs.emplace_back(static_cast<int>(s), programs[s], price, communication_overlap,
+                        arrivals[static_cast<size_t>(r)], sharing == nullptr);
+      if (sharing) node_of_run.push_back(sharing->node_of_stage.at(s));
+    }
+  }
+  if (sharing) {
+    NodeScheduler(runs, std::move(node_of_run), *sharing).run();
+  } else {
+    run_on_their_own(runs);
+  }
+  // Per stage, the replica that ends last: the step waits for it.
   ProgramTimeline out;
   out.stages.resize(programs.size());
-  std::map<MessageKey, double> arrivals;
-  std::vector<StageRun> runs;
-  runs.reserve(programs.size());
   for (size_t s = 0; s < programs.size(); ++s) {
-    runs.emplace_back(static_cast<int>(s), programs[s], price, communication_overlap, arrivals, out);
-  }
-  // Stages run in turn, each until it waits for a message another has yet to send.
-  for (;;) {
-    bool progressed = false;
-    bool all_done = true;
-    for (StageRun& run : runs) {
-      progressed = run.advance() || progressed;
-      all_done = all_done && run.done();
+    const StageRun* last = &runs[s * static_cast<size_t>(replicas)];
+    for (int r = 1; r < replicas; ++r) {
+      const StageRun& run = runs[s * static_cast<size_t>(replicas) + static_cast<size_t>(r)];
+      if (run.timeline().end_seconds > last->timeline().end_seconds) last = &run;
     }
-    if (all_done) break;
-    if (!progressed) throw std::logic_error("program timeline: the stages' programs wait for messages none sends");
+    out.stages[s] = last->timeline();
+    out.passes.insert(out.passes.end(), last->passes().begin(), last->passes().end());
+    out.gradient_sync.insert(out.gradient_sync.end(), last->gradient_sync().begin(), last->gradient_sync().end());
   }
-  // Stage by stage, as the per-stage runs recorded them.
-  std::stable_sort(out.passes.begin(), out.passes.end(),
-                   [](const ScheduledPass& a, const ScheduledPass& b) { return a.stage < b.stage; });
   return out;
 }
 

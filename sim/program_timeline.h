@@ -6,7 +6,9 @@
 // reductions the program overlaps with the backward. A pipeline receive waits for its message:
 // the matching send on the other stage plus the transfer. The pipeline schedule, the bubble, the
 // overlap of the gradient buckets and what each costs follow from the program's order, which is
-// the executor's: nothing here decides an order.
+// the executor's: nothing here decides an order. Where ranks share a node's cores (NodeSharing),
+// their compute is scheduled on the cores in time order, so co-located ranks that wait lend their
+// core to the others (one stage's bubble is another's compute).
 
 #include <functional>
 #include <span>
@@ -19,8 +21,11 @@ namespace splitbrain::sim {
 
 // What an instruction costs on its stage, as the pricing of simulation.cc says.
 struct InstructionCost {
-  double compute_seconds = 0.0;        // on the host: kernels, copies, the update
+  double compute_seconds = 0.0;        // on the host: kernels, copies, the update (every rank of the node busy)
   double communication_seconds = 0.0;  // its collectives (a send's: the transfer)
+  // The kernels and the update as a rank alone on its node runs them; where the node is shared
+  // (NodeSharing) they run from this, slowed by the ranks computing beside them.
+  double alone_compute_seconds = 0.0;
 };
 using InstructionPricer = std::function<InstructionCost(int stage, const plans::StepInstruction&)>;
 
@@ -66,10 +71,25 @@ struct ProgramTimeline {
   std::vector<StageTimeline> stages;
 };
 
+// How the ranks on a node share its cores (sim/neighbour_speed.h derives it from a calibrated
+// cluster). With it, an instruction's compute waits for a free core and runs from its seconds
+// alone, slowed by the other cores computing (its seconds with all N ranks busy tell how much):
+// ranks beyond the node's cores take turns, so one rank's wait (a bubble, a message, a
+// collective) is another's turn. Without it, every stage computes at its priced busy rate.
+struct NodeSharing {
+  std::vector<int> node_of_stage;  // the node of each stage's first rank
+  int replicas = 1;                // ranks of each stage on that node: each runs the stage's program
+  int ranks_per_node = 1;          // N, the ranks whose busy seconds compute_seconds are
+  int cores = 1;                   // per node
+  double turn_seconds = 0.0;       // how long a rank keeps a core while another waits for one
+};
+
 // `programs[s]` is stage s's. `communication_overlap`: the share of an overlapped reduction that
 // the backward hides (the rest takes the host's time, as cluster.communication_overlap says).
-// Throws std::logic_error if the programs' messages cannot all be delivered (a deadlock).
+// Where `sharing` is given, each stage is its `replicas` ranks on its node, the stage's timeline
+// the one of them that ends last. Throws std::logic_error if the programs' messages cannot all be
+// delivered (a deadlock).
 ProgramTimeline run_program_timeline(std::span<const plans::StepProgram> programs, const InstructionPricer& price,
-                                     double communication_overlap);
+                                     double communication_overlap, const NodeSharing* sharing = nullptr);
 
 }  // namespace splitbrain::sim

@@ -26,11 +26,14 @@ using plans::Plan;
 
 class StepBuilder {
  public:
-  StepBuilder(const Plan& plan, const CompiledPlan& compiled, const Cluster& cluster, NodeConditions conditions,
-              std::span<const MemoryBreakdown> memory_of_stage, Prediction& out)
+  // `alone`: where ranks share nodes (NodeSharing), the cluster's rates for a rank alone on its
+  // node; its instructions are priced both ways.
+  StepBuilder(const Plan& plan, const CompiledPlan& compiled, const Cluster& cluster, const Cluster* alone,
+              NodeConditions conditions, std::span<const MemoryBreakdown> memory_of_stage, Prediction& out)
       : plan_(plan),
         compiled_(compiled),
         cluster_(cluster),
+        alone_(alone),
         conditions_(conditions),
         stage_memory_(memory_of_stage),
         out_(out) {
@@ -94,6 +97,12 @@ class StepBuilder {
       timing.compute = layer_compute_seconds(cluster_, *plan_.model, i, layer.layouts, plan_.mesh,
                                              compiled_.micro_batch, plan_.dtype, conditions_);
       timing.compute.backward_weight += gradient_accumulation_seconds(cluster_, plan_, layer.layouts);
+      if (alone_) {
+        LayerComputeSeconds& alone = alone_compute_.emplace_back(
+            layer_compute_seconds(*alone_, *plan_.model, i, layer.layouts, plan_.mesh, compiled_.micro_batch,
+                                  plan_.dtype, {0.0, conditions_.caches_warm}));
+        alone.backward_weight += gradient_accumulation_seconds(*alone_, plan_, layer.layouts);
+      }
       for (const plans::InputTransfer& input : layer.inputs) {
         const int producer_stage = compiled_.layers[static_cast<size_t>(input.producer)].stage;
         if (input.forward_send) {
@@ -173,10 +182,13 @@ class StepBuilder {
       case StepOp::forward:
       case StepOp::recompute:
         cost.compute_seconds = out_.layers[layer].compute.forward;
+        if (alone_) cost.alone_compute_seconds = alone_compute_[layer].forward;
         cost.communication_seconds = forward_internal_[layer];
         break;
       case StepOp::backward:
         cost.compute_seconds = out_.layers[layer].compute.backward_input + out_.layers[layer].compute.backward_weight;
+        if (alone_)
+          cost.alone_compute_seconds = alone_compute_[layer].backward_input + alone_compute_[layer].backward_weight;
         cost.communication_seconds = backward_internal_[layer];
         break;
       case StepOp::redistribute:
@@ -198,7 +210,8 @@ class StepBuilder {
         break;
       }
       case StepOp::optimizer:
-        cost.compute_seconds = optimizer_instruction_seconds(program, instruction);
+        cost.compute_seconds = optimizer_instruction_seconds(cluster_, program, instruction);
+        if (alone_) cost.alone_compute_seconds = optimizer_instruction_seconds(*alone_, program, instruction);
         break;
       case StepOp::load_input:
       case StepOp::loss_out:
@@ -214,7 +227,7 @@ class StepBuilder {
   }
 
   // The step's timeline: the stages' programs priced and run (program_timeline.h).
-  void time_programs(std::span<const plans::StepProgram> programs) {
+  void time_programs(std::span<const plans::StepProgram> programs, const NodeSharing* sharing) {
     for (size_t b = 0; b < compiled_.buckets.size(); ++b) {
       const plans::GradientBucket& bucket = compiled_.buckets[b];
       for (const Collective& c : bucket.reduction) use(-1, bucket.stage, StepPhase::gradient_sync, c, 1);
@@ -223,7 +236,7 @@ class StepBuilder {
     const InstructionPricer pricer = [&](int stage, const plans::StepInstruction& instruction) {
       return instruction_cost(programs[static_cast<size_t>(stage)], stage, instruction);
     };
-    ProgramTimeline timeline = run_program_timeline(programs, pricer, cluster_.communication_overlap);
+    ProgramTimeline timeline = run_program_timeline(programs, pricer, cluster_.communication_overlap, sharing);
     out_.passes = std::move(timeline.passes);
     out_.gradient_sync = std::move(timeline.gradient_sync);
     for (size_t s = 0; s < timeline.stages.size(); ++s) {
@@ -243,18 +256,18 @@ class StepBuilder {
   // one update per gradient it reads (a whole parameter's, or a ZeRO slice's), each a
   // memory-bound pass at the achieved rate for its size, then every kept parameter gradient
   // cleared for the next step's accumulation.
-  double optimizer_instruction_seconds(const plans::StepProgram& program,
+  double optimizer_instruction_seconds(const Cluster& cluster, const plans::StepProgram& program,
                                        const plans::StepInstruction& instruction) const {
     const int64_t gradient_bytes = plans::gradient_element_bytes(plan_);
     double seconds = 0.0;
     for (const int gradient : instruction.reads) {
-      seconds += optimizer_step_seconds(cluster_, plan_,
+      seconds += optimizer_step_seconds(cluster, plan_,
                                         program.buffers.at(static_cast<size_t>(gradient)).bytes / gradient_bytes);
     }
     for (const int buffer : program.resident) {
       const plans::StepBuffer& kept = program.buffers.at(static_cast<size_t>(buffer));
       if (kept.role == plans::BufferRole::parameter_gradient) {
-        seconds += streaming_pass_seconds(cluster_, static_cast<double>(kept.bytes));
+        seconds += streaming_pass_seconds(cluster, static_cast<double>(kept.bytes));
       }
     }
     return seconds;
@@ -335,6 +348,7 @@ class StepBuilder {
   const Plan& plan_;
   const CompiledPlan& compiled_;
   const Cluster& cluster_;
+  const Cluster* alone_;
   NodeConditions conditions_;
   std::span<const MemoryBreakdown> stage_memory_;  // per stage: the walk of its first rank's program
   Prediction& out_;
@@ -346,22 +360,22 @@ class StepBuilder {
   std::vector<bool> recomputed_;                                // per layer: full recomputation reruns it
   std::vector<double> forward_internal_;                        // per layer: the collectives inside its forward op
   std::vector<double> backward_internal_;                       // and inside its backward
+  std::vector<LayerComputeSeconds> alone_compute_;              // per layer, with alone_: its compute alone
   std::vector<StagePhases> stage_phases_;
 };
 
 Prediction simulate_step(const Plan& plan, const CompiledPlan& compiled, const Cluster& cluster,
                          NodeConditions conditions, std::span<const plans::StepProgram> programs,
-                         std::span<const MemoryBreakdown> memory_of_stage) {
+                         std::span<const MemoryBreakdown> memory_of_stage, const Cluster* alone,
+                         const NodeSharing* sharing) {
   Prediction prediction;
-  StepBuilder step(plan, compiled, cluster, conditions, memory_of_stage, prediction);
+  StepBuilder step(plan, compiled, cluster, alone, conditions, memory_of_stage, prediction);
   step.cost_layers();
-  step.time_programs(programs);
+  step.time_programs(programs, sharing);
   step.summarise();
   step.account_ranks();
   return prediction;
 }
-
-constexpr int kNeighbourRounds = 6;
 
 }  // namespace
 
@@ -391,15 +405,10 @@ Prediction simulate(const Plan& plan, const CompiledPlan& compiled, const Cluste
                                    cluster.placement.empty() ? "has" : "places ranks on", devices,
                                    devices == 1 ? "device" : "devices", plan.mesh.to_string(), plan.mesh.rank_count()));
   }
-  // Ranks sharing a node slow each other's kernels only while both compute: a rank waiting on
-  // communication or a pipeline bubble leaves its core's share to its neighbour. The fraction of
-  // a step spent computing decides how much, and the step's length depends on it: a few rounds
-  // of the fixed point settle it (a plan computing in lock step stays at 1).
-  const int busy_ranks = busy_ranks_per_node(cluster, plan.mesh);
-  const bool neighbours_matter = !cluster.device.measured_kernels.empty() && busy_ranks > 1;
-  // The curves were fitted with the node's ranks all computing: they move like the timed problems.
-  const double speedup = neighbours_matter ? alone_speedup(cluster.device, busy_ranks) : 1.0;
-  double neighbours_busy = 1.0;
+  // Ranks sharing a node slow each other's kernels only while both compute, and ranks beyond the
+  // node's cores take turns: the timeline schedules their compute (neighbour_speed.h), priced as
+  // a rank alone would run it. Elsewhere the prices are the calibrated ones, all ranks busy.
+  const std::optional<NodeSharing> sharing = node_sharing(cluster, plan);
   // The step programs of each stage's first rank: what the timeline prices; their memory walks
   // (stage_memory's) come from the same compilation.
   std::vector<plans::StepProgram> programs;
@@ -413,19 +422,15 @@ Prediction simulate(const Plan& plan, const CompiledPlan& compiled, const Cluste
   for (const MemoryBreakdown& memory : memory_of_stage)
     peak_bytes_per_rank = std::max(peak_bytes_per_rank, memory.peak);
   const double caches_warm = caches_warm_fraction(cluster, plan.mesh, static_cast<double>(peak_bytes_per_rank));
-  Prediction prediction;
-  for (int round = 0; round < kNeighbourRounds; ++round) {
-    std::optional<Cluster> at_neighbours;
-    if (speedup > 1.0 && neighbours_busy < 1.0) at_neighbours = with_neighbours_busy(cluster, speedup, neighbours_busy);
-    prediction = simulate_step(plan, compiled, at_neighbours ? *at_neighbours : cluster, {neighbours_busy, caches_warm},
-                               programs, memory_of_stage);
-    if (!neighbours_matter || prediction.iteration_seconds <= 0.0) break;
-    const double computing = std::min(
-        1.0, (prediction.phases.compute_forward + prediction.phases.compute_backward + prediction.phases.optimizer) /
-                 prediction.iteration_seconds);
-    if (std::abs(computing - neighbours_busy) < 0.005) break;
-    neighbours_busy = computing;
+  // Where ranks share a node, instructions are priced also as a rank alone on it runs them (the
+  // timed problems' "1 busy" seconds, the curves raised by the median speed-up alone), for the
+  // timeline to slow them by who else computes.
+  std::optional<Cluster> alone;
+  if (sharing) {
+    alone = with_neighbours_busy(cluster, alone_speedup(cluster.device, sharing->ranks_per_node), 0.0);
   }
+  const Prediction prediction = simulate_step(plan, compiled, cluster, {1.0, caches_warm}, programs, memory_of_stage,
+                                              alone ? &*alone : nullptr, sharing ? &*sharing : nullptr);
   // The cluster's ranges keep every cost finite; a prediction that is not would put NaN or
   // infinity in a report, so it is refused here whatever let it through.
   const PhaseSeconds& p = prediction.phases;

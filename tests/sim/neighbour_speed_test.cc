@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "plans/plan_builder.h"
 #include "sim/cluster_presets.h"
 #include "sim/neighbour_speed.h"
 
@@ -60,6 +61,40 @@ TEST(NeighbourSpeed, RatesMoveFromBusyToAloneInProportionToTime) {
   EXPECT_EQ(with_neighbours_busy(cluster, speedup, 1.5).device, busy);
   EXPECT_DOUBLE_EQ(with_neighbours_busy(cluster, speedup, -1.0).device.peak_fp32_flops_per_second,
                    2.0 * busy.peak_fp32_flops_per_second);
+}
+
+// A node's cores are what its busy ranks achieve together: twice as slow beside one neighbour
+// is one core shared, 1.25 times is two cores (contending).
+TEST(NeighbourSpeed, NodeSharingReadsCoresAndContentionFromTheSpeedup) {
+  Cluster cluster = cluster_preset("local-cpu");  // one node of 2 ranks: made two
+  cluster.levels.push_back(cluster.levels.front());
+  cluster.levels.back().name = "cluster";
+  const auto batch_over_axis_0 = [](const model::Layer&) { return plans::LayerSharding{{0}, {}, {}, {}}; };
+  const plans::Plan plan = plans::build_plan("fashion-vgg", plans::Mesh({{"data", 4}}), 16, batch_over_axis_0);
+  EXPECT_FALSE(node_sharing(cluster, plan).has_value());  // nothing timed alone
+  cluster.device = device_with({2.0, 2.0, 2.0});
+  const std::optional<NodeSharing> shared = node_sharing(cluster, plan);
+  ASSERT_TRUE(shared.has_value());
+  EXPECT_EQ(shared->cores, 1);
+  EXPECT_EQ(shared->ranks_per_node, 2);
+  // One stage: its 2 ranks on node 0 are its replicas there.
+  EXPECT_EQ(shared->node_of_stage, (std::vector<int>{0}));
+  EXPECT_EQ(shared->replicas, 2);
+  // Two stages of one rank each ({pipe: 4}, 4 stages): two to a node.
+  plans::Plan piped = plans::build_plan("fashion-vgg", plans::Mesh({{"pipe", 4}}), 16, [](const model::Layer&) {
+    return plans::LayerSharding{{}, {}, {}, {}};
+  });
+  piped.pipe_axis = 0;
+  for (int i = 0; i < piped.model->size(); ++i)
+    piped.stage_of_layer[static_cast<size_t>(i)] = i * 4 / piped.model->size();
+  const std::optional<NodeSharing> stages = node_sharing(cluster, piped);
+  ASSERT_TRUE(stages.has_value());
+  EXPECT_EQ(stages->node_of_stage, (std::vector<int>{0, 0, 1, 1}));
+  EXPECT_EQ(stages->replicas, 1);
+  cluster.device = device_with({1.25, 1.25, 1.25});
+  const std::optional<NodeSharing> contended = node_sharing(cluster, plan);
+  ASSERT_TRUE(contended.has_value());
+  EXPECT_EQ(contended->cores, 2);
 }
 
 }  // namespace

@@ -205,6 +205,79 @@ TEST(ProgramTimeline, InterleavedPassesNameTheirChunks) {
   EXPECT_EQ(seen.size(), 2u * 4u * 4u);
 }
 
+// Stages and their replicas on shared nodes of 2 ranks: `node_of_stage`, one replica each unless told.
+NodeSharing sharing_of(std::vector<int> node_of_stage, int cores, double turn_seconds, int replicas = 1) {
+  return {std::move(node_of_stage), replicas, 2, cores, turn_seconds};
+}
+
+TEST(ProgramTimeline, StagesOnNodesOfTheirOwnRunAsUnshared) {
+  for (const PipelineSchedule schedule : {PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b}) {
+    for (int micro : {1, 3, 8}) {
+      const Priced priced = programs_of(pipeline(4, micro, schedule));
+      const InstructionPricer prices = pass_prices(priced, {1.0, 2.0, 1.5, 0.5}, {2.0, 1.0, 3.0, 1.0}, 0.25);
+      const ProgramTimeline alone = run_program_timeline(priced.programs, prices, 1.0);
+      const NodeSharing own_nodes = sharing_of({0, 1, 2, 3}, 1, 0.1);
+      const ProgramTimeline shared = run_program_timeline(priced.programs, prices, 1.0, &own_nodes);
+      for (size_t s = 0; s < alone.stages.size(); ++s) {
+        EXPECT_NEAR(shared.stages[s].end_seconds, alone.stages[s].end_seconds, 1e-9) << "stage " << s;
+        EXPECT_NEAR(shared.stages[s].phases.waiting, alone.stages[s].phases.waiting, 1e-9) << "stage " << s;
+      }
+    }
+  }
+}
+
+// Two stages on one core with free hand-overs: one of them can always compute, so the core is
+// never idle and the step is all of both stages' work, whatever the turn and the schedule: the
+// second stage fills the first's bubble, where on cores of their own it would wait.
+TEST(ProgramTimeline, StagesSharingOneCoreFillEachOthersBubbles) {
+  const double f = 1.0;
+  const double b = 2.0;
+  for (const PipelineSchedule schedule : {PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b}) {
+    for (int micro : {1, 3, 8}) {
+      for (double turn : {0.1, 1.0, 100.0}) {
+        const Priced priced = programs_of(pipeline(2, micro, schedule));
+        const InstructionPricer prices = pass_prices(priced, {f, f}, {b, b}, 0.0);
+        const NodeSharing one_core = sharing_of({0, 0}, 1, turn);
+        const ProgramTimeline shared = run_program_timeline(priced.programs, prices, 1.0, &one_core);
+        EXPECT_NEAR(end_of(shared), 2 * micro * (f + b), 1e-9) << "micro-batches " << micro << " turn " << turn;
+        // Two cores: each stage its own, the pipeline's (M + 1)(F + B).
+        const NodeSharing two_cores = sharing_of({0, 0}, 2, turn);
+        EXPECT_NEAR(end_of(run_program_timeline(priced.programs, prices, 1.0, &two_cores)), (micro + 1) * (f + b),
+                    1e-9);
+      }
+    }
+  }
+}
+
+// Replicas of a stage (its ranks on the node) run its program side by side: on one core they
+// take turns, on as many cores as replicas they run at once, slowed by the cores' contention.
+TEST(ProgramTimeline, ReplicasTakeTurnsOrContendForTheirNode) {
+  const Priced priced = programs_of(pipeline(1, 4, PipelineSchedule::one_f_one_b));
+  const InstructionPricer prices = pass_prices(priced, {1.0}, {2.0}, 0.0);
+  const double work = 4 * 3.0;
+  for (double turn : {0.5, 100.0}) {
+    const NodeSharing one_core = sharing_of({0}, 1, turn, 2);
+    EXPECT_NEAR(end_of(run_program_timeline(priced.programs, prices, 1.0, &one_core)), 2 * work, 1e-9);
+  }
+  // Priced alone at the passes' prices and 1.25 times that with both ranks of the node busy.
+  const InstructionPricer contended_prices = [&prices](int stage, const StepInstruction& i) {
+    InstructionCost cost = prices(stage, i);
+    cost.alone_compute_seconds = cost.compute_seconds;
+    cost.compute_seconds *= 1.25;
+    return cost;
+  };
+  const NodeSharing two_cores = sharing_of({0}, 2, 1.0, 2);
+  const ProgramTimeline contended = run_program_timeline(priced.programs, contended_prices, 1.0, &two_cores);
+  EXPECT_NEAR(end_of(contended), 1.25 * work, 1e-9);
+  EXPECT_NEAR(contended.stages[0].phases.compute_forward, 1.25 * 4, 1e-9);
+  // Unshared, the same prices are the busy ones.
+  EXPECT_NEAR(end_of(run_program_timeline(priced.programs, contended_prices, 1.0)), 1.25 * work, 1e-9);
+  // One replica on two cores computes alone.
+  const NodeSharing one_replica = sharing_of({0}, 2, 1.0, 1);
+  EXPECT_NEAR(end_of(run_program_timeline(priced.programs, contended_prices, 1.0, &one_replica)), work, 1e-9);
+  EXPECT_EQ(contended.passes.size(), 2u * 4u);  // the replica that ends last's
+}
+
 TEST(ProgramTimeline, AStageWhoseMessageNeverComesIsADeadlock) {
   const Priced priced = programs_of(pipeline(2, 2, PipelineSchedule::one_f_one_b));
   const std::vector<plans::StepProgram> second_only = {priced.programs[1]};
