@@ -62,26 +62,25 @@ Cluster with_neighbours_busy(const Cluster& cluster, double speedup, double neig
   return faster;
 }
 
-std::optional<NodeSharing> node_sharing(const Cluster& cluster, const plans::Plan& plan) {
+std::optional<NodeSharing> node_sharing(const Cluster& cluster, const plans::Plan& plan, double speedup) {
   const int per_node = busy_ranks_per_node(cluster, plan.mesh);
   if (cluster.device.measured_kernels.empty() || per_node <= 1) return std::nullopt;
-  const double speedup = alone_speedup(cluster.device, per_node);
   NodeSharing sharing;
   sharing.ranks_per_node = per_node;
   sharing.cores = std::clamp(static_cast<int>(std::lround(per_node / speedup)), 1, per_node);
   sharing.turn_seconds = kTurnSeconds;
-  const auto node_of_rank = [&](int rank) { return unit_of_device(cluster, device_of_rank(cluster, rank), 0); };
-  sharing.replicas = per_node;
-  for (int stage = 0; stage < plan.stage_count(); ++stage) {
-    const int64_t node = node_of_rank(first_rank_of_stage(plan, stage));
-    sharing.node_of_stage.push_back(static_cast<int>(node));
-    int on_node = 0;
-    for (int rank = 0; rank < plan.mesh.rank_count(); ++rank) {
-      const int rank_stage = plan.pipe_axis >= 0 ? plan.mesh.coordinate(rank, plan.pipe_axis) : 0;
-      if (rank_stage == stage && node_of_rank(rank) == node) ++on_node;
-    }
-    sharing.replicas = std::min(sharing.replicas, on_node);
+  const auto node_of_rank = [&](int rank) {
+    return static_cast<int>(unit_of_device(cluster, device_of_rank(cluster, rank), 0));
+  };
+  for (int stage = 0; stage < plan.stage_count(); ++stage)
+    sharing.node_of_stage.push_back(node_of_rank(first_rank_of_stage(plan, stage)));
+  // Each stage's ranks on its node, in one pass over the ranks; the fewest are the replicas.
+  std::vector<int> on_node(sharing.node_of_stage.size(), 0);
+  for (int rank = 0; rank < plan.mesh.rank_count(); ++rank) {
+    const auto stage = static_cast<size_t>(plan.pipe_axis >= 0 ? plan.mesh.coordinate(rank, plan.pipe_axis) : 0);
+    if (node_of_rank(rank) == sharing.node_of_stage[stage]) ++on_node[stage];
   }
+  sharing.replicas = std::min(per_node, *std::min_element(on_node.begin(), on_node.end()));
   return sharing;
 }
 

@@ -25,7 +25,8 @@ Cluster with_neighbours_busy(const Cluster& cluster, double speedup, double neig
 // How the plan's ranks share the cores of the cluster's nodes, for the timeline to schedule their
 // compute; none where calibrate measured no problem both alone and busy, or a node holds one rank.
 // The node's cores are what its N busy ranks achieve together in ranks alone (N over the median
-// speed-up alone, rounded): ranks beyond them take turns.
-std::optional<NodeSharing> node_sharing(const Cluster& cluster, const plans::Plan& plan);
+// speed-up alone, `speedup`: alone_speedup's for the node's ranks, found once per plan, rounded):
+// ranks beyond them take turns.
+std::optional<NodeSharing> node_sharing(const Cluster& cluster, const plans::Plan& plan, double speedup);
 
 }  // namespace splitbrain::sim

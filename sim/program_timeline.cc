@@ -21,6 +21,8 @@ using plans::StepProgram;
 // carries the gradient back. Send and receive name it alike.
 using MessageKey = std::tuple<int, int, int, bool>;
 
+constexpr const char* kDeadlock = "program timeline: the stages' programs wait for messages none sends";
+
 MessageKey message_of(const StepProgram& program, const StepInstruction& instruction) {
   return {instruction.layer, instruction.index, instruction.micro_batch, plans::moves_gradient(program, instruction)};
 }
@@ -227,7 +229,7 @@ void run_on_their_own(std::vector<StageRun>& runs) {
       all_done = all_done && run.done();
     }
     if (all_done) return;
-    if (!progressed) throw std::logic_error("program timeline: the stages' programs wait for messages none sends");
+    if (!progressed) throw std::logic_error(kDeadlock);
   }
 }
 
@@ -259,7 +261,7 @@ class NodeScheduler {
       hand_out_cores();
       const double next = next_event(now);
       if (next == std::numeric_limits<double>::infinity()) {
-        throw std::logic_error("program timeline: the stages' programs wait for messages none sends");
+        throw std::logic_error(kDeadlock);
       }
       move_to(now, next);
       now = next;

@@ -408,7 +408,8 @@ Prediction simulate(const Plan& plan, const CompiledPlan& compiled, const Cluste
   // Ranks sharing a node slow each other's kernels only while both compute, and ranks beyond the
   // node's cores take turns: the timeline schedules their compute (neighbour_speed.h), priced as
   // a rank alone would run it. Elsewhere the prices are the calibrated ones, all ranks busy.
-  const std::optional<NodeSharing> sharing = node_sharing(cluster, plan);
+  const double speedup = alone_speedup(cluster.device, busy_ranks_per_node(cluster, plan.mesh));
+  const std::optional<NodeSharing> sharing = node_sharing(cluster, plan, speedup);
   // The step programs of each stage's first rank: what the timeline prices; their memory walks
   // (stage_memory's) come from the same compilation.
   std::vector<plans::StepProgram> programs;
@@ -427,7 +428,7 @@ Prediction simulate(const Plan& plan, const CompiledPlan& compiled, const Cluste
   // timeline to slow them by who else computes.
   std::optional<Cluster> alone;
   if (sharing) {
-    alone = with_neighbours_busy(cluster, alone_speedup(cluster.device, sharing->ranks_per_node), 0.0);
+    alone = with_neighbours_busy(cluster, speedup, 0.0);
   }
   const Prediction prediction = simulate_step(plan, compiled, cluster, {1.0, caches_warm}, programs, memory_of_stage,
                                               alone ? &*alone : nullptr, sharing ? &*sharing : nullptr);

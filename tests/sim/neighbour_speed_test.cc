@@ -71,9 +71,9 @@ TEST(NeighbourSpeed, NodeSharingReadsCoresAndContentionFromTheSpeedup) {
   cluster.levels.back().name = "cluster";
   const auto batch_over_axis_0 = [](const model::Layer&) { return plans::LayerSharding{{0}, {}, {}, {}}; };
   const plans::Plan plan = plans::build_plan("fashion-vgg", plans::Mesh({{"data", 4}}), 16, batch_over_axis_0);
-  EXPECT_FALSE(node_sharing(cluster, plan).has_value());  // nothing timed alone
+  EXPECT_FALSE(node_sharing(cluster, plan, alone_speedup(cluster.device, 2)).has_value());  // nothing timed alone
   cluster.device = device_with({2.0, 2.0, 2.0});
-  const std::optional<NodeSharing> shared = node_sharing(cluster, plan);
+  const std::optional<NodeSharing> shared = node_sharing(cluster, plan, alone_speedup(cluster.device, 2));
   ASSERT_TRUE(shared.has_value());
   EXPECT_EQ(shared->cores, 1);
   EXPECT_EQ(shared->ranks_per_node, 2);
@@ -87,12 +87,12 @@ TEST(NeighbourSpeed, NodeSharingReadsCoresAndContentionFromTheSpeedup) {
   piped.pipe_axis = 0;
   for (int i = 0; i < piped.model->size(); ++i)
     piped.stage_of_layer[static_cast<size_t>(i)] = i * 4 / piped.model->size();
-  const std::optional<NodeSharing> stages = node_sharing(cluster, piped);
+  const std::optional<NodeSharing> stages = node_sharing(cluster, piped, alone_speedup(cluster.device, 2));
   ASSERT_TRUE(stages.has_value());
   EXPECT_EQ(stages->node_of_stage, (std::vector<int>{0, 0, 1, 1}));
   EXPECT_EQ(stages->replicas, 1);
   cluster.device = device_with({1.25, 1.25, 1.25});
-  const std::optional<NodeSharing> contended = node_sharing(cluster, plan);
+  const std::optional<NodeSharing> contended = node_sharing(cluster, plan, alone_speedup(cluster.device, 2));
   ASSERT_TRUE(contended.has_value());
   EXPECT_EQ(contended->cores, 2);
 }
