@@ -15,6 +15,11 @@
 # report and log). Made in a temporary folder and renamed. Needs root (namespaces).
 # Each plan that runs is run ROUNDS times, round after round over all of them (so a slow spell of
 # this shared machine falls on every plan alike, not on a few), and its median round is compared.
+# Each set-up is calibrated anew in every round, just before its first run there, and each run is
+# predicted on its round's cluster file: a calibration is a sample of the same noisy machine (the
+# tiny GPT's 2 x 2 prediction moved 6.0 -> 7.6 ms between two calibrations minutes apart), so the
+# median prediction over the rounds is compared with the median measurement. The planner ranks on
+# round 1's calibration.
 # Knobs (environment): TOP (3), ROUNDS (3), TIMED_SECONDS (each run times at least this many
 # seconds of steps by the prediction, 2), MIN_ITERS (5), WARMUP (1), REPEATS (calibrate's, 3),
 # LATENCY (the link's one-way delay, 0.1ms; through the delay line where the kernel has no netem).
@@ -49,13 +54,22 @@ launch() {  # setup command...
 short_of() { [ "$1" = "$gpt" ] && echo tiny-gpt || echo "$1"; }
 data_of() { [ "$1" = "$gpt" ] && echo tokens || echo synthetic:shape=3x32x32; }
 
+# The set-up's cluster file of a round: SETUP.json in round 1, SETUP.round-K.json after.
+cluster_of() { [ "$2" -eq 1 ] && echo "$work/clusters/$1.json" || echo "$work/clusters/$1.round-$2.json"; }
+calibrate_setup() {  # setup round
+  local setup=$1 round=$2 ranks cluster
+  ranks=$(ranks_of "$setup")
+  cluster=$(cluster_of "$setup" "$round")
+  echo "[emulated-nodes-time] $setup: calibrating ($ranks ranks, round $round of $rounds)" >&2
+  launch "$setup" "$sb" calibrate --repeats "$repeats" --batch "$batch" --devices "$ranks" \
+    --model vgg11-cifar10 --model "$gpt" --out "$cluster" > "${cluster%.json}.calibrate.txt" 2>&1
+  tail -n 2 "${cluster%.json}.calibrate.txt" | head -n 1 >&2
+}
+
 setups=(one-node-2 2x1 2x2)
 for setup in "${setups[@]}"; do
   ranks=$(ranks_of "$setup")
-  echo "[emulated-nodes-time] $setup: calibrating ($ranks ranks)" >&2
-  launch "$setup" "$sb" calibrate --repeats "$repeats" --batch "$batch" --devices "$ranks" \
-    --model vgg11-cifar10 --model "$gpt" --out "$work/clusters/$setup.json" > "$work/clusters/$setup.calibrate.txt" 2>&1
-  tail -n 2 "$work/clusters/$setup.calibrate.txt" | head -n 1 >&2
+  calibrate_setup "$setup" 1
   for model in vgg11-cifar10 "$gpt"; do
     short=$(short_of "$model")
     "$sb" plan --model "$model" --cluster "$work/clusters/$setup.json" --devices "$ranks" --batch "$batch" --top 40 \
@@ -63,18 +77,19 @@ for setup in "${setups[@]}"; do
   done
 done
 
-# Runs one plan on one set-up against its prediction there; prints "ran" or "refused REASON".
-# Round 1 writes NAME.measured.json and NAME.log, round k NAME.round-k.measured.json and .log.
+# Runs one plan on one set-up against its prediction there (on the round's cluster file); prints
+# "ran" or "refused REASON". Round 1 writes NAME.predicted.json, NAME.measured.json and NAME.log,
+# round k NAME.round-k.predicted.json, .measured.json and .log.
 run_plan() {  # setup model plan name [round]
   local setup=$1 model=$2 plan=$3 name=$4 round=${5:-1} dir=$work/runs/$1
   local report=$name
   [ "$round" -eq 1 ] || report=$name.round-$round
   mkdir -p "$dir"
   [ -f "$dir/$name.plan.json" ] || cp "$plan" "$dir/$name.plan.json"
-  [ -f "$dir/$name.predicted.json" ] ||
-    "$sb" simulate --plan "$plan" --cluster "$work/clusters/$setup.json" --json "$dir/$name.predicted.json" > /dev/null
+  [ -f "$dir/$report.predicted.json" ] ||
+    "$sb" simulate --plan "$plan" --cluster "$(cluster_of "$setup" "$round")" --json "$dir/$report.predicted.json" > /dev/null
   local iters
-  iters=$("$python" -c "import json, math, sys; s = json.load(open(sys.argv[1]))['iteration_seconds']; print(max($min_iters, math.ceil($timed_seconds / s)))" "$dir/$name.predicted.json")
+  iters=$("$python" -c "import json, math, sys; s = json.load(open(sys.argv[1]))['iteration_seconds']; print(max($min_iters, math.ceil($timed_seconds / s)))" "$dir/$report.predicted.json")
   echo "[emulated-nodes-time] $setup: $name ($iters steps, round $round of $rounds)" >&2
   if launch "$setup" "$sb" run --backend cpu --plan "$plan" --data "$(data_of "$model")" --warmup "$warmup" \
     --iters "$iters" --log-every 1000 --report "$dir/$report.measured.json" > "$dir/$report.log" 2>&1; then
@@ -125,8 +140,10 @@ for pair in "one-node-2 2x1" "2x1 one-node-2"; do
   done
 done
 for ((round = 2; round <= rounds; round++)); do
+  declare -A calibrated=()
   while IFS='|' read -r -u 3 setup short name result _; do
     [ "$result" = ran ] || continue
+    [ -n "${calibrated[$setup]:-}" ] || { calibrate_setup "$setup" "$round" 3<&-; calibrated[$setup]=1; }
     model=$gpt
     [ "$short" = tiny-gpt ] || model=$short
     result=$(run_plan "$setup" "$model" "${plan_of["$setup|$name"]}" "$name" "$round")

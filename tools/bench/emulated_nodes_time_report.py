@@ -7,7 +7,6 @@ Reads WORK/runs.txt and WORK/runs/SETUP/NAME.{predicted,measured}.json; writes W
 and WORK/results.json."""
 
 import argparse
-import statistics
 import json
 import statistics
 from pathlib import Path
@@ -54,16 +53,22 @@ def main():
         if not result.startswith("ran"):
             refused.append({"setup": setup, "job": job, "plan": name, "reason": result[len("refused "):]})
             continue
-        predicted = json.loads((work / "runs" / setup / f"{name}.predicted.json").read_text())
-        # Round 1 and the later rounds (NAME.round-K.measured.json) of the same plan.
-        reports = [work / "runs" / setup / f"{name}.measured.json"]
-        reports += sorted((work / "runs" / setup).glob(f"{name}.round-*.measured.json"))
-        rounds = [json.loads(path.read_text())["iteration_seconds"] for path in reports]
-        measured = statistics.median(rounds)
-        runs.append({"setup": setup, "job": job, "plan": name, "mesh": predicted.get("mesh", ""),
-                     "predicted_seconds": predicted["iteration_seconds"],
-                     "measured_seconds": measured, "measured_rounds_seconds": rounds,
-                     "error": predicted["iteration_seconds"] / measured - 1.0})
+        # Round 1 (NAME.KIND.json) and the later rounds (NAME.round-K.KIND.json) of the same plan,
+        # each round predicted on its own calibration.
+        def round_seconds(kind):
+            reports = [work / "runs" / setup / f"{name}.{kind}.json"]
+            later = (work / "runs" / setup).glob(f"{name}.round-*.{kind}.json")
+            reports += sorted(later, key=lambda path: int(path.name[len(name) + len(".round-"):].split(".")[0]))
+            return [json.loads(path.read_text())["iteration_seconds"] for path in reports]
+
+        predicted_rounds, measured_rounds = round_seconds("predicted"), round_seconds("measured")
+        predicted, measured = statistics.median(predicted_rounds), statistics.median(measured_rounds)
+        first_prediction = json.loads((work / "runs" / setup / f"{name}.predicted.json").read_text())
+        runs.append({"setup": setup, "job": job, "plan": name, "mesh": first_prediction.get("mesh", ""),
+                     "predicted_seconds": predicted, "predicted_rounds_seconds": predicted_rounds,
+                     "measured_seconds": measured, "measured_rounds_seconds": measured_rounds,
+                     "error": predicted / measured - 1.0,
+                     "round_errors": [p / m - 1.0 for p, m in zip(predicted_rounds, measured_rounds)]})
 
     lines = ["# Iteration time across emulated nodes: predicted after calibrate, against measured", ""]
     lines += [f"Command (as root): `{args.command}`.",
@@ -74,28 +79,42 @@ def main():
               "kernel has it, else, as here, `splitbrain-delay-line`, whose lateness each run's log ends with); "
               "`2x2` is 2 emulated nodes x 2 ranks, "
               "a node's 2 ranks sharing its one core. Each set-up's cluster file (`clusters/SETUP.json`) is what "
-              "`calibrate` measured there (`clusters/SETUP.calibrate.txt`): on the emulated nodes a node level "
-              "among each host's ranks and a cluster level among one rank per host. Errors are predicted / "
-              "measured - 1, with the median of the plan's rounds (each plan ran once per round, the rounds one after "
-              "another over all plans); the spread column gives the fastest and slowest round.",
+              "`calibrate` measured there (`clusters/SETUP.calibrate.txt`; `SETUP.round-K.*` in round K): on the "
+              "emulated nodes a node level among each host's ranks and a cluster level among one rank per host. "
+              "Each plan ran once per round, the rounds one after another over all plans, and each set-up was "
+              "calibrated anew in each round just before its runs there, each run predicted on its round's "
+              "calibration. Errors are the median prediction over the rounds / the median measurement - 1; the "
+              "spread columns give the lowest and highest round, and the last column the range of the errors "
+              "of each round's prediction against that round's run alone (what one calibration gives).",
               ""]
     summary = {}
-    lines += ["| set-up | job | plan | predicted ms | measured ms (median) | rounds: spread | error |",
-              "|---|---|---|---|---|---|---|"]
+    lines += ["| set-up | job | plan | predicted ms (median) | rounds: spread | measured ms (median) | rounds: spread "
+              "| error | one round's error: range |",
+              "|---|---|---|---|---|---|---|---|---|"]
+
+    def spread(seconds):
+        return f"{len(seconds)}: {min(seconds) * 1e3:.1f}-{max(seconds) * 1e3:.1f}"
+
     for r in runs:
-        spread = r["measured_rounds_seconds"]
         lines.append(f"| {r['setup']} | {r['job']} | {r['plan']} | {r['predicted_seconds'] * 1e3:.1f} | "
-                     f"{r['measured_seconds'] * 1e3:.1f} | {len(spread)}: {min(spread) * 1e3:.1f}-{max(spread) * 1e3:.1f} | "
-                     f"{r['error'] * 100:+.1f}% |")
+                     f"{spread(r['predicted_rounds_seconds'])} | {r['measured_seconds'] * 1e3:.1f} | "
+                     f"{spread(r['measured_rounds_seconds'])} | {r['error'] * 100:+.1f}% | "
+                     f"{min(r['round_errors']) * 100:+.1f}% to {max(r['round_errors']) * 100:+.1f}% |")
     lines.append("")
     setups = sorted({r["setup"] for r in runs}, key=lambda s: ["one-node-2", "2x1", "2x2"].index(s))
-    lines += ["| set-up | runs | median abs error | worst abs error |", "|---|---|---|---|"]
+    lines += ["| set-up | runs | median abs error | worst abs error | one round's: median | one round's: worst |",
+              "|---|---|---|---|---|---|"]
     for setup in setups + ["all emulated"]:
-        chosen = [abs(r["error"]) for r in runs if r["setup"] == setup or (setup == "all emulated" and r["setup"] != "one-node-2")]
+        chosen = [r for r in runs if r["setup"] == setup or (setup == "all emulated" and r["setup"] != "one-node-2")]
         if not chosen:
             continue
-        summary[setup] = {"runs": len(chosen), "median_abs_error": statistics.median(chosen), "worst_abs_error": max(chosen)}
-        lines.append(f"| {setup} | {len(chosen)} | {statistics.median(chosen) * 100:.1f}% | {max(chosen) * 100:.1f}% |")
+        errors = [abs(r["error"]) for r in chosen]
+        round_errors = [abs(e) for r in chosen for e in r["round_errors"]]
+        summary[setup] = {"runs": len(chosen), "median_abs_error": statistics.median(errors), "worst_abs_error": max(errors),
+                          "one_round_median_abs_error": statistics.median(round_errors),
+                          "one_round_worst_abs_error": max(round_errors)}
+        lines.append(f"| {setup} | {len(chosen)} | {statistics.median(errors) * 100:.1f}% | {max(errors) * 100:.1f}% | "
+                     f"{statistics.median(round_errors) * 100:.1f}% | {max(round_errors) * 100:.1f}% |")
     lines.append("")
 
     # Rankings of the 2-rank jobs: the same plans on one node and on two.
