@@ -82,12 +82,20 @@ class CoreSharing {
   CoreSharing(const CoreSharing&) = delete;
   CoreSharing& operator=(const CoreSharing&) = delete;
 
-  // The group's CPU seconds over its cores, at least this rank's; own_wall_seconds alone.
+  // Where more of the group computed than it has cores (a rank that sat out passes 0 CPU
+  // seconds): the group's CPU seconds over its cores, at least this rank's. Else no rank waited
+  // for a core and own_wall_seconds stands, as on a core of its own (timed by their CPU seconds,
+  // the tiny GPT's 10-50 us passes on a shared core, the core-mate asleep, read a median 1.2-1.7x
+  // their wall seconds on a core of its own). Waits asleep (wait_asleep), so a rank that sat out
+  // does not spin on a busy one's core.
   double cpu_share(double own_wall_seconds, double own_cpu_seconds) const {
     if (size_ == 1) return own_wall_seconds;
-    double total = own_cpu_seconds;
-    SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_DOUBLE, MPI_SUM, sharers_));
-    return std::max(own_cpu_seconds, total / cores_);
+    double sums[2] = {own_cpu_seconds, own_cpu_seconds > 0.0 ? 1.0 : 0.0};  // CPU seconds, ranks computing
+    MPI_Request request = MPI_REQUEST_NULL;
+    SB_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, sharers_, &request));
+    wait_asleep(request);
+    if (sums[1] <= cores_) return own_wall_seconds;
+    return std::max(own_cpu_seconds, sums[0] / cores_);
   }
 
   // From the group's first start to its last end, at least own_wall_seconds; host_seconds().
