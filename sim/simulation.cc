@@ -88,21 +88,24 @@ class StepBuilder {
     return it->second[static_cast<size_t>(rank)];
   }
 
+  // Layer `i`'s kernels on `cluster` under `conditions`, with the executor's accumulation of its
+  // weight gradient.
+  LayerComputeSeconds compute_of(const Cluster& cluster, int i, NodeConditions conditions) const {
+    const plans::LayerLayouts& layouts = compiled_.layers[static_cast<size_t>(i)].layouts;
+    LayerComputeSeconds compute = layer_compute_seconds(cluster, *plan_.model, i, layouts, plan_.mesh,
+                                                        compiled_.micro_batch, plan_.dtype, conditions);
+    compute.backward_weight += gradient_accumulation_seconds(cluster, plan_, layouts);
+    return compute;
+  }
+
   void cost_layers() {
     const int micro_batches = plan_.micro_batches;
     for (int i = 0; i < static_cast<int>(compiled_.layers.size()); ++i) {
       const plans::CompiledLayer& layer = compiled_.layers[static_cast<size_t>(i)];
       LayerTiming& timing = out_.layers[static_cast<size_t>(i)];
       StageWork& work = out_.stages[static_cast<size_t>(layer.stage)].work;
-      timing.compute = layer_compute_seconds(cluster_, *plan_.model, i, layer.layouts, plan_.mesh,
-                                             compiled_.micro_batch, plan_.dtype, conditions_);
-      timing.compute.backward_weight += gradient_accumulation_seconds(cluster_, plan_, layer.layouts);
-      if (alone_) {
-        LayerComputeSeconds& alone = alone_compute_.emplace_back(
-            layer_compute_seconds(*alone_, *plan_.model, i, layer.layouts, plan_.mesh, compiled_.micro_batch,
-                                  plan_.dtype, {0.0, conditions_.caches_warm}));
-        alone.backward_weight += gradient_accumulation_seconds(*alone_, plan_, layer.layouts);
-      }
+      timing.compute = compute_of(cluster_, i, conditions_);
+      if (alone_) alone_compute_.push_back(compute_of(*alone_, i, {0.0, conditions_.caches_warm}));
       for (const plans::InputTransfer& input : layer.inputs) {
         const int producer_stage = compiled_.layers[static_cast<size_t>(input.producer)].stage;
         if (input.forward_send) {

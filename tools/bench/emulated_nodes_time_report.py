@@ -55,16 +55,17 @@ def main():
             continue
         # Round 1 (NAME.KIND.json) and the later rounds (NAME.round-K.KIND.json) of the same plan,
         # each round predicted on its own calibration.
-        def round_seconds(kind):
-            reports = [work / "runs" / setup / f"{name}.{kind}.json"]
+        def round_reports(kind):
+            paths = [work / "runs" / setup / f"{name}.{kind}.json"]
             later = (work / "runs" / setup).glob(f"{name}.round-*.{kind}.json")
-            reports += sorted(later, key=lambda path: int(path.name[len(name) + len(".round-"):].split(".")[0]))
-            return [json.loads(path.read_text())["iteration_seconds"] for path in reports]
+            paths += sorted(later, key=lambda path: int(path.name[len(name) + len(".round-"):].split(".")[0]))
+            return [json.loads(path.read_text()) for path in paths]
 
-        predicted_rounds, measured_rounds = round_seconds("predicted"), round_seconds("measured")
+        predictions = round_reports("predicted")
+        predicted_rounds = [report["iteration_seconds"] for report in predictions]
+        measured_rounds = [report["iteration_seconds"] for report in round_reports("measured")]
         predicted, measured = statistics.median(predicted_rounds), statistics.median(measured_rounds)
-        first_prediction = json.loads((work / "runs" / setup / f"{name}.predicted.json").read_text())
-        runs.append({"setup": setup, "job": job, "plan": name, "mesh": first_prediction.get("mesh", ""),
+        runs.append({"setup": setup, "job": job, "plan": name, "mesh": predictions[0].get("mesh", ""),
                      "predicted_seconds": predicted, "predicted_rounds_seconds": predicted_rounds,
                      "measured_seconds": measured, "measured_rounds_seconds": measured_rounds,
                      "error": predicted / measured - 1.0,
