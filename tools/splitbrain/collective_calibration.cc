@@ -10,6 +10,7 @@
 #include "exec/comm/collective_ops.h"
 #include "exec/comm/local_array.h"
 #include "exec/comm/progress_pump.h"
+#include "exec/comm/rank_placement.h"
 #include "exec/cpu/conv2d.h"
 #include "exec/cpu/cpu_context.h"
 #include "sim/collective_cost.h"
@@ -86,6 +87,32 @@ void run_once(CollectiveKind kind, MPI_Comm comm, int n, int me, const Collectiv
   }
 }
 
+// Ranks leave a barrier up to one link latency apart (its last message is still on the wire to
+// some), and a timed run starts at each rank's exit, so one call timed alone carries that skew:
+// over 2 emulated nodes 0.1 ms apart, a one-way 16 KiB send timed 254 us that the pipeline's
+// runs move in about 170 us. As OSU's and nccl-tests' loops do, several calls after one barrier
+// share it: as many as keep a run's bytes within 256 KiB (at most 8), one where the bytes alone
+// dwarf the skew.
+int calls_per_timed_run(int64_t bytes) {
+  constexpr int64_t kRunBytes = int64_t{256} << 10;
+  return static_cast<int>(std::clamp<int64_t>(kRunBytes / std::max<int64_t>(bytes, 1), 1, 8));
+}
+
+// Whether some ranks of `comm` time-share cores. Those wait for each other's turn at every
+// collective of a step too: their start skew is part of the cost, not the timing's, so one call
+// is timed per barrier (for 2 ranks on one core, loops of 8 calls fitted an all-reduce latency of
+// 7 us against 33 us one call at a time, and predicted a SplitBrain plan whose layers wait on
+// such collectives 43% fast). Collective over `comm`.
+bool ranks_take_turns(MPI_Comm comm) {
+  MPI_Comm sharers = exec::comm::split_by_shared_cores(comm);
+  int size = 1;
+  SB_MPI_CHECK(MPI_Comm_size(sharers, &size));
+  SB_MPI_CHECK(MPI_Comm_free(&sharers));
+  int shared = size > 1 ? 1 : 0;
+  SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &shared, 1, MPI_INT, MPI_MAX, comm));
+  return shared != 0;
+}
+
 // Times one kind over sizes 8 B .. 64 MiB and fits t = alpha * A(n) + B(n, S) / bandwidth, where
 // A and B are the simulator's latency and bandwidth terms for the kind's algorithm: latency from
 // the smallest message (where it is everything), bandwidth from the slope over the three largest
@@ -111,13 +138,24 @@ sim::Link measure_kind(CollectiveKind kind, sim::Algorithm algorithm, const Coll
     bytes *= bytes >= (int64_t{8} << 10) && bytes < (int64_t{2} << 20) ? 2 : 4;
   }
   sizes.push_back(int64_t{64} << 20);
+  const bool take_turns = ranks_take_turns(comm);
   std::vector<double> bandwidth_terms;
   std::vector<double> times;
   std::vector<double> sizes_used;
   auto measure = [&](int64_t bytes) {
     const int repeats = bytes < (int64_t{1} << 20) ? std::max(options.repeats, 20) : options.repeats;
     const CollectiveInput input(kind, n, bytes);
-    const double seconds = median_seconds(repeats, comm, [&] { run_once(kind, comm, n, me, input); });
+    const int calls = take_turns ? 1 : calls_per_timed_run(bytes);
+    // A send/recv is timed as round trips, A to B and back, each leg one message one way.
+    const int legs = !take_turns && kind == CollectiveKind::send_recv ? 2 : 1;
+    const double seconds = median_seconds(repeats, comm,
+                                          [&] {
+                                            for (int call = 0; call < calls; ++call) {
+                                              run_once(kind, comm, n, me, input);
+                                              if (legs == 2) ops::send_recv(comm, me, input.bytes, 1, 0);
+                                            }
+                                          }) /
+                           (calls * legs);
     const double algbw = static_cast<double>(bytes) / seconds;
     if (print) {
       std::cout << fmt::format("[calibrate] {:<14} {:>12} {:>11.2f} {:>11.3f} {:>11.3f}\n", "", bytes, seconds * 1e6,
@@ -170,12 +208,16 @@ sim::Link measure_kind(CollectiveKind kind, sim::Algorithm algorithm, const Coll
   link.latency_seconds = latency_terms > 0 ? fastest / latency_terms : 0.0;
   // The line holds at the ends; in between the wire may stream faster (a token bucket passes a
   // burst at once) or slower (MPI's switch of protocol): the bandwidth each size reached, over the
-  // line's, where streaming is at least a quarter of the time (below, latency is all that shows).
+  // line's, where streaming is at least a quarter of the time. Below, latency is most of it: a
+  // size that streamed slower than the line may just have met a slow spell, but one that streamed
+  // faster is kept (a 1 Gb/s token bucket passed 16 KiB in 16 us, where the line's 134 us, read
+  // off the slower 64 KiB, priced a pipeline's 16 KiB message at twice its time).
   for (size_t i = 0; i < sizes.size(); ++i) {
     const double latency_part = seconds_of(link.latency_seconds, std::numeric_limits<double>::max(), sizes_used[i]);
     const double streaming = times[i] - latency_part;
-    if (streaming < 0.25 * times[i]) continue;
-    const double factor = bandwidth_terms[i] / streaming / link.bandwidth_bytes_per_second;
+    const double line_streaming = bandwidth_terms[i] / link.bandwidth_bytes_per_second;
+    if (streaming < 0.25 * times[i] && streaming >= line_streaming) continue;
+    const double factor = line_streaming / std::max(streaming, 1e-12);  // clamped below
     link.bandwidth_factors.buffer_bytes.push_back(sizes_used[i]);
     link.bandwidth_factors.factors.push_back(std::clamp(factor, 1e-3, 1e3));
   }
