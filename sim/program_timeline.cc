@@ -158,8 +158,9 @@ class StageRun {
   }
 
   // A gradient bucket's reduction: blocking where the program waits for it right away; else on
-  // the communication stream, behind the reductions started before it, while the host goes on
-  // (less the share of the reduction the backward does not hide).
+  // the communication stream, behind the reductions started before it, for its whole time (a
+  // reduction overlapped with compute is no faster than alone), while the host goes on less the
+  // share of it that the backward does not hide (the cores the reduction takes from it).
   void reduce(int index, const StepInstruction& instruction, double seconds) {
     if (plans::waited_at_once(program_, index)) {
       gradient_sync_.push_back({stage_, instruction.bucket, host_, host_ + seconds});
@@ -168,7 +169,7 @@ class StageRun {
       return;
     }
     const double start = std::max(host_, stream_free_);
-    stream_free_ = start + overlap_ * seconds;
+    stream_free_ = start + seconds;
     completes_[static_cast<size_t>(index)] = stream_free_;
     gradient_sync_.push_back({stage_, instruction.bucket, start, stream_free_});
     spend((1.0 - overlap_) * seconds, timeline_.phases.comm_exposed);

@@ -85,7 +85,8 @@ struct NodeSharing {
 };
 
 // `programs[s]` is stage s's. `communication_overlap`: the share of an overlapped reduction that
-// the backward hides (the rest takes the host's time, as cluster.communication_overlap says).
+// the backward hides (cluster.communication_overlap): the reduction takes its whole time on the
+// stage's communication stream, and the host is charged the share that is not hidden.
 // Where `sharing` is given, each stage is its `replicas` ranks on its node, the stage's timeline
 // the one of them that ends last. Throws std::logic_error if the programs' messages cannot all be
 // delivered (a deadlock).

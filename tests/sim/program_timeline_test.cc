@@ -278,6 +278,42 @@ TEST(ProgramTimeline, ReplicasTakeTurnsOrContendForTheirNode) {
   EXPECT_EQ(contended.passes.size(), 2u * 4u);  // the replica that ends last's
 }
 
+TEST(ProgramTimeline, AnOverlappedReductionTakesItsWholeTimeAndTheHostTheShareNotHidden) {
+  // fashion-vgg data-parallel over 2 ranks, its gradients in several buckets reduced during the
+  // backward: each layer's backward 1 ms, each bucket's reduction 3 ms. Whatever the overlap, a
+  // bucket holds the communication stream for all its 3 ms (the last one ends the step no sooner
+  // than 3 ms after it starts); the host is charged at least (1 - overlap) x 3 ms per bucket.
+  plans::Plan plan = plans::build_plan("fashion-vgg", plans::Mesh({{"data", 2}}), 16, [](const model::Layer&) {
+    return plans::LayerSharding{{0}, {}, {}, {}};
+  });
+  plan.overlap_gradient_sync = true;
+  plan.gradient_bucket_bytes = 100'000;
+  const plans::CompiledPlan compiled = plans::compile_plan(plan);
+  const std::vector<plans::StepProgram> programs = {plans::compile_step(plan, compiled, 0)};
+  constexpr double kBackwardSeconds = 1e-3;
+  constexpr double kReduceSeconds = 3e-3;
+  const InstructionPricer price = [](int, const StepInstruction& i) {
+    InstructionCost cost;
+    if (i.op == StepOp::backward) cost.compute_seconds = kBackwardSeconds;
+    if (i.op == StepOp::reduce) cost.communication_seconds = kReduceSeconds;
+    return cost;
+  };
+  for (const double overlap : {0.0, 0.5, 1.0}) {
+    const ProgramTimeline timeline = run_program_timeline(programs, price, overlap);
+    ASSERT_GE(timeline.gradient_sync.size(), 3u);
+    double last_end = 0.0;
+    for (const SyncInterval& bucket : timeline.gradient_sync) {
+      EXPECT_NEAR(bucket.end_seconds - bucket.start_seconds, kReduceSeconds, 1e-12) << "overlap " << overlap;
+      last_end = std::max(last_end, bucket.end_seconds);
+    }
+    EXPECT_GE(end_of(timeline), last_end - 1e-12) << "overlap " << overlap;
+    // Besides its share of each bucket, the host waits at the end for the buckets still running.
+    EXPECT_GE(timeline.stages[0].phases.comm_exposed,
+              (1.0 - overlap) * kReduceSeconds * static_cast<double>(timeline.gradient_sync.size()) - 1e-9)
+        << "overlap " << overlap;
+  }
+}
+
 TEST(ProgramTimeline, AStageWhoseMessageNeverComesIsADeadlock) {
   const Priced priced = programs_of(pipeline(2, 2, PipelineSchedule::one_f_one_b));
   const std::vector<plans::StepProgram> second_only = {priced.programs[1]};

@@ -16,6 +16,7 @@
 #include "sim/collective_cost.h"
 #include "tools/splitbrain/calibration_timing.h"
 #include "tools/splitbrain/line_fit.h"
+#include "tools/splitbrain/link_size_factors.h"
 
 namespace splitbrain::tools {
 namespace {
@@ -206,21 +207,13 @@ sim::Link measure_kind(CollectiveKind kind, sim::Algorithm algorithm, const Coll
   // shared memory) cannot make every short message on that link cost as much.
   const double fastest = *std::min_element(times.begin(), times.end());
   link.latency_seconds = latency_terms > 0 ? fastest / latency_terms : 0.0;
-  // The line holds at the ends; in between the wire may stream faster (a token bucket passes a
-  // burst at once) or slower (MPI's switch of protocol): the bandwidth each size reached, over the
-  // line's, where streaming is at least a quarter of the time. Below, latency is most of it: a
-  // size that streamed slower than the line may just have met a slow spell, but one that streamed
-  // faster is kept (a 1 Gb/s token bucket passed 16 KiB in 16 us, where the line's 134 us, read
-  // off the slower 64 KiB, priced a pipeline's 16 KiB message at twice its time).
+  std::vector<SizeTiming> timings;
   for (size_t i = 0; i < sizes.size(); ++i) {
-    const double latency_part = seconds_of(link.latency_seconds, std::numeric_limits<double>::max(), sizes_used[i]);
-    const double streaming = times[i] - latency_part;
-    const double line_streaming = bandwidth_terms[i] / link.bandwidth_bytes_per_second;
-    if (streaming < 0.25 * times[i] && streaming >= line_streaming) continue;
-    const double factor = line_streaming / std::max(streaming, 1e-12);  // clamped below
-    link.bandwidth_factors.buffer_bytes.push_back(sizes_used[i]);
-    link.bandwidth_factors.factors.push_back(std::clamp(factor, 1e-3, 1e3));
+    timings.push_back({sizes_used[i], times[i],
+                       seconds_of(link.latency_seconds, std::numeric_limits<double>::max(), sizes_used[i]),
+                       bandwidth_terms[i] / link.bandwidth_bytes_per_second});
   }
+  link.bandwidth_factors = bandwidth_factors(timings);
   if (print) {
     std::cout << fmt::format("[calibrate] {:<14} fitted: {:.3f} GB/s, {:.2f} us latency\n",
                              plans::collective_name(kind), link.bandwidth_bytes_per_second / 1e9,
