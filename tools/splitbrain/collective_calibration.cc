@@ -222,6 +222,8 @@ sim::Link measure_kind(CollectiveKind kind, sim::Algorithm algorithm, const Coll
   return link;
 }
 
+}  // namespace
+
 // How much of an all-reduce issued during compute (as the runtime overlaps gradient buckets:
 // MPI_Iallreduce, the progress pump while it is in flight, MPI_Test between layers) is hidden: (T_compute + T_reduce -
 // T_both) / min(T_compute, T_reduce), in [0, 1].
@@ -279,8 +281,6 @@ double measure_overlap(const CollectiveCalibration& options, MPI_Comm comm, bool
   }
   return overlap;
 }
-
-}  // namespace
 
 MeasuredCommunication calibrate_collectives(const CollectiveCalibration& options, MPI_Comm comm,
                                             const sim::Cluster& cluster) {

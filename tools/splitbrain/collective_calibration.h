@@ -30,4 +30,10 @@ struct MeasuredCommunication {
 MeasuredCommunication calibrate_collectives(const CollectiveCalibration& options, MPI_Comm comm,
                                             const sim::Cluster& cluster);
 
+// The share of a gradient all-reduce over `comm` that compute on its ranks hides, in [0, 1]
+// (sim::Cluster::communication_overlap): a 16 MiB MPI_Iallreduce against about as long of
+// convolutions, each alone and both at once. Collective over `comm`; ranks outside it may run
+// their own at the same time, as a step's data-parallel groups do. `print`: this rank prints.
+double measure_overlap(const CollectiveCalibration& options, MPI_Comm comm, bool print);
+
 }  // namespace splitbrain::tools
