@@ -6,7 +6,9 @@
 #include <array>
 #include <functional>
 #include <iostream>
+#include <chrono>
 #include <memory>
+#include <thread>
 
 #include "exec/comm/mpi_check.h"
 #include "tools/splitbrain/calibration_timing.h"
@@ -44,6 +46,10 @@ exec::kernels::Conv2dShape kernel_shape(const sim::ConvProblem& p) {
 // as in a step that fits the cache.
 // `sharing`: the ranks this one shares cores with when the kernels compute on the host; nullptr
 // for a GPU's kernels, which do not share the host's cores.
+// Longer than the kernels where a core-mate's wake-ups would matter (tens of microseconds), short
+// against a calibration's thousands of runs.
+constexpr double kSitOutNapSeconds = 2e-3;
+
 template <class Refresh, class Work>
 double slowest_seconds_on(int busy_ranks, const CoreSharing* sharing, sim::CacheState caches, MPI_Comm comm,
                           const std::function<void()>& sweep, exec::StepClock& clock, Refresh&& refresh, Work&& work) {
@@ -67,6 +73,12 @@ double slowest_seconds_on(int busy_ranks, const CoreSharing* sharing, sim::Cache
     clock.mark();
     slowest = clock.seconds_since_start().at(0);
     cpu_seconds = thread_cpu_seconds() - start_cpu;
+  } else if (sharing != nullptr) {
+    // A rank that sits out naps before it polls for the others' end (wait_asleep, every 200 us):
+    // each poll wakes it on its core, and a busy core-mate's short kernel loses its caches to it
+    // (the tiny GPT's 10-100 us problems timed warm beside a polling core-mate read a median
+    // 1.5x their time on a core of their own, and its plans on 2 ranks per core 15-40% slow).
+    std::this_thread::sleep_for(std::chrono::duration<double>(kSitOutNapSeconds));
   }
   if (sharing != nullptr) slowest = sharing->cpu_share(slowest, cpu_seconds);  // a sleeping rank adds none
   MPI_Request request = MPI_REQUEST_NULL;
