@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <functional>
 #include <iostream>
-#include <chrono>
 #include <memory>
 #include <thread>
 
@@ -38,6 +38,11 @@ exec::kernels::Conv2dShape kernel_shape(const sim::ConvProblem& p) {
   return shape;
 }
 
+// How long a rank that sits out a timed run naps before polling for its end: longer than the
+// kernels where a core-mate's wake-ups would matter (tens of microseconds), short against a
+// calibration's thousands of runs.
+constexpr double kSitOutNapSeconds = 2e-3;
+
 // One run of `work` after a warm-up on the first `busy_ranks` ranks at once, the slowest busy
 // rank's; the other ranks sleep. With the caches `swept`, they are swept before the run and
 // then `refresh` rewrites the inputs the layer before would just have written (its output, or the
@@ -46,10 +51,6 @@ exec::kernels::Conv2dShape kernel_shape(const sim::ConvProblem& p) {
 // as in a step that fits the cache.
 // `sharing`: the ranks this one shares cores with when the kernels compute on the host; nullptr
 // for a GPU's kernels, which do not share the host's cores.
-// Longer than the kernels where a core-mate's wake-ups would matter (tens of microseconds), short
-// against a calibration's thousands of runs.
-constexpr double kSitOutNapSeconds = 2e-3;
-
 template <class Refresh, class Work>
 double slowest_seconds_on(int busy_ranks, const CoreSharing* sharing, sim::CacheState caches, MPI_Comm comm,
                           const std::function<void()>& sweep, exec::StepClock& clock, Refresh&& refresh, Work&& work) {
