@@ -79,6 +79,8 @@ class CoreSharing {
     cores_ = std::max(1, CPU_COUNT(&cpus));
   }
   ~CoreSharing() { MPI_Comm_free(&sharers_); }
+  // Whether this rank takes turns on its cores with others of the group.
+  bool shares_cores() const { return size_ > 1; }
   CoreSharing(const CoreSharing&) = delete;
   CoreSharing& operator=(const CoreSharing&) = delete;
 

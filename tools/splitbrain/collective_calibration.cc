@@ -10,7 +10,6 @@
 #include "exec/comm/collective_ops.h"
 #include "exec/comm/local_array.h"
 #include "exec/comm/progress_pump.h"
-#include "exec/comm/rank_placement.h"
 #include "exec/cpu/conv2d.h"
 #include "exec/cpu/cpu_context.h"
 #include "sim/collective_cost.h"
@@ -105,11 +104,7 @@ int calls_per_timed_run(int64_t bytes) {
 // 7 us against 33 us one call at a time, and predicted a SplitBrain plan whose layers wait on
 // such collectives 43% fast). Collective over `comm`.
 bool ranks_take_turns(MPI_Comm comm) {
-  MPI_Comm sharers = exec::comm::split_by_shared_cores(comm);
-  int size = 1;
-  SB_MPI_CHECK(MPI_Comm_size(sharers, &size));
-  SB_MPI_CHECK(MPI_Comm_free(&sharers));
-  int shared = size > 1 ? 1 : 0;
+  int shared = CoreSharing(comm).shares_cores() ? 1 : 0;
   SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &shared, 1, MPI_INT, MPI_MAX, comm));
   return shared != 0;
 }
@@ -295,7 +290,6 @@ MeasuredCommunication calibrate_collectives(const CollectiveCalibration& options
     measured.links[kind] = measure_kind(kind, algorithm, options, comm, n, me);
   }
   measured.all_reduce_link = measured.links.at(CollectiveKind::all_reduce);
-  measured.communication_overlap = measure_overlap(options, comm, me == 0 && options.print);
   return measured;
 }
 

@@ -22,7 +22,6 @@ struct MeasuredCommunication {
   std::map<plans::CollectiveKind, sim::Link> links;  // fitted per kind
   // The all-reduce's own link, for the level's default (kinds the runtime never runs).
   sim::Link all_reduce_link;
-  double communication_overlap = 1.0;  // see sim::Cluster::communication_overlap
 };
 
 // Collective over `comm` (at least two ranks). `cluster` gives the algorithm per kind, whose

@@ -66,7 +66,7 @@ MeasuredLevels calibrate_levels(const CollectiveCalibration& options, MPI_Comm w
     sim::Level& level = cluster.levels.front();
     level.fan_out = std::max(level.fan_out, ranks);
     take_measured(level, measured);
-    cluster.communication_overlap = measured.communication_overlap;
+    cluster.communication_overlap = measure_overlap(options, world, options.print && leader);
     return {fmt::format("all-reduce {}, {:.0f}% of overlapped communication hidden", link_text(level.link),
                         cluster.communication_overlap * 100),
             fmt::format("one level: the collectives among all {} ranks of one host", ranks)};
@@ -104,30 +104,29 @@ MeasuredLevels calibrate_levels(const CollectiveCalibration& options, MPI_Comm w
   const bool measures = layout.position_on_host[static_cast<size_t>(rank)] == 0;
   MPI_Comm across = split(world, measures ? 0 : MPI_UNDEFINED);
   if (measures) {
-    const MeasuredCommunication measured_across = calibrate_collectives(leader_prints, across, cluster);
+    take_measured(between, calibrate_collectives(leader_prints, across, cluster));
     SB_MPI_CHECK(MPI_Comm_free(&across));
-    take_measured(between, measured_across);
-    // The overlap that matters most is that of a gradient all-reduce across the hosts.
-    cluster.communication_overlap = measured_across.communication_overlap;
   }
   MPI_Request measured = MPI_REQUEST_NULL;
   SB_MPI_CHECK(MPI_Ibarrier(world, &measured));
   wait_asleep(measured);
-  if (layout.ranks_per_host > 1) {
-    // Measured as a step runs its gradient all-reduces across the hosts: every rank computing,
-    // each with its counterparts on the other hosts (the data-parallel groups), so the cores'
-    // other ranks compete for them (on 2 emulated hosts of 2 ranks per core, the first ranks
-    // alone read 51-73% hidden in three calibrations, all ranks at once 64%).
-    if (leader) {
-      std::cout << "[calibrate] overlap across the hosts: every rank computing, each reducing with its counterparts\n";
-    }
-    MPI_Comm counterparts = split(world, layout.position_on_host[static_cast<size_t>(rank)]);
-    double overlap = measure_overlap(options, counterparts, options.print && leader);
-    SB_MPI_CHECK(MPI_Comm_free(&counterparts));
-    // The least hidden: a synchronous step waits for its slowest group.
-    SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &overlap, 1, MPI_DOUBLE, MPI_MIN, world));
-    if (measures) cluster.communication_overlap = overlap;
+  // The overlap that matters most is that of a gradient all-reduce across the hosts, measured as a
+  // step runs it: every rank computing, each reducing with its counterparts on the other hosts
+  // (the data-parallel groups), so the cores' other ranks compete for them (on 2 emulated hosts
+  // of 2 ranks per core, the first ranks alone read 51-73% hidden in three calibrations, all
+  // ranks at once 64%). With one rank per host that is the cluster level's group.
+  if (leader) {
+    std::cout << "[calibrate] overlap across the hosts: every rank computing, each reducing with its counterparts\n";
   }
+  MPI_Comm counterparts = split(world, layout.position_on_host[static_cast<size_t>(rank)]);
+  double overlap = measure_overlap(options, counterparts, options.print && leader);
+  SB_MPI_CHECK(MPI_Comm_free(&counterparts));
+  // The least hidden: a synchronous step waits for its slowest group.
+  SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &overlap, 1, MPI_DOUBLE, MPI_MIN, world));
+  cluster.communication_overlap = overlap;
+  if (leader)
+    std::cout << fmt::format("[calibrate] overlap across the hosts: {:.0f}% hidden (the least of the groups)\n",
+                             overlap * 100);
   between.uplink_shared = true;
   cluster.levels = {node, between};
   take_leaders_cluster(world, cluster);
@@ -136,11 +135,9 @@ MeasuredLevels calibrate_levels(const CollectiveCalibration& options, MPI_Comm w
                       link_text(cluster.levels.front().link), link_text(cluster.levels.back().link),
                       cluster.communication_overlap * 100),
           fmt::format("two levels on {} hosts of {} ranks: {}; the cluster level among the first rank of each host, "
-                      "the other ranks idle{}",
-                      hosts, layout.ranks_per_host, node_source,
-                      layout.ranks_per_host > 1 ? "; the overlap with every rank computing, each reducing with its "
-                                                  "counterparts on the other hosts"
-                                                : "")};
+                      "the other ranks idle; the overlap with every rank computing, each reducing with its "
+                      "counterparts on the other hosts",
+                      hosts, layout.ranks_per_host, node_source)};
 }
 
 }  // namespace splitbrain::tools
