@@ -1,27 +1,82 @@
 #include "exec/comm/collective_algorithms.h"
 
 #include <cstdlib>
+#include <iostream>
+
+#include "exec/comm/mpi_check.h"
 
 namespace splitbrain::exec::comm {
+namespace {
 
-const std::vector<MpiParameterDefault>& mpi_parameter_defaults() {
-  static const std::vector<MpiParameterDefault> defaults = {
-      // Rabenseifner's all-reduce for the gradient buckets (libnbc's numbering, `ompi_info --param
-      // coll libnbc --level 9`: 1 ring, 2 binomial, 3 rabenseifner, 4 recursive doubling).
-      {"coll_libnbc_iallreduce_algorithm", "3"},
-  };
-  return defaults;
+constexpr const char* kLibnbcVariable = "coll_libnbc_iallreduce_algorithm";
+
+}  // namespace
+
+AllReduceAlgorithm all_reduce_algorithm(int64_t bytes) {
+  return bytes <= kRecursiveDoublingMaxBytes ? AllReduceAlgorithm::recursive_doubling
+                                             : AllReduceAlgorithm::rabenseifner;
 }
 
-std::vector<std::string> choose_collective_algorithms() {
-  std::vector<std::string> set;
-  for (const MpiParameterDefault& parameter : mpi_parameter_defaults()) {
-    const std::string variable = "OMPI_MCA_" + parameter.name;
-    if (std::getenv(variable.c_str()) != nullptr) continue;
-    // setenv copies both strings; overwrite = 0 keeps a value set since the check.
-    if (setenv(variable.c_str(), parameter.value.c_str(), 0) == 0) set.push_back(parameter.name);
+int libnbc_algorithm_number(AllReduceAlgorithm algorithm) {
+  // 1 ring, 2 binomial, 3 rabenseifner, 4 recursive doubling.
+  return algorithm == AllReduceAlgorithm::rabenseifner ? 3 : 4;
+}
+
+AllReduceAlgorithmSwitch::AllReduceAlgorithmSwitch(bool keep_users_choice) {
+  if (keep_users_choice) return;
+  int provided = 0;
+  if (MPI_T_init_thread(MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
+    std::cerr << "splitbrain: the MPI tool interface is unavailable; MPI chooses its own all-reduce algorithms\n";
+    return;
   }
-  return set;
+  int index = 0;
+  int count = 0;
+  if (MPI_T_cvar_get_index(kLibnbcVariable, &index) != MPI_SUCCESS ||
+      MPI_T_cvar_handle_alloc(index, nullptr, &handle_, &count) != MPI_SUCCESS || count != 1) {
+    std::cerr << "splitbrain: this MPI has no " << kLibnbcVariable << "; it chooses its own all-reduce algorithms\n";
+    handle_ = nullptr;
+    MPI_T_finalize();
+    return;
+  }
+  SB_MPI_CHECK(MPI_T_cvar_read(handle_, &original_));
+  written_ = original_;
+}
+
+AllReduceAlgorithmSwitch::~AllReduceAlgorithmSwitch() {
+  if (handle_ == nullptr) return;
+  restore();
+  MPI_T_cvar_handle_free(&handle_);
+  MPI_T_finalize();
+}
+
+void AllReduceAlgorithmSwitch::select_for(int64_t bytes) {
+  if (handle_ != nullptr) write(libnbc_algorithm_number(all_reduce_algorithm(bytes)));
+}
+
+void AllReduceAlgorithmSwitch::restore() {
+  if (handle_ != nullptr) write(original_);
+}
+
+void AllReduceAlgorithmSwitch::write(int value) {
+  if (value == written_) return;
+  SB_MPI_CHECK(MPI_T_cvar_write(handle_, &value));
+  written_ = value;
+}
+
+AllReduceAlgorithmSwitch& process_all_reduce_switch() {
+  // Never destroyed: a static's destructor would free the handle after MPI_Finalize, when Open MPI
+  // has torn the variable down (it crashed there); the tool interface ends with the process.
+  static auto* process_switch =
+      new AllReduceAlgorithmSwitch(std::getenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm") != nullptr);
+  return *process_switch;
+}
+
+void start_float_sum_all_reduce(const void* send, float* receive, int count, MPI_Comm comm, MPI_Request* request) {
+  AllReduceAlgorithmSwitch& algorithm = process_all_reduce_switch();
+  algorithm.select_for(int64_t{count} * static_cast<int64_t>(sizeof(float)));
+  const int started = MPI_Iallreduce(send, receive, count, MPI_FLOAT, MPI_SUM, comm, request);
+  algorithm.restore();
+  SB_MPI_CHECK(started);
 }
 
 }  // namespace splitbrain::exec::comm

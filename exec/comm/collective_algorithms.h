@@ -1,34 +1,80 @@
 #pragma once
-// The collective algorithms Open MPI runs for the executor, chosen before MPI_Init.
+// The algorithm Open MPI's non-blocking all-reduce (libnbc, which every all-reduce of the executor
+// runs: gradient buckets and in-step sums alike) uses for one call, chosen by the buffer's size.
 //
-// Why: Open MPI 4.1's non-blocking all-reduce (libnbc, what the gradient buckets run) picks a
-// binomial tree for every group of fewer than 4 ranks and for every in-place call: the whole
-// buffer goes to a root and the sum comes back, one direction at a time. Over a 1 Gb/s link
-// between 2 emulated nodes a 16 MiB MPI_Iallreduce took 265 ms where the blocking MPI_Allreduce
-// (ring) took 146 ms, so gradient sync ran at half the rate that `calibrate` measured and the
-// simulator priced. Rabenseifner's (reduce-scatter by recursive halving, then all-gather) moves
-// each byte once in each direction and took 141 ms there, and 157 ms against the binomial tree's
-// 386 ms on 2 nodes x 2 ranks. It needs a commutative operation (a sum) and falls back to a ring
-// for buffers shorter than the group.
+// Why: left to itself, Open MPI 4.1's libnbc runs a binomial tree for every group under 4 ranks and
+// every in-place call: the whole buffer to a root and the sum back, one direction at a time (over a
+// 1 Gb/s link between 2 emulated nodes, 16 MiB took 265 ms where the blocking ring took 146 ms).
+// No one algorithm suits every size either. Rabenseifner's (reduce-scatter by recursive halving,
+// then all-gather) moves each byte once each way, but takes two rounds per doubling of the group;
+// recursive doubling takes one, sending the whole buffer in each. Measured with the plain MPI calls
+// (median of 21, `tools/emulate-nodes.sh`, 1 Gb/s, 0.1 ms; AMD EPYC host):
 //
-// A value the user gave (OMPI_MCA_* in the environment, which `mpirun --mca` also sets) is kept.
+//   bytes        2 nodes x 1 rank          2 nodes x 2 ranks         one node, 2 ranks (shm)
+//                rabenseifner  rec.doub.   rabenseifner  rec.doub.   rabenseifner  rec.doub.
+//   512          272 us        145 us      638 us        243 us      1.7 us        1.4 us
+//   32 KiB       288 us        249 us      657 us        499 us      15 us         15 us
+//   256 KiB      3.2 ms        2.7 ms      3.5 ms        5.2 ms      68 us         79 us
+//   4 MiB        36 ms         36 ms       39 ms         70 ms       0.57 ms       1.46 ms
+//
+// So small buffers (latency-bound: the gradient buckets of a small model, tensor-parallel sums)
+// run recursive doubling and larger ones Rabenseifner's. The choice is written, per call, into
+// libnbc's control variable through the MPI tool interface (MPI_T); libnbc reads it when the call
+// builds its schedule, and it holds its former value again once the call has started: Open MPI
+// runs all-reduces of its own (a new communicator's id is agreed on by one), and ranks whose last
+// bucket sizes differed would run different algorithms there and wait for each other forever. A
+// value the user gave (OMPI_MCA_coll_libnbc_iallreduce_algorithm in the environment, which
+// `mpirun --mca` also sets) is kept for every call.
 
-#include <string>
-#include <vector>
+#include <mpi.h>
+
+#include <cstdint>
 
 namespace splitbrain::exec::comm {
 
-// One Open MPI parameter the executor sets when the user did not.
-struct MpiParameterDefault {
-  std::string name;   // the MCA parameter, e.g. "coll_libnbc_iallreduce_algorithm"
-  std::string value;  // as Open MPI reads it from OMPI_MCA_<name>
+enum class AllReduceAlgorithm { recursive_doubling, rabenseifner };
+
+// Buffers up to this size are latency-bound on every link measured above.
+inline constexpr int64_t kRecursiveDoublingMaxBytes = int64_t{64} << 10;
+
+// The algorithm for an all-reduce of `bytes`.
+AllReduceAlgorithm all_reduce_algorithm(int64_t bytes);
+
+// libnbc's number for `algorithm` (`ompi_info --param coll libnbc --level 9`).
+int libnbc_algorithm_number(AllReduceAlgorithm algorithm);
+
+// Writes libnbc's all-reduce algorithm before each call. Call after MPI_Init, from the thread that
+// starts collectives.
+class AllReduceAlgorithmSwitch {
+ public:
+  // `keep_users_choice`: leave libnbc's variable as the user set it. Otherwise opens a handle on
+  // the variable; where this MPI has none (not Open MPI, no libnbc), says so once on stderr and
+  // leaves the MPI's own choice.
+  explicit AllReduceAlgorithmSwitch(bool keep_users_choice);
+  ~AllReduceAlgorithmSwitch();
+  AllReduceAlgorithmSwitch(const AllReduceAlgorithmSwitch&) = delete;
+  AllReduceAlgorithmSwitch& operator=(const AllReduceAlgorithmSwitch&) = delete;
+
+  // Sets the algorithm MPI_Iallreduce calls run to the one for `bytes`, until restore().
+  void select_for(int64_t bytes);
+  // Sets the variable back to its value when the switch was made.
+  void restore();
+  // Whether select_for changes anything.
+  bool active() const { return handle_ != nullptr; }
+
+ private:
+  void write(int value);
+
+  MPI_T_cvar_handle handle_ = nullptr;
+  int original_ = 0;  // the variable's value when the switch was made
+  int written_ = 0;   // its value now
 };
 
-// The parameters, in the order they are set.
-const std::vector<MpiParameterDefault>& mpi_parameter_defaults();
+// The process's switch, keeping the user's choice where the environment holds one.
+AllReduceAlgorithmSwitch& process_all_reduce_switch();
 
-// Sets OMPI_MCA_<name> for each default whose variable is unset. Call before MPI_Init: Open MPI
-// reads the environment there. Returns the names it set (the others were the user's).
-std::vector<std::string> choose_collective_algorithms();
+// MPI_Iallreduce of `count` floats summed over `comm` (`send` may be MPI_IN_PLACE), with the
+// algorithm for its size.
+void start_float_sum_all_reduce(const void* send, float* receive, int count, MPI_Comm comm, MPI_Request* request);
 
 }  // namespace splitbrain::exec::comm

@@ -5,6 +5,7 @@
 #include <climits>
 #include <stdexcept>
 
+#include "exec/comm/collective_algorithms.h"
 #include "exec/comm/mpi_check.h"
 
 namespace splitbrain::exec::comm::ops {
@@ -71,9 +72,12 @@ LocalArray all_reduce(MPI_Comm comm, int n, const LocalArray& input) {
   check_group(n, "all_reduce");
   if (n == 1) return input;
   LocalArray out{input.shape, std::vector<float>(input.values.size())};
-  SB_MPI_CHECK(MPI_Allreduce(input.values.data(), out.values.data(),
-                             mpi_count(static_cast<int64_t>(input.values.size()), "all_reduce"), MPI_FLOAT, MPI_SUM,
-                             comm));
+  // The gradient buckets' non-blocking call, waited for at once: every all-reduce of the executor
+  // runs one algorithm per size (collective_algorithms.h), the one `calibrate` times.
+  MPI_Request request = MPI_REQUEST_NULL;
+  start_float_sum_all_reduce(input.values.data(), out.values.data(),
+                             mpi_count(static_cast<int64_t>(input.values.size()), "all_reduce"), comm, &request);
+  SB_MPI_CHECK(MPI_Wait(&request, MPI_STATUS_IGNORE));
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <climits>
 #include <stdexcept>
 
+#include "exec/comm/collective_algorithms.h"
 #include "exec/comm/collective_ops.h"
 #include "exec/comm/mpi_check.h"
 #include "exec/comm/progress_pump.h"
@@ -86,8 +87,8 @@ LocalBytes MpiCollectives::send_recv(const std::vector<int>& axes, const LocalBy
 std::unique_ptr<PendingCollective> MpiCollectives::start_all_reduce(const std::vector<int>& axes,
                                                                     std::span<float> buffer) {
   auto pending = std::make_unique<MpiPending>();
-  SB_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, buffer.data(), mpi_count(buffer.size(), "start_all_reduce"), MPI_FLOAT,
-                              MPI_SUM, communicators().get(axes), pending->request()));
+  start_float_sum_all_reduce(MPI_IN_PLACE, buffer.data(), mpi_count(buffer.size(), "start_all_reduce"),
+                             communicators().get(axes), pending->request());
   return pending;
 }
 

@@ -2,12 +2,9 @@
 
 #include <mpi.h>
 
-#include "exec/comm/collective_algorithms.h"
-
 namespace splitbrain::exec::comm {
 
 MpiProcess::MpiProcess(int* argc, char*** argv) {
-  choose_collective_algorithms();
   int provided = MPI_THREAD_SINGLE;
   MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
   if (provided == MPI_THREAD_MULTIPLE) pump_ = std::make_unique<ProgressPump>(MPI_COMM_WORLD, kProgressIntervalSeconds);

@@ -7,6 +7,7 @@
 #include <limits>
 #include <vector>
 
+#include "exec/comm/collective_algorithms.h"
 #include "exec/comm/collective_ops.h"
 #include "exec/comm/local_array.h"
 #include "exec/comm/progress_pump.h"
@@ -239,8 +240,8 @@ double measure_overlap(const CollectiveCalibration& options, MPI_Comm comm, bool
   exec::comm::ProgressHold progress;
   auto start_reduce = [&] {
     progress = exec::comm::keep_mpi_progressing();
-    SB_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, gradients.data(), static_cast<int>(gradients.size()), MPI_FLOAT, MPI_SUM,
-                                comm, &request));
+    exec::comm::start_float_sum_all_reduce(MPI_IN_PLACE, gradients.data(), static_cast<int>(gradients.size()), comm,
+                                           &request);
   };
   auto finish_reduce = [&] {
     SB_MPI_CHECK(MPI_Wait(&request, MPI_STATUS_IGNORE));

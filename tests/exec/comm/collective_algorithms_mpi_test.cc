@@ -1,27 +1,29 @@
-// The executor's collective algorithms: set before MPI_Init (mpi_test_main.cc does, as `run`
-// does), honoured by Open MPI, and never over a value the user gave.
+// The executor's all-reduce algorithms: recursive doubling for small buffers and Rabenseifner's
+// for large, written into libnbc's control variable before each call, the sums exact either way,
+// and a value the user gave left alone.
 
 #include "exec/comm/collective_algorithms.h"
 
 #include <gtest/gtest.h>
 #include <mpi.h>
 
-#include <algorithm>
 #include <cstdlib>
 #include <optional>
-#include <string>
+#include <vector>
 
 namespace splitbrain::exec::comm {
 namespace {
 
-// The value Open MPI holds for an integer control variable, read through the MPI tool
-// interface; nullopt when this MPI has no such variable.
-std::optional<int> open_mpi_int_parameter(const std::string& name) {
+constexpr const char* kVariable = "coll_libnbc_iallreduce_algorithm";
+
+// The value Open MPI holds for libnbc's all-reduce algorithm, read through a handle of the
+// test's own; nullopt when this MPI has no such variable.
+std::optional<int> libnbc_algorithm_in_effect() {
   int provided = 0;
   if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return std::nullopt;
   std::optional<int> value;
   int index = 0;
-  if (MPI_T_cvar_get_index(name.c_str(), &index) == MPI_SUCCESS) {
+  if (MPI_T_cvar_get_index(kVariable, &index) == MPI_SUCCESS) {
     MPI_T_cvar_handle handle = nullptr;
     int count = 0;
     if (MPI_T_cvar_handle_alloc(index, nullptr, &handle, &count) == MPI_SUCCESS) {
@@ -34,39 +36,75 @@ std::optional<int> open_mpi_int_parameter(const std::string& name) {
   return value;
 }
 
-TEST(CollectiveAlgorithms, OpenMpiRunsTheChosenAlgorithms) {
-  for (const MpiParameterDefault& parameter : mpi_parameter_defaults()) {
-    // Set by main() before MPI_Init, by the executor or by whoever launched the test.
-    const char* environment = std::getenv(("OMPI_MCA_" + parameter.name).c_str());
-    ASSERT_NE(environment, nullptr) << parameter.name;
-    const std::optional<int> held = open_mpi_int_parameter(parameter.name);
-    ASSERT_TRUE(held.has_value()) << parameter.name << ": Open MPI has no such parameter";
-    EXPECT_EQ(*held, std::stoi(environment)) << parameter.name;
-  }
+TEST(AllReduceAlgorithm, SmallBuffersDoubleAndLargeOnesHalveThenGather) {
+  EXPECT_EQ(all_reduce_algorithm(4), AllReduceAlgorithm::recursive_doubling);
+  EXPECT_EQ(all_reduce_algorithm(kRecursiveDoublingMaxBytes), AllReduceAlgorithm::recursive_doubling);
+  EXPECT_EQ(all_reduce_algorithm(kRecursiveDoublingMaxBytes + 4), AllReduceAlgorithm::rabenseifner);
+  EXPECT_EQ(all_reduce_algorithm(int64_t{64} << 20), AllReduceAlgorithm::rabenseifner);
+  EXPECT_EQ(libnbc_algorithm_number(AllReduceAlgorithm::rabenseifner), 3);
+  EXPECT_EQ(libnbc_algorithm_number(AllReduceAlgorithm::recursive_doubling), 4);
 }
 
-TEST(CollectiveAlgorithms, KeepsTheUsersValue) {
-  const MpiParameterDefault& parameter = mpi_parameter_defaults().front();
-  const std::string variable = "OMPI_MCA_" + parameter.name;
-  const char* before = std::getenv(variable.c_str());
-  const std::optional<std::string> saved = before ? std::optional<std::string>(before) : std::nullopt;
-
-  unsetenv(variable.c_str());
-  std::vector<std::string> set = choose_collective_algorithms();
-  EXPECT_NE(std::find(set.begin(), set.end(), parameter.name), set.end());
-  EXPECT_EQ(std::string(std::getenv(variable.c_str())), parameter.value);
-
-  const std::string users = parameter.value == "1" ? "2" : "1";
-  setenv(variable.c_str(), users.c_str(), 1);
-  set = choose_collective_algorithms();
-  EXPECT_EQ(std::find(set.begin(), set.end(), parameter.name), set.end());
-  EXPECT_EQ(std::string(std::getenv(variable.c_str())), users);
-
-  if (saved) {
-    setenv(variable.c_str(), saved->c_str(), 1);
-  } else {
-    unsetenv(variable.c_str());
+TEST(AllReduceAlgorithmSwitch, LibnbcHoldsTheAlgorithmForEachSizeUntilRestored) {
+  const std::optional<int> before = libnbc_algorithm_in_effect();
+  if (!before) GTEST_SKIP() << "Open MPI has no " << kVariable;
+  AllReduceAlgorithmSwitch algorithm(/*keep_users_choice=*/false);
+  ASSERT_TRUE(algorithm.active());
+  for (int64_t bytes : {int64_t{4}, kRecursiveDoublingMaxBytes, kRecursiveDoublingMaxBytes + 4, int64_t{1} << 20}) {
+    algorithm.select_for(bytes);
+    EXPECT_EQ(libnbc_algorithm_in_effect(), libnbc_algorithm_number(all_reduce_algorithm(bytes))) << bytes << " B";
   }
+  algorithm.restore();
+  EXPECT_EQ(libnbc_algorithm_in_effect(), before);
+}
+
+// Exact sums either side of the threshold (and for a length no power of two divides), each half
+// of the ranks summing a size of its own; afterwards the variable is the same on every rank, so
+// the all-reduce by which Open MPI agrees on a new communicator's id runs one algorithm
+// everywhere (it waited forever when the ranks' last sizes differed).
+TEST(AllReduceAlgorithmSwitch, SumsAreExactAndCommunicatorsCanStillBeMade) {
+  int size = 1;
+  int rank = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm half = MPI_COMM_NULL;
+  ASSERT_EQ(MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half), MPI_SUCCESS);
+  int half_size = 1;
+  MPI_Comm_size(half, &half_size);
+  const std::optional<int> before = libnbc_algorithm_in_effect();
+  const std::vector<int64_t> sizes = {int64_t{4}, kRecursiveDoublingMaxBytes, kRecursiveDoublingMaxBytes + 4,
+                                      int64_t{1} << 20, int64_t{4} * 100003};
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const int64_t bytes = sizes[(i + static_cast<size_t>(rank % 2)) % sizes.size()];
+    const int count = static_cast<int>(bytes / 4);
+    std::vector<float> values(static_cast<size_t>(count));
+    for (int j = 0; j < count; ++j) values[static_cast<size_t>(j)] = static_cast<float>((rank + 1) * (j % 7));
+    MPI_Request request = MPI_REQUEST_NULL;
+    start_float_sum_all_reduce(MPI_IN_PLACE, values.data(), count, half, &request);
+    EXPECT_EQ(libnbc_algorithm_in_effect(), before) << bytes << " B";
+    ASSERT_EQ(MPI_Wait(&request, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    // The half's ranks are rank % 2, rank % 2 + 2, ...: the sum of their (rank + 1) is exact in
+    // floats, as are the products with small integers, whatever the order of the additions.
+    int ranks_sum = 0;
+    for (int r = rank % 2; r < size; r += 2) ranks_sum += r + 1;
+    int wrong = 0;
+    for (int j = 0; j < count; ++j) wrong += values[static_cast<size_t>(j)] != static_cast<float>(ranks_sum * (j % 7));
+    EXPECT_EQ(wrong, 0) << bytes << " B over " << half_size << " ranks";
+  }
+  MPI_Comm copy = MPI_COMM_NULL;
+  ASSERT_EQ(MPI_Comm_dup(MPI_COMM_WORLD, &copy), MPI_SUCCESS);
+  MPI_Comm_free(&copy);
+  MPI_Comm_free(&half);
+}
+
+TEST(AllReduceAlgorithmSwitch, KeepsTheUsersChoice) {
+  const std::optional<int> before = libnbc_algorithm_in_effect();
+  if (!before) GTEST_SKIP() << "Open MPI has no " << kVariable;
+  AllReduceAlgorithmSwitch keeping(/*keep_users_choice=*/true);
+  EXPECT_FALSE(keeping.active());
+  keeping.select_for(4);
+  keeping.select_for(int64_t{1} << 20);
+  EXPECT_EQ(libnbc_algorithm_in_effect(), before);
 }
 
 }  // namespace

@@ -64,7 +64,7 @@ bool parse_flags(int argc, char** argv, splitbrain::equivalence::Options& option
 }  // namespace
 
 int main(int argc, char** argv) {
-  // MPI as `run` starts it (its collective algorithms and progress), so the tests check that.
+  // MPI as `run` starts it (its progress pump), so the tests check that.
   const splitbrain::exec::comm::MpiProcess mpi(&argc, &argv);
   ::testing::InitGoogleTest(&argc, argv);
   int rank = 0;

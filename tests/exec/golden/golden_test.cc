@@ -255,7 +255,7 @@ TEST_F(GoldenTest, LossesAndStepOneGradientsMatchPyTorch) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // MPI as `run` starts it (its collective algorithms and progress), so the tests check that.
+  // MPI as `run` starts it (its progress pump), so the tests check that.
   const splitbrain::exec::comm::MpiProcess mpi(&argc, &argv);
   ::testing::InitGoogleTest(&argc, argv);
   for (int i = 1; i + 1 < argc; ++i) {
