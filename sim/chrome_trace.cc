@@ -30,38 +30,30 @@ json metadata(const char* what, int rank, int row, const std::string& name) {
   return event;
 }
 
-// The per-layer events of one pass of one stage, laid end to end from the pass's start.
-void add_pass(json& events, const plans::Plan& plan, const plans::CompiledPlan& compiled, const Prediction& p,
-              const ScheduledPass& pass, int rank) {
-  const model::Model& net = *plan.model;
+// The per-layer events of one pass of one stage where the timeline ran them: the kernels on the
+// compute row, the collectives inside the op after them on the communication row.
+void add_pass(json& events, const model::Model& net, const ScheduledPass& pass, int rank) {
   const bool forward = pass.kind == PassKind::forward;
-  double t = pass.start_seconds;
-  const int n = static_cast<int>(compiled.layers.size());
-  for (int k = 0; k < n; ++k) {
-    const int i = forward ? k : n - 1 - k;
-    if (compiled.layers[static_cast<size_t>(i)].chunk != pass.chunk) continue;
-    const LayerTiming& timing = p.layers[static_cast<size_t>(i)];
-    const std::string label = fmt::format("{} {} mb{}", forward ? "fwd" : "bwd", net.layer(i).name, pass.micro_batch);
-    const double comm = forward ? timing.forward_comm_seconds : timing.backward_comm_seconds;
-    const double compute =
-        forward ? timing.compute.forward : timing.compute.backward_input + timing.compute.backward_weight;
-    // Forward communication brings the inputs, so it precedes the compute; backward sends the
-    // input gradients, so it follows it.
-    auto add = [&](const char* category, int row, double seconds) {
-      if (seconds <= 0) return;
-      events.push_back(complete_event(label, category, rank, row, t, seconds));
-      t += seconds;
-    };
-    if (forward) add("communication", kCommunicationRow, comm);
-    add("compute", kComputeRow, compute);
-    if (!forward) add("communication", kCommunicationRow, comm);
+  for (const LayerSpan& span : pass.layers) {
+    const std::string label = fmt::format("{} {} mb{}",
+                                          span.recomputed ? "recompute"
+                                          : forward       ? "fwd"
+                                                          : "bwd",
+                                          net.layer(span.layer).name, pass.micro_batch);
+    if (span.compute_end_seconds > span.compute_start_seconds) {
+      events.push_back(complete_event(label, "compute", rank, kComputeRow, span.compute_start_seconds,
+                                      span.compute_end_seconds - span.compute_start_seconds));
+    }
+    if (span.end_seconds > span.compute_end_seconds) {
+      events.push_back(complete_event(label, "communication", rank, kCommunicationRow, span.compute_end_seconds,
+                                      span.end_seconds - span.compute_end_seconds));
+    }
   }
 }
 
 }  // namespace
 
-json prediction_trace(const plans::Plan& plan, const plans::CompiledPlan& compiled, const Prediction& p,
-                      int max_ranks) {
+json prediction_trace(const plans::Plan& plan, const Prediction& p, int max_ranks) {
   json events = json::array();
   const int ranks = std::min(plan.mesh.rank_count(), max_ranks);
   for (int rank = 0; rank < ranks; ++rank) {
@@ -70,7 +62,7 @@ json prediction_trace(const plans::Plan& plan, const plans::CompiledPlan& compil
     events.push_back(metadata("thread_name", rank, kComputeRow, "compute"));
     events.push_back(metadata("thread_name", rank, kCommunicationRow, "communication"));
     for (const ScheduledPass& pass : p.passes) {
-      if (pass.stage == stage) add_pass(events, plan, compiled, p, pass, rank);
+      if (pass.stage == stage) add_pass(events, *plan.model, pass, rank);
     }
     for (const SyncInterval& sync : p.gradient_sync) {
       if (sync.stage != stage || sync.end_seconds <= sync.start_seconds) continue;

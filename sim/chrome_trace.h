@@ -4,15 +4,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "plans/compiled_plan.h"
 #include "plans/plan.h"
 #include "sim/simulation.h"
 
 namespace splitbrain::sim {
 
 // Ranks of one stage share a timeline; only the first `max_ranks` ranks get a track, so the
-// trace of a 1024-rank plan stays small enough to open.
-nlohmann::json prediction_trace(const plans::Plan& plan, const plans::CompiledPlan& compiled,
-                                const Prediction& prediction, int max_ranks = 64);
+// trace of a 1024-rank plan stays small enough to open. Each layer's op is drawn where the
+// timeline ran it (ScheduledPass::layers), not at its price.
+nlohmann::json prediction_trace(const plans::Plan& plan, const Prediction& prediction, int max_ranks = 64);
 
 }  // namespace splitbrain::sim

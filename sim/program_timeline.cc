@@ -87,7 +87,8 @@ class StageRun {
     }
     spend(compute.communication_seconds, timeline_.phases.comm_exposed);
     note_pass(instruction.op == StepOp::forward ? PassKind::forward : PassKind::backward, instruction.micro_batch,
-              program_.chunk_of_layer.at(static_cast<size_t>(instruction.layer)), compute.start_seconds);
+              program_.chunk_of_layer.at(static_cast<size_t>(instruction.layer)),
+              {instruction.layer, instruction.op == StepOp::recompute, compute.start_seconds, now_seconds, host_});
   }
 
  private:
@@ -175,14 +176,15 @@ class StageRun {
     spend((1.0 - overlap_) * seconds, timeline_.phases.comm_exposed);
   }
 
-  void note_pass(PassKind kind, int micro, int chunk, double start) {
+  void note_pass(PassKind kind, int micro, int chunk, const LayerSpan& span) {
     const auto key = std::make_tuple(kind, micro, chunk);
     auto it = pass_index_.find(key);
     if (it == pass_index_.end()) {
       it = pass_index_.emplace(key, passes_.size()).first;
-      passes_.push_back({stage_, micro, chunk, kind, start, host_});
+      passes_.push_back({stage_, micro, chunk, kind, span.compute_start_seconds, host_, {}});
     }
     passes_[it->second].end_seconds = host_;
+    passes_[it->second].layers.push_back(span);
   }
 
   void finish() {

@@ -31,6 +31,18 @@ using InstructionPricer = std::function<InstructionCost(int stage, const plans::
 
 using plans::PassKind;
 
+// One layer's op in a pass as the timeline ran it: its kernels from compute_start (a wait for a
+// core of a shared node included) to compute_end, then the collectives inside it to end. Where
+// ranks share a node this differs from the op's price: faster while a core-mate waits, slower
+// while they take turns.
+struct LayerSpan {
+  int layer = 0;
+  bool recomputed = false;  // a forward run again inside its backward pass
+  double compute_start_seconds = 0.0;
+  double compute_end_seconds = 0.0;
+  double end_seconds = 0.0;
+};
+
 struct ScheduledPass {
   int stage = 0;
   int micro_batch = 0;
@@ -38,6 +50,7 @@ struct ScheduledPass {
   PassKind kind = PassKind::forward;  // a backward pass includes its recomputed forward
   double start_seconds = 0.0;
   double end_seconds = 0.0;
+  std::vector<LayerSpan> layers;  // in the order they ran
 };
 
 struct SyncInterval {  // one gradient bucket's reduction on a stage's communication stream

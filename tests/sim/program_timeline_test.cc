@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <set>
@@ -276,6 +277,48 @@ TEST(ProgramTimeline, ReplicasTakeTurnsOrContendForTheirNode) {
   const NodeSharing one_replica = sharing_of({0}, 2, 1.0, 1);
   EXPECT_NEAR(end_of(run_program_timeline(priced.programs, contended_prices, 1.0, &one_replica)), work, 1e-9);
   EXPECT_EQ(contended.passes.size(), 2u * 4u);  // the replica that ends last's
+}
+
+// Each pass records its layers' ops where they ran: in order inside the pass, none of a stage's
+// overlapping another, at their prices where each stage has a core of its own and longer where
+// two stages take turns on one (a trace drawn at the prices overlapped there).
+TEST(ProgramTimeline, PassesRecordWhereTheirLayersRan) {
+  const Priced priced = programs_of(pipeline(2, 3, PipelineSchedule::one_f_one_b));
+  const InstructionPricer prices = pass_prices(priced, {1.0, 1.0}, {2.0, 2.0}, 0.0);
+  const NodeSharing one_core = sharing_of({0, 0}, 1, 0.1);
+  for (const NodeSharing* sharing : {static_cast<const NodeSharing*>(nullptr), &one_core}) {
+    const ProgramTimeline timeline = run_program_timeline(priced.programs, prices, 1.0, sharing);
+    std::map<int, std::vector<std::pair<double, double>>> computes_of_stage;
+    double longest = 0.0;
+    for (const ScheduledPass& pass : timeline.passes) {
+      ASSERT_FALSE(pass.layers.empty());
+      double previous_end = pass.start_seconds;
+      for (const LayerSpan& span : pass.layers) {
+        EXPECT_GE(span.compute_start_seconds, previous_end - 1e-12);
+        EXPECT_LE(span.compute_start_seconds, span.compute_end_seconds);
+        EXPECT_LE(span.compute_end_seconds, span.end_seconds);
+        previous_end = span.end_seconds;
+        const double seconds = span.compute_end_seconds - span.compute_start_seconds;
+        if (seconds > 0.0)
+          computes_of_stage[pass.stage].push_back({span.compute_start_seconds, span.compute_end_seconds});
+        longest = std::max(longest, seconds / (pass.kind == PassKind::forward ? 1.0 : 2.0));
+        if (sharing == nullptr && seconds > 0.0) {
+          EXPECT_NEAR(seconds, pass.kind == PassKind::forward ? 1.0 : 2.0, 1e-12);
+        }
+      }
+      EXPECT_NEAR(previous_end, pass.end_seconds, 1e-12);
+    }
+    for (auto& [stage, computes] : computes_of_stage) {
+      EXPECT_EQ(computes.size(), 2u * 3u) << "stage " << stage;
+      std::sort(computes.begin(), computes.end());
+      for (size_t i = 1; i < computes.size(); ++i) {
+        EXPECT_GE(computes[i].first, computes[i - 1].second - 1e-12) << "stage " << stage;
+      }
+    }
+    if (sharing != nullptr) {
+      EXPECT_GT(longest, 1.0 + 1e-9);  // some layer waited for its turn
+    }
+  }
 }
 
 TEST(ProgramTimeline, AnOverlappedReductionTakesItsWholeTimeAndTheHostTheShareNotHidden) {

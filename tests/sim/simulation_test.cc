@@ -192,7 +192,7 @@ TEST(Simulation, JsonAndTraceFollowTheContract) {
   const auto& collective = json["collectives"][0];
   for (const char* key : {"kind", "axes", "bytes", "seconds"}) EXPECT_TRUE(collective.contains(key)) << key;
 
-  const auto trace = prediction_trace(plan, compiled, p);
+  const auto trace = prediction_trace(plan, p);
   int compute_events = 0;
   int communication_events = 0;
   for (const auto& event : trace["traceEvents"]) {

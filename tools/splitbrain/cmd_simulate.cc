@@ -98,7 +98,7 @@ void run_simulate(const SimulateOptions& options) {
     }
   }();
   if (!options.trace_path.empty()) {
-    write_json_output(options.trace_path, sim::prediction_trace(plan, compiled, prediction));
+    write_json_output(options.trace_path, sim::prediction_trace(plan, prediction));
   }
   if (options.json_path.empty()) {
     print_summary(plan, cluster, prediction, options.plan_path);
