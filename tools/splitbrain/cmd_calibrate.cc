@@ -69,6 +69,7 @@ void calibrate(CalibrateOptions options) {
   SB_MPI_CHECK(MPI_Comm_size(comm, &ranks));
   const bool leader = rank == 0;
   sim::Cluster cluster = sim::resolve_cluster(options.base);
+  const HostLayout layout = host_layout(exec::comm::host_of_rank(job));
   MeasuredLevels levels;
   if (on_gpu) {
     if (leader) {
@@ -83,19 +84,19 @@ void calibrate(CalibrateOptions options) {
           ranks, options.base);
     }
     calibrate_kernels({options.repeats, true}, comm, cluster.device);
-    levels = calibrate_levels({options.repeats, true}, comm, host_layout(exec::comm::host_of_rank(job)), cluster);
+    levels = calibrate_levels({options.repeats, true}, comm, layout, cluster);
   }
   if (!options.models.empty()) {
     std::vector<int> device_counts = options.devices;
     if (device_counts.empty()) device_counts = ranks > 1 ? std::vector<int>{1, ranks} : std::vector<int>{1};
     std::vector<PlanningTarget> targets;
     for (int devices : device_counts) {
-      if (std::min(devices, cluster.levels.front().fan_out) > ranks) {
-        throw InputError(
-            fmt::format("--devices {}: plans of {} ranks run {} at once on a node here; measuring their kernels "
-                        "needs as many ranks (mpirun -np {})",
-                        devices, devices, std::min(devices, cluster.levels.front().fan_out),
-                        std::min(devices, cluster.levels.front().fan_out)));
+      const int per_node = std::min(devices, cluster.levels.front().fan_out);
+      if (per_node > layout.ranks_per_host) {
+        throw InputError(fmt::format(
+            "--devices {}: plans of {} ranks run {} at once on a node here; measuring their kernels needs as many "
+            "ranks on each host ({} here; mpirun -np {} on one host)",
+            devices, devices, per_node, layout.ranks_per_host, per_node));
       }
     }
     for (const std::string& model : options.models) {
@@ -103,6 +104,9 @@ void calibrate(CalibrateOptions options) {
         for (int64_t batch : options.batches) targets.push_back({model, devices, batch});
     }
     BackendKernels kernels = make_backend_kernels(options.backend, {});
+    // Each host times its own ranks' problems (measure_kernel_problems says why).
+    MPI_Comm host = MPI_COMM_NULL;
+    SB_MPI_CHECK(MPI_Comm_split(comm, layout.host_of_rank[static_cast<size_t>(rank)], rank, &host));
     // The measured kernels change the planner's ranking, and a plan it ranks only then has
     // problems of its own (seen: a tiny GPT's tensor-parallel plan with its MLP replicated, whose
     // 4x larger GELU was then priced off the memory-rate curve at a quarter of its time). So the
@@ -119,8 +123,9 @@ void calibrate(CalibrateOptions options) {
                                  round == 1 ? "" : ", ranked on the kernels measured so far")
                   << std::flush;
       }
-      measure_kernel_problems(problems, options.repeats, leader, comm, kernels, cluster.device);
+      measure_kernel_problems(problems, options.repeats, leader, comm, host, kernels, cluster.device);
     }
+    SB_MPI_CHECK(MPI_Comm_free(&host));
     if (on_gpu) measure_device_rates(kernels, leader, cluster.device);
     if (leader && !options.conv_algorithms.empty()) {
       save_conv_algorithms(options.conv_algorithms, "--conv-algorithms");

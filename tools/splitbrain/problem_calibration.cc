@@ -287,12 +287,12 @@ class ProblemTimer {
 // weight gradient timed at 14 ms in one calibration, 36 ms in the next and 24 ms in training),
 // so a problem's runs are spread over the whole measurement: `repeats` passes over the list, one
 // run per problem and cache state in each, and the median over the passes.
-void measure_kernel_problems(const std::vector<PlannedProblem>& problems, int repeats, bool print, MPI_Comm comm,
-                             BackendKernels& kernels, sim::Device& device) {
+void measure_kernel_problems(const std::vector<PlannedProblem>& problems, int repeats, bool print, MPI_Comm world,
+                             MPI_Comm host, BackendKernels& kernels, sim::Device& device) {
   const sim::CacheState states[] = {sim::CacheState::swept, sim::CacheState::warm};
   // Per problem and cache state, per pass: forward, input gradient, weight gradient seconds.
   std::vector<std::array<std::vector<sim::Device::MeasuredKernel>, 2>> runs(problems.size());
-  const CoreSharing sharing(comm);  // collective: once, not per run
+  const CoreSharing sharing(host);  // collective: once, not per run
   const CoreSharing* host_sharing = kernels.computes_on_host ? &sharing : nullptr;
   for (int pass = 0; pass < repeats; ++pass) {
     if (print) {
@@ -302,21 +302,31 @@ void measure_kernel_problems(const std::vector<PlannedProblem>& problems, int re
     }
     for (size_t i = 0; i < problems.size(); ++i) {
       for (size_t s = 0; s < 2; ++s) {
-        ProblemTimer timer(kernels, problems[i].busy_ranks, states[s], comm, host_sharing);
+        ProblemTimer timer(kernels, problems[i].busy_ranks, states[s], host, host_sharing);
         runs[i][s].push_back(std::visit(timer, problems[i].problem));
       }
     }
   }
+  // Per problem and cache state: the medians of forward, input and weight gradient seconds, the
+  // same on every rank of a host (each run is its slowest rank's), then the slowest host's.
+  std::vector<double> medians;
   for (size_t i = 0; i < problems.size(); ++i) {
     for (size_t s = 0; s < 2; ++s) {
-      const auto median_of = [&](double sim::Device::MeasuredKernel::*pass_seconds) {
+      for (double sim::Device::MeasuredKernel::*pass_seconds :
+           {&sim::Device::MeasuredKernel::forward_seconds, &sim::Device::MeasuredKernel::backward_input_seconds,
+            &sim::Device::MeasuredKernel::backward_weight_seconds}) {
         std::vector<double> values;
         for (const sim::Device::MeasuredKernel& run : runs[i][s]) values.push_back(run.*pass_seconds);
-        return upper_median(values);
-      };
-      const sim::Device::MeasuredKernel seconds{median_of(&sim::Device::MeasuredKernel::forward_seconds),
-                                                median_of(&sim::Device::MeasuredKernel::backward_input_seconds),
-                                                median_of(&sim::Device::MeasuredKernel::backward_weight_seconds)};
+        medians.push_back(upper_median(values));
+      }
+    }
+  }
+  SB_MPI_CHECK(
+      MPI_Allreduce(MPI_IN_PLACE, medians.data(), static_cast<int>(medians.size()), MPI_DOUBLE, MPI_MAX, world));
+  for (size_t i = 0; i < problems.size(); ++i) {
+    for (size_t s = 0; s < 2; ++s) {
+      const double* median = &medians[(i * 2 + s) * 3];
+      const sim::Device::MeasuredKernel seconds{median[0], median[1], median[2]};
       const std::string key = sim::kernel_key(problems[i].problem, problems[i].busy_ranks, states[s]);
       if (print) {
         std::cout << fmt::format(

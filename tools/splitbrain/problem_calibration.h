@@ -15,14 +15,19 @@
 
 namespace splitbrain::tools {
 
-// Times each problem on its busy_ranks first ranks of `comm` at once while the others sleep (the
-// slowest busy rank's time; the median over `repeats` passes over the whole list, so the runs of
-// one problem are spread over the measurement), with the caches swept and warm
-// (sim::CacheState), adds both to device.measured_kernels and records the device's last-level
-// cache (Device::last_level_cache_bytes) they are read against.
-// Rank 0 prints progress when `print`. Collective over `comm`, which must have at least the
-// largest busy_ranks.
-void measure_kernel_problems(const std::vector<PlannedProblem>& problems, int repeats, bool print, MPI_Comm comm,
-                             BackendKernels& kernels, sim::Device& device);
+// Times each problem on its busy_ranks first ranks of `host` (this rank's host) at once while the
+// others sleep (the slowest busy rank's time; the median over `repeats` passes over the whole
+// list, so the runs of one problem are spread over the measurement), with the caches swept and
+// warm (sim::CacheState), every host at once as a step computes; adds the slowest host's to
+// device.measured_kernels and records the device's last-level cache
+// (Device::last_level_cache_bytes) they are read against.
+// Why per host: a run timed right after a barrier across hosts carries that link's traffic (on
+// 2 emulated nodes x 1 rank, a tiny GPT's 64 x 64 x 192 GEMM read 27-54 us in three calibrations
+// when every timed run began and ended with a collective over the TCP link, 22 us per host; one
+// host's calibration reads 35 us).
+// Rank 0 of `world` prints progress when `print`. Collective over `world`; `host` must have at
+// least the largest busy_ranks.
+void measure_kernel_problems(const std::vector<PlannedProblem>& problems, int repeats, bool print, MPI_Comm world,
+                             MPI_Comm host, BackendKernels& kernels, sim::Device& device);
 
 }  // namespace splitbrain::tools
