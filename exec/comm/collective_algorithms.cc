@@ -39,7 +39,6 @@ AllReduceAlgorithmSwitch::AllReduceAlgorithmSwitch(bool keep_users_choice) {
     return;
   }
   SB_MPI_CHECK(MPI_T_cvar_read(handle_, &original_));
-  written_ = original_;
 }
 
 AllReduceAlgorithmSwitch::~AllReduceAlgorithmSwitch() {
@@ -50,17 +49,13 @@ AllReduceAlgorithmSwitch::~AllReduceAlgorithmSwitch() {
 }
 
 void AllReduceAlgorithmSwitch::select_for(int64_t bytes) {
-  if (handle_ != nullptr) write(libnbc_algorithm_number(all_reduce_algorithm(bytes)));
+  if (handle_ == nullptr) return;
+  int number = libnbc_algorithm_number(all_reduce_algorithm(bytes));
+  SB_MPI_CHECK(MPI_T_cvar_write(handle_, &number));
 }
 
 void AllReduceAlgorithmSwitch::restore() {
-  if (handle_ != nullptr) write(original_);
-}
-
-void AllReduceAlgorithmSwitch::write(int value) {
-  if (value == written_) return;
-  SB_MPI_CHECK(MPI_T_cvar_write(handle_, &value));
-  written_ = value;
+  if (handle_ != nullptr) SB_MPI_CHECK(MPI_T_cvar_write(handle_, &original_));
 }
 
 AllReduceAlgorithmSwitch& process_all_reduce_switch() {

@@ -63,11 +63,8 @@ class AllReduceAlgorithmSwitch {
   bool active() const { return handle_ != nullptr; }
 
  private:
-  void write(int value);
-
   MPI_T_cvar_handle handle_ = nullptr;
   int original_ = 0;  // the variable's value when the switch was made
-  int written_ = 0;   // its value now
 };
 
 // The process's switch, keeping the user's choice where the environment holds one.
