@@ -23,6 +23,9 @@ int world_size() {
 TEST(ProgressPump, ProbesOnlyWhileHeld) {
   const ProgressPump* pump = process_progress_pump();  // MpiProcess's (mpi_test_main.cc)
   ASSERT_NE(pump, nullptr) << "MPI did not provide MPI_THREAD_MULTIPLE";
+  // A probe under way when an earlier test's hold ended still counts once it finishes (CI read
+  // 777 then 778); probes take microseconds, so 5 ms lets it end before the idle count is read.
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
   const long idle = pump->probes();
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   EXPECT_EQ(pump->probes(), idle);
