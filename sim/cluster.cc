@@ -238,6 +238,7 @@ void validate_cluster(const Cluster& cluster, std::string_view source) {
   if (!(cluster.communication_overlap >= 0.0 && cluster.communication_overlap <= 1.0)) {
     fail(source, "communication_overlap", "must be in [0, 1]");
   }
+  if (cluster.cpu_cores_per_node < 0) fail(source, "cpu_cores_per_node", "must be 0 (not known) or more");
 
   if (cluster.levels.empty()) fail(source, "levels", "must list at least one level");
   int64_t devices = 1;

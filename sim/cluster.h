@@ -157,6 +157,12 @@ struct Cluster {
   // Optional: placement[r] is the device that rank r runs on (distinct devices). Empty means
   // rank r = device r, devices numbered node-major (device d sits in node d / fan_out[0]).
   std::vector<int> placement;
+  // The CPU cores that the ranks of one node (a unit of the innermost level) compute on, as
+  // `calibrate` found them: the CPUs its ranks may run on, together (the fewest of any host).
+  // 0: not known (presets, GPUs). Where fewer than the node's ranks, they take turns on them
+  // (sim/neighbour_speed.h). A speed-up alone cannot tell turns from contention: this host's
+  // 2 vCPUs ran kernels 1.14x to 1.93x slower beside a busy neighbour from one hour to the next.
+  int cpu_cores_per_node = 0;
 
   bool operator==(const Cluster&) const = default;
 };

@@ -21,6 +21,8 @@ using nlohmann::json;
 
 // Every error from the shared reader is a ClusterError naming the source and the field path.
 constexpr JsonErrorFactory kClusterError = throwing<ClusterError>;
+// Far above any machine's, low enough to stay an int.
+constexpr int64_t kMostCpuCoresPerNode = 1 << 20;
 
 EfficiencyCurve read_curve(JsonObjectReader& parent, std::string_view key, std::string_view size_key) {
   JsonObjectReader reader = parent.object(key);
@@ -236,6 +238,11 @@ Cluster cluster_from_json(const json& document, std::string_view source) {
   cluster.levels = read_levels(root);
   cluster.algorithms = read_algorithms(root);
   cluster.communication_overlap = root.optional_number("communication_overlap", 1.0);
+  const int64_t cpu_cores = root.optional_int("cpu_cores_per_node", 0);
+  if (cpu_cores < 0 || cpu_cores > kMostCpuCoresPerNode) {
+    root.fail("cpu_cores_per_node", fmt::format("must be 0 (not known) to {}", kMostCpuCoresPerNode));
+  }
+  cluster.cpu_cores_per_node = static_cast<int>(cpu_cores);
   if (const std::optional<JsonArrayReader> placement = root.optional_array("placement")) {
     for (size_t i = 0; i < placement->size(); ++i) cluster.placement.push_back(placement->int32_at(i));
   }
@@ -364,6 +371,7 @@ nlohmann::ordered_json cluster_to_json(const Cluster& cluster) {
   out["algorithms"] = std::move(algorithms);
   if (cluster.communication_overlap != 1.0) out["communication_overlap"] = cluster.communication_overlap;
   if (!cluster.placement.empty()) out["placement"] = cluster.placement;
+  if (cluster.cpu_cores_per_node > 0) out["cpu_cores_per_node"] = cluster.cpu_cores_per_node;
   return out;
 }
 

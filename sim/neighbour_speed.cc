@@ -67,7 +67,10 @@ std::optional<NodeSharing> node_sharing(const Cluster& cluster, const plans::Pla
   if (cluster.device.measured_kernels.empty() || per_node <= 1) return std::nullopt;
   NodeSharing sharing;
   sharing.ranks_per_node = per_node;
-  sharing.cores = std::clamp(static_cast<int>(std::lround(per_node / speedup)), 1, per_node);
+  // The cores calibrate found where it recorded them; else what the busy ranks achieve together.
+  const int cores =
+      cluster.cpu_cores_per_node > 0 ? cluster.cpu_cores_per_node : static_cast<int>(std::lround(per_node / speedup));
+  sharing.cores = std::clamp(cores, 1, per_node);
   sharing.turn_seconds = kTurnSeconds;
   const auto node_of_rank = [&](int rank) {
     return static_cast<int>(unit_of_device(cluster, device_of_rank(cluster, rank), 0));

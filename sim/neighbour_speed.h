@@ -24,9 +24,10 @@ Cluster with_neighbours_busy(const Cluster& cluster, double speedup, double neig
 
 // How the plan's ranks share the cores of the cluster's nodes, for the timeline to schedule their
 // compute; none where calibrate measured no problem both alone and busy, or a node holds one rank.
-// The node's cores are what its N busy ranks achieve together in ranks alone (N over the median
-// speed-up alone, `speedup`: alone_speedup's for the node's ranks, found once per plan, rounded):
-// ranks beyond them take turns.
+// The node's cores are the cluster's cpu_cores_per_node where calibrate recorded it; else what
+// its N busy ranks achieve together in ranks alone (N over the median speed-up alone, `speedup`:
+// alone_speedup's for the node's ranks, found once per plan, rounded). Ranks beyond them take
+// turns; the others run at the busy seconds while all compute (contention, not turns).
 std::optional<NodeSharing> node_sharing(const Cluster& cluster, const plans::Plan& plan, double speedup);
 
 }  // namespace splitbrain::sim

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <iterator>
+#include <map>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -235,6 +236,18 @@ std::vector<std::string> host_of_rank(const JobPlacement& placement) {
   std::vector<std::string> hosts;
   for (const RankPlacement& placed : placement.ranks) hosts.push_back(placed.host);
   return hosts;
+}
+
+int fewest_cpus_per_host(const JobPlacement& placement) {
+  std::map<std::string, std::set<int>> cpus_of_host;
+  for (const RankPlacement& placed : placement.ranks)
+    cpus_of_host[placed.host].insert(placed.cpus.begin(), placed.cpus.end());
+  int fewest = 0;
+  for (const auto& [host, cpus] : cpus_of_host) {
+    const int count = static_cast<int>(cpus.size());
+    if (fewest == 0 || count < fewest) fewest = count;
+  }
+  return fewest;
 }
 
 std::string placement_summary(const JobPlacement& placement) {

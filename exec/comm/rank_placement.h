@@ -63,6 +63,11 @@ std::string placement_summary(const JobPlacement& placement);
 // Each world rank's host name, by rank.
 std::vector<std::string> host_of_rank(const JobPlacement& placement);
 
+// The CPUs that the ranks of one host may run on together (the union of their CPU sets), the
+// fewest over the hosts: the cores a node's ranks compute on, for the cost model
+// (sim::Cluster::cpu_cores_per_node). 0 for no ranks. Pure.
+int fewest_cpus_per_host(const JobPlacement& placement);
+
 // A warning when a rank has fewer CPUs than `threads_per_rank` compute threads (they would
 // time-share its cores), empty otherwise.
 std::string threads_warning(const JobPlacement& placement, int threads_per_rank);

@@ -52,6 +52,7 @@ TEST(ClusterJson, WriteThenReadGivesAnIdenticalClusterForEveryPreset) {
 TEST(ClusterJson, RoundTripKeepsPlacementAndAlgorithms) {
   Cluster cluster = testing::two_level_cluster();
   cluster.placement = {3, 7, 11, 15, 0};
+  cluster.cpu_cores_per_node = 3;
   cluster.algorithms = {Algorithm::bruck, Algorithm::tree, Algorithm::hierarchical, Algorithm::bruck};
   cluster.sources = {"a", "b"};
   cluster.device.conv_efficiency.half_efficiency_size = 0.1 + 0.2;  // a double without a short form
@@ -62,7 +63,9 @@ TEST(ClusterJson, SourcesAndPlacementAreOptional) {
   json document = valid_document();
   document.erase("sources");
   EXPECT_TRUE(parse_cluster_json(document.dump(), "doc").sources.empty());
-  EXPECT_FALSE(document.contains("placement"));  // the writer leaves an empty placement out
+  EXPECT_FALSE(document.contains("placement"));           // the writer leaves an empty placement out
+  EXPECT_FALSE(document.contains("cpu_cores_per_node"));  // and unknown cores
+  EXPECT_EQ(parse_cluster_json(document.dump(), "doc").cpu_cores_per_node, 0);
 }
 
 TEST(ClusterJson, IntegersMayBeWrittenInExponentForm) {
@@ -348,6 +351,11 @@ TEST(ClusterJson, BadCalibratedFieldsAreNamed) {
   document = valid_document();
   document["communication_overlap"] = 1.5;
   expect_error(document, "communication_overlap: must be in [0, 1]");
+  document = valid_document();
+  document["cpu_cores_per_node"] = -1;
+  expect_error(document, "cpu_cores_per_node: must be 0 (not known) to 1048576");
+  document["cpu_cores_per_node"] = 1e12;
+  expect_error(document, "cpu_cores_per_node: must be 0 (not known) to 1048576");
 }
 
 }  // namespace

@@ -97,5 +97,29 @@ TEST(NeighbourSpeed, NodeSharingReadsCoresAndContentionFromTheSpeedup) {
   EXPECT_EQ(contended->cores, 2);
 }
 
+// The cores calibrate recorded decide, whatever the speed-up: a node whose 2 vCPUs run kernels
+// twice as slow side by side (SMT siblings) still runs both ranks at once, and 2 ranks bound to
+// one CPU take turns however little they slow each other.
+TEST(NeighbourSpeed, RecordedCoresOverruleTheSpeedup) {
+  Cluster cluster = cluster_preset("local-cpu");
+  cluster.levels.push_back(cluster.levels.front());
+  cluster.levels.back().name = "cluster";
+  const auto batch_over_axis_0 = [](const model::Layer&) { return plans::LayerSharding{{0}, {}, {}, {}}; };
+  const plans::Plan plan = plans::build_plan("fashion-vgg", plans::Mesh({{"data", 4}}), 16, batch_over_axis_0);
+  cluster.device = device_with({2.0, 2.0, 2.0});
+  cluster.cpu_cores_per_node = 2;
+  std::optional<NodeSharing> shared = node_sharing(cluster, plan, alone_speedup(cluster.device, 2));
+  ASSERT_TRUE(shared.has_value());
+  EXPECT_EQ(shared->cores, 2);
+  cluster.device = device_with({1.1, 1.1, 1.1});
+  cluster.cpu_cores_per_node = 1;
+  shared = node_sharing(cluster, plan, alone_speedup(cluster.device, 2));
+  ASSERT_TRUE(shared.has_value());
+  EXPECT_EQ(shared->cores, 1);
+  // More cores than ranks: each rank has one.
+  cluster.cpu_cores_per_node = 64;
+  EXPECT_EQ(node_sharing(cluster, plan, alone_speedup(cluster.device, 2))->cores, 2);
+}
+
 }  // namespace
 }  // namespace splitbrain::sim

@@ -159,6 +159,12 @@ void calibrate(CalibrateOptions options) {
         "algorithm; overlap from an MPI_Iallreduce during convolutions against each alone",
         fmt::format("splitbrain calibrate: {}", levels.source),
         fmt::format("splitbrain calibrate: rank placement {}", placement)};
+    // Whether a node's ranks take turns on its cores or each has one is known from where they
+    // ran, not guessed from how much they slowed each other (sim::Cluster::cpu_cores_per_node).
+    cluster.cpu_cores_per_node = exec::comm::fewest_cpus_per_host(job);
+    cluster.sources.push_back(fmt::format(
+        "splitbrain calibrate: cpu_cores_per_node {}, the CPUs the ranks of a host may run on (the fewest of any host)",
+        cluster.cpu_cores_per_node));
   }
   if (!options.models.empty()) {
     cluster.sources.push_back(

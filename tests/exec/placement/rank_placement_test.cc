@@ -94,6 +94,19 @@ TEST(PlacementSummary, NamesWhoPlacedTheRanks) {
             "rank 0 on node cpus 0, rank 1 on other cpus 1 (not bound)");
 }
 
+TEST(FewestCpusPerHost, CountsEachHostsCpusOnceAndKeepsTheFewest) {
+  JobPlacement job = two_ranks(PlacedBy::launcher, PlacedBy::launcher);
+  EXPECT_EQ(fewest_cpus_per_host(job), 2);  // ranks on CPUs 0 and 1 of one host
+  job.ranks[1].cpus = {0};
+  EXPECT_EQ(fewest_cpus_per_host(job), 1);  // both bound to CPU 0: they take turns
+  job.ranks[0].cpus = {0, 1, 2, 3};
+  EXPECT_EQ(fewest_cpus_per_host(job), 4);  // unbound ranks share the host's CPUs
+  job = two_ranks(PlacedBy::none, PlacedBy::none, "other");
+  job.ranks[1].cpus = {4, 5, 6};
+  EXPECT_EQ(fewest_cpus_per_host(job), 1);  // node: 1 CPU, other: 3
+  EXPECT_EQ(fewest_cpus_per_host(JobPlacement{}), 0);
+}
+
 TEST(ThreadsWarning, OnlyWhenARankHasFewerCpusThanThreads) {
   JobPlacement job = two_ranks(PlacedBy::splitbrain, PlacedBy::splitbrain);
   EXPECT_EQ(threads_warning(job, 1), "");
