@@ -105,6 +105,12 @@ std::optional<KernelProblem> kernel_problem(const model::Model& model, int index
       for (size_t d = 0; d + 1 < x.size(); ++d) problem.rows *= x[d];
       return problem;
     }
+    case model::OpKind::softmax_cross_entropy: {
+      LossProblem problem;
+      problem.classes = x.back();
+      for (size_t d = 0; d + 1 < x.size(); ++d) problem.rows *= x[d];
+      return problem;
+    }
     default:
       return std::nullopt;
   }
@@ -119,6 +125,7 @@ int64_t& work_field(ActivationProblem& p) { return p.elements; }
 int64_t& work_field(LinearProblem& p) { return p.rows; }
 int64_t& work_field(AttentionProblem& p) { return p.batch; }
 int64_t& work_field(LayerNormProblem& p) { return p.rows; }
+int64_t& work_field(LossProblem& p) { return p.rows; }
 
 }  // namespace
 
@@ -169,6 +176,10 @@ std::string problem_text(const AttentionProblem& p) {
 }
 
 std::string problem_text(const LayerNormProblem& p) { return fmt::format("layernorm m{} k{}", p.rows, p.features); }
+
+std::string problem_text(const LossProblem& p) {
+  return fmt::format("softmax_cross_entropy m{} k{}", p.rows, p.classes);
+}
 
 }  // namespace
 

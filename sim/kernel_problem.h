@@ -102,19 +102,30 @@ struct LayerNormProblem {
   bool operator==(const LayerNormProblem&) const = default;
 };
 
-using KernelProblem =
-    std::variant<ConvProblem, PoolProblem, ActivationProblem, LinearProblem, AttentionProblem, LayerNormProblem>;
+// The loss: a softmax cross-entropy over the `classes` logits of each of `rows` rows; forward the
+// softmax and the summed loss, backward the logits' gradient. A language model's vocabulary makes
+// it one of the step's larger kernels (a tiny GPT's 128 x 96 ran 54 us, an exp per logit).
+struct LossProblem {
+  int64_t rows = 1;
+  int64_t classes = 1;
+
+  bool operator==(const LossProblem&) const = default;
+};
+
+using KernelProblem = std::variant<ConvProblem, PoolProblem, ActivationProblem, LinearProblem, AttentionProblem,
+                                   LayerNormProblem, LossProblem>;
 
 // The problem of layer `index` on `mesh` for a micro-batch of `micro_batch` samples: conv2d,
 // maxpool, avgpool, relu, gelu, dropout, linear, self-attention (without dropout on its
-// probabilities, as the executor runs it) and layer norm have one; nullopt for any other op kind
+// probabilities, as the executor runs it), layer norm and the softmax cross-entropy loss have one;
+// nullopt for any other op kind
 // or a layer this rank does no work for.
 std::optional<KernelProblem> kernel_problem(const model::Model& model, int index, const plans::LayerLayouts& layouts,
                                             const plans::Mesh& mesh, int64_t micro_batch);
 
 // The problem's amount of independent work: samples for a convolution, pooling or attention,
-// values for an activation, rows for a linear layer or layer norm. A kernel's time grows about in proportion to it once
-// it is not tiny; `with_work_items` is the same problem with `items` of it, all else kept.
+// values for an activation, rows for a linear layer, layer norm or loss. A kernel's time grows about in proportion to
+// it once it is not tiny; `with_work_items` is the same problem with `items` of it, all else kept.
 int64_t work_items(const KernelProblem& problem);
 KernelProblem with_work_items(const KernelProblem& problem, int64_t items);
 

@@ -132,6 +132,18 @@ TEST(KernelProblem, AttentionAndLayerNormOnTheirLocalSamplesHeadsAndRows) {
   }
 }
 
+// The loss over every local position's logits: the vocabulary is its classes.
+TEST(KernelProblem, LossOnTheLocalPositionsOverTheVocabulary) {
+  for (const int devices : {1, 2}) {
+    const plans::Plan plan = *data_parallel_plan(gpt_request(devices));
+    const std::vector<LossProblem> losses = problems_of<LossProblem>(plan);
+    ASSERT_EQ(losses.size(), 1u);
+    EXPECT_EQ(losses.front(), (LossProblem{16 / devices * 16, 96}));
+    EXPECT_EQ(kernel_key(losses.front(), devices),
+              fmt::format("softmax_cross_entropy m{} k96, {} busy", 16 / devices * 16, devices));
+  }
+}
+
 // The work a kernel scales with, per kind, and a problem resized in it and nothing else.
 TEST(KernelProblem, WorkItemsAreSamplesValuesOrRows) {
   ConvProblem conv;
@@ -143,14 +155,17 @@ TEST(KernelProblem, WorkItemsAreSamplesValuesOrRows) {
   const LinearProblem linear{64, 512, 4096, true};
   const AttentionProblem attention{4, 16, 4, 16, true};
   const LayerNormProblem norm{64, 128};
+  const LossProblem loss{256, 96};
+  EXPECT_EQ(work_items(loss), 256);
   EXPECT_EQ(work_items(attention), 4);
   EXPECT_EQ(work_items(norm), 64);
   EXPECT_EQ(work_items(conv), 8);
   EXPECT_EQ(work_items(pool), 4);
   EXPECT_EQ(work_items(relu), 4096);
   EXPECT_EQ(work_items(linear), 64);
-  for (const KernelProblem& problem : {KernelProblem{conv}, KernelProblem{pool}, KernelProblem{relu},
-                                       KernelProblem{linear}, KernelProblem{attention}, KernelProblem{norm}}) {
+  for (const KernelProblem& problem :
+       {KernelProblem{conv}, KernelProblem{pool}, KernelProblem{relu}, KernelProblem{linear}, KernelProblem{attention},
+        KernelProblem{norm}, KernelProblem{loss}}) {
     const KernelProblem twice = with_work_items(problem, 2 * work_items(problem));
     EXPECT_EQ(work_items(twice), 2 * work_items(problem));
     EXPECT_EQ(with_work_items(twice, work_items(problem)), problem);  // all else kept

@@ -169,7 +169,7 @@ void calibrate(CalibrateOptions options) {
   if (!options.models.empty()) {
     cluster.sources.push_back(
         fmt::format("splitbrain calibrate --model {}: {} exact kernel problems of the planned plans (convolutions, "
-                    "pooling, activations, linear layers, attention cores, layer norms), each timed forward, "
+                    "pooling, activations, linear layers, attention cores, layer norms, the loss), each timed forward, "
                     "backward-data and backward-weights with the executor's kernel (device.measured_kernels)",
                     fmt::join(options.models, " --model "), device.measured_kernels.size()));
   }
@@ -214,7 +214,7 @@ void add_calibrate_command(CLI::App& app) {
   command
       ->add_option("--model", options->models,
                    "Also time the exact kernel problems (convolutions, pooling, activations, linear layers, "
-                   "attention cores, layer norms) of the plans `splitbrain plan` considers for this model "
+                   "attention cores, layer norms, the loss) of the plans `splitbrain plan` considers for this model "
                    "(zoo name or file; repeatable); the cost model then uses these times for them")
       ->type_name("MODEL");
   command

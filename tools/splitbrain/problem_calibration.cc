@@ -219,6 +219,24 @@ class ProblemTimer {
     return seconds;
   }
 
+  // The loss's forward (softmax and summed loss) and its logits' gradient, on labels of class 0.
+  sim::Device::MeasuredKernel operator()(const sim::LossProblem& problem) {
+    const auto kernel = kernels_.factory->make_softmax_cross_entropy({problem.rows, problem.classes});
+    const int64_t n = problem.rows * problem.classes;
+    float* logits = filled(n, 0.5f);
+    float* probabilities = filled(n, 0.0f);
+    float* dlogits = filled(n, 0.0f);
+    auto* labels = static_cast<int32_t*>(bytes(problem.rows * static_cast<int64_t>(sizeof(int32_t))));
+    array_->upload(std::vector<int32_t>(static_cast<size_t>(problem.rows), 0), labels);
+    const float scale = 1.0f / static_cast<float>(problem.rows);
+    sim::Device::MeasuredKernel seconds;
+    seconds.forward_seconds =
+        time([&] { rewrite(logits, n); }, [&] { kernel->forward(logits, labels, probabilities); });
+    seconds.backward_input_seconds =
+        time([&] { rewrite(probabilities, n); }, [&] { kernel->backward(probabilities, labels, scale, dlogits); });
+    return seconds;
+  }
+
  private:
   sim::Device::MeasuredKernel dropout(const sim::ActivationProblem& problem) {
     const auto kernel = kernels_.factory->make_dropout(problem.drop_probability);
