@@ -118,14 +118,14 @@ using KernelProblem = std::variant<ConvProblem, PoolProblem, ActivationProblem, 
 // The problem of layer `index` on `mesh` for a micro-batch of `micro_batch` samples: conv2d,
 // maxpool, avgpool, relu, gelu, dropout, linear, self-attention (without dropout on its
 // probabilities, as the executor runs it), layer norm and the softmax cross-entropy loss have one;
-// nullopt for any other op kind
-// or a layer this rank does no work for.
+// nullopt for any other op kind or a layer this rank does no work for.
 std::optional<KernelProblem> kernel_problem(const model::Model& model, int index, const plans::LayerLayouts& layouts,
                                             const plans::Mesh& mesh, int64_t micro_batch);
 
 // The problem's amount of independent work: samples for a convolution, pooling or attention,
-// values for an activation, rows for a linear layer, layer norm or loss. A kernel's time grows about in proportion to
-// it once it is not tiny; `with_work_items` is the same problem with `items` of it, all else kept.
+// values for an activation, rows for a linear layer, layer norm or loss. A kernel's time grows
+// about in proportion to it once it is not tiny; `with_work_items` is the same problem with
+// `items` of it, all else kept.
 int64_t work_items(const KernelProblem& problem);
 KernelProblem with_work_items(const KernelProblem& problem, int64_t items);
 
