@@ -43,17 +43,17 @@ exec::kernels::Conv2dShape kernel_shape(const sim::ConvProblem& p) {
 // calibration's thousands of runs.
 constexpr double kSitOutNapSeconds = 2e-3;
 
-// One run of `work` after a warm-up on the first `busy_ranks` ranks at once, the slowest busy
-// rank's; the other ranks sleep. With the caches `swept`, they are swept before the run and
-// then `refresh` rewrites the inputs the layer before would just have written (its output, or the
+// One run of `work` after a warm-up on the first `busy_ranks` ranks at once, this rank's time (0
+// for a rank that sat out); the other ranks sleep, and all leave together. With the caches `swept`, they are swept
+// before the run and then `refresh` rewrites the inputs the layer before would just have written (its output, or the
 // gradient from the layer after): in a step larger than the cache those arrive in it, the
 // weights and saved tensors from long ago do not. Warm, every byte the kernel reads is cached,
 // as in a step that fits the cache.
 // `sharing`: the ranks this one shares cores with when the kernels compute on the host; nullptr
 // for a GPU's kernels, which do not share the host's cores.
 template <class Refresh, class Work>
-double slowest_seconds_on(int busy_ranks, const CoreSharing* sharing, sim::CacheState caches, MPI_Comm comm,
-                          const std::function<void()>& sweep, exec::StepClock& clock, Refresh&& refresh, Work&& work) {
+double rank_seconds_on(int busy_ranks, const CoreSharing* sharing, sim::CacheState caches, MPI_Comm comm,
+                       const std::function<void()>& sweep, exec::StepClock& clock, Refresh&& refresh, Work&& work) {
   int rank = 0;
   SB_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   const bool busy = rank < busy_ranks;
@@ -65,14 +65,14 @@ double slowest_seconds_on(int busy_ranks, const CoreSharing* sharing, sim::Cache
   MPI_Request barrier = MPI_REQUEST_NULL;
   SB_MPI_CHECK(MPI_Ibarrier(comm, &barrier));
   wait_asleep(barrier);
-  double slowest = 0.0;
+  double seconds = 0.0;
   double cpu_seconds = 0.0;
   if (busy) {
     const double start_cpu = thread_cpu_seconds();
     clock.start();
     work();
     clock.mark();
-    slowest = clock.seconds_since_start().at(0);
+    seconds = clock.seconds_since_start().at(0);
     cpu_seconds = thread_cpu_seconds() - start_cpu;
   } else if (sharing != nullptr) {
     // A rank that sits out naps before it polls for the others' end (wait_asleep, every 200 us):
@@ -81,11 +81,11 @@ double slowest_seconds_on(int busy_ranks, const CoreSharing* sharing, sim::Cache
     // 1.5x their time on a core of their own, and its plans on 2 ranks per core 15-40% slow).
     std::this_thread::sleep_for(std::chrono::duration<double>(kSitOutNapSeconds));
   }
-  if (sharing != nullptr) slowest = sharing->cpu_share(slowest, cpu_seconds);  // a sleeping rank adds none
+  if (sharing != nullptr) seconds = sharing->cpu_share(seconds, cpu_seconds);  // a sleeping rank adds none
   MPI_Request request = MPI_REQUEST_NULL;
-  SB_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm, &request));
+  SB_MPI_CHECK(MPI_Ibarrier(comm, &request));
   wait_asleep(request);
-  return slowest;
+  return seconds;
 }
 
 // Each problem kind timed forward, input gradient and (with weights) weight gradient, as the
@@ -287,7 +287,7 @@ class ProblemTimer {
 
   template <class Refresh, class Work>
   double time(Refresh&& refresh, Work&& work) {
-    return slowest_seconds_on(busy_, sharing_, caches_, comm_, kernels_.sweep_caches, *kernels_.clock, refresh, work);
+    return rank_seconds_on(busy_, sharing_, caches_, comm_, kernels_.sweep_caches, *kernels_.clock, refresh, work);
   }
 
   BackendKernels& kernels_;
@@ -325,8 +325,11 @@ void measure_kernel_problems(const std::vector<PlannedProblem>& problems, int re
       }
     }
   }
-  // Per problem and cache state: the medians of forward, input and weight gradient seconds, the
-  // same on every rank of a host (each run is its slowest rank's), then the slowest host's.
+  // Per problem and cache state: each rank's medians of forward, input and weight gradient
+  // seconds, then the slowest rank's of the world (as median_seconds does for the curves). Not the
+  // median of each run's slowest rank: a step waits for the slower rank between its
+  // synchronizations, not after every kernel, and a maximum per run adds the ranks' independent
+  // noise to every kernel (two ranks of one host, each 10% noisy, read about 6% slow that way).
   std::vector<double> medians;
   for (size_t i = 0; i < problems.size(); ++i) {
     for (size_t s = 0; s < 2; ++s) {

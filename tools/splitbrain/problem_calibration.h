@@ -16,9 +16,9 @@
 namespace splitbrain::tools {
 
 // Times each problem on its busy_ranks first ranks of `host` (this rank's host) at once while the
-// others sleep (the slowest busy rank's time; the median over `repeats` passes over the whole
-// list, so the runs of one problem are spread over the measurement), with the caches swept and
-// warm (sim::CacheState), every host at once as a step computes; adds the slowest host's to
+// others sleep (each rank's median over `repeats` passes over the whole list, so the runs of one
+// problem are spread over the measurement, then the slowest rank's), with the caches swept and
+// warm (sim::CacheState), every host at once as a step computes; adds that to
 // device.measured_kernels and records the device's last-level cache
 // (Device::last_level_cache_bytes) they are read against.
 // Why per host: a run timed right after a barrier across hosts carries that link's traffic (on
