@@ -158,9 +158,12 @@ int run(const std::vector<std::string>& node_texts, const std::string& interface
     }
     timespec timeout{};
     timespec* wait = nullptr;
-    // Waking from a sleep takes tens of microseconds here (seen: 44 us median past the due time
-    // at real-time priority): within `spin_seconds` of a packet's due time the loop polls
-    // without sleeping, still reading what the nodes send meanwhile.
+    // Waking from a sleep takes tens of microseconds here (seen: 26-44 us median past the due
+    // time at real-time priority): within `spin_seconds` of a packet's due time the loop polls
+    // without sleeping, still reading what the nodes send meanwhile. Off by default: the spin
+    // runs on a CPU the nodes compute on (a tiny GPT's pipeline on 2 nodes x 1 rank of a 2-CPU
+    // host stepped in 4.3-4.5 ms spinning 50 us per packet, 3.5-3.7 ms not), and the later
+    // delivery is part of the link that calibrate measures.
     if (next_due >= 0) {
       const double left = std::max(0.0, next_due - spin_seconds - now_seconds());
       timeout.tv_sec = static_cast<time_t>(left);
@@ -216,7 +219,7 @@ int main(int argc, char** argv) {
   std::string interface = "sbnet0";
   double delay_microseconds = 0.0;
   double bits_per_second = 1e9;
-  double spin_microseconds = 50.0;
+  double spin_microseconds = 0.0;
   app.add_option("--node", nodes, "a node as NETNS=ADDRESS: its namespace (under /run/netns) and IPv4 address")
       ->required();
   app.add_option("--interface", interface, "the TUN device's name in every node's namespace")->capture_default_str();
@@ -227,7 +230,8 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   app.add_option("--spin-microseconds", spin_microseconds,
-                 "wake this long before a packet is due and spin until it is (a sleep overshoots by about as much)")
+                 "wake this long before a packet is due and spin until it is (a sleep overshoots by tens of us; "
+                 "the spin takes a CPU from the nodes)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   try {
