@@ -20,13 +20,13 @@
 # tiny GPT's 2 x 2 prediction moved 6.0 -> 7.6 ms between two calibrations minutes apart), so the
 # median prediction over the rounds is compared with the median measurement. The planner ranks on
 # round 1's calibration.
-# Knobs (environment): TOP (3), ROUNDS (3), TIMED_SECONDS (each run times at least this many
+# Knobs (environment): TOP (3), ROUNDS (5; about 30 minutes on 2 CPUs), TIMED_SECONDS (each run times at least this many
 # seconds of steps by the prediction, 2), MIN_ITERS (5), WARMUP (1), REPEATS (calibrate's, 3),
 # LATENCY (the link's one-way delay, 0.1ms; through the delay line where the kernel has no netem).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=results/emulated-nodes-time
-top=${TOP:-3} rounds=${ROUNDS:-3} timed_seconds=${TIMED_SECONDS:-2} min_iters=${MIN_ITERS:-5} warmup=${WARMUP:-1}
+top=${TOP:-3} rounds=${ROUNDS:-5} timed_seconds=${TIMED_SECONDS:-2} min_iters=${MIN_ITERS:-5} warmup=${WARMUP:-1}
 repeats=${REPEATS:-3} latency=${LATENCY:-0.1ms}
 batch=16
 python=/usr/bin/python3
