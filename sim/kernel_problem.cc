@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "plans/tensor_layout.h"
 
@@ -55,6 +56,13 @@ PoolProblem pool_problem(const model::Layer& layer, const std::vector<int64_t>& 
   return problem;
 }
 
+// The rows of a [..., features] tensor: every dim but the last.
+int64_t rows_of(const std::vector<int64_t>& shape) {
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < shape.size(); ++d) rows *= shape[d];
+  return rows;
+}
+
 }  // namespace
 
 std::optional<KernelProblem> kernel_problem(const model::Model& model, int index, const plans::LayerLayouts& layouts,
@@ -84,7 +92,7 @@ std::optional<KernelProblem> kernel_problem(const model::Model& model, int index
       const std::vector<int64_t> y =
           plans::local_shape(layouts.output, mesh, plans::activation_shape(layer, micro_batch));
       LinearProblem problem;
-      for (size_t d = 0; d + 1 < x.size(); ++d) problem.rows *= x[d];
+      problem.rows = rows_of(x);
       problem.in_features = x.back();
       problem.out_features = y.back();
       problem.bias = layer.attr<model::LinearAttrs>().bias;
@@ -99,18 +107,10 @@ std::optional<KernelProblem> kernel_problem(const model::Model& model, int index
       if (head_dim <= 0 || y.back() % head_dim != 0) return std::nullopt;
       return AttentionProblem{x[0], x[1], y.back() / head_dim, head_dim, attention.causal};
     }
-    case model::OpKind::layernorm: {
-      LayerNormProblem problem;
-      problem.features = x.back();
-      for (size_t d = 0; d + 1 < x.size(); ++d) problem.rows *= x[d];
-      return problem;
-    }
-    case model::OpKind::softmax_cross_entropy: {
-      LossProblem problem;
-      problem.classes = x.back();
-      for (size_t d = 0; d + 1 < x.size(); ++d) problem.rows *= x[d];
-      return problem;
-    }
+    case model::OpKind::layernorm:
+      return LayerNormProblem{rows_of(x), x.back()};
+    case model::OpKind::softmax_cross_entropy:
+      return LossProblem{rows_of(x), x.back()};
     default:
       return std::nullopt;
   }

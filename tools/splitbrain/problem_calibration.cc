@@ -44,13 +44,12 @@ exec::kernels::Conv2dShape kernel_shape(const sim::ConvProblem& p) {
 constexpr double kSitOutNapSeconds = 2e-3;
 
 // One run of `work` after a warm-up on the first `busy_ranks` ranks at once, this rank's time (0
-// for a rank that sat out); the other ranks sleep, and all leave together. With the caches `swept`, they are swept
-// before the run and then `refresh` rewrites the inputs the layer before would just have written (its output, or the
-// gradient from the layer after): in a step larger than the cache those arrive in it, the
-// weights and saved tensors from long ago do not. Warm, every byte the kernel reads is cached,
-// as in a step that fits the cache.
-// `sharing`: the ranks this one shares cores with when the kernels compute on the host; nullptr
-// for a GPU's kernels, which do not share the host's cores.
+// for a rank that sat out); the other ranks sleep, and all leave together. With the caches
+// `swept`, they are swept before the run and then `refresh` rewrites the inputs the layer before
+// would just have written (its output, or the gradient from the layer after): in a step larger
+// than the cache those arrive in it, the weights and saved tensors from long ago do not. Warm, every byte the kernel
+// reads is cached, as in a step that fits the cache. `sharing`: the ranks this one shares cores with when the kernels
+// compute on the host; nullptr for a GPU's kernels, which do not share the host's cores.
 template <class Refresh, class Work>
 double rank_seconds_on(int busy_ranks, const CoreSharing* sharing, sim::CacheState caches, MPI_Comm comm,
                        const std::function<void()>& sweep, exec::StepClock& clock, Refresh&& refresh, Work&& work) {
