@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include "exec/comm/mpi_check.h"
+#include "exec/runtime/shared_time_axis.h"
 
 namespace splitbrain::exec {
 namespace {
@@ -11,10 +12,13 @@ constexpr double kMicrosecondsPerSecond = 1e6;
 }
 
 nlohmann::json gather_measured_trace(Trainer& trainer) {
-  nlohmann::json mine = nlohmann::json::array();
+  nlohmann::json events_of_mine = nlohmann::json::array();
   for (const TimelineEvent& e : trainer.last_step_timeline()) {
-    mine.push_back({e.name, e.communication, e.start_seconds, e.seconds});
+    events_of_mine.push_back({e.name, e.communication, e.start_seconds, e.seconds});
   }
+  const nlohmann::json mine = {{"clock", steady_clock_domain()},
+                               {"started_at", trainer.last_step_started_at_seconds()},
+                               {"events", events_of_mine}};
   const std::string text = mine.dump();
   const MPI_Comm world = trainer.communicator().communicators().world();
   int size = 0;
@@ -31,6 +35,16 @@ nlohmann::json gather_measured_trace(Trainer& trainer) {
       MPI_Gatherv(text.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0, world));
   if (rank != 0) return {};
 
+  std::vector<nlohmann::json> of_rank;
+  std::vector<std::string> clocks;
+  std::vector<double> starts;
+  for (int r = 0; r < size; ++r) {
+    of_rank.push_back(nlohmann::json::parse(all.substr(static_cast<size_t>(offsets[static_cast<size_t>(r)]),
+                                                       static_cast<size_t>(lengths[static_cast<size_t>(r)]))));
+    clocks.push_back(of_rank.back()["clock"].get<std::string>());
+    starts.push_back(of_rank.back()["started_at"].get<double>());
+  }
+  const std::vector<double> shifts = shared_axis_offsets_seconds(clocks, starts);
   nlohmann::json events = nlohmann::json::array();
   for (int r = 0; r < size; ++r) {
     events.push_back({{"name", "process_name"},
@@ -40,16 +54,15 @@ nlohmann::json gather_measured_trace(Trainer& trainer) {
     events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", r}, {"tid", 0}, {"args", {{"name", "compute"}}}});
     events.push_back(
         {{"name", "thread_name"}, {"ph", "M"}, {"pid", r}, {"tid", 1}, {"args", {{"name", "communication"}}}});
-    const auto ranks_events = nlohmann::json::parse(all.substr(static_cast<size_t>(offsets[static_cast<size_t>(r)]),
-                                                               static_cast<size_t>(lengths[static_cast<size_t>(r)])));
-    for (const auto& e : ranks_events) {
+    const double shift = shifts[static_cast<size_t>(r)];
+    for (const auto& e : of_rank[static_cast<size_t>(r)]["events"]) {
       const bool communication = e[1].get<bool>();
       events.push_back({{"name", e[0]},
                         {"cat", communication ? "communication" : "compute"},
                         {"ph", "X"},
                         {"pid", r},
                         {"tid", communication ? 1 : 0},
-                        {"ts", e[2].get<double>() * kMicrosecondsPerSecond},
+                        {"ts", (shift + e[2].get<double>()) * kMicrosecondsPerSecond},
                         {"dur", e[3].get<double>() * kMicrosecondsPerSecond}});
     }
   }

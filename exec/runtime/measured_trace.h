@@ -1,7 +1,8 @@
 #pragma once
 // The measured timeline of the last training step as a Chrome trace (open it in Perfetto): one
 // process per rank with a compute row and a communication row, like the simulator's predicted
-// trace, so the two can be looked at side by side.
+// trace, so the two can be looked at side by side. Ranks on one machine share its time axis
+// (shared_time_axis.h): a rank that started its step late, waiting for a core, starts late there.
 
 #include <nlohmann/json.hpp>
 

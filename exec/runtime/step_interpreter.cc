@@ -37,6 +37,7 @@ StepRun StepInterpreter::run(int64_t step, BatchSource& data, const LogitsObserv
   buffers_.bind_model_states();
   StepRun result;
   const auto start = Clock::now();
+  result.started_at_seconds = std::chrono::duration<double>(start.time_since_epoch()).count();
   // A mark after each timed instruction, read once at the end: a device with a queue runs the
   // step without the host waiting in between. An instruction's interval runs from the previous
   // mark, so it includes the allocations before it.

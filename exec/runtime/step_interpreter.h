@@ -53,6 +53,9 @@ struct StepRun {
   StepSeconds seconds;
   double loss_sum = 0.0;  // this rank's share of the step's mean loss (its loss ops')
   std::vector<TimelineEvent> timeline;
+  // When the step began on this rank: the host's steady clock (CLOCK_MONOTONIC on Linux, one per
+  // kernel), in seconds since its epoch. The timeline's starts count from here.
+  double started_at_seconds = 0.0;
 };
 
 class StepInterpreter {

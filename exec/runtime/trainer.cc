@@ -229,6 +229,7 @@ StepResult Trainer::step(BatchSource& data) {
   result.host_transfers = {backend_.device->host_transfers().count - before.count,
                            backend_.device->host_transfers().bytes - before.bytes};
   timeline_ = std::move(run.timeline);
+  step_started_at_seconds_ = run.started_at_seconds;
   ++steps_;
   data_ = nullptr;
   // The loss op already divides by the global number of rows; sum over the ranks that own rows.

@@ -68,6 +68,8 @@ class Trainer {
   Device& device() { return *backend_.device; }
   // What this rank did during the last step, in order.
   const std::vector<TimelineEvent>& last_step_timeline() const { return timeline_; }
+  // When the last step began on this rank (StepRun::started_at_seconds).
+  double last_step_started_at_seconds() const { return step_started_at_seconds_; }
   // This rank's step program, as it runs.
   const plans::StepProgram& program() const;
 
@@ -94,6 +96,7 @@ class Trainer {
   std::unique_ptr<StepInterpreter> training_;    // the step program
   std::unique_ptr<StepInterpreter> evaluation_;  // the forward passes' program
   std::vector<TimelineEvent> timeline_;
+  double step_started_at_seconds_ = 0.0;
 };
 
 }  // namespace splitbrain::exec

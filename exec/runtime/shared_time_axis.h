@@ -1,0 +1,23 @@
+#pragma once
+// Puts the measured timelines of ranks that read one clock on one time axis. Each rank times its
+// step from the moment it starts it (after the step's barrier); ranks that share cores leave the
+// barrier one after another, as each gets its core, so timelines counted from their own starts
+// hide who waited for whom. Ranks on one kernel read one steady clock (CLOCK_MONOTONIC on Linux,
+// network namespaces included), so their starts can be compared; ranks on other kernels (other
+// machines) cannot, and keep their own origin.
+
+#include <string>
+#include <vector>
+
+namespace splitbrain::exec {
+
+// This kernel's boot id: ranks with equal ids read one steady clock. "" where it cannot be read.
+std::string steady_clock_domain();
+
+// Per rank, the seconds to add to its timeline's starts: how long after the earliest start of
+// the ranks with its domain its step started; 0 for a rank whose domain is "". Both vectors have
+// one entry per rank. Pure.
+std::vector<double> shared_axis_offsets_seconds(const std::vector<std::string>& domains,
+                                                const std::vector<double>& started_at_seconds);
+
+}  // namespace splitbrain::exec
