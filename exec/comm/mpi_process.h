@@ -1,7 +1,8 @@
 #pragma once
-// MPI for a process of the executor (`run`, `calibrate`, the MPI tests): Open MPI's collective
-// algorithms chosen before MPI_Init (collective_algorithms.h), MPI_THREAD_MULTIPLE, and the
-// progress pump (progress_pump.h) while MPI lives. Started without mpirun it is a 1-rank job.
+// MPI for a process of the executor (`run`, `calibrate`, the MPI tests): Open MPI's reduce-scatter
+// algorithm chosen before MPI_Init (reduce_scatter_algorithm.h; the all-reduce's is chosen per
+// call, collective_algorithms.h), MPI_THREAD_MULTIPLE, and the progress pump (progress_pump.h)
+// while MPI lives. Started without mpirun it is a 1-rank job.
 // Where MPI does not provide MPI_THREAD_MULTIPLE there is no pump, and the runtime's MPI_Test
 // between layers is all the progress a started operation gets.
 

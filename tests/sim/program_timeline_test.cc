@@ -211,13 +211,24 @@ NodeSharing sharing_of(std::vector<int> node_of_stage, int cores, double turn_se
   return {std::move(node_of_stage), replicas, 2, cores, turn_seconds};
 }
 
+// `prices` as ranks alone on their core; with both of a core's 2 ranks computing, each gets half
+// of it: busy seconds twice those alone (calibrate's CPU share of ranks taking turns).
+InstructionPricer taking_turns(const InstructionPricer& prices) {
+  return [prices](int stage, const StepInstruction& i) {
+    InstructionCost cost = prices(stage, i);
+    cost.alone_compute_seconds = cost.compute_seconds;
+    cost.compute_seconds *= 2.0;
+    return cost;
+  };
+}
+
 TEST(ProgramTimeline, StagesOnNodesOfTheirOwnRunAsUnshared) {
   for (const PipelineSchedule schedule : {PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b}) {
     for (int micro : {1, 3, 8}) {
       const Priced priced = programs_of(pipeline(4, micro, schedule));
       const InstructionPricer prices = pass_prices(priced, {1.0, 2.0, 1.5, 0.5}, {2.0, 1.0, 3.0, 1.0}, 0.25);
       const ProgramTimeline alone = run_program_timeline(priced.programs, prices, 1.0);
-      const NodeSharing own_nodes = sharing_of({0, 1, 2, 3}, 1, 0.1);
+      const NodeSharing own_nodes{{0, 1, 2, 3}, 1, 1, 1, 0.1};
       const ProgramTimeline shared = run_program_timeline(priced.programs, prices, 1.0, &own_nodes);
       for (size_t s = 0; s < alone.stages.size(); ++s) {
         EXPECT_NEAR(shared.stages[s].end_seconds, alone.stages[s].end_seconds, 1e-9) << "stage " << s;
@@ -239,7 +250,7 @@ TEST(ProgramTimeline, StagesSharingOneCoreFillEachOthersBubbles) {
         const Priced priced = programs_of(pipeline(2, micro, schedule));
         const InstructionPricer prices = pass_prices(priced, {f, f}, {b, b}, 0.0);
         const NodeSharing one_core = sharing_of({0, 0}, 1, turn);
-        const ProgramTimeline shared = run_program_timeline(priced.programs, prices, 1.0, &one_core);
+        const ProgramTimeline shared = run_program_timeline(priced.programs, taking_turns(prices), 1.0, &one_core);
         EXPECT_NEAR(end_of(shared), 2 * micro * (f + b), 1e-9) << "micro-batches " << micro << " turn " << turn;
         // Two cores: each stage its own, the pipeline's (M + 1)(F + B).
         const NodeSharing two_cores = sharing_of({0, 0}, 2, turn);
@@ -258,7 +269,7 @@ TEST(ProgramTimeline, ReplicasTakeTurnsOrContendForTheirNode) {
   const double work = 4 * 3.0;
   for (double turn : {0.5, 100.0}) {
     const NodeSharing one_core = sharing_of({0}, 1, turn, 2);
-    EXPECT_NEAR(end_of(run_program_timeline(priced.programs, prices, 1.0, &one_core)), 2 * work, 1e-9);
+    EXPECT_NEAR(end_of(run_program_timeline(priced.programs, taking_turns(prices), 1.0, &one_core)), 2 * work, 1e-9);
   }
   // Priced alone at the passes' prices and 1.25 times that with both ranks of the node busy.
   const InstructionPricer contended_prices = [&prices](int stage, const StepInstruction& i) {
@@ -279,6 +290,28 @@ TEST(ProgramTimeline, ReplicasTakeTurnsOrContendForTheirNode) {
   EXPECT_EQ(contended.passes.size(), 2u * 4u);  // the replica that ends last's
 }
 
+// Where a node's ranks outnumber its cores, a rank computes at its share of the busy seconds
+// (busy x cores / N, calibrate's CPU share) even while its core-mates wait: they wait polling on
+// the core, not asleep. One micro-batch over 2 stages on one core never computes on both at once.
+TEST(ProgramTimeline, RanksBeyondTheCoresComputeAtTheirShareEvenWhileTheOthersWait) {
+  const Priced priced = programs_of(pipeline(2, 1, PipelineSchedule::one_f_one_b));
+  const InstructionPricer prices = pass_prices(priced, {1.0, 1.0}, {2.0, 2.0}, 0.0);
+  const double work = 2 * (1.0 + 2.0);
+  const NodeSharing one_core = sharing_of({0, 0}, 1, 0.1);
+  for (const double busy_over_alone : {2.5, 1.6}) {
+    const InstructionPricer shared_prices = [&prices, busy_over_alone](int stage, const StepInstruction& i) {
+      InstructionCost cost = prices(stage, i);
+      cost.alone_compute_seconds = cost.compute_seconds;
+      cost.compute_seconds *= busy_over_alone;
+      return cost;
+    };
+    // The share, even below the seconds alone (those are timed beside a napping core-mate).
+    EXPECT_NEAR(end_of(run_program_timeline(priced.programs, shared_prices, 1.0, &one_core)),
+                busy_over_alone / 2 * work, 1e-9)
+        << busy_over_alone;
+  }
+}
+
 // Each pass records its layers' ops where they ran: in order inside the pass, none of a stage's
 // overlapping another, at their prices where each stage has a core of its own and longer where
 // two stages take turns on one (a trace drawn at the prices overlapped there).
@@ -287,7 +320,8 @@ TEST(ProgramTimeline, PassesRecordWhereTheirLayersRan) {
   const InstructionPricer prices = pass_prices(priced, {1.0, 1.0}, {2.0, 2.0}, 0.0);
   const NodeSharing one_core = sharing_of({0, 0}, 1, 0.1);
   for (const NodeSharing* sharing : {static_cast<const NodeSharing*>(nullptr), &one_core}) {
-    const ProgramTimeline timeline = run_program_timeline(priced.programs, prices, 1.0, sharing);
+    const ProgramTimeline timeline =
+        run_program_timeline(priced.programs, sharing != nullptr ? taking_turns(prices) : prices, 1.0, sharing);
     std::map<int, std::vector<std::pair<double, double>>> computes_of_stage;
     double longest = 0.0;
     for (const ScheduledPass& pass : timeline.passes) {

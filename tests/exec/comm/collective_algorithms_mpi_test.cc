@@ -11,30 +11,15 @@
 #include <optional>
 #include <vector>
 
+#include "tests/exec/comm/mpi_tool_variable.h"
+
 namespace splitbrain::exec::comm {
 namespace {
 
 constexpr const char* kVariable = "coll_libnbc_iallreduce_algorithm";
 
-// The value Open MPI holds for libnbc's all-reduce algorithm, read through a handle of the
-// test's own; nullopt when this MPI has no such variable.
-std::optional<int> libnbc_algorithm_in_effect() {
-  int provided = 0;
-  if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return std::nullopt;
-  std::optional<int> value;
-  int index = 0;
-  if (MPI_T_cvar_get_index(kVariable, &index) == MPI_SUCCESS) {
-    MPI_T_cvar_handle handle = nullptr;
-    int count = 0;
-    if (MPI_T_cvar_handle_alloc(index, nullptr, &handle, &count) == MPI_SUCCESS) {
-      int read = 0;
-      if (count == 1 && MPI_T_cvar_read(handle, &read) == MPI_SUCCESS) value = read;
-      MPI_T_cvar_handle_free(&handle);
-    }
-  }
-  MPI_T_finalize();
-  return value;
-}
+// The value Open MPI holds for libnbc's all-reduce algorithm; nullopt when it has none.
+std::optional<int> libnbc_algorithm_in_effect() { return testing::mpi_tool_int_variable(kVariable); }
 
 TEST(AllReduceAlgorithm, SmallBuffersDoubleAndLargeOnesHalveThenGather) {
   EXPECT_EQ(all_reduce_algorithm(4), AllReduceAlgorithm::recursive_doubling);
