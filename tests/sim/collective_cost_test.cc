@@ -232,6 +232,38 @@ TEST_F(OtherAlgorithms, RecursiveDoubling) {
   EXPECT_SECONDS(seconds(CollectiveKind::all_gather, Algorithm::recursive_doubling), 3.002e-3);
 }
 
+// Recursive doubling across nodes, round by round: two-level test cluster cut to nodes of 2
+// ranks, one port per node (uplink shared). n = 4 node-major: the round at distance 1 swaps S/4
+// inside each node, the one at distance 2 sends S/2 from both ranks of a node through its port.
+TEST(RecursiveDoubling, EachRoundCrossesItsLevelAndANodesRanksShareItsPort) {
+  Cluster cluster = testing::two_level_cluster();
+  cluster.levels[0].fan_out = 2;
+  cluster.levels[1].uplink_shared = true;
+  const double s = 4e8;
+  const double node_round = 1e-6 + s / 4 / 100e9;
+  const double port_round = 10e-6 + 2 * (s / 2) / 10e9;
+  for (const CollectiveKind kind : {CollectiveKind::all_gather, CollectiveKind::reduce_scatter}) {
+    EXPECT_SECONDS(
+        collective_seconds(cluster, kind, Algorithm::recursive_doubling, std::vector<int>{0, 1, 2, 3}, 400'000'000),
+        node_round + port_round);
+    // One rank per node: one stream through each port, S/2 in one round.
+    EXPECT_SECONDS(
+        collective_seconds(cluster, kind, Algorithm::recursive_doubling, std::vector<int>{0, 2}, 400'000'000),
+        10e-6 + s / 2 / 10e9);
+    // Two such groups at once ({0, 2} and {1, 3}) split the port.
+    const int groups_crossing[] = {1, 2};
+    EXPECT_SECONDS(collective_seconds(cluster, kind, Algorithm::recursive_doubling, std::vector<int>{0, 2}, 400'000'000,
+                                      groups_crossing),
+                   10e-6 + 2 * (s / 2) / 10e9);
+  }
+  // Without a shared port each stream has the link to itself; ranks numbered across nodes
+  // ({0, 2, 1, 3}) cross the port in the first round and stay inside a node in the second.
+  cluster.levels[1].uplink_shared = false;
+  EXPECT_SECONDS(collective_seconds(cluster, CollectiveKind::all_gather, Algorithm::recursive_doubling,
+                                    std::vector<int>{0, 2, 1, 3}, 400'000'000),
+                 10e-6 + s / 4 / 10e9 + 1e-6 + s / 2 / 100e9);
+}
+
 TEST_F(OtherAlgorithms, Bruck) {
   // all-reduce (Rabenseifner RS + AG): 2 * (L alpha + 3/4 S/B) = 2 * (2e-6 + 3e-3) = 6.004e-3
   EXPECT_SECONDS(seconds(CollectiveKind::all_reduce, Algorithm::bruck), 6.004e-3);
