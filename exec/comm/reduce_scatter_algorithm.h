@@ -17,7 +17,7 @@
 // host, where the decision runs basic linear (3x slower than an all-gather of the same buffer), and
 // a 4-rank group's reduce-scatter, which the decision runs by halving, was priced at that rate.
 // With one algorithm at every size and group, a reduce-scatter costs about what its all-gather
-// does, as the ring formula the simulator prices it by says.
+// does, and the simulator prices both by the same rounds (sim/collective_cost.cc).
 
 namespace splitbrain::exec::comm {
 
