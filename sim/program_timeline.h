@@ -87,8 +87,9 @@ struct ProgramTimeline {
 // How the ranks on a node share its cores (sim/neighbour_speed.h derives it from a calibrated
 // cluster). With it, an instruction's compute waits for a free core and runs from its seconds
 // alone, slowed by the other cores computing (its seconds with all N ranks busy tell how much):
-// ranks beyond the node's cores take turns, so one rank's wait (a bubble, a message, a
-// collective) is another's turn. Without it, every stage computes at its priced busy rate.
+// ranks beyond the node's cores take turns, each at its share of the busy seconds, so one rank's
+// wait (a bubble, a message, a collective) is another's turn. Without it, every stage computes at
+// its priced busy rate.
 struct NodeSharing {
   std::vector<int> node_of_stage;  // the node of each stage's first rank
   int replicas = 1;                // ranks of each stage on that node: each runs the stage's program

@@ -409,8 +409,9 @@ Prediction simulate(const Plan& plan, const CompiledPlan& compiled, const Cluste
                                    devices == 1 ? "device" : "devices", plan.mesh.to_string(), plan.mesh.rank_count()));
   }
   // Ranks sharing a node slow each other's kernels only while both compute, and ranks beyond the
-  // node's cores take turns: the timeline schedules their compute (neighbour_speed.h), priced as
-  // a rank alone would run it. Elsewhere the prices are the calibrated ones, all ranks busy.
+  // node's cores take turns: the timeline schedules their compute (neighbour_speed.h) from its
+  // price alone, slowed as the busy price says. Elsewhere the prices are the calibrated ones, all
+  // ranks busy.
   const double speedup = alone_speedup(cluster.device, busy_ranks_per_node(cluster, plan.mesh));
   const std::optional<NodeSharing> sharing = node_sharing(cluster, plan, speedup);
   // The step programs of each stage's first rank: what the timeline prices; their memory walks

@@ -7,7 +7,7 @@
 # shared-memory level, the 1 Gb/s link between nodes); `compare` lines the levels up.
 # Writes results/emulated-nodes/: bytes.json, bytes.md, clusters/emulated-2xR.json, and each
 # run's report, prediction and comparison under runs/. Besides the examples, the planner's TOP plans of
-# vgg11-cifar10 (batch 32) and the tiny GPT (batch 8; pipelines left out, see below) for 2 x 1
+# vgg11-cifar10 (batch 32) and the tiny GPT (batch 8) for 2 x 1
 # and 2 x 2 run the same way.
 # Needs root (namespaces). Knobs (environment): ITERS (2), TOP (3).
 set -euo pipefail
@@ -54,10 +54,7 @@ for per_node in 1 2; do
     short=${model%%:*}
     "$sb" plan --model "$model" --devices $((2 * per_node)) --batch "$batch" \
       --cluster "$out/clusters/emulated-2x$per_node.json" --emit-plans "$tmp/$short-2x$per_node" > /dev/null
-    # The tiny GPT's pipelines put its output head, tied to the token embedding, on another
-    # stage than the embedding, which the executor does not run yet: its top plans without them.
     candidates=$(ls "$tmp/$short-2x$per_node"/*.json | sort)
-    [ "$short" != gpt ] || candidates=$(grep -L '"pipe":' $candidates | sort)
     for plan in $(head -n "$top" <<< "$candidates"); do
       cp "$plan" "$tmp/$short-2x$per_node-$(basename "$plan")"
       plan_files+=("$tmp/$short-2x$per_node-$(basename "$plan")")
