@@ -211,13 +211,14 @@ NodeSharing sharing_of(std::vector<int> node_of_stage, int cores, double turn_se
   return {std::move(node_of_stage), replicas, 2, cores, turn_seconds};
 }
 
-// `prices` as ranks alone on their core; with both of a core's 2 ranks computing, each gets half
-// of it: busy seconds twice those alone (calibrate's CPU share of ranks taking turns).
-InstructionPricer taking_turns(const InstructionPricer& prices) {
-  return [prices](int stage, const StepInstruction& i) {
+// `prices` as a rank alone on its node computes, and `busy_over_alone` times them with all the
+// node's ranks busy. By default 2: a core's 2 ranks taking turns, each getting half of it
+// (calibrate's CPU share).
+InstructionPricer with_busy_prices(const InstructionPricer& prices, double busy_over_alone = 2.0) {
+  return [prices, busy_over_alone](int stage, const StepInstruction& i) {
     InstructionCost cost = prices(stage, i);
     cost.alone_compute_seconds = cost.compute_seconds;
-    cost.compute_seconds *= 2.0;
+    cost.compute_seconds *= busy_over_alone;
     return cost;
   };
 }
@@ -250,7 +251,7 @@ TEST(ProgramTimeline, StagesSharingOneCoreFillEachOthersBubbles) {
         const Priced priced = programs_of(pipeline(2, micro, schedule));
         const InstructionPricer prices = pass_prices(priced, {f, f}, {b, b}, 0.0);
         const NodeSharing one_core = sharing_of({0, 0}, 1, turn);
-        const ProgramTimeline shared = run_program_timeline(priced.programs, taking_turns(prices), 1.0, &one_core);
+        const ProgramTimeline shared = run_program_timeline(priced.programs, with_busy_prices(prices), 1.0, &one_core);
         EXPECT_NEAR(end_of(shared), 2 * micro * (f + b), 1e-9) << "micro-batches " << micro << " turn " << turn;
         // Two cores: each stage its own, the pipeline's (M + 1)(F + B).
         const NodeSharing two_cores = sharing_of({0, 0}, 2, turn);
@@ -269,15 +270,11 @@ TEST(ProgramTimeline, ReplicasTakeTurnsOrContendForTheirNode) {
   const double work = 4 * 3.0;
   for (double turn : {0.5, 100.0}) {
     const NodeSharing one_core = sharing_of({0}, 1, turn, 2);
-    EXPECT_NEAR(end_of(run_program_timeline(priced.programs, taking_turns(prices), 1.0, &one_core)), 2 * work, 1e-9);
+    EXPECT_NEAR(end_of(run_program_timeline(priced.programs, with_busy_prices(prices), 1.0, &one_core)), 2 * work,
+                1e-9);
   }
   // Priced alone at the passes' prices and 1.25 times that with both ranks of the node busy.
-  const InstructionPricer contended_prices = [&prices](int stage, const StepInstruction& i) {
-    InstructionCost cost = prices(stage, i);
-    cost.alone_compute_seconds = cost.compute_seconds;
-    cost.compute_seconds *= 1.25;
-    return cost;
-  };
+  const InstructionPricer contended_prices = with_busy_prices(prices, 1.25);
   const NodeSharing two_cores = sharing_of({0}, 2, 1.0, 2);
   const ProgramTimeline contended = run_program_timeline(priced.programs, contended_prices, 1.0, &two_cores);
   EXPECT_NEAR(end_of(contended), 1.25 * work, 1e-9);
@@ -299,12 +296,7 @@ TEST(ProgramTimeline, RanksBeyondTheCoresComputeAtTheirShareEvenWhileTheOthersWa
   const double work = 2 * (1.0 + 2.0);
   const NodeSharing one_core = sharing_of({0, 0}, 1, 0.1);
   for (const double busy_over_alone : {2.5, 1.6}) {
-    const InstructionPricer shared_prices = [&prices, busy_over_alone](int stage, const StepInstruction& i) {
-      InstructionCost cost = prices(stage, i);
-      cost.alone_compute_seconds = cost.compute_seconds;
-      cost.compute_seconds *= busy_over_alone;
-      return cost;
-    };
+    const InstructionPricer shared_prices = with_busy_prices(prices, busy_over_alone);
     // The share, even below the seconds alone (those are timed beside a napping core-mate).
     EXPECT_NEAR(end_of(run_program_timeline(priced.programs, shared_prices, 1.0, &one_core)),
                 busy_over_alone / 2 * work, 1e-9)
@@ -321,7 +313,7 @@ TEST(ProgramTimeline, PassesRecordWhereTheirLayersRan) {
   const NodeSharing one_core = sharing_of({0, 0}, 1, 0.1);
   for (const NodeSharing* sharing : {static_cast<const NodeSharing*>(nullptr), &one_core}) {
     const ProgramTimeline timeline =
-        run_program_timeline(priced.programs, sharing != nullptr ? taking_turns(prices) : prices, 1.0, sharing);
+        run_program_timeline(priced.programs, sharing != nullptr ? with_busy_prices(prices) : prices, 1.0, sharing);
     std::map<int, std::vector<std::pair<double, double>>> computes_of_stage;
     double longest = 0.0;
     for (const ScheduledPass& pass : timeline.passes) {
