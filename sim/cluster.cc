@@ -231,6 +231,11 @@ void validate_cluster(const Cluster& cluster, std::string_view source) {
     // Layers without parameters have no weight gradient; the input layer's consumer needs none.
     require_range(seconds.backward_input_seconds, 0.0, kHighestSeconds, source, path + ".backward_input_seconds");
     require_range(seconds.backward_weight_seconds, 0.0, kHighestSeconds, source, path + ".backward_weight_seconds");
+    require_range(seconds.forward_host_seconds, 0.0, kHighestSeconds, source, path + ".forward_host_seconds");
+    require_range(seconds.backward_input_host_seconds, 0.0, kHighestSeconds, source,
+                  path + ".backward_input_host_seconds");
+    require_range(seconds.backward_weight_host_seconds, 0.0, kHighestSeconds, source,
+                  path + ".backward_weight_host_seconds");
   }
   if (device.gemm_table) validate_gemm_table(*device.gemm_table, source);
   require_range(device.last_level_cache_bytes, 0.0, static_cast<double>(device.memory_capacity_bytes), source,

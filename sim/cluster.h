@@ -66,6 +66,11 @@ struct Device {
     double forward_seconds = 0.0;
     double backward_input_seconds = 0.0;
     double backward_weight_seconds = 0.0;
+    // The host's time to queue each pass's kernels (its calls' return, not the kernels' end),
+    // where the device runs behind a queue (a GPU); zero where the host computes them (CPUs).
+    double forward_host_seconds = 0.0;
+    double backward_input_host_seconds = 0.0;
+    double backward_weight_host_seconds = 0.0;
     bool operator==(const MeasuredKernel&) const = default;
   };
   std::map<std::string, MeasuredKernel> measured_kernels;
@@ -78,6 +83,11 @@ struct Device {
   // whose kernels read the batch where it lies) prices both at nothing.
   double host_transfer_latency_seconds = 0.0;
   double host_to_device_bytes_per_second = 0.0;
+  // Where the device runs behind a queue: the host's seconds to queue one small kernel as the
+  // executor's runtime does (an array allocated zero-filled, the step clock's mark), for the
+  // kernels beside a measured problem's and each of the optimizer's updates. Measured by
+  // `calibrate --backend cuda`; 0 where the host computes (CPUs) or unknown (presets).
+  double launch_host_seconds = 0.0;
   // Linear layers' efficiency by shape (sim/gemm_table.h), measured by `splitbrain calibrate`;
   // where present it prices linear layers instead of the gemm curves. Absent for presets.
   std::optional<GemmEfficiencyTable> gemm_table;

@@ -115,6 +115,9 @@ Device read_device(JsonObjectReader& root) {
       seconds.forward_seconds = entry.required_number("forward_seconds");
       seconds.backward_input_seconds = entry.required_number("backward_input_seconds");
       seconds.backward_weight_seconds = entry.required_number("backward_weight_seconds");
+      seconds.forward_host_seconds = entry.optional_number("forward_host_seconds", 0.0);
+      seconds.backward_input_host_seconds = entry.optional_number("backward_input_host_seconds", 0.0);
+      seconds.backward_weight_host_seconds = entry.optional_number("backward_weight_host_seconds", 0.0);
       entry.reject_unknown_keys();
       if (!device.measured_kernels.emplace(key, seconds).second) entry.fail("problem", "listed twice");
     }
@@ -129,6 +132,8 @@ Device read_device(JsonObjectReader& root) {
     if (device.host_to_device_bytes_per_second <= 0.0) host.fail("host_to_device_bytes_per_second", "must be positive");
     host.reject_unknown_keys();
   }
+  device.launch_host_seconds = reader.optional_number("launch_host_seconds", 0.0);
+  if (device.launch_host_seconds < 0.0) reader.fail("launch_host_seconds", "must be zero or positive");
   reader.reject_unknown_keys();
   return device;
 }
@@ -322,10 +327,17 @@ nlohmann::ordered_json cluster_to_json(const Cluster& cluster) {
   if (!device.measured_kernels.empty()) {
     ordered_json kernels = ordered_json::array();
     for (const auto& [key, seconds] : device.measured_kernels) {
-      kernels.push_back({{"problem", key},
-                         {"forward_seconds", seconds.forward_seconds},
-                         {"backward_input_seconds", seconds.backward_input_seconds},
-                         {"backward_weight_seconds", seconds.backward_weight_seconds}});
+      ordered_json entry = {{"problem", key},
+                            {"forward_seconds", seconds.forward_seconds},
+                            {"backward_input_seconds", seconds.backward_input_seconds},
+                            {"backward_weight_seconds", seconds.backward_weight_seconds}};
+      if (seconds.forward_host_seconds > 0.0 || seconds.backward_input_host_seconds > 0.0 ||
+          seconds.backward_weight_host_seconds > 0.0) {
+        entry["forward_host_seconds"] = seconds.forward_host_seconds;
+        entry["backward_input_host_seconds"] = seconds.backward_input_host_seconds;
+        entry["backward_weight_host_seconds"] = seconds.backward_weight_host_seconds;
+      }
+      kernels.push_back(std::move(entry));
     }
     device_json["measured_kernels"] = std::move(kernels);
   }
@@ -334,6 +346,7 @@ nlohmann::ordered_json cluster_to_json(const Cluster& cluster) {
     device_json["host_transfer"] = {{"latency_seconds", device.host_transfer_latency_seconds},
                                     {"host_to_device_bytes_per_second", device.host_to_device_bytes_per_second}};
   }
+  if (device.launch_host_seconds > 0.0) device_json["launch_host_seconds"] = device.launch_host_seconds;
   if (device.gemm_table) {
     const GemmEfficiencyTable& table = *device.gemm_table;
     ordered_json table_json;

@@ -140,8 +140,12 @@ double conv_weight_gradient_rows(const Layer& layer, const plans::LayerLayouts& 
 // `from` + (`to` - `from`) x f, pass by pass.
 Device::MeasuredKernel between(const Device::MeasuredKernel& from, const Device::MeasuredKernel& to, double f) {
   const auto mix = [f](double a, double b) { return a + (b - a) * f; };
-  return {mix(from.forward_seconds, to.forward_seconds), mix(from.backward_input_seconds, to.backward_input_seconds),
-          mix(from.backward_weight_seconds, to.backward_weight_seconds)};
+  return {mix(from.forward_seconds, to.forward_seconds),
+          mix(from.backward_input_seconds, to.backward_input_seconds),
+          mix(from.backward_weight_seconds, to.backward_weight_seconds),
+          mix(from.forward_host_seconds, to.forward_host_seconds),
+          mix(from.backward_input_host_seconds, to.backward_input_host_seconds),
+          mix(from.backward_weight_host_seconds, to.backward_weight_host_seconds)};
 }
 
 // The problem's seconds with `busy` ranks of the node computing and the caches in state
@@ -157,10 +161,14 @@ std::optional<Device::MeasuredKernel> measured_exactly(const std::map<std::strin
   return between(alone->second, shared->second, std::max(0.0, neighbours_busy));
 }
 
-// Every pass's seconds times `factor`.
+// Every pass's seconds times `factor`; the host's to queue them stay (the same calls, on more or
+// less work).
 Device::MeasuredKernel scaled(const Device::MeasuredKernel& kernel, double factor) {
-  return {kernel.forward_seconds * factor, kernel.backward_input_seconds * factor,
-          kernel.backward_weight_seconds * factor};
+  Device::MeasuredKernel out = kernel;
+  out.forward_seconds *= factor;
+  out.backward_input_seconds *= factor;
+  out.backward_weight_seconds *= factor;
+  return out;
 }
 
 // As measured_exactly; a problem calibrate did not time (a plan it was not run for, another
@@ -249,6 +257,13 @@ LayerComputeSeconds measured_seconds(const Cluster& cluster, const Layer& layer,
   // A linear layer's kernel accumulates its weight gradient inside the GEMM (no temporary).
   const double weight_passes = layer.kind == OpKind::conv2d ? 4.0 : 0.0;
   if (b.params > 0.0) seconds.backward_weight = kernel.backward_weight_seconds + pass_seconds(weight_passes * b.params);
+  // The host queues the kernels and each zero-fill (and a convolution's addition) beside them.
+  const double launch = cluster.device.launch_host_seconds;
+  seconds.forward_host = kernel.forward_host_seconds + launch;
+  seconds.backward_host = kernel.backward_input_host_seconds + (layer.needs_input_gradient ? launch : 0.0);
+  if (b.params > 0.0) {
+    seconds.backward_host += kernel.backward_weight_host_seconds + (layer.kind == OpKind::conv2d ? 2.0 * launch : 0.0);
+  }
   return seconds;
 }
 

@@ -17,6 +17,10 @@ struct LayerComputeSeconds {
   double forward = 0.0;
   double backward_input = 0.0;   // gradient with respect to the inputs (0 when not needed)
   double backward_weight = 0.0;  // gradient with respect to the parameters
+  // The host's seconds to queue the pass's kernels where the device runs behind a queue (a GPU's
+  // measured kernel problems, Device::MeasuredKernel); 0 elsewhere.
+  double forward_host = 0.0;
+  double backward_host = 0.0;  // both gradients
 };
 
 // One micro-batch of `micro_batch` samples through layer `index`, split by `layouts`.

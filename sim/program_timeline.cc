@@ -62,6 +62,7 @@ class StageRun {
         const auto arrival = arrivals_.find(message_of(program_, instruction));
         if (arrival == arrivals_.end()) break;
         wait_until(arrival->second, timeline_.phases.waiting);
+        issued_ = std::max(issued_, host_);  // the host waited for the message
       } else {
         run(static_cast<int>(next_), instruction);
       }
@@ -104,18 +105,42 @@ class StageRun {
     phase += seconds;
   }
 
+  // The host queues the instruction; the device idles until it is queued (that wait is the
+  // instruction's, as the executor's marks time it). Returns when the device was free for it.
+  double queue(const InstructionCost& cost) {
+    const double free = host_;
+    issued_ += cost.host_seconds;
+    host_ = std::max(host_, issued_);
+    return free;
+  }
+
   void run(int index, const StepInstruction& instruction) {
     const InstructionCost cost = price_(stage_, instruction);
+    run_queued(index, instruction, cost);
+    if (cost.host_waits) issued_ = std::max(issued_, host_);
+  }
+
+  void run_queued(int index, const StepInstruction& instruction, const InstructionCost& cost) {
     StagePhases& phases = timeline_.phases;
+    const double free = queue(cost);
     switch (instruction.op) {
       case StepOp::forward:
       case StepOp::recompute:
       case StepOp::backward: {
         // A recomputed forward belongs to the backward pass it precedes.
         const bool forward = instruction.op == StepOp::forward;
-        start_compute(index, cost, forward ? phases.compute_forward : phases.compute_backward);
+        start_compute(index, cost, forward ? phases.compute_forward : phases.compute_backward, free);
         return;
       }
+      case StepOp::optimizer:
+        timeline_.sync_end_seconds = free;
+        start_compute(index, cost, phases.optimizer, free);
+        return;
+      default:
+        break;
+    }
+    phases.comm_exposed += host_ - free;  // the device waited for the host to queue it
+    switch (instruction.op) {
       case StepOp::send:
         // Non-blocking: the message leaves now and arrives after the transfer.
         completes_[static_cast<size_t>(index)] = host_ + cost.communication_seconds;
@@ -130,10 +155,6 @@ class StageRun {
       case StepOp::reduce:
         reduce(index, instruction, cost.communication_seconds);
         return;
-      case StepOp::optimizer:
-        timeline_.sync_end_seconds = host_;
-        start_compute(index, {cost.compute_seconds, 0.0, cost.alone_compute_seconds}, phases.optimizer);
-        return;
       case StepOp::gather_params:
         spend(cost.communication_seconds, phases.comm_exposed);
         timeline_.gather_seconds += cost.communication_seconds;
@@ -144,18 +165,20 @@ class StageRun {
     }
   }
 
-  // A pass's kernels or the update: at once where the stage computes alone, else once the node's
-  // scheduler has run it (end_compute).
-  void start_compute(int index, const InstructionCost& cost, double& phase) {
+  // A pass's kernels or the update from `free_seconds` (when the device was done with what came
+  // before: a wait for the host to queue it is the instruction's): at once where the stage
+  // computes alone, else once the node's scheduler has run it (end_compute).
+  void start_compute(int index, const InstructionCost& cost, double& phase, double free_seconds) {
     if (computes_at_once_ || cost.compute_seconds <= 0.0) {
-      compute_ = PendingCompute{index, host_, 0.0, 1.0, cost.communication_seconds, &phase};
+      compute_ = PendingCompute{index, free_seconds, 0.0, 1.0, cost.communication_seconds, &phase};
       end_compute(host_ + cost.compute_seconds);
       return;
     }
     // Where the node is shared the compute runs from its seconds alone (the busy ones where no
     // alone price is known), at most as slow as busy.
     const double alone = cost.alone_compute_seconds > 0.0 ? cost.alone_compute_seconds : cost.compute_seconds;
-    compute_ = PendingCompute{index, host_, alone, cost.compute_seconds / alone, cost.communication_seconds, &phase};
+    compute_ =
+        PendingCompute{index, free_seconds, alone, cost.compute_seconds / alone, cost.communication_seconds, &phase};
   }
 
   // A gradient bucket's reduction: blocking where the program waits for it right away; else on
@@ -213,6 +236,7 @@ class StageRun {
   size_t next_ = 0;
   bool finished_ = false;
   double host_ = 0.0;
+  double issued_ = 0.0;  // when the host has queued the instructions run so far (host_seconds)
   double stream_free_ = 0.0;
   std::vector<double> completes_;  // per send or reduce: when it completes
   StageTimeline timeline_;

@@ -3,12 +3,14 @@
 // program per pipeline stage (its first rank's), run instruction by instruction as the executor
 // runs it. Each stage has a host, which runs its instructions one after another (an op's
 // kernels, blocking collectives, copies), and a communication stream for the gradient
-// reductions the program overlaps with the backward. A pipeline receive waits for its message:
-// the matching send on the other stage plus the transfer. The pipeline schedule, the bubble, the
-// overlap of the gradient buckets and what each costs follow from the program's order, which is
-// the executor's: nothing here decides an order. Where ranks share a node's cores (NodeSharing),
-// their compute is scheduled on the cores in time order, so co-located ranks that wait lend their
-// core to the others (one stage's bubble is another's compute).
+// reductions the program overlaps with the backward. Where the device runs behind a queue (a
+// GPU), the host queues each instruction first (InstructionCost::host_seconds) and the device
+// runs it once it is queued and the instruction before is done: a host slower than the kernels
+// paces the step, and one ahead of them is caught up with where it waits for the device. A pipeline receive waits for
+// its message: the matching send on the other stage plus the transfer. The pipeline schedule, the bubble, the overlap
+// of the gradient buckets and what each costs follow from the program's order, which is the executor's: nothing here
+// decides an order. Where ranks share a node's cores (NodeSharing), their compute is scheduled on the cores in time
+// order, so co-located ranks that wait lend their core to the others (one stage's bubble is another's compute).
 
 #include <functional>
 #include <span>
@@ -26,6 +28,12 @@ struct InstructionCost {
   // The kernels and the update as a rank alone on its node runs them; where the node is shared
   // (NodeSharing) they run from this, slowed by the ranks computing beside them.
   double alone_compute_seconds = 0.0;
+  // Where a device runs behind a queue (a GPU): the host's seconds to queue the instruction's
+  // work, and whether the host then waits for the device (a result read on the host, a copy
+  // from pageable memory, a collective staged through the host). Zero and false where the host
+  // computes (CPUs): its queuing is its compute.
+  double host_seconds = 0.0;
+  bool host_waits = false;
 };
 using InstructionPricer = std::function<InstructionCost(int stage, const plans::StepInstruction&)>;
 

@@ -181,26 +181,38 @@ class StepBuilder {
     using plans::StepOp;
     InstructionCost cost;
     const auto layer = static_cast<size_t>(std::max(instruction.layer, 0));
+    const double launch = cluster_.device.launch_host_seconds;
     switch (instruction.op) {
       case StepOp::forward:
       case StepOp::recompute:
         cost.compute_seconds = out_.layers[layer].compute.forward;
         if (alone_) cost.alone_compute_seconds = alone_compute_[layer].forward;
         cost.communication_seconds = forward_internal_[layer];
+        cost.host_seconds = std::max(out_.layers[layer].compute.forward_host, launch);
+        // The loss's forward returns the summed loss to the host: it waits for the device.
+        cost.host_waits = plan_.model->layer(static_cast<int>(layer)).kind == model::OpKind::softmax_cross_entropy ||
+                          cost.communication_seconds > 0.0;
         break;
       case StepOp::backward:
         cost.compute_seconds = out_.layers[layer].compute.backward_input + out_.layers[layer].compute.backward_weight;
         if (alone_)
           cost.alone_compute_seconds = alone_compute_[layer].backward_input + alone_compute_[layer].backward_weight;
         cost.communication_seconds = backward_internal_[layer];
+        cost.host_seconds = std::max(out_.layers[layer].compute.backward_host, launch);
+        cost.host_waits = cost.communication_seconds > 0.0;
         break;
       case StepOp::redistribute:
       case StepOp::send:
       case StepOp::recv:
       case StepOp::reduce:
       case StepOp::gather_params:
+        // The executor stages collectives through the host, which waits for each.
         for (const Collective& c : plans::collectives_of(instruction))
           cost.communication_seconds += price(stage, c).first;
+        cost.host_waits = true;
+        break;
+      case StepOp::wait:
+        cost.host_waits = true;
         break;
       case StepOp::pack:
       case StepOp::unpack: {
@@ -210,11 +222,13 @@ class StepBuilder {
           cost.compute_seconds =
               streaming_pass_seconds(cluster_, 2.0 * 4.0 * static_cast<double>(bucket.padded_elements));
         }
+        cost.host_seconds = launch;
         break;
       }
       case StepOp::optimizer:
         cost.compute_seconds = optimizer_instruction_seconds(cluster_, program, instruction);
         if (alone_) cost.alone_compute_seconds = optimizer_instruction_seconds(*alone_, program, instruction);
+        cost.host_seconds = launch * static_cast<double>(optimizer_kernels(program, instruction));
         break;
       case StepOp::load_input:
       case StepOp::loss_out:
@@ -222,6 +236,7 @@ class StepBuilder {
             cluster_.device, instruction.op == StepOp::load_input
                                  ? program.buffers.at(static_cast<size_t>(instruction.writes.at(0))).bytes
                                  : 0);
+        cost.host_waits = true;
         break;
       default:
         break;
@@ -274,6 +289,16 @@ class StepBuilder {
       }
     }
     return seconds;
+  }
+
+  // The kernels the optimizer instruction queues: an update per gradient it reads and a clearing
+  // per kept parameter gradient (optimizer_instruction_seconds).
+  static int optimizer_kernels(const plans::StepProgram& program, const plans::StepInstruction& instruction) {
+    int kernels = static_cast<int>(instruction.reads.size());
+    for (const int buffer : program.resident) {
+      if (program.buffers.at(static_cast<size_t>(buffer)).role == plans::BufferRole::parameter_gradient) ++kernels;
+    }
+    return kernels;
   }
 
   void summarise() {

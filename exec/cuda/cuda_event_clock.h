@@ -29,6 +29,7 @@ class CudaEventClock final : public StepClock {
   void start() override;
   void mark() override;
   std::vector<double> seconds_since_start() override;
+  bool host_runs_ahead() const override { return true; }
 
  private:
   void record();

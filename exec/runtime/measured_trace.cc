@@ -14,10 +14,11 @@ constexpr double kMicrosecondsPerSecond = 1e6;
 nlohmann::json gather_measured_trace(Trainer& trainer) {
   nlohmann::json events_of_mine = nlohmann::json::array();
   for (const TimelineEvent& e : trainer.last_step_timeline()) {
-    events_of_mine.push_back({e.name, e.communication, e.start_seconds, e.seconds});
+    events_of_mine.push_back({e.name, e.communication, e.start_seconds, e.seconds, e.host_end_seconds});
   }
   const nlohmann::json mine = {{"clock", steady_clock_domain()},
                                {"started_at", trainer.last_step_started_at_seconds()},
+                               {"host_runs_ahead", trainer.last_step_host_ran_ahead()},
                                {"events", events_of_mine}};
   const std::string text = mine.dump();
   const MPI_Comm world = trainer.communicator().communicators().world();
@@ -55,7 +56,27 @@ nlohmann::json gather_measured_trace(Trainer& trainer) {
     events.push_back(
         {{"name", "thread_name"}, {"ph", "M"}, {"pid", r}, {"tid", 1}, {"args", {{"name", "communication"}}}});
     const double shift = shifts[static_cast<size_t>(r)];
+    // Where the host queues ahead of the device, a third row: when the host queued each
+    // instruction (from the end of the one before), so a step paced by its host shows as device
+    // rows waiting on host spans.
+    const bool host_row = of_rank[static_cast<size_t>(r)]["host_runs_ahead"].get<bool>();
+    if (host_row) {
+      events.push_back(
+          {{"name", "thread_name"}, {"ph", "M"}, {"pid", r}, {"tid", 2}, {"args", {{"name", "host (queuing)"}}}});
+    }
+    double host_start = 0.0;
     for (const auto& e : of_rank[static_cast<size_t>(r)]["events"]) {
+      if (host_row) {
+        const double host_end = e[4].get<double>();
+        events.push_back({{"name", e[0]},
+                          {"cat", "host"},
+                          {"ph", "X"},
+                          {"pid", r},
+                          {"tid", 2},
+                          {"ts", (shift + host_start) * kMicrosecondsPerSecond},
+                          {"dur", (host_end - host_start) * kMicrosecondsPerSecond}});
+        host_start = host_end;
+      }
       const bool communication = e[1].get<bool>();
       events.push_back({{"name", e[0]},
                         {"cat", communication ? "communication" : "compute"},

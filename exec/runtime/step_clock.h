@@ -20,6 +20,9 @@ class StepClock {
   virtual void mark() = 0;
   // Seconds from start() to each mark() since, in order. Waits for the last mark.
   virtual std::vector<double> seconds_since_start() = 0;
+  // Whether the host returns from a call before the device has done its work, so the host can
+  // queue ahead of the device (or, where issuing is slower than the work, fall behind it).
+  virtual bool host_runs_ahead() const = 0;
 };
 
 // The host's steady clock, read at each mark: right for a device whose calls return when their
@@ -29,6 +32,7 @@ class HostStepClock final : public StepClock {
   void start() override;
   void mark() override;
   std::vector<double> seconds_since_start() override;
+  bool host_runs_ahead() const override { return false; }
 
  private:
   std::chrono::steady_clock::time_point start_;

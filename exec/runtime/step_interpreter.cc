@@ -42,7 +42,8 @@ StepRun StepInterpreter::run(int64_t step, BatchSource& data, const LogitsObserv
   // step without the host waiting in between. An instruction's interval runs from the previous
   // mark, so it includes the allocations before it.
   clock_->start();
-  std::vector<int> timed;  // the instruction of each mark
+  std::vector<int> timed;                // the instruction of each mark
+  std::vector<double> host_end_seconds;  // when the host had queued it
   for (size_t i = 0; i < program_.instructions.size(); ++i) {
     const StepInstruction& instruction = program_.instructions[i];
     execute(static_cast<int>(i));
@@ -50,6 +51,7 @@ StepRun StepInterpreter::run(int64_t step, BatchSource& data, const LogitsObserv
     if (instruction.op == StepOp::alloc || instruction.op == StepOp::free) continue;
     clock_->mark();
     timed.push_back(static_cast<int>(i));
+    host_end_seconds.push_back(std::chrono::duration<double>(Clock::now() - start).count());
   }
   const std::vector<double> marks = clock_->seconds_since_start();
   result.seconds.total = std::chrono::duration<double>(Clock::now() - start).count();
@@ -88,7 +90,7 @@ StepRun StepInterpreter::run(int64_t step, BatchSource& data, const LogitsObserv
         result.timeline.push_back(
             {label_of(instruction),
              phase == Phase::communication || phase == Phase::stage_waiting || phase == Phase::gradient_sync, previous,
-             seconds});
+             seconds, host_end_seconds[m]});
       }
     }
     previous = marks[m];
@@ -98,6 +100,7 @@ StepRun StepInterpreter::run(int64_t step, BatchSource& data, const LogitsObserv
   }
   buffers_.check_all_released();
   result.loss_sum = loss_sum_;
+  result.host_runs_ahead = clock_->host_runs_ahead();
   data_ = nullptr;
   on_logits_ = nullptr;
   return result;

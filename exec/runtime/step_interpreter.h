@@ -56,6 +56,7 @@ struct StepRun {
   // When the step began on this rank: the host's steady clock (CLOCK_MONOTONIC on Linux, one per
   // kernel), in seconds since its epoch. The timeline's starts count from here.
   double started_at_seconds = 0.0;
+  bool host_runs_ahead = false;  // of the device (StepClock::host_runs_ahead): the trace shows the host's queuing
 };
 
 class StepInterpreter {

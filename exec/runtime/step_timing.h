@@ -25,6 +25,10 @@ struct TimelineEvent {
   bool communication = false;  // else compute
   double start_seconds = 0.0;  // since the step began
   double seconds = 0.0;
+  // When the host had queued it (its calls returned), since the step began. Where the host runs
+  // ahead of the device (a GPU) an instruction whose queuing ends after the device went idle
+  // starts late: a step whose host is slower than its kernels is paced by the host.
+  double host_end_seconds = 0.0;
 };
 
 }  // namespace splitbrain::exec

@@ -230,6 +230,7 @@ StepResult Trainer::step(BatchSource& data) {
                            backend_.device->host_transfers().bytes - before.bytes};
   timeline_ = std::move(run.timeline);
   step_started_at_seconds_ = run.started_at_seconds;
+  step_host_ran_ahead_ = run.host_runs_ahead;
   ++steps_;
   data_ = nullptr;
   // The loss op already divides by the global number of rows; sum over the ranks that own rows.

@@ -70,6 +70,7 @@ class Trainer {
   const std::vector<TimelineEvent>& last_step_timeline() const { return timeline_; }
   // When the last step began on this rank (StepRun::started_at_seconds).
   double last_step_started_at_seconds() const { return step_started_at_seconds_; }
+  bool last_step_host_ran_ahead() const { return step_host_ran_ahead_; }  // StepRun::host_runs_ahead
   // This rank's step program, as it runs.
   const plans::StepProgram& program() const;
 
@@ -97,6 +98,7 @@ class Trainer {
   std::unique_ptr<StepInterpreter> evaluation_;  // the forward passes' program
   std::vector<TimelineEvent> timeline_;
   double step_started_at_seconds_ = 0.0;
+  bool step_host_ran_ahead_ = false;
 };
 
 }  // namespace splitbrain::exec

@@ -105,6 +105,8 @@ TEST(ClusterJson, RoundTripKeepsMeasuredKernels) {
   cluster.device.measured_kernels["conv2d n8 c3 h34 w32 k16 r3x3 s1x1 p0,0,1,1 d1x1 g1 bias"] = {1.5e-3, 2.5e-3,
                                                                                                  3.5e-3};
   cluster.device.measured_kernels["conv2d n8 c16 h32 w32 k16 r3x3 s1x1 p1,1,1,1 d1x1 g1"] = {1e-3, 2e-3, 3e-3};
+  // A GPU's: with the host's seconds to queue each pass.
+  cluster.device.measured_kernels["linear m64 k512 n10 bias"] = {1e-5, 2e-5, 3e-5, 4e-5, 5e-5, 6e-5};
   cluster.device.last_level_cache_bytes = 32.0 * 1024 * 1024;
   EXPECT_EQ(parse_cluster_json(cluster_json_text(cluster), "memory"), cluster);
 }
@@ -113,6 +115,7 @@ TEST(ClusterJson, RoundTripKeepsTheHostLink) {
   Cluster cluster = testing::two_level_cluster();
   cluster.device.host_transfer_latency_seconds = 1.5e-5;
   cluster.device.host_to_device_bytes_per_second = 1.2e10;
+  cluster.device.launch_host_seconds = 4e-6;
   const Cluster back = parse_cluster_json(cluster_json_text(cluster), "memory");
   EXPECT_EQ(back, cluster);
   EXPECT_DOUBLE_EQ(back.device.host_to_device_bytes_per_second, 1.2e10);
@@ -186,6 +189,19 @@ TEST(ClusterJsonErrors, HostLinkNeedsABandwidth) {
   expect_error(document, "device.host_transfer.host_to_device_bytes_per_second: must be positive");
   document["device"]["host_transfer"] = {{"latency_seconds", 1e-5}};
   expect_error(document, "device.host_transfer");
+}
+
+TEST(ClusterJsonErrors, HostQueuingTimesMustNotBeNegative) {
+  json document = valid_document();
+  document["device"]["launch_host_seconds"] = -1e-6;
+  expect_error(document, "device.launch_host_seconds: must be zero or positive");
+  document = valid_document();
+  document["device"]["measured_kernels"] = json::array({{{"problem", "relu 1024"},
+                                                         {"forward_seconds", 1e-5},
+                                                         {"backward_input_seconds", 1e-5},
+                                                         {"backward_weight_seconds", 0.0},
+                                                         {"forward_host_seconds", -1e-6}}});
+  expect_error(document, "device.measured_kernels['relu 1024'].forward_host_seconds");
 }
 
 TEST(ClusterJsonErrors, MeasuredKernelListedTwice) {

@@ -383,6 +383,43 @@ TEST(ProgramTimeline, AnOverlappedReductionTakesItsWholeTimeAndTheHostTheShareNo
   }
 }
 
+// Every layer pass of one rank's program costs the device `device` seconds and the host `host`
+// to queue; `waits`: the host waits for the device after each.
+InstructionPricer queued_prices(double device, double host, bool waits) {
+  return [device, host, waits](int, const StepInstruction& i) {
+    InstructionCost cost;
+    if (i.op == StepOp::forward || i.op == StepOp::backward) {
+      cost.compute_seconds = device;
+      cost.host_seconds = host;
+      cost.host_waits = waits;
+    }
+    return cost;
+  };
+}
+
+TEST(ProgramTimeline, AHostSlowerThanItsDeviceSetsThePaceAndOneAheadIsCaughtUpWhereItWaits) {
+  const Priced priced = programs_of(pipeline(1, 1, PipelineSchedule::gpipe));
+  const auto passes = static_cast<double>(std::ranges::count_if(priced.programs[0].instructions, [](const auto& i) {
+    return i.op == StepOp::forward || i.op == StepOp::backward;
+  }));
+  ASSERT_GT(passes, 10.0);
+  const auto end_with = [&](double device, double host, bool waits) {
+    const ProgramTimeline timeline = run_program_timeline(priced.programs, queued_prices(device, host, waits), 1.0);
+    const StagePhases& phases = timeline.stages[0].phases;
+    // The device's waits for the host belong to the passes, as the executor's marks time them.
+    EXPECT_NEAR(phases.compute_forward + phases.compute_backward, end_of(timeline), 1e-9);
+    return end_of(timeline);
+  };
+  // Host-bound: pass n runs once queued, at n x host, and the last one's kernels after it.
+  EXPECT_NEAR(end_with(1.0, 3.0, false), 3.0 * passes + 1.0, 1e-9);
+  // Device-bound: the host's queuing hides behind the kernels but for the first.
+  EXPECT_NEAR(end_with(3.0, 1.0, false), 1.0 + 3.0 * passes, 1e-9);
+  // A host that waits for the device after each pass queues the next only then: both in turn.
+  EXPECT_NEAR(end_with(3.0, 1.0, true), 4.0 * passes, 1e-9);
+  // Where the host computes (no queuing), the device's seconds alone.
+  EXPECT_NEAR(end_with(3.0, 0.0, false), 3.0 * passes, 1e-9);
+}
+
 TEST(ProgramTimeline, AStageWhoseMessageNeverComesIsADeadlock) {
   const Priced priced = programs_of(pipeline(2, 2, PipelineSchedule::one_f_one_b));
   const std::vector<plans::StepProgram> second_only = {priced.programs[1]};

@@ -247,5 +247,24 @@ TEST(Simulation, HostTransfersCostTheDevicesHostLink) {
   EXPECT_DOUBLE_EQ(host_transfer_seconds(cluster_preset("dgx-h100").device, 1'000'000), 0.0);
 }
 
+// A GPU whose host takes 1 ms to queue any kernel (far slower than dgx-h100's kernels for a
+// 64-sample fashion-vgg): the host paces the step, each forward pass at least a launch after the one before, and
+// the time still adds up by phase.
+TEST(Simulation, AHostSlowerThanItsKernelsPacesTheStep) {
+  const plans::Plan plan = data_parallel_plan("fashion-vgg", 1, 64);
+  Cluster cluster = cluster_preset("dgx-h100");
+  const Prediction device_bound = simulate(plan, cluster);
+  cluster.device.launch_host_seconds = 1e-3;
+  const Prediction host_bound = simulate(plan, cluster);
+  int passes = 0;  // forward passes alone: a lower bound
+  for (int i = 0; i < plan.model->size(); ++i) passes += plan.model->layer(i).kind != model::OpKind::input ? 1 : 0;
+  EXPECT_GT(device_bound.iteration_seconds, 0.0);
+  EXPECT_LT(device_bound.iteration_seconds, 1e-3 * passes);
+  EXPECT_GE(host_bound.iteration_seconds, 1e-3 * passes);
+  const PhaseSeconds& p = host_bound.phases;
+  EXPECT_NEAR(p.compute_forward + p.compute_backward + p.comm_exposed + p.optimizer + p.bubble,
+              host_bound.iteration_seconds, 1e-9);
+}
+
 }  // namespace
 }  // namespace splitbrain::sim

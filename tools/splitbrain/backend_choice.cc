@@ -25,8 +25,9 @@ namespace splitbrain::tools {
 namespace {
 
 // How long the GPU's stream is held before a timed kernel run (exec/cuda/cuda_event_clock.h): more
-// than the host needs to queue one run (a few library calls, tens of microseconds each).
-[[maybe_unused]] constexpr double kKernelLeadSeconds = 200e-6;
+// than the host needs to queue one run (a few library calls: a convolution's backward took an
+// H200's host 150-250 us), so the GPU's time holds none of the host's.
+[[maybe_unused]] constexpr double kKernelLeadSeconds = 1e-3;
 
 // The largest cache of this rank's first CPU as Linux describes it (sysfs), in bytes; 0 where it
 // does not. Not sysconf's: in a virtual machine that reports the host socket's whole L3 (256 MB
@@ -97,6 +98,7 @@ BackendKernels make_backend_kernels(const std::string& name, const BackendSettin
             cpu_last_level_cache_bytes(),
             [] { evict_caches(); },
             std::make_unique<exec::HostStepClock>(),
+            0.0,
             std::make_unique<exec::HostDevice>(),
             true};
   }
@@ -112,9 +114,11 @@ BackendKernels make_backend_kernels(const std::string& name, const BackendSettin
     std::shared_ptr<exec::kernels::KeptBuffer> sweep =
         factory->make_kept_buffer(sweep_elements * static_cast<int64_t>(sizeof(float)));
     std::shared_ptr<exec::kernels::ArrayKernel> writer = factory->make_array_kernel();
-    return {std::move(factory), l2_bytes,
+    return {std::move(factory),
+            l2_bytes,
             [sweep, writer, sweep_elements] { writer->fill(sweep->as<float>(), sweep_elements, 1.0f); },
             std::make_unique<exec::cuda::CudaEventClock>(context, kKernelLeadSeconds),
+            kKernelLeadSeconds,
             std::make_unique<exec::cuda::CudaArrayDevice>(context)};
 #else
     refuse_cuda_in_this_build();

@@ -46,6 +46,10 @@ struct BackendKernels {
   // instructions are timed: the host's clock on the CPU; on a GPU, events on its stream after a
   // lead that lets the host queue the whole run first (a step's queue runs ahead of the GPU).
   std::unique_ptr<exec::StepClock> clock;
+  // How long that clock holds the GPU's stream before each run (0 on the CPU): a call that takes
+  // the host longer waited for the device inside (the loss reads its sum), so its queuing time
+  // cannot be told apart from the wait.
+  double lead_seconds = 0.0;
   // The backend's Device on the same memory and queue, for what the runtime does beside the
   // kernels (uploads, the optimizer's update).
   std::unique_ptr<exec::Device> device;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <iostream>
 #include <utility>
@@ -79,11 +80,35 @@ void measure_update(BackendKernels& kernels, bool print, sim::Device& device) {
   device.memory_efficiency = {1.0, rate.half_size};
 }
 
+// The host's seconds to queue one small kernel as the runtime queues those beside a layer's: an
+// array allocated zero-filled through the Device (the pool's allocation and a memset), the step
+// clock's mark, the array released; behind the clock's lead, so the GPU is busy. The median over
+// runs of 16 back to back.
+void measure_launch(BackendKernels& kernels, bool print, sim::Device& device) {
+  exec::Device& memory = *kernels.device;
+  constexpr int kLaunches = 16;
+  std::vector<double> seconds;
+  for (int run = 0; run < kRuns; ++run) {
+    kernels.clock->start();
+    const auto start = std::chrono::steady_clock::now();
+    for (int launch = 0; launch < kLaunches; ++launch) {
+      const auto array = memory.allocate({1024}, true);
+      kernels.clock->mark();
+    }
+    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / kLaunches);
+    kernels.clock->seconds_since_start();
+  }
+  device.launch_host_seconds = upper_median(std::move(seconds));
+  if (print)
+    std::cout << fmt::format("[calibrate] host queues a kernel in {:.1f} us\n", device.launch_host_seconds * 1e6);
+}
+
 }  // namespace
 
 void measure_device_rates(BackendKernels& kernels, bool print, sim::Device& device) {
   measure_host_link(kernels, print, device);
   measure_update(kernels, print, device);
+  measure_launch(kernels, print, device);
   if (print) {
     std::cout << fmt::format(
         "[calibrate] host link: {:.1f} us + bytes / {:.2f} GB/s; optimizer update: {:.1f} GB/s (half of it at {:.1f} "

@@ -8,7 +8,9 @@
 //   - the optimizer's update: Device::update (SGD with momentum) over parameter arrays of several
 //     sizes, fitted as a saturating rate of the bytes the simulator counts for it (parameters,
 //     gradients and state, each read and written) -> memory_bandwidth_bytes_per_second and
-//     memory_efficiency, the common memory curve that prices the update and the bucket copies.
+//     memory_efficiency, the common memory curve that prices the update and the bucket copies;
+//   - the host's time to queue one small kernel (an array allocated zero-filled, the clock's
+//     mark) -> Device::launch_host_seconds, for the kernels the runtime queues beside a layer's.
 
 #include "sim/cluster.h"
 #include "tools/splitbrain/backend_choice.h"

@@ -43,16 +43,26 @@ exec::kernels::Conv2dShape kernel_shape(const sim::ConvProblem& p) {
 // calibration's thousands of runs.
 constexpr double kSitOutNapSeconds = 2e-3;
 
+// One timed run: the device's seconds, and the host's to queue it where the host runs ahead of the
+// device (else 0: the host's time is the device's).
+struct RunSeconds {
+  double device = 0.0;
+  double host = 0.0;
+};
+
 // One run of `work` after a warm-up on the first `busy_ranks` ranks at once, this rank's time (0
 // for a rank that sat out); the other ranks sleep, and all leave together. With the caches
 // `swept`, they are swept before the run and then `refresh` rewrites the inputs the layer before
 // would just have written (its output, or the gradient from the layer after): in a step larger
 // than the cache those arrive in it, the weights and saved tensors from long ago do not. Warm, every byte the kernel
 // reads is cached, as in a step that fits the cache. `sharing`: the ranks this one shares cores with when the kernels
-// compute on the host; nullptr for a GPU's kernels, which do not share the host's cores.
+// compute on the host; nullptr for a GPU's kernels, which do not share the host's cores. A call
+// on a GPU that outlasts half the clock's `lead_seconds` waited for the device inside (the loss
+// reads its sum): its host seconds are 0, as no queuing can be told apart from the wait.
 template <class Refresh, class Work>
-double rank_seconds_on(int busy_ranks, const CoreSharing* sharing, sim::CacheState caches, MPI_Comm comm,
-                       const std::function<void()>& sweep, exec::StepClock& clock, Refresh&& refresh, Work&& work) {
+RunSeconds rank_seconds_on(int busy_ranks, const CoreSharing* sharing, sim::CacheState caches, MPI_Comm comm,
+                           const std::function<void()>& sweep, exec::StepClock& clock, double lead_seconds,
+                           Refresh&& refresh, Work&& work) {
   int rank = 0;
   SB_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   const bool busy = rank < busy_ranks;
@@ -65,12 +75,20 @@ double rank_seconds_on(int busy_ranks, const CoreSharing* sharing, sim::CacheSta
   SB_MPI_CHECK(MPI_Ibarrier(comm, &barrier));
   wait_asleep(barrier);
   double seconds = 0.0;
+  double host_seconds = 0.0;
   double cpu_seconds = 0.0;
   if (busy) {
     const double start_cpu = thread_cpu_seconds();
     clock.start();
+    // The host's part as a step's instruction pays it: the calls, then the clock's mark.
+    const auto queuing = std::chrono::steady_clock::now();
     work();
     clock.mark();
+    if (clock.host_runs_ahead()) {
+      host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - queuing).count();
+      // A call that outlasts half the lead waited for the device inside: no queuing of its own.
+      if (host_seconds >= 0.5 * lead_seconds) host_seconds = 0.0;
+    }
     seconds = clock.seconds_since_start().at(0);
     cpu_seconds = thread_cpu_seconds() - start_cpu;
   } else if (sharing != nullptr) {
@@ -84,7 +102,7 @@ double rank_seconds_on(int busy_ranks, const CoreSharing* sharing, sim::CacheSta
   MPI_Request request = MPI_REQUEST_NULL;
   SB_MPI_CHECK(MPI_Ibarrier(comm, &request));
   wait_asleep(request);
-  return seconds;
+  return {seconds, host_seconds};
 }
 
 // Each problem kind timed forward, input gradient and (with weights) weight gradient, as the
@@ -101,6 +119,18 @@ class ProblemTimer {
         caches_(caches),
         comm_(comm),
         sharing_(sharing) {}
+
+  // The problem's passes timed, with the host's seconds to queue each.
+  sim::Device::MeasuredKernel measure(const sim::KernelProblem& problem) {
+    host_seconds_.clear();
+    sim::Device::MeasuredKernel seconds = std::visit(*this, problem);
+    double sim::Device::MeasuredKernel::*const host_of_call[] = {
+        &sim::Device::MeasuredKernel::forward_host_seconds, &sim::Device::MeasuredKernel::backward_input_host_seconds,
+        &sim::Device::MeasuredKernel::backward_weight_host_seconds};
+    for (size_t call = 0; call < host_seconds_.size() && call < 3; ++call)
+      seconds.*host_of_call[call] = host_seconds_[call];
+    return seconds;
+  }
 
   sim::Device::MeasuredKernel operator()(const sim::ConvProblem& problem) {
     const exec::kernels::Conv2dShape shape = kernel_shape(problem);
@@ -284,9 +314,14 @@ class ProblemTimer {
   // What the layer before would just have written: new values in the same buffer.
   void rewrite(float* values, int64_t elements) { array_->fill(values, elements, 0.25f); }
 
+  // The device's seconds of one run; the host's to queue it go to host_seconds_, in the order
+  // of the calls (each problem times forward, input gradient, then weight gradient).
   template <class Refresh, class Work>
   double time(Refresh&& refresh, Work&& work) {
-    return rank_seconds_on(busy_, sharing_, caches_, comm_, kernels_.sweep_caches, *kernels_.clock, refresh, work);
+    const RunSeconds run = rank_seconds_on(busy_, sharing_, caches_, comm_, kernels_.sweep_caches, *kernels_.clock,
+                                           kernels_.lead_seconds, refresh, work);
+    host_seconds_.push_back(run.host);
+    return run.device;
   }
 
   BackendKernels& kernels_;
@@ -296,9 +331,20 @@ class ProblemTimer {
   sim::CacheState caches_;
   MPI_Comm comm_;
   const CoreSharing* sharing_;
+  std::vector<double> host_seconds_;
 };
 
 }  // namespace
+
+// What calibrate keeps of each problem's runs: the device's seconds of each pass, and the host's
+// to queue it.
+constexpr double sim::Device::MeasuredKernel::*kMeasuredFields[] = {
+    &sim::Device::MeasuredKernel::forward_seconds,
+    &sim::Device::MeasuredKernel::backward_input_seconds,
+    &sim::Device::MeasuredKernel::backward_weight_seconds,
+    &sim::Device::MeasuredKernel::forward_host_seconds,
+    &sim::Device::MeasuredKernel::backward_input_host_seconds,
+    &sim::Device::MeasuredKernel::backward_weight_host_seconds};
 
 // A shared host's slow spells last longer than one problem's runs (seen: a 2x2 convolution's
 // weight gradient timed at 14 ms in one calibration, 36 ms in the next and 24 ms in training),
@@ -320,7 +366,7 @@ void measure_kernel_problems(const std::vector<PlannedProblem>& problems, int re
     for (size_t i = 0; i < problems.size(); ++i) {
       for (size_t s = 0; s < 2; ++s) {
         ProblemTimer timer(kernels, problems[i].busy_ranks, states[s], host, host_sharing);
-        runs[i][s].push_back(std::visit(timer, problems[i].problem));
+        runs[i][s].push_back(timer.measure(problems[i].problem));
       }
     }
   }
@@ -332,9 +378,7 @@ void measure_kernel_problems(const std::vector<PlannedProblem>& problems, int re
   std::vector<double> medians;
   for (size_t i = 0; i < problems.size(); ++i) {
     for (size_t s = 0; s < 2; ++s) {
-      for (double sim::Device::MeasuredKernel::*pass_seconds :
-           {&sim::Device::MeasuredKernel::forward_seconds, &sim::Device::MeasuredKernel::backward_input_seconds,
-            &sim::Device::MeasuredKernel::backward_weight_seconds}) {
+      for (double sim::Device::MeasuredKernel::*pass_seconds : kMeasuredFields) {
         std::vector<double> values;
         for (const sim::Device::MeasuredKernel& run : runs[i][s]) values.push_back(run.*pass_seconds);
         medians.push_back(upper_median(values));
@@ -345,15 +389,22 @@ void measure_kernel_problems(const std::vector<PlannedProblem>& problems, int re
       MPI_Allreduce(MPI_IN_PLACE, medians.data(), static_cast<int>(medians.size()), MPI_DOUBLE, MPI_MAX, world));
   for (size_t i = 0; i < problems.size(); ++i) {
     for (size_t s = 0; s < 2; ++s) {
-      const double* median = &medians[(i * 2 + s) * 3];
-      const sim::Device::MeasuredKernel seconds{median[0], median[1], median[2]};
+      const double* median = &medians[(i * 2 + s) * std::size(kMeasuredFields)];
+      sim::Device::MeasuredKernel seconds;
+      for (size_t field = 0; field < std::size(kMeasuredFields); ++field)
+        seconds.*kMeasuredFields[field] = median[field];
       const std::string key = sim::kernel_key(problems[i].problem, problems[i].busy_ranks, states[s]);
       if (print) {
         std::cout << fmt::format(
-                         "[calibrate] {:>3}/{} {:<78} fwd {:8.3f} ms  bwd-data {:8.3f} ms  bwd-weights {:8.3f} ms\n",
-                         i + 1, problems.size(), key, seconds.forward_seconds * 1e3,
-                         seconds.backward_input_seconds * 1e3, seconds.backward_weight_seconds * 1e3)
-                  << std::flush;
+            "[calibrate] {:>3}/{} {:<78} fwd {:8.3f} ms  bwd-data {:8.3f} ms  bwd-weights {:8.3f} ms", i + 1,
+            problems.size(), key, seconds.forward_seconds * 1e3, seconds.backward_input_seconds * 1e3,
+            seconds.backward_weight_seconds * 1e3);
+        if (seconds.forward_host_seconds > 0.0) {
+          std::cout << fmt::format("  host {:.3f} / {:.3f} / {:.3f} ms", seconds.forward_host_seconds * 1e3,
+                                   seconds.backward_input_host_seconds * 1e3,
+                                   seconds.backward_weight_host_seconds * 1e3);
+        }
+        std::cout << "\n" << std::flush;
       }
       device.measured_kernels[key] = seconds;
     }
