@@ -189,9 +189,13 @@ class StepBuilder {
         if (alone_) cost.alone_compute_seconds = alone_compute_[layer].forward;
         cost.communication_seconds = forward_internal_[layer];
         cost.host_seconds = std::max(out_.layers[layer].compute.forward_host, launch);
-        // The loss's forward returns the summed loss to the host: it waits for the device.
-        cost.host_waits = plan_.model->layer(static_cast<int>(layer)).kind == model::OpKind::softmax_cross_entropy ||
-                          cost.communication_seconds > 0.0;
+        if (plan_.model->layer(static_cast<int>(layer)).kind == model::OpKind::softmax_cross_entropy) {
+          // The loss's forward uploads its labels (a few bytes: the host link's latency) and
+          // returns the summed loss to the host, which waits for the device.
+          cost.host_seconds += host_transfer_seconds(cluster_.device, 0);
+          cost.host_waits = true;
+        }
+        cost.host_waits = cost.host_waits || cost.communication_seconds > 0.0;
         break;
       case StepOp::backward:
         cost.compute_seconds = out_.layers[layer].compute.backward_input + out_.layers[layer].compute.backward_weight;
