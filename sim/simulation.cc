@@ -229,11 +229,13 @@ class StepBuilder {
         cost.host_seconds = launch;
         break;
       }
-      case StepOp::optimizer:
-        cost.compute_seconds = optimizer_instruction_seconds(cluster_, program, instruction);
-        if (alone_) cost.alone_compute_seconds = optimizer_instruction_seconds(*alone_, program, instruction);
-        cost.host_seconds = launch * static_cast<double>(optimizer_kernels(program, instruction));
+      case StepOp::optimizer: {
+        const OptimizerWork work = optimizer_instruction_work(cluster_, program, instruction);
+        cost.compute_seconds = work.seconds;
+        if (alone_) cost.alone_compute_seconds = optimizer_instruction_work(*alone_, program, instruction).seconds;
+        cost.host_seconds = launch * static_cast<double>(work.kernels);
         break;
+      }
       case StepOp::load_input:
       case StepOp::loss_out:
         cost.communication_seconds = host_transfer_seconds(
@@ -277,32 +279,28 @@ class StepBuilder {
   // The optimizer instruction as the executor runs it (exec/runtime/step_interpreter_buckets.cc):
   // one update per gradient it reads (a whole parameter's, or a ZeRO slice's), each a
   // memory-bound pass at the achieved rate for its size, then every kept parameter gradient
-  // cleared for the next step's accumulation.
-  double optimizer_instruction_seconds(const Cluster& cluster, const plans::StepProgram& program,
-                                       const plans::StepInstruction& instruction) const {
-    const int64_t gradient_bytes = plans::gradient_element_bytes(plan_);
+  // cleared for the next step's accumulation; each of those one kernel for the host to queue.
+  struct OptimizerWork {
     double seconds = 0.0;
+    int kernels = 0;
+  };
+  OptimizerWork optimizer_instruction_work(const Cluster& cluster, const plans::StepProgram& program,
+                                           const plans::StepInstruction& instruction) const {
+    const int64_t gradient_bytes = plans::gradient_element_bytes(plan_);
+    OptimizerWork work;
     for (const int gradient : instruction.reads) {
-      seconds += optimizer_step_seconds(cluster, plan_,
-                                        program.buffers.at(static_cast<size_t>(gradient)).bytes / gradient_bytes);
+      work.seconds += optimizer_step_seconds(cluster, plan_,
+                                             program.buffers.at(static_cast<size_t>(gradient)).bytes / gradient_bytes);
+      ++work.kernels;
     }
     for (const int buffer : program.resident) {
       const plans::StepBuffer& kept = program.buffers.at(static_cast<size_t>(buffer));
       if (kept.role == plans::BufferRole::parameter_gradient) {
-        seconds += streaming_pass_seconds(cluster, static_cast<double>(kept.bytes));
+        work.seconds += streaming_pass_seconds(cluster, static_cast<double>(kept.bytes));
+        ++work.kernels;
       }
     }
-    return seconds;
-  }
-
-  // The kernels the optimizer instruction queues: an update per gradient it reads and a clearing
-  // per kept parameter gradient (optimizer_instruction_seconds).
-  static int optimizer_kernels(const plans::StepProgram& program, const plans::StepInstruction& instruction) {
-    int kernels = static_cast<int>(instruction.reads.size());
-    for (const int buffer : program.resident) {
-      if (program.buffers.at(static_cast<size_t>(buffer)).role == plans::BufferRole::parameter_gradient) ++kernels;
-    }
-    return kernels;
+    return work;
   }
 
   void summarise() {
