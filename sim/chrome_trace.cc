@@ -11,6 +11,7 @@ using nlohmann::json;
 
 constexpr int kComputeRow = 0;
 constexpr int kCommunicationRow = 1;
+constexpr int kHostRow = 2;  // where the host queues ahead of the device (a GPU)
 constexpr double kMicrosecondsPerSecond = 1e6;
 
 json complete_event(const std::string& name, const char* category, int rank, int row, double start_seconds,
@@ -48,7 +49,19 @@ void add_pass(json& events, const model::Model& net, const ScheduledPass& pass, 
       events.push_back(complete_event(label, "communication", rank, kCommunicationRow, span.compute_end_seconds,
                                       span.end_seconds - span.compute_end_seconds));
     }
+    if (span.host_queue_end_seconds > span.host_queue_start_seconds) {
+      events.push_back(complete_event(label, "host", rank, kHostRow, span.host_queue_start_seconds,
+                                      span.host_queue_end_seconds - span.host_queue_start_seconds));
+    }
   }
+}
+
+// Whether the prediction has the host queue ahead of the device anywhere (a calibrated GPU).
+bool host_queues(const Prediction& p) {
+  return std::ranges::any_of(p.passes, [](const ScheduledPass& pass) {
+    return std::ranges::any_of(
+        pass.layers, [](const LayerSpan& span) { return span.host_queue_end_seconds > span.host_queue_start_seconds; });
+  });
 }
 
 }  // namespace
@@ -61,6 +74,7 @@ json prediction_trace(const plans::Plan& plan, const Prediction& p, int max_rank
     events.push_back(metadata("process_name", rank, -1, fmt::format("rank {} (stage {}, predicted)", rank, stage)));
     events.push_back(metadata("thread_name", rank, kComputeRow, "compute"));
     events.push_back(metadata("thread_name", rank, kCommunicationRow, "communication"));
+    if (host_queues(p)) events.push_back(metadata("thread_name", rank, kHostRow, "host (queuing)"));
     for (const ScheduledPass& pass : p.passes) {
       if (pass.stage == stage) add_pass(events, *plan.model, pass, rank);
     }

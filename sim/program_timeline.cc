@@ -89,7 +89,8 @@ class StageRun {
     spend(compute.communication_seconds, timeline_.phases.comm_exposed);
     note_pass(instruction.op == StepOp::forward ? PassKind::forward : PassKind::backward, instruction.micro_batch,
               program_.chunk_of_layer.at(static_cast<size_t>(instruction.layer)),
-              {instruction.layer, instruction.op == StepOp::recompute, compute.start_seconds, now_seconds, host_});
+              {instruction.layer, instruction.op == StepOp::recompute, compute.start_seconds, now_seconds, host_,
+               compute.queued_from_seconds, compute.queued_to_seconds});
   }
 
  private:
@@ -109,6 +110,7 @@ class StageRun {
   // instruction's, as the executor's marks time it). Returns when the device was free for it.
   double queue(const InstructionCost& cost) {
     const double free = host_;
+    queued_from_ = issued_;
     issued_ += cost.host_seconds;
     host_ = std::max(host_, issued_);
     return free;
@@ -170,15 +172,16 @@ class StageRun {
   // computes alone, else once the node's scheduler has run it (end_compute).
   void start_compute(int index, const InstructionCost& cost, double& phase, double free_seconds) {
     if (computes_at_once_ || cost.compute_seconds <= 0.0) {
-      compute_ = PendingCompute{index, free_seconds, 0.0, 1.0, cost.communication_seconds, &phase};
+      compute_ =
+          PendingCompute{index, free_seconds, 0.0, 1.0, cost.communication_seconds, &phase, queued_from_, issued_};
       end_compute(host_ + cost.compute_seconds);
       return;
     }
     // Where the node is shared the compute runs from its seconds alone (the busy ones where no
     // alone price is known), at most as slow as busy.
     const double alone = cost.alone_compute_seconds > 0.0 ? cost.alone_compute_seconds : cost.compute_seconds;
-    compute_ =
-        PendingCompute{index, free_seconds, alone, cost.compute_seconds / alone, cost.communication_seconds, &phase};
+    compute_ = PendingCompute{index,  free_seconds, alone,  cost.compute_seconds / alone, cost.communication_seconds,
+                              &phase, queued_from_, issued_};
   }
 
   // A gradient bucket's reduction: blocking where the program waits for it right away; else on
@@ -224,6 +227,8 @@ class StageRun {
     double busy_over_alone = 1.0;        // its seconds with the node's ranks all busy, over alone
     double communication_seconds = 0.0;  // the collectives inside the op, after its kernels
     double* phase = nullptr;
+    double queued_from_seconds = 0.0;  // the host's queuing of it
+    double queued_to_seconds = 0.0;
   };
 
   int stage_;
@@ -236,7 +241,8 @@ class StageRun {
   size_t next_ = 0;
   bool finished_ = false;
   double host_ = 0.0;
-  double issued_ = 0.0;  // when the host has queued the instructions run so far (host_seconds)
+  double issued_ = 0.0;       // when the host has queued the instructions run so far (host_seconds)
+  double queued_from_ = 0.0;  // when the host began to queue the last instruction
   double stream_free_ = 0.0;
   std::vector<double> completes_;  // per send or reduce: when it completes
   StageTimeline timeline_;

@@ -49,6 +49,10 @@ struct LayerSpan {
   double compute_start_seconds = 0.0;
   double compute_end_seconds = 0.0;
   double end_seconds = 0.0;
+  // Where the host queues ahead of the device (InstructionCost::host_seconds): when it queued
+  // the op's kernels; equal where there was nothing to queue.
+  double host_queue_start_seconds = 0.0;
+  double host_queue_end_seconds = 0.0;
 };
 
 struct ScheduledPass {

@@ -264,6 +264,25 @@ TEST(Simulation, AHostSlowerThanItsKernelsPacesTheStep) {
   const PhaseSeconds& p = host_bound.phases;
   EXPECT_NEAR(p.compute_forward + p.compute_backward + p.comm_exposed + p.optimizer + p.bubble,
               host_bound.iteration_seconds, 1e-9);
+  // The trace's third row is the host's queuing, one launch per pass, one after the other; a
+  // device-bound prediction without queuing has no such row.
+  const auto host_row = [&](const Prediction& prediction) {
+    std::vector<std::pair<double, double>> spans;
+    const auto trace = prediction_trace(plan, prediction);
+    for (const auto& event : trace["traceEvents"]) {
+      if (event["ph"] == "X" && event["tid"] == 2) spans.emplace_back(event["ts"], event["dur"]);
+    }
+    return spans;
+  };
+  EXPECT_TRUE(host_row(device_bound).empty());
+  const auto spans = host_row(host_bound);
+  ASSERT_GE(static_cast<int>(spans.size()), passes);
+  for (size_t i = 0; i < spans.size(); ++i) {
+    EXPECT_NEAR(spans[i].second, 1e3, 1e-6);  // microseconds
+    if (i > 0) {
+      EXPECT_GE(spans[i].first, spans[i - 1].first + spans[i - 1].second - 1e-6);
+    }
+  }
 }
 
 }  // namespace
