@@ -69,12 +69,13 @@ bool host_queues(const Prediction& p) {
 json prediction_trace(const plans::Plan& plan, const Prediction& p, int max_ranks) {
   json events = json::array();
   const int ranks = std::min(plan.mesh.rank_count(), max_ranks);
+  const bool host_row = host_queues(p);
   for (int rank = 0; rank < ranks; ++rank) {
     const int stage = plan.pipe_axis >= 0 ? plan.mesh.coordinate(rank, plan.pipe_axis) : 0;
     events.push_back(metadata("process_name", rank, -1, fmt::format("rank {} (stage {}, predicted)", rank, stage)));
     events.push_back(metadata("thread_name", rank, kComputeRow, "compute"));
     events.push_back(metadata("thread_name", rank, kCommunicationRow, "communication"));
-    if (host_queues(p)) events.push_back(metadata("thread_name", rank, kHostRow, "host (queuing)"));
+    if (host_row) events.push_back(metadata("thread_name", rank, kHostRow, "host (queuing)"));
     for (const ScheduledPass& pass : p.passes) {
       if (pass.stage == stage) add_pass(events, *plan.model, pass, rank);
     }

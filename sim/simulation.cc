@@ -194,8 +194,9 @@ class StepBuilder {
           // returns the summed loss to the host, which waits for the device.
           cost.host_seconds += host_transfer_seconds(cluster_.device, 0);
           cost.host_waits = true;
+        } else {
+          cost.host_waits = cost.communication_seconds > 0.0;
         }
-        cost.host_waits = cost.host_waits || cost.communication_seconds > 0.0;
         break;
       case StepOp::backward:
         cost.compute_seconds = out_.layers[layer].compute.backward_input + out_.layers[layer].compute.backward_weight;

@@ -44,6 +44,8 @@ StepRun StepInterpreter::run(int64_t step, BatchSource& data, const LogitsObserv
   clock_->start();
   std::vector<int> timed;                // the instruction of each mark
   std::vector<double> host_end_seconds;  // when the host had queued it
+  timed.reserve(program_.instructions.size());
+  host_end_seconds.reserve(program_.instructions.size());
   for (size_t i = 0; i < program_.instructions.size(); ++i) {
     const StepInstruction& instruction = program_.instructions[i];
     execute(static_cast<int>(i));
