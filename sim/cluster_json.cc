@@ -134,6 +134,8 @@ Device read_device(JsonObjectReader& root) {
   }
   device.launch_host_seconds = reader.optional_number("launch_host_seconds", 0.0);
   if (device.launch_host_seconds < 0.0) reader.fail("launch_host_seconds", "must be zero or positive");
+  device.instruction_host_seconds = reader.optional_number("instruction_host_seconds", 0.0);
+  if (device.instruction_host_seconds < 0.0) reader.fail("instruction_host_seconds", "must be zero or positive");
   reader.reject_unknown_keys();
   return device;
 }
@@ -347,6 +349,7 @@ nlohmann::ordered_json cluster_to_json(const Cluster& cluster) {
                                     {"host_to_device_bytes_per_second", device.host_to_device_bytes_per_second}};
   }
   if (device.launch_host_seconds > 0.0) device_json["launch_host_seconds"] = device.launch_host_seconds;
+  if (device.instruction_host_seconds > 0.0) device_json["instruction_host_seconds"] = device.instruction_host_seconds;
   if (device.gemm_table) {
     const GemmEfficiencyTable& table = *device.gemm_table;
     ordered_json table_json;

@@ -15,6 +15,7 @@
 #include "sim/neighbour_speed.h"
 #include "sim/plan_collective_cost.h"
 #include "plans/step_compiler.h"
+#include "plans/collective_residence.h"
 #include "plans/recompute_scope.h"
 
 namespace splitbrain::sim {
@@ -182,13 +183,14 @@ class StepBuilder {
     InstructionCost cost;
     const auto layer = static_cast<size_t>(std::max(instruction.layer, 0));
     const double launch = cluster_.device.launch_host_seconds;
+    const double pass_overhead = cluster_.device.instruction_host_seconds;
     switch (instruction.op) {
       case StepOp::forward:
       case StepOp::recompute:
         cost.compute_seconds = out_.layers[layer].compute.forward;
         if (alone_) cost.alone_compute_seconds = alone_compute_[layer].forward;
         cost.communication_seconds = forward_internal_[layer];
-        cost.host_seconds = std::max(out_.layers[layer].compute.forward_host, launch);
+        cost.host_seconds = std::max(out_.layers[layer].compute.forward_host, launch) + pass_overhead;
         if (plan_.model->layer(static_cast<int>(layer)).kind == model::OpKind::softmax_cross_entropy) {
           // The loss's forward uploads its labels (a few bytes: the host link's latency) and
           // returns the summed loss to the host, which waits for the device.
@@ -203,7 +205,7 @@ class StepBuilder {
         if (alone_)
           cost.alone_compute_seconds = alone_compute_[layer].backward_input + alone_compute_[layer].backward_weight;
         cost.communication_seconds = backward_internal_[layer];
-        cost.host_seconds = std::max(out_.layers[layer].compute.backward_host, launch);
+        cost.host_seconds = std::max(out_.layers[layer].compute.backward_host, launch) + pass_overhead;
         cost.host_waits = cost.communication_seconds > 0.0;
         break;
       case StepOp::redistribute:
@@ -211,13 +213,12 @@ class StepBuilder {
       case StepOp::recv:
       case StepOp::reduce:
       case StepOp::gather_params:
-        // The executor stages collectives through the host, which waits for each.
         for (const Collective& c : plans::collectives_of(instruction))
           cost.communication_seconds += price(stage, c).first;
-        cost.host_waits = true;
-        break;
+        [[fallthrough]];
       case StepOp::wait:
-        cost.host_waits = true;
+        // Collectives on device memory the host queues and leaves; staged ones it waits for.
+        cost.host_waits = !plans::host_goes_on(program, instruction);
         break;
       case StepOp::pack:
       case StepOp::unpack: {
@@ -280,7 +281,8 @@ class StepBuilder {
   // The optimizer instruction as the executor runs it (exec/runtime/step_interpreter_buckets.cc):
   // one update per gradient it reads (a whole parameter's, or a ZeRO slice's), each a
   // memory-bound pass at the achieved rate for its size, then every kept parameter gradient
-  // cleared for the next step's accumulation; each of those one kernel for the host to queue.
+  // cleared for the next step's accumulation. The host queues one kernel for all the updates and
+  // one for all the clears (Device::update_all, zero_all).
   struct OptimizerWork {
     double seconds = 0.0;
     int kernels = 0;
@@ -292,15 +294,16 @@ class StepBuilder {
     for (const int gradient : instruction.reads) {
       work.seconds += optimizer_step_seconds(cluster, plan_,
                                              program.buffers.at(static_cast<size_t>(gradient)).bytes / gradient_bytes);
-      ++work.kernels;
+      work.kernels = 1;
     }
+    int clears = 0;
     for (const int buffer : program.resident) {
       const plans::StepBuffer& kept = program.buffers.at(static_cast<size_t>(buffer));
-      if (kept.role == plans::BufferRole::parameter_gradient) {
-        work.seconds += streaming_pass_seconds(cluster, static_cast<double>(kept.bytes));
-        ++work.kernels;
-      }
+      if (kept.role != plans::BufferRole::parameter_gradient) continue;
+      work.seconds += streaming_pass_seconds(cluster, static_cast<double>(kept.bytes));
+      ++clears;
     }
+    work.kernels += std::min(clears, 1);
     return work;
   }
 
@@ -459,9 +462,7 @@ Prediction simulate(const Plan& plan, const CompiledPlan& compiled, const Cluste
   // timed problems' "1 busy" seconds, the curves raised by the median speed-up alone), for the
   // timeline to slow them by who else computes.
   std::optional<Cluster> alone;
-  if (sharing) {
-    alone = with_neighbours_busy(cluster, speedup, 0.0);
-  }
+  if (sharing) alone = with_neighbours_busy(cluster, speedup, 0.0);
   const Prediction prediction = simulate_step(plan, compiled, cluster, {1.0, caches_warm}, programs, memory_of_stage,
                                               alone ? &*alone : nullptr, sharing ? &*sharing : nullptr);
   // The cluster's ranges keep every cost finite; a prediction that is not would put NaN or

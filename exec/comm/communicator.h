@@ -34,6 +34,11 @@ class Communicator {
   // std::invalid_argument since summing needs the element type.
   LocalBytes run(const plans::Collective& collective, const LocalBytes& input, std::string_view label);
 
+  // run()'s checks of an fp32 input of `shape`, for a backend that moves the data itself (a GPU's
+  // collectives on device memory) and then counts it with count().
+  void check_fp32(const plans::Collective& collective, const std::vector<int64_t>& shape) const {
+    check(collective, shape, static_cast<int64_t>(sizeof(float)));
+  }
   // Counts the bytes this rank sends in one run of `collective` under `label` (ByteCounter), split
   // within this rank's host / across hosts once set_rank_hosts was called (host_level.h). Every
   // executed collective is counted through here, whichever path moved its data.

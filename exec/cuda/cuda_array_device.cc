@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 #include <utility>
+#include <vector>
 
 #include "exec/cuda/cuda_check.h"
 #include "exec/cuda/cuda_event_clock.h"
@@ -186,6 +187,40 @@ void CudaArrayDevice::update(const plans::OptimizerConfig& config, int64_t step,
   adam_update(context_->stream(), parameter.elements(), config.learning_rate, config.beta1, config.beta2,
               config.epsilon, config.weight_decay, step, memory(parameter), memory(gradient), memory(first_moment),
               memory(*second_moment));
+}
+
+void CudaArrayDevice::update_all(const plans::OptimizerConfig& config, int64_t step,
+                                 std::span<DeviceArray* const> parameters,
+                                 std::span<const DeviceArray* const> gradients,
+                                 std::span<DeviceArray* const> first_moments,
+                                 std::span<DeviceArray* const> second_moments) {
+  check_update_lists(parameters, gradients, first_moments, second_moments);
+  const bool adam = config.kind != plans::OptimizerKind::sgd_momentum;
+  if (adam && second_moments.size() != parameters.size())
+    throw std::logic_error("CudaArrayDevice::update_all: Adam without its second moments");
+  std::vector<ChunkedTensor> tensors;
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    tensors.push_back({parameters[i]->elements(), 0, memory(*parameters[i]), memory(*gradients[i]),
+                       memory(*first_moments[i]), adam ? memory(*second_moments[i]) : nullptr});
+  }
+  const int64_t chunks = number_chunks(tensors);
+  const ChunkedTensor* table = update_table_.on_device(tensors);
+  const int count = static_cast<int>(tensors.size());
+  if (!adam) {
+    sgd_momentum_update_all(context_->stream(), table, count, chunks, config.learning_rate, config.momentum,
+                            config.weight_decay, step);
+    return;
+  }
+  adam_update_all(context_->stream(), table, count, chunks, config.learning_rate, config.beta1, config.beta2,
+                  config.epsilon, config.weight_decay, step);
+}
+
+void CudaArrayDevice::zero_all(std::span<DeviceArray* const> arrays) {
+  std::vector<ChunkedTensor> tensors;
+  for (DeviceArray* array : arrays)
+    tensors.push_back({array->elements(), 0, memory(*array), nullptr, nullptr, nullptr});
+  const int64_t chunks = number_chunks(tensors);
+  cuda::zero_all(context_->stream(), zero_table_.on_device(tensors), static_cast<int>(tensors.size()), chunks);
 }
 
 }  // namespace splitbrain::exec::cuda

@@ -5,20 +5,26 @@
 // of the layer kernels, so they run in the order the step program gives without the host
 // waiting. The host sees values only through upload and download (counted in the run report).
 //
-// Communication stages through host memory in this version: each collective, redistribution,
-// bucket reduction and pipeline hand-over downloads its input into a HostDevice array, runs there
-// (the NCCL or MPI engine, exactly as the host arrays did) and uploads the result; those copies
-// are counted as host transfers, so the report shows what is left to move onto the device
-// (NCCL on device buffers, ordered by events between the compute and communication streams).
+// Communication (cuda_array_device_communication.cc): with the NCCL engine, the gradient buckets'
+// reductions, ZeRO's gathers and the plan's sums and leading-row gathers and scatters run on the
+// arrays themselves, NCCL on its own stream ordered against the compute stream by events; layout
+// redistributions and pipeline hand-overs still download their input into a HostDevice array,
+// run there (the NCCL or MPI engine, as host arrays) and upload the result, counted as host
+// transfers, so the report shows what is left to move onto the device.
 
 #include <memory>
 
+#include "exec/cuda/chunked_tensor_table.h"
 #include "exec/cuda/cuda_context.h"
+#include "exec/cuda/pinned_host_memory.h"
 #include "exec/cuda/pooled_block.h"
 #include "exec/runtime/device.h"
 #include "exec/runtime/host_device.h"
 
 namespace splitbrain::exec::cuda {
+
+class NcclCollectives;
+struct OrderedStreams;
 
 class CudaArray final : public DeviceArray {
  public:
@@ -53,6 +59,11 @@ class CudaArrayDevice final : public Device {
                 std::span<DeviceArray* const> input_grads, std::span<DeviceArray* const> param_grads) override;
   void update(const plans::OptimizerConfig& config, int64_t step, DeviceArray& parameter, const DeviceArray& gradient,
               DeviceArray& first_moment, DeviceArray* second_moment) override;
+  // One kernel each (optimizer_kernels.h's many-tensor kernels), bit for bit update()'s.
+  void update_all(const plans::OptimizerConfig& config, int64_t step, std::span<DeviceArray* const> parameters,
+                  std::span<const DeviceArray* const> gradients, std::span<DeviceArray* const> first_moments,
+                  std::span<DeviceArray* const> second_moments) override;
+  void zero_all(std::span<DeviceArray* const> arrays) override;
 
   void run_collectives(comm::Communicator& communicator, std::span<const plans::Collective> collectives,
                        const DeviceArray& input, DeviceArray& output, std::string_view label) override;
@@ -71,6 +82,8 @@ class CudaArrayDevice final : public Device {
   void receive(comm::CollectiveEngine& engine, const std::vector<int>& axes, int source, int tag,
                DeviceArray& into) override;
 
+  // Page-locked (pinned_host_memory.h): an upload from it is the copy engine's alone.
+  std::shared_ptr<std::pmr::memory_resource> upload_memory() const override { return pinned_; }
   // Events on the compute stream (cuda_event_clock.h): timing a step adds no waits.
   std::unique_ptr<StepClock> make_step_clock() const override;
   // The arrays' uploads and downloads, and the kernels' own transfers (CudaContext counts them).
@@ -90,6 +103,11 @@ class CudaArrayDevice final : public Device {
   void download_values(const DeviceArray& from, std::span<float> host) override;
 
  private:
+  // The compute stream and `nccl`'s stream, for collectives on device memory.
+  OrderedStreams streams_with(const NcclCollectives& nccl) const;
+  // One collective that plans::runs_on_device_memory accepts, from `input` into `into` (the same
+  // array for an in-place sum), ordered before what the compute stream queues next.
+  void run_on_device(NcclCollectives& nccl, const plans::Collective& c, const DeviceArray& input, DeviceArray& into);
   // A host copy of `array` (a counted download), for the staged communication.
   std::unique_ptr<DeviceArray> staged_copy(const DeviceArray& array);
   // A host array of `like`'s shape, to receive a staged result.
@@ -99,7 +117,11 @@ class CudaArrayDevice final : public Device {
 
   std::shared_ptr<CudaContext> context_;
   int64_t driver_used_at_start_bytes_;
+  // The tables of update_all's and zero_all's kernels: each uploaded once while the arrays stay.
+  ChunkedTensorTable update_table_{*context_};
+  ChunkedTensorTable zero_table_{*context_};
   HostDevice host_;  // runs the staged communication
+  std::shared_ptr<PinnedHostMemory> pinned_ = std::make_shared<PinnedHostMemory>();
 };
 
 }  // namespace splitbrain::exec::cuda

@@ -1,15 +1,42 @@
-// CudaArrayDevice's communication, staged through host memory (cuda_array_device.h): a host
-// copy of the input, the HostDevice's communication on it (the backend's collective engine, MPI
-// for hand-overs), the result uploaded back. Each copy is a counted host transfer.
+// CudaArrayDevice's communication. With the NCCL engine, the gradient buckets' reductions and
+// gathers, and every collective plans::runs_on_device_memory accepts, run on the arrays' device
+// memory, ordered against the compute stream by events (stream_ordered_collectives.h): no host
+// copy, no host wait. The rest (layout redistributions, pipeline hand-overs), and everything under
+// another engine (the MPI engine, in tests), is staged through host memory: a host copy of the
+// input, the HostDevice's communication on it, the result uploaded back; each copy a counted host
+// transfer.
+
+#include <fmt/format.h>
 
 #include <functional>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
 #include "exec/cuda/cuda_array_device.h"
+#include "exec/cuda/nccl_collectives.h"
+#include "exec/cuda/stream_ordered_collectives.h"
+#include "plans/collective_residence.h"
 
 namespace splitbrain::exec::cuda {
 namespace {
+
+// The backend's NCCL engine; null for any other engine, whose collectives then get host copies.
+NcclCollectives* nccl_of(comm::CollectiveEngine& engine) { return dynamic_cast<NcclCollectives*>(&engine); }
+
+// A collective over a group of one: its result was written before it returned.
+class AlreadyComplete final : public comm::PendingCollective {
+ public:
+  bool test() override { return true; }
+  void wait() override {}
+};
+
+void check_result_size(const DeviceArray& into, int64_t elements, const char* what) {
+  if (into.elements() != elements) {
+    throw std::logic_error(
+        fmt::format("step program: {} delivers {} elements into a buffer of {}", what, elements, into.elements()));
+  }
+}
 
 // A staged non-blocking operation: keeps its host copies alive until it completes, then uploads
 // the host result (when there is one) into the device array it was started for.
@@ -60,8 +87,52 @@ void CudaArrayDevice::deliver(DeviceArray& staged, DeviceArray& into) {
   upload(HostDevice::storage(staged).values, into);
 }
 
+OrderedStreams CudaArrayDevice::streams_with(const NcclCollectives& nccl) const {
+  return {context_->stream(), nccl.stream()};
+}
+
+void CudaArrayDevice::run_on_device(NcclCollectives& nccl, const plans::Collective& c, const DeviceArray& input,
+                                    DeviceArray& into) {
+  const int n = nccl.group_size(c.axes);
+  int64_t result_elements = input.elements();
+  if (c.kind == plans::CollectiveKind::all_gather) result_elements *= n;
+  if (c.kind == plans::CollectiveKind::reduce_scatter) result_elements /= n;
+  check_result_size(into, result_elements, "a collective");
+  const bool in_place = &input == &into;
+  if (n == 1) {  // the group's sum, gather or piece is the input itself
+    if (!in_place) copy(input, 0, into, 0, into.elements());
+    return;
+  }
+  const ncclComm_t group = nccl.communicator_for(c.axes);
+  const OrderedStreams streams = streams_with(nccl);
+  switch (c.kind) {
+    case plans::CollectiveKind::all_reduce:
+      if (!in_place) copy(input, 0, into, 0, into.elements());
+      cuda::start_all_reduce(streams, group, memory(into), static_cast<size_t>(into.elements()))->wait();
+      return;
+    case plans::CollectiveKind::all_gather:
+      cuda::start_all_gather(streams, group, memory(input), memory(into), static_cast<size_t>(input.elements()))
+          ->wait();
+      return;
+    case plans::CollectiveKind::reduce_scatter:
+      cuda::start_reduce_scatter(streams, group, memory(input), memory(into), static_cast<size_t>(into.elements()))
+          ->wait();
+      return;
+    default:
+      throw std::logic_error("CudaArrayDevice: a collective that does not run on device memory");
+  }
+}
+
 void CudaArrayDevice::run_collectives(comm::Communicator& communicator, std::span<const plans::Collective> collectives,
                                       const DeviceArray& input, DeviceArray& output, std::string_view label) {
+  if (NcclCollectives* nccl = nccl_of(communicator.engine());
+      nccl != nullptr && plans::runs_on_device_memory(collectives)) {
+    const plans::Collective& c = collectives.front();
+    communicator.check_fp32(c, input.shape());
+    run_on_device(*nccl, c, input, output);
+    communicator.count(label, c);
+    return;
+  }
   const auto staged_input = staged_copy(input);
   const auto staged_output = staged_result(output);
   host_.run_collectives(communicator, collectives, *staged_input, *staged_output, label);
@@ -81,6 +152,11 @@ void CudaArrayDevice::redistribute(comm::Communicator& communicator, std::span<c
 std::unique_ptr<comm::PendingCollective> CudaArrayDevice::start_all_reduce(comm::CollectiveEngine& engine,
                                                                            const std::vector<int>& axes,
                                                                            DeviceArray& buffer) {
+  if (NcclCollectives* nccl = nccl_of(engine)) {
+    if (nccl->group_size(axes) == 1) return std::make_unique<AlreadyComplete>();
+    return cuda::start_all_reduce(streams_with(*nccl), nccl->communicator_for(axes), memory(buffer),
+                                  static_cast<size_t>(buffer.elements()));
+  }
   auto staged = staged_copy(buffer);
   DeviceArray& host = *staged;
   auto pending = host_.start_all_reduce(engine, axes, host);
@@ -94,6 +170,17 @@ std::unique_ptr<comm::PendingCollective> CudaArrayDevice::start_reduce_scatter(c
                                                                                const std::vector<int>& axes,
                                                                                const DeviceArray& input,
                                                                                DeviceArray& output) {
+  if (NcclCollectives* nccl = nccl_of(engine)) {
+    const int n = nccl->group_size(axes);
+    check_result_size(output, input.elements() / n, "a bucket's reduce-scatter");
+    if (input.elements() % n != 0) throw std::logic_error("step program: a bucket the group does not divide");
+    if (n == 1) {
+      copy(input, 0, output, 0, output.elements());
+      return std::make_unique<AlreadyComplete>();
+    }
+    return cuda::start_reduce_scatter(streams_with(*nccl), nccl->communicator_for(axes), memory(input), memory(output),
+                                      static_cast<size_t>(output.elements()));
+  }
   auto staged_input = staged_copy(input);
   auto staged_output = staged_result(output);
   DeviceArray& host_output = *staged_output;
@@ -107,6 +194,18 @@ std::unique_ptr<comm::PendingCollective> CudaArrayDevice::start_reduce_scatter(c
 
 void CudaArrayDevice::all_gather(comm::CollectiveEngine& engine, const std::vector<int>& axes, const DeviceArray& input,
                                  DeviceArray& output) {
+  if (NcclCollectives* nccl = nccl_of(engine)) {
+    const int n = nccl->group_size(axes);
+    check_result_size(output, input.elements() * n, "a gather");
+    if (n == 1) {
+      copy(input, 0, output, 0, output.elements());
+      return;
+    }
+    cuda::start_all_gather(streams_with(*nccl), nccl->communicator_for(axes), memory(input), memory(output),
+                           static_cast<size_t>(input.elements()))
+        ->wait();
+    return;
+  }
   const auto staged_input = staged_copy(input);
   const auto staged_output = staged_result(output);
   host_.all_gather(engine, axes, *staged_input, *staged_output);

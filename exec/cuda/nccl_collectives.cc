@@ -88,11 +88,11 @@ void NcclCollectives::prepare(const std::vector<std::vector<int>>& axis_sets) {
   // Every rank walks the same list in the same order, so the groups' initialisations (each
   // collective over its own members) cannot wait on each other in a cycle.
   for (const auto& axes : axis_sets) {
-    if (group_size(axes) > 1) comm_for(axes);
+    if (group_size(axes) > 1) communicator_for(axes);
   }
 }
 
-ncclComm_t NcclCollectives::comm_for(const std::vector<int>& axes) {
+ncclComm_t NcclCollectives::communicator_for(const std::vector<int>& axes) {
   if (auto found = comms_.find(axes); found != comms_.end()) return found->second;
   const MPI_Comm group = communicators().get(axes);
   const int me = member(axes);
@@ -125,7 +125,7 @@ std::vector<std::byte> NcclCollectives::staged(std::span<const std::byte> send, 
 LocalBytes NcclCollectives::all_gather(const std::vector<int>& axes, const LocalBytes& input, int dim) {
   const int n = group_size(axes);
   if (n == 1) return input;
-  const ncclComm_t comm = comm_for(axes);
+  const ncclComm_t comm = communicator_for(axes);
   const size_t bytes = input.bytes.size();
   const std::vector<std::byte> gathered =
       staged(input.bytes, bytes * static_cast<size_t>(n), [&](const std::byte* send, std::byte* receive) {
@@ -138,7 +138,7 @@ LocalBytes NcclCollectives::all_gather(const std::vector<int>& axes, const Local
 LocalArray NcclCollectives::reduce_scatter(const std::vector<int>& axes, const LocalArray& input, int dim) {
   const int n = group_size(axes);
   if (n == 1) return input;
-  const ncclComm_t comm = comm_for(axes);
+  const ncclComm_t comm = communicator_for(axes);
   // ncclReduceScatter hands member i the i-th contiguous piece: lay the blocks along dim out
   // one after another first.
   const std::vector<std::byte> packed = comm::pack_blocks(comm::to_bytes(input), dim, n);
@@ -153,7 +153,7 @@ LocalArray NcclCollectives::reduce_scatter(const std::vector<int>& axes, const L
 
 LocalArray NcclCollectives::all_reduce(const std::vector<int>& axes, const LocalArray& input) {
   if (group_size(axes) == 1) return input;
-  const ncclComm_t comm = comm_for(axes);
+  const ncclComm_t comm = communicator_for(axes);
   const size_t count = input.values.size();
   return {
       input.shape,
@@ -164,7 +164,7 @@ LocalArray NcclCollectives::all_reduce(const std::vector<int>& axes, const Local
 
 void NcclCollectives::all_reduce_statistics(const std::vector<int>& axes, std::span<double> values) {
   if (group_size(axes) == 1) return;
-  const ncclComm_t comm = comm_for(axes);
+  const ncclComm_t comm = communicator_for(axes);
   const std::vector<std::byte> sums =
       staged(std::as_bytes(values), values.size_bytes(), [&](const std::byte* send, std::byte* receive) {
         SB_NCCL_CHECK(ncclAllReduce(send, receive, values.size(), ncclDouble, ncclSum, comm, stream_));
@@ -177,7 +177,7 @@ LocalBytes NcclCollectives::all_to_all(const std::vector<int>& axes, const Local
   // Block j along other_dim is for member j.
   const std::vector<std::byte> packed = comm::pack_blocks(input, other_dim, n);
   if (n == 1) return input;
-  const ncclComm_t comm = comm_for(axes);
+  const ncclComm_t comm = communicator_for(axes);
   const size_t block = packed.size() / static_cast<size_t>(n);
   const std::vector<std::byte> received = staged(packed, packed.size(), [&](const std::byte* send, std::byte* receive) {
     SB_NCCL_CHECK(ncclGroupStart());
@@ -204,7 +204,7 @@ LocalBytes NcclCollectives::halo_exchange(const std::vector<int>& axes, const Lo
   LocalBytes after = before;
   if (n > 1 && halo_rows > 0) {
     const int me = member(axes);
-    const ncclComm_t comm = comm_for(axes);
+    const ncclComm_t comm = communicator_for(axes);
     std::vector<int64_t> offset(input.shape.size(), 0);
     const LocalBytes first = comm::sub_array(input, offset, before.shape);
     offset[d] = input.shape[d] - halo_rows;
@@ -235,7 +235,7 @@ LocalBytes NcclCollectives::send_recv(const std::vector<int>& axes, const LocalB
                                       int destination) {
   const int me = member(axes);
   if (me != source && me != destination) return input;
-  const ncclComm_t comm = comm_for(axes);
+  const ncclComm_t comm = communicator_for(axes);
   const size_t bytes = input.bytes.size();
   if (me == source) {
     staged(input.bytes, 0, [&](const std::byte* send, std::byte*) {
@@ -251,7 +251,7 @@ LocalBytes NcclCollectives::send_recv(const std::vector<int>& axes, const LocalB
 std::unique_ptr<comm::PendingCollective> NcclCollectives::start_all_reduce(const std::vector<int>& axes,
                                                                            std::span<float> buffer) {
   if (group_size(axes) == 1) return std::make_unique<NothingPending>();
-  const ncclComm_t comm = comm_for(axes);
+  const ncclComm_t comm = communicator_for(axes);
   const size_t bytes = buffer.size_bytes();
   StagingPool::Lease lease = staging_.acquire(bytes);
   std::memcpy(lease.host(), buffer.data(), bytes);
@@ -273,7 +273,7 @@ std::unique_ptr<comm::PendingCollective> NcclCollectives::start_reduce_scatter(c
     std::copy(input.begin(), input.end(), output.begin());
     return std::make_unique<NothingPending>();
   }
-  const ncclComm_t comm = comm_for(axes);
+  const ncclComm_t comm = communicator_for(axes);
   const size_t in_bytes = input.size_bytes();
   const size_t out_bytes = output.size_bytes();
   StagingPool::Lease lease = staging_.acquire(in_bytes + out_bytes);

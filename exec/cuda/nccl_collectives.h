@@ -6,10 +6,10 @@
 // every member calls ncclCommInitRank. All NCCL work runs on the engine's own stream, apart from
 // the compute stream, and events tell when a started reduction has finished (test() polls them).
 //
-// The runtime's arrays are HOST memory in this first version (comm::LocalArray), so each call
-// stages its data through a device buffer (staging_pool.h): upload, NCCL, download. Device-
-// resident arrays come later; the comm stream will then wait on an event recorded on the
-// compute stream instead of on the host copy.
+// The engine's own operations take HOST arrays (comm::LocalArray), so each call stages its data
+// through a device buffer (staging_pool.h): upload, NCCL, download. The CUDA backend's device
+// runs what it can on its arrays' device memory instead (stream_ordered_collectives.h), with the
+// group's communicator and the engine's stream from communicator_for() and stream().
 //
 // One stream serves every group, so NCCL work runs in the order the runtime issues it, the same
 // on every rank: a blocking collective issued while a bucket's reduction is in flight waits for
@@ -61,9 +61,13 @@ class NcclCollectives final : public comm::CollectiveEngine {
                                                                 std::span<const float> input,
                                                                 std::span<float> output) override;
 
+  // The NCCL communicator of this rank's group over `axes` (two or more members), created on first
+  // use (collective over the group; prepare() creates them all up front).
+  ncclComm_t communicator_for(const std::vector<int>& axes);
+  // Where the engine queues its NCCL work, apart from the compute stream.
+  cudaStream_t stream() const { return stream_; }
+
  private:
-  // The group's NCCL communicator, created on first use (collective over the group).
-  ncclComm_t comm_for(const std::vector<int>& axes);
   // A blocking collective on staged data: uploads `send`, lets `issue` enqueue NCCL work from the
   // device copy of `send` into a device buffer of `receive_bytes`, and returns that buffer's
   // contents once the stream has finished.

@@ -10,13 +10,16 @@ namespace splitbrain::exec::cuda {
 namespace {
 
 // Each line mirrors a line of Optimizer::step; __f*_rn / __d*_rn round every operation on its own.
-__global__ void sgd_momentum_kernel(int64_t n, float lr, float momentum, float decay, bool first_step, float* p,
-                                    const float* g, float* m) {
-  SB_GRID_STRIDE_LOOP(k, n) {
-    const float gradient = __fadd_rn(g[k], __fmul_rn(decay, p[k]));
-    m[k] = first_step ? gradient : __fadd_rn(__fmul_rn(momentum, m[k]), gradient);
-    p[k] = __fsub_rn(p[k], __fmul_rn(lr, m[k]));
-  }
+// One element's update, shared by the one-tensor and the many-tensor kernels.
+struct SgdConstants {
+  float lr, momentum, decay;
+  bool first_step;
+};
+
+__device__ void sgd_momentum_element(const SgdConstants& c, int64_t k, float* p, const float* g, float* m) {
+  const float gradient = __fadd_rn(g[k], __fmul_rn(c.decay, p[k]));
+  m[k] = c.first_step ? gradient : __fadd_rn(__fmul_rn(c.momentum, m[k]), gradient);
+  p[k] = __fsub_rn(p[k], __fmul_rn(c.lr, m[k]));
 }
 
 struct AdamConstants {
@@ -24,36 +27,114 @@ struct AdamConstants {
   double b1, one_minus_b1, b2, one_minus_b2, correction2, step_size, epsilon;
 };
 
+__device__ void adam_element(const AdamConstants& c, int64_t k, float* p, const float* g, float* m, float* v) {
+  const float gradient = __fadd_rn(g[k], __fmul_rn(c.decay, p[k]));
+  const double gd = gradient;
+  m[k] = __double2float_rn(__dadd_rn(__dmul_rn(c.b1, m[k]), __dmul_rn(c.one_minus_b1, gd)));
+  v[k] = __double2float_rn(__dadd_rn(__dmul_rn(c.b2, v[k]), __dmul_rn(__dmul_rn(c.one_minus_b2, gd), gd)));
+  const double denominator = __dadd_rn(__dsqrt_rn(__ddiv_rn(v[k], c.correction2)), c.epsilon);
+  p[k] = __fsub_rn(p[k], __double2float_rn(__ddiv_rn(__dmul_rn(c.step_size, m[k]), denominator)));
+}
+
+__global__ void sgd_momentum_kernel(int64_t n, SgdConstants c, float* p, const float* g, float* m) {
+  SB_GRID_STRIDE_LOOP(k, n) { sgd_momentum_element(c, k, p, g, m); }
+}
+
 __global__ void adam_kernel(int64_t n, AdamConstants c, float* p, const float* g, float* m, float* v) {
-  SB_GRID_STRIDE_LOOP(k, n) {
-    const float gradient = __fadd_rn(g[k], __fmul_rn(c.decay, p[k]));
-    const double gd = gradient;
-    m[k] = __double2float_rn(__dadd_rn(__dmul_rn(c.b1, m[k]), __dmul_rn(c.one_minus_b1, gd)));
-    v[k] = __double2float_rn(__dadd_rn(__dmul_rn(c.b2, v[k]), __dmul_rn(__dmul_rn(c.one_minus_b2, gd), gd)));
-    const double denominator = __dadd_rn(__dsqrt_rn(__ddiv_rn(v[k], c.correction2)), c.epsilon);
-    p[k] = __fsub_rn(p[k], __double2float_rn(__ddiv_rn(__dmul_rn(c.step_size, m[k]), denominator)));
+  SB_GRID_STRIDE_LOOP(k, n) { adam_element(c, k, p, g, m, v); }
+}
+
+// Calls element(tensor, k) for every element k of every tensor: each block takes chunks in turn
+// and finds the chunk's tensor by bisection over the ascending first_chunk.
+template <class Element>
+__device__ void for_each_chunked_element(const ChunkedTensor* table, int count, int64_t chunks,
+                                         const Element& element) {
+  for (int64_t chunk = blockIdx.x; chunk < chunks; chunk += gridDim.x) {
+    int low = 0;
+    int high = count - 1;
+    while (low < high) {  // the last tensor whose first chunk is at or before `chunk`
+      const int middle = (low + high + 1) / 2;
+      if (table[middle].first_chunk <= chunk) {
+        low = middle;
+      } else {
+        high = middle - 1;
+      }
+    }
+    const ChunkedTensor& tensor = table[low];
+    const int64_t begin = (chunk - tensor.first_chunk) * kElementsPerChunk;
+    const int64_t end = begin + kElementsPerChunk < tensor.elements ? begin + kElementsPerChunk : tensor.elements;
+    for (int64_t k = begin + threadIdx.x; k < end; k += blockDim.x) element(tensor, k);
   }
 }
+
+__global__ void sgd_momentum_all_kernel(const ChunkedTensor* table, int count, int64_t chunks, SgdConstants c) {
+  for_each_chunked_element(table, count, chunks, [&](const ChunkedTensor& t, int64_t k) {
+    sgd_momentum_element(c, k, t.first, t.second, t.third);
+  });
+}
+
+__global__ void adam_all_kernel(const ChunkedTensor* table, int count, int64_t chunks, AdamConstants c) {
+  for_each_chunked_element(table, count, chunks, [&](const ChunkedTensor& t, int64_t k) {
+    adam_element(c, k, t.first, t.second, t.third, t.fourth);
+  });
+}
+
+__global__ void zero_all_kernel(const ChunkedTensor* table, int count, int64_t chunks) {
+  for_each_chunked_element(table, count, chunks, [](const ChunkedTensor& t, int64_t k) { t.first[k] = 0.0f; });
+}
+
+SgdConstants sgd_constants(double learning_rate, double momentum, double weight_decay, int64_t step) {
+  return {static_cast<float>(learning_rate), static_cast<float>(momentum), static_cast<float>(weight_decay), step == 1};
+}
+
+AdamConstants adam_constants(double learning_rate, double beta1, double beta2, double epsilon, double weight_decay,
+                             int64_t step) {
+  const double correction1 = 1.0 - std::pow(beta1, static_cast<double>(step));
+  const double correction2 = 1.0 - std::pow(beta2, static_cast<double>(step));
+  return {static_cast<float>(weight_decay), beta1,  1 - beta1, beta2, 1 - beta2, correction2,
+          learning_rate / correction1,      epsilon};
+}
+
+// Blocks for a many-tensor launch: one per chunk, up to blocks_for's cap (they then loop).
+unsigned blocks_for_chunks(int64_t chunks) { return blocks_for(chunks * kThreadsPerBlock); }
 
 }  // namespace
 
 void sgd_momentum_update(cudaStream_t stream, int64_t elements, double learning_rate, double momentum,
                          double weight_decay, int64_t step, float* params, const float* grads, float* momentum_buffer) {
   sgd_momentum_kernel<<<blocks_for(elements), kThreadsPerBlock, 0, stream>>>(
-      elements, static_cast<float>(learning_rate), static_cast<float>(momentum), static_cast<float>(weight_decay),
-      step == 1, params, grads, momentum_buffer);
+      elements, sgd_constants(learning_rate, momentum, weight_decay, step), params, grads, momentum_buffer);
   SB_CUDA_CHECK(cudaGetLastError());
 }
 
 void adam_update(cudaStream_t stream, int64_t elements, double learning_rate, double beta1, double beta2,
                  double epsilon, double weight_decay, int64_t step, float* params, const float* grads,
                  float* first_moment, float* second_moment) {
-  const double correction1 = 1.0 - std::pow(beta1, static_cast<double>(step));
-  const double correction2 = 1.0 - std::pow(beta2, static_cast<double>(step));
-  const AdamConstants constants{static_cast<float>(weight_decay), beta1,  1 - beta1, beta2, 1 - beta2, correction2,
-                                learning_rate / correction1,      epsilon};
-  adam_kernel<<<blocks_for(elements), kThreadsPerBlock, 0, stream>>>(elements, constants, params, grads, first_moment,
-                                                                     second_moment);
+  adam_kernel<<<blocks_for(elements), kThreadsPerBlock, 0, stream>>>(
+      elements, adam_constants(learning_rate, beta1, beta2, epsilon, weight_decay, step), params, grads, first_moment,
+      second_moment);
+  SB_CUDA_CHECK(cudaGetLastError());
+}
+
+void sgd_momentum_update_all(cudaStream_t stream, const ChunkedTensor* table, int count, int64_t chunks,
+                             double learning_rate, double momentum, double weight_decay, int64_t step) {
+  if (chunks == 0) return;
+  sgd_momentum_all_kernel<<<blocks_for_chunks(chunks), kThreadsPerBlock, 0, stream>>>(
+      table, count, chunks, sgd_constants(learning_rate, momentum, weight_decay, step));
+  SB_CUDA_CHECK(cudaGetLastError());
+}
+
+void adam_update_all(cudaStream_t stream, const ChunkedTensor* table, int count, int64_t chunks, double learning_rate,
+                     double beta1, double beta2, double epsilon, double weight_decay, int64_t step) {
+  if (chunks == 0) return;
+  adam_all_kernel<<<blocks_for_chunks(chunks), kThreadsPerBlock, 0, stream>>>(
+      table, count, chunks, adam_constants(learning_rate, beta1, beta2, epsilon, weight_decay, step));
+  SB_CUDA_CHECK(cudaGetLastError());
+}
+
+void zero_all(cudaStream_t stream, const ChunkedTensor* table, int count, int64_t chunks) {
+  if (chunks == 0) return;
+  zero_all_kernel<<<blocks_for_chunks(chunks), kThreadsPerBlock, 0, stream>>>(table, count, chunks);
   SB_CUDA_CHECK(cudaGetLastError());
 }
 

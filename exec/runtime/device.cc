@@ -47,6 +47,37 @@ void Device::unpack(const DeviceArray& flat, std::span<DeviceArray* const> parts
   }
 }
 
+void Device::update_all(const plans::OptimizerConfig& config, int64_t step, std::span<DeviceArray* const> parameters,
+                        std::span<const DeviceArray* const> gradients, std::span<DeviceArray* const> first_moments,
+                        std::span<DeviceArray* const> second_moments) {
+  check_update_lists(parameters, gradients, first_moments, second_moments);
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    update(config, step, *parameters[i], *gradients[i], *first_moments[i],
+           second_moments.empty() ? nullptr : second_moments[i]);
+  }
+}
+
+void Device::zero_all(std::span<DeviceArray* const> arrays) {
+  for (DeviceArray* array : arrays) fill(*array, 0, array->elements(), 0.0f);
+}
+
+void check_update_lists(std::span<DeviceArray* const> parameters, std::span<const DeviceArray* const> gradients,
+                        std::span<DeviceArray* const> first_moments, std::span<DeviceArray* const> second_moments) {
+  const size_t n = parameters.size();
+  if (gradients.size() != n || first_moments.size() != n || (!second_moments.empty() && second_moments.size() != n)) {
+    throw std::logic_error(
+        fmt::format("Device::update_all: {} parameters, {} gradients, {} first and {} second moments", n,
+                    gradients.size(), first_moments.size(), second_moments.size()));
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t elements = parameters[i]->elements();
+    if (gradients[i]->elements() != elements || first_moments[i]->elements() != elements ||
+        (!second_moments.empty() && second_moments[i]->elements() != elements)) {
+      throw std::logic_error(fmt::format("Device::update_all: parameter {}'s arrays differ in size", i));
+    }
+  }
+}
+
 void check_element_range(const DeviceArray& array, int64_t first, int64_t count, const char* what) {
   if (first < 0 || count < 0 || first + count > array.elements()) {
     throw std::logic_error(fmt::format("Device::{}: elements [{}, {}) outside an array of {}", what, first,
@@ -62,6 +93,11 @@ void check_block_inside(const DeviceArray& block, const DeviceArray& whole, std:
       offset[0] + b[0] > w[0] || offset[1] + b[1] > w[1]) {
     throw std::logic_error(fmt::format("Device::{}: a 2-d block outside its array", what));
   }
+}
+
+std::shared_ptr<std::pmr::memory_resource> Device::upload_memory() const {
+  // The process's heap lives as long as the process: a pointer that owns nothing.
+  return {std::shared_ptr<void>(), std::pmr::new_delete_resource()};
 }
 
 std::unique_ptr<StepClock> Device::make_step_clock() const { return std::make_unique<HostStepClock>(); }

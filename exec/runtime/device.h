@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <memory_resource>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -51,6 +52,11 @@ class Device {
   // Host transfers, counted: `host` holds exactly the array's elements.
   void upload(std::span<const float> host, DeviceArray& into);
   void download(const DeviceArray& from, std::span<float> host);
+  // Host memory to upload from, for what fills the arrays a step uploads (the input batches):
+  // where an upload is fastest (a GPU's page-locked memory, which its copy engine reads
+  // directly); plain host memory by default. Shared, so what was allocated from it may outlive
+  // the device.
+  virtual std::shared_ptr<std::pmr::memory_resource> upload_memory() const;
   // Every host transfer so far: upload's and download's, and the backend's own.
   virtual HostTransfers host_transfers() const { return transfers_; }
   // None where the device has no allocator of its own to ask (HostDevice: host memory).
@@ -81,6 +87,14 @@ class Device {
   // (optimizer.h); `second_moment` is Adam's (null for SGD).
   virtual void update(const plans::OptimizerConfig& config, int64_t step, DeviceArray& parameter,
                       const DeviceArray& gradient, DeviceArray& first_moment, DeviceArray* second_moment) = 0;
+  // Every parameter's update of one optimizer step, the i-th of each list together as update()
+  // takes them (`second_moments` empty for SGD); and every array set to zeros (the kept gradients
+  // after the update). By default one call per array; a device that queues its work does each in
+  // one pass, so the host queues one kernel, not one per parameter.
+  virtual void update_all(const plans::OptimizerConfig& config, int64_t step, std::span<DeviceArray* const> parameters,
+                          std::span<const DeviceArray* const> gradients, std::span<DeviceArray* const> first_moments,
+                          std::span<DeviceArray* const> second_moments);
+  virtual void zero_all(std::span<DeviceArray* const> arrays);
 
   // The plan's collectives in turn (each one's output the next one's input), counted by the
   // communicator under `label`; `output` receives the last result.
@@ -132,6 +146,10 @@ std::vector<float> host_copy(Device& device, const DeviceArray& array);
 // elements [first, first + count) are not inside `array`, or when the 2-d `block` at `offset` is
 // not inside the 2-d `whole`.
 void check_element_range(const DeviceArray& array, int64_t first, int64_t count, const char* what);
+// std::logic_error naming update_all when its lists differ in length (`second_moments`: empty,
+// or as long as the others) or the i-th arrays of the lists differ in elements.
+void check_update_lists(std::span<DeviceArray* const> parameters, std::span<const DeviceArray* const> gradients,
+                        std::span<DeviceArray* const> first_moments, std::span<DeviceArray* const> second_moments);
 void check_block_inside(const DeviceArray& block, const DeviceArray& whole, std::span<const int64_t> offset,
                         const char* what);
 

@@ -1,6 +1,7 @@
 #include "exec/runtime/optimizer.h"
 
 #include <stdexcept>
+#include <vector>
 
 namespace splitbrain::exec {
 
@@ -18,13 +19,17 @@ void Optimizer::step(const std::vector<DeviceArray*>& params, const std::vector<
   if (params.size() != first_.size() || grads.size() != first_.size()) {
     throw std::logic_error("Optimizer::step: parameter count differs from the registered one");
   }
-  ++steps_;
+  std::vector<DeviceArray*> first;
+  std::vector<DeviceArray*> second;
   for (size_t i = 0; i < params.size(); ++i) {
     if (params[i]->elements() != first_[i]->elements() || grads[i]->elements() != first_[i]->elements()) {
       throw std::logic_error("Optimizer::step: a parameter's size differs from the registered one");
     }
-    device_.update(config_, steps_, *params[i], *grads[i], *first_[i], second_[i].get());
+    first.push_back(first_[i].get());
+    if (second_[i] != nullptr) second.push_back(second_[i].get());
   }
+  ++steps_;
+  device_.update_all(config_, steps_, params, grads, first, second);
 }
 
 }  // namespace splitbrain::exec

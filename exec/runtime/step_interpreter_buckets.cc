@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <vector>
 #include <tuple>
 
 #include "exec/runtime/flat_packing.h"
@@ -88,12 +89,11 @@ void StepInterpreter::update(const StepInstruction& instruction) {
   }
   r_.optimizer.step(values, grads);
   // The next step's backward accumulates into the kept gradients from zero.
+  std::vector<DeviceArray*> kept_gradients;
   for (int b : program_.resident) {
-    if (buffers_.describe(b).role == BufferRole::parameter_gradient) {
-      DeviceArray& gradient = buffers_.at(b);
-      r_.device.fill(gradient, 0, gradient.elements(), 0.0f);
-    }
+    if (buffers_.describe(b).role == BufferRole::parameter_gradient) kept_gradients.push_back(&buffers_.at(b));
   }
+  r_.device.zero_all(kept_gradients);
 }
 
 void StepInterpreter::gather_bucket(const StepInstruction& instruction) {

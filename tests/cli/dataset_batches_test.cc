@@ -6,7 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstddef>
+#include <map>
 #include <memory>
+#include <memory_resource>
 #include <span>
 #include <vector>
 
@@ -54,6 +58,55 @@ TEST(DatasetBatches, EachBlockIsTheSamplersSamplesWithOrWithoutReadingAhead) {
         EXPECT_EQ(source.labels(step, first, count), expected_labels) << "step " << step << ", first " << first;
       }
     }
+  }
+}
+
+// Records the blocks of memory it has handed out and not taken back.
+class RecordingMemory final : public std::pmr::memory_resource {
+ public:
+  int64_t allocations() const { return allocations_; }
+  // Whether [begin, begin + count) lies in one block handed out and not taken back.
+  bool holds(const float* begin, size_t count) const {
+    const auto* first = reinterpret_cast<const std::byte*>(begin);
+    return std::any_of(live_.begin(), live_.end(), [&](const auto& block) {
+      return first >= block.first && first + count * sizeof(float) <= block.first + block.second;
+    });
+  }
+
+ private:
+  void* do_allocate(size_t bytes, size_t alignment) override {
+    void* memory = std::pmr::new_delete_resource()->allocate(bytes, alignment);
+    live_.emplace(static_cast<std::byte*>(memory), bytes);
+    ++allocations_;
+    return memory;
+  }
+  void do_deallocate(void* memory, size_t bytes, size_t alignment) override {
+    live_.erase(static_cast<std::byte*>(memory));
+    std::pmr::new_delete_resource()->deallocate(memory, bytes, alignment);
+  }
+  bool do_is_equal(const std::pmr::memory_resource& other) const noexcept override { return this == &other; }
+
+  std::map<std::byte*, size_t> live_;
+  int64_t allocations_ = 0;
+};
+
+// A GPU's uploads are fast only from its page-locked memory (exec::Device::upload_memory), so
+// every image the runtime is handed must lie in the memory given, read on this thread or ahead on
+// the worker, and later steps must reuse that memory rather than allocate more of it.
+TEST(DatasetBatches, ImagesLieInTheMemoryGivenAndItIsReused) {
+  for (const BatchPrefetch prefetch : {BatchPrefetch::none, BatchPrefetch::next_step}) {
+    const auto memory = std::make_shared<RecordingMemory>();
+    DatasetBatches source(std::make_unique<exec::data::SyntheticDataset>(small_data(), exec::data::Split::kTrain),
+                          kGlobalBatch, kSeed, prefetch, memory);
+    int64_t allocations_after_two_steps = 0;
+    for (int64_t step = 0; step < 6; ++step) {
+      const std::span<const float> held = source.images_held(step, 0, kGlobalBatch);
+      ASSERT_FALSE(held.empty());
+      EXPECT_TRUE(memory->holds(held.data(), held.size())) << "step " << step;
+      if (step == 1) allocations_after_two_steps = memory->allocations();
+    }
+    EXPECT_GT(allocations_after_two_steps, 0);
+    EXPECT_EQ(memory->allocations(), allocations_after_two_steps) << "later steps allocated images";
   }
 }
 

@@ -116,6 +116,7 @@ TEST(ClusterJson, RoundTripKeepsTheHostLink) {
   cluster.device.host_transfer_latency_seconds = 1.5e-5;
   cluster.device.host_to_device_bytes_per_second = 1.2e10;
   cluster.device.launch_host_seconds = 4e-6;
+  cluster.device.instruction_host_seconds = 6e-6;
   const Cluster back = parse_cluster_json(cluster_json_text(cluster), "memory");
   EXPECT_EQ(back, cluster);
   EXPECT_DOUBLE_EQ(back.device.host_to_device_bytes_per_second, 1.2e10);
@@ -195,6 +196,9 @@ TEST(ClusterJsonErrors, HostQueuingTimesMustNotBeNegative) {
   json document = valid_document();
   document["device"]["launch_host_seconds"] = -1e-6;
   expect_error(document, "device.launch_host_seconds: must be zero or positive");
+  document["device"]["launch_host_seconds"] = 1e-6;
+  document["device"]["instruction_host_seconds"] = -1e-6;
+  expect_error(document, "device.instruction_host_seconds: must be zero or positive");
   document = valid_document();
   document["device"]["measured_kernels"] = json::array({{{"problem", "relu 1024"},
                                                          {"forward_seconds", 1e-5},

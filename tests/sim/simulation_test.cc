@@ -285,5 +285,26 @@ TEST(Simulation, AHostSlowerThanItsKernelsPacesTheStep) {
   }
 }
 
+// The runtime's own host time per layer pass (Device::instruction_host_seconds) comes on top of
+// each forward's and backward's queuing, and only theirs: on a host-paced step each pass's host
+// span grows by it, the other instructions' spans stay, and the step by at least as much.
+TEST(Simulation, TheRuntimesHostTimePerPassAddsToEachPassesQueuing) {
+  const plans::Plan plan = data_parallel_plan("fashion-vgg", 1, 64);
+  Cluster cluster = cluster_preset("dgx-h100");
+  cluster.device.launch_host_seconds = 1e-3;
+  const Prediction without = simulate(plan, cluster);
+  cluster.device.instruction_host_seconds = 2e-4;
+  const Prediction with = simulate(plan, cluster);
+  int passes = 0;
+  for (const ScheduledPass& pass : with.passes) passes += static_cast<int>(pass.layers.size());
+  ASSERT_GT(passes, 0);
+  for (const ScheduledPass& pass : with.passes) {
+    for (const LayerSpan& span : pass.layers) {
+      EXPECT_NEAR(span.host_queue_end_seconds - span.host_queue_start_seconds, 1.2e-3, 1e-9) << "layer " << span.layer;
+    }
+  }
+  EXPECT_GE(with.iteration_seconds - without.iteration_seconds, 2e-4 * passes - 1e-9);
+}
+
 }  // namespace
 }  // namespace splitbrain::sim

@@ -54,26 +54,25 @@ SampleBlock BlockReader::take(const BlockKey& key) {
 
 void BlockReader::work() {
   while (true) {
-    Job job;
+    std::optional<Job> job;  // moved in, never assigned: its block keeps its memory
     {
       std::unique_lock lock(mutex_);
       changed_.wait(lock, [&] { return stopping_ || !queued_.empty(); });
       if (stopping_) return;
-      job = std::move(queued_.front());
+      job.emplace(std::move(queued_.front()));
       queued_.pop_front();
-      in_progress_ = job.key;
+      in_progress_ = job->key;
     }
-    Done done;
+    std::exception_ptr error;
     try {
-      read_block(dataset_, job.indices, job.block);
-      done.block = std::move(job.block);
+      read_block(dataset_, job->indices, job->block);
     } catch (...) {
-      done.error = std::current_exception();
+      error = std::current_exception();
     }
     {
       std::lock_guard lock(mutex_);
       in_progress_.reset();
-      done_.emplace(job.key, std::move(done));
+      done_.emplace(job->key, Done{std::move(job->block), error});
     }
     changed_.notify_all();
   }

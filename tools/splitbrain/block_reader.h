@@ -10,6 +10,7 @@
 #include <deque>
 #include <exception>
 #include <map>
+#include <memory_resource>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -20,9 +21,18 @@
 
 namespace splitbrain::tools {
 
-// The images (NCHW float32) and labels of a block of samples.
+// The images (NCHW float32) and labels of a block of samples. The images live in the memory the
+// block was made with (a GPU's page-locked memory, exec::Device::upload_memory), and a moved block
+// keeps it. Not assignable: assigning one polymorphic-allocator vector to another of a different
+// memory copies the elements into the target's memory, which would quietly move a batch out of
+// page-locked memory; blocks are only ever moved into new ones.
 struct SampleBlock {
-  std::vector<float> images;
+  SampleBlock() = default;
+  explicit SampleBlock(std::pmr::memory_resource* image_memory) : images(image_memory) {}
+  SampleBlock(SampleBlock&&) noexcept = default;
+  SampleBlock& operator=(SampleBlock&&) = delete;
+
+  std::pmr::vector<float> images;
   std::vector<int32_t> labels;
 };
 

@@ -14,6 +14,7 @@
 #include "model/file_io.h"
 #include "sim/cluster_json.h"
 #include "sim/cluster_presets.h"
+#include "tools/splitbrain/pass_overhead_calibration.h"
 #include "tools/splitbrain/backend_choice.h"
 #include "tools/splitbrain/commands.h"
 #include "tools/splitbrain/heap_reuse.h"
@@ -45,8 +46,9 @@ struct CalibrateOptions {
 // Rates, links and collectives are kept from the base cluster (its NCCL figures, not measured here).
 constexpr const char* kCudaMeasures =
     "the exact kernel problems of --model's plans on this rank's GPU (cuDNN, cuBLAS and own kernels, timed by CUDA "
-    "events with the launches queued ahead), the host link (the input's upload) and the optimizer's update rate; "
-    "compute rates, links and collectives are the base cluster's";
+    "events with the launches queued ahead), the host link (the input's upload), the optimizer's update rate and "
+    "the runtime's host time per pass (a short run of the first model's step); compute rates, links and "
+    "collectives are the base cluster's";
 
 void calibrate(CalibrateOptions options) {
   const bool on_gpu = options.backend == "cuda";
@@ -126,7 +128,17 @@ void calibrate(CalibrateOptions options) {
       measure_kernel_problems(problems, options.repeats, leader, comm, host, kernels, cluster.device);
     }
     SB_MPI_CHECK(MPI_Comm_free(&host));
-    if (on_gpu) measure_device_rates(kernels, leader, cluster.device);
+    if (on_gpu) {
+      measure_device_rates(kernels, leader, cluster.device);
+      // The runtime's own host time per pass, from the first model's step at the smallest batch
+      // (where the host's queuing shows most); a run of one rank, so one process.
+      if (ranks == 1) {
+        cluster.device.instruction_host_seconds = measure_pass_host_seconds(
+            options.models.front(), *std::min_element(options.batches.begin(), options.batches.end()), cluster, leader);
+      } else if (leader) {
+        std::cout << "[calibrate] the runtime's host time per pass: measured by a run of one rank (mpirun -np 1)\n";
+      }
+    }
     if (leader && !options.conv_algorithms.empty()) {
       save_conv_algorithms(options.conv_algorithms, "--conv-algorithms");
       std::cout << fmt::format("[calibrate] wrote the cuDNN algorithms the convolutions were timed with to {}\n",

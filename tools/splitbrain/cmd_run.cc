@@ -8,6 +8,8 @@
 #include <iostream>
 #include <iterator>
 #include <limits>
+#include <memory>
+#include <memory_resource>
 #include <optional>
 #include <string>
 #include <utility>
@@ -27,6 +29,7 @@
 #include "tools/splitbrain/backend_choice.h"
 #include "tools/splitbrain/commands.h"
 #include "tools/splitbrain/dataset_batches.h"
+#include "tools/splitbrain/synthetic_defaults.h"
 #include "tools/splitbrain/heap_reuse.h"
 #include "tools/splitbrain/memory_fit.h"
 #include "exec/comm/mpi_process.h"
@@ -60,23 +63,6 @@ struct RunOptions {
   bool no_bind = false;
 };
 
-// The classes a model's loss tells apart (0 when it does not end in a classification loss).
-int64_t predicted_classes(const model::Model& net) {
-  const model::Layer& loss = net.layer(net.size() - 1);
-  return loss.kind == model::OpKind::softmax_cross_entropy ? net.layer(loss.inputs[0]).output_shape.back() : 0;
-}
-
-// Synthetic data fits the model it feeds unless --data says otherwise: a user running vgg16 on
-// synthetic data should not have to spell out 3x224x224 and 1000 classes.
-exec::data::SyntheticOptions synthetic_defaults_for(const model::Model& net) {
-  exec::data::SyntheticOptions options;
-  const model::Shape& input = net.layer(0).output_shape;
-  if (input.size() == 3) options.shape = {input[0], input[1], input[2]};
-  const int64_t classes = predicted_classes(net);
-  if (classes >= 2 && classes <= std::numeric_limits<int32_t>::max()) options.classes = static_cast<int32_t>(classes);
-  return options;
-}
-
 void check_data_fits(const exec::data::Dataset& data, const model::Model& net, const std::string& spec) {
   const model::Layer& input = net.layer(0);
   const auto shape = data.sample_shape();
@@ -106,20 +92,22 @@ struct TrainingData {
 constexpr int64_t kTokenEvaluationSteps = 16;
 
 // Token models (GPT) read synthetic token sequences ("--data tokens"); every other model reads
-// the data set --data names.
-TrainingData open_training_data(const RunOptions& options, const plans::Plan& plan, BatchPrefetch prefetch) {
+// the data set --data names. Images are read into `image_memory`, the backend's memory to upload
+// from.
+TrainingData open_training_data(const RunOptions& options, const plans::Plan& plan, BatchPrefetch prefetch,
+                                const std::shared_ptr<std::pmr::memory_resource>& image_memory) {
   const model::Model& net = *plan.model;
   if (!net.layer(0).output_is_tokens) {
     const exec::data::DatasetSpec spec = exec::data::parse_dataset_spec(options.data, synthetic_defaults_for(net));
     auto batches = std::make_unique<DatasetBatches>(exec::data::open_dataset(spec, exec::data::Split::kTrain),
-                                                    plan.global_batch, options.seed, prefetch);
+                                                    plan.global_batch, options.seed, prefetch, image_memory);
     check_data_fits(batches->dataset(), net, options.data);
     TrainingData data;
     data.steps_per_epoch = batches->dataset().sample_count() / plan.global_batch;
     data.batches = std::move(batches);
     if (options.evaluate) {
       auto test = std::make_unique<DatasetBatches>(exec::data::open_dataset(spec, exec::data::Split::kTest),
-                                                   plan.global_batch, options.seed);
+                                                   plan.global_batch, options.seed, BatchPrefetch::none, image_memory);
       data.held_out_steps = test->dataset().sample_count() / plan.global_batch;
       data.held_out = std::move(test);
     }
@@ -197,7 +185,8 @@ void train(const RunOptions& options) {
   // On a GPU the host waits while the device computes: it reads the next step's samples
   // meanwhile. On the CPU backend the cores are the step's own, so reading stays in the step.
   TrainingData data =
-      open_training_data(options, plan, backend_name == "cuda" ? BatchPrefetch::next_step : BatchPrefetch::none);
+      open_training_data(options, plan, backend_name == "cuda" ? BatchPrefetch::next_step : BatchPrefetch::none,
+                         backend.device->upload_memory());
   exec::BatchSource& train_batches = *data.batches;
   const int64_t steps_per_epoch = data.steps_per_epoch;
   const int64_t steps = steps_to_run(options, steps_per_epoch);

@@ -7,8 +7,11 @@
 namespace splitbrain::tools {
 
 DatasetBatches::DatasetBatches(std::unique_ptr<exec::data::Dataset> dataset, int64_t global_batch, uint64_t seed,
-                               BatchPrefetch prefetch)
+                               BatchPrefetch prefetch, std::shared_ptr<std::pmr::memory_resource> image_memory)
     : dataset_(std::move(dataset)),
+      image_memory_(image_memory != nullptr ? std::move(image_memory)
+                                            : std::shared_ptr<std::pmr::memory_resource>(
+                                                  std::shared_ptr<void>(), std::pmr::get_default_resource())),
       sampler_(dataset_->sample_count(), global_batch, seed),
       reader_(prefetch == BatchPrefetch::next_step ? std::make_unique<BlockReader>(*dataset_) : nullptr) {}
 
@@ -35,13 +38,7 @@ const SampleBlock& DatasetBatches::block(const BlockKey& key) {
     spare_.push_back(std::move(it->second));
     it = read_.erase(it);
   }
-  SampleBlock block;
-  if (reader_ != nullptr && reader_->has(key)) {
-    block = reader_->take(key);
-  } else {
-    block = spare_block();
-    read_block(*dataset_, sample_indices(key), block);
-  }
+  SampleBlock block = reader_ != nullptr && reader_->has(key) ? reader_->take(key) : read_now(key);
   if (reader_ != nullptr) {
     const BlockKey next{step + 1, std::get<1>(key), std::get<2>(key)};
     if (!reader_->has(next)) reader_->start(next, sample_indices(next), spare_block());
@@ -50,9 +47,15 @@ const SampleBlock& DatasetBatches::block(const BlockKey& key) {
 }
 
 SampleBlock DatasetBatches::spare_block() {
-  if (spare_.empty()) return {};
+  if (spare_.empty()) return SampleBlock(image_memory_.get());
   SampleBlock block = std::move(spare_.back());
   spare_.pop_back();
+  return block;
+}
+
+SampleBlock DatasetBatches::read_now(const BlockKey& key) {
+  SampleBlock block = spare_block();
+  read_block(*dataset_, sample_indices(key), block);
   return block;
 }
 

@@ -7,11 +7,14 @@
 // BatchPrefetch::next_step, serving a block starts reading the same block of the next step on a
 // worker thread, as a training loader's workers do, so a step's reading overlaps the step before
 // it; for a backend whose host is idle while the device computes (cuda). One worker reads in
-// turn, into the memory of the blocks already served (block_reader.h).
+// turn, into the memory of the blocks already served (block_reader.h). The images are read into
+// `image_memory`, the backend's memory to upload from (exec::Device::upload_memory: page-locked on
+// a GPU, so a batch's upload is the copy engine's alone); the process's heap when null.
 
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <memory_resource>
 #include <span>
 #include <tuple>
 #include <vector>
@@ -28,7 +31,8 @@ enum class BatchPrefetch { none, next_step };
 class DatasetBatches final : public exec::BatchSource {
  public:
   DatasetBatches(std::unique_ptr<exec::data::Dataset> dataset, int64_t global_batch, uint64_t seed,
-                 BatchPrefetch prefetch = BatchPrefetch::none);
+                 BatchPrefetch prefetch = BatchPrefetch::none,
+                 std::shared_ptr<std::pmr::memory_resource> image_memory = nullptr);
   DatasetBatches(const DatasetBatches&) = delete;
   DatasetBatches& operator=(const DatasetBatches&) = delete;
 
@@ -41,10 +45,14 @@ class DatasetBatches final : public exec::BatchSource {
   // The block read (or being read) for `key`; starts the next step's read when prefetching.
   const SampleBlock& block(const BlockKey& key);
   std::vector<int64_t> sample_indices(const BlockKey& key);
-  // Memory of a served block, or none yet.
+  // Memory of a served block, or a new block in image_memory_.
   SampleBlock spare_block();
+  // `key`'s block read on this thread.
+  SampleBlock read_now(const BlockKey& key);
 
   std::unique_ptr<exec::data::Dataset> dataset_;
+  // Before the blocks: they give their memory back to it.
+  std::shared_ptr<std::pmr::memory_resource> image_memory_;
   exec::data::EpochSampler sampler_;
   int64_t cached_step_ = -1;
   std::vector<int64_t> batch_;

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <functional>
 #include <iostream>
+#include <memory>
+#include <memory_resource>
 #include <utility>
 #include <vector>
 
@@ -33,12 +35,14 @@ double median_seconds(exec::StepClock& clock, const std::function<void()>& work)
 
 void measure_host_link(BackendKernels& kernels, bool print, sim::Device& device) {
   exec::Device& memory = *kernels.device;
+  // From the memory a run reads its input batches into (page-locked on a GPU).
+  const std::shared_ptr<std::pmr::memory_resource> host_memory = memory.upload_memory();
   // From a convolution's single-sample input to a large batch's (16 MiB: batch 1024 of 32x32x3).
   const std::vector<int64_t> sizes_bytes = {64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20};
   std::vector<double> bytes, seconds;
   for (const int64_t size : sizes_bytes) {
     const int64_t elements = size / static_cast<int64_t>(sizeof(float));
-    const std::vector<float> host(static_cast<size_t>(elements), 0.5f);
+    const std::pmr::vector<float> host(static_cast<size_t>(elements), 0.5f, host_memory.get());
     const auto array = memory.allocate({elements}, false);
     const double s = median_seconds(*kernels.clock, [&] { memory.upload(host, *array); });
     bytes.push_back(static_cast<double>(size));

@@ -5,14 +5,17 @@
 
 #include "exec/cuda/cuda_array_device.h"
 
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <functional>
 #include <memory>
+#include <memory_resource>
 #include <vector>
 
 #include "exec/cuda/cuda_device.h"
+#include "exec/cuda/optimizer_kernels.h"
 #include "exec/runtime/host_device.h"
 #include "tests/exec/cuda/cuda_test_util.h"
 
@@ -112,6 +115,56 @@ TEST_F(CudaArrayDeviceTest, UpdatesMatchTheHostDevice) {
   }
 }
 
+// The optimizer's one-kernel update of many tensors: tensors smaller than a chunk, one element
+// either side of a chunk's end and several chunks long, each updated as the host updates it alone;
+// then a shorter list (a new table) and the clearing of the gradients.
+TEST_F(CudaArrayDeviceTest, UpdatingAndClearingManyTensorsInOneKernelMatchesTheHostDevice) {
+  const std::vector<int64_t> sizes = {1, kElementsPerChunk - 1,     kElementsPerChunk, kElementsPerChunk + 1,
+                                      3, 5 * kElementsPerChunk + 17};
+  for (const plans::OptimizerKind kind : {plans::OptimizerKind::sgd_momentum, plans::OptimizerKind::adam}) {
+    plans::OptimizerConfig config;
+    config.kind = kind;
+    config.weight_decay = 0.01;
+    std::vector<Twin> p, g, m, v;
+    unsigned seed = 20;
+    for (const int64_t size : sizes) {
+      p.push_back(twin({size}, ++seed));
+      g.push_back(twin({size}, ++seed));
+      m.push_back(twin({size}, ++seed));
+      v.push_back(twin({size}, ++seed, Values::non_negative));
+    }
+    // Each device's arrays of `twins`, the first `count`.
+    auto host_arrays = [](std::vector<Twin>& twins, size_t count) {
+      std::vector<DeviceArray*> arrays;
+      for (size_t i = 0; i < count; ++i) arrays.push_back(twins[i].host.get());
+      return arrays;
+    };
+    auto cuda_arrays = [](std::vector<Twin>& twins, size_t count) {
+      std::vector<DeviceArray*> arrays;
+      for (size_t i = 0; i < count; ++i) arrays.push_back(twins[i].cuda.get());
+      return arrays;
+    };
+    const bool adam = kind == plans::OptimizerKind::adam;
+    for (int64_t step = 1; step <= 3; ++step) {
+      const size_t count = step < 3 ? sizes.size() : 4;  // the third step: a shorter list
+      for (size_t i = 0; i < count; ++i)
+        host_.update(config, step, *p[i].host, *g[i].host, *m[i].host, adam ? v[i].host.get() : nullptr);
+      const std::vector<DeviceArray*> gradients = cuda_arrays(g, count);
+      cuda_->update_all(config, step, cuda_arrays(p, count),
+                        std::vector<const DeviceArray*>(gradients.begin(), gradients.end()), cuda_arrays(m, count),
+                        adam ? cuda_arrays(v, count) : std::vector<DeviceArray*>{});
+    }
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      expect_same(p[i], "parameters after three updates");
+      expect_same(m[i], "first moment");
+      if (adam) expect_same(v[i], "second moment");
+    }
+    host_.zero_all(host_arrays(g, sizes.size()));
+    cuda_->zero_all(cuda_arrays(g, sizes.size()));
+    for (const Twin& gradient : g) expect_same(gradient, "cleared gradient");
+  }
+}
+
 TEST_F(CudaArrayDeviceTest, TheAllocatorReusesFreedBlocksOfTheSameSize) {
   const DeviceMemoryPool& pool = cuda_->memory_pool();
   const int64_t reserved_before = pool.reserved_bytes();
@@ -129,6 +182,25 @@ TEST_F(CudaArrayDeviceTest, TransfersAreCounted) {
   Twin a = twin({8}, 12);
   (void)host_copy(*cuda_, *a.cuda);
   EXPECT_EQ(cuda_->host_transfers().count - before, 2);
+}
+
+// The input batches are read into upload_memory(): it must be page-locked (else each upload is
+// first copied by the driver at a fraction of the link's rate), outlive the device, and upload
+// and read back exactly.
+TEST_F(CudaArrayDeviceTest, UploadMemoryIsPageLockedAndOutlivesTheDevice) {
+  const std::shared_ptr<std::pmr::memory_resource> memory = cuda_->upload_memory();
+  const std::vector<float> values = random_floats(4096, 13);
+  std::pmr::vector<float> batch(values.begin(), values.end(), memory.get());
+  cudaPointerAttributes attributes{};
+  ASSERT_EQ(cudaPointerGetAttributes(&attributes, batch.data()), cudaSuccess);
+  EXPECT_EQ(attributes.type, cudaMemoryTypeHost) << "pageable: the driver would stage every upload";
+  auto array = cuda_->allocate({4096}, false);
+  cuda_->upload(batch, *array);
+  EXPECT_EQ(host_copy(*cuda_, *array), values);
+  array.reset();
+  cuda_.reset();  // the batch's memory is still the resource's
+  batch.assign(8192, 1.0f);
+  EXPECT_EQ(batch.back(), 1.0f);
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <stdexcept>
+#include <vector>
 
 #include "exec/runtime/host_device.h"
 #include "exec/runtime/optimizer.h"
@@ -57,6 +59,31 @@ TEST(Optimizer, AdamFollowsTorch) {
   optimizer.step({p.get()}, {g.get()});
   const double p2 = p1 - 0.01 * (0.02 / 0.19) / (std::sqrt(0.00031225 / 0.001999) + 1e-8);
   EXPECT_NEAR(host_copy(device, *p)[0], p2, 1e-6);
+}
+
+// update_all's lists go together, position by position: lists of different lengths, or arrays of
+// one position that differ in size, are a caller's bug, named before any array is touched.
+TEST(Optimizer, UpdatingAllRefusesListsThatDoNotPairUp) {
+  HostDevice device;
+  const plans::OptimizerConfig sgd;
+  const auto a = device.allocate({3}, true);
+  const auto b = device.allocate({3}, true);
+  const auto c = device.allocate({3}, true);
+  const auto short_one = device.allocate({2}, true);
+  device.upload(std::vector<float>{1.0f, 2.0f, 3.0f}, *a);
+  const std::vector<DeviceArray*> parameters = {a.get()};
+  const std::vector<const DeviceArray*> gradients = {b.get()};
+  const std::vector<DeviceArray*> moments = {c.get()};
+  EXPECT_THROW(device.update_all(sgd, 1, parameters, gradients, {}, {}), std::logic_error);
+  EXPECT_THROW(device.update_all(sgd, 1, parameters, gradients, moments, std::vector<DeviceArray*>{c.get(), c.get()}),
+               std::logic_error);
+  EXPECT_THROW(device.update_all(sgd, 1, parameters, std::vector<const DeviceArray*>{short_one.get()}, moments, {}),
+               std::logic_error);
+  EXPECT_EQ(host_copy(device, *a), (std::vector<float>{1.0f, 2.0f, 3.0f}));
+  device.update_all(sgd, 1, parameters, gradients, moments, {});  // zero gradients: p stays
+  EXPECT_EQ(host_copy(device, *a), (std::vector<float>{1.0f, 2.0f, 3.0f}));
+  device.zero_all(parameters);
+  EXPECT_EQ(host_copy(device, *a), (std::vector<float>{0.0f, 0.0f, 0.0f}));
 }
 
 }  // namespace

@@ -1,0 +1,85 @@
+#include "exec/cuda/stream_ordered_collectives.h"
+
+#include "exec/cuda/cuda_check.h"
+#include "exec/cuda/release_in_destructor.h"
+
+namespace splitbrain::exec::cuda {
+namespace {
+
+cudaEvent_t new_event() {
+  cudaEvent_t event = nullptr;
+  SB_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+  return event;
+}
+
+// An operation queued on the communication stream, known by the event recorded after it.
+class StreamOrderedPending final : public comm::PendingCollective {
+ public:
+  StreamOrderedPending(cudaEvent_t done, cudaStream_t compute) : done_(done), compute_(compute) {}
+  StreamOrderedPending(const StreamOrderedPending&) = delete;
+  StreamOrderedPending& operator=(const StreamOrderedPending&) = delete;
+  ~StreamOrderedPending() override {
+    if (!ordered_) release_in_destructor([&] { SB_CUDA_CHECK(cudaEventSynchronize(done_)); });
+    release_in_destructor([&] { SB_CUDA_CHECK(cudaEventDestroy(done_)); });
+  }
+
+  bool test() override {
+    if (finished_) return true;
+    const cudaError_t query = cudaEventQuery(done_);
+    if (query == cudaErrorNotReady) return false;
+    SB_CUDA_CHECK(query);
+    finished_ = ordered_ = true;  // what the compute stream queues next runs after it anyway
+    return true;
+  }
+  void wait() override {
+    if (ordered_) return;
+    SB_CUDA_CHECK(cudaStreamWaitEvent(compute_, done_, 0));
+    ordered_ = true;
+  }
+
+ private:
+  cudaEvent_t done_;
+  cudaStream_t compute_;
+  bool ordered_ = false;   // the compute stream's later work follows the operation
+  bool finished_ = false;  // the GPU has run it
+};
+
+// The communication stream waits for the compute stream's queue so far.
+void follow_compute(const OrderedStreams& streams) {
+  const cudaEvent_t written = new_event();
+  SB_CUDA_CHECK(cudaEventRecord(written, streams.compute));
+  SB_CUDA_CHECK(cudaStreamWaitEvent(streams.communication, written, 0));
+  SB_CUDA_CHECK(cudaEventDestroy(written));  // released once the wait has used it
+}
+
+std::unique_ptr<comm::PendingCollective> pending_after_queued(const OrderedStreams& streams) {
+  const cudaEvent_t done = new_event();
+  SB_CUDA_CHECK(cudaEventRecord(done, streams.communication));
+  return std::make_unique<StreamOrderedPending>(done, streams.compute);
+}
+
+}  // namespace
+
+std::unique_ptr<comm::PendingCollective> start_all_reduce(const OrderedStreams& streams, ncclComm_t communicator,
+                                                          float* buffer, size_t count) {
+  follow_compute(streams);
+  SB_NCCL_CHECK(ncclAllReduce(buffer, buffer, count, ncclFloat, ncclSum, communicator, streams.communication));
+  return pending_after_queued(streams);
+}
+
+std::unique_ptr<comm::PendingCollective> start_reduce_scatter(const OrderedStreams& streams, ncclComm_t communicator,
+                                                              const float* input, float* output, size_t output_count) {
+  follow_compute(streams);
+  SB_NCCL_CHECK(
+      ncclReduceScatter(input, output, output_count, ncclFloat, ncclSum, communicator, streams.communication));
+  return pending_after_queued(streams);
+}
+
+std::unique_ptr<comm::PendingCollective> start_all_gather(const OrderedStreams& streams, ncclComm_t communicator,
+                                                          const float* input, float* output, size_t input_count) {
+  follow_compute(streams);
+  SB_NCCL_CHECK(ncclAllGather(input, output, input_count, ncclFloat, communicator, streams.communication));
+  return pending_after_queued(streams);
+}
+
+}  // namespace splitbrain::exec::cuda

@@ -1,0 +1,56 @@
+// The fit behind the runtime's host time per pass: each forward's and backward's queuing in a
+// measured step (from the host's mark before it) against its predicted span, matched by the step
+// interpreter's names; other instructions' host time counts to no pass but moves the marks.
+
+#include "tools/splitbrain/pass_host_excess.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "sim/cluster_presets.h"
+#include "tests/support/test_plans.h"
+
+namespace splitbrain::tools {
+namespace {
+
+TEST(PassHostExcess, EachPassesQueuingBeyondItsPredictedSpanInStepOrder) {
+  const plans::Plan plan = testing_support::data_parallel_plan("fashion-vgg", 1, 64);
+  sim::Cluster cluster = sim::cluster_preset("dgx-h100");
+  cluster.device.launch_host_seconds = 1e-4;  // every pass queued in a predicted span of its own
+  const sim::Prediction prediction = sim::simulate(plan, cluster);
+  const model::Model& model = *plan.model;
+
+  // A step whose host took each pass 7 us more than predicted, and 40 us for what lies between.
+  std::vector<exec::TimelineEvent> step;
+  double host = 0.0;
+  auto add = [&](std::string name, double host_seconds) {
+    host += host_seconds;
+    exec::TimelineEvent event;
+    event.name = std::move(name);
+    event.host_end_seconds = host;
+    step.push_back(event);
+  };
+  add("load_input data mb0", 40e-6);
+  std::vector<double> expected;
+  for (const sim::ScheduledPass& pass : prediction.passes) {
+    for (const sim::LayerSpan& span : pass.layers) {
+      const double predicted = span.host_queue_end_seconds - span.host_queue_start_seconds;
+      ASSERT_GT(predicted, 0.0);
+      const char* op = pass.kind == plans::PassKind::forward ? "forward " : "backward ";
+      add(op + model.layer(span.layer).name + " mb" + std::to_string(pass.micro_batch), predicted + 7e-6);
+      expected.push_back(7e-6);
+    }
+    add("loss_out loss mb0", 40e-6);
+  }
+  add("forward no_such_layer mb0", 40e-6);
+  add("optimizer", 40e-6);
+
+  const std::vector<double> excess = pass_host_excess_seconds(step, prediction, model);
+  ASSERT_EQ(excess.size(), expected.size());
+  for (size_t i = 0; i < excess.size(); ++i) EXPECT_NEAR(excess[i], expected[i], 1e-12) << "pass " << i;
+}
+
+}  // namespace
+}  // namespace splitbrain::tools

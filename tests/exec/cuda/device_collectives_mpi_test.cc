@@ -1,0 +1,151 @@
+// CudaArrayDevice's communication on device memory (NCCL on the arrays themselves, ordered by
+// events) against HostDevice's over the MPI engine, the reference: a bucket's started sum and
+// reduce-scatter, a checkpoint's gather, the plan's sums and leading-row gathers and scatters, and
+// one collective that is staged (a gather of an inner dimension). Each must give the same array
+// and count the same bytes. The inputs are small integers, so every sum is exact. Needs one GPU
+// per rank (NCCL refuses two ranks on one device); skips otherwise.
+
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "exec/comm/communicator.h"
+#include "exec/comm/mesh_communicators.h"
+#include "exec/comm/mpi_collectives.h"
+#include "exec/cuda/cuda_array_device.h"
+#include "exec/cuda/cuda_device.h"
+#include "exec/cuda/nccl_collectives.h"
+#include "exec/runtime/host_device.h"
+
+namespace splitbrain::exec::cuda {
+namespace {
+
+int world_size() {
+  int size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  return size;
+}
+
+// Whether every rank has a GPU of its own; the same answer on every rank (a skip is collective).
+bool every_rank_has_a_gpu() {
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int ranks_on_node = 0;
+  MPI_Comm_size(node, &ranks_on_node);
+  MPI_Comm_free(&node);
+  int enough = visible_device_count() >= ranks_on_node ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &enough, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return enough == 1;
+}
+
+std::vector<float> rank_values(int64_t elements, int salt) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::vector<float> values(static_cast<size_t>(elements));
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(rank * 1000 + salt * 100 + static_cast<int>(i % 97));
+  return values;
+}
+
+plans::Collective collective(plans::CollectiveKind kind, int n, int dim, int64_t local_elements) {
+  plans::Collective c;
+  c.kind = kind;
+  c.axes = {0};
+  c.group_size = n;
+  c.dim = dim;
+  c.element_bytes = sizeof(float);
+  c.buffer_bytes = local_elements * c.element_bytes * (kind == plans::CollectiveKind::all_gather ? n : 1);
+  return c;
+}
+
+// The same array on the host device and on the GPU.
+struct Twin {
+  std::unique_ptr<DeviceArray> host;
+  std::unique_ptr<DeviceArray> cuda;
+};
+
+class DeviceCollectives {
+ public:
+  explicit DeviceCollectives(comm::MeshCommunicators& communicators)
+      : mpi_(communicators),
+        nccl_(communicators),
+        host_communicator_(mpi_),
+        cuda_communicator_(nccl_),
+        cuda_(std::make_shared<CudaContext>(select_device_for_this_rank())) {
+    nccl_.prepare({{0}});
+  }
+
+  Twin twin(const std::vector<int64_t>& shape, const std::vector<float>& values) {
+    Twin t{host_.allocate(shape, false), cuda_.allocate(shape, false)};
+    host_.upload(values, *t.host);
+    cuda_.upload(values, *t.cuda);
+    return t;
+  }
+  Twin zeros(const std::vector<int64_t>& shape) { return {host_.allocate(shape, true), cuda_.allocate(shape, true)}; }
+  void expect_same(const Twin& t, const std::string& what) {
+    EXPECT_EQ(host_copy(cuda_, *t.cuda), host_copy(host_, *t.host)) << what;
+  }
+
+  // One plan collective from `input` into `output` on both devices; the same bytes counted.
+  void run(const plans::Collective& c, const Twin& input, Twin& output, const std::string& what) {
+    host_.run_collectives(host_communicator_, std::span(&c, 1), *input.host, *output.host, what);
+    cuda_.run_collectives(cuda_communicator_, std::span(&c, 1), *input.cuda, *output.cuda, what);
+    expect_same(output, what);
+    EXPECT_TRUE(cuda_communicator_.counter().entries() == host_communicator_.counter().entries()) << what;
+  }
+
+  comm::MpiCollectives mpi_;
+  NcclCollectives nccl_;
+  comm::Communicator host_communicator_;
+  comm::Communicator cuda_communicator_;
+  HostDevice host_;
+  CudaArrayDevice cuda_;
+};
+
+TEST(CudaArrayDeviceCollectives, AgreeWithTheHostDeviceOverMpi) {
+  if (world_size() < 2) GTEST_SKIP() << "needs at least 2 ranks";
+  if (!every_rank_has_a_gpu()) GTEST_SKIP() << "needs one GPU per rank (NCCL refuses two ranks on one device)";
+  comm::MeshCommunicators communicators(plans::Mesh({{"data", world_size()}}));
+  DeviceCollectives d(communicators);
+  const int n = world_size();
+  const std::vector<int> axes = {0};
+
+  // A bucket's started reductions: in place, and into this member's piece.
+  Twin bucket = d.twin({8 * n}, rank_values(8 * n, 1));
+  Twin piece = d.zeros({8});
+  auto host_scatter = d.host_.start_reduce_scatter(d.mpi_, axes, *bucket.host, *piece.host);
+  auto cuda_scatter = d.cuda_.start_reduce_scatter(d.nccl_, axes, *bucket.cuda, *piece.cuda);
+  host_scatter->wait();
+  cuda_scatter->wait();
+  d.expect_same(piece, "a bucket's reduce-scatter");
+  auto host_sum = d.host_.start_all_reduce(d.mpi_, axes, *bucket.host);
+  auto cuda_sum = d.cuda_.start_all_reduce(d.nccl_, axes, *bucket.cuda);
+  cuda_sum->test();
+  host_sum->wait();
+  cuda_sum->wait();
+  d.expect_same(bucket, "a bucket's all-reduce");
+
+  // A checkpoint's gather of each member's slice.
+  Twin slice = d.twin({5}, rank_values(5, 2));
+  Twin whole = d.zeros({5 * n});
+  d.host_.all_gather(d.mpi_, axes, *slice.host, *whole.host);
+  d.cuda_.all_gather(d.nccl_, axes, *slice.cuda, *whole.cuda);
+  d.expect_same(whole, "a checkpoint's gather");
+
+  // The plan's collectives: on device memory, then one staged (an inner dimension's gather).
+  Twin rows = d.twin({2 * n, 3}, rank_values(6 * n, 3));
+  Twin summed = d.zeros({2 * n, 3});
+  d.run(collective(plans::CollectiveKind::all_reduce, n, -1, 6 * n), rows, summed, "all_reduce");
+  Twin scattered = d.zeros({2, 3});
+  d.run(collective(plans::CollectiveKind::reduce_scatter, n, 0, 6 * n), rows, scattered, "reduce_scatter dim 0");
+  Twin gathered = d.zeros({2 * n * n, 3});
+  d.run(collective(plans::CollectiveKind::all_gather, n, 0, 6 * n), rows, gathered, "all_gather dim 0");
+  Twin inner = d.zeros({2 * n, 3 * n});
+  d.run(collective(plans::CollectiveKind::all_gather, n, 1, 6 * n), rows, inner, "all_gather dim 1 (staged)");
+  d.run(collective(plans::CollectiveKind::all_reduce, n, -1, 6 * n), summed, summed, "all_reduce in place");
+}
+
+}  // namespace
+}  // namespace splitbrain::exec::cuda

@@ -1,0 +1,109 @@
+// Which collectives a GPU's executor runs on device memory, and so where its host goes on without
+// waiting: the sums and the gathers and scatters of leading rows do; everything whose members'
+// pieces are not contiguous blocks, and the pipeline's hand-overs, do not. On compiled programs:
+// a data-parallel step's bucket reduction and its wait, and ZeRO 3's parameter gathers, let the
+// host go on; a pipeline's sends, receives and their waits, and layout redistributions, do not.
+
+#include "plans/collective_residence.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "plans/compiled_plan.h"
+#include "plans/plan_json.h"
+#include "plans/step_compiler.h"
+#include "tests/support/test_plans.h"
+
+namespace splitbrain::plans {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kExamples = fs::path(__FILE__).parent_path().parent_path().parent_path() / "plans" / "examples";
+
+Collective of_kind(CollectiveKind kind, int dim) {
+  Collective c;
+  c.kind = kind;
+  c.dim = dim;
+  return c;
+}
+
+TEST(CollectiveResidence, SumsAndLeadingRowGathersAndScattersRunOnDeviceMemory) {
+  EXPECT_TRUE(runs_on_device_memory(of_kind(CollectiveKind::all_reduce, -1)));
+  EXPECT_TRUE(runs_on_device_memory(of_kind(CollectiveKind::all_gather, 0)));
+  EXPECT_TRUE(runs_on_device_memory(of_kind(CollectiveKind::reduce_scatter, 0)));
+  EXPECT_FALSE(runs_on_device_memory(of_kind(CollectiveKind::all_gather, 1)));
+  EXPECT_FALSE(runs_on_device_memory(of_kind(CollectiveKind::reduce_scatter, 2)));
+  EXPECT_FALSE(runs_on_device_memory(of_kind(CollectiveKind::all_to_all, 0)));
+  EXPECT_FALSE(runs_on_device_memory(of_kind(CollectiveKind::halo_exchange, 0)));
+  EXPECT_FALSE(runs_on_device_memory(of_kind(CollectiveKind::send_recv, 0)));
+  const std::vector<Collective> one = {of_kind(CollectiveKind::all_reduce, -1)};
+  const std::vector<Collective> two = {of_kind(CollectiveKind::all_reduce, -1), of_kind(CollectiveKind::all_gather, 0)};
+  EXPECT_TRUE(runs_on_device_memory(one));
+  EXPECT_FALSE(runs_on_device_memory(two)) << "a chain needs arrays between its links";
+  EXPECT_FALSE(runs_on_device_memory(std::vector<Collective>{}));
+}
+
+// Per op of `program`: how many of its instructions let the host go on, and how many there are.
+std::map<StepOp, std::pair<int, int>> going_on_by_op(const StepProgram& program) {
+  std::map<StepOp, std::pair<int, int>> counts;
+  for (const StepInstruction& instruction : program.instructions) {
+    auto& [goes_on, all] = counts[instruction.op];
+    goes_on += host_goes_on(program, instruction) ? 1 : 0;
+    ++all;
+  }
+  return counts;
+}
+
+TEST(CollectiveResidence, ADataParallelStepsBucketReductionsAndZeroGathersLetTheHostGoOn) {
+  for (const int zero_stage : {0, 3}) {
+    Plan plan = testing_support::data_parallel_plan("fashion-vgg", 2, 32);
+    plan.zero_stage = zero_stage;
+    const StepProgram program = compile_step(plan, compile_plan(plan), 0);
+    const auto counts = going_on_by_op(program);
+    SCOPED_TRACE("zero stage " + std::to_string(zero_stage));
+    ASSERT_TRUE(counts.count(StepOp::reduce));
+    EXPECT_EQ(counts.at(StepOp::reduce).first, counts.at(StepOp::reduce).second);
+    EXPECT_EQ(counts.at(StepOp::wait).first, counts.at(StepOp::wait).second);
+    EXPECT_EQ(counts.at(StepOp::forward).first, 0);
+    EXPECT_EQ(counts.at(StepOp::load_input).first, 0);
+    if (zero_stage == 3) {
+      ASSERT_TRUE(counts.count(StepOp::redistribute));  // each layer's parameter gather
+      EXPECT_EQ(counts.at(StepOp::redistribute).first, counts.at(StepOp::redistribute).second);
+    }
+  }
+}
+
+TEST(CollectiveResidence, HandOversAndRedistributionsKeepTheHostWaiting) {
+  for (const char* example : {"vgg16-cifar10-pipeline-4.json", "fashion-vgg-splitbrain-2.json"}) {
+    SCOPED_TRACE(example);
+    const Plan plan = load_plan_file((kExamples / example).string());
+    const CompiledPlan compiled = compile_plan(plan);
+    const StepProgram program = compile_step(plan, compiled, 1);
+    const auto counts = going_on_by_op(program);
+    int staged = 0;
+    for (const StepOp op : {StepOp::send, StepOp::recv, StepOp::redistribute}) {
+      if (counts.count(op)) {
+        EXPECT_EQ(counts.at(op).first, 0) << step_op_name(op);
+        staged += counts.at(op).second;
+      }
+    }
+    EXPECT_GT(staged, 0) << "no hand-over or redistribution to check";
+    // A wait lets the host go on only where what it waits for does.
+    for (const StepInstruction& instruction : program.instructions) {
+      if (instruction.op != StepOp::wait) continue;
+      const StepInstruction& awaited = program.instructions.at(static_cast<size_t>(instruction.waits_for));
+      EXPECT_EQ(host_goes_on(program, instruction), host_goes_on(program, awaited));
+      if (awaited.op == StepOp::send) {
+        EXPECT_FALSE(host_goes_on(program, instruction));
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace splitbrain::plans

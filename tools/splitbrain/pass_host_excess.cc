@@ -1,0 +1,49 @@
+#include "tools/splitbrain/pass_host_excess.h"
+
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <tuple>
+
+namespace splitbrain::tools {
+namespace {
+
+using PassKey = std::tuple<plans::PassKind, int, int>;  // kind, micro-batch, layer
+
+// "forward conv1 mb0" -> (forward, 0, conv1's index); none for any other instruction.
+std::optional<PassKey> pass_of(const std::string& name, const model::Model& model) {
+  std::istringstream words(name);
+  std::string op, layer, micro;
+  if (!(words >> op >> layer >> micro) || micro.rfind("mb", 0) != 0) return std::nullopt;
+  if (op != "forward" && op != "backward") return std::nullopt;
+  const int index = model.find(layer);
+  if (index < 0) return std::nullopt;
+  const plans::PassKind kind = op == "forward" ? plans::PassKind::forward : plans::PassKind::backward;
+  return PassKey{kind, std::stoi(micro.substr(2)), index};
+}
+
+}  // namespace
+
+std::vector<double> pass_host_excess_seconds(const std::vector<exec::TimelineEvent>& step,
+                                             const sim::Prediction& prediction, const model::Model& model) {
+  std::map<PassKey, double> predicted;
+  for (const sim::ScheduledPass& pass : prediction.passes) {
+    for (const sim::LayerSpan& span : pass.layers) {
+      if (span.recomputed) continue;
+      predicted[{pass.kind, pass.micro_batch, span.layer}] = span.host_queue_end_seconds - span.host_queue_start_seconds;
+    }
+  }
+  std::vector<double> excess;
+  double queued_until = 0.0;  // the host's mark before the event
+  for (const exec::TimelineEvent& event : step) {
+    const double host_seconds = event.host_end_seconds - queued_until;
+    queued_until = event.host_end_seconds;
+    const std::optional<PassKey> key = pass_of(event.name, model);
+    if (!key) continue;
+    if (const auto found = predicted.find(*key); found != predicted.end()) excess.push_back(host_seconds - found->second);
+  }
+  return excess;
+}
+
+}  // namespace splitbrain::tools

@@ -1,0 +1,76 @@
+#include "tools/splitbrain/pass_overhead_calibration.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <utility>
+
+#include "exec/comm/mesh_communicators.h"
+#include "exec/data/dataset_spec.h"
+#include "exec/runtime/trainer.h"
+#include "model/model_json.h"
+#include "sim/search/families.h"
+#include "sim/search/planner.h"
+#include "tools/splitbrain/backend_choice.h"
+#include "tools/splitbrain/calibration_timing.h"
+#include "tools/splitbrain/dataset_batches.h"
+#include "tools/splitbrain/pass_host_excess.h"
+#include "tools/splitbrain/synthetic_defaults.h"
+
+namespace splitbrain::tools {
+namespace {
+
+// Warm-up steps (the allocator's first blocks, cuDNN's algorithm searches) and measured steps.
+constexpr int kWarmupSteps = 3;
+constexpr int kMeasuredSteps = 5;
+
+}  // namespace
+
+double measure_pass_host_seconds(const std::string& model_spec, int64_t batch, const sim::Cluster& cluster,
+                                 bool print) {
+  sim::PlannerRequest request;
+  request.model = std::make_shared<model::Model>(model::resolve_model(model_spec));
+  request.model_spec = model_spec;
+  request.cluster = cluster;
+  request.devices = 1;
+  request.global_batch = batch;
+  sim::validate_request(request);
+  const model::Model& net = *request.model;
+  const std::optional<plans::Plan> plan = sim::data_parallel_plan(request);
+  if (net.layer(0).output_is_tokens || !plan) {
+    if (print) std::cout << fmt::format("[calibrate] the runtime's host time per pass: not measured on {}\n", model_spec);
+    return 0.0;
+  }
+  if (print) {
+    std::cout << fmt::format(
+                     "[calibrate] the runtime's host time per pass: {} steps of {}, batch {}, on this GPU\n",
+                     kWarmupSteps + kMeasuredSteps, model_spec, batch)
+              << std::flush;
+  }
+  exec::comm::MeshCommunicators communicators(plan->mesh);
+  exec::Backend backend = make_backend("cuda", communicators, {});
+  const exec::data::DatasetSpec data = exec::data::parse_dataset_spec("synthetic", synthetic_defaults_for(net));
+  DatasetBatches batches(exec::data::open_dataset(data, exec::data::Split::kTrain), batch, 1,
+                         BatchPrefetch::next_step, backend.device->upload_memory());
+  exec::Trainer trainer(*plan, std::move(backend), 1);
+  const sim::Prediction prediction = sim::simulate(*plan, cluster);
+  std::vector<double> excess;
+  for (int step = 0; step < kWarmupSteps + kMeasuredSteps; ++step) {
+    trainer.step(batches);
+    if (step < kWarmupSteps || !trainer.last_step_host_ran_ahead()) continue;
+    const std::vector<double> of_step = pass_host_excess_seconds(trainer.last_step_timeline(), prediction, net);
+    excess.insert(excess.end(), of_step.begin(), of_step.end());
+  }
+  const double seconds = excess.empty() ? 0.0 : std::max(0.0, upper_median(excess));
+  if (print) {
+    std::cout << fmt::format("[calibrate] the runtime's host time per pass: {:.1f} us beyond its kernels' queuing "
+                             "(median over {} passes)\n",
+                             seconds * 1e6, excess.size());
+  }
+  return seconds;
+}
+
+}  // namespace splitbrain::tools
