@@ -40,8 +40,8 @@ const ChunkedTensor* ChunkedTensorTable::on_device(std::span<const ChunkedTensor
   }
   held_.assign(tensors.begin(), tensors.end());
   if (!held_.empty()) {
-    SB_CUDA_CHECK(cudaMemcpyAsync(device_, held_.data(), tensors.size_bytes(), cudaMemcpyHostToDevice,
-                                  context_.stream()));
+    SB_CUDA_CHECK(
+        cudaMemcpyAsync(device_, held_.data(), tensors.size_bytes(), cudaMemcpyHostToDevice, context_.stream()));
     context_.count_host_transfer(tensors.size_bytes());
   }
   return device_;

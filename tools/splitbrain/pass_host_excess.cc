@@ -31,7 +31,8 @@ std::vector<double> pass_host_excess_seconds(const std::vector<exec::TimelineEve
   for (const sim::ScheduledPass& pass : prediction.passes) {
     for (const sim::LayerSpan& span : pass.layers) {
       if (span.recomputed) continue;
-      predicted[{pass.kind, pass.micro_batch, span.layer}] = span.host_queue_end_seconds - span.host_queue_start_seconds;
+      predicted[{pass.kind, pass.micro_batch, span.layer}] =
+          span.host_queue_end_seconds - span.host_queue_start_seconds;
     }
   }
   std::vector<double> excess;
@@ -41,7 +42,8 @@ std::vector<double> pass_host_excess_seconds(const std::vector<exec::TimelineEve
     queued_until = event.host_end_seconds;
     const std::optional<PassKey> key = pass_of(event.name, model);
     if (!key) continue;
-    if (const auto found = predicted.find(*key); found != predicted.end()) excess.push_back(host_seconds - found->second);
+    if (const auto found = predicted.find(*key); found != predicted.end())
+      excess.push_back(host_seconds - found->second);
   }
   return excess;
 }

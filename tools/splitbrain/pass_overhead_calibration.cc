@@ -41,20 +41,20 @@ double measure_pass_host_seconds(const std::string& model_spec, int64_t batch, c
   const model::Model& net = *request.model;
   const std::optional<plans::Plan> plan = sim::data_parallel_plan(request);
   if (net.layer(0).output_is_tokens || !plan) {
-    if (print) std::cout << fmt::format("[calibrate] the runtime's host time per pass: not measured on {}\n", model_spec);
+    if (print)
+      std::cout << fmt::format("[calibrate] the runtime's host time per pass: not measured on {}\n", model_spec);
     return 0.0;
   }
   if (print) {
-    std::cout << fmt::format(
-                     "[calibrate] the runtime's host time per pass: {} steps of {}, batch {}, on this GPU\n",
-                     kWarmupSteps + kMeasuredSteps, model_spec, batch)
+    std::cout << fmt::format("[calibrate] the runtime's host time per pass: {} steps of {}, batch {}, on this GPU\n",
+                             kWarmupSteps + kMeasuredSteps, model_spec, batch)
               << std::flush;
   }
   exec::comm::MeshCommunicators communicators(plan->mesh);
   exec::Backend backend = make_backend("cuda", communicators, {});
   const exec::data::DatasetSpec data = exec::data::parse_dataset_spec("synthetic", synthetic_defaults_for(net));
-  DatasetBatches batches(exec::data::open_dataset(data, exec::data::Split::kTrain), batch, 1,
-                         BatchPrefetch::next_step, backend.device->upload_memory());
+  DatasetBatches batches(exec::data::open_dataset(data, exec::data::Split::kTrain), batch, 1, BatchPrefetch::next_step,
+                         backend.device->upload_memory());
   exec::Trainer trainer(*plan, std::move(backend), 1);
   const sim::Prediction prediction = sim::simulate(*plan, cluster);
   std::vector<double> excess;
@@ -66,9 +66,10 @@ double measure_pass_host_seconds(const std::string& model_spec, int64_t batch, c
   }
   const double seconds = excess.empty() ? 0.0 : std::max(0.0, upper_median(excess));
   if (print) {
-    std::cout << fmt::format("[calibrate] the runtime's host time per pass: {:.1f} us beyond its kernels' queuing "
-                             "(median over {} passes)\n",
-                             seconds * 1e6, excess.size());
+    std::cout << fmt::format(
+        "[calibrate] the runtime's host time per pass: {:.1f} us beyond its kernels' queuing "
+        "(median over {} passes)\n",
+        seconds * 1e6, excess.size());
   }
   return seconds;
 }

@@ -12,6 +12,7 @@
 #include "exec/comm/mesh_communicators.h"
 #include "exec/comm/mpi_collectives.h"
 #include "exec/cuda/cuda_device.h"
+#include "tests/exec/cuda/gpu_per_rank.h"
 #include "exec/cuda/nccl_collectives.h"
 
 namespace splitbrain::exec::cuda {
@@ -20,23 +21,8 @@ namespace {
 using comm::LocalArray;
 using comm::LocalBytes;
 
-int world_size() {
-  int size = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
-}
-
-// Whether every rank has a GPU of its own; the same answer on every rank (a skip is collective).
-bool every_rank_has_a_gpu() {
-  MPI_Comm node = MPI_COMM_NULL;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  int ranks_on_node = 0;
-  MPI_Comm_size(node, &ranks_on_node);
-  MPI_Comm_free(&node);
-  int enough = visible_device_count() >= ranks_on_node ? 1 : 0;
-  MPI_Allreduce(MPI_IN_PLACE, &enough, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  return enough == 1;
-}
+using testing::every_rank_has_a_gpu;
+using testing::world_size;
 
 // Distinct small integers per rank and position.
 LocalArray rank_array(std::vector<int64_t> shape, int salt) {

@@ -47,7 +47,8 @@ class StreamOrderedCollectivesTest : public ::testing::Test {
   // `from`'s values as the compute stream sees them next: copied on it, then read.
   std::vector<float> seen_by_compute(const DeviceBuffer& from) {
     const DeviceBuffer copy(from.bytes());
-    SB_CUDA_CHECK(cudaMemcpyAsync(copy.data(), from.data(), from.bytes(), cudaMemcpyDeviceToDevice, context_->stream()));
+    SB_CUDA_CHECK(
+        cudaMemcpyAsync(copy.data(), from.data(), from.bytes(), cudaMemcpyDeviceToDevice, context_->stream()));
     std::vector<float> values(static_cast<size_t>(kElements));
     download(context_->stream(), copy, copy.bytes(), values.data());
     SB_CUDA_CHECK(cudaStreamSynchronize(context_->stream()));
