@@ -199,6 +199,9 @@ done
   echo "the runs with the cuDNN algorithms it timed (\`run --conv-algorithms conv-algorithms.json\`), and, for comparison, with the"
   echo "\`$cluster\` file as written."
   echo
+  # The runtime's host time per pass that calibrate fitted from a short run of the step.
+  grep -E "^\[calibrate\] (the runtime's host time per pass|warning)" "$work/calibrate.txt" | sed 's/^/    /' || true
+  echo
   cat "$work/vgg11-vs-pytorch.md"
 } > "$work/README.md"
 rm -rf "$out.new" && mkdir -p "$(dirname "$out")" && cp -r "$work" "$out.new"
