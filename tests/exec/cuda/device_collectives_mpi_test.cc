@@ -55,12 +55,13 @@ struct Twin {
 
 class DeviceCollectives {
  public:
-  explicit DeviceCollectives(comm::MeshCommunicators& communicators)
+  // On `device`, already the current one: the NCCL engine makes its stream on the current device.
+  DeviceCollectives(comm::MeshCommunicators& communicators, int device)
       : mpi_(communicators),
         nccl_(communicators),
         host_communicator_(mpi_),
         cuda_communicator_(nccl_),
-        cuda_(std::make_shared<CudaContext>(select_device_for_this_rank())) {
+        cuda_(std::make_shared<CudaContext>(device)) {
     nccl_.prepare({{0}});
   }
 
@@ -94,8 +95,9 @@ class DeviceCollectives {
 TEST(CudaArrayDeviceCollectives, AgreeWithTheHostDeviceOverMpi) {
   if (world_size() < 2) GTEST_SKIP() << "needs at least 2 ranks";
   if (!every_rank_has_a_gpu()) GTEST_SKIP() << "needs one GPU per rank (NCCL refuses two ranks on one device)";
+  const int device = select_device_for_this_rank();
   comm::MeshCommunicators communicators(plans::Mesh({{"data", world_size()}}));
-  DeviceCollectives d(communicators);
+  DeviceCollectives d(communicators, device);
   const int n = world_size();
   const std::vector<int> axes = {0};
 
