@@ -121,7 +121,7 @@ class CudaArrayDevice final : public Device {
   ChunkedTensorTable update_table_{*context_};
   ChunkedTensorTable zero_table_{*context_};
   HostDevice host_;  // runs the staged communication
-  std::shared_ptr<PinnedHostMemory> pinned_ = std::make_shared<PinnedHostMemory>();
+  std::shared_ptr<PinnedHostMemory> pinned_ = std::make_shared<PinnedHostMemory>(context_->device());
 };
 
 }  // namespace splitbrain::exec::cuda

@@ -12,6 +12,7 @@
 namespace splitbrain::exec::cuda {
 
 void* PinnedHostMemory::do_allocate(size_t bytes, size_t alignment) {
+  SB_CUDA_CHECK(cudaSetDevice(device_));
   void* memory = nullptr;
   // A std::bad_alloc, as every memory_resource reports running out; cudaHostAlloc's error code
   // says no more than that.
@@ -28,7 +29,10 @@ void* PinnedHostMemory::do_allocate(size_t bytes, size_t alignment) {
 
 void PinnedHostMemory::do_deallocate(void* memory, size_t /*bytes*/, size_t /*alignment*/) {
   // Called from containers' destructors, which must not throw.
-  release_in_destructor([&] { SB_CUDA_CHECK(cudaFreeHost(memory)); });
+  release_in_destructor([&] {
+    SB_CUDA_CHECK(cudaSetDevice(device_));
+    SB_CUDA_CHECK(cudaFreeHost(memory));
+  });
 }
 
 }  // namespace splitbrain::exec::cuda

@@ -13,12 +13,20 @@
 namespace splitbrain::exec::cuda {
 
 class PinnedHostMemory final : public std::pmr::memory_resource {
+ public:
+  // Allocates with `device` current on the calling thread: a data reader's worker thread has no
+  // device of its own, and CUDA would otherwise start device 0's context in every process of a
+  // node.
+  explicit PinnedHostMemory(int device) : device_(device) {}
+
  private:
   // Portable: page-locked for every device's context, not only the current one's. std::bad_alloc
   // when CUDA cannot page-lock `bytes` or the memory is not aligned as asked.
   void* do_allocate(size_t bytes, size_t alignment) override;
   void do_deallocate(void* memory, size_t bytes, size_t alignment) override;
   bool do_is_equal(const std::pmr::memory_resource& other) const noexcept override { return this == &other; }
+
+  int device_;
 };
 
 }  // namespace splitbrain::exec::cuda
