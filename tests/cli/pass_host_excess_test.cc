@@ -47,9 +47,17 @@ TEST(PassHostExcess, EachPassesQueuingBeyondItsPredictedSpanInStepOrder) {
   add("forward no_such_layer mb0", 40e-6);
   add("optimizer", 40e-6);
 
-  const std::vector<double> excess = pass_host_excess_seconds(step, prediction, model);
+  const std::vector<PassHostExcess> excess = pass_host_excess(step, prediction, model);
   ASSERT_EQ(excess.size(), expected.size());
-  for (size_t i = 0; i < excess.size(); ++i) EXPECT_NEAR(excess[i], expected[i], 1e-12) << "pass " << i;
+  for (size_t i = 0; i < excess.size(); ++i) EXPECT_NEAR(excess[i].seconds, expected[i], 1e-12) << "pass " << i;
+  EXPECT_EQ(excess.front().kind, plans::PassKind::forward);
+  EXPECT_EQ(excess.back().kind, plans::PassKind::backward);
+  // By op, in first-seen order: the first pass is the first layer with an op's forward.
+  const std::string by_op = excess_by_op(excess, model);
+  EXPECT_EQ(by_op.rfind(std::string(model::op_name(model.layer(excess.front().layer).kind)) + " forward +7.0 us (", 0),
+            0u)
+      << by_op;
+  EXPECT_NE(by_op.find(" backward +7.0 us ("), std::string::npos) << by_op;
 }
 
 }  // namespace

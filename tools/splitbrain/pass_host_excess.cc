@@ -1,5 +1,9 @@
 #include "tools/splitbrain/pass_host_excess.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -25,7 +29,7 @@ std::optional<PassKey> pass_of(const std::string& name, const model::Model& mode
 
 }  // namespace
 
-std::vector<double> pass_host_excess_seconds(const std::vector<exec::TimelineEvent>& step,
+std::vector<PassHostExcess> pass_host_excess(const std::vector<exec::TimelineEvent>& step,
                                              const sim::Prediction& prediction, const model::Model& model) {
   std::map<PassKey, double> predicted;
   for (const sim::ScheduledPass& pass : prediction.passes) {
@@ -35,17 +39,36 @@ std::vector<double> pass_host_excess_seconds(const std::vector<exec::TimelineEve
           span.host_queue_end_seconds - span.host_queue_start_seconds;
     }
   }
-  std::vector<double> excess;
+  std::vector<PassHostExcess> excess;
   double queued_until = 0.0;  // the host's mark before the event
   for (const exec::TimelineEvent& event : step) {
     const double host_seconds = event.host_end_seconds - queued_until;
     queued_until = event.host_end_seconds;
     const std::optional<PassKey> key = pass_of(event.name, model);
     if (!key) continue;
-    if (const auto found = predicted.find(*key); found != predicted.end())
-      excess.push_back(host_seconds - found->second);
+    if (const auto found = predicted.find(*key); found != predicted.end()) {
+      excess.push_back({std::get<2>(*key), std::get<0>(*key), host_seconds - found->second});
+    }
   }
   return excess;
+}
+
+std::string excess_by_op(const std::vector<PassHostExcess>& excess, const model::Model& model) {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<double>> of_group;
+  for (const PassHostExcess& pass : excess) {
+    const std::string group = fmt::format("{} {}", model::op_name(model.layer(pass.layer).kind),
+                                          pass.kind == plans::PassKind::forward ? "forward" : "backward");
+    if (!of_group.contains(group)) order.push_back(group);
+    of_group[group].push_back(pass.seconds);
+  }
+  std::vector<std::string> parts;
+  for (const std::string& group : order) {
+    std::vector<double>& values = of_group[group];
+    std::sort(values.begin(), values.end());  // the upper median, as calibrate's figures
+    parts.push_back(fmt::format("{} {:+.1f} us ({})", group, values[values.size() / 2] * 1e6, values.size()));
+  }
+  return fmt::format("{}", fmt::join(parts, ", "));
 }
 
 }  // namespace splitbrain::tools

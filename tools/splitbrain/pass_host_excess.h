@@ -2,20 +2,33 @@
 // How much longer a GPU step's host took to queue each layer pass than the simulator priced it:
 // the fit behind sim::Device::instruction_host_seconds (pass_overhead_calibration.h).
 
+#include <string>
 #include <vector>
 
 #include "exec/runtime/step_timing.h"
 #include "model/model.h"
+#include "plans/pipeline_order.h"
 #include "sim/simulation.h"
 
 namespace splitbrain::tools {
+
+// One layer pass's queuing beyond its price.
+struct PassHostExcess {
+  int layer = 0;
+  plans::PassKind kind = plans::PassKind::forward;
+  double seconds = 0.0;
+};
 
 // For each forward and backward of one step's measured timeline (the step clock's host marks,
 // exec::TimelineEvent::host_end_seconds, named as the step interpreter names them: "forward
 // conv1 mb0"), the host's seconds to queue it (from the mark before) minus the span of its
 // queuing in `prediction` (sim::LayerSpan), in the order the step ran them. Events that are no
 // layer's pass, recomputed forwards and passes the prediction does not have are left out.
-std::vector<double> pass_host_excess_seconds(const std::vector<exec::TimelineEvent>& step,
+std::vector<PassHostExcess> pass_host_excess(const std::vector<exec::TimelineEvent>& step,
                                              const sim::Prediction& prediction, const model::Model& model);
+
+// The median excess of each op kind and pass ("conv2d forward +55.1 us (8)", in first-seen
+// order), to tell a per-pass overhead from one kind's queuing mispriced.
+std::string excess_by_op(const std::vector<PassHostExcess>& excess, const model::Model& model);
 
 }  // namespace splitbrain::tools

@@ -61,19 +61,21 @@ double measure_pass_host_seconds(const std::string& model_spec, int64_t batch, c
   sim::Cluster kernels_only = cluster;
   kernels_only.device.instruction_host_seconds = 0.0;
   const sim::Prediction prediction = sim::simulate(*plan, kernels_only);
-  std::vector<double> excess;
+  std::vector<PassHostExcess> excess;
   for (int step = 0; step < kWarmupSteps + kMeasuredSteps; ++step) {
     trainer.step(batches);
     if (step < kWarmupSteps || !trainer.last_step_host_ran_ahead()) continue;
-    const std::vector<double> of_step = pass_host_excess_seconds(trainer.last_step_timeline(), prediction, net);
+    const std::vector<PassHostExcess> of_step = pass_host_excess(trainer.last_step_timeline(), prediction, net);
     excess.insert(excess.end(), of_step.begin(), of_step.end());
   }
-  const double seconds = excess.empty() ? 0.0 : std::max(0.0, upper_median(excess));
+  std::vector<double> seconds_of_passes;
+  for (const PassHostExcess& pass : excess) seconds_of_passes.push_back(pass.seconds);
+  const double seconds = excess.empty() ? 0.0 : std::max(0.0, upper_median(seconds_of_passes));
   if (print) {
     std::cout << fmt::format(
         "[calibrate] the runtime's host time per pass: {:.1f} us beyond its kernels' queuing "
-        "(median over {} passes)\n",
-        seconds * 1e6, excess.size());
+        "(median over {} passes)\n[calibrate] the runtime's host time per pass, by op: {}\n",
+        seconds * 1e6, excess.size(), excess_by_op(excess, net));
   }
   return seconds;
 }

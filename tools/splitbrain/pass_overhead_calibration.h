@@ -16,7 +16,7 @@
 namespace splitbrain::tools {
 
 // Runs `model_spec`'s data-parallel plan of `batch` samples on this process's GPU (a run of one
-// rank, synthetic data) for a few steps and returns the median of pass_host_excess_seconds
+// rank, synthetic data) for a few steps and returns the median of pass_host_excess
 // (pass_host_excess.h) over the steps after a warm-up, against `cluster` as calibrate has
 // measured it so far; 0 where it is negative, and for a model of token ids (no synthetic images
 // to feed it). `print`: progress and the result on stdout.
