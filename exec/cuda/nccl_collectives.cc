@@ -8,6 +8,7 @@
 
 #include "exec/comm/mpi_check.h"
 #include "exec/cuda/cuda_check.h"
+#include "exec/cuda/recorded_event.h"
 #include "exec/cuda/release_in_destructor.h"
 
 namespace splitbrain::exec::cuda {
@@ -107,18 +108,20 @@ ncclComm_t NcclCollectives::communicator_for(const std::vector<int>& axes) {
 
 std::vector<std::byte> NcclCollectives::staged(std::span<const std::byte> send, size_t receive_bytes,
                                                const Issue& issue) {
-  const StagingPool::Lease lease = staging_.acquire(send.size() + receive_bytes);
+  StagingPool::Lease lease = staging_.acquire(send.size() + receive_bytes);
   std::byte* device_receive = lease.device() + send.size();
   std::byte* host_receive = lease.host() + send.size();
-  if (!send.empty()) {
-    std::memcpy(lease.host(), send.data(), send.size());
-    SB_CUDA_CHECK(cudaMemcpyAsync(lease.device(), lease.host(), send.size(), cudaMemcpyDefault, stream_));
-  }
-  issue(lease.device(), device_receive);
-  if (receive_bytes > 0) {
-    SB_CUDA_CHECK(cudaMemcpyAsync(host_receive, device_receive, receive_bytes, cudaMemcpyDefault, stream_));
-  }
-  SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  queue_on_lease(lease, [&] {
+    if (!send.empty()) {
+      std::memcpy(lease.host(), send.data(), send.size());
+      SB_CUDA_CHECK(cudaMemcpyAsync(lease.device(), lease.host(), send.size(), cudaMemcpyDefault, stream_));
+    }
+    issue(lease.device(), device_receive);
+    if (receive_bytes > 0) {
+      SB_CUDA_CHECK(cudaMemcpyAsync(host_receive, device_receive, receive_bytes, cudaMemcpyDefault, stream_));
+    }
+    SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  });
   return {host_receive, host_receive + receive_bytes};
 }
 
@@ -254,14 +257,15 @@ std::unique_ptr<comm::PendingCollective> NcclCollectives::start_all_reduce(const
   const ncclComm_t comm = communicator_for(axes);
   const size_t bytes = buffer.size_bytes();
   StagingPool::Lease lease = staging_.acquire(bytes);
-  std::memcpy(lease.host(), buffer.data(), bytes);
-  SB_CUDA_CHECK(cudaMemcpyAsync(lease.device(), lease.host(), bytes, cudaMemcpyDefault, stream_));
-  auto* device = reinterpret_cast<float*>(lease.device());
-  SB_NCCL_CHECK(ncclAllReduce(device, device, buffer.size(), ncclFloat, ncclSum, comm, stream_));  // in place
-  SB_CUDA_CHECK(cudaMemcpyAsync(lease.host(), lease.device(), bytes, cudaMemcpyDefault, stream_));
   cudaEvent_t done = nullptr;
-  SB_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
-  SB_CUDA_CHECK(cudaEventRecord(done, stream_));
+  queue_on_lease(lease, [&] {
+    std::memcpy(lease.host(), buffer.data(), bytes);
+    SB_CUDA_CHECK(cudaMemcpyAsync(lease.device(), lease.host(), bytes, cudaMemcpyDefault, stream_));
+    auto* device = reinterpret_cast<float*>(lease.device());
+    SB_NCCL_CHECK(ncclAllReduce(device, device, buffer.size(), ncclFloat, ncclSum, comm, stream_));  // in place
+    SB_CUDA_CHECK(cudaMemcpyAsync(lease.host(), lease.device(), bytes, cudaMemcpyDefault, stream_));
+    done = recorded_event(stream_);
+  });
   const std::byte* result = lease.host();
   return std::make_unique<NcclPending>(std::move(lease), done, result, std::as_writable_bytes(buffer));
 }
@@ -277,15 +281,16 @@ std::unique_ptr<comm::PendingCollective> NcclCollectives::start_reduce_scatter(c
   const size_t in_bytes = input.size_bytes();
   const size_t out_bytes = output.size_bytes();
   StagingPool::Lease lease = staging_.acquire(in_bytes + out_bytes);
-  std::memcpy(lease.host(), input.data(), in_bytes);
-  SB_CUDA_CHECK(cudaMemcpyAsync(lease.device(), lease.host(), in_bytes, cudaMemcpyDefault, stream_));
-  SB_NCCL_CHECK(
-      ncclReduceScatter(lease.device(), lease.device() + in_bytes, output.size(), ncclFloat, ncclSum, comm, stream_));
-  SB_CUDA_CHECK(
-      cudaMemcpyAsync(lease.host() + in_bytes, lease.device() + in_bytes, out_bytes, cudaMemcpyDefault, stream_));
   cudaEvent_t done = nullptr;
-  SB_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
-  SB_CUDA_CHECK(cudaEventRecord(done, stream_));
+  queue_on_lease(lease, [&] {
+    std::memcpy(lease.host(), input.data(), in_bytes);
+    SB_CUDA_CHECK(cudaMemcpyAsync(lease.device(), lease.host(), in_bytes, cudaMemcpyDefault, stream_));
+    SB_NCCL_CHECK(
+        ncclReduceScatter(lease.device(), lease.device() + in_bytes, output.size(), ncclFloat, ncclSum, comm, stream_));
+    SB_CUDA_CHECK(
+        cudaMemcpyAsync(lease.host() + in_bytes, lease.device() + in_bytes, out_bytes, cudaMemcpyDefault, stream_));
+    done = recorded_event(stream_);
+  });
   const std::byte* result = lease.host() + in_bytes;
   return std::make_unique<NcclPending>(std::move(lease), done, result, std::as_writable_bytes(output));
 }

@@ -57,4 +57,16 @@ class StagingPool {
   std::vector<Buffers> free_;
 };
 
+// Runs `queue`, which puts work that uses the lease's buffers on a stream. Should it throw
+// (a CUDA or NCCL error half way), the buffers are never given back: what was queued may still run.
+template <class Queue>
+void queue_on_lease(StagingPool::Lease& lease, Queue&& queue) {
+  try {
+    queue();
+  } catch (...) {
+    lease.abandon();
+    throw;
+  }
+}
+
 }  // namespace splitbrain::exec::cuda

@@ -1,16 +1,11 @@
 #include "exec/cuda/stream_ordered_collectives.h"
 
 #include "exec/cuda/cuda_check.h"
+#include "exec/cuda/recorded_event.h"
 #include "exec/cuda/release_in_destructor.h"
 
 namespace splitbrain::exec::cuda {
 namespace {
-
-cudaEvent_t new_event() {
-  cudaEvent_t event = nullptr;
-  SB_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
-  return event;
-}
 
 // An operation queued on the communication stream, known by the event recorded after it.
 class StreamOrderedPending final : public comm::PendingCollective {
@@ -46,15 +41,13 @@ class StreamOrderedPending final : public comm::PendingCollective {
 
 // The communication stream waits for the compute stream's queue so far.
 void follow_compute(const OrderedStreams& streams) {
-  const cudaEvent_t written = new_event();
-  SB_CUDA_CHECK(cudaEventRecord(written, streams.compute));
+  const cudaEvent_t written = recorded_event(streams.compute);
   SB_CUDA_CHECK(cudaStreamWaitEvent(streams.communication, written, 0));
   SB_CUDA_CHECK(cudaEventDestroy(written));  // released once the wait has used it
 }
 
 std::unique_ptr<comm::PendingCollective> pending_after_queued(const OrderedStreams& streams) {
-  const cudaEvent_t done = new_event();
-  SB_CUDA_CHECK(cudaEventRecord(done, streams.communication));
+  const cudaEvent_t done = recorded_event(streams.communication);
   return std::make_unique<StreamOrderedPending>(done, streams.compute);
 }
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <utility>
 
@@ -20,7 +21,7 @@ comm::LocalArray& HostDevice::storage(DeviceArray& array) {
   auto* host = dynamic_cast<HostArray*>(&array);
   if (host == nullptr) throw std::logic_error("HostDevice: an array of another device, or a released tensor, is used");
   if (host->array.values.empty() && host->elements() > 0) {
-    host->array.values.assign(static_cast<size_t>(host->elements()), 0.0f);
+    host->array.values.assign(static_cast<size_t>(host->elements()), std::numeric_limits<float>::quiet_NaN());
   }
   return host->array;
 }
@@ -28,6 +29,9 @@ comm::LocalArray& HostDevice::storage(DeviceArray& array) {
 const comm::LocalArray& HostDevice::storage(const DeviceArray& array) {
   const auto* host = dynamic_cast<const HostArray*>(&array);
   if (host == nullptr) throw std::logic_error("HostDevice: an array of another device, or a released tensor, is read");
+  if (host->array.values.empty() && host->elements() > 0) {
+    throw std::logic_error("HostDevice: an array allocated without zeroing is read before anything wrote it");
+  }
   return host->array;
 }
 
@@ -118,12 +122,12 @@ namespace {
 // that reads one fails on null data).
 ConstTensorSpan op_view(const DeviceArray& array) {
   if (dynamic_cast<const ReleasedArray*>(&array) != nullptr) return {};
-  const std::vector<float>& values = dynamic_cast<const HostArray&>(array).array.values;
+  const std::vector<float>& values = HostDevice::storage(array).values;
   return {values.data(), values.size()};
 }
 
 TensorSpan op_view(DeviceArray& array) {
-  std::vector<float>& values = dynamic_cast<HostArray&>(array).array.values;
+  std::vector<float>& values = HostDevice::storage(array).values;
   return {values.data(), values.size()};
 }
 

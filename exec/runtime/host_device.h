@@ -20,8 +20,11 @@ class HostArray : public DeviceArray {
 
 class HostDevice : public Device {
  public:
-  // The array's host storage, given its values (storage is made, zero-filled, for an array not
-  // written yet). Throws std::logic_error for an array of another device or a released tensor.
+  // The array's host storage, given its values. An array allocated without zeroing gets storage
+  // of NaNs at its first use: on a GPU its memory holds whatever was there before, so a pass that
+  // reads what nothing wrote must fail the CPU's equivalence tests rather than read zeros (and
+  // reading such an array whole before any write throws std::logic_error, as does an array of
+  // another device or a released tensor).
   static comm::LocalArray& storage(DeviceArray& array);
   static const comm::LocalArray& storage(const DeviceArray& array);
 

@@ -32,6 +32,14 @@ class StreamOrderedCollectivesTest : public ::testing::Test {
     int device = 0;
     SB_NCCL_CHECK(ncclCommInitAll(&communicator_, 1, &device));
     SB_CUDA_CHECK(cudaStreamCreateWithFlags(&communication_, cudaStreamNonBlocking));
+    // A communicator's first calls may do one-time work that waits for the device (loading
+    // kernels): done here, so "not finished while held" below tests the ordering alone.
+    const DeviceBuffer from(sizeof(float));
+    const DeviceBuffer into(sizeof(float));
+    SB_NCCL_CHECK(ncclAllGather(from.data(), into.data(), 1, ncclFloat, communicator_, communication_));
+    SB_NCCL_CHECK(ncclReduceScatter(from.data(), into.data(), 1, ncclFloat, ncclSum, communicator_, communication_));
+    SB_NCCL_CHECK(ncclAllReduce(from.data(), into.data(), 1, ncclFloat, ncclSum, communicator_, communication_));
+    SB_CUDA_CHECK(cudaStreamSynchronize(communication_));
   }
   void TearDown() override {
     if (communicator_ != nullptr) SB_NCCL_CHECK(ncclCommDestroy(communicator_));
