@@ -60,5 +60,30 @@ TEST(PassHostExcess, EachPassesQueuingBeyondItsPredictedSpanInStepOrder) {
   EXPECT_NE(by_op.find(" backward +7.0 us ("), std::string::npos) << by_op;
 }
 
+std::vector<PassHostExcess> passes_of(const std::vector<double>& seconds) {
+  std::vector<PassHostExcess> passes;
+  for (double s : seconds) passes.push_back({0, plans::PassKind::forward, s});
+  return passes;
+}
+
+TEST(PassHostExcess, PerPassIsTheMeanWithTheHighestAndLowestTenthLeftOut) {
+  // Twenty passes: 16 small ops at 5 us, two convolutions at 50 us and 80 us, a pass that waited
+  // 2 ms on the GPU, and one 30 us faster than priced. The tenth at each end (two passes) goes:
+  // the wait and the 80 us convolution above, the -30 us and one 5 us below.
+  std::vector<double> seconds(16, 5e-6);
+  seconds.insert(seconds.end(), {50e-6, 80e-6, 2e-3, -30e-6});
+  const double expected = (15 * 5e-6 + 50e-6) / 16;
+  EXPECT_NEAR(per_pass_host_seconds(passes_of(seconds)), expected, 1e-12);
+  // The median would be 5 us: the convolutions' share of the step's host time would go unpriced.
+  EXPECT_GT(per_pass_host_seconds(passes_of(seconds)), 5e-6 + 1e-7);
+}
+
+TEST(PassHostExcess, PerPassIsNeverNegativeAndZeroWithoutPasses) {
+  EXPECT_EQ(per_pass_host_seconds({}), 0.0);
+  EXPECT_EQ(per_pass_host_seconds(passes_of({-4e-6, -2e-6, -3e-6})), 0.0);
+  // Fewer than ten passes: nothing is left out.
+  EXPECT_NEAR(per_pass_host_seconds(passes_of({1e-6, 2e-6, 6e-6})), 3e-6, 1e-12);
+}
+
 }  // namespace
 }  // namespace splitbrain::tools

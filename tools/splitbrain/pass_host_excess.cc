@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 #include <optional>
+#include <span>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -51,6 +53,17 @@ std::vector<PassHostExcess> pass_host_excess(const std::vector<exec::TimelineEve
     }
   }
   return excess;
+}
+
+double per_pass_host_seconds(const std::vector<PassHostExcess>& excess) {
+  std::vector<double> seconds;
+  for (const PassHostExcess& pass : excess) seconds.push_back(pass.seconds);
+  std::sort(seconds.begin(), seconds.end());
+  const size_t tenth = seconds.size() / 10;
+  const auto kept = std::span<const double>(seconds).subspan(tenth, seconds.size() - 2 * tenth);
+  if (kept.empty()) return 0.0;
+  const double mean = std::accumulate(kept.begin(), kept.end(), 0.0) / static_cast<double>(kept.size());
+  return std::max(0.0, mean);
 }
 
 std::string excess_by_op(const std::vector<PassHostExcess>& excess, const model::Model& model) {

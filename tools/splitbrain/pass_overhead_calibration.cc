@@ -15,7 +15,6 @@
 #include "sim/search/families.h"
 #include "sim/search/planner.h"
 #include "tools/splitbrain/backend_choice.h"
-#include "tools/splitbrain/calibration_timing.h"
 #include "tools/splitbrain/dataset_batches.h"
 #include "tools/splitbrain/pass_host_excess.h"
 #include "tools/splitbrain/synthetic_defaults.h"
@@ -68,13 +67,12 @@ double measure_pass_host_seconds(const std::string& model_spec, int64_t batch, c
     const std::vector<PassHostExcess> of_step = pass_host_excess(trainer.last_step_timeline(), prediction, net);
     excess.insert(excess.end(), of_step.begin(), of_step.end());
   }
-  std::vector<double> seconds_of_passes;
-  for (const PassHostExcess& pass : excess) seconds_of_passes.push_back(pass.seconds);
-  const double seconds = excess.empty() ? 0.0 : std::max(0.0, upper_median(seconds_of_passes));
+  const double seconds = per_pass_host_seconds(excess);
   if (print) {
     std::cout << fmt::format(
         "[calibrate] the runtime's host time per pass: {:.1f} us beyond its kernels' queuing "
-        "(median over {} passes)\n[calibrate] the runtime's host time per pass, by op: {}\n",
+        "(mean over {} passes, the highest and lowest tenth left out)\n[calibrate] the runtime's host time per "
+        "pass, by op (median): {}\n",
         seconds * 1e6, excess.size(), excess_by_op(excess, net));
   }
   return seconds;
