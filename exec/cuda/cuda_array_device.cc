@@ -11,6 +11,7 @@
 #include "exec/cuda/cuda_event_clock.h"
 #include "exec/cuda/elementwise_kernels.h"
 #include "exec/cuda/optimizer_kernels.h"
+#include "exec/cuda/tensor_batches.h"
 
 namespace splitbrain::exec::cuda {
 namespace {
@@ -203,24 +204,22 @@ void CudaArrayDevice::update_all(const plans::OptimizerConfig& config, int64_t s
     tensors.push_back({parameters[i]->elements(), 0, memory(*parameters[i]), memory(*gradients[i]),
                        memory(*first_moments[i]), adam ? memory(*second_moments[i]) : nullptr});
   }
-  const int64_t chunks = number_chunks(tensors);
-  const ChunkedTensor* table = update_table_.on_device(tensors);
-  const int count = static_cast<int>(tensors.size());
-  if (!adam) {
-    sgd_momentum_update_all(context_->stream(), table, count, chunks, config.learning_rate, config.momentum,
-                            config.weight_decay, step);
-    return;
+  for (const TensorBatch& batch : tensor_batches(tensors)) {
+    if (adam) {
+      adam_update_all(context_->stream(), batch, config.learning_rate, config.beta1, config.beta2, config.epsilon,
+                      config.weight_decay, step);
+    } else {
+      sgd_momentum_update_all(context_->stream(), batch, config.learning_rate, config.momentum, config.weight_decay,
+                              step);
+    }
   }
-  adam_update_all(context_->stream(), table, count, chunks, config.learning_rate, config.beta1, config.beta2,
-                  config.epsilon, config.weight_decay, step);
 }
 
 void CudaArrayDevice::zero_all(std::span<DeviceArray* const> arrays) {
   std::vector<ChunkedTensor> tensors;
   for (DeviceArray* array : arrays)
     tensors.push_back({array->elements(), 0, memory(*array), nullptr, nullptr, nullptr});
-  const int64_t chunks = number_chunks(tensors);
-  cuda::zero_all(context_->stream(), zero_table_.on_device(tensors), static_cast<int>(tensors.size()), chunks);
+  for (const TensorBatch& batch : tensor_batches(tensors)) cuda::zero_all(context_->stream(), batch);
 }
 
 }  // namespace splitbrain::exec::cuda

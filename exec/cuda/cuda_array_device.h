@@ -14,7 +14,6 @@
 
 #include <memory>
 
-#include "exec/cuda/chunked_tensor_table.h"
 #include "exec/cuda/cuda_context.h"
 #include "exec/cuda/pinned_host_memory.h"
 #include "exec/cuda/pooled_block.h"
@@ -117,9 +116,6 @@ class CudaArrayDevice final : public Device {
 
   std::shared_ptr<CudaContext> context_;
   int64_t driver_used_at_start_bytes_;
-  // The tables of update_all's and zero_all's kernels: each uploaded once while the arrays stay.
-  ChunkedTensorTable update_table_{*context_};
-  ChunkedTensorTable zero_table_{*context_};
   HostDevice host_;  // runs the staged communication
   std::shared_ptr<PinnedHostMemory> pinned_ = std::make_shared<PinnedHostMemory>(context_->device());
 };

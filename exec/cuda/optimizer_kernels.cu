@@ -44,43 +44,30 @@ __global__ void adam_kernel(int64_t n, AdamConstants c, float* p, const float* g
   SB_GRID_STRIDE_LOOP(k, n) { adam_element(c, k, p, g, m, v); }
 }
 
-// Calls element(tensor, k) for every element k of every tensor: each block takes chunks in turn
-// and finds the chunk's tensor by bisection over the ascending first_chunk.
+// Calls element(tensor, k) for every element k of every tensor of the batch: each block takes
+// chunks in turn. The batch stays in the kernel's parameters (__grid_constant__: read in place,
+// never copied per thread).
 template <class Element>
-__device__ void for_each_chunked_element(const ChunkedTensor* table, int count, int64_t chunks,
-                                         const Element& element) {
-  for (int64_t chunk = blockIdx.x; chunk < chunks; chunk += gridDim.x) {
-    int low = 0;
-    int high = count - 1;
-    while (low < high) {  // the last tensor whose first chunk is at or before `chunk`
-      const int middle = (low + high + 1) / 2;
-      if (table[middle].first_chunk <= chunk) {
-        low = middle;
-      } else {
-        high = middle - 1;
-      }
-    }
-    const ChunkedTensor& tensor = table[low];
-    const int64_t begin = (chunk - tensor.first_chunk) * kElementsPerChunk;
-    const int64_t end = begin + kElementsPerChunk < tensor.elements ? begin + kElementsPerChunk : tensor.elements;
-    for (int64_t k = begin + threadIdx.x; k < end; k += blockDim.x) element(tensor, k);
+__device__ void for_each_chunked_element(const TensorBatch& batch, const Element& element) {
+  for (int64_t chunk = blockIdx.x; chunk < batch.chunks; chunk += gridDim.x) {
+    const ChunkElements span = chunk_elements(batch, chunk);
+    const ChunkedTensor& tensor = batch.tensors[span.tensor];
+    for (int64_t k = span.begin + threadIdx.x; k < span.end; k += blockDim.x) element(tensor, k);
   }
 }
 
-__global__ void sgd_momentum_all_kernel(const ChunkedTensor* table, int count, int64_t chunks, SgdConstants c) {
-  for_each_chunked_element(table, count, chunks, [&](const ChunkedTensor& t, int64_t k) {
-    sgd_momentum_element(c, k, t.first, t.second, t.third);
-  });
+__global__ void sgd_momentum_all_kernel(const __grid_constant__ TensorBatch batch, SgdConstants c) {
+  for_each_chunked_element(
+      batch, [&](const ChunkedTensor& t, int64_t k) { sgd_momentum_element(c, k, t.first, t.second, t.third); });
 }
 
-__global__ void adam_all_kernel(const ChunkedTensor* table, int count, int64_t chunks, AdamConstants c) {
-  for_each_chunked_element(table, count, chunks, [&](const ChunkedTensor& t, int64_t k) {
-    adam_element(c, k, t.first, t.second, t.third, t.fourth);
-  });
+__global__ void adam_all_kernel(const __grid_constant__ TensorBatch batch, AdamConstants c) {
+  for_each_chunked_element(
+      batch, [&](const ChunkedTensor& t, int64_t k) { adam_element(c, k, t.first, t.second, t.third, t.fourth); });
 }
 
-__global__ void zero_all_kernel(const ChunkedTensor* table, int count, int64_t chunks) {
-  for_each_chunked_element(table, count, chunks, [](const ChunkedTensor& t, int64_t k) { t.first[k] = 0.0f; });
+__global__ void zero_all_kernel(const __grid_constant__ TensorBatch batch) {
+  for_each_chunked_element(batch, [](const ChunkedTensor& t, int64_t k) { t.first[k] = 0.0f; });
 }
 
 SgdConstants sgd_constants(double learning_rate, double momentum, double weight_decay, int64_t step) {
@@ -116,25 +103,25 @@ void adam_update(cudaStream_t stream, int64_t elements, double learning_rate, do
   SB_CUDA_CHECK(cudaGetLastError());
 }
 
-void sgd_momentum_update_all(cudaStream_t stream, const ChunkedTensor* table, int count, int64_t chunks,
-                             double learning_rate, double momentum, double weight_decay, int64_t step) {
-  if (chunks == 0) return;
-  sgd_momentum_all_kernel<<<blocks_for_chunks(chunks), kThreadsPerBlock, 0, stream>>>(
-      table, count, chunks, sgd_constants(learning_rate, momentum, weight_decay, step));
+void sgd_momentum_update_all(cudaStream_t stream, const TensorBatch& batch, double learning_rate, double momentum,
+                             double weight_decay, int64_t step) {
+  if (batch.chunks == 0) return;
+  sgd_momentum_all_kernel<<<blocks_for_chunks(batch.chunks), kThreadsPerBlock, 0, stream>>>(
+      batch, sgd_constants(learning_rate, momentum, weight_decay, step));
   SB_CUDA_CHECK(cudaGetLastError());
 }
 
-void adam_update_all(cudaStream_t stream, const ChunkedTensor* table, int count, int64_t chunks, double learning_rate,
-                     double beta1, double beta2, double epsilon, double weight_decay, int64_t step) {
-  if (chunks == 0) return;
-  adam_all_kernel<<<blocks_for_chunks(chunks), kThreadsPerBlock, 0, stream>>>(
-      table, count, chunks, adam_constants(learning_rate, beta1, beta2, epsilon, weight_decay, step));
+void adam_update_all(cudaStream_t stream, const TensorBatch& batch, double learning_rate, double beta1, double beta2,
+                     double epsilon, double weight_decay, int64_t step) {
+  if (batch.chunks == 0) return;
+  adam_all_kernel<<<blocks_for_chunks(batch.chunks), kThreadsPerBlock, 0, stream>>>(
+      batch, adam_constants(learning_rate, beta1, beta2, epsilon, weight_decay, step));
   SB_CUDA_CHECK(cudaGetLastError());
 }
 
-void zero_all(cudaStream_t stream, const ChunkedTensor* table, int count, int64_t chunks) {
-  if (chunks == 0) return;
-  zero_all_kernel<<<blocks_for_chunks(chunks), kThreadsPerBlock, 0, stream>>>(table, count, chunks);
+void zero_all(cudaStream_t stream, const TensorBatch& batch) {
+  if (batch.chunks == 0) return;
+  zero_all_kernel<<<blocks_for_chunks(batch.chunks), kThreadsPerBlock, 0, stream>>>(batch);
   SB_CUDA_CHECK(cudaGetLastError());
 }
 

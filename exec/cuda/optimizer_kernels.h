@@ -12,6 +12,8 @@
 
 #include <cstdint>
 
+#include "exec/cuda/tensor_batches.h"
+
 namespace splitbrain::exec::cuda {
 
 // PyTorch's SGD with momentum and L2 weight decay: g' = g + decay p; buf = g' on the first step,
@@ -24,28 +26,17 @@ void adam_update(cudaStream_t stream, int64_t elements, double learning_rate, do
                  double epsilon, double weight_decay, int64_t step, float* params, const float* grads,
                  float* first_moment, float* second_moment);
 
-// Many tensors in one launch (CudaArrayDevice::update_all, zero_all): a step's host then queues
-// one kernel for all its parameters where it queued one per parameter (vgg11's 22 updates and
-// 22 gradient clears took an H200's host ~190 us a step at batch 64, where the whole step was
-// ~3.7 ms). Each tensor is cut into chunks of kElementsPerChunk; one block takes one chunk at a
-// time. A tensor's arrays are `first`..`fourth` (a kernel uses those it needs; null otherwise).
-constexpr int64_t kElementsPerChunk = 4096;
-struct ChunkedTensor {
-  int64_t elements = 0;
-  int64_t first_chunk = 0;  // chunks of the tensors before it
-  float* first = nullptr;
-  const float* second = nullptr;
-  float* third = nullptr;
-  float* fourth = nullptr;
-};
-// `table`: `count` tensors in DEVICE memory (chunked_tensor_table.h), first_chunk in ascending
-// order, `chunks` in all. The updates: first = parameters, second = gradients, third = the first
-// moment, fourth = Adam's second moment; bit for bit the one-tensor kernels above.
-void sgd_momentum_update_all(cudaStream_t stream, const ChunkedTensor* table, int count, int64_t chunks,
-                             double learning_rate, double momentum, double weight_decay, int64_t step);
-void adam_update_all(cudaStream_t stream, const ChunkedTensor* table, int count, int64_t chunks, double learning_rate,
-                     double beta1, double beta2, double epsilon, double weight_decay, int64_t step);
+// Many tensors in one launch each of at most kTensorsPerBatch (CudaArrayDevice::update_all,
+// zero_all: tensor_batches.h): a step's host then queues one kernel for a model's parameters where
+// it queued one per parameter (vgg11's 22 updates and 22 gradient clears took an H200's host ~190
+// us a step at batch 64, where the whole step was ~3.7 ms). A tensor's arrays: first = parameters,
+// second = gradients, third = the first moment, fourth = Adam's second moment; bit for bit the
+// one-tensor kernels above.
+void sgd_momentum_update_all(cudaStream_t stream, const TensorBatch& batch, double learning_rate, double momentum,
+                             double weight_decay, int64_t step);
+void adam_update_all(cudaStream_t stream, const TensorBatch& batch, double learning_rate, double beta1, double beta2,
+                     double epsilon, double weight_decay, int64_t step);
 // Every tensor's `first` array set to zero.
-void zero_all(cudaStream_t stream, const ChunkedTensor* table, int count, int64_t chunks);
+void zero_all(cudaStream_t stream, const TensorBatch& batch);
 
 }  // namespace splitbrain::exec::cuda

@@ -115,12 +115,13 @@ TEST_F(CudaArrayDeviceTest, UpdatesMatchTheHostDevice) {
   }
 }
 
-// The optimizer's one-kernel update of many tensors: tensors smaller than a chunk, one element
-// either side of a chunk's end and several chunks long, each updated as the host updates it alone;
-// then a shorter list (a new table) and the clearing of the gradients.
-TEST_F(CudaArrayDeviceTest, UpdatingAndClearingManyTensorsInOneKernelMatchesTheHostDevice) {
-  const std::vector<int64_t> sizes = {1, kElementsPerChunk - 1,     kElementsPerChunk, kElementsPerChunk + 1,
-                                      3, 5 * kElementsPerChunk + 17};
+// The optimizer's many-tensor update: tensors smaller than a chunk, one element either side of a
+// chunk's end and several chunks long, and more of them than one launch takes, each updated as the
+// host updates it alone; then a shorter list and the clearing of the gradients.
+TEST_F(CudaArrayDeviceTest, UpdatingAndClearingManyTensorsInBatchedKernelsMatchesTheHostDevice) {
+  std::vector<int64_t> sizes = {1, kElementsPerChunk - 1,     kElementsPerChunk, kElementsPerChunk + 1,
+                                3, 5 * kElementsPerChunk + 17};
+  for (int64_t i = 0; i < kTensorsPerBatch; ++i) sizes.push_back(1 + (i * 37) % 300);  // into a second launch
   for (const plans::OptimizerKind kind : {plans::OptimizerKind::sgd_momentum, plans::OptimizerKind::adam}) {
     plans::OptimizerConfig config;
     config.kind = kind;
