@@ -91,7 +91,8 @@ struct Device {
   // On a GPU, the runtime's own host time per layer pass beyond its kernels' queuing (the step
   // interpreter, the op, the buffers' allocation and the mark): what a short run of the model's
   // step took its host per forward and backward instruction beyond the simulator's price of their
-  // kernels' queuing, the median over them. Measured by `calibrate --backend cuda --model`; 0
+  // kernels' queuing, their mean with the highest and lowest tenth left out
+  // (tools/splitbrain/pass_host_excess.h). Measured by `calibrate --backend cuda --model`; 0
   // where the host computes (CPUs) or unknown (presets).
   double instruction_host_seconds = 0.0;
   // Linear layers' efficiency by shape (sim/gemm_table.h), measured by `splitbrain calibrate`;
