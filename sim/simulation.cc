@@ -16,6 +16,7 @@
 #include "sim/plan_collective_cost.h"
 #include "plans/step_compiler.h"
 #include "plans/collective_residence.h"
+#include "plans/optimizer_launches.h"
 #include "plans/recompute_scope.h"
 
 namespace splitbrain::sim {
@@ -281,8 +282,8 @@ class StepBuilder {
   // The optimizer instruction as the executor runs it (exec/runtime/step_interpreter_buckets.cc):
   // one update per gradient it reads (a whole parameter's, or a ZeRO slice's), each a
   // memory-bound pass at the achieved rate for its size, then every kept parameter gradient
-  // cleared for the next step's accumulation. The host queues one kernel for all the updates and
-  // one for all the clears (Device::update_all, zero_all).
+  // cleared for the next step's accumulation. The host queues the updates and the clears each in
+  // kernels of up to plans::kTensorsPerOptimizerLaunch tensors (Device::update_all, zero_all).
   struct OptimizerWork {
     double seconds = 0.0;
     int kernels = 0;
@@ -294,8 +295,8 @@ class StepBuilder {
     for (const int gradient : instruction.reads) {
       work.seconds += optimizer_step_seconds(cluster, plan_,
                                              program.buffers.at(static_cast<size_t>(gradient)).bytes / gradient_bytes);
-      work.kernels = 1;
     }
+    work.kernels = plans::optimizer_launches(static_cast<int>(instruction.reads.size()));
     int clears = 0;
     for (const int buffer : program.resident) {
       const plans::StepBuffer& kept = program.buffers.at(static_cast<size_t>(buffer));
@@ -303,7 +304,7 @@ class StepBuilder {
       work.seconds += streaming_pass_seconds(cluster, static_cast<double>(kept.bytes));
       ++clears;
     }
-    work.kernels += std::min(clears, 1);
+    work.kernels += plans::optimizer_launches(clears);
     return work;
   }
 

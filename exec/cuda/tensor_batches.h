@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "plans/optimizer_launches.h"
+
 #if defined(__CUDACC__)
 #define SB_HOST_DEVICE __host__ __device__
 #else
@@ -19,7 +21,7 @@
 namespace splitbrain::exec::cuda {
 
 constexpr int64_t kElementsPerChunk = 4096;
-constexpr int kTensorsPerBatch = 64;
+constexpr int kTensorsPerBatch = plans::kTensorsPerOptimizerLaunch;
 
 // A tensor's arrays (a kernel uses those it needs; null otherwise) and its place in the batch.
 struct ChunkedTensor {

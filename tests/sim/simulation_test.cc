@@ -8,7 +8,9 @@
 #include "model/errors.h"
 #include "model/zoo.h"
 #include "plans/compiled_plan.h"
+#include "plans/optimizer_launches.h"
 #include "plans/plan_builder.h"
+#include "plans/step_compiler.h"
 #include "sim/chrome_trace.h"
 #include "sim/cluster_presets.h"
 #include "sim/compute_cost.h"
@@ -304,6 +306,32 @@ TEST(Simulation, TheRuntimesHostTimePerPassAddsToEachPassesQueuing) {
     }
   }
   EXPECT_GE(with.iteration_seconds - without.iteration_seconds, 2e-4 * passes - 1e-9);
+}
+
+// The optimizer's host: the updates and the clears each queued in launches of up to
+// plans::kTensorsPerOptimizerLaunch tensors, as the CUDA backend runs them. A GPT of 8 blocks has
+// more parameter tensors than one launch takes; on a host that takes 1 ms a launch and paces the
+// step, the optimizer's phase is those launches (plus less than one more: the host's lag behind
+// the device at the last backward, which the phase inherits).
+TEST(Simulation, TheOptimizersHostQueuesOneLaunchPerBatchOfTensors) {
+  const plans::Plan plan = data_parallel_plan("gpt:layers=8,hidden=64,heads=4,seq=16,vocab=128,positions=16", 1, 4);
+  const plans::StepProgram program = plans::compile_step(plan, plans::compile_plan(plan), 0);
+  int updates = 0;
+  int clears = 0;
+  for (const plans::StepInstruction& instruction : program.instructions) {
+    if (instruction.op == plans::StepOp::optimizer) updates += static_cast<int>(instruction.reads.size());
+  }
+  for (const int buffer : program.resident) {
+    clears += program.buffers.at(static_cast<size_t>(buffer)).role == plans::BufferRole::parameter_gradient ? 1 : 0;
+  }
+  ASSERT_GT(updates, plans::kTensorsPerOptimizerLaunch);
+  const int launches = plans::optimizer_launches(updates) + plans::optimizer_launches(clears);
+  EXPECT_GE(launches, 3);
+  Cluster cluster = cluster_preset("dgx-h100");
+  cluster.device.launch_host_seconds = 1e-3;
+  const double optimizer_seconds = simulate(plan, cluster).phases.optimizer;
+  EXPECT_GE(optimizer_seconds, launches * 1e-3);
+  EXPECT_LT(optimizer_seconds, (launches + 1) * 1e-3);
 }
 
 }  // namespace

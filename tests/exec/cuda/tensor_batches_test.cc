@@ -60,8 +60,8 @@ void expect_every_element_once(const std::vector<int64_t>& sizes) {
 }
 
 TEST(TensorBatches, EveryElementOnceAtChunkEdgesAndAroundEmptyTensors) {
-  expect_every_element_once({1, kElementsPerChunk - 1, kElementsPerChunk, kElementsPerChunk + 1, 3,
-                             5 * kElementsPerChunk + 17});
+  expect_every_element_once(
+      {1, kElementsPerChunk - 1, kElementsPerChunk, kElementsPerChunk + 1, 3, 5 * kElementsPerChunk + 17});
   expect_every_element_once({0, 5, 0, 0, kElementsPerChunk, 0});
   expect_every_element_once({0});
   expect_every_element_once({});
@@ -71,6 +71,8 @@ TEST(TensorBatches, MoreTensorsThanABatchHoldsGoInOrderIntoFullBatches) {
   const std::vector<ChunkedTensor> tensors = tensors_of(std::vector<int64_t>(2 * kTensorsPerBatch + 5, 7));
   const std::vector<TensorBatch> batches = tensor_batches(tensors);
   ASSERT_EQ(batches.size(), 3u);
+  EXPECT_EQ(static_cast<int>(batches.size()), plans::optimizer_launches(static_cast<int>(tensors.size())))
+      << "the simulator prices as many launches";
   EXPECT_EQ(batches[0].count, kTensorsPerBatch);
   EXPECT_EQ(batches[1].count, kTensorsPerBatch);
   EXPECT_EQ(batches[2].count, 5);

@@ -1,0 +1,15 @@
+#pragma once
+// How many tensors one launch of the GPU's many-tensor optimizer kernels takes, and so how many
+// launches the host queues to update or to clear a step's tensors: the CUDA backend hands their
+// arrays over in the kernel's 4 KB of parameters (exec/cuda/tensor_batches.h), and the simulator
+// prices each launch's queuing (sim/simulation.cc). C++17, for the backend's .cu files.
+
+namespace splitbrain::plans {
+
+constexpr int kTensorsPerOptimizerLaunch = 64;
+
+constexpr int optimizer_launches(int tensors) {
+  return (tensors + kTensorsPerOptimizerLaunch - 1) / kTensorsPerOptimizerLaunch;
+}
+
+}  // namespace splitbrain::plans
