@@ -19,6 +19,7 @@
 #include "exec/cuda/pooled_block.h"
 #include "exec/runtime/device.h"
 #include "exec/runtime/host_device.h"
+#include "plans/collective_kind.h"
 
 namespace splitbrain::exec::cuda {
 
@@ -104,9 +105,13 @@ class CudaArrayDevice final : public Device {
  private:
   // The compute stream and `nccl`'s stream, for collectives on device memory.
   OrderedStreams streams_with(const NcclCollectives& nccl) const;
-  // One collective that plans::runs_on_device_memory accepts, from `input` into `into` (the same
-  // array for an in-place sum), ordered before what the compute stream queues next.
-  void run_on_device(NcclCollectives& nccl, const plans::Collective& c, const DeviceArray& input, DeviceArray& into);
+  // A sum, gather or reduce-scatter (along the first dimension) over `axes` on device memory, from
+  // `input` into `into` (the same array for an in-place sum): it follows what the compute stream
+  // has queued, and its wait() makes what the compute stream queues next follow it. A group of
+  // one copies at once.
+  std::unique_ptr<comm::PendingCollective> start_on_device(NcclCollectives& nccl, plans::CollectiveKind kind,
+                                                           const std::vector<int>& axes, const DeviceArray& input,
+                                                           DeviceArray& into);
   // A host copy of `array` (a counted download), for the staged communication.
   std::unique_ptr<DeviceArray> staged_copy(const DeviceArray& array);
   // A host array of `like`'s shape, to receive a staged result.

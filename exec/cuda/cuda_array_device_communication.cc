@@ -10,12 +10,14 @@
 
 #include <functional>
 #include <stdexcept>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "exec/cuda/cuda_array_device.h"
 #include "exec/cuda/nccl_collectives.h"
 #include "exec/cuda/stream_ordered_collectives.h"
+#include "plans/collective_kind.h"
 #include "plans/collective_residence.h"
 
 namespace splitbrain::exec::cuda {
@@ -31,7 +33,7 @@ class AlreadyComplete final : public comm::PendingCollective {
   void wait() override {}
 };
 
-void check_result_size(const DeviceArray& into, int64_t elements, const char* what) {
+void check_result_size(const DeviceArray& into, int64_t elements, std::string_view what) {
   if (into.elements() != elements) {
     throw std::logic_error(
         fmt::format("step program: {} delivers {} elements into a buffer of {}", what, elements, into.elements()));
@@ -91,33 +93,34 @@ OrderedStreams CudaArrayDevice::streams_with(const NcclCollectives& nccl) const 
   return {context_->stream(), nccl.stream()};
 }
 
-void CudaArrayDevice::run_on_device(NcclCollectives& nccl, const plans::Collective& c, const DeviceArray& input,
-                                    DeviceArray& into) {
-  const int n = nccl.group_size(c.axes);
+std::unique_ptr<comm::PendingCollective> CudaArrayDevice::start_on_device(NcclCollectives& nccl,
+                                                                          plans::CollectiveKind kind,
+                                                                          const std::vector<int>& axes,
+                                                                          const DeviceArray& input, DeviceArray& into) {
+  const int n = nccl.group_size(axes);
   int64_t result_elements = input.elements();
-  if (c.kind == plans::CollectiveKind::all_gather) result_elements *= n;
-  if (c.kind == plans::CollectiveKind::reduce_scatter) result_elements /= n;
-  check_result_size(into, result_elements, "a collective");
+  if (kind == plans::CollectiveKind::all_gather) result_elements *= n;
+  if (kind == plans::CollectiveKind::reduce_scatter) {
+    if (input.elements() % n != 0) throw std::logic_error("step program: a reduce-scatter the group does not divide");
+    result_elements /= n;
+  }
+  check_result_size(into, result_elements, plans::collective_name(kind));
   const bool in_place = &input == &into;
   if (n == 1) {  // the group's sum, gather or piece is the input itself
     if (!in_place) copy(input, 0, into, 0, into.elements());
-    return;
+    return std::make_unique<AlreadyComplete>();
   }
-  const ncclComm_t group = nccl.communicator_for(c.axes);
+  const ncclComm_t group = nccl.communicator_for(axes);
   const OrderedStreams streams = streams_with(nccl);
-  switch (c.kind) {
+  switch (kind) {
     case plans::CollectiveKind::all_reduce:
       if (!in_place) copy(input, 0, into, 0, into.elements());
-      cuda::start_all_reduce(streams, group, memory(into), static_cast<size_t>(into.elements()))->wait();
-      return;
+      return cuda::start_all_reduce(streams, group, memory(into), static_cast<size_t>(into.elements()));
     case plans::CollectiveKind::all_gather:
-      cuda::start_all_gather(streams, group, memory(input), memory(into), static_cast<size_t>(input.elements()))
-          ->wait();
-      return;
+      return cuda::start_all_gather(streams, group, memory(input), memory(into), static_cast<size_t>(input.elements()));
     case plans::CollectiveKind::reduce_scatter:
-      cuda::start_reduce_scatter(streams, group, memory(input), memory(into), static_cast<size_t>(into.elements()))
-          ->wait();
-      return;
+      return cuda::start_reduce_scatter(streams, group, memory(input), memory(into),
+                                        static_cast<size_t>(into.elements()));
     default:
       throw std::logic_error("CudaArrayDevice: a collective that does not run on device memory");
   }
@@ -129,7 +132,7 @@ void CudaArrayDevice::run_collectives(comm::Communicator& communicator, std::spa
       nccl != nullptr && plans::runs_on_device_memory(collectives)) {
     const plans::Collective& c = collectives.front();
     communicator.check_fp32(c, input.shape());
-    run_on_device(*nccl, c, input, output);
+    start_on_device(*nccl, c.kind, c.axes, input, output)->wait();
     communicator.count(label, c);
     return;
   }
@@ -153,9 +156,7 @@ std::unique_ptr<comm::PendingCollective> CudaArrayDevice::start_all_reduce(comm:
                                                                            const std::vector<int>& axes,
                                                                            DeviceArray& buffer) {
   if (NcclCollectives* nccl = nccl_of(engine)) {
-    if (nccl->group_size(axes) == 1) return std::make_unique<AlreadyComplete>();
-    return cuda::start_all_reduce(streams_with(*nccl), nccl->communicator_for(axes), memory(buffer),
-                                  static_cast<size_t>(buffer.elements()));
+    return start_on_device(*nccl, plans::CollectiveKind::all_reduce, axes, buffer, buffer);
   }
   auto staged = staged_copy(buffer);
   DeviceArray& host = *staged;
@@ -171,15 +172,7 @@ std::unique_ptr<comm::PendingCollective> CudaArrayDevice::start_reduce_scatter(c
                                                                                const DeviceArray& input,
                                                                                DeviceArray& output) {
   if (NcclCollectives* nccl = nccl_of(engine)) {
-    const int n = nccl->group_size(axes);
-    check_result_size(output, input.elements() / n, "a bucket's reduce-scatter");
-    if (input.elements() % n != 0) throw std::logic_error("step program: a bucket the group does not divide");
-    if (n == 1) {
-      copy(input, 0, output, 0, output.elements());
-      return std::make_unique<AlreadyComplete>();
-    }
-    return cuda::start_reduce_scatter(streams_with(*nccl), nccl->communicator_for(axes), memory(input), memory(output),
-                                      static_cast<size_t>(output.elements()));
+    return start_on_device(*nccl, plans::CollectiveKind::reduce_scatter, axes, input, output);
   }
   auto staged_input = staged_copy(input);
   auto staged_output = staged_result(output);
@@ -195,15 +188,7 @@ std::unique_ptr<comm::PendingCollective> CudaArrayDevice::start_reduce_scatter(c
 void CudaArrayDevice::all_gather(comm::CollectiveEngine& engine, const std::vector<int>& axes, const DeviceArray& input,
                                  DeviceArray& output) {
   if (NcclCollectives* nccl = nccl_of(engine)) {
-    const int n = nccl->group_size(axes);
-    check_result_size(output, input.elements() * n, "a gather");
-    if (n == 1) {
-      copy(input, 0, output, 0, output.elements());
-      return;
-    }
-    cuda::start_all_gather(streams_with(*nccl), nccl->communicator_for(axes), memory(input), memory(output),
-                           static_cast<size_t>(input.elements()))
-        ->wait();
+    start_on_device(*nccl, plans::CollectiveKind::all_gather, axes, input, output)->wait();
     return;
   }
   const auto staged_input = staged_copy(input);

@@ -32,9 +32,7 @@ class NcclPending final : public comm::PendingCollective {
 
   bool test() override {
     if (complete_) return true;
-    const cudaError_t event_query = cudaEventQuery(event_);
-    if (event_query == cudaErrorNotReady) return false;
-    SB_CUDA_CHECK(event_query);
+    if (!event_reached(event_)) return false;
     finish();
     return true;
   }

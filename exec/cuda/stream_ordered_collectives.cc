@@ -20,9 +20,7 @@ class StreamOrderedPending final : public comm::PendingCollective {
 
   bool test() override {
     if (finished_) return true;
-    const cudaError_t query = cudaEventQuery(done_);
-    if (query == cudaErrorNotReady) return false;
-    SB_CUDA_CHECK(query);
+    if (!event_reached(done_)) return false;
     finished_ = ordered_ = true;  // what the compute stream queues next runs after it anyway
     return true;
   }
