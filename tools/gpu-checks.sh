@@ -197,7 +197,8 @@ done
   echo
   echo "Predicted with \`calibrate --backend $backend\` on this GPU (\`calibrated-cluster.json\`, \`calibrate.txt\`),"
   echo "the runs with the cuDNN algorithms it timed (\`run --conv-algorithms conv-algorithms.json\`), and, for comparison, with the"
-  echo "\`$cluster\` file as written."
+  echo "\`$cluster\` file as written. On both sides the thread that drives the GPU runs alone on one CPU, the process's"
+  echo "other threads on the rest (exec/comm/driver_thread_cpu.h; \`pytorch_peer.py\` does the same after its first step)."
   echo
   # The runtime's host time per pass that calibrate fitted from a short run of the step.
   grep -E "^\[calibrate\] (the runtime's host time per pass|warning)" "$work/calibrate.txt" | sed 's/^/    /' || true

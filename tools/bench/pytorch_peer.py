@@ -9,7 +9,8 @@ inputs and labels, and times whole training steps (zero_grad, forward, loss, bac
   pytorch_peer.py --ranks 2 --batch 64 ...      # DistributedDataParallel over gloo, batch per rank
   pytorch_peer.py --device cuda --batch 512 ...  # one GPU, eager fp32 (TF32 off unless --tf32)
 
-On CUDA the step ends with loss.item(), which waits for the GPU, as `splitbrain run`'s step ends
+On CUDA the thread that drives the GPU runs alone on one CPU after the first step, as in
+`splitbrain run`. The step ends with loss.item(), which waits for the GPU, as `splitbrain run`'s step ends
 with the loss on the host; the batches are on the GPU before timing starts, as the executor's
 synthetic data is uploaded once per step inside its timing (a 64x3x32x32 batch is 0.8 MB).
 
@@ -24,6 +25,7 @@ import os
 import socket
 import statistics
 import sys
+import threading
 import time
 
 import torch
@@ -86,10 +88,34 @@ def train(rank, args, port, result_queue):
         value = loss.item()
         steps.append(time.perf_counter() - start)
         losses.append(value)
+        if step == 0 and args.device == "cuda" and args.pin:
+            give_calling_thread_its_own_cpu()
     if args.ranks > 1:
         dist.barrier()
         dist.destroy_process_group()
     result_queue.put((rank, steps[args.warmup:], losses))
+
+
+def give_calling_thread_its_own_cpu():
+    """As `splitbrain run` places the thread that drives its GPU (exec/comm/driver_thread_cpu.h):
+    alone on the CPU it runs on, every other thread of the process on the process's other CPUs.
+    Threads started later by this one inherit its CPU, so it is called after the first step (the
+    autograd engine starts its device thread in the first backward)."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        return
+    me = threading.get_native_id()
+    with open(f"/proc/self/task/{me}/stat") as f:
+        current = int(f.read().rsplit(")", 1)[1].split()[36])  # field 39: the CPU it last ran on
+    driver = current if current in cpus else cpus[0]
+    helpers = set(cpus) - {driver}
+    for task in os.listdir("/proc/self/task"):
+        if int(task) != me:
+            try:
+                os.sched_setaffinity(int(task), helpers)
+            except ProcessLookupError:  # ended since the listing
+                pass
+    os.sched_setaffinity(me, {driver})
 
 
 def free_port():
@@ -110,7 +136,8 @@ def main():
     parser.add_argument("--lr", type=float, default=0.01)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--no-pin", dest="pin", action="store_false",
-                        help="do not pin rank r to core r (pinned by default, like mpirun --bind-to core)")
+                        help="cpu: do not pin rank r to core r (pinned by default, like mpirun --bind-to core); "
+                        "cuda: do not give the thread that drives the GPU a CPU of its own, as `splitbrain run` does")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
     if args.device == "cuda" and args.ranks != 1:
@@ -143,6 +170,7 @@ def main():
         "device": args.device,
         "gpu": torch.cuda.get_device_name(0) if args.device == "cuda" else None,
         "tf32": args.tf32,
+        "driver_thread_own_cpu": args.device == "cuda" and args.pin,
         "ranks": args.ranks,
         "batch_per_rank": args.batch,
         "global_batch": args.batch * args.ranks,

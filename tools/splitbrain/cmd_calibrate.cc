@@ -139,7 +139,7 @@ void calibrate(CalibrateOptions options) {
         try {
           cluster.device.instruction_host_seconds = measure_pass_host_seconds(
               options.models.front(), *std::min_element(options.batches.begin(), options.batches.end()), cluster,
-              leader);
+              !options.no_bind, leader);
         } catch (const std::exception& e) {
           std::cerr << fmt::format("[calibrate] warning: the runtime's host time per pass not measured: {}\n",
                                    e.what());

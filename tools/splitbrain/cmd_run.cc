@@ -214,6 +214,7 @@ void train(const RunOptions& options) {
     // leave the others waiting in MPI forever).
     std::optional<exec::comm::ProgressWatchdog> watchdog;
     if (options.watchdog_seconds > 0) watchdog.emplace(communicators.world(), options.watchdog_seconds);
+    if (backend_name == "cuda" && !options.no_bind) give_driver_its_own_cpu("run", leader);
     for (int64_t i = 0; i < steps; ++i) {
       record.steps.push_back(trainer.step(train_batches));
       const bool due = options.checkpoint_every > 0 && trainer.steps_taken() % options.checkpoint_every == 0;

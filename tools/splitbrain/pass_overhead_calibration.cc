@@ -17,6 +17,7 @@
 #include "tools/splitbrain/backend_choice.h"
 #include "tools/splitbrain/dataset_batches.h"
 #include "tools/splitbrain/pass_host_excess.h"
+#include "tools/splitbrain/placement_announcement.h"
 #include "tools/splitbrain/synthetic_defaults.h"
 
 namespace splitbrain::tools {
@@ -29,7 +30,7 @@ constexpr int kMeasuredSteps = 5;
 }  // namespace
 
 double measure_pass_host_seconds(const std::string& model_spec, int64_t batch, const sim::Cluster& cluster,
-                                 bool print) {
+                                 bool own_cpu, bool print) {
   sim::PlannerRequest request;
   request.model = std::make_shared<model::Model>(model::resolve_model(model_spec));
   request.model_spec = model_spec;
@@ -55,6 +56,8 @@ double measure_pass_host_seconds(const std::string& model_spec, int64_t batch, c
   DatasetBatches batches(exec::data::open_dataset(data, exec::data::Split::kTrain), batch, 1, BatchPrefetch::next_step,
                          backend.device->upload_memory());
   exec::Trainer trainer(*plan, std::move(backend), 1);
+  // As `run` places its threads, so the host time measured is the one a run's step will have.
+  if (own_cpu) give_driver_its_own_cpu("calibrate", print);
   // Priced without any earlier figure of it (a --base that was itself calibrated), which the
   // excess replaces rather than adds to.
   sim::Cluster kernels_only = cluster;

@@ -18,8 +18,10 @@ namespace splitbrain::tools {
 // Runs `model_spec`'s data-parallel plan of `batch` samples on this process's GPU (a run of one
 // rank, synthetic data) for a few steps and returns per_pass_host_seconds of pass_host_excess
 // (pass_host_excess.h) over the steps after a warm-up, against `cluster` as calibrate has
-// measured it so far; 0 for a model of token ids (no synthetic images to feed it). `print`:
-// progress and the result on stdout.
-double measure_pass_host_seconds(const std::string& model_spec, int64_t batch, const sim::Cluster& cluster, bool print);
+// measured it so far; 0 for a model of token ids (no synthetic images to feed it). `own_cpu`: the
+// driving thread alone on one of the process's CPUs, as `run` places it (not under --no-bind).
+// `print`: progress and the result on stdout.
+double measure_pass_host_seconds(const std::string& model_spec, int64_t batch, const sim::Cluster& cluster,
+                                 bool own_cpu, bool print);
 
 }  // namespace splitbrain::tools

@@ -14,9 +14,16 @@ namespace splitbrain::tools {
 // `pin`: false for --no-bind (ranks the launcher left unbound stay unbound).
 exec::comm::JobPlacement place_and_announce(bool pin, const std::string& tag);
 
+// On a GPU, after the rank's helper threads exist (the batch prefetcher, the watchdog): the thread
+// that drives the GPU alone on one of the rank's CPUs, the others on the rest
+// (exec/comm/driver_thread_cpu.h). `say`: print where, as "[TAG] ...".
+void give_driver_its_own_cpu(const std::string& tag, bool say);
+
 // The help text of --no-bind, the same for every command that has it.
 inline constexpr const char* kNoBindHelp =
     "Leave ranks unbound when the launcher did not bind them. By default splitbrain then pins each rank to its own "
-    "share of the node's CPUs (mpirun --bind-to core and other launcher bindings are always kept)";
+    "share of the node's CPUs, and on a GPU gives the thread that drives it one of them alone (mpirun --bind-to core "
+    "and "
+    "other launcher bindings are always kept)";
 
 }  // namespace splitbrain::tools
