@@ -214,9 +214,10 @@ void train(const RunOptions& options) {
     // leave the others waiting in MPI forever).
     std::optional<exec::comm::ProgressWatchdog> watchdog;
     if (options.watchdog_seconds > 0) watchdog.emplace(communicators.world(), options.watchdog_seconds);
-    if (backend_name == "cuda" && !options.no_bind) give_driver_its_own_cpu("run", leader);
     for (int64_t i = 0; i < steps; ++i) {
       record.steps.push_back(trainer.step(train_batches));
+      // After the first step: threads that the libraries start on first use exist by then.
+      if (i == 0 && backend_name == "cuda" && !options.no_bind) give_driver_its_own_cpu("run", leader);
       const bool due = options.checkpoint_every > 0 && trainer.steps_taken() % options.checkpoint_every == 0;
       if (!options.checkpoint_dir.empty() && (due || i + 1 == steps)) {
         exec::save_checkpoint(trainer, plan, options.checkpoint_dir);

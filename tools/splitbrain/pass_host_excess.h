@@ -36,9 +36,10 @@ std::vector<PassHostExcess> pass_host_excess(const std::vector<exec::TimelineEve
 // convolutions' share at nothing. Tenths left out: a pass whose host waited for the GPU (the loss,
 // a full allocator) or was descheduled is not the runtime's overhead. Replayed on the committed
 // GPU runs (results/gpu-host-fit/): fitted on the batch-64 step, as calibrate fits on the
-// smallest --batch, their batch-64 predictions move to +1.9%, -4.6%, -1.6% (the median's: -11.1%,
-// -2.7%, -0.4%); fitted on batch 512 instead, where convolutions' host paths take longer, both
-// statistics overshoot or undershoot batch 64 by up to 10%.
+// smallest --batch, the three runs that predate it move to +1.9%, -4.6%, -1.6% at batch 64 (the
+// median's: -11.1%, -2.7%, -0.4%); fitted on batch 512 instead, where convolutions' host paths
+// take longer, both statistics overshoot or undershoot batch 64 by up to 10%. No fit mends a
+// calibration whose process found the host slower than the runs did (+27.6% in one run since).
 double per_pass_host_seconds(const std::vector<PassHostExcess>& excess);
 
 // The median excess of each op kind and pass ("conv2d forward +55.1 us (8)", in first-seen

@@ -56,8 +56,6 @@ double measure_pass_host_seconds(const std::string& model_spec, int64_t batch, c
   DatasetBatches batches(exec::data::open_dataset(data, exec::data::Split::kTrain), batch, 1, BatchPrefetch::next_step,
                          backend.device->upload_memory());
   exec::Trainer trainer(*plan, std::move(backend), 1);
-  // As `run` places its threads, so the host time measured is the one a run's step will have.
-  if (own_cpu) give_driver_its_own_cpu("calibrate", print);
   // Priced without any earlier figure of it (a --base that was itself calibrated), which the
   // excess replaces rather than adds to.
   sim::Cluster kernels_only = cluster;
@@ -66,6 +64,8 @@ double measure_pass_host_seconds(const std::string& model_spec, int64_t batch, c
   std::vector<PassHostExcess> excess;
   for (int step = 0; step < kWarmupSteps + kMeasuredSteps; ++step) {
     trainer.step(batches);
+    // As `run` places its threads, so that the host time measured is the one a run's step has.
+    if (step == 0 && own_cpu) give_driver_its_own_cpu("calibrate", print);
     if (step < kWarmupSteps || !trainer.last_step_host_ran_ahead()) continue;
     const std::vector<PassHostExcess> of_step = pass_host_excess(trainer.last_step_timeline(), prediction, net);
     excess.insert(excess.end(), of_step.begin(), of_step.end());

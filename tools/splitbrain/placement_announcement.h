@@ -14,9 +14,10 @@ namespace splitbrain::tools {
 // `pin`: false for --no-bind (ranks the launcher left unbound stay unbound).
 exec::comm::JobPlacement place_and_announce(bool pin, const std::string& tag);
 
-// On a GPU, after the rank's helper threads exist (the batch prefetcher, the watchdog): the thread
-// that drives the GPU alone on one of the rank's CPUs, the others on the rest
-// (exec/comm/driver_thread_cpu.h). `say`: print where, as "[TAG] ...".
+// On a GPU, once the rank's helper threads exist (after the first step: the batch prefetcher, the
+// watchdog, what CUDA, cuDNN and NCCL start on first use): the thread that drives the GPU alone on
+// one of the rank's CPUs, the others on the rest (exec/comm/driver_thread_cpu.h). `say`: print
+// where, as "[TAG] ...".
 void give_driver_its_own_cpu(const std::string& tag, bool say);
 
 // The help text of --no-bind, the same for every command that has it.
