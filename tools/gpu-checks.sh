@@ -4,7 +4,8 @@
 #     NCCL engine against the MPI engine;
 #  2. fashion-vgg: plan for as many ranks as there are GPUs (at most 2) on the dgx-h100 cluster
 #     file, simulate the best plan, run it with `run --backend cuda`, compare;
-#  3. vgg11-cifar10 on one GPU at batch 64 and 512: `splitbrain run --backend cuda` against the
+#  3. (2 GPUs) `calibrate --backend cuda` timing NCCL's collectives between them;
+#  4. vgg11-cifar10 on one GPU at batch 64 and 512: `splitbrain run --backend cuda` against the
 #     PyTorch eager peer (tools/bench/pytorch_peer.py --device cuda, fp32, TF32 off) in the same
 #     run, and the prediction for the cluster file against the measurement (time, memory, host
 #     transfers).
@@ -137,6 +138,14 @@ else
   calibrated=$cluster
   vgg_ok=no
 fi
+# Two GPUs: NCCL's collectives between them as calibrate times them for the cluster file's links.
+nccl_calibrate=skipped
+if [ "$backend" = cuda ] && [ "$gpus" -ge 2 ]; then
+  echo "[gpu-checks] calibrate --backend cuda on 2 GPUs: NCCL's collectives" >&2
+  nccl_calibrate=passed
+  timeout 300 "${launch[@]}" -np 2 "$sb" calibrate --backend cuda --base "$cluster" --model vgg11-cifar10 --batch 64 \
+    --out "$work/calibrated-2-gpus.json" > "$work/calibrate-2-gpus.txt" 2>&1 || nccl_calibrate=FAILED
+fi
 for batch in $batches; do
   echo "[gpu-checks] vgg11-cifar10, 1 GPU, batch $batch: splitbrain and PyTorch" >&2
   "$sb" plan --model vgg11-cifar10 --cluster "$cluster" --devices 1 --batch "$batch" --emit-plans "$tmp/plans-b$batch" \
@@ -193,6 +202,10 @@ done
     echo "  - \`$extra\` (\`extra-$index/\`): $(grep -E '^\[run\] step' "$work/extra-$index/run.txt" | tail -n 1 || echo "no step")"
   done
   echo
+  echo "- \`mpirun -np 2 splitbrain calibrate --backend cuda\` (NCCL's collectives between two GPUs, \`calibrate-2-gpus.txt\`):" \
+    "$nccl_calibrate$([ "$nccl_calibrate" = skipped ] && echo ": it needs 2 GPUs, $gpus visible")"
+  grep -E "fitted:" "$work/calibrate-2-gpus.txt" 2> /dev/null | sed 's/^/      /' || true
+  echo
   echo "## vgg11-cifar10 on one GPU against PyTorch eager (fp32, TF32 off), same run"
   echo
   echo "Predicted with \`calibrate --backend $backend\` on this GPU (\`calibrated-cluster.json\`, \`calibrate.txt\`),"
@@ -208,4 +221,4 @@ done
 rm -rf "$out.new" && mkdir -p "$(dirname "$out")" && cp -r "$work" "$out.new"
 rm -rf "$out" && mv "$out.new" "$out"
 echo "[gpu-checks] wrote $out/README.md" >&2
-[ "$tests_ok" = yes ] && [ "$model_ok" = yes ] && [ "$extra_ok" = yes ] && [ "$vgg_ok" = yes ]
+[ "$tests_ok" = yes ] && [ "$model_ok" = yes ] && [ "$extra_ok" = yes ] && [ "$vgg_ok" = yes ] && [ "$nccl_calibrate" != FAILED ]

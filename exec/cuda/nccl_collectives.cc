@@ -1,13 +1,11 @@
 #include "exec/cuda/nccl_collectives.h"
 
-#include <mpi.h>
-
 #include <algorithm>
 #include <cstring>
 #include <utility>
 
-#include "exec/comm/mpi_check.h"
 #include "exec/cuda/cuda_check.h"
+#include "exec/cuda/nccl_communicator.h"
 #include "exec/cuda/recorded_event.h"
 #include "exec/cuda/release_in_destructor.h"
 
@@ -93,13 +91,7 @@ void NcclCollectives::prepare(const std::vector<std::vector<int>>& axis_sets) {
 
 ncclComm_t NcclCollectives::communicator_for(const std::vector<int>& axes) {
   if (auto found = comms_.find(axes); found != comms_.end()) return found->second;
-  const MPI_Comm group = communicators().get(axes);
-  const int me = member(axes);
-  ncclUniqueId id{};
-  if (me == 0) SB_NCCL_CHECK(ncclGetUniqueId(&id));
-  SB_MPI_CHECK(MPI_Bcast(&id, static_cast<int>(sizeof id), MPI_BYTE, 0, group));
-  ncclComm_t comm = nullptr;
-  SB_NCCL_CHECK(ncclCommInitRank(&comm, group_size(axes), id, me));
+  const ncclComm_t comm = nccl_communicator_over(communicators().get(axes));
   comms_.emplace(axes, comm);
   return comm;
 }

@@ -19,6 +19,7 @@
 #include "exec/cuda/cuda_device.h"
 #include "exec/cuda/cuda_event_clock.h"
 #include "exec/cuda/cuda_kernel_factory.h"
+#include "tools/splitbrain/nccl_collective_transport.h"
 #endif
 
 namespace splitbrain::tools {
@@ -120,6 +121,18 @@ BackendKernels make_backend_kernels(const std::string& name, const BackendSettin
             std::make_unique<exec::cuda::CudaEventClock>(context, kKernelLeadSeconds),
             kKernelLeadSeconds,
             std::make_unique<exec::cuda::CudaArrayDevice>(context)};
+#else
+    refuse_cuda_in_this_build();
+#endif
+  }
+  throw InputError(fmt::format("--backend {}: no such backend (cpu, cuda)", name));
+}
+
+std::unique_ptr<CollectiveTransport> make_collective_transport(const std::string& name) {
+  if (name == "cpu") return nullptr;
+  if (name == "cuda") {
+#if SPLITBRAIN_HAS_CUDA_BACKEND
+    return make_nccl_collective_transport();
 #else
     refuse_cuda_in_this_build();
 #endif

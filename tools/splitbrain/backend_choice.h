@@ -11,6 +11,7 @@
 #include "exec/runtime/backend.h"
 #include "exec/runtime/device.h"
 #include "exec/runtime/step_clock.h"
+#include "tools/splitbrain/collective_transport.h"
 
 namespace splitbrain::tools {
 
@@ -61,6 +62,11 @@ struct BackendKernels {
 // Throws InputError as make_backend does. For "cuda": collective over MPI_COMM_WORLD (it picks
 // the local rank's GPU).
 BackendKernels make_backend_kernels(const std::string& name, const BackendSettings& settings);
+
+// How calibrate runs the backend's collectives (collective_transport.h): null for "cpu" (the
+// executor's MPI code, the default), NCCL on this rank's GPU for "cuda" (collective over
+// MPI_COMM_WORLD: it picks the local rank's GPU). Throws InputError as make_backend does.
+std::unique_ptr<CollectiveTransport> make_collective_transport(const std::string& name);
 
 // The cuda backend's cuDNN algorithm choices as a file (exec/cuda/conv_algorithm_file.h), named by
 // `flag` in errors: saving this process's (calibrate), adopting a file's before any kernel is made

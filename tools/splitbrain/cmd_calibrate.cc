@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <exception>
 #include <iostream>
+#include <memory>
 #include <string>
 
 #include "exec/comm/mpi_check.h"
@@ -43,13 +44,15 @@ struct CalibrateOptions {
   bool no_bind = false;
 };
 
-// What `--backend cuda` measures: the exact kernel problems of --model's plans on this rank's GPU.
-// Rates, links and collectives are kept from the base cluster (its NCCL figures, not measured here).
+// What `--backend cuda` measures: the exact kernel problems of --model's plans on this rank's GPU,
+// the costs around them, and NCCL's collectives when there are GPUs to join. Compute rates and
+// the overlap of communication with compute are kept from the base cluster.
 constexpr const char* kCudaMeasures =
     "the exact kernel problems of --model's plans on this rank's GPU (cuDNN, cuBLAS and own kernels, timed by CUDA "
     "events with the launches queued ahead), the host link (the input's upload), the optimizer's update rate and "
-    "the runtime's host time per pass (a short run of the first model's step); compute rates, links and "
-    "collectives are the base cluster's";
+    "the runtime's host time per pass (a short run of the first model's step), and with two or more ranks every "
+    "collective among their GPUs with NCCL on device buffers; compute rates and the overlap of communication are "
+    "the base cluster's";
 
 void calibrate(CalibrateOptions options) {
   const bool on_gpu = options.backend == "cuda";
@@ -73,7 +76,6 @@ void calibrate(CalibrateOptions options) {
   const bool leader = rank == 0;
   sim::Cluster cluster = sim::resolve_cluster(options.base);
   const HostLayout layout = host_layout(exec::comm::host_of_rank(job));
-  MeasuredLevels levels;
   if (on_gpu) {
     if (leader) {
       std::cout << fmt::format("[calibrate] {} ranks on their GPUs; starting from '{}'; measures {}\n", ranks,
@@ -87,7 +89,13 @@ void calibrate(CalibrateOptions options) {
           ranks, options.base);
     }
     calibrate_kernels({options.repeats, true}, comm, cluster.device);
-    levels = calibrate_levels({options.repeats, true}, comm, layout, cluster);
+  }
+  // The links as the backend's collectives use them: MPI on host arrays, NCCL between GPUs.
+  MeasuredLevels levels;
+  {
+    const std::unique_ptr<CollectiveTransport> transport =
+        ranks > 1 ? make_collective_transport(options.backend) : nullptr;
+    levels = calibrate_levels({options.repeats, true, transport.get()}, comm, layout, cluster);
   }
   if (!options.models.empty()) {
     std::vector<int> device_counts = options.devices;
@@ -158,8 +166,10 @@ void calibrate(CalibrateOptions options) {
   const sim::Device& device = cluster.device;
   cluster.name = options.base + "-calibrated";
   if (on_gpu) {
-    cluster.description = fmt::format("Measured by `splitbrain calibrate --backend cuda` with {} ranks from '{}': {}.",
-                                      ranks, options.base, kCudaMeasures);
+    cluster.description =
+        fmt::format("Measured by `splitbrain calibrate --backend cuda` with {} ranks from '{}': {}; {}.", ranks,
+                    options.base, kCudaMeasures, levels.summary);
+    cluster.sources.push_back(fmt::format("splitbrain calibrate --backend cuda: {}", levels.source));
     cluster.sources.push_back(fmt::format("splitbrain calibrate --backend cuda: rank placement {}", placement));
   } else {
     cluster.description = fmt::format(
@@ -220,7 +230,8 @@ void add_calibrate_command(CLI::App& app) {
   command
       ->add_option("--backend", options->backend,
                    "cpu: time the oneDNN kernels, MPI links and collectives; cuda: time --model's kernel problems on "
-                   "this rank's GPU (the rest is kept from --base)")
+                   "this rank's GPU and, with 2 or more ranks, NCCL's collectives between the GPUs (the rest is kept "
+                   "from --base)")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->default_val("cpu");
   command->add_option("--out", options->out, "Cluster file to write (default: local-<backend>-calibrated.json)")

@@ -8,8 +8,6 @@
 #include <vector>
 
 #include "exec/comm/collective_algorithms.h"
-#include "exec/comm/collective_ops.h"
-#include "exec/comm/local_array.h"
 #include "exec/comm/progress_pump.h"
 #include "exec/cpu/conv2d.h"
 #include "exec/cpu/cpu_context.h"
@@ -22,7 +20,6 @@ namespace splitbrain::tools {
 namespace {
 
 using plans::CollectiveKind;
-namespace ops = exec::comm::ops;
 
 constexpr CollectiveKind kMeasuredKinds[] = {CollectiveKind::all_reduce, CollectiveKind::all_gather,
                                              CollectiveKind::reduce_scatter, CollectiveKind::all_to_all,
@@ -37,54 +34,6 @@ double bus_factor(CollectiveKind kind, int n) {
       return 1.0;
     default:
       return static_cast<double>(n - 1) / n;
-  }
-}
-
-// The input of one call of `kind` on a buffer of `bytes` (as the simulator counts a collective's
-// buffer: the whole gathered or reduced tensor; a rank's whole local buffer for all-to-all; the
-// message for send/recv), made once so the timed calls run the runtime's code and nothing else.
-struct CollectiveInput {
-  exec::comm::LocalArray floats;  // reductions
-  exec::comm::LocalBytes bytes;   // data movement
-
-  CollectiveInput(CollectiveKind kind, int n, int64_t buffer_bytes) {
-    switch (kind) {
-      case CollectiveKind::all_reduce:
-      case CollectiveKind::reduce_scatter:
-        floats = {{buffer_bytes / 4}, std::vector<float>(static_cast<size_t>(buffer_bytes / 4), 1.0f)};
-        break;
-      case CollectiveKind::all_gather:
-        bytes = {{buffer_bytes / n}, 1, std::vector<std::byte>(static_cast<size_t>(buffer_bytes / n))};
-        break;
-      case CollectiveKind::all_to_all:
-        bytes = {{1, buffer_bytes}, 1, std::vector<std::byte>(static_cast<size_t>(buffer_bytes))};
-        break;
-      default:
-        bytes = {{buffer_bytes}, 1, std::vector<std::byte>(static_cast<size_t>(buffer_bytes))};
-        break;
-    }
-  }
-};
-
-void run_once(CollectiveKind kind, MPI_Comm comm, int n, int me, const CollectiveInput& input) {
-  switch (kind) {
-    case CollectiveKind::all_reduce:
-      ops::all_reduce(comm, n, input.floats);
-      return;
-    case CollectiveKind::reduce_scatter:
-      ops::reduce_scatter(comm, n, input.floats, 0);
-      return;
-    case CollectiveKind::all_gather:
-      ops::all_gather(comm, n, input.bytes, 0);
-      return;
-    case CollectiveKind::all_to_all:
-      ops::all_to_all(comm, n, input.bytes, 0, 1);
-      return;
-    case CollectiveKind::send_recv:
-      ops::send_recv(comm, me, input.bytes, 0, 1);
-      return;
-    case CollectiveKind::halo_exchange:
-      break;
   }
 }
 
@@ -115,7 +64,7 @@ bool ranks_take_turns(MPI_Comm comm) {
 // the smallest message (where it is everything), bandwidth from the slope over the three largest
 // (where latency is nothing); one least-squares line over all sizes lets the large ones swamp it.
 sim::Link measure_kind(CollectiveKind kind, sim::Algorithm algorithm, const CollectiveCalibration& options,
-                       MPI_Comm comm, int n, int me) {
+                       CollectiveTransport& transport, MPI_Comm comm, int n, int me) {
   const bool print = me == 0 && options.print;
   auto seconds_of = [&](double latency, double bandwidth, double bytes) {
     if (kind == CollectiveKind::send_recv) return latency + bytes / bandwidth;
@@ -141,18 +90,11 @@ sim::Link measure_kind(CollectiveKind kind, sim::Algorithm algorithm, const Coll
   std::vector<double> sizes_used;
   auto measure = [&](int64_t bytes) {
     const int repeats = bytes < (int64_t{1} << 20) ? std::max(options.repeats, 20) : options.repeats;
-    const CollectiveInput input(kind, n, bytes);
     const int calls = take_turns ? 1 : calls_per_timed_run(bytes);
     // A send/recv is timed as round trips, A to B and back, each leg one message one way.
     const int legs = !take_turns && kind == CollectiveKind::send_recv ? 2 : 1;
-    const double seconds = median_seconds(repeats, comm,
-                                          [&] {
-                                            for (int call = 0; call < calls; ++call) {
-                                              run_once(kind, comm, n, me, input);
-                                              if (legs == 2) ops::send_recv(comm, me, input.bytes, 1, 0);
-                                            }
-                                          }) /
-                           (calls * legs);
+    const TimedCalls run = transport.prepare(kind, comm, bytes, legs == 2);
+    const double seconds = median_seconds(repeats, comm, [&] { run(calls); }) / (calls * legs);
     const double algbw = static_cast<double>(bytes) / seconds;
     if (print) {
       std::cout << fmt::format("[calibrate] {:<14} {:>12} {:>11.2f} {:>11.3f} {:>11.3f}\n", "", bytes, seconds * 1e6,
@@ -284,11 +226,12 @@ MeasuredCommunication calibrate_collectives(const CollectiveCalibration& options
   int n = 1;
   SB_MPI_CHECK(MPI_Comm_rank(comm, &me));
   SB_MPI_CHECK(MPI_Comm_size(comm, &n));
+  CollectiveTransport& transport = options.transport != nullptr ? *options.transport : mpi_collective_transport();
   MeasuredCommunication measured;
   for (CollectiveKind kind : kMeasuredKinds) {
     const sim::Algorithm algorithm =
         kind == CollectiveKind::send_recv ? sim::Algorithm::ring : cluster.algorithms.for_kind(kind);
-    measured.links[kind] = measure_kind(kind, algorithm, options, comm, n, me);
+    measured.links[kind] = measure_kind(kind, algorithm, options, transport, comm, n, me);
   }
   measured.all_reduce_link = measured.links.at(CollectiveKind::all_reduce);
   return measured;

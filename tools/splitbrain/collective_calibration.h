@@ -1,8 +1,9 @@
 #pragma once
 // The communication side of `splitbrain calibrate`: every collective the runtime runs (all-reduce,
-// all-gather, reduce-scatter, all-to-all, send/recv) through the executor's own MPI code, from 8 B
-// to 64 MiB, printed as nccl-tests prints them; a latency and bandwidth fitted per kind with the
-// simulator's own formula for it; and how much of a gradient all-reduce hides behind compute.
+// all-gather, reduce-scatter, all-to-all, send/recv) as the backend runs it (the executor's MPI
+// code, or NCCL on device buffers: collective_transport.h), from 8 B to 64 MiB, printed as
+// nccl-tests prints them; a latency and bandwidth fitted per kind with the simulator's own formula
+// for it; and how much of a gradient all-reduce over MPI hides behind compute on the CPU.
 
 #include <mpi.h>
 
@@ -10,12 +11,14 @@
 
 #include "plans/collective_kind.h"
 #include "sim/cluster.h"
+#include "tools/splitbrain/collective_transport.h"
 
 namespace splitbrain::tools {
 
 struct CollectiveCalibration {
   int repeats = 5;
-  bool print = true;  // rank 0 prints every measurement
+  bool print = true;                         // rank 0 prints every measurement
+  CollectiveTransport* transport = nullptr;  // null: the executor's MPI code
 };
 
 struct MeasuredCommunication {

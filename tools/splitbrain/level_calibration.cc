@@ -53,7 +53,15 @@ MeasuredLevels calibrate_levels(const CollectiveCalibration& options, MPI_Comm w
   SB_MPI_CHECK(MPI_Comm_rank(world, &rank));
   SB_MPI_CHECK(MPI_Comm_size(world, &ranks));
   const bool leader = rank == 0;
-  const CollectiveCalibration leader_prints{options.repeats, options.print && leader};
+  CollectiveCalibration leader_prints = options;
+  leader_prints.print = options.print && leader;
+  CollectiveTransport& transport = options.transport != nullptr ? *options.transport : mpi_collective_transport();
+  // The overlap is an MPI reduction's behind the CPU's compute; on GPUs the base cluster's stays.
+  const bool on_mpi = &transport == &mpi_collective_transport();
+  const auto overlap_text = [&] {
+    return fmt::format("{:.0f}% of overlapped communication hidden{}", cluster.communication_overlap * 100,
+                       on_mpi ? "" : " (the base cluster's)");
+  };
   if (ranks == 1) {
     if (leader)
       std::cout << "[calibrate] 1 rank: the link keeps the preset's numbers (run under mpirun -np 2 to measure it)\n";
@@ -61,15 +69,15 @@ MeasuredLevels calibrate_levels(const CollectiveCalibration& options, MPI_Comm w
   }
   const int hosts = static_cast<int>(layout.hosts.size());
   if (hosts == 1) {
-    if (leader) std::cout << "[calibrate] collectives through the executor's MPI code\n";
+    if (leader) std::cout << fmt::format("[calibrate] collectives through {}\n", transport.name());
     const MeasuredCommunication measured = calibrate_collectives(leader_prints, world, cluster);
     sim::Level& level = cluster.levels.front();
     level.fan_out = std::max(level.fan_out, ranks);
     take_measured(level, measured);
-    cluster.communication_overlap = measure_overlap(options, world, options.print && leader);
-    return {fmt::format("all-reduce {}, {:.0f}% of overlapped communication hidden", link_text(level.link),
-                        cluster.communication_overlap * 100),
-            fmt::format("one level: the collectives among all {} ranks of one host", ranks)};
+    if (on_mpi) cluster.communication_overlap = measure_overlap(options, world, options.print && leader);
+    return {
+        fmt::format("all-reduce {}, {}", link_text(level.link), overlap_text()),
+        fmt::format("one level: the collectives among all {} ranks of one host through {}", ranks, transport.name())};
   }
 
   // Two levels: the base's innermost level becomes the node, a new one joins the hosts.
@@ -115,29 +123,31 @@ MeasuredLevels calibrate_levels(const CollectiveCalibration& options, MPI_Comm w
   // (the data-parallel groups), so the cores' other ranks compete for them (on 2 emulated hosts
   // of 2 ranks per core, the first ranks alone read 51-73% hidden in three calibrations, all
   // ranks at once 64%). With one rank per host that is the cluster level's group.
-  if (leader) {
-    std::cout << "[calibrate] overlap across the hosts: every rank computing, each reducing with its counterparts\n";
+  if (on_mpi) {
+    if (leader) {
+      std::cout << "[calibrate] overlap across the hosts: every rank computing, each reducing with its counterparts\n";
+    }
+    MPI_Comm counterparts = split(world, layout.position_on_host[static_cast<size_t>(rank)]);
+    double overlap = measure_overlap(options, counterparts, options.print && leader);
+    SB_MPI_CHECK(MPI_Comm_free(&counterparts));
+    // The least hidden: a synchronous step waits for its slowest group.
+    SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &overlap, 1, MPI_DOUBLE, MPI_MIN, world));
+    cluster.communication_overlap = overlap;
+    if (leader)
+      std::cout << fmt::format("[calibrate] overlap across the hosts: {:.0f}% hidden (the least of the groups)\n",
+                               overlap * 100);
   }
-  MPI_Comm counterparts = split(world, layout.position_on_host[static_cast<size_t>(rank)]);
-  double overlap = measure_overlap(options, counterparts, options.print && leader);
-  SB_MPI_CHECK(MPI_Comm_free(&counterparts));
-  // The least hidden: a synchronous step waits for its slowest group.
-  SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &overlap, 1, MPI_DOUBLE, MPI_MIN, world));
-  cluster.communication_overlap = overlap;
-  if (leader)
-    std::cout << fmt::format("[calibrate] overlap across the hosts: {:.0f}% hidden (the least of the groups)\n",
-                             overlap * 100);
   between.uplink_shared = true;
   cluster.levels = {node, between};
   take_leaders_cluster(world, cluster);
-  return {fmt::format("node all-reduce {}, between hosts {} per host (shared by the groups crossing at once); {:.0f}% "
-                      "of overlapped communication hidden",
-                      link_text(cluster.levels.front().link), link_text(cluster.levels.back().link),
-                      cluster.communication_overlap * 100),
-          fmt::format("two levels on {} hosts of {} ranks: {}; the cluster level among the first rank of each host, "
-                      "the other ranks idle; the overlap with every rank computing, each reducing with its "
-                      "counterparts on the other hosts",
-                      hosts, layout.ranks_per_host, node_source)};
+  return {fmt::format("node all-reduce {}, between hosts {} per host (shared by the groups crossing at once); {}",
+                      link_text(cluster.levels.front().link), link_text(cluster.levels.back().link), overlap_text()),
+          fmt::format("two levels on {} hosts of {} ranks through {}: {}; the cluster level among the first rank of "
+                      "each host, the other ranks idle{}",
+                      hosts, layout.ranks_per_host, transport.name(), node_source,
+                      on_mpi ? "; the overlap with every rank computing, each reducing with its counterparts on the "
+                               "other hosts"
+                             : "")};
 }
 
 }  // namespace splitbrain::tools
