@@ -12,6 +12,8 @@
 #include <string>
 #include <system_error>
 
+#include "exec/comm/rank_placement.h"
+
 namespace splitbrain::exec::comm {
 namespace {
 
@@ -33,15 +35,7 @@ void set_thread_cpus(pid_t thread, const std::vector<int>& cpus) {
 }  // namespace
 
 std::optional<DriverThreadCpus> give_calling_thread_its_own_cpu() {
-  cpu_set_t mask;
-  CPU_ZERO(&mask);
-  if (sched_getaffinity(0, sizeof(mask), &mask) != 0) {
-    throw std::system_error(errno, std::generic_category(), "sched_getaffinity");
-  }
-  std::vector<int> cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (CPU_ISSET(cpu, &mask)) cpus.push_back(cpu);
-  }
+  const std::vector<int> cpus = allowed_cpus();
   if (cpus.size() < 2) return std::nullopt;
   // Staying where it runs spares the driver a migration and its warm caches.
   const int current = sched_getcpu();

@@ -30,15 +30,6 @@ std::vector<int> cpus_of(const cpu_set_t& mask) {
   return cpus;
 }
 
-std::vector<int> allowed_cpus() {
-  cpu_set_t mask;
-  CPU_ZERO(&mask);
-  if (sched_getaffinity(0, sizeof(mask), &mask) != 0) {
-    throw std::system_error(errno, std::generic_category(), "sched_getaffinity");
-  }
-  return cpus_of(mask);
-}
-
 int online_cpu_count() {
   const long online = sysconf(_SC_NPROCESSORS_ONLN);
   if (online < 1) throw std::system_error(errno, std::generic_category(), "sysconf(_SC_NPROCESSORS_ONLN)");
@@ -152,6 +143,15 @@ std::vector<std::string> sharing_warnings(const std::vector<RankPlacement>& rank
 }
 
 }  // namespace
+
+std::vector<int> allowed_cpus() {
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  if (sched_getaffinity(0, sizeof(mask), &mask) != 0) {
+    throw std::system_error(errno, std::generic_category(), "sched_getaffinity");
+  }
+  return cpus_of(mask);
+}
 
 const char* placed_by_name(PlacedBy by) {
   switch (by) {

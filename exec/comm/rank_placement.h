@@ -46,6 +46,10 @@ struct JobPlacement {
   std::vector<std::string> warnings;  // the same on every rank; print them from one rank
 };
 
+// The CPUs the calling thread may run on (sched_getaffinity), ascending. Throws std::system_error
+// when the OS refuses.
+std::vector<int> allowed_cpus();
+
 // The CPUs local rank `local_rank` of `local_ranks` gets from the node's `allowed` CPUs (c of
 // them): [i*c/n, (i+1)*c/n) of `allowed` when n <= c; when n > c ranks must share, and rank i gets
 // the single CPU allowed[i % c]. Pure; std::invalid_argument for an empty `allowed` or a

@@ -14,17 +14,6 @@
 namespace splitbrain::exec::comm {
 namespace {
 
-std::vector<int> my_cpus() {
-  cpu_set_t mask;
-  CPU_ZERO(&mask);
-  EXPECT_EQ(sched_getaffinity(0, sizeof(mask), &mask), 0);
-  std::vector<int> cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (CPU_ISSET(cpu, &mask)) cpus.push_back(cpu);
-  }
-  return cpus;
-}
-
 TEST(SplitBySharedCores, HoldsTheRanksWhoseCpusJoinThisRanks) {
   int rank = 0;
   int size = 0;
@@ -33,7 +22,7 @@ TEST(SplitBySharedCores, HoldsTheRanksWhoseCpusJoinThisRanks) {
   // The tests run on one host: every rank's CPUs, by world rank.
   cpu_set_t mine;
   CPU_ZERO(&mine);
-  for (int cpu : my_cpus()) CPU_SET(cpu, &mine);
+  for (int cpu : allowed_cpus()) CPU_SET(cpu, &mine);
   std::vector<cpu_set_t> masks(static_cast<size_t>(size));
   MPI_Allgather(&mine, sizeof(cpu_set_t), MPI_BYTE, masks.data(), sizeof(cpu_set_t), MPI_BYTE, MPI_COMM_WORLD);
   std::vector<std::vector<int>> cpus(static_cast<size_t>(size));

@@ -3,6 +3,7 @@
 // only one.
 
 #include "exec/comm/driver_thread_cpu.h"
+#include "exec/comm/rank_placement.h"
 
 #include <gtest/gtest.h>
 #include <sched.h>
@@ -15,17 +16,6 @@
 
 namespace splitbrain::exec::comm {
 namespace {
-
-std::vector<int> my_cpus() {
-  cpu_set_t mask;
-  CPU_ZERO(&mask);
-  EXPECT_EQ(sched_getaffinity(0, sizeof(mask), &mask), 0);
-  std::vector<int> cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (CPU_ISSET(cpu, &mask)) cpus.push_back(cpu);
-  }
-  return cpus;
-}
 
 void set_my_cpus(const std::vector<int>& cpus) {
   cpu_set_t mask;
@@ -40,7 +30,7 @@ class WaitingHelper {
   WaitingHelper()
       : thread_([this] {
           while (!go_.load()) std::this_thread::yield();
-          cpus_.set_value(my_cpus());
+          cpus_.set_value(allowed_cpus());
         }) {}
   ~WaitingHelper() {
     go_ = true;
@@ -58,12 +48,12 @@ class WaitingHelper {
 };
 
 TEST(DriverThreadCpu, TheDriverGetsOneCpuAndEveryOtherThreadTheRest) {
-  const std::vector<int> before = my_cpus();
+  const std::vector<int> before = allowed_cpus();
   if (before.size() < 2) GTEST_SKIP() << "needs 2 CPUs, this process has " << before.size();
   WaitingHelper helper;
   const auto placed = give_calling_thread_its_own_cpu();
   ASSERT_TRUE(placed.has_value());
-  EXPECT_EQ(my_cpus(), std::vector<int>{placed->driver_cpu});
+  EXPECT_EQ(allowed_cpus(), std::vector<int>{placed->driver_cpu});
   EXPECT_EQ(helper.cpus_after_release(), placed->helper_cpus);
   std::vector<int> together = placed->helper_cpus;
   together.push_back(placed->driver_cpu);
@@ -71,17 +61,17 @@ TEST(DriverThreadCpu, TheDriverGetsOneCpuAndEveryOtherThreadTheRest) {
   EXPECT_EQ(together, before);  // every CPU used once, none added
   // A thread the driver starts afterwards shares its CPU: why the call comes after the helpers.
   std::vector<int> later;
-  std::thread([&] { later = my_cpus(); }).join();
+  std::thread([&] { later = allowed_cpus(); }).join();
   EXPECT_EQ(later, std::vector<int>{placed->driver_cpu});
   set_my_cpus(before);
 }
 
 TEST(DriverThreadCpu, ASingleCpuIsLeftAsItIs) {
-  const std::vector<int> before = my_cpus();
+  const std::vector<int> before = allowed_cpus();
   set_my_cpus({before.back()});
   WaitingHelper helper;  // started on the single CPU
   EXPECT_FALSE(give_calling_thread_its_own_cpu().has_value());
-  EXPECT_EQ(my_cpus(), std::vector<int>{before.back()});
+  EXPECT_EQ(allowed_cpus(), std::vector<int>{before.back()});
   EXPECT_EQ(helper.cpus_after_release(), std::vector<int>{before.back()});
   set_my_cpus(before);
 }
