@@ -36,23 +36,6 @@ int online_cpu_count() {
   return static_cast<int>(online);
 }
 
-// Moves every thread of this process onto `cpus`. The main thread alone is not enough: MPI_Init
-// has already started helper threads (Open MPI's progress and PMIx threads), and a launcher's
-// binding, which we stand in for, covers the whole process. Threads created later inherit the
-// mask of their creator.
-void pin_process(const std::vector<int>& cpus) {
-  cpu_set_t mask;
-  CPU_ZERO(&mask);
-  for (int cpu : cpus) CPU_SET(static_cast<size_t>(cpu), &mask);
-  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
-    const pid_t thread = static_cast<pid_t>(std::stol(entry.path().filename().string()));
-    // ESRCH: the thread ended since the listing; nothing left to place.
-    if (sched_setaffinity(thread, sizeof(mask), &mask) != 0 && errno != ESRCH) {
-      throw std::system_error(errno, std::generic_category(), fmt::format("sched_setaffinity(thread {})", thread));
-    }
-  }
-}
-
 // Frees a communicator on every way out, so a throwing MPI call leaks nothing.
 class OwnedComm {
  public:
@@ -142,7 +125,32 @@ std::vector<std::string> sharing_warnings(const std::vector<RankPlacement>& rank
   return warnings;
 }
 
+cpu_set_t mask_of(const std::vector<int>& cpus) {
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  for (int cpu : cpus) CPU_SET(static_cast<size_t>(cpu), &mask);
+  return mask;
+}
+
 }  // namespace
+
+void pin_process(const std::vector<int>& cpus) {
+  const cpu_set_t mask = mask_of(cpus);
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
+    const pid_t thread = static_cast<pid_t>(std::stol(entry.path().filename().string()));
+    // ESRCH: the thread ended since the listing; nothing left to place.
+    if (sched_setaffinity(thread, sizeof(mask), &mask) != 0 && errno != ESRCH) {
+      throw std::system_error(errno, std::generic_category(), fmt::format("sched_setaffinity(thread {})", thread));
+    }
+  }
+}
+
+void pin_calling_thread(const std::vector<int>& cpus) {
+  const cpu_set_t mask = mask_of(cpus);
+  if (sched_setaffinity(0, sizeof(mask), &mask) != 0) {
+    throw std::system_error(errno, std::generic_category(), "sched_setaffinity(calling thread)");
+  }
+}
 
 std::vector<int> allowed_cpus() {
   cpu_set_t mask;

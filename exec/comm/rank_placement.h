@@ -46,6 +46,15 @@ struct JobPlacement {
   std::vector<std::string> warnings;  // the same on every rank; print them from one rank
 };
 
+// Moves every thread of this process onto `cpus`. The main thread alone is not enough: MPI_Init
+// has already started helper threads (Open MPI's progress and PMIx threads), and a launcher's
+// binding, which place_ranks stands in for, covers the whole process. Threads created later
+// inherit the mask of their creator. Throws std::system_error when the OS refuses.
+void pin_process(const std::vector<int>& cpus);
+
+// Moves the calling thread alone onto `cpus`. Throws std::system_error when the OS refuses.
+void pin_calling_thread(const std::vector<int>& cpus);
+
 // The CPUs the calling thread may run on (sched_getaffinity), ascending. Throws std::system_error
 // when the OS refuses.
 std::vector<int> allowed_cpus();

@@ -6,7 +6,6 @@
 #include "exec/comm/rank_placement.h"
 
 #include <gtest/gtest.h>
-#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
@@ -16,13 +15,6 @@
 
 namespace splitbrain::exec::comm {
 namespace {
-
-void set_my_cpus(const std::vector<int>& cpus) {
-  cpu_set_t mask;
-  CPU_ZERO(&mask);
-  for (int cpu : cpus) CPU_SET(static_cast<size_t>(cpu), &mask);
-  ASSERT_EQ(sched_setaffinity(0, sizeof(mask), &mask), 0);
-}
 
 // A thread that exists before the call and reports its CPUs after it.
 class WaitingHelper {
@@ -63,17 +55,17 @@ TEST(DriverThreadCpu, TheDriverGetsOneCpuAndEveryOtherThreadTheRest) {
   std::vector<int> later;
   std::thread([&] { later = allowed_cpus(); }).join();
   EXPECT_EQ(later, std::vector<int>{placed->driver_cpu});
-  set_my_cpus(before);
+  pin_calling_thread(before);
 }
 
 TEST(DriverThreadCpu, ASingleCpuIsLeftAsItIs) {
   const std::vector<int> before = allowed_cpus();
-  set_my_cpus({before.back()});
+  pin_calling_thread({before.back()});
   WaitingHelper helper;  // started on the single CPU
   EXPECT_FALSE(give_calling_thread_its_own_cpu().has_value());
   EXPECT_EQ(allowed_cpus(), std::vector<int>{before.back()});
   EXPECT_EQ(helper.cpus_after_release(), std::vector<int>{before.back()});
-  set_my_cpus(before);
+  pin_calling_thread(before);
 }
 
 }  // namespace
