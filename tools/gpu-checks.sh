@@ -8,7 +8,7 @@
 #  4. vgg11-cifar10 on one GPU at batch 64 and 512: `splitbrain run --backend cuda` against the
 #     PyTorch eager peer (tools/bench/pytorch_peer.py --device cuda, fp32, TF32 off) in the same
 #     run, and the prediction for the cluster file against the measurement (time, memory, host
-#     transfers).
+#     transfers); and once with `run --no-kernel-graphs`, every cuDNN/cuBLAS call queued directly.
 # Writes results/gpu/: README.md (device, commands, outcome), tests.txt, fashion-vgg/ and
 # vgg11-b<N>/ (plan, prediction, measurement, traces, comparison) and the PyTorch peers' JSON.
 # Made in a temporary folder and renamed, so nothing is left half-written.
@@ -165,6 +165,11 @@ for batch in $batches; do
       --warmup "$warmup" --out "$work/vgg11-b$batch/pytorch-repeat-$repeat.json" 2>> "$work/vgg11-b$batch/run.txt" ||
       vgg_ok=no
   done
+  # Once more with every cuDNN and cuBLAS call queued directly rather than through its recorded
+  # CUDA graph (exec/cuda/call_graphs.h): what the graphs save the host.
+  timeout 180 "${launch[@]}" -np 1 "$sb" run --plan "$plan" --backend "$backend" --data synthetic "${run_options[@]}" \
+    --warmup "$warmup" --iters "$iters" --no-kernel-graphs --report "$work/vgg11-b$batch/direct-calls.json" \
+    >> "$work/vgg11-b$batch/run.txt" 2>&1 || vgg_ok=no
 done
 "$python" tools/gpu_checks_report.py "$work" $batches > "$work/vgg11-vs-pytorch.md" || vgg_ok=no
 
@@ -217,6 +222,16 @@ done
   grep -E "^\[calibrate\] (the runtime's host time per pass|warning)" "$work/calibrate.txt" | sed 's/^/    /' || true
   echo
   cat "$work/vgg11-vs-pytorch.md"
+  echo
+  echo "Kernel graphs (cuDNN's and cuBLAS's calls launched from CUDA graphs recorded per argument set, the default):"
+  echo
+  for batch in $batches; do
+    echo "- batch $batch: $(grep -m 1 -E '^\[run\] kernel graphs' "$work/vgg11-b$batch/run.txt" | sed 's/^\[run\] //' || echo "no count")"
+    echo "  ($(grep -E '^\[run\] step .* ms \(median' "$work/vgg11-b$batch/run.txt" | head -n 1 | sed 's/^\[run\] //;s/,.*//'));" \
+      "with \`--no-kernel-graphs\` (\`direct-calls.json\`):" \
+      "$("$python" -c 'import json,sys; print("%.3f ms" % (1e3 * json.load(open(sys.argv[1]))["iteration_seconds"]))' \
+        "$work/vgg11-b$batch/direct-calls.json" 2> /dev/null || echo "did not run")"
+  done
 } > "$work/README.md"
 rm -rf "$out.new" && mkdir -p "$(dirname "$out")" && cp -r "$work" "$out.new"
 rm -rf "$out" && mv "$out.new" "$out"

@@ -86,7 +86,8 @@ Conv2dKernel::Conv2dKernel(CudaContext& context, const kernels::Conv2dShape& sha
       output_desc_(shape.batch, shape.out_channels, shape.out_height(), shape.out_width()),
       bias_desc_(1, shape.out_channels, 1, 1),
       filter_desc_(shape.out_channels, shape.in_channels / shape.groups, shape.kernel_h, shape.kernel_w),
-      conv_desc_(conv_desc(shape, explicit_padding_.has_value(), context.fp32_math())) {
+      conv_desc_(conv_desc(shape, explicit_padding_.has_value(), context.fp32_math())),
+      graphs_(context) {
   const auto& s = shape_;
   int n = 0, c = 0, h = 0, w = 0;
   SB_CUDNN_CHECK(
@@ -125,39 +126,52 @@ const float* Conv2dKernel::conv_input(const float* x) {
 }
 
 void Conv2dKernel::forward(const float* x, const float* w, const float* b, float* y) {
-  const float one = 1.0f, zero = 0.0f;
-  const float* input = conv_input(x);
-  SB_CUDNN_CHECK(cudnnConvolutionForward(context_.cudnn(), &one, input_desc_.get(), input, filter_desc_.get(), w,
-                                         conv_desc_.get(), forward_algo_, context_.workspace(forward_workspace_bytes_),
-                                         forward_workspace_bytes_, &zero, output_desc_.get(), y));
-  if (shape_.bias && b != nullptr) {
-    // y += b broadcast over N, H and W.
-    SB_CUDNN_CHECK(cudnnAddTensor(context_.cudnn(), &one, bias_desc_.get(), b, &one, output_desc_.get(), y));
-  }
+  const bool with_bias = shape_.bias && b != nullptr;
+  void* workspace = context_.workspace(forward_workspace_bytes_);
+  graphs_.queue(
+      {kForwardPass, key_word(x), key_word(w), key_word(with_bias ? b : nullptr), key_word(y), key_word(workspace)},
+      [&] {
+        const float one = 1.0f, zero = 0.0f;
+        const float* input = conv_input(x);
+        SB_CUDNN_CHECK(cudnnConvolutionForward(context_.cudnn(), &one, input_desc_.get(), input, filter_desc_.get(), w,
+                                               conv_desc_.get(), forward_algo_, workspace, forward_workspace_bytes_,
+                                               &zero, output_desc_.get(), y));
+        if (with_bias) {
+          // y += b broadcast over N, H and W.
+          SB_CUDNN_CHECK(cudnnAddTensor(context_.cudnn(), &one, bias_desc_.get(), b, &one, output_desc_.get(), y));
+        }
+      });
 }
 
 void Conv2dKernel::backward_data(const float* dy, const float* w, float* dx) {
-  const float one = 1.0f, zero = 0.0f;
-  // With explicit padding cuDNN's input gradient covers the padded input.
-  float* conv_dx = explicit_padding_ ? floats(padded_input_) : dx;
-  SB_CUDNN_CHECK(cudnnConvolutionBackwardData(context_.cudnn(), &one, filter_desc_.get(), w, output_desc_.get(), dy,
-                                              conv_desc_.get(), backward_data_algo_,
-                                              context_.workspace(backward_data_workspace_bytes_),
-                                              backward_data_workspace_bytes_, &zero, input_desc_.get(), conv_dx));
-  // The gradient that fell on the padding belongs to no input element.
-  if (explicit_padding_) crop_planes(context_.stream(), *explicit_padding_, conv_dx, dx);
+  void* workspace = context_.workspace(backward_data_workspace_bytes_);
+  graphs_.queue({kBackwardDataPass, key_word(dy), key_word(w), key_word(dx), key_word(workspace)}, [&] {
+    const float one = 1.0f, zero = 0.0f;
+    // With explicit padding cuDNN's input gradient covers the padded input.
+    float* conv_dx = explicit_padding_ ? floats(padded_input_) : dx;
+    SB_CUDNN_CHECK(cudnnConvolutionBackwardData(context_.cudnn(), &one, filter_desc_.get(), w, output_desc_.get(), dy,
+                                                conv_desc_.get(), backward_data_algo_, workspace,
+                                                backward_data_workspace_bytes_, &zero, input_desc_.get(), conv_dx));
+    // The gradient that fell on the padding belongs to no input element.
+    if (explicit_padding_) crop_planes(context_.stream(), *explicit_padding_, conv_dx, dx);
+  });
 }
 
 void Conv2dKernel::weight_gradients(const float* x, const float* dy, float beta, float* dw, float* db, bool with_bias) {
-  const float one = 1.0f;
-  const float* input = conv_input(x);
-  SB_CUDNN_CHECK(cudnnConvolutionBackwardFilter(context_.cudnn(), &one, input_desc_.get(), input, output_desc_.get(),
-                                                dy, conv_desc_.get(), backward_filter_algo_,
-                                                context_.workspace(backward_filter_workspace_bytes_),
-                                                backward_filter_workspace_bytes_, &beta, filter_desc_.get(), dw));
-  if (with_bias)
-    SB_CUDNN_CHECK(
-        cudnnConvolutionBackwardBias(context_.cudnn(), &one, output_desc_.get(), dy, &beta, bias_desc_.get(), db));
+  void* workspace = context_.workspace(backward_filter_workspace_bytes_);
+  graphs_.queue(
+      {kWeightGradientsPass, key_word(x), key_word(dy), key_word(beta), key_word(dw),
+       key_word(with_bias ? db : nullptr), key_word(workspace)},
+      [&] {
+        const float one = 1.0f;
+        const float* input = conv_input(x);
+        SB_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
+            context_.cudnn(), &one, input_desc_.get(), input, output_desc_.get(), dy, conv_desc_.get(),
+            backward_filter_algo_, workspace, backward_filter_workspace_bytes_, &beta, filter_desc_.get(), dw));
+        if (with_bias)
+          SB_CUDNN_CHECK(cudnnConvolutionBackwardBias(context_.cudnn(), &one, output_desc_.get(), dy, &beta,
+                                                      bias_desc_.get(), db));
+      });
 }
 
 void Conv2dKernel::backward_weights(const float* x, const float* dy, float* dw, float* db) {

@@ -12,11 +12,13 @@
 // Device arrays in and out (see cuda_context.h): cuDNN reads and writes the caller's pointers
 // (accumulate_weight_gradients adds into dw and db with beta = 1); every call is queued on the
 // context's stream and returns without waiting. The padded input is the only buffer of its own.
+// Each pass's cuDNN calls are queued through a CUDA graph per argument set (call_graphs.h).
 
 #include <cudnn.h>
 
 #include <optional>
 
+#include "exec/cuda/call_graphs.h"
 #include "exec/cuda/cuda_context.h"
 #include "exec/cuda/cudnn_descriptors.h"
 #include "exec/cuda/device_buffer.h"
@@ -62,6 +64,7 @@ class Conv2dKernel final : public kernels::Conv2dKernel {
   // of one call may still use it when the next call is queued, which is safe because both go
   // through the same stream.
   DeviceBuffer padded_input_;
+  CallGraphs graphs_;
 };
 
 }  // namespace splitbrain::exec::cuda

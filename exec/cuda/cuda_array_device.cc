@@ -49,6 +49,12 @@ std::optional<DeviceMemoryUse> CudaArrayDevice::memory_use() const {
                          driver_used_bytes() - driver_used_at_start_bytes_};
 }
 
+std::optional<RecordedCalls> CudaArrayDevice::recorded_calls() const {
+  if (context_->kernel_graphs() == KernelGraphs::off) return std::nullopt;
+  const KernelGraphCounts& counts = context_->kernel_graph_counts();
+  return RecordedCalls{counts.recorded, counts.replayed, counts.unrecordable};
+}
+
 std::unique_ptr<StepClock> CudaArrayDevice::make_step_clock() const {
   return std::make_unique<CudaEventClock>(context_);
 }

@@ -97,6 +97,7 @@ class CudaArrayDevice final : public Device {
   const DeviceMemoryPool& memory_pool() const { return *context_->memory(); }
   // The pool's figures and cudaMemGetInfo's used bytes beyond those at construction.
   std::optional<DeviceMemoryUse> memory_use() const override;
+  std::optional<RecordedCalls> recorded_calls() const override;
 
  protected:
   void upload_values(std::span<const float> host, DeviceArray& into) override;

@@ -10,10 +10,11 @@
 
 namespace splitbrain::exec::cuda {
 
-Backend make_cuda_backend(comm::MeshCommunicators& communicators, bool tf32) {
+Backend make_cuda_backend(comm::MeshCommunicators& communicators, bool tf32, bool kernel_graphs) {
   const int device = select_device_for_this_rank();  // the engine's stream and buffers live on this device
   // One context for the kernels and the arrays: one compute stream orders them all.
-  auto context = std::make_shared<CudaContext>(device, tf32 ? Fp32Math::tf32 : Fp32Math::exact);
+  auto context = std::make_shared<CudaContext>(device, tf32 ? Fp32Math::tf32 : Fp32Math::exact,
+                                               kernel_graphs ? KernelGraphs::replay : KernelGraphs::off);
   OpFactory ops = cuda_layer_ops(context);
   return {"cuda", tf32, std::move(ops), std::make_unique<NcclCollectives>(communicators),
           std::make_unique<CudaArrayDevice>(context)};

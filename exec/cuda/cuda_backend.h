@@ -10,6 +10,7 @@ namespace splitbrain::exec::cuda {
 // Collective over MPI_COMM_WORLD (the device choice finds the local rank). Throws InputError
 // "no CUDA device ..." when this rank sees no GPU, or when a node runs more ranks than it has
 // GPUs, before anything else is set up. `tf32`: fp32 products on TF32 tensor cores.
-Backend make_cuda_backend(comm::MeshCommunicators& communicators, bool tf32);
+// `kernel_graphs`: cuDNN's and cuBLAS's calls queued through recorded CUDA graphs (call_graphs.h).
+Backend make_cuda_backend(comm::MeshCommunicators& communicators, bool tf32, bool kernel_graphs = true);
 
 }  // namespace splitbrain::exec::cuda

@@ -5,7 +5,8 @@
 
 namespace splitbrain::exec::cuda {
 
-CudaContext::CudaContext(int device, Fp32Math math) : device_(device), math_(math) {
+CudaContext::CudaContext(int device, Fp32Math math, KernelGraphs graphs)
+    : device_(device), math_(math), graphs_(graphs) {
   SB_CUDA_CHECK(cudaSetDevice(device));
   // Non-blocking: the legacy default stream, used by other libraries, must not serialise with it.
   SB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));

@@ -14,6 +14,10 @@
 // Math: by default cuDNN convolutions use CUDNN_FMA_MATH and cuBLAS CUBLAS_PEDANTIC_MATH, i.e.
 // plain fp32 (no TF32 tensor cores), so results match the CPU backend to fp32 rounding;
 // Fp32Math::tf32 lets both use TF32 tensor cores (PyTorch's allow_tf32).
+//
+// Kernel graphs: the kernels whose library calls cost the host most to queue (cuDNN's
+// convolutions, cuBLAS's products) queue them through CUDA graphs recorded once per argument set
+// (call_graphs.h); KernelGraphs::off queues every call directly. The counts say what happened.
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -30,17 +34,30 @@
 namespace splitbrain::exec::cuda {
 
 enum class Fp32Math { exact, tf32 };
+enum class KernelGraphs { replay, off };
+
+// Kernel calls queued through CUDA graphs so far (CallGraphs): recorded (a graph made and
+// launched), replayed (a graph launched again), and unrecordable: queued directly by a kernel
+// whose recording failed (it queues directly from then on).
+struct KernelGraphCounts {
+  int64_t recorded = 0;
+  int64_t replayed = 0;
+  int64_t unrecordable = 0;
+};
 
 class CudaContext {
  public:
   // Makes `device` current and creates the stream and handles on it.
-  explicit CudaContext(int device, Fp32Math math = Fp32Math::exact);
+  explicit CudaContext(int device, Fp32Math math = Fp32Math::exact, KernelGraphs graphs = KernelGraphs::replay);
   ~CudaContext();
   CudaContext(const CudaContext&) = delete;
   CudaContext& operator=(const CudaContext&) = delete;
 
   int device() const { return device_; }
   Fp32Math fp32_math() const { return math_; }
+  KernelGraphs kernel_graphs() const { return graphs_; }
+  const KernelGraphCounts& kernel_graph_counts() const { return graph_counts_; }
+  KernelGraphCounts& kernel_graph_counts() { return graph_counts_; }
   cudaStream_t stream() const { return stream_; }
   cudnnHandle_t cudnn() const { return cudnn_; }
   cublasHandle_t cublas() const { return cublas_; }
@@ -72,6 +89,8 @@ class CudaContext {
 
   int device_;
   Fp32Math math_;
+  KernelGraphs graphs_;
+  KernelGraphCounts graph_counts_;
   cudaStream_t stream_ = nullptr;
   cudnnHandle_t cudnn_ = nullptr;
   cublasHandle_t cublas_ = nullptr;

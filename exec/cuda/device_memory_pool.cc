@@ -19,8 +19,8 @@ void* DeviceMemoryPool::allocate(std::size_t bytes) {
   void* data = nullptr;
   auto cached = free_by_size_.find(size);
   if (cached != free_by_size_.end() && !cached->second.empty()) {
-    data = cached->second.back();
-    cached->second.pop_back();
+    data = *cached->second.begin();
+    cached->second.erase(cached->second.begin());
   } else {
     cudaError_t status = cudaMalloc(&data, size);
     if (status == cudaErrorMemoryAllocation) {
@@ -40,7 +40,7 @@ void* DeviceMemoryPool::allocate(std::size_t bytes) {
 void DeviceMemoryPool::give_back(void* data, std::size_t bytes) {
   if (data == nullptr) return;
   const std::size_t size = rounded(bytes);
-  free_by_size_[size].push_back(data);
+  free_by_size_[size].insert(data);
   in_use_bytes_ -= static_cast<int64_t>(size);
 }
 

@@ -10,6 +10,7 @@
 // the context's stream and returns without waiting. The vector of ones is the only buffer of its
 // own.
 
+#include "exec/cuda/call_graphs.h"
 #include "exec/cuda/cuda_context.h"
 #include "exec/cuda/cudnn_descriptors.h"
 #include "exec/cuda/device_buffer.h"
@@ -40,6 +41,7 @@ class LinearKernel final : public kernels::LinearKernel {
   TensorDescriptor output_desc_;  // y as [rows, out, 1, 1] for the bias broadcast
   TensorDescriptor bias_desc_;    // b as [1, out, 1, 1]
   DeviceBuffer ones_;             // rows ones: db = dy^T ones
+  CallGraphs graphs_;             // each pass's calls, recorded per argument set (call_graphs.h)
 };
 
 }  // namespace splitbrain::exec::cuda

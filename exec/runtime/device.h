@@ -42,6 +42,15 @@ struct DeviceMemoryUse {
   int64_t driver_used_bytes = 0;
 };
 
+// Where a device queues its kernels' library calls from recordings made once per argument set
+// (a GPU's CUDA graphs, exec/cuda/call_graphs.h): the calls recorded (and run), replayed, and
+// queued directly because they could not be recorded.
+struct RecordedCalls {
+  int64_t recorded = 0;
+  int64_t replayed = 0;
+  int64_t unrecordable = 0;
+};
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -61,6 +70,9 @@ class Device {
   virtual HostTransfers host_transfers() const { return transfers_; }
   // None where the device has no allocator of its own to ask (HostDevice: host memory).
   virtual std::optional<DeviceMemoryUse> memory_use() const { return std::nullopt; }
+  // Every recorded call so far; none where the device records nothing (HostDevice, or a GPU's
+  // with its kernel graphs off).
+  virtual std::optional<RecordedCalls> recorded_calls() const { return std::nullopt; }
 
   // Element ranges of the arrays seen flat (row-major).
   virtual void fill(DeviceArray& array, int64_t first, int64_t count, float value) = 0;

@@ -39,6 +39,10 @@ enum Field {
   kAllocatorPeak,
   kAllocatorReserved,
   kDriverUsed,
+  kHasRecordedCalls,
+  kRecordedPerStep,
+  kReplayedPerStep,
+  kUnrecordablePerStep,
   kFields
 };
 
@@ -80,6 +84,15 @@ nlohmann::ordered_json gather_run_report(Trainer& trainer, const plans::Plan& pl
     mine[kTransfersPerStep] += static_cast<double>(s.host_transfers.count) / steps;
     mine[kTransferBytesPerStep] += static_cast<double>(s.host_transfers.bytes) / steps;
   }
+  // Over the measured steps: the warm-up's are where the recordings are made.
+  for (const StepResult* s : measured) {
+    if (!s->recorded_calls) continue;
+    const auto count = static_cast<double>(measured.size());
+    mine[kHasRecordedCalls] = 1.0;
+    mine[kRecordedPerStep] += static_cast<double>(s->recorded_calls->recorded) / count;
+    mine[kReplayedPerStep] += static_cast<double>(s->recorded_calls->replayed) / count;
+    mine[kUnrecordablePerStep] += static_cast<double>(s->recorded_calls->unrecordable) / count;
+  }
   const int ranks = plan.mesh.rank_count();
   std::vector<double> all(static_cast<size_t>(ranks * kFields));
   SB_MPI_CHECK(MPI_Gather(mine.data(), kFields, MPI_DOUBLE, all.data(), kFields, MPI_DOUBLE, 0,
@@ -111,6 +124,10 @@ nlohmann::ordered_json gather_run_report(Trainer& trainer, const plans::Plan& pl
       entry["device_memory"] = {{"allocator_peak_in_use_bytes", bytes(f[kAllocatorPeak])},
                                 {"allocator_reserved_bytes", bytes(f[kAllocatorReserved])},
                                 {"driver_used_bytes", bytes(f[kDriverUsed])}};
+    }
+    if (f[kHasRecordedCalls] > 0.5) {
+      entry["kernel_graphs_per_step"] = {
+          {"recorded", f[kRecordedPerStep]}, {"replayed", f[kReplayedPerStep]}, {"direct", f[kUnrecordablePerStep]}};
     }
     if (static_cast<size_t>(r) < record.placement.size()) {
       const comm::RankPlacement& placed = record.placement[static_cast<size_t>(r)];

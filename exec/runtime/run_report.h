@@ -10,6 +10,8 @@
 //           host_transfers_per_step {count, bytes} (Device uploads and downloads: the inputs),
 //           device_memory {allocator_peak_in_use_bytes, allocator_reserved_bytes,
 //             driver_used_bytes} (Device::memory_use, where the device has an allocator: a GPU),
+//           kernel_graphs_per_step {recorded, replayed, direct} (Device::recorded_calls, means over
+//             the measured steps, where the device records its kernels' calls: a GPU's CUDA graphs),
 //           placement {host, cpus [...], by: launcher | splitbrain | none} (when recorded)}],
 //   collectives [{label, kind, bytes (per step, rank 0)}], losses (every step).
 

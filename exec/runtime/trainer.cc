@@ -222,12 +222,18 @@ StepResult Trainer::step(BatchSource& data) {
   data_ = &data;
   // Every rank starts the step's clock together (host synchronisation, on MPI for any backend).
   SB_MPI_CHECK(MPI_Barrier(communicators_.world()));
-  const HostTransfers before = backend_.device->host_transfers();
+  const Device& device = *backend_.device;
+  const HostTransfers before = device.host_transfers();
+  const std::optional<RecordedCalls> recorded_before = device.recorded_calls();
   StepRun run = training_->run(steps_, data);
   StepResult result;
   result.seconds = run.seconds;
-  result.host_transfers = {backend_.device->host_transfers().count - before.count,
-                           backend_.device->host_transfers().bytes - before.bytes};
+  result.host_transfers = {device.host_transfers().count - before.count, device.host_transfers().bytes - before.bytes};
+  if (const std::optional<RecordedCalls> recorded_after = device.recorded_calls(); recorded_before && recorded_after) {
+    result.recorded_calls = RecordedCalls{recorded_after->recorded - recorded_before->recorded,
+                                          recorded_after->replayed - recorded_before->replayed,
+                                          recorded_after->unrecordable - recorded_before->unrecordable};
+  }
   timeline_ = std::move(run.timeline);
   step_started_at_seconds_ = run.started_at_seconds;
   step_host_ran_ahead_ = run.host_runs_ahead;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "exec/comm/communicator.h"
@@ -32,7 +33,8 @@ namespace splitbrain::exec {
 struct StepResult {
   double loss = 0.0;  // mean over the global batch, identical on every rank
   StepSeconds seconds;
-  HostTransfers host_transfers;  // this rank's, during the step (its input batches)
+  HostTransfers host_transfers;                 // this rank's, during the step (its input batches)
+  std::optional<RecordedCalls> recorded_calls;  // this rank's, during the step (Device::recorded_calls)
 };
 
 class Trainer {

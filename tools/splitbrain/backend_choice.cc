@@ -84,7 +84,7 @@ exec::Backend make_backend(const std::string& name, exec::comm::MeshCommunicator
   }
   if (name == "cuda") {
 #if SPLITBRAIN_HAS_CUDA_BACKEND
-    return exec::cuda::make_cuda_backend(communicators, settings.tf32);
+    return exec::cuda::make_cuda_backend(communicators, settings.tf32, settings.kernel_graphs);
 #else
     refuse_cuda_in_this_build();
 #endif
@@ -107,7 +107,8 @@ BackendKernels make_backend_kernels(const std::string& name, const BackendSettin
 #if SPLITBRAIN_HAS_CUDA_BACKEND
     const int device = exec::cuda::select_device_for_this_rank();
     auto context = std::make_shared<exec::cuda::CudaContext>(
-        device, settings.tf32 ? exec::cuda::Fp32Math::tf32 : exec::cuda::Fp32Math::exact);
+        device, settings.tf32 ? exec::cuda::Fp32Math::tf32 : exec::cuda::Fp32Math::exact,
+        settings.kernel_graphs ? exec::cuda::KernelGraphs::replay : exec::cuda::KernelGraphs::off);
     auto factory = std::make_unique<exec::cuda::CudaKernelFactory>(context);
     const double l2_bytes = exec::cuda::l2_cache_bytes(device);
     // Writing twice the L2's bytes leaves none of a kernel's data in it.

@@ -24,6 +24,9 @@ std::string default_backend();
 struct BackendSettings {
   int threads = 1;    // oneDNN threads per rank (cpu)
   bool tf32 = false;  // TF32 tensor cores for fp32 products (cuda)
+  // cuDNN's and cuBLAS's calls queued through CUDA graphs recorded per argument set (cuda;
+  // exec/cuda/call_graphs.h); ignored on the cpu, which queues nothing.
+  bool kernel_graphs = true;
 };
 
 // "cpu": oneDNN ops with `threads` threads per rank, MPI collectives. "cuda": CUDA ops and NCCL

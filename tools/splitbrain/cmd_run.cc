@@ -54,6 +54,7 @@ struct RunOptions {
   double watchdog_seconds = 600.0;
   std::string backend;  // empty: default_backend()
   bool tf32 = false;
+  bool no_kernel_graphs = false;
   std::string conv_algorithms;  // cuda: cuDNN algorithm choices to adopt (calibrate --conv-algorithms)
   double learning_rate = 0.0;   // 0: the plan's
   int log_every = 10;
@@ -177,7 +178,9 @@ void train(const RunOptions& options) {
   if (!options.ignore_memory_limit) check_plan_fits_memory(plan, communicators, "--ignore-memory-limit");
   // Before the data: a missing GPU is reported without reading a data set first.
   const std::string backend_name = options.backend.empty() ? default_backend() : options.backend;
-  exec::Backend backend = make_backend(backend_name, communicators, {.threads = options.threads, .tf32 = options.tf32});
+  exec::Backend backend =
+      make_backend(backend_name, communicators,
+                   {.threads = options.threads, .tf32 = options.tf32, .kernel_graphs = !options.no_kernel_graphs});
   if (!options.conv_algorithms.empty()) {
     if (backend_name != "cuda") throw InputError("--conv-algorithms: cuDNN algorithm choices come with --backend cuda");
     adopt_conv_algorithms(options.conv_algorithms, "--conv-algorithms");  // before the Trainer makes the kernels
@@ -245,6 +248,13 @@ void train(const RunOptions& options) {
         report["iteration_seconds"].get<double>() * 1e3, steps - record.warmup,
         report["samples_per_second"].get<double>(), report["ranks"][0]["peak_memory_bytes"].get<double>() / 1e6,
         report["ranks"][0]["comm_bytes_sent"].get<int64_t>());
+    if (const auto& rank0 = report["ranks"][0]; rank0.contains("kernel_graphs_per_step")) {
+      const auto& counts = rank0["kernel_graphs_per_step"];
+      std::cout << fmt::format(
+          "[run] kernel graphs rank 0, per measured step: {:.0f} calls replayed, {:.0f} recorded, {:.0f} queued "
+          "directly (unrecordable)\n",
+          counts["replayed"].get<double>(), counts["recorded"].get<double>(), counts["direct"].get<double>());
+    }
     if (!options.report_path.empty()) write_json_output(options.report_path, report);
   }
 }
@@ -303,6 +313,9 @@ void add_run_command(CLI::App& app) {
   command->add_flag("--tf32", o->tf32,
                     "cuda backend: fp32 products on TF32 tensor cores (10 mantissa bits in; PyTorch's allow_tf32). "
                     "Off by default so results match the cpu backend; the report records it");
+  command->add_flag("--no-kernel-graphs", o->no_kernel_graphs,
+                    "cuda backend: queue every cuDNN and cuBLAS call directly, not through the CUDA graph recorded for "
+                    "its arguments (calibrate times them through the graphs, as run does by default)");
   command
       ->add_option("--watchdog-seconds", o->watchdog_seconds,
                    "End the job, naming the rank, when a rank makes no progress for this long (0: never)")

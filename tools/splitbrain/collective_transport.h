@@ -9,6 +9,7 @@
 #include <functional>
 #include <string>
 
+#include "exec/comm/mpi_check.h"
 #include "plans/collective_kind.h"
 
 namespace splitbrain::tools {
@@ -29,7 +30,22 @@ class CollectiveTransport {
   // buffer for all-to-all, the message for send/recv (member 0 to member 1; with `round_trip` each
   // call also sends it back). Buffers are made here, once, so the timed calls run the collective
   // and nothing else. Collective over `comm`; `bytes` a multiple of 4 * size of `comm`.
-  virtual TimedCalls prepare(plans::CollectiveKind kind, MPI_Comm comm, int64_t bytes, bool round_trip) = 0;
+  TimedCalls prepare(plans::CollectiveKind kind, MPI_Comm comm, int64_t bytes, bool round_trip) {
+    Group group{comm, 0, 1};
+    SB_MPI_CHECK(MPI_Comm_rank(comm, &group.rank));
+    SB_MPI_CHECK(MPI_Comm_size(comm, &group.size));
+    return prepare_in(kind, group, bytes, round_trip);
+  }
+
+ protected:
+  // The communicator a run is timed over, and this rank's place in it.
+  struct Group {
+    MPI_Comm comm;
+    int rank;
+    int size;
+  };
+  // prepare's work, once the group is known.
+  virtual TimedCalls prepare_in(plans::CollectiveKind kind, const Group& group, int64_t bytes, bool round_trip) = 0;
 };
 
 // The executor's MPI code (exec/comm/collective_ops.h) on host arrays. Stateless; one for all.

@@ -64,11 +64,10 @@ class MpiCollectiveTransport final : public CollectiveTransport {
  public:
   std::string name() const override { return "the executor's MPI code"; }
 
-  TimedCalls prepare(CollectiveKind kind, MPI_Comm comm, int64_t bytes, bool round_trip) override {
-    int me = 0;
-    int n = 1;
-    SB_MPI_CHECK(MPI_Comm_rank(comm, &me));
-    SB_MPI_CHECK(MPI_Comm_size(comm, &n));
+  TimedCalls prepare_in(CollectiveKind kind, const Group& group, int64_t bytes, bool round_trip) override {
+    const MPI_Comm comm = group.comm;
+    const int me = group.rank;
+    const int n = group.size;
     auto input = std::make_shared<const CollectiveInput>(kind, n, bytes);
     return [=](int calls) {
       for (int call = 0; call < calls; ++call) {

@@ -66,12 +66,10 @@ class NcclCollectiveTransport final : public CollectiveTransport {
 
   std::string name() const override { return "NCCL on the ranks' GPUs"; }
 
-  TimedCalls prepare(CollectiveKind kind, MPI_Comm comm, int64_t bytes, bool round_trip) override {
-    int me = 0;
-    int n = 1;
-    SB_MPI_CHECK(MPI_Comm_rank(comm, &me));
-    SB_MPI_CHECK(MPI_Comm_size(comm, &n));
-    const ncclComm_t nccl = communicator_of(comm);
+  TimedCalls prepare_in(CollectiveKind kind, const Group& group, int64_t bytes, bool round_trip) override {
+    const int me = group.rank;
+    const int n = group.size;
+    const ncclComm_t nccl = communicator_of(group.comm);
     const cudaStream_t stream = stream_;
     const int64_t piece = bytes / n;
     const int64_t send_bytes = kind == CollectiveKind::all_gather ? piece : bytes;
