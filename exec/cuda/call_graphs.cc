@@ -28,8 +28,17 @@ void CallGraphs::queue(const CallKey& key, const std::function<void()>& queue_ca
     queue_calls();
     return;
   }
-  if (GraphExec* graph = graphs_.find(key)) {
-    SB_CUDA_CHECK(cudaGraphLaunch(graph->get(), context_.stream()));
+  GraphExec* seen = graphs_.find(key);
+  if (seen == nullptr) {
+    // The first call with these arguments runs directly: what the libraries set up on first use
+    // (a kernel's module loaded, cuBLAS's workspace) is not captured into a graph.
+    graphs_.insert(key, nullptr);
+    ++counts.first_calls;
+    queue_calls();
+    return;
+  }
+  if (*seen) {
+    SB_CUDA_CHECK(cudaGraphLaunch(seen->get(), context_.stream()));
     ++counts.replayed;
     return;
   }
@@ -47,7 +56,7 @@ void CallGraphs::queue(const CallKey& key, const std::function<void()>& queue_ca
     return;
   }
   SB_CUDA_CHECK(cudaGraphLaunch(graph.get(), context_.stream()));
-  graphs_.insert(key, std::move(graph));
+  *seen = std::move(graph);
   ++counts.recorded;
 }
 

@@ -15,7 +15,9 @@
 // may change between calls (beta). The kernel's shape, descriptors and algorithms are fixed for
 // its lifetime, so they are not in the key.
 //
-// The first call with a key records a graph (stream capture) and launches it; later calls with
+// The first call with a key queues its calls directly (the libraries' set-up on first use, such as
+// loading a kernel's module, must not land in a graph: PyTorch warms up before capturing for the
+// same reason); the second records a graph (stream capture) and launches it; later calls with
 // that key launch it again. Where recording fails (a library call that cannot be captured), the
 // calls are queued directly, and the kernel queues directly from then on. With KernelGraphs::off
 // on the context every call is queued directly. Counted in the context's kernel_graph_counts().
@@ -34,9 +36,10 @@ namespace splitbrain::exec::cuda {
 
 class CallGraphs {
  public:
-  // How many argument sets a kernel keeps a graph for (recorded_call_index.h): a step's passes
-  // and micro-batches, with room for an evaluation's.
-  static constexpr std::size_t kGraphsPerKernel = 8;
+  // How many argument sets a kernel keeps (recorded_call_index.h): its three passes for each of
+  // a step's micro-batches (a pipeline's 8 and recomputed forwards: 32), with room for an
+  // evaluation's. A step that needed more would find none of them again, every call direct.
+  static constexpr std::size_t kGraphsPerKernel = 64;
 
   explicit CallGraphs(CudaContext& context) : context_(context), graphs_(kGraphsPerKernel) {}
   CallGraphs(const CallGraphs&) = delete;
@@ -55,7 +58,7 @@ class CallGraphs {
   GraphExec record(const std::function<void()>& queue_calls, std::string& refusal);
 
   CudaContext& context_;
-  RecordedCallIndex<GraphExec> graphs_;
+  RecordedCallIndex<GraphExec> graphs_;  // null: the key was seen once, not recorded yet
   bool unrecordable_ = false;
 };
 

@@ -52,7 +52,7 @@ std::optional<DeviceMemoryUse> CudaArrayDevice::memory_use() const {
 std::optional<RecordedCalls> CudaArrayDevice::recorded_calls() const {
   if (context_->kernel_graphs() == KernelGraphs::off) return std::nullopt;
   const KernelGraphCounts& counts = context_->kernel_graph_counts();
-  return RecordedCalls{counts.recorded, counts.replayed, counts.unrecordable};
+  return RecordedCalls{counts.recorded, counts.replayed, counts.first_calls + counts.unrecordable};
 }
 
 std::unique_ptr<StepClock> CudaArrayDevice::make_step_clock() const {

@@ -36,10 +36,12 @@ namespace splitbrain::exec::cuda {
 enum class Fp32Math { exact, tf32 };
 enum class KernelGraphs { replay, off };
 
-// Kernel calls queued through CUDA graphs so far (CallGraphs): recorded (a graph made and
-// launched), replayed (a graph launched again), and unrecordable: queued directly by a kernel
-// whose recording failed (it queues directly from then on).
+// Kernel calls queued through CUDA graphs so far (CallGraphs): first calls (queued directly, the
+// first with their arguments), recorded (a graph made and launched: the second), replayed (a graph
+// launched again), and unrecordable: queued directly by a kernel whose recording failed (it
+// queues directly from then on).
 struct KernelGraphCounts {
+  int64_t first_calls = 0;
   int64_t recorded = 0;
   int64_t replayed = 0;
   int64_t unrecordable = 0;

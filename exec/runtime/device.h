@@ -44,11 +44,11 @@ struct DeviceMemoryUse {
 
 // Where a device queues its kernels' library calls from recordings made once per argument set
 // (a GPU's CUDA graphs, exec/cuda/call_graphs.h): the calls recorded (and run), replayed, and
-// queued directly because they could not be recorded.
+// queued directly (the first call with its arguments, or a kernel whose calls cannot be recorded).
 struct RecordedCalls {
   int64_t recorded = 0;
   int64_t replayed = 0;
-  int64_t unrecordable = 0;
+  int64_t direct = 0;
 };
 
 class Device {

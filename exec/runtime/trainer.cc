@@ -232,7 +232,7 @@ StepResult Trainer::step(BatchSource& data) {
   if (const std::optional<RecordedCalls> recorded_after = device.recorded_calls(); recorded_before && recorded_after) {
     result.recorded_calls = RecordedCalls{recorded_after->recorded - recorded_before->recorded,
                                           recorded_after->replayed - recorded_before->replayed,
-                                          recorded_after->unrecordable - recorded_before->unrecordable};
+                                          recorded_after->direct - recorded_before->direct};
   }
   timeline_ = std::move(run.timeline);
   step_started_at_seconds_ = run.started_at_seconds;

@@ -68,6 +68,9 @@ RunSeconds rank_seconds_on(int busy_ranks, const CoreSharing* sharing, sim::Cach
   const bool busy = rank < busy_ranks;
   if (busy) {
     work();  // warm-up: page faults, JIT compilation
+    // Behind a queue (a GPU), a kernel records its calls' CUDA graph at their second call with
+    // the same arrays (exec/cuda/call_graphs.h): the timed call is a replay, as in a run's step.
+    if (lead_seconds > 0.0) work();
     if (caches == sim::CacheState::swept) sweep();
     refresh();
   }
