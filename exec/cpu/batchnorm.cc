@@ -39,6 +39,11 @@ void BatchNormKernel::local_sums(const float* x, double* sum, double* sum_sq) {
   });
 }
 
+void BatchNormKernel::statistics(const double* sum, const double* sum_sq, double count, double epsilon, float* mean,
+                                 float* inv_std) {
+  kernels::batchnorm_statistics(shape_.channels, sum, sum_sq, count, epsilon, mean, inv_std);
+}
+
 void BatchNormKernel::normalize(const float* x, const float* mean, const float* inv_std, const float* gamma,
                                 const float* beta, float* y) {
   const auto& s = shape_;
@@ -63,6 +68,14 @@ void BatchNormKernel::backward_local_sums(const float* x, const float* dy, const
     sum_dy[c] += a;
     sum_dy_xhat[c] += b * inv_std[c];
   });
+}
+
+void BatchNormKernel::add_parameter_gradients(const double* sum_dy, const double* sum_dy_xhat, float* dgamma,
+                                              float* dbeta) {
+  for (int64_t c = 0; c < shape_.channels; ++c) {
+    dgamma[c] += static_cast<float>(sum_dy_xhat[c]);
+    dbeta[c] += static_cast<float>(sum_dy[c]);
+  }
 }
 
 void BatchNormKernel::backward_data(const float* x, const float* dy, const float* mean, const float* inv_std,

@@ -6,7 +6,18 @@
 namespace splitbrain::exec::cuda {
 
 namespace {
+
 std::size_t float_bytes(std::size_t elements) { return elements * sizeof(float); }
+
+// A counted copy between the host's values and the device's, complete when it returns.
+template <typename T>
+void copy_waiting(CudaContext& context, T* into, const T* from, std::size_t elements) {
+  if (elements == 0) return;
+  SB_CUDA_CHECK(cudaMemcpyAsync(into, from, elements * sizeof(T), cudaMemcpyDefault, context.stream()));
+  context.count_host_transfer(elements * sizeof(T));
+  context.synchronize();
+}
+
 }  // namespace
 
 void ArrayKernel::copy(const float* from, float* into, int64_t elements) {
@@ -20,27 +31,19 @@ void ArrayKernel::fill(float* into, int64_t elements, float value) {
 }
 
 void ArrayKernel::download(const float* from, std::span<float> host) {
-  if (host.empty()) return;
-  SB_CUDA_CHECK(cudaMemcpyAsync(host.data(), from, float_bytes(host.size()), cudaMemcpyDefault, context_.stream()));
-  context_.count_host_transfer(float_bytes(host.size()));
-  context_.synchronize();
+  copy_waiting(context_, host.data(), from, host.size());
 }
 
 void ArrayKernel::upload(std::span<const float> host, float* into) {
-  if (host.empty()) return;
-  SB_CUDA_CHECK(cudaMemcpyAsync(into, host.data(), float_bytes(host.size()), cudaMemcpyDefault, context_.stream()));
-  context_.count_host_transfer(float_bytes(host.size()));
-  context_.synchronize();
+  copy_waiting(context_, into, host.data(), host.size());
 }
 
-void ArrayKernel::add_from_host(std::span<const float> host, float* into) {
-  if (host.empty()) return;
-  auto* addend = static_cast<float*>(context_.staging(0, float_bytes(host.size())));
-  SB_CUDA_CHECK(cudaMemcpyAsync(addend, host.data(), float_bytes(host.size()), cudaMemcpyDefault, context_.stream()));
-  context_.count_host_transfer(float_bytes(host.size()));
-  const float one = 1.0f;
-  SB_CUBLAS_CHECK(cublasSaxpy_64(context_.cublas(), static_cast<int64_t>(host.size()), &one, addend, 1, into, 1));
-  context_.synchronize();
+void ArrayKernel::download(const double* from, std::span<double> host) {
+  copy_waiting(context_, host.data(), from, host.size());
+}
+
+void ArrayKernel::upload(std::span<const double> host, double* into) {
+  copy_waiting(context_, into, host.data(), host.size());
 }
 
 void ArrayKernel::upload(std::span<const int32_t> host, int32_t* into) {

@@ -1,7 +1,7 @@
 #pragma once
 // kernels::ArrayKernel on the GPU: copies and fills queued on the context's compute stream, in
-// order with the layer kernels; the host transfers (download, upload, add_from_host) wait for
-// the stream before they return, as their contract says.
+// order with the layer kernels; the host transfers (download, upload) wait for the stream before
+// they return, as their contract says, and are counted (CudaContext::count_host_transfer).
 
 #include "exec/cuda/cuda_context.h"
 #include "exec/kernels/array_kernel.h"
@@ -16,7 +16,8 @@ class ArrayKernel final : public kernels::ArrayKernel {
   void fill(float* into, int64_t elements, float value) override;
   void download(const float* from, std::span<float> host) override;
   void upload(std::span<const float> host, float* into) override;
-  void add_from_host(std::span<const float> host, float* into) override;
+  void download(const double* from, std::span<double> host) override;
+  void upload(std::span<const double> host, double* into) override;
   void upload(std::span<const int32_t> host, int32_t* into) override;
 
  private:

@@ -2,6 +2,7 @@
 
 #include "exec/cuda/cuda_check.h"
 #include "exec/cuda/grid.h"
+#include "exec/kernels/batchnorm_statistics.h"
 
 namespace splitbrain::exec::cuda {
 
@@ -173,6 +174,23 @@ __global__ void batchnorm_input_gradient_kernel(ChannelLayout l, const float* x,
   }
 }
 
+__global__ void batchnorm_statistics_kernel(int64_t channels, const double* sum, const double* sum_sq, double count,
+                                            double epsilon, float* mean, float* inv_std) {
+  SB_GRID_STRIDE_LOOP(c, channels) {
+    const kernels::ChannelStatistics channel = kernels::channel_statistics(sum[c], sum_sq[c], count, epsilon);
+    mean[c] = channel.mean;
+    inv_std[c] = channel.inv_std;
+  }
+}
+
+__global__ void batchnorm_parameter_gradients_kernel(int64_t channels, const double* sum_dy, const double* sum_dy_xhat,
+                                                     float* dgamma, float* dbeta) {
+  SB_GRID_STRIDE_LOOP(c, channels) {
+    dgamma[c] += static_cast<float>(sum_dy_xhat[c]);
+    dbeta[c] += static_cast<float>(sum_dy[c]);
+  }
+}
+
 }  // namespace
 
 void layernorm_forward(cudaStream_t stream, int64_t rows, int64_t features, float epsilon, const float* x,
@@ -198,6 +216,20 @@ void layernorm_backward(cudaStream_t stream, int64_t rows, int64_t features, flo
 
 void batchnorm_sums(cudaStream_t stream, const ChannelLayout& layout, const float* x, double* sum, double* sum_sq) {
   batchnorm_sums_kernel<<<blocks_for_groups(layout.channels), kThreadsPerBlock, 0, stream>>>(layout, x, sum, sum_sq);
+  SB_CUDA_CHECK(cudaGetLastError());
+}
+
+void batchnorm_statistics(cudaStream_t stream, int64_t channels, const double* sum, const double* sum_sq, double count,
+                          double epsilon, float* mean, float* inv_std) {
+  batchnorm_statistics_kernel<<<blocks_for(channels), kThreadsPerBlock, 0, stream>>>(channels, sum, sum_sq, count,
+                                                                                     epsilon, mean, inv_std);
+  SB_CUDA_CHECK(cudaGetLastError());
+}
+
+void batchnorm_add_parameter_gradients(cudaStream_t stream, int64_t channels, const double* sum_dy,
+                                       const double* sum_dy_xhat, float* dgamma, float* dbeta) {
+  batchnorm_parameter_gradients_kernel<<<blocks_for(channels), kThreadsPerBlock, 0, stream>>>(
+      channels, sum_dy, sum_dy_xhat, dgamma, dbeta);
   SB_CUDA_CHECK(cudaGetLastError());
 }
 

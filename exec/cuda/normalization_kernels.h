@@ -28,6 +28,12 @@ struct ChannelLayout {
 
 // sum[c], sum_sq[c] over the local tensor.
 void batchnorm_sums(cudaStream_t stream, const ChannelLayout& layout, const float* x, double* sum, double* sum_sq);
+// mean[c], inv_std[c] from the sums: kernels::channel_statistics, the host's arithmetic.
+void batchnorm_statistics(cudaStream_t stream, int64_t channels, const double* sum, const double* sum_sq, double count,
+                          double epsilon, float* mean, float* inv_std);
+// dgamma[c] += float(sum_dy_xhat[c]), dbeta[c] += float(sum_dy[c]).
+void batchnorm_add_parameter_gradients(cudaStream_t stream, int64_t channels, const double* sum_dy,
+                                       const double* sum_dy_xhat, float* dgamma, float* dbeta);
 // y = x * (inv_std gamma) + (beta - mean inv_std gamma), per channel.
 void batchnorm_apply(cudaStream_t stream, const ChannelLayout& layout, const float* x, const float* mean,
                      const float* inv_std, const float* gamma, const float* beta, float* y);

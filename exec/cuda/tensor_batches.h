@@ -10,13 +10,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "exec/kernels/host_device_function.h"
 #include "plans/optimizer_launches.h"
-
-#if defined(__CUDACC__)
-#define SB_HOST_DEVICE __host__ __device__
-#else
-#define SB_HOST_DEVICE
-#endif
 
 namespace splitbrain::exec::cuda {
 

@@ -13,9 +13,8 @@ class HostArrayKernel final : public ArrayKernel {
   void fill(float* into, int64_t elements, float value) override { std::fill(into, into + elements, value); }
   void download(const float* from, std::span<float> host) override { std::copy_n(from, host.size(), host.begin()); }
   void upload(std::span<const float> host, float* into) override { std::copy(host.begin(), host.end(), into); }
-  void add_from_host(std::span<const float> host, float* into) override {
-    for (size_t i = 0; i < host.size(); ++i) into[i] += host[i];
-  }
+  void download(const double* from, std::span<double> host) override { std::copy_n(from, host.size(), host.begin()); }
+  void upload(std::span<const double> host, double* into) override { std::copy(host.begin(), host.end(), into); }
   void upload(std::span<const int32_t> host, int32_t* into) override { std::copy(host.begin(), host.end(), into); }
 };
 

@@ -2,10 +2,10 @@
 // Copies and fills of whole arrays in a backend's memory, for the ops whose pass is a copy
 // (flatten, the gradient of a sum, dropout during evaluation) or a constant (the zero gradient
 // of token ids, the loss value the loss layer outputs): the ops never touch elements themselves.
-// And the host copies of the two ops whose work still partly runs on the host: the halo
+// And the host copies of the two ops whose work still partly goes through the host: the halo
 // exchange of a height-split convolution (comm::Communicator on host arrays) and batchnorm's
-// per-channel parameter gradients (shared host arithmetic on the all-reduced sums); and the
-// batch's labels, which come from the data source with the images.
+// per-channel sums where the plan all-reduces them over ranks (the engine's fp64 all-reduce on
+// host arrays); and the batch's labels, which come from the data source with the images.
 
 #include <cstdint>
 #include <memory>
@@ -21,11 +21,11 @@ class ArrayKernel {
   // into[i] = value for i < elements.
   virtual void fill(float* into, int64_t elements, float value) = 0;
 
-  // host[i] = from[i], into[i] = host[i], into[i] += host[i] for i < host.size(); complete when
-  // they return.
+  // host[i] = from[i], into[i] = host[i] for i < host.size(); complete when they return.
   virtual void download(const float* from, std::span<float> host) = 0;
   virtual void upload(std::span<const float> host, float* into) = 0;
-  virtual void add_from_host(std::span<const float> host, float* into) = 0;
+  virtual void download(const double* from, std::span<double> host) = 0;
+  virtual void upload(std::span<const double> host, double* into) = 0;
   // Class labels into the backend's memory, where the loss kernel reads them.
   virtual void upload(std::span<const int32_t> host, int32_t* into) = 0;
 };

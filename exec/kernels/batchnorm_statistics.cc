@@ -15,18 +15,9 @@ void batchnorm_statistics(int64_t channels, const double* sum, const double* sum
                           float* mean, float* inv_std) {
   check_batchnorm_count(count);
   for (int64_t c = 0; c < channels; ++c) {
-    const double m = sum[c] / count;
-    const double var = std::max(sum_sq[c] / count - m * m, 0.0);
-    mean[c] = static_cast<float>(m);
-    inv_std[c] = static_cast<float>(1.0 / std::sqrt(var + epsilon));
-  }
-}
-
-void batchnorm_parameter_gradients(int64_t channels, const double* sum_dy, const double* sum_dy_xhat, float* dgamma,
-                                   float* dbeta) {
-  for (int64_t c = 0; c < channels; ++c) {
-    dgamma[c] = static_cast<float>(sum_dy_xhat[c]);
-    dbeta[c] = static_cast<float>(sum_dy[c]);
+    const ChannelStatistics channel = channel_statistics(sum[c], sum_sq[c], count, epsilon);
+    mean[c] = channel.mean;
+    inv_std[c] = channel.inv_std;
   }
 }
 

@@ -9,13 +9,12 @@
 #include <cmath>
 
 #include "exec/kernels/batchnorm_statistics.h"
+#include "exec/kernels/kernel_argument_error.h"
 #include "tests/exec/kernel_test_util.h"
 
 namespace splitbrain::exec::cpu {
 namespace {
 
-using kernels::batchnorm_parameter_gradients;
-using kernels::batchnorm_statistics;
 using kernels::batchnorm_update_running;
 using kernels::BatchNormShape;
 using testing::expect_close;
@@ -77,7 +76,7 @@ void run_phases(const BatchNormShape& whole, int parts, const std::vector<float>
   }
   const auto count = static_cast<double>(whole.count());
   std::vector<float> mean(channels), inv_std(channels);
-  batchnorm_statistics(whole.channels, sum.data(), sum_sq.data(), count, eps, mean.data(), inv_std.data());
+  kernel.statistics(sum.data(), sum_sq.data(), count, eps, mean.data(), inv_std.data());
   y.resize(x.size());
   for (int p = 0; p < parts; ++p)
     kernel.normalize(x.data() + p * stride, mean.data(), inv_std.data(), gamma.data(), beta.data(),
@@ -92,9 +91,9 @@ void run_phases(const BatchNormShape& whole, int parts, const std::vector<float>
   for (int p = 0; p < parts; ++p)
     kernel.backward_data(x.data() + p * stride, dy.data() + p * stride, mean.data(), inv_std.data(), gamma.data(),
                          sum_dy.data(), sum_dy_xhat.data(), count, dx.data() + p * stride);
-  dgamma.resize(channels);
-  dbeta.resize(channels);
-  batchnorm_parameter_gradients(whole.channels, sum_dy.data(), sum_dy_xhat.data(), dgamma.data(), dbeta.data());
+  dgamma.assign(channels, 0.0f);
+  dbeta.assign(channels, 0.0f);
+  kernel.add_parameter_gradients(sum_dy.data(), sum_dy_xhat.data(), dgamma.data(), dbeta.data());
 }
 
 TEST(BatchNorm, WholeAndTwoHalvesMatchFloat64Reference) {
@@ -116,6 +115,24 @@ TEST(BatchNorm, WholeAndTwoHalvesMatchFloat64Reference) {
       expect_close(dbeta, ref.dbeta, 1e-5, "dbeta");
     }
   }
+}
+
+TEST(BatchNorm, ParameterGradientsAreAddedToWhatTheArraysHold) {
+  BatchNormKernel kernel(BatchNormShape{1, 2, 1});
+  const double sum_dy[2] = {1.0, -2.0}, sum_dy_xhat[2] = {0.5, 4.0};
+  float dgamma[2] = {10.0f, 20.0f}, dbeta[2] = {30.0f, 40.0f};  // an earlier micro-batch's
+  kernel.add_parameter_gradients(sum_dy, sum_dy_xhat, dgamma, dbeta);
+  EXPECT_EQ(dgamma[0], 10.5f);
+  EXPECT_EQ(dgamma[1], 24.0f);
+  EXPECT_EQ(dbeta[0], 31.0f);
+  EXPECT_EQ(dbeta[1], 38.0f);
+}
+
+TEST(BatchNorm, StatisticsRefuseAnEmptyCount) {
+  BatchNormKernel kernel(BatchNormShape{1, 1, 1});
+  const double sum[1] = {1.0}, sum_sq[1] = {1.0};
+  float mean[1], inv_std[1];
+  EXPECT_THROW(kernel.statistics(sum, sum_sq, 0.0, 1e-5, mean, inv_std), kernels::KernelArgumentError);
 }
 
 TEST(BatchNorm, RunningStatisticsUseUnbiasedVariance) {

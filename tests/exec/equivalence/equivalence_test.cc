@@ -123,6 +123,18 @@ std::string runtime_label(const model::Model& net, const sim::CollectiveUse& use
   return net.layer(use.layer).name + "/" + std::string(sim::step_phase_name(use.phase));
 }
 
+// Whether the plan trains the step the 1-rank reference trains. Batch norm normalises each
+// micro-batch by its own statistics (as PyTorch does under gradient accumulation and in
+// pipelines), so a plan of a model with batch norm that cuts the batch into micro-batches trains
+// another step: its losses, weights and evaluation are not compared with the reference (its bytes,
+// memory and replicas still are).
+bool trains_the_reference_step(const plans::Plan& plan) {
+  if (plan.micro_batches <= 1) return true;
+  const auto& layers = plan.model->layers();
+  return std::none_of(layers.begin(), layers.end(),
+                      [](const model::Layer& l) { return l.kind == model::OpKind::batchnorm; });
+}
+
 ExpectedBytes expected_bytes(const plans::Plan& plan, const sim::Prediction& prediction, int rank) {
   ExpectedBytes out;
   const int stage = plan.pipe_axis >= 0 ? plan.mesh.coordinate(rank, plan.pipe_axis) : 0;
@@ -248,7 +260,7 @@ TEST(Equivalence, RefusedPlansAreListedAndSayNotSupportedYet) {
 TEST(Equivalence, LossOfEveryStepEqualsOneRank) {
   const Suite& s = suite();
   for (const PlanOutcome& o : s.outcomes) {
-    if (o.status != RunStatus::ran) continue;
+    if (o.status != RunStatus::ran || !trains_the_reference_step(o.plan)) continue;
     ASSERT_EQ(o.losses.size(), s.reference.losses.size()) << plan_name(o.plan);
     for (size_t i = 0; i < o.losses.size(); ++i) {
       EXPECT_LE(relative(o.losses[i], s.reference.losses[i], 0.0), kLossTolerance)
@@ -261,7 +273,7 @@ TEST(Equivalence, FinalWeightsEqualOneRank) {
   if (world_rank() != 0) return;  // gathered on rank 0
   const Suite& s = suite();
   for (const PlanOutcome& o : s.outcomes) {
-    if (o.status != RunStatus::ran) continue;
+    if (o.status != RunStatus::ran || !trains_the_reference_step(o.plan)) continue;
     const WeightDifference d = compare_weights(o.parameters, s.reference.parameters);
     EXPECT_EQ(d.problem, "") << plan_name(o.plan);
     EXPECT_LE(d.worst, kWeightTolerance) << plan_name(o.plan) << ": " << d.where << "; by tensor:" << d.per_tensor;
@@ -386,7 +398,7 @@ TEST(Equivalence, AStepTransfersOnlyItsInputBatchesToTheDevice) {
 TEST(Equivalence, EvaluationEqualsOneRank) {
   const Suite& s = suite();
   for (const PlanOutcome& o : s.outcomes) {
-    if (o.status != RunStatus::ran) continue;
+    if (o.status != RunStatus::ran || !trains_the_reference_step(o.plan)) continue;
     EXPECT_EQ(o.accuracy, s.reference.accuracy) << plan_name(o.plan);
     EXPECT_LE(relative(o.evaluation_loss, s.reference.evaluation_loss, 0.0), kLossTolerance)
         << plan_name(o.plan) << ": evaluation loss " << o.evaluation_loss << ", 1 rank " << s.reference.evaluation_loss;
