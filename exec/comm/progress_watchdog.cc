@@ -57,11 +57,11 @@ ProgressWatchdog::~ProgressWatchdog() {
 
 void ProgressWatchdog::watch() {
   const auto timeout_ms = static_cast<int64_t>(timeout_seconds_ * 1000.0);
+  const int64_t poll_ms = std::min<int64_t>(1000, std::max<int64_t>(timeout_ms / 4, 10));
   std::vector<int64_t> last_progress(slots_.size(), -1);
   std::vector<int64_t> last_change_ms(slots_.size(), now_ms());
   while (!stop_) {
-    std::this_thread::sleep_for(
-        std::chrono::milliseconds(std::min<int64_t>(1000, std::max<int64_t>(timeout_ms / 4, 10))));
+    std::this_thread::sleep_for(std::chrono::milliseconds(poll_ms));
     const int64_t now = now_ms();
     store(mine_->progress, g_progress.load(std::memory_order_relaxed));
     store(mine_->published_ms, now);
@@ -76,12 +76,16 @@ void ProgressWatchdog::watch() {
         last_progress[i] = progress;
         last_change_ms[i] = now;
       }
-      if (now - load(slot.published_ms) > timeout_ms) {
+      const int64_t since_published_ms = now - load(slot.published_ms);
+      if (since_published_ms > timeout_ms) {
         stopped += fmt::format(" {} (pid {})", slot.world_rank, slot.pid);
         continue;
       }
       if (reporter < 0 || slot.world_rank < reporter) reporter = slot.world_rank;
-      if (now - last_change_ms[i] > timeout_ms) {
+      // Hung only while its watchdog still publishes: a rank stopped just after a wait with no
+      // progress (a collective its peer was late to) is silent, and is named stopped once the
+      // silence passes the timeout.
+      if (now - last_change_ms[i] > timeout_ms && since_published_ms <= 2 * poll_ms) {
         hung += fmt::format(" {}", slot.world_rank);
         ++hung_ranks;
       }
