@@ -193,13 +193,14 @@ class StepBuilder {
         cost.communication_seconds = forward_internal_[layer];
         cost.host_seconds = std::max(out_.layers[layer].compute.forward_host, launch) + pass_overhead;
         if (plan_.model->layer(static_cast<int>(layer)).kind == model::OpKind::softmax_cross_entropy) {
-          // The loss's forward uploads its labels (a few bytes: the host link's latency) and
-          // returns the summed loss to the host, which waits for the device.
-          cost.host_seconds += host_transfer_seconds(cluster_.device, 0);
-          cost.host_waits = true;
-        } else {
-          cost.host_waits = cost.communication_seconds > 0.0;
+          // The loss's forward queues the upload of its labels (a few bytes: the host link's
+          // latency, on the device's queue before the kernels) and one more call for it.
+          const double labels = host_transfer_seconds(cluster_.device, 0);
+          cost.compute_seconds += labels;
+          if (alone_) cost.alone_compute_seconds += labels;
+          cost.host_seconds += launch;
         }
+        cost.host_waits = cost.communication_seconds > 0.0;
         break;
       case StepOp::backward:
         cost.compute_seconds = out_.layers[layer].compute.backward_input + out_.layers[layer].compute.backward_weight;
@@ -240,12 +241,15 @@ class StepBuilder {
         break;
       }
       case StepOp::load_input:
-      case StepOp::loss_out:
+        // The batch's upload, which the host waits for (its memory is the data reader's again).
         cost.communication_seconds = host_transfer_seconds(
-            cluster_.device, instruction.op == StepOp::load_input
-                                 ? program.buffers.at(static_cast<size_t>(instruction.writes.at(0))).bytes
-                                 : 0);
+            cluster_.device, program.buffers.at(static_cast<size_t>(instruction.writes.at(0))).bytes);
         cost.host_waits = true;
+        break;
+      case StepOp::loss_out:
+        // The loss's download (8 bytes), queued: the host reads it at the step's end.
+        cost.communication_seconds = host_transfer_seconds(cluster_.device, 0);
+        cost.host_seconds = launch;
         break;
       default:
         break;

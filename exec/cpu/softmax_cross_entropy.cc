@@ -20,7 +20,8 @@ const kernels::SoftmaxCrossEntropyShape& checked(const kernels::SoftmaxCrossEntr
 SoftmaxCrossEntropyKernel::SoftmaxCrossEntropyKernel(const kernels::SoftmaxCrossEntropyShape& shape)
     : shape_(checked(shape)) {}
 
-double SoftmaxCrossEntropyKernel::forward(const float* logits, const int32_t* labels, float* probs) {
+void SoftmaxCrossEntropyKernel::forward(const float* logits, const int32_t* labels, float* probs, double scale,
+                                        double* loss_out, std::span<float> loss_output) {
   const auto& s = shape_;
   kernels::check_labels(s, {labels, static_cast<size_t>(s.rows)});
   double loss = 0.0;
@@ -41,7 +42,8 @@ double SoftmaxCrossEntropyKernel::forward(const float* logits, const int32_t* la
     const auto inv = static_cast<float>(1.0 / sum);
     for (int64_t c = 0; c < s.classes; ++c) p[c] *= inv;
   }
-  return loss;
+  *loss_out = loss * scale;
+  std::fill(loss_output.begin(), loss_output.end(), static_cast<float>(*loss_out));
 }
 
 void SoftmaxCrossEntropyKernel::backward(const float* probs, const int32_t* labels, float scale, float* dlogits) {

@@ -5,6 +5,7 @@
 // fuse into two passes over the row.
 
 #include <cstdint>
+#include <span>
 
 #include "exec/kernels/softmax_cross_entropy.h"
 
@@ -16,7 +17,8 @@ class SoftmaxCrossEntropyKernel final : public kernels::SoftmaxCrossEntropyKerne
   explicit SoftmaxCrossEntropyKernel(const kernels::SoftmaxCrossEntropyShape& shape);
   const kernels::SoftmaxCrossEntropyShape& shape() const override { return shape_; }
 
-  double forward(const float* logits, const int32_t* labels, float* probs) override;
+  void forward(const float* logits, const int32_t* labels, float* probs, double scale, double* loss,
+               std::span<float> loss_output) override;
   void backward(const float* probs, const int32_t* labels, float scale, float* dlogits) override;
 
  private:

@@ -1,5 +1,7 @@
 #include "exec/cuda/array_kernel.h"
 
+#include <cstring>
+
 #include "exec/cuda/cuda_check.h"
 #include "exec/cuda/elementwise_kernels.h"
 
@@ -17,6 +19,25 @@ void copy_waiting(CudaContext& context, T* into, const T* from, std::size_t elem
   context.count_host_transfer(elements * sizeof(T));
   context.synchronize();
 }
+
+// The value lands in its slot, held until this is gone.
+class QueuedDouble final : public kernels::QueuedDownload {
+ public:
+  explicit QueuedDouble(PageLockedSlots::Slot& slot) : slot_(slot) {}
+  ~QueuedDouble() override { PageLockedSlots::give_back(slot_); }
+  QueuedDouble(const QueuedDouble&) = delete;
+  QueuedDouble& operator=(const QueuedDouble&) = delete;
+
+  double wait() override {
+    PageLockedSlots::wait(slot_);
+    double value = 0.0;
+    std::memcpy(&value, slot_.memory, sizeof value);
+    return value;
+  }
+
+ private:
+  PageLockedSlots::Slot& slot_;
+};
 
 }  // namespace
 
@@ -46,12 +67,23 @@ void ArrayKernel::upload(std::span<const double> host, double* into) {
   copy_waiting(context_, into, host.data(), host.size());
 }
 
-void ArrayKernel::upload(std::span<const int32_t> host, int32_t* into) {
+void ArrayKernel::upload_queued(std::span<const int32_t> host, int32_t* into) {
   if (host.empty()) return;
-  SB_CUDA_CHECK(cudaMemcpyAsync(into, host.data(), host.size_bytes(), cudaMemcpyHostToDevice, context_.stream()));
+  PageLockedSlots::Slot& slot = slots_.take(host.size_bytes());
+  std::memcpy(slot.memory, host.data(), host.size_bytes());
+  SB_CUDA_CHECK(cudaMemcpyAsync(into, slot.memory, host.size_bytes(), cudaMemcpyHostToDevice, context_.stream()));
+  PageLockedSlots::copy_queued(slot, context_.stream());
+  PageLockedSlots::give_back(slot);
   context_.count_host_transfer(host.size_bytes());
-  // The host labels may go as soon as this returns.
-  context_.synchronize();
+}
+
+std::unique_ptr<kernels::QueuedDownload> ArrayKernel::download_queued(const double* from) {
+  PageLockedSlots::Slot& slot = slots_.take(sizeof(double));
+  auto download = std::make_unique<QueuedDouble>(slot);  // gives the slot back if what follows throws
+  SB_CUDA_CHECK(cudaMemcpyAsync(slot.memory, from, sizeof(double), cudaMemcpyDeviceToHost, context_.stream()));
+  PageLockedSlots::copy_queued(slot, context_.stream());
+  context_.count_host_transfer(sizeof(double));
+  return download;
 }
 
 }  // namespace splitbrain::exec::cuda

@@ -61,6 +61,26 @@ __global__ void exp_kernel(int64_t n, float* values) {
   SB_GRID_STRIDE_LOOP(i, n) { values[i] = expf(values[i]); }
 }
 
+// One block of kSumThreads: thread t adds rows t, t + kSumThreads, ... in turn, then the block
+// adds the threads' sums pairwise. The order depends on `rows` alone, so a run repeats its sums.
+constexpr int kSumThreads = 256;
+
+__global__ void sum_rows_kernel(int64_t rows, const double* row_loss, double scale, double* loss, float* loss_float,
+                                int64_t floats) {
+  __shared__ double partial[kSumThreads];
+  double sum = 0.0;
+  for (int64_t r = threadIdx.x; r < rows; r += kSumThreads) sum += row_loss[r];
+  partial[threadIdx.x] = sum;
+  __syncthreads();
+  for (int half = kSumThreads / 2; half > 0; half /= 2) {
+    if (static_cast<int>(threadIdx.x) < half) partial[threadIdx.x] += partial[threadIdx.x + half];
+    __syncthreads();
+  }
+  const double total = partial[0] * scale;
+  if (threadIdx.x == 0) *loss = total;
+  for (int64_t i = threadIdx.x; i < floats; i += kSumThreads) loss_float[i] = static_cast<float>(total);
+}
+
 __global__ void cross_entropy_grad_kernel(int64_t rows, int64_t classes, const float* probs, const int32_t* labels,
                                           float scale, float* dlogits) {
   SB_GRID_STRIDE_LOOP(i, rows * classes) {
@@ -109,6 +129,12 @@ void softmax_from_log_with_loss(cudaStream_t stream, int64_t rows, int64_t class
                                                                      row_loss);
   SB_CUDA_CHECK(cudaGetLastError());
   exp_kernel<<<blocks_for(rows * classes), kThreadsPerBlock, 0, stream>>>(rows * classes, log_probs_to_probs);
+  SB_CUDA_CHECK(cudaGetLastError());
+}
+
+void sum_row_losses(cudaStream_t stream, int64_t rows, const double* row_loss, double scale, double* loss,
+                    float* loss_float, int64_t floats) {
+  sum_rows_kernel<<<1, kSumThreads, 0, stream>>>(rows, row_loss, scale, loss, loss_float, floats);
   SB_CUDA_CHECK(cudaGetLastError());
 }
 

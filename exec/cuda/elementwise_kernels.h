@@ -38,6 +38,10 @@ void dropout_backward_on_device(cudaStream_t stream, int64_t elements, const uin
 // -log_probs[r, label[r]] (finite where the softmax underflows) and probs = exp(log_probs) in place.
 void softmax_from_log_with_loss(cudaStream_t stream, int64_t rows, int64_t classes, const int32_t* labels,
                                 float* log_probs_to_probs, double* row_loss);
+// *loss = scale * the sum of row_loss[0, rows), in double and in an order fixed by `rows` alone (one
+// block of threads: the same sum on every run), and loss_float[i] = (float) *loss for i < floats.
+void sum_row_losses(cudaStream_t stream, int64_t rows, const double* row_loss, double scale, double* loss,
+                    float* loss_float, int64_t floats);
 // dlogits = (probs - onehot(label)) * scale.
 void softmax_cross_entropy_grad(cudaStream_t stream, int64_t rows, int64_t classes, const float* probs,
                                 const int32_t* labels, float scale, float* dlogits);

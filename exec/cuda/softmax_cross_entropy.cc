@@ -1,8 +1,5 @@
 #include "exec/cuda/softmax_cross_entropy.h"
 
-#include <string>
-#include <vector>
-
 #include "exec/cuda/cuda_check.h"
 #include "exec/cuda/cudnn_descriptors.h"
 #include "exec/cuda/elementwise_kernels.h"
@@ -32,7 +29,8 @@ SoftmaxCrossEntropyKernel::SoftmaxCrossEntropyKernel(CudaContext& context,
                                                      const kernels::SoftmaxCrossEntropyShape& shape)
     : context_(context), shape_(checked(shape)) {}
 
-double SoftmaxCrossEntropyKernel::forward(const float* logits, const int32_t* labels, float* probs) {
+void SoftmaxCrossEntropyKernel::forward(const float* logits, const int32_t* labels, float* probs, double scale,
+                                        double* loss, std::span<float> loss_output) {
   const kernels::SoftmaxCrossEntropyShape& s = shape_;
   if (probs == logits) {
     // cuDNN does not document an in-place softmax: it reads a copy of the logits instead.
@@ -47,14 +45,8 @@ double SoftmaxCrossEntropyKernel::forward(const float* logits, const int32_t* la
   SB_CUDNN_CHECK(cudnnSoftmaxForward(context_.cudnn(), CUDNN_SOFTMAX_LOG, CUDNN_SOFTMAX_MODE_CHANNEL, &one, rows.get(),
                                      logits, &zero, rows.get(), probs));
   softmax_from_log_with_loss(context_.stream(), s.rows, s.classes, labels, probs, row_loss);
-  // The caller reads the summed loss on the host as this returns: the kernel's one wait.
-  std::vector<double> losses(static_cast<std::size_t>(s.rows));
-  SB_CUDA_CHECK(cudaMemcpyAsync(losses.data(), row_loss, loss_bytes, cudaMemcpyDeviceToHost, context_.stream()));
-  context_.count_host_transfer(loss_bytes);
-  context_.synchronize();
-  double loss = 0.0;  // in row order, as the CPU sums
-  for (const double row : losses) loss += row;
-  return loss;
+  sum_row_losses(context_.stream(), s.rows, row_loss, scale, loss, loss_output.data(),
+                 static_cast<int64_t>(loss_output.size()));
 }
 
 void SoftmaxCrossEntropyKernel::backward(const float* probs, const int32_t* labels, float scale, float* dlogits) {

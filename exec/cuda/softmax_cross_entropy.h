@@ -3,17 +3,18 @@
 // cpu::SoftmaxCrossEntropyKernel. Forward is cuDNN's log-softmax (CUDNN_SOFTMAX_LOG,
 // max-subtracted, so -log p[label] stays finite where p underflows, as the CPU's log-sum-exp)
 // followed by an own kernel that reads the row losses and turns the log-probabilities into
-// probabilities in place; backward is an own kernel.
+// probabilities in place, and one that sums the row losses in a fixed order (one block: the same
+// sum every run); backward is an own kernel.
 //
-// logits, labels, probs and dlogits are device memory (cuda_context.h), computed on directly; the
-// op checked the labels on the host before it uploaded them (kernels::check_labels). forward
-// synchronises once, after queueing the copy of the row losses to the host (a counted host
-// transfer), since it returns their sum there (the op scales it, fills its output with it and
-// reports it); backward returns without waiting. probs == logits is allowed (cuDNN does not
+// Every argument is device memory (cuda_context.h), computed on directly; the op checked the
+// labels on the host before it uploaded them (kernels::check_labels). Neither pass waits for the
+// device: the loss stays in device memory until the op queues its download. probs == logits is
+// allowed (cuDNN does not
 // document an in-place softmax, so the logits are first copied to a staging buffer);
 // dlogits == probs is allowed (each element reads its own probability only).
 
 #include <cstdint>
+#include <span>
 
 #include "exec/cuda/cuda_context.h"
 #include "exec/kernels/softmax_cross_entropy.h"
@@ -26,7 +27,8 @@ class SoftmaxCrossEntropyKernel final : public kernels::SoftmaxCrossEntropyKerne
   SoftmaxCrossEntropyKernel(CudaContext& context, const kernels::SoftmaxCrossEntropyShape& shape);
 
   const kernels::SoftmaxCrossEntropyShape& shape() const override { return shape_; }
-  double forward(const float* logits, const int32_t* labels, float* probs) override;
+  void forward(const float* logits, const int32_t* labels, float* probs, double scale, double* loss,
+               std::span<float> loss_output) override;
   void backward(const float* probs, const int32_t* labels, float scale, float* dlogits) override;
 
  private:

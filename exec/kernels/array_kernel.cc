@@ -5,6 +5,16 @@
 namespace splitbrain::exec::kernels {
 namespace {
 
+// The copy is done when it is queued: host memory is the backend's.
+class HostValue final : public QueuedDownload {
+ public:
+  explicit HostValue(double value) : value_(value) {}
+  double wait() override { return value_; }
+
+ private:
+  double value_;
+};
+
 class HostArrayKernel final : public ArrayKernel {
  public:
   void copy(const float* from, float* into, int64_t elements) override {
@@ -15,7 +25,12 @@ class HostArrayKernel final : public ArrayKernel {
   void upload(std::span<const float> host, float* into) override { std::copy(host.begin(), host.end(), into); }
   void download(const double* from, std::span<double> host) override { std::copy_n(from, host.size(), host.begin()); }
   void upload(std::span<const double> host, double* into) override { std::copy(host.begin(), host.end(), into); }
-  void upload(std::span<const int32_t> host, int32_t* into) override { std::copy(host.begin(), host.end(), into); }
+  void upload_queued(std::span<const int32_t> host, int32_t* into) override {
+    std::copy(host.begin(), host.end(), into);
+  }
+  std::unique_ptr<QueuedDownload> download_queued(const double* from) override {
+    return std::make_unique<HostValue>(*from);
+  }
 };
 
 }  // namespace

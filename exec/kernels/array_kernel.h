@@ -6,12 +6,22 @@
 // exchange of a height-split convolution (comm::Communicator on host arrays) and batchnorm's
 // per-channel sums where the plan all-reduces them over ranks (the engine's fp64 all-reduce on
 // host arrays); and the batch's labels, which come from the data source with the images.
+// The labels' upload and the loss's download are queued: the host goes on queuing the step's work
+// while they wait their turn behind it, so a step's one read of a value (its loss) comes at its end.
 
 #include <cstdint>
 #include <memory>
 #include <span>
 
 namespace splitbrain::exec::kernels {
+
+// A double on its way from the backend's memory to the host, queued behind the work before it.
+class QueuedDownload {
+ public:
+  virtual ~QueuedDownload() = default;
+  // The value, once the copy is done: waits for it (for nothing once the backend's queued work is).
+  virtual double wait() = 0;
+};
 
 class ArrayKernel {
  public:
@@ -26,8 +36,12 @@ class ArrayKernel {
   virtual void upload(std::span<const float> host, float* into) = 0;
   virtual void download(const double* from, std::span<double> host) = 0;
   virtual void upload(std::span<const double> host, double* into) = 0;
-  // Class labels into the backend's memory, where the loss kernel reads them.
-  virtual void upload(std::span<const int32_t> host, int32_t* into) = 0;
+  // Class labels into the backend's memory, where the loss kernel reads them: queued behind the
+  // work before it, without waiting; `host` may go as soon as this returns.
+  virtual void upload_queued(std::span<const int32_t> host, int32_t* into) = 0;
+  // Queues a copy of `*from` to the host; the returned download gives the value. This kernel must
+  // outlive it.
+  virtual std::unique_ptr<QueuedDownload> download_queued(const double* from) = 0;
 };
 
 // Over host memory: the CPU backend's.

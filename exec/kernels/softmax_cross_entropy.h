@@ -19,11 +19,14 @@ class SoftmaxCrossEntropyKernel {
   virtual ~SoftmaxCrossEntropyKernel() = default;
   virtual const SoftmaxCrossEntropyShape& shape() const = 0;
 
-  // Returns the sum over rows of -log softmax(x)[label] (accumulated in double) and writes the
-  // softmax to `probs` (kept for backward; probs == logits is allowed). `labels` are in the
-  // backend's memory like the other arguments, and in [0, classes): the caller checks them with
-  // check_labels on the host first (a GPU kernel cannot read them there).
-  virtual double forward(const float* logits, const int32_t* labels, float* probs) = 0;
+  // Writes the softmax to `probs` (kept for backward; probs == logits is allowed) and the loss,
+  // `scale` times the sum over rows of -log softmax(x)[label] (accumulated in double), to `loss`
+  // (one double) and, rounded, to every element of `loss_output` (the loss layer's output). Every
+  // pointer is the backend's memory, so nothing waits: the loss reaches the host by a queued
+  // download (ArrayKernel::download_queued). `labels` are in [0, classes): the caller checks them
+  // with check_labels on the host first (a GPU kernel cannot read them there).
+  virtual void forward(const float* logits, const int32_t* labels, float* probs, double scale, double* loss,
+                       std::span<float> loss_output) = 0;
   // dlogits = (probs - onehot(label)) * scale, where scale = d(loss)/d(summed loss), typically
   // 1 / the global row count. dlogits == probs is allowed.
   virtual void backward(const float* probs, const int32_t* labels, float scale, float* dlogits) = 0;

@@ -6,7 +6,8 @@
 
 #include <fmt/format.h>
 
-#include <map>
+#include <functional>
+#include <memory>
 
 #include "exec/kernels/softmax_cross_entropy.h"
 #include "exec/ops/kept_per_micro_batch.h"
@@ -19,7 +20,8 @@ namespace {
 
 class LossOp final : public LayerOp {
  public:
-  LossOp(kernels::KernelFactory& factory, const OpContext& op) : op_(op), probabilities_(factory), labels_(factory) {
+  LossOp(kernels::KernelFactory& factory, const OpContext& op)
+      : op_(op), probabilities_(factory), labels_(factory), losses_(factory) {
     const auto& x = op.input_shapes[0];
     samples_ = x[0];
     kernels::SoftmaxCrossEntropyShape shape;
@@ -40,17 +42,15 @@ class LossOp final : public LayerOp {
 
   void forward(int micro, int64_t, std::span<const ConstTensorSpan> inputs, std::span<const ConstTensorSpan>,
                TensorSpan output) override {
-    State& s = states_[micro];
     // Checked here, on the host: a GPU kernel reads them in device memory, once uploaded.
     const std::vector<int32_t> labels = local_labels(op_.labels(micro, op_.output_offset[0], samples_));
     kernels::check_labels(kernel_->shape(), labels);
     auto* kept_labels = labels_.keep(micro, static_cast<int64_t>(labels.size() * sizeof(int32_t))).as<int32_t>();
-    array_->upload(labels, kept_labels);
+    array_->upload_queued(labels, kept_labels);
     float* probabilities =
         probabilities_.keep(micro, static_cast<int64_t>(inputs[0].size() * sizeof(float))).as<float>();
-    const double sum = kernel_->forward(inputs[0].data(), kept_labels, probabilities);
-    s.loss = sum * scale_;
-    array_->fill(output.data(), static_cast<int64_t>(output.size()), static_cast<float>(s.loss));
+    auto* loss = losses_.keep(micro, static_cast<int64_t>(sizeof(double))).as<double>();
+    kernel_->forward(inputs[0].data(), kept_labels, probabilities, scale_, loss, output);
   }
 
   void backward(int micro, std::span<const ConstTensorSpan>, ConstTensorSpan, ConstTensorSpan,
@@ -62,13 +62,16 @@ class LossOp final : public LayerOp {
   }
 
   void release(int micro) override {
-    states_.erase(micro);
+    losses_.release(micro);
     probabilities_.release(micro);
     labels_.release(micro);
   }
   // The probabilities and labels each micro-batch keeps for its backward.
   int64_t kept_bytes() const override { return probabilities_.bytes() + labels_.bytes(); }
-  double loss_sum(int micro) const override { return states_.at(micro).loss; }
+  std::function<double()> download_loss(int micro) override {
+    std::shared_ptr<kernels::QueuedDownload> download = array_->download_queued(losses_.at(micro).as<double>());
+    return [download] { return download->wait(); };
+  }
 
  private:
   // The source gives one label per sample, or per position of each sample for sequences: keep
@@ -90,11 +93,6 @@ class LossOp final : public LayerOp {
     return mine;
   }
 
-  // The loss is the scalar the step reports.
-  struct State {
-    double loss = 0.0;
-  };
-
   OpContext op_;
   std::unique_ptr<kernels::SoftmaxCrossEntropyKernel> kernel_;
   std::unique_ptr<kernels::ArrayKernel> array_;
@@ -103,11 +101,14 @@ class LossOp final : public LayerOp {
   int64_t local_positions_ = 1;
   int64_t first_position_ = 0;
   double scale_ = 1.0;  // d(step loss) / d(summed loss)
-  std::map<int, State> states_;
   KeptPerMicroBatch probabilities_;
   // The labels come with the batch from the data source (host memory); uploaded once per
   // micro-batch where the kernels read them, for the forward and the backward.
   KeptPerMicroBatch labels_;
+  // The loss of each micro-batch, scaled, until its download is queued: kept where the kernel
+  // writes it (as the step's other values) and not in kept_bytes, as the simulator keeps no
+  // 8 bytes for it.
+  KeptPerMicroBatch losses_;
 };
 
 }  // namespace

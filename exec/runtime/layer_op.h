@@ -67,8 +67,12 @@ class LayerOp {
   // Bytes kept for backward beyond the tensors the runtime holds (masks, pooling indices).
   virtual int64_t kept_bytes() const { return 0; }
   // The loss op's share of the step's mean loss from `micro` on this rank: the sum of its rows'
-  // losses divided by the number of rows in the whole step (0 for every other op).
-  virtual double loss_sum(int /*micro*/) const { return 0.0; }
+  // losses divided by the number of rows in the whole step (0 for every other op). Its copy to the
+  // host is queued when this is called (the step program's loss_out); the function returned gives
+  // the value, waiting for the copy, so read at the step's end it waits for nothing.
+  virtual std::function<double()> download_loss(int /*micro*/) {
+    return [] { return 0.0; };
+  }
 };
 
 using OpFactory = std::function<std::unique_ptr<LayerOp>(const OpContext&)>;

@@ -33,7 +33,7 @@ StepRun StepInterpreter::run(int64_t step, BatchSource& data, const LogitsObserv
   step_ = step;
   data_ = &data;
   on_logits_ = on_logits ? &on_logits : nullptr;
-  loss_sum_ = 0.0;
+  queued_losses_.clear();
   buffers_.bind_model_states();
   StepRun result;
   const auto start = Clock::now();
@@ -55,7 +55,10 @@ StepRun StepInterpreter::run(int64_t step, BatchSource& data, const LogitsObserv
     timed.push_back(static_cast<int>(i));
     host_end_seconds.push_back(std::chrono::duration<double>(Clock::now() - start).count());
   }
+  // Reading the marks waits for the device's queue: the step's work, the losses' copies included.
   const std::vector<double> marks = clock_->seconds_since_start();
+  for (const auto& loss : queued_losses_) result.loss_sum += loss();
+  queued_losses_.clear();
   result.seconds.total = std::chrono::duration<double>(Clock::now() - start).count();
   double previous = 0.0;
   for (size_t m = 0; m < timed.size(); ++m) {
@@ -101,7 +104,6 @@ StepRun StepInterpreter::run(int64_t step, BatchSource& data, const LogitsObserv
     throw std::logic_error("step program: communication left without a wait at the end of the step");
   }
   buffers_.check_all_released();
-  result.loss_sum = loss_sum_;
   result.host_runs_ahead = clock_->host_runs_ahead();
   data_ = nullptr;
   on_logits_ = nullptr;
@@ -210,7 +212,7 @@ void StepInterpreter::execute(int index) {
       gather_bucket(instruction);
       return;
     case StepOp::loss_out: {
-      loss_sum_ += r_.ops[static_cast<size_t>(instruction.layer)]->loss_sum(instruction.micro_batch);
+      queued_losses_.push_back(r_.ops[static_cast<size_t>(instruction.layer)]->download_loss(instruction.micro_batch));
       if (on_logits_ != nullptr) {
         const DeviceArray& logits = buffers_.at(instruction.reads.at(1));
         comm::LocalArray host{logits.shape(), std::vector<float>(static_cast<size_t>(logits.elements()))};

@@ -98,7 +98,9 @@ class StepInterpreter {
   int64_t step_ = 0;
   BatchSource* data_ = nullptr;
   const LogitsObserver* on_logits_ = nullptr;
-  double loss_sum_ = 0.0;
+  // The loss ops' downloads (LayerOp::download_loss) in the order the program queued them, read
+  // once the step's work is done, so the host never waits for a loss in the middle of a step.
+  std::vector<std::function<double()>> queued_losses_;
   std::map<int, int> send_ids_;                                                 // send instruction -> its StageLink id
   std::map<int, std::unique_ptr<comm::PendingCollective>> pending_reductions_;  // by reduce instruction
 };

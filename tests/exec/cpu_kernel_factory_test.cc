@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "exec/kernels/kernel_argument_error.h"
 
 namespace splitbrain::exec::cpu {
@@ -48,6 +50,19 @@ TEST(CpuKernelFactory, BadShapesThrowKernelArgumentError) {
   EXPECT_THROW(factory.make_softmax_cross_entropy({2, 0}), KernelArgumentError);
   EXPECT_THROW(factory.make_embedding({1, 2, 10, 5, 11}), KernelArgumentError);  // rows past the table
   EXPECT_THROW(factory.make_adaptive_avgpool({1, 1, 4, 4, 0, 1}), KernelArgumentError);
+}
+
+// Host memory is the CPU's own: a queued transfer is done when it returns.
+TEST(CpuKernelFactory, ArrayKernelsQueuedTransfersAreDoneWhenQueued) {
+  CpuKernelFactory factory;
+  const auto array = factory.make_array_kernel();
+  std::vector<int32_t> labels(3, 0);
+  array->upload_queued(std::vector<int32_t>{5, 6, 7}, labels.data());
+  EXPECT_EQ(labels, (std::vector<int32_t>{5, 6, 7}));
+  double loss = 0.25;
+  const auto download = array->download_queued(&loss);
+  loss = 1.0;  // written after the download was queued, as a later kernel would
+  EXPECT_EQ(download->wait(), 0.25);
 }
 
 }  // namespace

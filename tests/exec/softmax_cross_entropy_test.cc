@@ -39,8 +39,11 @@ TEST(SoftmaxCrossEntropy, MatchesFloat64ReferenceAndStaysFinite) {
             scale;
     }
     std::vector<float> buffer = logits;  // probs over the logits, then the gradient over the probs
-    const double loss = SoftmaxCrossEntropyKernel(s).forward(buffer.data(), labels.data(), buffer.data());
-    EXPECT_NEAR(loss, loss_ref, 1e-5 * std::abs(loss_ref));
+    double loss = 0.0;
+    float loss_float = 0.0f;
+    SoftmaxCrossEntropyKernel(s).forward(buffer.data(), labels.data(), buffer.data(), scale, &loss, {&loss_float, 1});
+    EXPECT_NEAR(loss, loss_ref * scale, 1e-5 * std::abs(loss_ref * scale));
+    EXPECT_EQ(loss_float, static_cast<float>(loss));
     SoftmaxCrossEntropyKernel(s).backward(buffer.data(), labels.data(), scale, buffer.data());
     expect_close(buffer, grad_ref, 1e-5, "dlogits");
   }
@@ -50,7 +53,10 @@ TEST(SoftmaxCrossEntropy, RejectsLabelOutOfRange) {
   const std::vector<float> logits(6, 0.0f);
   std::vector<float> probs(6);
   const std::vector<int32_t> labels{0, 3};
-  EXPECT_THROW(SoftmaxCrossEntropyKernel({2, 3}).forward(logits.data(), labels.data(), probs.data()),
+  double loss = 0.0;
+  float loss_float = 0.0f;
+  EXPECT_THROW(SoftmaxCrossEntropyKernel({2, 3}).forward(logits.data(), labels.data(), probs.data(), 1.0, &loss,
+                                                         {&loss_float, 1}),
                KernelArgumentError);
 }
 

@@ -259,11 +259,13 @@ class ProblemTimer {
     float* probabilities = filled(n, 0.0f);
     float* dlogits = filled(n, 0.0f);
     auto* labels = static_cast<int32_t*>(bytes(problem.rows * static_cast<int64_t>(sizeof(int32_t))));
-    array_->upload(std::vector<int32_t>(static_cast<size_t>(problem.rows), 0), labels);
+    array_->upload_queued(std::vector<int32_t>(static_cast<size_t>(problem.rows), 0), labels);
+    auto* loss = static_cast<double*>(bytes(static_cast<int64_t>(sizeof(double))));
+    const std::span<float> loss_output(filled(1, 0.0f), 1);
     const float scale = 1.0f / static_cast<float>(problem.rows);
     sim::Device::MeasuredKernel seconds;
-    seconds.forward_seconds =
-        time([&] { rewrite(logits, n); }, [&] { kernel->forward(logits, labels, probabilities); });
+    seconds.forward_seconds = time([&] { rewrite(logits, n); },
+                                   [&] { kernel->forward(logits, labels, probabilities, scale, loss, loss_output); });
     seconds.backward_input_seconds =
         time([&] { rewrite(probabilities, n); }, [&] { kernel->backward(probabilities, labels, scale, dlogits); });
     return seconds;
