@@ -90,7 +90,8 @@ ordered_json prediction_to_json(const plans::Plan& plan, const Cluster& cluster,
                       {"backward_end_seconds", s.backward_end_seconds},
                       {"sync_end_seconds", s.sync_end_seconds},
                       {"optimizer_seconds", s.optimizer_seconds},
-                      {"end_seconds", s.end_seconds}});
+                      {"end_seconds", s.end_seconds},
+                      {"host_wait_instructions", s.host_wait_instructions}});
   }
   return {{"format", kPredictionFormatName},
           {"version", kPredictionFormatVersion},

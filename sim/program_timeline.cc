@@ -119,7 +119,10 @@ class StageRun {
   void run(int index, const StepInstruction& instruction) {
     const InstructionCost cost = price_(stage_, instruction);
     run_queued(index, instruction, cost);
-    if (cost.host_waits) issued_ = std::max(issued_, host_);
+    if (cost.host_waits) {
+      issued_ = std::max(issued_, host_);
+      timeline_.host_wait_instructions.push_back(index);
+    }
   }
 
   void run_queued(int index, const StepInstruction& instruction, const InstructionCost& cost) {

@@ -88,6 +88,7 @@ struct StageTimeline {
   double gather_seconds = 0.0;  // ZeRO 1-2: the updated parameters gathered
   double end_seconds = 0.0;
   StagePhases phases;
+  std::vector<int> host_wait_instructions;  // those whose price says the host waits (InstructionCost)
 };
 
 struct ProgramTimeline {

@@ -65,6 +65,10 @@ struct StageTiming {
   double optimizer_seconds = 0.0;
   double gather_seconds = 0.0;  // ZeRO 1/2: updated parameters gathered after the step
   double end_seconds = 0.0;
+  // Where the device runs behind a queue (a GPU): the instructions of the stage's program in which
+  // the host waits for the device (InstructionCost::host_waits), in order; what the executor's
+  // run report measures as host_waits_per_step.
+  std::vector<int> host_wait_instructions;
 };
 
 struct RankPrediction {

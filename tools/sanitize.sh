@@ -62,6 +62,12 @@ cp model/examples/*.json "$corpus/model/"
 cp plans/examples/*.json "$corpus/plan/"
 cp sim/clusters/*.json "$corpus/cluster/"
 "$build/tools/splitbrain" simulate --plan plans/examples/fashion-vgg-splitbrain-2.json --json "$corpus/report/prediction.json" > /dev/null
+# The same with a GPU run's host waits on every rank, so the fuzzer starts inside that comparison.
+python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["ranks"]:
+    r["host_waits_per_step"] = {"instructions": 1, "at": d["stages"][r["stage"]]["host_wait_instructions"]}
+json.dump(d, open(sys.argv[2], "w"))' "$corpus/report/prediction.json" "$corpus/report/prediction-host-waits.json"
 cp tests/fuzz/seeds/checkpoint.json "$corpus/manifest/"
 declare -A seeds=([model_reader_fuzz]=model [plan_reader_fuzz]=plan [cluster_reader_fuzz]=cluster
                   [report_reader_fuzz]=report [checkpoint_manifest_fuzz]=manifest)

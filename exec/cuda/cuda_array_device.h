@@ -98,6 +98,7 @@ class CudaArrayDevice final : public Device {
   // The pool's figures and cudaMemGetInfo's used bytes beyond those at construction.
   std::optional<DeviceMemoryUse> memory_use() const override;
   std::optional<RecordedCalls> recorded_calls() const override;
+  std::optional<int64_t> host_waits() const override { return context_->host_waits(); }
 
  protected:
   void upload_values(std::span<const float> host, DeviceArray& into) override;

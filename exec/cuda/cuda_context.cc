@@ -39,6 +39,9 @@ void* CudaContext::staging(std::size_t slot, std::size_t bytes) {
   return grown(staging_[slot], bytes);
 }
 
-void CudaContext::synchronize() const { SB_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+void CudaContext::synchronize() const {
+  ++host_waits_;
+  SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
 
 }  // namespace splitbrain::exec::cuda

@@ -73,8 +73,10 @@ class CudaContext {
   // context uses slots 0, 1, 2, ... for its arguments; the next call (of any kernel) may reuse them.
   void* staging(std::size_t slot, std::size_t bytes);
 
-  // Waits for everything queued on stream().
+  // Waits for everything queued on stream(); counted.
   void synchronize() const;
+  // The calls to synchronize() so far: the host's waits for the device (Device::host_waits).
+  int64_t host_waits() const { return host_waits_; }
 
   // Copies between host and device made by kernels rather than the CudaArrayDevice (a batch's
   // labels, the loss, batchnorm's per-channel sums, halo rows): counted, so the run report's
@@ -101,6 +103,7 @@ class CudaContext {
   std::shared_ptr<DeviceMemoryPool> memory_ = std::make_shared<DeviceMemoryPool>();
   int64_t host_transfer_count_ = 0;
   int64_t host_transfer_bytes_ = 0;
+  mutable int64_t host_waits_ = 0;  // counts, not state: synchronize() stays const
 };
 
 }  // namespace splitbrain::exec::cuda

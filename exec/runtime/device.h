@@ -73,6 +73,11 @@ class Device {
   // Every recorded call so far; none where the device records nothing (HostDevice, or a GPU's
   // with its kernel graphs off).
   virtual std::optional<RecordedCalls> recorded_calls() const { return std::nullopt; }
+  // How many times so far the host waited for the device's queued work to be done (an upload
+  // whose host memory may go when it returns, a value read on the host, a collective staged
+  // through host memory); none where the device queues nothing (HostDevice: the host computes).
+  // The simulator says in which instructions of a step the host waits (sim::StageTiming).
+  virtual std::optional<int64_t> host_waits() const { return std::nullopt; }
 
   // Element ranges of the arrays seen flat (row-major).
   virtual void fill(DeviceArray& array, int64_t first, int64_t count, float value) = 0;

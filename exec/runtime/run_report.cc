@@ -43,8 +43,31 @@ enum Field {
   kRecordedPerStep,
   kReplayedPerStep,
   kDirectPerStep,
+  kHasHostWaits,
+  kHostWaitInstructionsPerStep,
   kFields
 };
+
+// Each rank's `mine` on rank 0 (rank r's at [r]); empty elsewhere.
+std::vector<std::vector<int>> gather_int_lists(const std::vector<int>& mine, int ranks, MPI_Comm world) {
+  const int count = static_cast<int>(mine.size());
+  std::vector<int> counts(static_cast<size_t>(ranks));
+  SB_MPI_CHECK(MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, world));
+  std::vector<int> offsets(static_cast<size_t>(ranks));
+  for (int r = 1; r < ranks; ++r)
+    offsets[static_cast<size_t>(r)] = offsets[static_cast<size_t>(r - 1)] + counts[static_cast<size_t>(r - 1)];
+  std::vector<int> all(static_cast<size_t>(offsets.back() + counts.back()));
+  SB_MPI_CHECK(MPI_Gatherv(mine.data(), count, MPI_INT, all.data(), counts.data(), offsets.data(), MPI_INT, 0, world));
+  int rank = 0;
+  SB_MPI_CHECK(MPI_Comm_rank(world, &rank));
+  std::vector<std::vector<int>> lists;
+  if (rank != 0) return lists;
+  for (int r = 0; r < ranks; ++r) {
+    const auto first = all.begin() + offsets[static_cast<size_t>(r)];
+    lists.emplace_back(first, first + counts[static_cast<size_t>(r)]);
+  }
+  return lists;
+}
 
 }  // namespace
 
@@ -85,18 +108,27 @@ nlohmann::ordered_json gather_run_report(Trainer& trainer, const plans::Plan& pl
     mine[kTransferBytesPerStep] += static_cast<double>(s.host_transfers.bytes) / steps;
   }
   // Over the measured steps: the warm-up's are where the recordings are made.
+  const auto measured_count = static_cast<double>(measured.size());
   for (const StepResult* s : measured) {
     if (!s->recorded_calls) continue;
-    const auto count = static_cast<double>(measured.size());
     mine[kHasRecordedCalls] = 1.0;
-    mine[kRecordedPerStep] += static_cast<double>(s->recorded_calls->recorded) / count;
-    mine[kReplayedPerStep] += static_cast<double>(s->recorded_calls->replayed) / count;
-    mine[kDirectPerStep] += static_cast<double>(s->recorded_calls->direct) / count;
+    mine[kRecordedPerStep] += static_cast<double>(s->recorded_calls->recorded) / measured_count;
+    mine[kReplayedPerStep] += static_cast<double>(s->recorded_calls->replayed) / measured_count;
+    mine[kDirectPerStep] += static_cast<double>(s->recorded_calls->direct) / measured_count;
+  }
+  // The instructions the host waited in: a count per step, and where in the last measured step.
+  std::vector<int> waited_in_last_step;
+  for (const StepResult* s : measured) {
+    if (!s->host_wait_instructions) continue;
+    mine[kHasHostWaits] = 1.0;
+    mine[kHostWaitInstructionsPerStep] += static_cast<double>(s->host_wait_instructions->size()) / measured_count;
+    waited_in_last_step = *s->host_wait_instructions;
   }
   const int ranks = plan.mesh.rank_count();
+  const MPI_Comm world = trainer.communicator().communicators().world();
   std::vector<double> all(static_cast<size_t>(ranks * kFields));
-  SB_MPI_CHECK(MPI_Gather(mine.data(), kFields, MPI_DOUBLE, all.data(), kFields, MPI_DOUBLE, 0,
-                          trainer.communicator().communicators().world()));
+  SB_MPI_CHECK(MPI_Gather(mine.data(), kFields, MPI_DOUBLE, all.data(), kFields, MPI_DOUBLE, 0, world));
+  const std::vector<std::vector<int>> waited_in = gather_int_lists(waited_in_last_step, ranks, world);
 
   nlohmann::ordered_json rank_list = nlohmann::ordered_json::array();
   for (int r = 0; r < ranks; ++r) {
@@ -128,6 +160,10 @@ nlohmann::ordered_json gather_run_report(Trainer& trainer, const plans::Plan& pl
     if (f[kHasRecordedCalls] > 0.5) {
       entry["kernel_graphs_per_step"] = {
           {"recorded", f[kRecordedPerStep]}, {"replayed", f[kReplayedPerStep]}, {"direct", f[kDirectPerStep]}};
+    }
+    if (f[kHasHostWaits] > 0.5) {
+      entry["host_waits_per_step"] = {{"instructions", f[kHostWaitInstructionsPerStep]},
+                                      {"at", waited_in.at(static_cast<size_t>(r))}};
     }
     if (static_cast<size_t>(r) < record.placement.size()) {
       const comm::RankPlacement& placed = record.placement[static_cast<size_t>(r)];

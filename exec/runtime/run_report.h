@@ -12,6 +12,9 @@
 //             driver_used_bytes} (Device::memory_use, where the device has an allocator: a GPU),
 //           kernel_graphs_per_step {recorded, replayed, direct} (Device::recorded_calls, means over
 //             the measured steps, where the device records its kernels' calls: a GPU's CUDA graphs),
+//           host_waits_per_step {instructions (mean over the measured steps), at [the step program's
+//             instructions of the last one]}: where the host waited for the device (Device::host_waits,
+//             where the device queues its work: a GPU; the simulator predicts them, sim::StageTiming),
 //           placement {host, cpus [...], by: launcher | splitbrain | none} (when recorded)}],
 //   collectives [{label, kind, bytes (per step, rank 0)}], losses (every step).
 

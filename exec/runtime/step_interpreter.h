@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "exec/comm/collective_engine.h"
@@ -57,6 +58,9 @@ struct StepRun {
   // kernel), in seconds since its epoch. The timeline's starts count from here.
   double started_at_seconds = 0.0;
   bool host_runs_ahead = false;  // of the device (StepClock::host_runs_ahead): the trace shows the host's queuing
+  // The program's instructions in which the host waited for the device (Device::host_waits); none
+  // where the device does not queue.
+  std::optional<std::vector<int>> host_wait_instructions;
 };
 
 class StepInterpreter {

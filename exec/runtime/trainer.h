@@ -35,6 +35,8 @@ struct StepResult {
   StepSeconds seconds;
   HostTransfers host_transfers;                 // this rank's, during the step (its input batches)
   std::optional<RecordedCalls> recorded_calls;  // this rank's, during the step (Device::recorded_calls)
+  // The instructions of this rank's program in which its host waited for the device (StepRun's).
+  std::optional<std::vector<int>> host_wait_instructions;
 };
 
 class Trainer {

@@ -4,6 +4,7 @@
 #include "model/json_object_reader.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "tools/splitbrain/comparison.h"
+#include "tools/splitbrain/host_wait_comparison.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace splitbrain;
@@ -13,5 +14,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (predicted.is_object()) predicted["format"] = "splitbrain-prediction";
     const tools::Comparison comparison = tools::compare_reports(predicted, "predicted.json", measured, "measured.json");
     (void)tools::comparison_to_json(comparison).dump();
+    const tools::HostWaitComparison waits =
+        tools::compare_host_waits(predicted, "predicted.json", measured, "measured.json");
+    (void)tools::host_wait_comparison_to_json(waits).dump();
   });
 }

@@ -1,8 +1,11 @@
 // `splitbrain compare PREDICTION.json MEASURED.json`: predicted and measured side by side.
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <iterator>
 #include <filesystem>
 #include <iostream>
 
@@ -12,6 +15,7 @@
 #include "tools/splitbrain/commands.h"
 #include "tools/splitbrain/comparison.h"
 #include "tools/splitbrain/host_level_comparison.h"
+#include "tools/splitbrain/host_wait_comparison.h"
 #include "tools/splitbrain/human_units.h"
 #include "tools/splitbrain/merged_trace.h"
 #include "tools/splitbrain/text_table.h"
@@ -87,6 +91,34 @@ void print(const HostLevelComparison& c) {
   table.print(std::cout);
 }
 
+// The instructions of `from` that `other` lacks, as text.
+std::string missing_from(const std::vector<int>& from, const std::vector<int>& other) {
+  std::vector<int> missing;
+  std::ranges::set_difference(from, other, std::back_inserter(missing));
+  return fmt::format("{}", fmt::join(missing, ", "));
+}
+
+void print(const HostWaitComparison& c) {
+  if (!c.compared) {
+    if (!c.why_not.empty()) std::cout << "\nhost waits: not compared: " << c.why_not << '\n';
+    return;
+  }
+  std::cout << '\n';
+  std::cout << "host waits per step: the instructions (splitbrain program --plan P --rank R) in which the host "
+               "waited for the device\n";
+  TextTable table({{"rank"}, {"predicted"}, {"measured"}, {"equal", TextTable::Align::left}});
+  for (const RankHostWaits& r : c.ranks) {
+    table.add_row({std::to_string(r.rank), std::to_string(r.predicted.size()), std::to_string(r.measured.size()),
+                   r.equal() ? "yes" : "NO"});
+  }
+  table.print(std::cout);
+  for (const RankHostWaits& r : c.ranks) {
+    if (r.equal()) continue;
+    std::cout << fmt::format("rank {}: waited, not predicted: [{}]; predicted, did not wait: [{}]\n", r.rank,
+                             missing_from(r.measured, r.predicted), missing_from(r.predicted, r.measured));
+  }
+}
+
 // Quotes a path for /bin/sh.
 std::string shell_quoted(const std::string& text) {
   std::string quoted = "'";
@@ -119,8 +151,10 @@ void run_compare(const CompareOptions& options) {
   const nlohmann::json measured = read_report(options.measured);
   const Comparison c = compare_reports(predicted, options.predicted, measured, options.measured);
   const HostLevelComparison levels = compare_host_levels(predicted, options.predicted, measured, options.measured);
+  const HostWaitComparison waits = compare_host_waits(predicted, options.predicted, measured, options.measured);
   print(c);
   print(levels);
+  print(waits);
   if (!options.out_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(options.out_dir, ec);
@@ -128,6 +162,7 @@ void run_compare(const CompareOptions& options) {
     const auto path = std::filesystem::path(options.out_dir) / "comparison.json";
     nlohmann::ordered_json document = comparison_to_json(c);
     document["bytes_per_host_level"] = host_level_comparison_to_json(levels);
+    document["host_waits"] = host_wait_comparison_to_json(waits);
     write_json_output(path.string(), document);
     std::cout << "\nwrote " << path.string() << '\n';
     if (!options.predicted_trace.empty() && !options.measured_trace.empty()) {

@@ -255,6 +255,12 @@ void train(const RunOptions& options) {
           "directly\n",
           counts["replayed"].get<double>(), counts["recorded"].get<double>(), counts["direct"].get<double>());
     }
+    if (const auto& rank0 = report["ranks"][0]; rank0.contains("host_waits_per_step")) {
+      std::cout << fmt::format(
+          "[run] the host waited for the device in {:.0f} instructions per measured step on rank 0 (splitbrain "
+          "program numbers them: {})\n",
+          rank0["host_waits_per_step"]["instructions"].get<double>(), rank0["host_waits_per_step"]["at"].dump());
+    }
     if (!options.report_path.empty()) write_json_output(options.report_path, report);
   }
 }

@@ -1,0 +1,144 @@
+// Where the host waits for a device that queues its work: the executor's count per instruction
+// (StepResult::host_wait_instructions, from Device::host_waits) against the simulator's
+// (sim::StageTiming::host_wait_instructions), on one rank. The device here is HostDevice counting a
+// wait where the CUDA device waits for its stream: each upload and download of Device (an upload's
+// host memory may go when it returns). So the step's waits are its input batches' uploads, one per
+// micro-batch, and nothing else: the loss's labels and value travel by the ops' queued copies, and
+// a 1-rank plan has no collective. Both sides must name exactly those instructions. (An embedding's
+// CUDA kernel also waits, to check its ids on the host, which this double cannot show: the
+// simulator's side of that is checked alone.)
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "exec/comm/mesh_communicators.h"
+#include "exec/comm/mpi_process.h"
+#include "exec/cpu/cpu_backend.h"
+#include "exec/runtime/batch_source.h"
+#include "exec/runtime/host_device.h"
+#include "exec/runtime/trainer.h"
+#include "plans/compiled_plan.h"
+#include "plans/step_compiler.h"
+#include "plans/step_program.h"
+#include "sim/cluster_presets.h"
+#include "sim/simulation.h"
+#include "tests/support/test_plans.h"
+
+namespace splitbrain::exec {
+namespace {
+
+// HostDevice whose host waits as the CUDA device's does: once per upload and per download.
+class WaitCountingDevice final : public HostDevice {
+ public:
+  std::optional<int64_t> host_waits() const override { return waits_; }
+
+ protected:
+  void upload_values(std::span<const float> host, DeviceArray& into) override {
+    ++waits_;
+    HostDevice::upload_values(host, into);
+  }
+  void download_values(const DeviceArray& from, std::span<float> host) override {
+    ++waits_;
+    HostDevice::download_values(from, host);
+  }
+
+ private:
+  int64_t waits_ = 0;
+};
+
+// Inputs of zeros (token 0 for token models) and labels 0: what they hold does not matter here.
+class ZeroBatch final : public BatchSource {
+ public:
+  explicit ZeroBatch(int64_t values_per_sample) : values_per_sample_(values_per_sample) {}
+  void images(int64_t, int64_t, int64_t count, float* out) override {
+    std::fill(out, out + count * values_per_sample_, 0.0f);
+  }
+  std::vector<int32_t> labels(int64_t, int64_t, int64_t count) override {
+    return std::vector<int32_t>(static_cast<size_t>(count * labels_per_sample), 0);
+  }
+  int64_t labels_per_sample = 1;
+
+ private:
+  int64_t values_per_sample_;
+};
+
+void expect_waits_as_predicted(const std::string& model, int64_t batch, int micro_batches) {
+  plans::Plan plan = testing_support::data_parallel_plan(model, 1, batch);
+  plan.micro_batches = micro_batches;
+  comm::MeshCommunicators communicators(plan.mesh);
+  Backend backend = cpu::make_cpu_backend(communicators);
+  backend.device = std::make_unique<WaitCountingDevice>();
+  Trainer trainer(plan, std::move(backend), 1);
+
+  const model::Layer& input = plan.model->layer(0);
+  int64_t values_per_sample = 1;
+  for (const int64_t d : input.output_shape) values_per_sample *= d;
+  ZeroBatch data(values_per_sample);
+  const model::Layer& loss = plan.model->layer(plan.model->size() - 1);
+  if (plan.model->layer(loss.inputs.at(0)).output_shape.size() == 2) data.labels_per_sample = input.output_shape.at(0);
+
+  std::vector<int> inputs;
+  const plans::StepProgram& program = trainer.program();
+  for (size_t i = 0; i < program.instructions.size(); ++i) {
+    if (program.instructions[i].op == plans::StepOp::load_input) inputs.push_back(static_cast<int>(i));
+  }
+  ASSERT_EQ(static_cast<int>(inputs.size()), micro_batches);
+
+  const sim::Prediction predicted = sim::simulate(plan, sim::cluster_preset("dgx-h100"));
+  ASSERT_EQ(predicted.stages.size(), 1U);
+  EXPECT_EQ(predicted.stages[0].host_wait_instructions, inputs) << model;
+  for (int step = 0; step < 2; ++step) {
+    const StepResult result = trainer.step(data);
+    EXPECT_TRUE(std::isfinite(result.loss));
+    ASSERT_TRUE(result.host_wait_instructions.has_value());
+    EXPECT_EQ(*result.host_wait_instructions, predicted.stages[0].host_wait_instructions) << model << " step " << step;
+  }
+}
+
+TEST(HostWaits, TheInputUploadsAloneOnAConvolutionNet) { expect_waits_as_predicted("fashion-vgg", 8, 2); }
+
+TEST(HostWaits, TheInputUploadsAloneWithOneMicroBatch) { expect_waits_as_predicted("fashion-vgg", 4, 1); }
+
+// The CUDA embedding reads its ids back to check them, in its forward and its backward: on a GPU
+// those passes wait too, besides the input's uploads.
+TEST(HostWaits, AnEmbeddingsPassesWaitOnTheSimulatorsGpu) {
+  plans::Plan plan =
+      testing_support::data_parallel_plan("gpt:layers=1,hidden=16,heads=2,seq=8,vocab=32,positions=8", 1, 4);
+  plan.micro_batches = 2;
+  const plans::StepProgram program = plans::compile_step(plan, plans::compile_plan(plan), 0);
+  std::vector<int> expected;
+  for (size_t i = 0; i < program.instructions.size(); ++i) {
+    const plans::StepInstruction& instruction = program.instructions[i];
+    const bool embedding_pass =
+        (instruction.op == plans::StepOp::forward || instruction.op == plans::StepOp::backward ||
+         instruction.op == plans::StepOp::recompute) &&
+        plan.model->layer(instruction.layer).kind == model::OpKind::embedding;
+    if (instruction.op == plans::StepOp::load_input || embedding_pass) expected.push_back(static_cast<int>(i));
+  }
+  ASSERT_GT(expected.size(), 2U);
+  EXPECT_EQ(sim::simulate(plan, sim::cluster_preset("dgx-h100")).stages.at(0).host_wait_instructions, expected);
+}
+
+// The CPU's own device queues nothing: the step reports no waits at all, not zero.
+TEST(HostWaits, AHostDeviceReportsNone) {
+  plans::Plan plan = testing_support::data_parallel_plan("fashion-vgg", 1, 4);
+  comm::MeshCommunicators communicators(plan.mesh);
+  Trainer trainer(plan, cpu::make_cpu_backend(communicators), 1);
+  ZeroBatch data(28 * 28);
+  EXPECT_FALSE(trainer.step(data).host_wait_instructions.has_value());
+}
+
+}  // namespace
+}  // namespace splitbrain::exec
+
+int main(int argc, char** argv) {
+  const splitbrain::exec::comm::MpiProcess mpi(&argc, &argv);
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
