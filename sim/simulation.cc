@@ -173,17 +173,6 @@ class StepBuilder {
     }
   }
 
-  // An embedding's passes on a device with a queue read its token ids back on the host to check
-  // them (exec/cuda/embedding.cc): a small download (the host link's latency) that the host waits
-  // for.
-  void reads_ids_on_host(size_t layer, InstructionCost& cost) const {
-    if (plan_.model->layer(static_cast<int>(layer)).kind != model::OpKind::embedding) return;
-    const double ids = host_transfer_seconds(cluster_.device, 0);
-    cost.compute_seconds += ids;
-    if (alone_) cost.alone_compute_seconds += ids;
-    cost.host_waits = true;
-  }
-
   // What an instruction of stage `stage`'s program costs: a layer's pass its compute and the
   // collectives inside the op; a transfer, a reduction or a gather its collectives; the
   // executor's copies of a gradient bucket into and out of its flat fp32 array a read and a
@@ -212,7 +201,6 @@ class StepBuilder {
           cost.host_seconds += launch;
         }
         cost.host_waits = cost.communication_seconds > 0.0;
-        reads_ids_on_host(layer, cost);
         break;
       case StepOp::backward:
         cost.compute_seconds = out_.layers[layer].compute.backward_input + out_.layers[layer].compute.backward_weight;
@@ -221,7 +209,6 @@ class StepBuilder {
         cost.communication_seconds = backward_internal_[layer];
         cost.host_seconds = std::max(out_.layers[layer].compute.backward_host, launch) + pass_overhead;
         cost.host_waits = cost.communication_seconds > 0.0;
-        reads_ids_on_host(layer, cost);
         break;
       case StepOp::redistribute:
       case StepOp::send:

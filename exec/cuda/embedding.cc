@@ -1,7 +1,6 @@
 #include "exec/cuda/embedding.h"
 
 #include <string>
-#include <vector>
 
 #include "exec/cuda/cuda_check.h"
 #include "exec/cuda/indexing_kernels.h"
@@ -38,19 +37,10 @@ constexpr std::size_t kIdsSlot = 0;
 EmbeddingKernel::EmbeddingKernel(CudaContext& context, const kernels::EmbeddingShape& shape)
     : context_(context), shape_(shape), rows_(checked(shape)) {}
 
-const float* EmbeddingKernel::checked_device_ids(const float* ids) {
-  const auto id_bytes = static_cast<std::size_t>(shape_.count) * sizeof(float);
-  if (device_readable(ids)) {
-    // The check reads a host copy, once work queued earlier (the ids' producer) is done; the ids
-    // came from the host batch, so this is one more small transfer, not a round trip of activations.
-    std::vector<float> host(static_cast<std::size_t>(shape_.count));
-    SB_CUDA_CHECK(cudaMemcpyAsync(host.data(), ids, id_bytes, cudaMemcpyDefault, context_.stream()));
-    context_.count_host_transfer(id_bytes);
-    context_.synchronize();
-    kernels::check_embedding_ids(shape_, host.data());
-    return ids;
-  }
+const float* EmbeddingKernel::device_ids(const float* ids) {
+  if (device_readable(ids)) return ids;
   kernels::check_embedding_ids(shape_, ids);
+  const auto id_bytes = static_cast<std::size_t>(shape_.count) * sizeof(float);
   auto* staged = static_cast<float*>(context_.staging(kIdsSlot, id_bytes));
   SB_CUDA_CHECK(cudaMemcpyAsync(staged, ids, id_bytes, cudaMemcpyDefault, context_.stream()));
   context_.count_host_transfer(id_bytes);
@@ -60,12 +50,12 @@ const float* EmbeddingKernel::checked_device_ids(const float* ids) {
 void EmbeddingKernel::forward(const float* ids, const float* table, float* y) {
   // No ids: nothing to check or look up (and ids may then be null).
   if (shape_.count == 0) return;
-  embedding_gather(context_.stream(), rows_, shape_.count, checked_device_ids(ids), table, y);
+  embedding_gather(context_.stream(), rows_, shape_.count, device_ids(ids), table, y);
 }
 
 void EmbeddingKernel::backward(const float* ids, const float* dy, float* dtable) {
   if (shape_.count == 0) return;
-  embedding_scatter_add(context_.stream(), rows_, shape_.count, checked_device_ids(ids), dy, dtable);
+  embedding_scatter_add(context_.stream(), rows_, shape_.count, device_ids(ids), dy, dtable);
 }
 
 }  // namespace splitbrain::exec::cuda

@@ -5,12 +5,13 @@
 // additions, and so the last bits, vary from run to run. Learned positions take their ids from
 // kernels::embedding_positions, shared by both backends.
 //
-// table, y, dy and dtable are device memory (cuda_context.h). The ids are device memory (token
-// ids, an activation) or HOST memory (the op's learned positions): the ids are checked on the
-// host, so device ids are copied back and the call synchronises once for them; host ids are
-// checked where they are, then staged into the context's staging buffer (from pageable memory
-// the copy has taken them when the call returns). The kernels then run on the caller's pointers,
-// queued on the context's stream, and the call returns without waiting for them.
+// table, y, dy and dtable are device memory (cuda_context.h). Ids in device memory (the runtime's
+// token ids and the op's positions) are not read back: the op checked them on the host where they
+// came from (kernels::check_embedding_ids), and an id outside the local rows, valid or not, reads
+// and writes nothing. Ids in host memory (tests) are checked where they are, then staged into the
+// context's staging buffer (from pageable memory the copy has taken them when the call returns).
+// The kernels then run on the caller's pointers, queued on the context's stream, and the call
+// returns without waiting for them.
 
 #include <cstdint>
 
@@ -22,7 +23,7 @@ namespace splitbrain::exec::cuda {
 
 class EmbeddingKernel final : public kernels::EmbeddingKernel {
  public:
-  // Throws KernelArgumentError on a bad shape; forward and backward on ids outside the table.
+  // Throws KernelArgumentError on a bad shape; forward and backward on host ids outside the table.
   EmbeddingKernel(CudaContext& context, const kernels::EmbeddingShape& shape);
 
   const kernels::EmbeddingShape& shape() const override { return shape_; }
@@ -30,8 +31,8 @@ class EmbeddingKernel final : public kernels::EmbeddingKernel {
   void backward(const float* ids, const float* dy, float* dtable) override;
 
  private:
-  // Checks the ids (KernelArgumentError) and returns them in device memory, on the stream.
-  const float* checked_device_ids(const float* ids);
+  // The ids in device memory: as they are, or host ids checked (KernelArgumentError) and staged.
+  const float* device_ids(const float* ids);
 
   CudaContext& context_;
   kernels::EmbeddingShape shape_;

@@ -4,7 +4,10 @@
 // [row_end - row_begin, dim] array. Ids outside that range give zero rows here; the runtime sums
 // the partial outputs across the vocabulary axis. Ids are fp32, as every activation the runtime
 // holds (token ids up to 2^24 are exact); an id that is not an integer in [0, num_embeddings) is
-// a KernelArgumentError naming it and its position.
+// a KernelArgumentError naming it and its position, where the kernel can read the ids on the host
+// (the CPU's; a GPU's for host ids). Ids in a GPU's memory are the caller's to check
+// (check_embedding_ids, where they came from): an id outside the local rows, valid or not, reads
+// and writes nothing there.
 
 #include <cstdint>
 

@@ -45,6 +45,9 @@ struct OpContext {
   comm::Communicator* communicator = nullptr;  // for collectives inside the op (batchnorm)
   // Labels of the micro-batch's samples [first, first + count) (the loss reads them).
   std::function<std::vector<int32_t>(int micro, int64_t first, int64_t count)> labels;
+  // The model's input values of the same samples, as the data source gives them before their
+  // upload: a token embedding checks its ids there, on the host, where they cost no wait.
+  std::function<std::vector<float>(int micro, int64_t first, int64_t count)> input_values;
 };
 
 class LayerOp {

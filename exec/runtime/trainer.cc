@@ -96,6 +96,8 @@ Trainer::Trainer(const plans::Plan& plan, Backend backend, uint64_t seed)
   contexts_.resize(static_cast<size_t>(net.size()));
   parameters_.resize(static_cast<size_t>(net.size()));
   const int64_t micro_batch = compiled_.micro_batch;
+  int input_layer = 0;
+  while (input_layer + 1 < net.size() && net.layer(input_layer).kind != model::OpKind::input) ++input_layer;
   for (int v = 0; v < net.size(); ++v) {
     const model::Layer& layer = net.layer(v);
     const plans::LayerLayouts& layouts = compiled_.layers[static_cast<size_t>(v)].layouts;
@@ -118,6 +120,13 @@ Trainer::Trainer(const plans::Plan& plan, Backend backend, uint64_t seed)
     ctx.communicator = &communicator_;
     ctx.labels = [this](int micro, int64_t first, int64_t count) {
       return data_->labels(steps_, micro * compiled_.micro_batch + first, count);
+    };
+    // The data source feeds the model's one input layer (load_input): its sample's values.
+    ctx.input_values = [this, sample_elements = comm::element_count(net.layer(input_layer).output_shape)](
+                           int micro, int64_t first, int64_t count) {
+      std::vector<float> values(static_cast<size_t>(count * sample_elements));
+      data_->images(steps_, micro * compiled_.micro_batch + first, count, values.data());
+      return values;
     };
     if (compiled_.layers[static_cast<size_t>(v)].stage != stage_) continue;  // another stage holds this layer
     LayerParameters& params = parameters_[static_cast<size_t>(v)];
