@@ -221,10 +221,14 @@ std::optional<Device::MeasuredKernel> measured_kernel(const Cluster& cluster, co
 }
 
 // Bytes the executor moves through memory around a height split's halo exchange, besides the
-// exchange itself (exec/comm/halo_rows.h): forward, the extended block is allocated zero-filled
-// and the block and its halo rows copied in (write, read, write); backward, the extended input
-// gradient the kernel writes is allocated zero-filled, then the block's own rows are copied out
-// into a fresh zero-filled array (write; write, read, write).
+// exchange itself (exec/ops/conv2d_op.cc, exec/comm/halo_rows.h), with b the block's bytes and E
+// the extended block's. Forward: the block comes to the host into a zero-filled array (write b;
+// read b, write b), the extended block is allocated zero-filled and the block and its halo rows
+// copied in (write E; read b, write E), and it goes back to the backend's memory (read E, write E):
+// 3E + 5b. Backward: the extended input gradient comes to the host into a zero-filled array
+// (write E; read E, write E), the block's own rows are copied out into a fresh zero-filled array
+// (write b; read b, write b) and go back (read b, write b): 3E + 5b. On the CPU backend those
+// copies are host memory to host memory, as they are priced.
 struct HaloCopyBytes {
   double forward = 0.0;
   double backward = 0.0;
@@ -236,7 +240,8 @@ HaloCopyBytes halo_copy_bytes(const plans::LayerLayouts& layouts, const LocalByt
   }
   const plans::Collective& halo = layouts.forward_internal.front();
   const double extended = b.inputs + 2.0 * static_cast<double>(halo.halo_rows * halo.row_bytes);
-  return {2.0 * extended + b.inputs, extended + 3.0 * b.inputs};
+  const double copies = 3.0 * extended + 5.0 * b.inputs;
+  return {copies, copies};
 }
 
 // A measured kernel's seconds plus what the executor does around the kernel, at the memory
