@@ -20,6 +20,7 @@
 #include "exec/kernels/embedding.h"
 #include "exec/kernels/kernel_argument_error.h"
 #include "exec/ops/op_factories.h"
+#include "exec/ops/op_helpers.h"
 #include "model/errors.h"
 #include "plans/tensor_layout.h"
 
@@ -81,15 +82,7 @@ class EmbeddingOp final : public LayerOp {
       throw std::logic_error(fmt::format("layer '{}': the data gave {} token ids for {} samples of {} positions", name_,
                                          ids.size(), samples, positions_));
     }
-    if (positions_local_ != positions_) {
-      std::vector<float> mine;
-      mine.reserve(static_cast<size_t>(samples * positions_local_));
-      for (int64_t n = 0; n < samples; ++n) {
-        const auto first = ids.begin() + n * positions_ + first_position_;
-        mine.insert(mine.end(), first, first + positions_local_);
-      }
-      ids = std::move(mine);
-    }
+    ids = own_positions(std::move(ids), samples, positions_, first_position_, positions_local_);
     naming_bad_ids([&] { kernels::check_embedding_ids(kernel_->shape(), ids.data()); });
   }
 

@@ -8,10 +8,12 @@
 
 #include <functional>
 #include <memory>
+#include <utility>
 
 #include "exec/kernels/softmax_cross_entropy.h"
 #include "exec/ops/kept_per_micro_batch.h"
 #include "exec/ops/op_factories.h"
+#include "exec/ops/op_helpers.h"
 #include "model/errors.h"
 #include "plans/tensor_layout.h"
 
@@ -83,14 +85,7 @@ class LossOp final : public LayerOp {
           fmt::format("layer '{}': the data gave {} labels for {} samples, the loss needs {} ({} per sample)",
                       op_.model->layer(op_.layer).name, all.size(), samples_, expected, positions_));
     }
-    if (local_positions_ == positions_) return all;
-    std::vector<int32_t> mine;
-    mine.reserve(static_cast<size_t>(kernel_->shape().rows));
-    for (int64_t n = 0; n < samples_; ++n) {
-      const auto first = all.begin() + n * positions_ + first_position_;
-      mine.insert(mine.end(), first, first + local_positions_);
-    }
-    return mine;
+    return own_positions(std::move(all), samples_, positions_, first_position_, local_positions_);
   }
 
   OpContext op_;

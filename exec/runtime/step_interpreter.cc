@@ -46,13 +46,15 @@ StepRun StepInterpreter::run(int64_t step, BatchSource& data, const LogitsObserv
   std::vector<double> host_end_seconds;  // when the host had queued it
   timed.reserve(program_.instructions.size());
   host_end_seconds.reserve(program_.instructions.size());
-  if (r_.device.host_waits()) result.host_wait_instructions.emplace();
+  std::optional<int64_t> waits = r_.device.host_waits();  // none: the device queues nothing
+  if (waits) result.host_wait_instructions.emplace();
   for (size_t i = 0; i < program_.instructions.size(); ++i) {
     const StepInstruction& instruction = program_.instructions[i];
-    const std::optional<int64_t> waits_before = r_.device.host_waits();
     execute(static_cast<int>(i));
-    if (waits_before && *r_.device.host_waits() > *waits_before)
-      result.host_wait_instructions->push_back(static_cast<int>(i));
+    if (waits) {
+      const int64_t before = *std::exchange(waits, r_.device.host_waits());
+      if (*waits > before) result.host_wait_instructions->push_back(static_cast<int>(i));
+    }
     comm::note_progress();  // for the watchdog (exec/comm/progress_watchdog.h)
     if (instruction.op == StepOp::alloc || instruction.op == StepOp::free) continue;
     clock_->mark();
