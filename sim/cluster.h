@@ -77,8 +77,8 @@ struct Device {
   // The last-level cache the ranks of a node share, in bytes (0: unknown, as for presets): how
   // much of a step's data stays warm between the kernels that use it (sim::caches_warm_fraction).
   double last_level_cache_bytes = 0.0;
-  // The host's input batch into the device's memory, as the executor uploads it (a copy that
-  // completes before the step goes on): latency + bytes / bandwidth per upload, and the latency
+  // The host's input batch into the device's memory, as the executor uploads it (a copy queued
+  // behind the step's work): latency + bytes / bandwidth per upload, and the latency
   // alone for the loss's way back. Measured by `calibrate --backend cuda`; zero (presets, CPUs,
   // whose kernels read the batch where it lies) prices both at nothing.
   double host_transfer_latency_seconds = 0.0;

@@ -241,10 +241,10 @@ class StepBuilder {
         break;
       }
       case StepOp::load_input:
-        // The batch's upload, which the host waits for (its memory is the data reader's again).
+        // The batch's upload, queued: the data reader's block stays as it is through the step.
         cost.communication_seconds = host_transfer_seconds(
             cluster_.device, program.buffers.at(static_cast<size_t>(instruction.writes.at(0))).bytes);
-        cost.host_waits = true;
+        cost.host_seconds = launch;
         break;
       case StepOp::loss_out:
         // The loss's download (8 bytes), queued: the host reads it at the step's end.

@@ -69,11 +69,7 @@ void ArrayKernel::upload(std::span<const double> host, double* into) {
 
 void ArrayKernel::upload_queued(std::span<const int32_t> host, int32_t* into) {
   if (host.empty()) return;
-  PageLockedSlots::Slot& slot = slots_.take(host.size_bytes());
-  std::memcpy(slot.memory, host.data(), host.size_bytes());
-  SB_CUDA_CHECK(cudaMemcpyAsync(into, slot.memory, host.size_bytes(), cudaMemcpyHostToDevice, context_.stream()));
-  PageLockedSlots::copy_queued(slot, context_.stream());
-  PageLockedSlots::give_back(slot);
+  slots_.upload(host.data(), host.size_bytes(), into, context_.stream());
   context_.count_host_transfer(host.size_bytes());
 }
 

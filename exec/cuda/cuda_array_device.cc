@@ -88,6 +88,16 @@ void CudaArrayDevice::upload_values(std::span<const float> host, DeviceArray& in
   context_->synchronize();
 }
 
+void CudaArrayDevice::upload_values_queued(std::span<const float> host, DeviceArray& into) {
+  if (host.empty()) return;
+  if (is_page_locked(host.data())) {
+    SB_CUDA_CHECK(
+        cudaMemcpyAsync(memory(into), host.data(), host.size_bytes(), cudaMemcpyHostToDevice, context_->stream()));
+    return;
+  }
+  slots_.upload(host.data(), host.size_bytes(), memory(into), context_->stream());
+}
+
 void CudaArrayDevice::download_values(const DeviceArray& from, std::span<float> host) {
   if (host.empty()) return;
   SB_CUDA_CHECK(cudaMemcpyAsync(host.data(), memory(from), float_bytes(static_cast<int64_t>(host.size())),

@@ -15,6 +15,7 @@
 #include <memory>
 
 #include "exec/cuda/cuda_context.h"
+#include "exec/cuda/page_locked_slots.h"
 #include "exec/cuda/pinned_host_memory.h"
 #include "exec/cuda/pooled_block.h"
 #include "exec/runtime/device.h"
@@ -103,6 +104,10 @@ class CudaArrayDevice final : public Device {
  protected:
   void upload_values(std::span<const float> host, DeviceArray& into) override;
   void download_values(const DeviceArray& from, std::span<float> host) override;
+  // From page-locked memory (the data reader's blocks, upload_memory()) the copy is queued as it
+  // is; from pageable memory, through a page-locked slot, since the driver would first wait for
+  // the stream. Neither waits.
+  void upload_values_queued(std::span<const float> host, DeviceArray& into) override;
 
  private:
   // The compute stream and `nccl`'s stream, for collectives on device memory.
@@ -125,6 +130,7 @@ class CudaArrayDevice final : public Device {
   int64_t driver_used_at_start_bytes_;
   HostDevice host_;  // runs the staged communication
   std::shared_ptr<PinnedHostMemory> pinned_ = std::make_shared<PinnedHostMemory>(context_->device());
+  PageLockedSlots slots_{context_->device()};  // queued uploads from pageable memory
 };
 
 }  // namespace splitbrain::exec::cuda

@@ -1,6 +1,7 @@
 #include "exec/cuda/page_locked_slots.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "exec/cuda/cuda_check.h"
 #include "exec/cuda/release_in_destructor.h"
@@ -54,6 +55,16 @@ PageLockedSlots::Slot& PageLockedSlots::take(std::size_t bytes) {
 
 void PageLockedSlots::copy_queued(Slot& slot, cudaStream_t stream) {
   SB_CUDA_CHECK(cudaEventRecord(slot.copied, stream));
+}
+
+void PageLockedSlots::upload(const void* host, std::size_t bytes, void* device, cudaStream_t stream) {
+  if (bytes == 0) return;
+  Slot& slot = take(bytes);
+  std::memcpy(slot.memory, host, bytes);
+  // Given back at once: the slot is taken again only once its copy is done.
+  give_back(slot);
+  SB_CUDA_CHECK(cudaMemcpyAsync(device, slot.memory, bytes, cudaMemcpyHostToDevice, stream));
+  copy_queued(slot, stream);
 }
 
 void PageLockedSlots::wait(const Slot& slot) { SB_CUDA_CHECK(cudaEventSynchronize(slot.copied)); }

@@ -36,6 +36,9 @@ class PageLockedSlots {
   Slot& take(std::size_t bytes);
   // Records the slot's event on `stream`, after the copy just queued there.
   static void copy_queued(Slot& slot, cudaStream_t stream);
+  // `bytes` of `host` copied into a slot, and the slot's copy into `device` queued on `stream`:
+  // the caller may change or free `host` as soon as this returns, and nothing waits.
+  void upload(const void* host, std::size_t bytes, void* device, cudaStream_t stream);
   // Waits for the slot's last copy.
   static void wait(const Slot& slot);
   // The slot may be taken again once its last copy is done.

@@ -35,4 +35,10 @@ void PinnedHostMemory::do_deallocate(void* memory, size_t /*bytes*/, size_t /*al
   });
 }
 
+bool is_page_locked(const void* host) {
+  cudaPointerAttributes attributes{};
+  SB_CUDA_CHECK(cudaPointerGetAttributes(&attributes, host));
+  return attributes.type == cudaMemoryTypeHost;
+}
+
 }  // namespace splitbrain::exec::cuda

@@ -29,4 +29,9 @@ class PinnedHostMemory final : public std::pmr::memory_resource {
   int device_;
 };
 
+// Whether `host` lies in page-locked memory (this resource's, or any other cudaHostAlloc'd or
+// registered memory): a copy queued from there waits for nothing, where one from pageable memory
+// first waits for the stream.
+bool is_page_locked(const void* host);
+
 }  // namespace splitbrain::exec::cuda

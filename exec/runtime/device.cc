@@ -23,6 +23,13 @@ void Device::upload(std::span<const float> host, DeviceArray& into) {
   transfers_.bytes += into.bytes();
 }
 
+void Device::upload_queued(std::span<const float> host, DeviceArray& into) {
+  check_host_size(into, host.size(), "upload_queued");
+  upload_values_queued(host, into);
+  ++transfers_.count;
+  transfers_.bytes += into.bytes();
+}
+
 void Device::download(const DeviceArray& from, std::span<float> host) {
   check_host_size(from, host.size(), "download");
   download_values(from, host);

@@ -61,6 +61,10 @@ class Device {
   // Host transfers, counted: `host` holds exactly the array's elements.
   void upload(std::span<const float> host, DeviceArray& into);
   void download(const DeviceArray& from, std::span<float> host);
+  // The step's input batch, queued behind the device's work: the host does not wait for it, so
+  // `host` must stay as it is until the device's queued work is done (the step's end, where its
+  // clock waits for the device). Counted as upload's.
+  void upload_queued(std::span<const float> host, DeviceArray& into);
   // Host memory to upload from, for what fills the arrays a step uploads (the input batches):
   // where an upload is fastest (a GPU's page-locked memory, which its copy engine reads
   // directly); plain host memory by default. Shared, so what was allocated from it may outlive
@@ -151,6 +155,8 @@ class Device {
  protected:
   virtual void upload_values(std::span<const float> host, DeviceArray& into) = 0;
   virtual void download_values(const DeviceArray& from, std::span<float> host) = 0;
+  // By default the upload itself, done when it returns (a device that queues nothing).
+  virtual void upload_values_queued(std::span<const float> host, DeviceArray& into) { upload_values(host, into); }
 
  private:
   HostTransfers transfers_;

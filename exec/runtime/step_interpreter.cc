@@ -34,6 +34,7 @@ StepRun StepInterpreter::run(int64_t step, BatchSource& data, const LogitsObserv
   data_ = &data;
   on_logits_ = on_logits ? &on_logits : nullptr;
   queued_losses_.clear();
+  copied_inputs_.clear();
   buffers_.bind_model_states();
   StepRun result;
   const auto start = Clock::now();
@@ -65,6 +66,7 @@ StepRun StepInterpreter::run(int64_t step, BatchSource& data, const LogitsObserv
   const std::vector<double> marks = clock_->seconds_since_start();
   for (const auto& loss : queued_losses_) result.loss_sum += loss();
   queued_losses_.clear();
+  copied_inputs_.clear();
   result.seconds.total = std::chrono::duration<double>(Clock::now() - start).count();
   double previous = 0.0;
   for (size_t m = 0; m < timed.size(); ++m) {
@@ -233,14 +235,17 @@ void StepInterpreter::execute(int index) {
 void StepInterpreter::load_input(const StepInstruction& instruction) {
   const OpContext& ctx = r_.contexts[static_cast<size_t>(instruction.layer)];
   // The batch block this rank holds, read whole on the host; channel or height splits are cut
-  // there too, so one upload brings exactly the rank's block.
+  // there too, so one upload brings exactly the rank's block. The upload is queued: the host goes
+  // on queuing the step while it waits its turn, from the data source's block (held through the
+  // step) or from a copy kept until the step's end.
   std::vector<int64_t> whole = ctx.output_global_shape;
   whole[0] = ctx.output_shape[0];
   const int64_t first = instruction.micro_batch * r_.compiled.micro_batch + ctx.output_offset[0];
+  DeviceArray& into = buffers_.at(instruction.writes.at(0));
   if (whole == ctx.output_shape) {
     const std::span<const float> held = data_->images_held(step_, first, whole[0]);
     if (!held.empty()) {
-      r_.device.upload(held, buffers_.at(instruction.writes.at(0)));
+      r_.device.upload_queued(held, into);
       return;
     }
   }
@@ -251,7 +256,7 @@ void StepInterpreter::load_input(const StepInstruction& instruction) {
     offset[0] = 0;
     samples = comm::to_floats(comm::sub_array(comm::to_bytes(samples), offset, ctx.output_shape));
   }
-  r_.device.upload(samples.values, buffers_.at(instruction.writes.at(0)));
+  r_.device.upload_queued(copied_inputs_.emplace_back(std::move(samples.values)), into);
 }
 
 void StepInterpreter::count_kept_change(int layer, int64_t kept_before) {

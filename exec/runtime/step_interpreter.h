@@ -105,6 +105,9 @@ class StepInterpreter {
   // The loss ops' downloads (LayerOp::download_loss) in the order the program queued them, read
   // once the step's work is done, so the host never waits for a loss in the middle of a step.
   std::vector<std::function<double()>> queued_losses_;
+  // The input samples this step copied out of the data source (a slice of its block, or what it
+  // does not hold), kept until the step's queued uploads from them are done (Device::upload_queued).
+  std::vector<std::vector<float>> copied_inputs_;
   std::map<int, int> send_ids_;                                                 // send instruction -> its StageLink id
   std::map<int, std::unique_ptr<comm::PendingCollective>> pending_reductions_;  // by reduce instruction
 };

@@ -16,6 +16,7 @@
 
 #include "exec/cuda/cuda_device.h"
 #include "exec/cuda/optimizer_kernels.h"
+#include "exec/cuda/stream_hold.h"
 #include "exec/runtime/host_device.h"
 #include "tests/exec/cuda/cuda_test_util.h"
 
@@ -202,6 +203,28 @@ TEST_F(CudaArrayDeviceTest, UploadMemoryIsPageLockedAndOutlivesTheDevice) {
   cuda_.reset();  // the batch's memory is still the resource's
   batch.assign(8192, 1.0f);
   EXPECT_EQ(batch.back(), 1.0f);
+}
+
+// The input batch's upload is queued: from page-locked memory (the data reader's blocks) and from
+// pageable memory (through a slot) alike, it waits for nothing, lands behind what the stream held,
+// and is counted as a host transfer.
+TEST_F(CudaArrayDeviceTest, QueuedUploadsWaitForNothing) {
+  const std::vector<float> values = random_floats(4096, 14);
+  std::pmr::vector<float> page_locked(values.begin(), values.end(), cuda_->upload_memory().get());
+  std::vector<float> pageable = values;
+  auto from_page_locked = cuda_->allocate({4096}, true);
+  auto from_pageable = cuda_->allocate({4096}, true);
+  const int64_t transfers_before = cuda_->host_transfers().count;
+  const int64_t waits_before = *cuda_->host_waits();
+  hold_stream(context_->stream(), 0.2);
+  cuda_->upload_queued(page_locked, *from_page_locked);
+  cuda_->upload_queued(pageable, *from_pageable);
+  EXPECT_EQ(cudaStreamQuery(context_->stream()), cudaErrorNotReady) << "an upload waited for the held stream";
+  EXPECT_EQ(*cuda_->host_waits(), waits_before);
+  EXPECT_EQ(cuda_->host_transfers().count - transfers_before, 2);
+  pageable.assign(pageable.size(), -1.0f);  // copied into a slot: the source may change now
+  EXPECT_EQ(host_copy(*cuda_, *from_page_locked), values);
+  EXPECT_EQ(host_copy(*cuda_, *from_pageable), values);
 }
 
 }  // namespace
