@@ -53,6 +53,9 @@ def batch_rows(work, batch):
     peak = row("peak", comparison["memory"][0])
     measured = ours_runs[0]
     transfers = measured["ranks"][0]["host_transfers_per_step"]
+    purposes = transfers.get("by_purpose")
+    transfers_by_purpose = (", ".join(f"{name} {count:g}" for name, count in purposes.items())
+                            if purposes else "not split by purpose")
     target = SPEED_TARGET.get(batch)
     waits = comparison.get("host_waits", {})
     if waits.get("compared"):
@@ -66,7 +69,7 @@ def batch_rows(work, batch):
              f" | {(predicted - ours) / ours * 100:+.1f}% | {preset['iteration_seconds'] * 1e3:.2f}"
              f" ({(preset['iteration_seconds'] - ours) / ours * 100:+.1f}%) | {peak['predicted'] / 1e6:.1f} /"
              f" {peak['measured'] / 1e6:.1f} ({peak['error'] * 100:+.1f}%) | {transfers['count']:g}"
-             f" ({transfers['bytes'] / 1e6:.3f} MB) | {host_waits} | {measured.get('backend')}, tf32 {measured.get('tf32')};"
+             f" ({transfers['bytes'] / 1e6:.3f} MB; {transfers_by_purpose}) | {host_waits} | {measured.get('backend')}, tf32 {measured.get('tf32')};"
              f" torch {peer_runs[0]['torch']} on {peer_runs[0]['device']} |")
     device = measured["ranks"][0].get("device_memory")
     if device is None:

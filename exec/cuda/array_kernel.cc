@@ -16,7 +16,7 @@ template <typename T>
 void copy_waiting(CudaContext& context, T* into, const T* from, std::size_t elements) {
   if (elements == 0) return;
   SB_CUDA_CHECK(cudaMemcpyAsync(into, from, elements * sizeof(T), cudaMemcpyDefault, context.stream()));
-  context.count_host_transfer(elements * sizeof(T));
+  context.count_host_transfer(HostTransferPurpose::other, elements * sizeof(T));
   context.synchronize();
 }
 
@@ -70,7 +70,7 @@ void ArrayKernel::upload(std::span<const double> host, double* into) {
 void ArrayKernel::upload_queued(std::span<const int32_t> host, int32_t* into) {
   if (host.empty()) return;
   slots_.upload(host.data(), host.size_bytes(), into, context_.stream());
-  context_.count_host_transfer(host.size_bytes());
+  context_.count_host_transfer(HostTransferPurpose::labels, host.size_bytes());
 }
 
 std::unique_ptr<kernels::QueuedDownload> ArrayKernel::download_queued(const double* from) {
@@ -78,7 +78,7 @@ std::unique_ptr<kernels::QueuedDownload> ArrayKernel::download_queued(const doub
   auto download = std::make_unique<QueuedDouble>(slot);  // gives the slot back if what follows throws
   SB_CUDA_CHECK(cudaMemcpyAsync(slot.memory, from, sizeof(double), cudaMemcpyDeviceToHost, context_.stream()));
   PageLockedSlots::copy_queued(slot, context_.stream());
-  context_.count_host_transfer(sizeof(double));
+  context_.count_host_transfer(HostTransferPurpose::loss, sizeof(double));
   return download;
 }
 

@@ -90,8 +90,7 @@ class CudaArrayDevice final : public Device {
   // The arrays' uploads and downloads, and the kernels' own transfers (CudaContext counts them).
   HostTransfers host_transfers() const override {
     HostTransfers all = Device::host_transfers();
-    all.count += context_->host_transfer_count();
-    all.bytes += context_->host_transfer_bytes();
+    all += context_->host_transfers();
     return all;
   }
 

@@ -30,6 +30,7 @@
 
 #include "exec/cuda/device_buffer.h"
 #include "exec/cuda/device_memory_pool.h"
+#include "exec/runtime/host_transfers.h"
 
 namespace splitbrain::exec::cuda {
 
@@ -81,12 +82,12 @@ class CudaContext {
   // Copies between host and device made by kernels rather than the CudaArrayDevice (a batch's
   // labels, the loss, batchnorm's per-channel sums, halo rows): counted, so the run report's
   // host transfers are all of them.
-  void count_host_transfer(std::size_t bytes) {
-    ++host_transfer_count_;
-    host_transfer_bytes_ += static_cast<int64_t>(bytes);
+  void count_host_transfer(HostTransferPurpose purpose, std::size_t bytes) {
+    host_transfers_.add(purpose, static_cast<int64_t>(bytes));
   }
-  int64_t host_transfer_count() const { return host_transfer_count_; }
-  int64_t host_transfer_bytes() const { return host_transfer_bytes_; }
+  const HostTransfers& host_transfers() const { return host_transfers_; }
+  int64_t host_transfer_count() const { return host_transfers_.count; }
+  int64_t host_transfer_bytes() const { return host_transfers_.bytes; }
 
  private:
   void* grown(DeviceBuffer& buffer, std::size_t bytes);
@@ -101,8 +102,7 @@ class CudaContext {
   DeviceBuffer workspace_;
   std::vector<DeviceBuffer> staging_;
   std::shared_ptr<DeviceMemoryPool> memory_ = std::make_shared<DeviceMemoryPool>();
-  int64_t host_transfer_count_ = 0;
-  int64_t host_transfer_bytes_ = 0;
+  HostTransfers host_transfers_;
   mutable int64_t host_waits_ = 0;  // counts, not state: synchronize() stays const
 };
 

@@ -43,7 +43,7 @@ const float* EmbeddingKernel::device_ids(const float* ids) {
   const auto id_bytes = static_cast<std::size_t>(shape_.count) * sizeof(float);
   auto* staged = static_cast<float*>(context_.staging(kIdsSlot, id_bytes));
   SB_CUDA_CHECK(cudaMemcpyAsync(staged, ids, id_bytes, cudaMemcpyDefault, context_.stream()));
-  context_.count_host_transfer(id_bytes);
+  context_.count_host_transfer(HostTransferPurpose::other, id_bytes);
   return staged;
 }
 

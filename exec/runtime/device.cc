@@ -19,22 +19,19 @@ void check_host_size(const DeviceArray& array, size_t host_elements, const char*
 void Device::upload(std::span<const float> host, DeviceArray& into) {
   check_host_size(into, host.size(), "upload");
   upload_values(host, into);
-  ++transfers_.count;
-  transfers_.bytes += into.bytes();
+  transfers_.add(HostTransferPurpose::other, into.bytes());
 }
 
 void Device::upload_queued(std::span<const float> host, DeviceArray& into) {
   check_host_size(into, host.size(), "upload_queued");
   upload_values_queued(host, into);
-  ++transfers_.count;
-  transfers_.bytes += into.bytes();
+  transfers_.add(HostTransferPurpose::input, into.bytes());
 }
 
 void Device::download(const DeviceArray& from, std::span<float> host) {
   check_host_size(from, host.size(), "download");
   download_values(from, host);
-  ++transfers_.count;
-  transfers_.bytes += from.bytes();
+  transfers_.add(HostTransferPurpose::other, from.bytes());
 }
 
 void Device::pack(std::span<const DeviceArray* const> parts, DeviceArray& flat) {

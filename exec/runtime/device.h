@@ -19,17 +19,13 @@
 #include "exec/comm/collective_engine.h"
 #include "exec/comm/communicator.h"
 #include "exec/runtime/device_array.h"
+#include "exec/runtime/host_transfers.h"
 #include "exec/runtime/layer_op.h"
 #include "exec/runtime/step_clock.h"
 #include "plans/plan.h"
 #include "plans/redistribution.h"
 
 namespace splitbrain::exec {
-
-struct HostTransfers {
-  int64_t count = 0;
-  int64_t bytes = 0;
-};
 
 // What a device's own allocator and its driver say of its memory, to cross-check the tracked
 // figures (MemoryTracker): the allocator's peak in use (the tracked arrays and kept buffers,
@@ -58,12 +54,13 @@ class Device {
   // A new array of `shape`: all zeros, or (zeroed false) contents undefined until written.
   virtual std::unique_ptr<DeviceArray> allocate(std::vector<int64_t> shape, bool zeroed) = 0;
 
-  // Host transfers, counted: `host` holds exactly the array's elements.
+  // Host transfers, counted (as `other`: a value read back, a staged collective, a checkpoint):
+  // `host` holds exactly the array's elements.
   void upload(std::span<const float> host, DeviceArray& into);
   void download(const DeviceArray& from, std::span<float> host);
   // The step's input batch, queued behind the device's work: the host does not wait for it, so
   // `host` must stay as it is until the device's queued work is done (the step's end, where its
-  // clock waits for the device). Counted as upload's.
+  // clock waits for the device). Counted as the step's input.
   void upload_queued(std::span<const float> host, DeviceArray& into);
   // Host memory to upload from, for what fills the arrays a step uploads (the input batches):
   // where an upload is fastest (a GPU's page-locked memory, which its copy engine reads

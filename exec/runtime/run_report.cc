@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <array>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "exec/comm/mpi_check.h"
+#include "exec/runtime/host_transfers.h"
 #include "plans/collective_kind.h"
 
 namespace splitbrain::exec {
@@ -45,7 +47,8 @@ enum Field {
   kDirectPerStep,
   kHasHostWaits,
   kHostWaitInstructionsPerStep,
-  kFields
+  kTransfersByPurposePerStep,  // one field per HostTransferPurpose from here
+  kFields = kTransfersByPurposePerStep + static_cast<int>(kHostTransferPurposes.size())
 };
 
 // Each rank's `mine` on rank 0 (rank r's at [r]); empty elsewhere.
@@ -106,6 +109,10 @@ nlohmann::ordered_json gather_run_report(Trainer& trainer, const plans::Plan& pl
   for (const StepResult& s : record.steps) {
     mine[kTransfersPerStep] += static_cast<double>(s.host_transfers.count) / steps;
     mine[kTransferBytesPerStep] += static_cast<double>(s.host_transfers.bytes) / steps;
+    for (const HostTransferPurpose purpose : kHostTransferPurposes) {
+      mine[kTransfersByPurposePerStep + static_cast<int>(purpose)] +=
+          static_cast<double>(s.host_transfers.count_of(purpose)) / steps;
+    }
   }
   // Over the measured steps: the warm-up's are where the recordings are made.
   const auto measured_count = static_cast<double>(measured.size());
@@ -146,6 +153,11 @@ nlohmann::ordered_json gather_run_report(Trainer& trainer, const plans::Plan& pl
         {"peak_rss_bytes", bytes(f[kRss])},
         {"comm_bytes_sent", bytes(f[kBytesPerStep])},
         {"host_transfers_per_step", {{"count", f[kTransfersPerStep]}, {"bytes", bytes(f[kTransferBytesPerStep])}}}};
+    nlohmann::ordered_json& by_purpose = entry["host_transfers_per_step"]["by_purpose"];
+    for (const HostTransferPurpose purpose : kHostTransferPurposes) {
+      by_purpose[std::string(host_transfer_purpose_name(purpose))] =
+          f[kTransfersByPurposePerStep + static_cast<int>(purpose)];
+    }
     // Only where every count was split (Communicator::set_rank_hosts), never a partial split.
     if (f[kSplitByHost] > 0.5) {
       entry["comm_bytes_sent_per_host_level"] = {

@@ -7,7 +7,9 @@
 //           comm_bytes_sent_per_host_level {within_host, across_hosts} (per step; comm_bytes_sent
 //             split by where each message goes, comm/host_level.h; only when the ranks' hosts
 //             were given to the Communicator),
-//           host_transfers_per_step {count, bytes} (Device uploads and downloads: the inputs),
+//           host_transfers_per_step {count, bytes, by_purpose {input, labels, loss, other}} (means
+//             over every step; exec/runtime/host_transfers.h: a GPU's input batch, labels and loss,
+//             and `other` for what else went through the host),
 //           device_memory {allocator_peak_in_use_bytes, allocator_reserved_bytes,
 //             driver_used_bytes} (Device::memory_use, where the device has an allocator: a GPU),
 //           kernel_graphs_per_step {recorded, replayed, direct} (Device::recorded_calls, means over

@@ -41,6 +41,8 @@ TEST(CudaArrayKernel, QueuedTransfersWaitForNothingAndKeepTheStreamsOrder) {
   EXPECT_EQ(loss.host(), std::vector<double>{0.0});
   EXPECT_EQ(context.host_transfer_count(), 2);
   EXPECT_EQ(context.host_transfer_bytes(), 4 * 4 + 8);
+  EXPECT_EQ(context.host_transfers().count_of(HostTransferPurpose::labels), 1);
+  EXPECT_EQ(context.host_transfers().count_of(HostTransferPurpose::loss), 1);
 }
 
 TEST(CudaArrayKernel, SlotsAreReusedOnceTheirCopiesAreDone) {

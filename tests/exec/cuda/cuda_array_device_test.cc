@@ -184,6 +184,7 @@ TEST_F(CudaArrayDeviceTest, TransfersAreCounted) {
   Twin a = twin({8}, 12);
   (void)host_copy(*cuda_, *a.cuda);
   EXPECT_EQ(cuda_->host_transfers().count - before, 2);
+  EXPECT_EQ(cuda_->host_transfers().count_of(HostTransferPurpose::other), 2) << "a plain upload and download";
 }
 
 // The input batches are read into upload_memory(): it must be page-locked (else each upload is
@@ -222,6 +223,7 @@ TEST_F(CudaArrayDeviceTest, QueuedUploadsWaitForNothing) {
   EXPECT_EQ(cudaStreamQuery(context_->stream()), cudaErrorNotReady) << "an upload waited for the held stream";
   EXPECT_EQ(*cuda_->host_waits(), waits_before);
   EXPECT_EQ(cuda_->host_transfers().count - transfers_before, 2);
+  EXPECT_EQ(cuda_->host_transfers().count_of(HostTransferPurpose::input), 2);
   pageable.assign(pageable.size(), -1.0f);  // copied into a slot: the source may change now
   EXPECT_EQ(host_copy(*cuda_, *from_page_locked), values);
   EXPECT_EQ(host_copy(*cuda_, *from_pageable), values);

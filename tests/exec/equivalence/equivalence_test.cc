@@ -392,6 +392,8 @@ TEST(Equivalence, AStepTransfersOnlyItsInputBatchesToTheDevice) {
     if (o.status != RunStatus::ran) continue;
     EXPECT_EQ(o.host_transfers_per_step, static_cast<double>(o.inputs_per_step))
         << plan_name(o.plan) << " (rank " << world_rank() << "): host transfers per step";
+    EXPECT_EQ(o.input_transfers_per_step, static_cast<double>(o.inputs_per_step))
+        << plan_name(o.plan) << " (rank " << world_rank() << "): input batches per step";
   }
 }
 

@@ -187,8 +187,10 @@ PlanOutcome run_plan(const plans::Plan& plan, const sim::Cluster& cluster, int s
     const exec::HostTransfers before = trainer.device().host_transfers();
     for (int s = 0; s < steps; ++s) out.losses.push_back(trainer.step(data).loss);
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    out.host_transfers_per_step =
-        static_cast<double>(trainer.device().host_transfers().count - before.count) / std::max(steps, 1);
+    const exec::HostTransfers moved = trainer.device().host_transfers() - before;
+    out.host_transfers_per_step = static_cast<double>(moved.count) / std::max(steps, 1);
+    out.input_transfers_per_step =
+        static_cast<double>(moved.count_of(exec::HostTransferPurpose::input)) / std::max(steps, 1);
     out.inputs_per_step =
         std::ranges::count(trainer.program().instructions, plans::StepOp::load_input, &plans::StepInstruction::op);
     out.bytes = trainer.communicator().counter();

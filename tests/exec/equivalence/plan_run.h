@@ -83,9 +83,11 @@ struct PlanOutcome {
   // After training: the fraction of kEvaluationSteps batches' samples classified right (--eval).
   double accuracy = 0.0;
   double evaluation_loss = 0.0;  // the mean loss of those batches (finer than the accuracy)
-  // Host transfers (Device::upload / download) per training step, and the input batches the
-  // rank's step program loads per step: a device-resident step makes exactly those.
+  // Host transfers (Device::upload_queued / upload / download) per training step, those of them
+  // that carried the input, and the input batches the rank's step program loads per step: a
+  // device-resident step makes exactly those.
   double host_transfers_per_step = 0.0;
+  double input_transfers_per_step = 0.0;
   int64_t inputs_per_step = 0;
   sim::Prediction prediction;  // ran only
   double seconds = 0.0;        // wall time of the steps

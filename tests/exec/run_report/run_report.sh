@@ -31,6 +31,7 @@ for r in m["ranks"]:
     # Host transfers of a step: its input batch per micro-batch (this plan has no pipeline).
     transfers = r["host_transfers_per_step"]
     assert transfers["count"] == m["micro_batches"] and transfers["bytes"] > 0, transfers
+    assert transfers["by_purpose"] == {"input": m["micro_batches"], "labels": 0, "loss": 0, "other": 0}, transfers
 t = json.load(open(f"{work}/trace.json"))
 rows = {(e["pid"], e["tid"]) for e in t["traceEvents"] if e["ph"] == "X"}
 assert rows == {(0, 0), (0, 1), (1, 0), (1, 1)}, rows
