@@ -14,6 +14,7 @@
 #include "sim/kernel_problem.h"
 #include "sim/neighbour_speed.h"
 #include "sim/plan_collective_cost.h"
+#include "sim/rank_traffic.h"
 #include "plans/step_compiler.h"
 #include "plans/collective_residence.h"
 #include "plans/optimizer_launches.h"
@@ -31,14 +32,8 @@ class StepBuilder {
   // `alone`: where ranks share nodes (NodeSharing), the cluster's rates for a rank alone on its
   // node; its instructions are priced both ways.
   StepBuilder(const Plan& plan, const CompiledPlan& compiled, const Cluster& cluster, const Cluster* alone,
-              NodeConditions conditions, std::span<const MemoryBreakdown> memory_of_stage, Prediction& out)
-      : plan_(plan),
-        compiled_(compiled),
-        cluster_(cluster),
-        alone_(alone),
-        conditions_(conditions),
-        stage_memory_(memory_of_stage),
-        out_(out) {
+              NodeConditions conditions, Prediction& out)
+      : plan_(plan), compiled_(compiled), cluster_(cluster), alone_(alone), conditions_(conditions), out_(out) {
     for (int s = 0; s < plan.stage_count(); ++s) first_rank_.push_back(first_rank_of_stage(plan, s));
     out_.stages.resize(static_cast<size_t>(plan.stage_count()));
     out_.layers.resize(compiled.layers.size());
@@ -69,25 +64,6 @@ class StepBuilder {
     const auto& [seconds, level] = price(stage, collective);
     out_.collectives.push_back({layer, stage, phase, collective, count, seconds, level});
     return seconds;
-  }
-
-  // The level the group of `axes` around `rank` crosses, memoised per axes: collectives of the
-  // same axes share groups, and a mesh whose axes do not align with nodes has groups that differ.
-  int group_level(const std::vector<int>& axes, int rank) {
-    auto [it, inserted] = level_by_axes_.try_emplace(axes);
-    if (inserted) {
-      // A group's members share its level: one group's span is found once (a 3,072-rank data
-      // axis would otherwise sort 3,072 groups of 3,072 per prediction).
-      std::vector<int>& levels = it->second;
-      levels.assign(static_cast<size_t>(plan_.mesh.rank_count()), -1);
-      for (int r = 0; r < plan_.mesh.rank_count(); ++r) {
-        if (levels[static_cast<size_t>(r)] >= 0) continue;
-        const std::vector<int> group = plan_.mesh.group(r, axes);
-        const int level = level_spanned(cluster_, group);
-        for (int member : group) levels[static_cast<size_t>(member)] = level;
-      }
-    }
-    return it->second[static_cast<size_t>(rank)];
   }
 
   // Layer `i`'s kernels on `cluster` under `conditions`, with the executor's accumulation of its
@@ -330,77 +306,21 @@ class StepBuilder {
     phases.bubble = std::max(0.0, out_.iteration_seconds - accounted);
   }
 
-  void account_ranks() {
-    // Most collectives send the same bytes from every member: add those once per stage. Only
-    // the others (pipeline hand-overs, uneven all-reduce chunks, halo edges) are added rank by
-    // rank, with each rank's index in the group of that collective's axes.
-    // Their bytes per level are kept per axes, whose group's level is found per rank.
-    std::vector<int64_t> uniform(static_cast<size_t>(plan_.stage_count()), 0);
-    std::vector<std::map<std::vector<int>, int64_t>> uniform_by_axes(static_cast<size_t>(plan_.stage_count()));
-    std::vector<const CollectiveUse*> varying;
-    for (const CollectiveUse& u : out_.collectives) {
-      const int64_t first = plans::bytes_sent(u.collective, 0);
-      bool same = u.collective.kind != plans::CollectiveKind::send_recv;
-      for (int i = 1; same && i < u.collective.group_size; ++i) same = plans::bytes_sent(u.collective, i) == first;
-      if (same) {
-        uniform[static_cast<size_t>(u.stage)] += u.count * first;
-        uniform_by_axes[static_cast<size_t>(u.stage)][u.collective.axes] += u.count * first;
-      } else {
-        varying.push_back(&u);
-      }
-    }
-    std::map<std::vector<int>, std::vector<int>> index_by_axes;
-    for (const CollectiveUse* u : varying) {
-      auto [it, inserted] = index_by_axes.try_emplace(u->collective.axes);
-      if (!inserted) continue;
-      for (int rank = 0; rank < plan_.mesh.rank_count(); ++rank)
-        it->second.push_back(plan_.mesh.index_in_group(rank, u->collective.axes));
-    }
-    for (int rank = 0; rank < plan_.mesh.rank_count(); ++rank) {
-      const int stage = plan_.pipe_axis >= 0 ? plan_.mesh.coordinate(rank, plan_.pipe_axis) : 0;
-      RankPrediction r{rank, stage, stage_memory_[static_cast<size_t>(stage)], uniform[static_cast<size_t>(stage)], {}};
-      r.comm_bytes_sent_per_level.assign(cluster_.levels.size(), 0);
-      for (const auto& [axes, bytes] : uniform_by_axes[static_cast<size_t>(stage)]) {
-        // Group kinds send over their whole group (plans::sent_spans): its level, found once per group.
-        const int level = group_level(axes, rank);
-        if (level >= 0) r.comm_bytes_sent_per_level[static_cast<size_t>(level)] += bytes;
-      }
-      for (const CollectiveUse* u : varying) {
-        // Pipeline hand-overs involve two stages; bytes_sent tells the sender from the rest.
-        const bool involved = u->collective.kind == plans::CollectiveKind::send_recv || u->stage == stage;
-        if (!involved) continue;
-        const int index = index_by_axes.at(u->collective.axes)[static_cast<size_t>(rank)];
-        const int64_t sent = u->count * plans::bytes_sent(u->collective, index);
-        r.comm_bytes_sent += sent;
-        const plans::CollectiveKind kind = u->collective.kind;
-        if (kind == plans::CollectiveKind::send_recv || kind == plans::CollectiveKind::halo_exchange) {
-          // Over the link of a pair: its own level.
-          add_bytes_per_level(cluster_, plan_.mesh, u->collective, rank, u->count, r.comm_bytes_sent_per_level);
-        } else if (const int level = group_level(u->collective.axes, rank); sent > 0 && level >= 0) {
-          r.comm_bytes_sent_per_level[static_cast<size_t>(level)] += sent;
-        }
-      }
-      out_.ranks.push_back(r);
-    }
-  }
-
  private:
   const Plan& plan_;
   const CompiledPlan& compiled_;
   const Cluster& cluster_;
   const Cluster* alone_;
   NodeConditions conditions_;
-  std::span<const MemoryBreakdown> stage_memory_;  // per stage: the walk of its first rank's program
   Prediction& out_;
   std::vector<int> first_rank_;
   std::map<std::tuple<int, plans::CollectiveKind, std::vector<int>, int64_t, int64_t, int64_t, int, int>,
            std::pair<double, int>>
       prices_;
-  std::map<std::vector<int>, std::vector<int>> level_by_axes_;  // level per rank, by axes
-  std::vector<bool> recomputed_;                                // per layer: full recomputation reruns it
-  std::vector<double> forward_internal_;                        // per layer: the collectives inside its forward op
-  std::vector<double> backward_internal_;                       // and inside its backward
-  std::vector<LayerComputeSeconds> alone_compute_;              // per layer, with alone_: its compute alone
+  std::vector<bool> recomputed_;                    // per layer: full recomputation reruns it
+  std::vector<double> forward_internal_;            // per layer: the collectives inside its forward op
+  std::vector<double> backward_internal_;           // and inside its backward
+  std::vector<LayerComputeSeconds> alone_compute_;  // per layer, with alone_: its compute alone
   std::vector<StagePhases> stage_phases_;
 };
 
@@ -409,11 +329,11 @@ Prediction simulate_step(const Plan& plan, const CompiledPlan& compiled, const C
                          std::span<const MemoryBreakdown> memory_of_stage, const Cluster* alone,
                          const NodeSharing* sharing) {
   Prediction prediction;
-  StepBuilder step(plan, compiled, cluster, alone, conditions, memory_of_stage, prediction);
+  StepBuilder step(plan, compiled, cluster, alone, conditions, prediction);
   step.cost_layers();
   step.time_programs(programs, sharing);
   step.summarise();
-  step.account_ranks();
+  prediction.ranks = rank_predictions(plan, cluster, prediction.collectives, memory_of_stage);
   return prediction;
 }
 
