@@ -221,14 +221,15 @@ std::optional<Device::MeasuredKernel> measured_kernel(const Cluster& cluster, co
 }
 
 // Bytes the executor moves through memory around a height split's halo exchange, besides the
-// exchange itself (exec/ops/conv2d_op.cc, exec/comm/halo_rows.h), with b the block's bytes and E
-// the extended block's. Forward: the block comes to the host into a zero-filled array (write b;
-// read b, write b), the extended block is allocated zero-filled and the block and its halo rows
-// copied in (write E; read b, write E), and it goes back to the backend's memory (read E, write E):
-// 3E + 5b. Backward: the extended input gradient comes to the host into a zero-filled array
-// (write E; read E, write E), the block's own rows are copied out into a fresh zero-filled array
-// (write b; read b, write b) and go back (read b, write b): 3E + 5b. On the CPU backend those
-// copies are host memory to host memory, as they are priced.
+// exchange itself (exec/ops/halo_in_backend.h), with b the block's bytes and h the bytes of one
+// side's halo rows. Forward: the block is copied into its extended array by rows (read b, write
+// b); its boundary rows are cut out (read 2h, write 2h), brought to a zero-filled host array (write
+// 2h; read 2h, write 2h), and each side's rows from the neighbours go up (read h, write h) and into
+// place (read h, write h): 2b + 18h. Backward: the extended gradient's own rows are copied out (2b);
+// where the group has others, its boundary rows go to the host as forward's (10h), and for each
+// side with a neighbour the block's rows there are cut out (2h), brought to a zero-filled host
+// array (h; 2h), the neighbour's part added (read 2h, write h), and put back (2h; 2h): 12h a side,
+// priced for a rank with the most neighbours.
 struct HaloCopyBytes {
   double forward = 0.0;
   double backward = 0.0;
@@ -239,9 +240,10 @@ HaloCopyBytes halo_copy_bytes(const plans::LayerLayouts& layouts, const LocalByt
     return {};
   }
   const plans::Collective& halo = layouts.forward_internal.front();
-  const double extended = b.inputs + 2.0 * static_cast<double>(halo.halo_rows * halo.row_bytes);
-  const double copies = 3.0 * extended + 5.0 * b.inputs;
-  return {copies, copies};
+  const double h = static_cast<double>(halo.halo_rows * halo.row_bytes);
+  const double sides = std::min(2, std::max(0, halo.group_size - 1));
+  const double boundary_to_host = halo.group_size > 1 ? 10.0 * h : 0.0;
+  return {2.0 * b.inputs + 18.0 * h, 2.0 * b.inputs + boundary_to_host + 12.0 * h * sides};
 }
 
 // A measured kernel's seconds plus what the executor does around the kernel, at the memory

@@ -18,6 +18,8 @@ class ArrayKernel final : public kernels::ArrayKernel {
 
   void copy(const float* from, float* into, int64_t elements) override;
   void fill(float* into, int64_t elements, float value) override;
+  // One strided copy (cudaMemcpy2DAsync: a plane's rows per line).
+  void copy_rows(const float* from, float* into, const kernels::RowCopy& copy) override;
   void download(const float* from, std::span<float> host) override;
   void upload(std::span<const float> host, float* into) override;
   void download(const double* from, std::span<double> host) override;

@@ -21,6 +21,13 @@ class HostArrayKernel final : public ArrayKernel {
     if (from != into) std::copy(from, from + elements, into);
   }
   void fill(float* into, int64_t elements, float value) override { std::fill(into, into + elements, value); }
+  void copy_rows(const float* from, float* into, const RowCopy& c) override {
+    const int64_t run = c.rows * c.row_elements;
+    for (int64_t p = 0; p < c.planes; ++p) {
+      const float* source = from + (p * c.from_plane_rows + c.from_first_row) * c.row_elements;
+      std::copy(source, source + run, into + (p * c.into_plane_rows + c.into_first_row) * c.row_elements);
+    }
+  }
   void download(const float* from, std::span<float> host) override { std::copy_n(from, host.size(), host.begin()); }
   void upload(std::span<const float> host, float* into) override { std::copy(host.begin(), host.end(), into); }
   void download(const double* from, std::span<double> host) override { std::copy_n(from, host.size(), host.begin()); }

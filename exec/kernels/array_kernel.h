@@ -3,7 +3,8 @@
 // (flatten, the gradient of a sum, dropout during evaluation) or a constant (the zero gradient
 // of token ids, the loss value the loss layer outputs): the ops never touch elements themselves.
 // And the host copies of the two ops whose work still partly goes through the host: the halo
-// exchange of a height-split convolution (comm::Communicator on host arrays) and batchnorm's
+// rows of a height-split convolution (comm::Communicator on host arrays; the block itself stays
+// in the backend's memory, copied by rows) and batchnorm's
 // per-channel sums where the plan all-reduces them over ranks (the engine's fp64 all-reduce on
 // host arrays); and the batch's labels, which come from the data source with the images.
 // The labels' upload and the loss's download are queued: the host goes on queuing the step's work
@@ -14,6 +15,19 @@
 #include <span>
 
 namespace splitbrain::exec::kernels {
+
+// Rows of arrays seen as planes of rows (an NCHW array split by height: N x C planes of H rows of W
+// elements): `rows` rows of every plane, from row `from_first_row` of `from`'s planes of
+// `from_plane_rows` rows into row `into_first_row` of `into`'s planes of `into_plane_rows` rows.
+struct RowCopy {
+  int64_t planes = 0;
+  int64_t row_elements = 0;
+  int64_t rows = 0;
+  int64_t from_plane_rows = 0;
+  int64_t from_first_row = 0;
+  int64_t into_plane_rows = 0;
+  int64_t into_first_row = 0;
+};
 
 // A double on its way from the backend's memory to the host, queued behind the work before it.
 class QueuedDownload {
@@ -30,6 +44,9 @@ class ArrayKernel {
   virtual void copy(const float* from, float* into, int64_t elements) = 0;
   // into[i] = value for i < elements.
   virtual void fill(float* into, int64_t elements, float value) = 0;
+  // The rows `copy` names, between arrays that do not overlap (a height split's block into its
+  // halo-extended array, its boundary rows out of it).
+  virtual void copy_rows(const float* from, float* into, const RowCopy& copy) = 0;
 
   // host[i] = from[i], into[i] = host[i] for i < host.size(); complete when they return.
   virtual void download(const float* from, std::span<float> host) = 0;

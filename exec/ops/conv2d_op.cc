@@ -10,8 +10,8 @@
 #include <optional>
 #include <utility>
 
-#include "exec/comm/halo_rows.h"
 #include "exec/kernels/conv2d.h"
+#include "exec/ops/halo_in_backend.h"
 #include "exec/ops/kept_per_micro_batch.h"
 #include "exec/ops/op_factories.h"
 #include "exec/ops/op_helpers.h"
@@ -23,12 +23,10 @@ namespace {
 class Conv2dOp final : public LayerOp {
  public:
   Conv2dOp(kernels::KernelFactory& factory, const kernels::Conv2dShape& shape, const OpContext& op)
-      : kernel_(factory.make_conv2d(shape)),
-        array_(factory.make_array_kernel()),
-        factory_(factory),
-        op_(op),
-        extended_(factory) {
-    if (!op.layouts->forward_internal.empty()) halo_ = op.layouts->forward_internal.front();
+      : kernel_(factory.make_conv2d(shape)), factory_(factory), op_(op), extended_(factory) {
+    if (!op.layouts->forward_internal.empty()) {
+      halo_.emplace(factory, *op.communicator, op.layouts->forward_internal.front(), op.input_shapes[0]);
+    }
   }
 
   void forward(int micro, int64_t, std::span<const ConstTensorSpan> inputs, std::span<const ConstTensorSpan> params,
@@ -37,11 +35,8 @@ class Conv2dOp final : public LayerOp {
     if (kernel_->shape().bias) bias = bias_to_add(op_.adds_bias, params[1]);
     const float* x = inputs[0].data();
     if (halo_) {
-      comm::LocalArray block{op_.input_shapes[0], std::vector<float>(inputs[0].size())};
-      array_->download(inputs[0].data(), block.values);
-      const comm::LocalArray extended = op_.communicator->run(*halo_, block, label("forward"));
-      float* kept = extended_.keep(micro, static_cast<int64_t>(extended.values.size() * sizeof(float))).as<float>();
-      array_->upload(extended.values, kept);
+      float* kept = extended_.keep(micro, halo_->extended_elements() * static_cast<int64_t>(sizeof(float))).as<float>();
+      halo_->extend(x, kept, label("forward"));
       x = kept;
     }
     kernel_->forward(x, params[0].data(), bias, output.data());
@@ -54,16 +49,10 @@ class Conv2dOp final : public LayerOp {
     const float* x = halo_ ? extended_.at(micro).as<float>() : inputs[0].data();
     if (!input_grads.empty()) {
       if (halo_) {
-        const kernels::Conv2dShape& s = kernel_->shape();
-        comm::LocalArray extended_grad{
-            {s.batch, s.in_channels, s.height, s.width},
-            std::vector<float>(static_cast<size_t>(s.batch * s.in_channels * s.height * s.width))};
-        const auto grad_in_backend =
-            factory_.make_kept_buffer(static_cast<int64_t>(extended_grad.values.size() * sizeof(float)));
-        kernel_->backward_data(dy, params[0].data(), grad_in_backend->as<float>());
-        array_->download(grad_in_backend->as<float>(), extended_grad.values);
-        const comm::LocalArray grad = comm::halo_reduce(*op_.communicator, *halo_, extended_grad, label("backward"));
-        array_->upload(grad.values, input_grads[0].data());
+        const auto extended_grad =
+            factory_.make_kept_buffer(halo_->extended_elements() * static_cast<int64_t>(sizeof(float)));
+        kernel_->backward_data(dy, params[0].data(), extended_grad->as<float>());
+        halo_->reduce(extended_grad->as<float>(), input_grads[0].data(), label("backward"));
       } else {
         kernel_->backward_data(dy, params[0].data(), input_grads[0].data());
       }
@@ -78,14 +67,10 @@ class Conv2dOp final : public LayerOp {
   std::string label(const char* phase) const { return op_.model->layer(op_.layer).name + "/" + phase; }
 
   std::unique_ptr<kernels::Conv2dKernel> kernel_;
-  std::unique_ptr<kernels::ArrayKernel> array_;
   kernels::KernelFactory& factory_;
   OpContext op_;
-  std::optional<plans::Collective> halo_;  // the height split's halo exchange, when there is one
-  // The halo-extended input per micro-batch, in the backend's memory. The halo exchange itself
-  // runs on host arrays through the Communicator, so a height split copies its input out and the
-  // extended input and the input gradient back in (ArrayKernel's host copies).
-  KeptPerMicroBatch extended_;
+  std::optional<HaloInBackend> halo_;  // the height split's halo exchange, when there is one
+  KeptPerMicroBatch extended_;         // the halo-extended input per micro-batch, in the backend's memory
 };
 
 }  // namespace

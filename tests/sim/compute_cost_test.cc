@@ -207,14 +207,16 @@ TEST(ComputeCost, AHeightSplitPaysTheExecutorsHaloCopies) {
   Cluster cluster = flat_cluster();
   cluster.device.measured_kernels[kernel_key(*kernel_problem(net, conv2, layouts, mesh, 8), 2)] = {1e-3, 2e-3, 3e-3};
   const LayerComputeSeconds t = layer_compute_seconds(cluster, net, conv2, layouts, mesh, 8, model::DType::fp32);
-  // Local block [8, 16, 16, 32] = b = 262,144 B, extended by a row on each side = E = 294,912 B.
-  // Forward: the output zero-filled (b), and the op's copies around the exchange: the block to the
-  // host (3b), the extended block zero-filled and copied into (E + 2b), back (2E): 3E + 5b.
-  // Backward: the input gradient zero-filled (b), the extended gradient to the host (3E), the
-  // block's rows copied out (3b) and back (2b): 3E + 5b. All at 100 GB/s.
-  const double copies = 3 * 294'912 + 5 * 262'144;
-  EXPECT_NEAR(t.forward, 1e-3 + (262'144 + copies) / 100e9, 1e-12);
-  EXPECT_NEAR(t.backward_input, 2e-3 + (262'144 + copies) / 100e9, 1e-12);
+  // Local block [8, 16, 16, 32] = b = 262,144 B; one halo row on a side = h = 16,384 B.
+  // Forward: the output zero-filled (b), and the op's copies around the exchange: the block into
+  // its extended array (2b), the boundary rows to the host (10h), the neighbours' rows up and into
+  // place (8h): 2b + 18h. Backward: the input gradient zero-filled (b), the extended gradient's own
+  // rows copied out (2b), its boundary rows to the host (10h), the one neighbour's part added into
+  // the block's rows there (12h): 2b + 22h. All at 100 GB/s.
+  const double block = 262'144;
+  const double h = 16'384;
+  EXPECT_NEAR(t.forward, 1e-3 + (block + 2 * block + 18 * h) / 100e9, 1e-12);
+  EXPECT_NEAR(t.backward_input, 2e-3 + (block + 2 * block + 22 * h) / 100e9, 1e-12);
 }
 
 TEST(ComputeCost, LinearAtBatchOneIsMemoryBound) {

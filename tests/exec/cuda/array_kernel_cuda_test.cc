@@ -1,6 +1,7 @@
 // The GPU's queued host transfers (the labels up, the loss down): queued behind the stream's work
 // without waiting for it, in the stream's order, counted, and through page-locked slots reused
-// once their copies are done.
+// once their copies are done. And its row copies (a height split's block into its extended array),
+// against the host kernel's.
 
 #include "exec/cuda/array_kernel.h"
 
@@ -11,12 +12,30 @@
 #include "exec/cuda/cuda_check.h"
 #include "exec/cuda/cuda_device.h"
 #include "exec/cuda/stream_hold.h"
+#include "exec/kernels/array_kernel.h"
 #include "tests/exec/cuda/cuda_test_util.h"
 
 namespace splitbrain::exec::cuda {
 namespace {
 
 using testing::OnDevice;
+
+TEST(CudaArrayKernel, RowCopiesMatchTheHostKernel) {
+  if (visible_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
+  CudaContext context(0);
+  ArrayKernel kernel(context);
+  // 3 planes of 5 rows of 4 into 3 planes of 7 rows: rows 1-2 of each plane to rows 3-4.
+  const kernels::RowCopy copy{3, 4, 2, 5, 1, 7, 3};
+  std::vector<float> from(3 * 5 * 4);
+  for (size_t i = 0; i < from.size(); ++i) from[i] = static_cast<float>(i) + 0.5f;
+  std::vector<float> expected(3 * 7 * 4, -1.0f);
+  kernels::make_host_array_kernel()->copy_rows(from.data(), expected.data(), copy);
+  const OnDevice<float> source(from);
+  const OnDevice<float> target(std::vector<float>(3 * 7 * 4, -1.0f));
+  kernel.copy_rows(source.get(), target.get(), copy);
+  EXPECT_EQ(target.host(), expected);
+  EXPECT_EQ(context.host_transfer_count(), 0);
+}
 
 TEST(CudaArrayKernel, QueuedTransfersWaitForNothingAndKeepTheStreamsOrder) {
   if (visible_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
