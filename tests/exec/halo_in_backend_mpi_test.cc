@@ -4,8 +4,6 @@
 // the neighbours' extended gradients hold for its boundary rows, and each counts the plan's bytes.
 // Blocks of fewer rows than twice the halo are included (both sides add into the same rows).
 
-#include <mpi.h>
-
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -19,22 +17,14 @@
 #include "exec/cpu/cpu_kernel_factory.h"
 #include "exec/ops/halo_in_backend.h"
 #include "plans/transfers.h"
+#include "tests/exec/comm/test_tensors.h"
 #include "tests/exec/mpi_gtest.h"
 
 namespace splitbrain::exec::ops {
 namespace {
 
-int world_size() {
-  int size = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
-}
-
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
+using comm::testing::world_rank;
+using comm::testing::world_size;
 
 // A value for global row `row` of plane `plane`, element `e`, seen from extended block `owner`
 // (0 for the input itself): distinct everywhere, so a row from the wrong place shows.
