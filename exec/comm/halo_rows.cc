@@ -38,10 +38,17 @@ LocalArray halo_extend(CollectiveEngine& engine, const std::vector<int>& axes, c
   LocalArray extended{block.shape, {}};
   extended.shape[static_cast<size_t>(dim)] = v.rows + 2 * halo_rows;
   extended.values.resize(static_cast<size_t>(element_count(extended.shape)));
-  const LocalBytes first = to_bytes(rows(block, dim, 0, halo_rows));
-  const LocalBytes last = to_bytes(rows(block, dim, v.rows - halo_rows, halo_rows));
-  const NeighbourRows halo =
-      exchange_boundary_rows(engine, axes, to_floats(concat({&first, &last}, dim)), dim, halo_rows);
+  // The boundary as the exchange takes it: each outer index's first rows, then its last rows.
+  LocalArray boundary{block.shape, {}};
+  boundary.shape[static_cast<size_t>(dim)] = 2 * halo_rows;
+  boundary.values.reserve(static_cast<size_t>(v.outer * 2 * halo_rows * v.row_bytes));
+  for (int64_t o = 0; o < v.outer; ++o) {
+    const auto plane = block.values.begin() + o * v.rows * v.row_bytes;
+    boundary.values.insert(boundary.values.end(), plane, plane + halo_rows * v.row_bytes);
+    boundary.values.insert(boundary.values.end(), plane + (v.rows - halo_rows) * v.row_bytes,
+                           plane + v.rows * v.row_bytes);
+  }
+  const NeighbourRows halo = exchange_boundary_rows(engine, axes, boundary, dim, halo_rows);
   const int64_t halo_run = halo_rows * v.row_bytes;
   const int64_t block_run = v.rows * v.row_bytes;
   auto to = extended.values.begin();

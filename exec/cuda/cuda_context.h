@@ -86,8 +86,6 @@ class CudaContext {
     host_transfers_.add(purpose, static_cast<int64_t>(bytes));
   }
   const HostTransfers& host_transfers() const { return host_transfers_; }
-  int64_t host_transfer_count() const { return host_transfers_.count; }
-  int64_t host_transfer_bytes() const { return host_transfers_.bytes; }
 
  private:
   void* grown(DeviceBuffer& buffer, std::size_t bytes);

@@ -28,25 +28,26 @@ constexpr std::string_view host_transfer_purpose_name(HostTransferPurpose purpos
 }
 
 struct HostTransfers {
-  int64_t count = 0;
   int64_t bytes = 0;
   std::array<int64_t, kHostTransferPurposes.size()> count_by_purpose{};  // indexed by HostTransferPurpose
 
   void add(HostTransferPurpose purpose, int64_t transfer_bytes) {
-    ++count;
     bytes += transfer_bytes;
     ++count_by_purpose[static_cast<size_t>(purpose)];
   }
   int64_t count_of(HostTransferPurpose purpose) const { return count_by_purpose[static_cast<size_t>(purpose)]; }
+  int64_t count() const {
+    int64_t all = 0;
+    for (const int64_t n : count_by_purpose) all += n;
+    return all;
+  }
   HostTransfers& operator+=(const HostTransfers& more) {
-    count += more.count;
     bytes += more.bytes;
     for (size_t p = 0; p < count_by_purpose.size(); ++p) count_by_purpose[p] += more.count_by_purpose[p];
     return *this;
   }
   // What was moved between two readings of the counts.
   friend HostTransfers operator-(HostTransfers after, const HostTransfers& before) {
-    after.count -= before.count;
     after.bytes -= before.bytes;
     for (size_t p = 0; p < after.count_by_purpose.size(); ++p) after.count_by_purpose[p] -= before.count_by_purpose[p];
     return after;

@@ -107,7 +107,7 @@ nlohmann::ordered_json gather_run_report(Trainer& trainer, const plans::Plan& pl
     mine[kDriverUsed] = static_cast<double>(use->driver_used_bytes);
   }
   for (const StepResult& s : record.steps) {
-    mine[kTransfersPerStep] += static_cast<double>(s.host_transfers.count) / steps;
+    mine[kTransfersPerStep] += static_cast<double>(s.host_transfers.count()) / steps;
     mine[kTransferBytesPerStep] += static_cast<double>(s.host_transfers.bytes) / steps;
     for (const HostTransferPurpose purpose : kHostTransferPurposes) {
       mine[kTransfersByPurposePerStep + static_cast<int>(purpose)] +=

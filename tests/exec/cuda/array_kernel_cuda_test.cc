@@ -34,7 +34,7 @@ TEST(CudaArrayKernel, RowCopiesMatchTheHostKernel) {
   const OnDevice<float> target(std::vector<float>(3 * 7 * 4, -1.0f));
   kernel.copy_rows(source.get(), target.get(), copy);
   EXPECT_EQ(target.host(), expected);
-  EXPECT_EQ(context.host_transfer_count(), 0);
+  EXPECT_EQ(context.host_transfers().count(), 0);
 }
 
 TEST(CudaArrayKernel, QueuedTransfersWaitForNothingAndKeepTheStreamsOrder) {
@@ -58,8 +58,8 @@ TEST(CudaArrayKernel, QueuedTransfersWaitForNothingAndKeepTheStreamsOrder) {
   EXPECT_EQ(download->wait(), 2.5);
   EXPECT_EQ(labels.host(), (std::vector<int32_t>{3, 1, 4, 1}));
   EXPECT_EQ(loss.host(), std::vector<double>{0.0});
-  EXPECT_EQ(context.host_transfer_count(), 2);
-  EXPECT_EQ(context.host_transfer_bytes(), 4 * 4 + 8);
+  EXPECT_EQ(context.host_transfers().count(), 2);
+  EXPECT_EQ(context.host_transfers().bytes, 4 * 4 + 8);
   EXPECT_EQ(context.host_transfers().count_of(HostTransferPurpose::labels), 1);
   EXPECT_EQ(context.host_transfers().count_of(HostTransferPurpose::loss), 1);
 }

@@ -180,10 +180,10 @@ TEST_F(CudaArrayDeviceTest, TheAllocatorReusesFreedBlocksOfTheSameSize) {
 }
 
 TEST_F(CudaArrayDeviceTest, TransfersAreCounted) {
-  const int64_t before = cuda_->host_transfers().count;
+  const int64_t before = cuda_->host_transfers().count();
   Twin a = twin({8}, 12);
   (void)host_copy(*cuda_, *a.cuda);
-  EXPECT_EQ(cuda_->host_transfers().count - before, 2);
+  EXPECT_EQ(cuda_->host_transfers().count() - before, 2);
   EXPECT_EQ(cuda_->host_transfers().count_of(HostTransferPurpose::other), 2) << "a plain upload and download";
 }
 
@@ -215,14 +215,14 @@ TEST_F(CudaArrayDeviceTest, QueuedUploadsWaitForNothing) {
   std::vector<float> pageable = values;
   auto from_page_locked = cuda_->allocate({4096}, true);
   auto from_pageable = cuda_->allocate({4096}, true);
-  const int64_t transfers_before = cuda_->host_transfers().count;
+  const int64_t transfers_before = cuda_->host_transfers().count();
   const int64_t waits_before = *cuda_->host_waits();
   hold_stream(context_->stream(), 0.2);
   cuda_->upload_queued(page_locked, *from_page_locked);
   cuda_->upload_queued(pageable, *from_pageable);
   EXPECT_EQ(cudaStreamQuery(context_->stream()), cudaErrorNotReady) << "an upload waited for the held stream";
   EXPECT_EQ(*cuda_->host_waits(), waits_before);
-  EXPECT_EQ(cuda_->host_transfers().count - transfers_before, 2);
+  EXPECT_EQ(cuda_->host_transfers().count() - transfers_before, 2);
   EXPECT_EQ(cuda_->host_transfers().count_of(HostTransferPurpose::input), 2);
   pageable.assign(pageable.size(), -1.0f);  // copied into a slot: the source may change now
   EXPECT_EQ(host_copy(*cuda_, *from_page_locked), values);

@@ -99,7 +99,7 @@ TEST(CudaSoftmaxCrossEntropy, LossProbabilitiesAndGradientMatchTheCpu) {
   gpu_kernel.backward(gpu_saved_probs.get(), gpu_labels.get(), scale, gpu_d.get());
   expect_matches_cpu(gpu_d.host(), cpu_d, "dlogits");
   // Neither pass crossed to the host: the loss goes there by the op's queued download.
-  EXPECT_EQ(gpu_context.host_transfer_count(), 0);
+  EXPECT_EQ(gpu_context.host_transfers().count(), 0);
 }
 
 TEST(CudaSoftmaxCrossEntropy, LabelsAreCheckedOnTheHostBeforeTheyAreUploaded) {

@@ -70,13 +70,13 @@ TEST(CudaEmbedding, HostIdsOutsideTheTableAreRejectedDeviceIdsReadNothing) {
   const OnDevice<float> table(std::vector<float>{0, 1, 10, 11, 20, 21, 30, 31, 40, 41, 50, 51});
   EXPECT_THROW(gpu_kernel.forward(ids.data(), table.get(), y.get()), kernels::KernelArgumentError);
   EXPECT_THROW(gpu_kernel.backward(ids.data(), y.get(), table.get()), kernels::KernelArgumentError);
-  const int64_t transfers = gpu_context.host_transfer_count();
+  const int64_t transfers = gpu_context.host_transfers().count();
   gpu_kernel.forward(ids_on_gpu.get(), table.get(), y.get());
   EXPECT_EQ(y.host(), (std::vector<float>{10, 11, 0, 0, 0, 0}));
   const OnDevice<float> dtable(count(6 * 2));
   gpu_kernel.backward(ids_on_gpu.get(), y.get(), dtable.get());
   EXPECT_EQ(dtable.host(), (std::vector<float>{0, 0, 10, 11, 0, 0, 0, 0, 0, 0, 0, 0}));
-  EXPECT_EQ(gpu_context.host_transfer_count(), transfers);
+  EXPECT_EQ(gpu_context.host_transfers().count(), transfers);
 }
 
 TEST(CudaAdaptiveAvgPool, UnevenOverlappingBins) {

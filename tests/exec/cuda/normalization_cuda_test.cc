@@ -144,7 +144,7 @@ TEST(CudaBatchNorm, EveryPhaseMatchesTheCpu) {
                            cpu_sum_dy_on_gpu.get(), cpu_sum_dy_xhat_on_gpu.get(), elements, in_place_dx.get());
   expect_matches_cpu(in_place_dx.host(), cpu_dx, "dx in place");
   // No host transfer and no wait in any phase: the kernels' own copies are counted.
-  EXPECT_EQ(gpu_context.host_transfer_count(), 0);
+  EXPECT_EQ(gpu_context.host_transfers().count(), 0);
 }
 
 }  // namespace

@@ -188,7 +188,7 @@ PlanOutcome run_plan(const plans::Plan& plan, const sim::Cluster& cluster, int s
     for (int s = 0; s < steps; ++s) out.losses.push_back(trainer.step(data).loss);
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const exec::HostTransfers moved = trainer.device().host_transfers() - before;
-    out.host_transfers_per_step = static_cast<double>(moved.count) / std::max(steps, 1);
+    out.host_transfers_per_step = static_cast<double>(moved.count()) / std::max(steps, 1);
     out.input_transfers_per_step =
         static_cast<double>(moved.count_of(exec::HostTransferPurpose::input)) / std::max(steps, 1);
     out.inputs_per_step =

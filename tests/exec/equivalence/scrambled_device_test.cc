@@ -28,7 +28,7 @@ TEST(Equivalence, ScrambledDeviceHidesValuesOutsideItsCalls) {
   EXPECT_EQ(exec::host_copy(device, *array), (std::vector<float>{7.0f, 1.0f, -2.5f, 3e-8f}));
   EXPECT_EQ(exec::host_copy(device, *other), (std::vector<float>{0.0f, 2.0f, -5.0f, 6e-8f}));
   EXPECT_TRUE(ScrambledDevice::scrambled(*array));
-  EXPECT_EQ(device.host_transfers().count, 3);
+  EXPECT_EQ(device.host_transfers().count(), 3);
 }
 
 }  // namespace

@@ -106,7 +106,7 @@ void expect_waits_as_predicted(const std::string& model, int64_t batch, int micr
     EXPECT_EQ(*result.host_wait_instructions, predicted.stages[0].host_wait_instructions) << model << " step " << step;
     EXPECT_EQ(counting.queued_uploads(), static_cast<int64_t>(inputs.size()) * (step + 1)) << model << " step " << step;
     EXPECT_EQ(result.host_transfers.count_of(HostTransferPurpose::input), static_cast<int64_t>(inputs.size()));
-    EXPECT_EQ(result.host_transfers.count, static_cast<int64_t>(inputs.size())) << "a transfer besides the inputs";
+    EXPECT_EQ(result.host_transfers.count(), static_cast<int64_t>(inputs.size())) << "a transfer besides the inputs";
   }
 }
 
