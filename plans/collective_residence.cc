@@ -5,17 +5,21 @@ namespace splitbrain::plans {
 bool runs_on_device_memory(const Collective& collective) {
   switch (collective.kind) {
     case CollectiveKind::all_reduce:
-      return true;
     case CollectiveKind::all_gather:
     case CollectiveKind::reduce_scatter:
-      return collective.dim == 0;
+    case CollectiveKind::all_to_all:
+      return true;
     default:
       return false;
   }
 }
 
 bool runs_on_device_memory(std::span<const Collective> collectives) {
-  return collectives.size() == 1 && runs_on_device_memory(collectives.front());
+  if (collectives.empty()) return false;
+  for (const Collective& collective : collectives) {
+    if (!runs_on_device_memory(collective)) return false;
+  }
+  return true;
 }
 
 bool host_goes_on(const StepProgram& program, const StepInstruction& instruction) {
@@ -23,7 +27,12 @@ bool host_goes_on(const StepProgram& program, const StepInstruction& instruction
     case StepOp::wait:
       return host_goes_on(program, program.instructions.at(static_cast<size_t>(instruction.waits_for)));
     case StepOp::redistribute:
-      if (!instruction.steps.empty()) return false;
+      if (!instruction.steps.empty()) {
+        for (const RedistributionStep& step : instruction.steps) {
+          if (step.collective && !runs_on_device_memory(*step.collective)) return false;
+        }
+        return true;
+      }
       [[fallthrough]];
     case StepOp::reduce:
     case StepOp::gather_params:

@@ -51,14 +51,18 @@ void ArrayKernel::fill(float* into, int64_t elements, float value) {
   fill_on_device(context_.stream(), elements, value, into);
 }
 
-void ArrayKernel::copy_rows(const float* from, float* into, const kernels::RowCopy& c) {
+void queue_row_copy(cudaStream_t stream, const float* from, float* into, const kernels::RowCopy& c) {
   if (c.planes <= 0 || c.rows <= 0 || c.row_elements <= 0) return;
   const std::size_t row_bytes = float_bytes(static_cast<std::size_t>(c.row_elements));
   SB_CUDA_CHECK(cudaMemcpy2DAsync(
       into + c.into_first_row * c.row_elements, static_cast<std::size_t>(c.into_plane_rows) * row_bytes,
       from + c.from_first_row * c.row_elements, static_cast<std::size_t>(c.from_plane_rows) * row_bytes,
       static_cast<std::size_t>(c.rows) * row_bytes, static_cast<std::size_t>(c.planes), cudaMemcpyDeviceToDevice,
-      context_.stream()));
+      stream));
+}
+
+void ArrayKernel::copy_rows(const float* from, float* into, const kernels::RowCopy& c) {
+  queue_row_copy(context_.stream(), from, into, c);
 }
 
 void ArrayKernel::download(const float* from, std::span<float> host) {

@@ -12,6 +12,10 @@
 
 namespace splitbrain::exec::cuda {
 
+// `c`'s rows from `from` into `into`, queued on `stream` (one cudaMemcpy2DAsync: a plane's rows per
+// line); nothing for an empty copy.
+void queue_row_copy(cudaStream_t stream, const float* from, float* into, const kernels::RowCopy& c);
+
 class ArrayKernel final : public kernels::ArrayKernel {
  public:
   explicit ArrayKernel(CudaContext& context) : context_(context), slots_(context.device()) {}

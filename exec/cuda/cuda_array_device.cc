@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "exec/cuda/array_kernel.h"
 #include "exec/cuda/cuda_check.h"
 #include "exec/cuda/cuda_event_clock.h"
 #include "exec/cuda/elementwise_kernels.h"
@@ -139,6 +140,12 @@ void CudaArrayDevice::copy_block(const DeviceArray& from, std::span<const int64_
                                   memory(from) + offset[0] * whole_columns + offset[1], float_bytes(whole_columns),
                                   float_bytes(columns), static_cast<std::size_t>(rows), cudaMemcpyDeviceToDevice,
                                   context_->stream()));
+}
+
+void CudaArrayDevice::copy_rows(const DeviceArray& from, int64_t from_first, DeviceArray& into, int64_t into_first,
+                                const kernels::RowCopy& rows) {
+  check_rows_inside(from, from_first, into, into_first, rows);
+  queue_row_copy(context_->stream(), memory(from) + from_first, memory(into) + into_first, rows);
 }
 
 void CudaArrayDevice::add_block(const DeviceArray& block, DeviceArray& into, std::span<const int64_t> offset) {

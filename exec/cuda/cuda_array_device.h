@@ -52,6 +52,8 @@ class CudaArrayDevice final : public Device {
   void add(const DeviceArray& from, DeviceArray& into) override;
   void copy_block(const DeviceArray& from, std::span<const int64_t> offset, DeviceArray& block) override;
   void add_block(const DeviceArray& block, DeviceArray& into, std::span<const int64_t> offset) override;
+  void copy_rows(const DeviceArray& from, int64_t from_first, DeviceArray& into, int64_t into_first,
+                 const kernels::RowCopy& rows) override;
 
   void forward(LayerOp& op, int micro, int64_t step, std::span<const DeviceArray* const> inputs,
                std::span<const DeviceArray* const> params, DeviceArray& output) override;
@@ -77,6 +79,8 @@ class CudaArrayDevice final : public Device {
                                                                 const std::vector<int>& axes, const DeviceArray& input,
                                                                 DeviceArray& output) override;
   void all_gather(comm::CollectiveEngine& engine, const std::vector<int>& axes, const DeviceArray& input,
+                  DeviceArray& output) override;
+  void all_to_all(comm::CollectiveEngine& engine, const std::vector<int>& axes, const DeviceArray& input,
                   DeviceArray& output) override;
   std::unique_ptr<comm::PendingCollective> start_send(comm::CollectiveEngine& engine, const std::vector<int>& axes,
                                                       int destination, int tag, const DeviceArray& array) override;
@@ -111,10 +115,10 @@ class CudaArrayDevice final : public Device {
  private:
   // The compute stream and `nccl`'s stream, for collectives on device memory.
   OrderedStreams streams_with(const NcclCollectives& nccl) const;
-  // A sum, gather or reduce-scatter (along the first dimension) over `axes` on device memory, from
-  // `input` into `into` (the same array for an in-place sum): it follows what the compute stream
-  // has queued, and its wait() makes what the compute stream queues next follow it. A group of
-  // one copies at once.
+  // A flat sum, gather, reduce-scatter or all-to-all over `axes` on device memory (the members'
+  // pieces one after another), from `input` into `into` (the same array for an in-place sum): it
+  // follows what the compute stream has queued, and its wait() makes what the compute stream
+  // queues next follow it. A group of one copies at once.
   std::unique_ptr<comm::PendingCollective> start_on_device(NcclCollectives& nccl, plans::CollectiveKind kind,
                                                            const std::vector<int>& axes, const DeviceArray& input,
                                                            DeviceArray& into);

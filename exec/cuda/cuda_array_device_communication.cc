@@ -1,13 +1,15 @@
 // CudaArrayDevice's communication. With the NCCL engine, the gradient buckets' reductions and
-// gathers, and every collective plans::runs_on_device_memory accepts, run on the arrays' device
-// memory, ordered against the compute stream by events (stream_ordered_collectives.h): no host
-// copy, no host wait. The rest (layout redistributions, pipeline hand-overs), and everything under
-// another engine (the MPI engine, in tests), is staged through host memory: a host copy of the
-// input, the HostDevice's communication on it, the result uploaded back; each copy a counted host
-// transfer.
+// gathers, the layout redistributions, and every collective plans::runs_on_device_memory accepts,
+// run on the arrays' device memory: the pieces cut out and laid in place by row copies on the
+// compute stream (exec/runtime/collectives_in_device_memory.h), NCCL ordered against the compute
+// stream by events (stream_ordered_collectives.h): no host copy, no host wait. Pipeline hand-overs,
+// and everything under another engine (the MPI engine, in tests), are staged through host memory:
+// a host copy of the input, the HostDevice's communication on it, the result uploaded back; each
+// copy a counted host transfer.
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <functional>
 #include <stdexcept>
 #include <string_view>
@@ -17,6 +19,7 @@
 #include "exec/cuda/cuda_array_device.h"
 #include "exec/cuda/nccl_collectives.h"
 #include "exec/cuda/stream_ordered_collectives.h"
+#include "exec/runtime/collectives_in_device_memory.h"
 #include "plans/collective_kind.h"
 #include "plans/collective_residence.h"
 
@@ -100,9 +103,11 @@ std::unique_ptr<comm::PendingCollective> CudaArrayDevice::start_on_device(NcclCo
   const int n = nccl.group_size(axes);
   int64_t result_elements = input.elements();
   if (kind == plans::CollectiveKind::all_gather) result_elements *= n;
-  if (kind == plans::CollectiveKind::reduce_scatter) {
-    if (input.elements() % n != 0) throw std::logic_error("step program: a reduce-scatter the group does not divide");
-    result_elements /= n;
+  if (kind == plans::CollectiveKind::reduce_scatter || kind == plans::CollectiveKind::all_to_all) {
+    if (input.elements() % n != 0) {
+      throw std::logic_error(fmt::format("step program: a {} the group does not divide", plans::collective_name(kind)));
+    }
+    if (kind == plans::CollectiveKind::reduce_scatter) result_elements /= n;
   }
   check_result_size(into, result_elements, plans::collective_name(kind));
   const bool in_place = &input == &into;
@@ -121,6 +126,9 @@ std::unique_ptr<comm::PendingCollective> CudaArrayDevice::start_on_device(NcclCo
     case plans::CollectiveKind::reduce_scatter:
       return cuda::start_reduce_scatter(streams, group, memory(input), memory(into),
                                         static_cast<size_t>(into.elements()));
+    case plans::CollectiveKind::all_to_all:
+      return cuda::start_all_to_all(streams, group, memory(input), memory(into),
+                                    static_cast<size_t>(input.elements() / n));
     default:
       throw std::logic_error("CudaArrayDevice: a collective that does not run on device memory");
   }
@@ -128,12 +136,8 @@ std::unique_ptr<comm::PendingCollective> CudaArrayDevice::start_on_device(NcclCo
 
 void CudaArrayDevice::run_collectives(comm::Communicator& communicator, std::span<const plans::Collective> collectives,
                                       const DeviceArray& input, DeviceArray& output, std::string_view label) {
-  if (NcclCollectives* nccl = nccl_of(communicator.engine());
-      nccl != nullptr && plans::runs_on_device_memory(collectives)) {
-    const plans::Collective& c = collectives.front();
-    communicator.check_fp32(c, input.shape());
-    start_on_device(*nccl, c.kind, c.axes, input, output)->wait();
-    communicator.count(label, c);
+  if (nccl_of(communicator.engine()) != nullptr && plans::runs_on_device_memory(collectives)) {
+    run_collectives_in_device_memory(*this, communicator, collectives, input, output, label);
     return;
   }
   const auto staged_input = staged_copy(input);
@@ -145,6 +149,14 @@ void CudaArrayDevice::run_collectives(comm::Communicator& communicator, std::spa
 void CudaArrayDevice::redistribute(comm::Communicator& communicator, std::span<const plans::RedistributionStep> steps,
                                    std::span<const int64_t> global_shape, DeviceArray& input, bool /*input_dies*/,
                                    DeviceArray& output, std::string_view label) {
+  const bool in_device_memory = nccl_of(communicator.engine()) != nullptr &&
+                                std::ranges::all_of(steps, [](const plans::RedistributionStep& step) {
+                                  return !step.collective || plans::runs_on_device_memory(*step.collective);
+                                });
+  if (in_device_memory) {
+    redistribute_in_device_memory(*this, communicator, steps, global_shape, input, output, label);
+    return;
+  }
   // The host copy is this call's own, so the redistribution may consume it.
   const auto staged_input = staged_copy(input);
   const auto staged_output = staged_result(output);
@@ -194,6 +206,18 @@ void CudaArrayDevice::all_gather(comm::CollectiveEngine& engine, const std::vect
   const auto staged_input = staged_copy(input);
   const auto staged_output = staged_result(output);
   host_.all_gather(engine, axes, *staged_input, *staged_output);
+  deliver(*staged_output, output);
+}
+
+void CudaArrayDevice::all_to_all(comm::CollectiveEngine& engine, const std::vector<int>& axes, const DeviceArray& input,
+                                 DeviceArray& output) {
+  if (NcclCollectives* nccl = nccl_of(engine)) {
+    start_on_device(*nccl, plans::CollectiveKind::all_to_all, axes, input, output)->wait();
+    return;
+  }
+  const auto staged_input = staged_copy(input);
+  const auto staged_output = staged_result(output);
+  host_.all_to_all(engine, axes, *staged_input, *staged_output);
   deliver(*staged_output, output);
 }
 

@@ -73,4 +73,19 @@ std::unique_ptr<comm::PendingCollective> start_all_gather(const OrderedStreams& 
   return pending_after_queued(streams);
 }
 
+std::unique_ptr<comm::PendingCollective> start_all_to_all(const OrderedStreams& streams, ncclComm_t communicator,
+                                                          const float* input, float* output, size_t piece_count) {
+  int members = 0;
+  SB_NCCL_CHECK(ncclCommCount(communicator, &members));
+  follow_compute(streams);
+  SB_NCCL_CHECK(ncclGroupStart());
+  for (int j = 0; j < members; ++j) {
+    const size_t at = piece_count * static_cast<size_t>(j);
+    SB_NCCL_CHECK(ncclSend(input + at, piece_count, ncclFloat, j, communicator, streams.communication));
+    SB_NCCL_CHECK(ncclRecv(output + at, piece_count, ncclFloat, j, communicator, streams.communication));
+  }
+  SB_NCCL_CHECK(ncclGroupEnd());
+  return pending_after_queued(streams);
+}
+
 }  // namespace splitbrain::exec::cuda

@@ -40,4 +40,10 @@ std::unique_ptr<comm::PendingCollective> start_reduce_scatter(const OrderedStrea
 std::unique_ptr<comm::PendingCollective> start_all_gather(const OrderedStreams& streams, ncclComm_t communicator,
                                                           const float* input, float* output, size_t input_count);
 
+// Member j's piece of `input` (the j-th of the communicator's size, `piece_count` elements each)
+// to member j; `output` holds the pieces received one after another, member 0's first (NCCL's
+// point-to-point calls, grouped).
+std::unique_ptr<comm::PendingCollective> start_all_to_all(const OrderedStreams& streams, ncclComm_t communicator,
+                                                          const float* input, float* output, size_t piece_count);
+
 }  // namespace splitbrain::exec::cuda

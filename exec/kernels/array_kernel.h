@@ -14,20 +14,9 @@
 #include <memory>
 #include <span>
 
-namespace splitbrain::exec::kernels {
+#include "exec/kernels/row_copy.h"
 
-// Rows of arrays seen as planes of rows (an NCHW array split by height: N x C planes of H rows of W
-// elements): `rows` rows of every plane, from row `from_first_row` of `from`'s planes of
-// `from_plane_rows` rows into row `into_first_row` of `into`'s planes of `into_plane_rows` rows.
-struct RowCopy {
-  int64_t planes = 0;
-  int64_t row_elements = 0;
-  int64_t rows = 0;
-  int64_t from_plane_rows = 0;
-  int64_t from_first_row = 0;
-  int64_t into_plane_rows = 0;
-  int64_t into_first_row = 0;
-};
+namespace splitbrain::exec::kernels {
 
 // A double on its way from the backend's memory to the host, queued behind the work before it.
 class QueuedDownload {

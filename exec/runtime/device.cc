@@ -89,6 +89,20 @@ void check_element_range(const DeviceArray& array, int64_t first, int64_t count,
   }
 }
 
+void check_rows_inside(const DeviceArray& from, int64_t from_first, const DeviceArray& into, int64_t into_first,
+                       const kernels::RowCopy& c) {
+  const bool rows_fit = c.planes >= 0 && c.rows >= 0 && c.row_elements >= 0 && c.from_first_row >= 0 &&
+                        c.into_first_row >= 0 && c.from_first_row + c.rows <= c.from_plane_rows &&
+                        c.into_first_row + c.rows <= c.into_plane_rows;
+  if (!rows_fit) {
+    throw std::logic_error(fmt::format(
+        "Device::copy_rows: rows [{}, {}) into [{}, {}) outside planes of {} and {} rows", c.from_first_row,
+        c.from_first_row + c.rows, c.into_first_row, c.into_first_row + c.rows, c.from_plane_rows, c.into_plane_rows));
+  }
+  check_element_range(from, from_first, kernels::row_copy_from_elements(c), "copy_rows");
+  check_element_range(into, into_first, kernels::row_copy_into_elements(c), "copy_rows");
+}
+
 void check_block_inside(const DeviceArray& block, const DeviceArray& whole, std::span<const int64_t> offset,
                         const char* what) {
   const auto& b = block.shape();

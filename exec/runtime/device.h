@@ -18,6 +18,7 @@
 
 #include "exec/comm/collective_engine.h"
 #include "exec/comm/communicator.h"
+#include "exec/kernels/row_copy.h"
 #include "exec/runtime/device_array.h"
 #include "exec/runtime/host_transfers.h"
 #include "exec/runtime/layer_op.h"
@@ -90,6 +91,11 @@ class Device {
   // `block`.
   virtual void copy_block(const DeviceArray& from, std::span<const int64_t> offset, DeviceArray& block) = 0;
   virtual void add_block(const DeviceArray& block, DeviceArray& into, std::span<const int64_t> offset) = 0;
+  // Rows of arrays seen as planes of rows (kernels::RowCopy), `from` from its element `from_first`
+  // on and `into` from `into_first` on: a collective's pieces cut out of an array along one
+  // dimension and laid into another (collectives_in_device_memory.h).
+  virtual void copy_rows(const DeviceArray& from, int64_t from_first, DeviceArray& into, int64_t into_first,
+                         const kernels::RowCopy& rows) = 0;
   // `parts` one after another into `flat`, the rest of it zeros (a gradient bucket), and back;
   // by default as copies and a fill.
   virtual void pack(std::span<const DeviceArray* const> parts, DeviceArray& flat);
@@ -136,6 +142,10 @@ class Device {
   // checkpoint's gather of ZeRO 3's slices.
   virtual void all_gather(comm::CollectiveEngine& engine, const std::vector<int>& axes, const DeviceArray& input,
                           DeviceArray& output) = 0;
+  // Member j's piece (the j-th of n equal, contiguous pieces of `input`) to member j; `output`
+  // holds the pieces received, member 0's first (a flat all-to-all, outside the plan: not counted).
+  virtual void all_to_all(comm::CollectiveEngine& engine, const std::vector<int>& axes, const DeviceArray& input,
+                          DeviceArray& output) = 0;
   // Point to point within the group over `axes` (a pipeline hand-over): a non-blocking send to
   // member `destination`, and the matching blocking receive from member `source`.
   virtual std::unique_ptr<comm::PendingCollective> start_send(comm::CollectiveEngine& engine,
@@ -172,5 +182,9 @@ void check_update_lists(std::span<DeviceArray* const> parameters, std::span<cons
                         std::span<DeviceArray* const> first_moments, std::span<DeviceArray* const> second_moments);
 void check_block_inside(const DeviceArray& block, const DeviceArray& whole, std::span<const int64_t> offset,
                         const char* what);
+// std::logic_error when a copy_rows call's rows are not inside its planes, or its planes not inside
+// the arrays.
+void check_rows_inside(const DeviceArray& from, int64_t from_first, const DeviceArray& into, int64_t into_first,
+                       const kernels::RowCopy& rows);
 
 }  // namespace splitbrain::exec

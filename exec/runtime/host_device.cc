@@ -3,6 +3,8 @@
 
 #include "exec/runtime/host_device.h"
 
+#include "exec/kernels/array_kernel.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -97,6 +99,14 @@ void HostDevice::add_block(const DeviceArray& block, DeviceArray& into, std::spa
     for (int64_t c = 0; c < columns; ++c)
       target[static_cast<size_t>(in_whole + c)] += source[static_cast<size_t>(in_block + c)];
   });
+}
+
+void HostDevice::copy_rows(const DeviceArray& from, int64_t from_first, DeviceArray& into, int64_t into_first,
+                           const kernels::RowCopy& rows) {
+  check_rows_inside(from, from_first, into, into_first, rows);
+  // The ops' host kernel does it (it keeps no state).
+  static const std::unique_ptr<kernels::ArrayKernel> host_kernel = kernels::make_host_array_kernel();
+  host_kernel->copy_rows(storage(from).values.data() + from_first, storage(into).values.data() + into_first, rows);
 }
 
 void HostDevice::pack(std::span<const DeviceArray* const> parts, DeviceArray& flat) {

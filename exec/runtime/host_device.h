@@ -34,6 +34,8 @@ class HostDevice : public Device {
   void add(const DeviceArray& from, DeviceArray& into) override;
   void copy_block(const DeviceArray& from, std::span<const int64_t> offset, DeviceArray& block) override;
   void add_block(const DeviceArray& block, DeviceArray& into, std::span<const int64_t> offset) override;
+  void copy_rows(const DeviceArray& from, int64_t from_first, DeviceArray& into, int64_t into_first,
+                 const kernels::RowCopy& rows) override;
   void pack(std::span<const DeviceArray* const> parts, DeviceArray& flat) override;
 
   void forward(LayerOp& op, int micro, int64_t step, std::span<const DeviceArray* const> inputs,
@@ -55,6 +57,8 @@ class HostDevice : public Device {
                                                                 const std::vector<int>& axes, const DeviceArray& input,
                                                                 DeviceArray& output) override;
   void all_gather(comm::CollectiveEngine& engine, const std::vector<int>& axes, const DeviceArray& input,
+                  DeviceArray& output) override;
+  void all_to_all(comm::CollectiveEngine& engine, const std::vector<int>& axes, const DeviceArray& input,
                   DeviceArray& output) override;
   std::unique_ptr<comm::PendingCollective> start_send(comm::CollectiveEngine& engine, const std::vector<int>& axes,
                                                       int destination, int tag, const DeviceArray& array) override;

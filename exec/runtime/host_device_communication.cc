@@ -86,6 +86,16 @@ void HostDevice::all_gather(comm::CollectiveEngine& engine, const std::vector<in
   deliver(comm::to_floats(engine.all_gather(axes, comm::to_bytes(storage(input)), 0)), output, "a gather");
 }
 
+void HostDevice::all_to_all(comm::CollectiveEngine& engine, const std::vector<int>& axes, const DeviceArray& input,
+                            DeviceArray& output) {
+  // The engine's all-to-all of a [members, piece] array cut along dim 0 and joined along dim 1:
+  // member j's row to member j, the rows received one after another.
+  const auto n = static_cast<int64_t>(engine.group_size(axes));
+  if (input.elements() % n != 0) throw std::logic_error("step program: an all-to-all the group does not divide");
+  const comm::LocalArray rows{{n, input.elements() / n}, storage(input).values};
+  deliver(comm::to_floats(engine.all_to_all(axes, comm::to_bytes(rows), 1, 0)), output, "an all-to-all");
+}
+
 std::unique_ptr<comm::PendingCollective> HostDevice::start_send(comm::CollectiveEngine& engine,
                                                                 const std::vector<int>& axes, int destination, int tag,
                                                                 const DeviceArray& array) {

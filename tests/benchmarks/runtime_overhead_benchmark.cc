@@ -46,6 +46,7 @@ class NullDevice final : public Device {
   void add(const DeviceArray&, DeviceArray&) override {}
   void copy_block(const DeviceArray&, std::span<const int64_t>, DeviceArray&) override {}
   void add_block(const DeviceArray&, DeviceArray&, std::span<const int64_t>) override {}
+  void copy_rows(const DeviceArray&, int64_t, DeviceArray&, int64_t, const kernels::RowCopy&) override {}
   void forward(LayerOp&, int, int64_t, std::span<const DeviceArray* const>, std::span<const DeviceArray* const>,
                DeviceArray&) override {}
   void backward(LayerOp&, int, std::span<const DeviceArray* const>, const DeviceArray&, const DeviceArray&,
@@ -66,6 +67,7 @@ class NullDevice final : public Device {
     return std::make_unique<Finished>();
   }
   void all_gather(comm::CollectiveEngine&, const std::vector<int>&, const DeviceArray&, DeviceArray&) override {}
+  void all_to_all(comm::CollectiveEngine&, const std::vector<int>&, const DeviceArray&, DeviceArray&) override {}
   std::unique_ptr<comm::PendingCollective> start_send(comm::CollectiveEngine&, const std::vector<int>&, int, int,
                                                       const DeviceArray&) override {
     return std::make_unique<Finished>();

@@ -1,8 +1,8 @@
 // Which collectives a GPU's executor runs on device memory, and so where its host goes on without
-// waiting: the sums and the gathers and scatters of leading rows do; everything whose members'
-// pieces are not contiguous blocks, and the pipeline's hand-overs, do not. On compiled programs:
-// a data-parallel step's bucket reduction and its wait, and ZeRO 3's parameter gathers, let the
-// host go on; a pipeline's sends, receives and their waits, and layout redistributions, do not.
+// waiting: the sums, gathers, scatters and all-to-alls along any dimension do; halo exchanges and
+// the pipeline's hand-overs do not. On compiled programs: a data-parallel step's bucket reduction
+// and its wait, ZeRO 3's parameter gathers, and layout redistributions let the host go on; a
+// pipeline's sends, receives and their waits do not.
 
 #include "plans/collective_residence.h"
 
@@ -32,19 +32,23 @@ Collective of_kind(CollectiveKind kind, int dim) {
   return c;
 }
 
-TEST(CollectiveResidence, SumsAndLeadingRowGathersAndScattersRunOnDeviceMemory) {
+TEST(CollectiveResidence, SumsGathersScattersAndAllToAllsRunOnDeviceMemory) {
+  for (const int dim : {0, 1, 2}) {
+    EXPECT_TRUE(runs_on_device_memory(of_kind(CollectiveKind::all_gather, dim)));
+    EXPECT_TRUE(runs_on_device_memory(of_kind(CollectiveKind::reduce_scatter, dim)));
+    EXPECT_TRUE(runs_on_device_memory(of_kind(CollectiveKind::all_to_all, dim)));
+  }
   EXPECT_TRUE(runs_on_device_memory(of_kind(CollectiveKind::all_reduce, -1)));
-  EXPECT_TRUE(runs_on_device_memory(of_kind(CollectiveKind::all_gather, 0)));
-  EXPECT_TRUE(runs_on_device_memory(of_kind(CollectiveKind::reduce_scatter, 0)));
-  EXPECT_FALSE(runs_on_device_memory(of_kind(CollectiveKind::all_gather, 1)));
-  EXPECT_FALSE(runs_on_device_memory(of_kind(CollectiveKind::reduce_scatter, 2)));
-  EXPECT_FALSE(runs_on_device_memory(of_kind(CollectiveKind::all_to_all, 0)));
   EXPECT_FALSE(runs_on_device_memory(of_kind(CollectiveKind::halo_exchange, 0)));
   EXPECT_FALSE(runs_on_device_memory(of_kind(CollectiveKind::send_recv, 0)));
   const std::vector<Collective> one = {of_kind(CollectiveKind::all_reduce, -1)};
-  const std::vector<Collective> two = {of_kind(CollectiveKind::all_reduce, -1), of_kind(CollectiveKind::all_gather, 0)};
+  const std::vector<Collective> two = {of_kind(CollectiveKind::reduce_scatter, 1),
+                                       of_kind(CollectiveKind::all_gather, 0)};
+  const std::vector<Collective> with_halo = {of_kind(CollectiveKind::all_reduce, -1),
+                                             of_kind(CollectiveKind::halo_exchange, 0)};
   EXPECT_TRUE(runs_on_device_memory(one));
-  EXPECT_FALSE(runs_on_device_memory(two)) << "a chain needs arrays between its links";
+  EXPECT_TRUE(runs_on_device_memory(two)) << "the device holds what passes between the links";
+  EXPECT_FALSE(runs_on_device_memory(with_halo));
   EXPECT_FALSE(runs_on_device_memory(std::vector<Collective>{}));
 }
 
@@ -78,21 +82,25 @@ TEST(CollectiveResidence, ADataParallelStepsBucketReductionsAndZeroGathersLetThe
   }
 }
 
-TEST(CollectiveResidence, HandOversAndRedistributionsKeepTheHostWaiting) {
+TEST(CollectiveResidence, HandOversKeepTheHostWaitingAndRedistributionsDoNot) {
   for (const char* example : {"vgg16-cifar10-pipeline-4.json", "fashion-vgg-splitbrain-2.json"}) {
     SCOPED_TRACE(example);
     const Plan plan = load_plan_file((kExamples / example).string());
     const CompiledPlan compiled = compile_plan(plan);
     const StepProgram program = compile_step(plan, compiled, 1);
     const auto counts = going_on_by_op(program);
-    int staged = 0;
-    for (const StepOp op : {StepOp::send, StepOp::recv, StepOp::redistribute}) {
+    int checked = 0;
+    for (const StepOp op : {StepOp::send, StepOp::recv}) {
       if (counts.count(op)) {
         EXPECT_EQ(counts.at(op).first, 0) << step_op_name(op);
-        staged += counts.at(op).second;
+        checked += counts.at(op).second;
       }
     }
-    EXPECT_GT(staged, 0) << "no hand-over or redistribution to check";
+    if (counts.count(StepOp::redistribute)) {
+      EXPECT_EQ(counts.at(StepOp::redistribute).first, counts.at(StepOp::redistribute).second);
+      checked += counts.at(StepOp::redistribute).second;
+    }
+    EXPECT_GT(checked, 0) << "no hand-over or redistribution to check";
     // A wait lets the host go on only where what it waits for does.
     for (const StepInstruction& instruction : program.instructions) {
       if (instruction.op != StepOp::wait) continue;
@@ -103,6 +111,22 @@ TEST(CollectiveResidence, HandOversAndRedistributionsKeepTheHostWaiting) {
       }
     }
   }
+}
+
+// A redistribution whose steps include a collective the device cannot run keeps the host waiting.
+TEST(CollectiveResidence, ARedistributionWithAHostOnlyStepKeepsTheHostWaiting) {
+  StepProgram program;
+  StepInstruction redistribution;
+  redistribution.op = StepOp::redistribute;
+  RedistributionStep gather;
+  gather.collective = of_kind(CollectiveKind::all_gather, 1);
+  RedistributionStep local;
+  redistribution.steps = {local, gather};
+  EXPECT_TRUE(host_goes_on(program, redistribution));
+  RedistributionStep halo;
+  halo.collective = of_kind(CollectiveKind::halo_exchange, 0);
+  redistribution.steps.push_back(halo);
+  EXPECT_FALSE(host_goes_on(program, redistribution));
 }
 
 }  // namespace

@@ -85,6 +85,35 @@ TEST_F(CudaArrayDeviceTest, BlocksMatchTheHostDevice) {
   expect_same(block, "copy_block");
 }
 
+// A collective's pieces cut out along an inner dimension into a flat array at an offset, and laid
+// back into a larger array's planes.
+TEST_F(CudaArrayDeviceTest, RowCopiesMatchTheHostDevice) {
+  Twin whole = twin({3, 8, 5}, 8);
+  Twin flat = twin({70}, 9);
+  const kernels::RowCopy cut{.planes = 3,
+                             .row_elements = 5,
+                             .rows = 4,
+                             .from_plane_rows = 8,
+                             .from_first_row = 4,
+                             .into_plane_rows = 4,
+                             .into_first_row = 0};
+  host_.copy_rows(*whole.host, 0, *flat.host, 7, cut);
+  cuda_->copy_rows(*whole.cuda, 0, *flat.cuda, 7, cut);
+  expect_same(flat, "copy_rows out of planes");
+  Twin wide = twin({3, 12, 5}, 10);
+  const kernels::RowCopy place{.planes = 3,
+                               .row_elements = 5,
+                               .rows = 4,
+                               .from_plane_rows = 4,
+                               .from_first_row = 0,
+                               .into_plane_rows = 12,
+                               .into_first_row = 8};
+  host_.copy_rows(*flat.host, 7, *wide.host, 0, place);
+  cuda_->copy_rows(*flat.cuda, 7, *wide.cuda, 0, place);
+  expect_same(wide, "copy_rows into planes");
+  EXPECT_THROW(cuda_->copy_rows(*flat.cuda, 20, *wide.cuda, 0, place), std::logic_error) << "past the source's end";
+}
+
 TEST_F(CudaArrayDeviceTest, PackAndUnpackMatchTheHostDevice) {
   Twin first = twin({5}, 5);
   Twin second = twin({2, 3}, 6);

@@ -1,9 +1,10 @@
 // CudaArrayDevice's communication on device memory (NCCL on the arrays themselves, ordered by
 // events) against HostDevice's over the MPI engine, the reference: a bucket's started sum and
-// reduce-scatter, a checkpoint's gather, the plan's sums and leading-row gathers and scatters, and
-// one collective that is staged (a gather of an inner dimension). Each must give the same array
-// and count the same bytes. The inputs are small integers, so every sum is exact. Needs one GPU
-// per rank (NCCL refuses two ranks on one device); skips otherwise.
+// reduce-scatter, a checkpoint's gather, the plan's sums, gathers, scatters and all-to-alls along
+// leading and inner dimensions, and layout redistributions with local steps. Each must give the
+// same array, count the same bytes, and move nothing through the host. The inputs are small
+// integers, so every sum is exact. Needs one GPU per rank (NCCL refuses two ranks on one device);
+// skips otherwise.
 
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -20,6 +21,7 @@
 #include "tests/exec/cuda/gpu_per_rank.h"
 #include "exec/cuda/nccl_collectives.h"
 #include "exec/runtime/host_device.h"
+#include "plans/redistribution.h"
 
 namespace splitbrain::exec::cuda {
 namespace {
@@ -79,7 +81,25 @@ class DeviceCollectives {
   // One plan collective from `input` into `output` on both devices; the same bytes counted.
   void run(const plans::Collective& c, const Twin& input, Twin& output, const std::string& what) {
     host_.run_collectives(host_communicator_, std::span(&c, 1), *input.host, *output.host, what);
+    const int64_t transfers = cuda_.host_transfers().count();
     cuda_.run_collectives(cuda_communicator_, std::span(&c, 1), *input.cuda, *output.cuda, what);
+    EXPECT_EQ(cuda_.host_transfers().count(), transfers) << what << ": staged through the host";
+    expect_same(output, what);
+    EXPECT_TRUE(cuda_communicator_.counter().entries() == host_communicator_.counter().entries()) << what;
+  }
+
+  // A tensor of `global` from layout `from` into `to` on both devices; the same bytes counted.
+  void redistribute(const std::vector<int64_t>& global, const plans::TensorLayout& from, const plans::TensorLayout& to,
+                    const std::string& what) {
+    const plans::Mesh& mesh = host_communicator_.mesh();
+    const auto steps = plans::plan_redistribution(from, to, mesh, global, sizeof(float));
+    const std::vector<int64_t> before = plans::local_shape(from, mesh, global);
+    Twin input = twin(before, rank_values(comm::element_count(before), 4));
+    Twin output = zeros(plans::local_shape(to, mesh, global));
+    host_.redistribute(host_communicator_, steps, global, *input.host, false, *output.host, what);
+    const int64_t transfers = cuda_.host_transfers().count();
+    cuda_.redistribute(cuda_communicator_, steps, global, *input.cuda, false, *output.cuda, what);
+    EXPECT_EQ(cuda_.host_transfers().count(), transfers) << what << ": staged through the host";
     expect_same(output, what);
     EXPECT_TRUE(cuda_communicator_.counter().entries() == host_communicator_.counter().entries()) << what;
   }
@@ -123,7 +143,7 @@ TEST(CudaArrayDeviceCollectives, AgreeWithTheHostDeviceOverMpi) {
   d.cuda_.all_gather(d.nccl_, axes, *slice.cuda, *whole.cuda);
   d.expect_same(whole, "a checkpoint's gather");
 
-  // The plan's collectives: on device memory, then one staged (an inner dimension's gather).
+  // The plan's collectives on device memory, along the leading dimension and an inner one.
   Twin rows = d.twin({2 * n, 3}, rank_values(6 * n, 3));
   Twin summed = d.zeros({2 * n, 3});
   d.run(collective(plans::CollectiveKind::all_reduce, n, -1, 6 * n), rows, summed, "all_reduce");
@@ -132,8 +152,31 @@ TEST(CudaArrayDeviceCollectives, AgreeWithTheHostDeviceOverMpi) {
   Twin gathered = d.zeros({2 * n * n, 3});
   d.run(collective(plans::CollectiveKind::all_gather, n, 0, 6 * n), rows, gathered, "all_gather dim 0");
   Twin inner = d.zeros({2 * n, 3 * n});
-  d.run(collective(plans::CollectiveKind::all_gather, n, 1, 6 * n), rows, inner, "all_gather dim 1 (staged)");
+  d.run(collective(plans::CollectiveKind::all_gather, n, 1, 6 * n), rows, inner, "all_gather dim 1");
+  Twin columns = d.twin({2, 3 * n}, rank_values(6 * n, 5));
+  Twin inner_piece = d.zeros({2, 3});
+  d.run(collective(plans::CollectiveKind::reduce_scatter, n, 1, 6 * n), columns, inner_piece, "reduce_scatter dim 1");
+  plans::Collective exchange = collective(plans::CollectiveKind::all_to_all, n, 1, 3 * n);
+  exchange.other_dim = 0;
+  Twin tall = d.twin({n, 3}, rank_values(3 * n, 6));
+  Twin wide = d.zeros({1, 3 * n});
+  d.run(exchange, tall, wide, "all_to_all dim 0 -> dim 1");
   d.run(collective(plans::CollectiveKind::all_reduce, n, -1, 6 * n), summed, summed, "all_reduce in place");
+
+  // Redistributions of a [2n, 4, 3n] tensor: a split moved to an inner dimension (all-to-all), a
+  // partial sum scattered along an inner dimension, a replicated tensor sliced (a local step).
+  const std::vector<int64_t> global = {2 * n, 4, 3 * n};
+  const plans::TensorLayout replicated = plans::replicated(3);
+  plans::TensorLayout rows_split = replicated;
+  rows_split.dim_axes[0] = {0};
+  plans::TensorLayout inner_split = replicated;
+  inner_split.dim_axes[2] = {0};
+  plans::TensorLayout partial = replicated;
+  partial.partial_axes = {0};
+  d.redistribute(global, rows_split, inner_split, "split dim 0 -> dim 2");
+  d.redistribute(global, partial, inner_split, "partial -> split dim 2");
+  d.redistribute(global, replicated, inner_split, "replicated -> split dim 2");
+  d.redistribute(global, inner_split, replicated, "split dim 2 -> replicated");
 }
 
 }  // namespace

@@ -3,6 +3,9 @@
 #include <cstring>
 #include <utility>
 
+#include "exec/runtime/collectives_in_device_memory.h"
+#include "plans/collective_residence.h"
+
 namespace splitbrain::equivalence {
 namespace {
 
@@ -133,6 +136,12 @@ void ScrambledDevice::add_block(const DeviceArray& block, DeviceArray& into, std
   HostDevice::add_block(block, into, offset);
 }
 
+void ScrambledDevice::copy_rows(const DeviceArray& from, int64_t from_first, DeviceArray& into, int64_t into_first,
+                                const exec::kernels::RowCopy& rows) {
+  InUse use{&from, &into};
+  HostDevice::copy_rows(from, from_first, into, into_first, rows);
+}
+
 void ScrambledDevice::pack(std::span<const DeviceArray* const> parts, DeviceArray& flat) {
   InUse use{&flat};
   use.add_all(parts);
@@ -170,16 +179,20 @@ void ScrambledDevice::update(const plans::OptimizerConfig& config, int64_t step,
 void ScrambledDevice::run_collectives(exec::comm::Communicator& communicator,
                                       std::span<const plans::Collective> collectives, const DeviceArray& input,
                                       DeviceArray& output, std::string_view label) {
+  // As a GPU with NCCL runs them: in the device's memory, through its own calls.
+  if (plans::runs_on_device_memory(collectives)) {
+    exec::run_collectives_in_device_memory(*this, communicator, collectives, input, output, label);
+    return;
+  }
   InUse use{&input, &output};
   HostDevice::run_collectives(communicator, collectives, input, output, label);
 }
 
 void ScrambledDevice::redistribute(exec::comm::Communicator& communicator,
                                    std::span<const plans::RedistributionStep> steps,
-                                   std::span<const int64_t> global_shape, DeviceArray& input, bool input_dies,
+                                   std::span<const int64_t> global_shape, DeviceArray& input, bool /*input_dies*/,
                                    DeviceArray& output, std::string_view label) {
-  InUse use{&input, &output};
-  HostDevice::redistribute(communicator, steps, global_shape, input, input_dies, output, label);
+  exec::redistribute_in_device_memory(*this, communicator, steps, global_shape, input, output, label);
 }
 
 std::unique_ptr<exec::comm::PendingCollective> ScrambledDevice::start_all_reduce(exec::comm::CollectiveEngine& engine,
@@ -201,6 +214,12 @@ void ScrambledDevice::all_gather(exec::comm::CollectiveEngine& engine, const std
                                  const DeviceArray& input, DeviceArray& output) {
   InUse use{&input, &output};
   HostDevice::all_gather(engine, axes, input, output);
+}
+
+void ScrambledDevice::all_to_all(exec::comm::CollectiveEngine& engine, const std::vector<int>& axes,
+                                 const DeviceArray& input, DeviceArray& output) {
+  InUse use{&input, &output};
+  HostDevice::all_to_all(engine, axes, input, output);
 }
 
 std::unique_ptr<exec::comm::PendingCollective> ScrambledDevice::start_send(exec::comm::CollectiveEngine& engine,

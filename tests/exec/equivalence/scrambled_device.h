@@ -5,7 +5,9 @@
 // completes), so a run through the Device's contracts trains exactly like HostDevice; a runtime
 // that read or wrote an array's values any other way (a host round trip behind the Device's
 // back, an op reading an array it was not handed) would compute with garbage, and the
-// equivalence checks against the 1-rank reference would fail.
+// equivalence checks against the 1-rank reference would fail. Its layout redistributions and the
+// plan's collectives run as a GPU with NCCL runs them, in the device's memory through its own calls
+// (exec/runtime/collectives_in_device_memory.h), so every family checks that path too.
 
 #include <memory>
 #include <vector>
@@ -24,6 +26,8 @@ class ScrambledDevice final : public exec::HostDevice {
   void add(const exec::DeviceArray& from, exec::DeviceArray& into) override;
   void copy_block(const exec::DeviceArray& from, std::span<const int64_t> offset, exec::DeviceArray& block) override;
   void add_block(const exec::DeviceArray& block, exec::DeviceArray& into, std::span<const int64_t> offset) override;
+  void copy_rows(const exec::DeviceArray& from, int64_t from_first, exec::DeviceArray& into, int64_t into_first,
+                 const exec::kernels::RowCopy& rows) override;
   void pack(std::span<const exec::DeviceArray* const> parts, exec::DeviceArray& flat) override;
   void unpack(const exec::DeviceArray& flat, std::span<exec::DeviceArray* const> parts) override;
 
@@ -50,6 +54,8 @@ class ScrambledDevice final : public exec::HostDevice {
                                                                       const exec::DeviceArray& input,
                                                                       exec::DeviceArray& output) override;
   void all_gather(exec::comm::CollectiveEngine& engine, const std::vector<int>& axes, const exec::DeviceArray& input,
+                  exec::DeviceArray& output) override;
+  void all_to_all(exec::comm::CollectiveEngine& engine, const std::vector<int>& axes, const exec::DeviceArray& input,
                   exec::DeviceArray& output) override;
   std::unique_ptr<exec::comm::PendingCollective> start_send(exec::comm::CollectiveEngine& engine,
                                                             const std::vector<int>& axes, int destination, int tag,
