@@ -16,6 +16,8 @@
 #include "exec/runtime/trainer.h"
 #include "model/errors.h"
 #include "plans/tensor_layout.h"
+#include "plans/compiled_plan.h"
+#include "plans/hand_over_groups.h"
 #include "tests/exec/equivalence/equivalence_options.h"
 #include "tests/exec/equivalence/scrambled_device.h"
 
@@ -176,7 +178,10 @@ PlanOutcome run_plan(const plans::Plan& plan, const sim::Cluster& cluster, int s
   try {
     exec::comm::MeshCommunicators communicators(p.mesh);
     exec::Backend backend = exec::cpu::make_cpu_backend(communicators);
-    if (options().scrambled_device) backend.device = std::make_unique<ScrambledDevice>();
+    if (options().scrambled_device) {
+      out.grouped_hand_overs = !plans::stall_of_grouped_hand_overs(p, plans::compile_plan(p)).has_value();
+      backend.device = std::make_unique<ScrambledDevice>(out.grouped_hand_overs);
+    }
     exec::Trainer trainer(p, std::move(backend), 1);
     const model::Layer& loss = net.layer(net.size() - 1);
     const auto classes = static_cast<int>(net.layer(loss.inputs.at(0)).output_shape.back());

@@ -83,6 +83,9 @@ struct PlanOutcome {
   // After training: the fraction of kEvaluationSteps batches' samples classified right (--eval).
   double accuracy = 0.0;
   double evaluation_loss = 0.0;  // the mean loss of those batches (finer than the accuracy)
+  // Under --scrambled-device: its pipeline hand-overs ran as NCCL's (held back, grouped,
+  // synchronous, matched in order) because the plan's complete that way.
+  bool grouped_hand_overs = false;
   // Host transfers (Device::upload_queued / upload / download) per training step, those of them
   // that carried the input, and the input batches the rank's step program loads per step: a
   // device-resident step makes exactly those.

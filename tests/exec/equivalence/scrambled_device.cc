@@ -226,15 +226,21 @@ std::unique_ptr<exec::comm::PendingCollective> ScrambledDevice::start_send(exec:
                                                                            const std::vector<int>& axes,
                                                                            int destination, int tag,
                                                                            const DeviceArray& array) {
+  // As a GPU with NCCL sends: held back and grouped with the next receive, matched in order.
   InUse use{&array};
-  auto pending = HostDevice::start_send(engine, axes, destination, tag, array);
+  auto pending = grouped_hand_overs_ ? hand_overs_.start_send(engine, axes, destination, array)
+                                     : HostDevice::start_send(engine, axes, destination, tag, array);
   return std::make_unique<HeldPending>(std::move(pending), std::move(use));
 }
 
 void ScrambledDevice::receive(exec::comm::CollectiveEngine& engine, const std::vector<int>& axes, int source, int tag,
                               DeviceArray& into) {
   InUse use{&into};
-  HostDevice::receive(engine, axes, source, tag, into);
+  if (grouped_hand_overs_) {
+    hand_overs_.receive(engine, axes, source, into);
+  } else {
+    HostDevice::receive(engine, axes, source, tag, into);
+  }
 }
 
 }  // namespace splitbrain::equivalence

@@ -7,17 +7,26 @@
 // back, an op reading an array it was not handed) would compute with garbage, and the
 // equivalence checks against the 1-rank reference would fail. Its layout redistributions and the
 // plan's collectives run as a GPU with NCCL runs them, in the device's memory through its own calls
-// (exec/runtime/collectives_in_device_memory.h), so every family checks that path too.
+// (exec/runtime/collectives_in_device_memory.h), and, where the plan allows, its pipeline
+// hand-overs as NCCL's point-to-point calls behave (grouped_hand_overs.h over
+// synchronous_hand_overs.h), so every family checks those paths too.
 
 #include <memory>
 #include <vector>
 
+#include "exec/runtime/grouped_hand_overs.h"
 #include "exec/runtime/host_device.h"
+#include "tests/exec/equivalence/synchronous_hand_overs.h"
 
 namespace splitbrain::equivalence {
 
 class ScrambledDevice final : public exec::HostDevice {
  public:
+  // `grouped_hand_overs`: pipeline hand-overs as NCCL's point-to-point calls behave (held back,
+  // grouped, synchronous, matched in order), for a plan whose hand-overs complete that way
+  // (plans::stall_of_grouped_hand_overs); else HostDevice's tagged MPI messages.
+  explicit ScrambledDevice(bool grouped_hand_overs) : grouped_hand_overs_(grouped_hand_overs) {}
+
   std::unique_ptr<exec::DeviceArray> allocate(std::vector<int64_t> shape, bool zeroed) override;
 
   void fill(exec::DeviceArray& array, int64_t first, int64_t count, float value) override;
@@ -72,6 +81,9 @@ class ScrambledDevice final : public exec::HostDevice {
 
  private:
   uint32_t next_key_ = 0x2545F491u;
+  bool grouped_hand_overs_;
+  SynchronousMpiHandOvers transport_;
+  exec::GroupedHandOvers hand_overs_{transport_};
 };
 
 }  // namespace splitbrain::equivalence
