@@ -22,10 +22,14 @@ bool runs_on_device_memory(std::span<const Collective> collectives) {
   return true;
 }
 
-bool host_goes_on(const StepProgram& program, const StepInstruction& instruction) {
+bool host_goes_on(const StepProgram& program, const StepInstruction& instruction, bool grouped_hand_overs) {
   switch (instruction.op) {
     case StepOp::wait:
-      return host_goes_on(program, program.instructions.at(static_cast<size_t>(instruction.waits_for)));
+      return host_goes_on(program, program.instructions.at(static_cast<size_t>(instruction.waits_for)),
+                          grouped_hand_overs);
+    case StepOp::send:
+    case StepOp::recv:
+      return grouped_hand_overs;
     case StepOp::redistribute:
       if (!instruction.steps.empty()) {
         for (const RedistributionStep& step : instruction.steps) {

@@ -27,8 +27,10 @@ bool runs_on_device_memory(std::span<const Collective> collectives);
 // Whether a GPU's host goes on past `instruction` without waiting for its communication: a
 // gradient bucket's reduction (`reduce`), ZeRO's gathers (`gather_params`, and a layer's parameter
 // gather: a `redistribute` without steps) and a layout redistribution whose collectives all run on
-// device memory (a redistribution's local steps are the device's copies), and a `wait` for such an
-// instruction of `program`. Pipeline hand-overs are staged.
-bool host_goes_on(const StepProgram& program, const StepInstruction& instruction);
+// device memory (a redistribution's local steps are the device's copies), a pipeline hand-over
+// (`send`, `recv`) where `grouped_hand_overs` (the plan's complete as NCCL groups:
+// plans/hand_over_groups.h; else they are staged), and a `wait` for such an instruction of
+// `program`.
+bool host_goes_on(const StepProgram& program, const StepInstruction& instruction, bool grouped_hand_overs);
 
 }  // namespace splitbrain::plans

@@ -8,7 +8,6 @@
 #include <utility>
 #include <vector>
 
-#include "plans/plan_error.h"
 #include "plans/step_compiler.h"
 
 namespace splitbrain::plans {
@@ -29,17 +28,16 @@ struct Message {
 
 using Group = std::vector<Message>;
 
-// The program of stage `stage` on the ranks whose other coordinates are all 0.
-StepProgram stage_program(const Plan& plan, const CompiledPlan& compiled, int stage) {
-  for (int rank = 0; rank < plan.mesh.rank_count(); ++rank) {
-    bool replica_zero = true;
-    for (int axis = 0; axis < static_cast<int>(plan.mesh.axes().size()); ++axis) {
-      const int coordinate = plan.mesh.coordinate(rank, axis);
-      if (axis == plan.pipe_axis ? coordinate != stage : coordinate != 0) replica_zero = false;
-    }
-    if (replica_zero) return compile_step(plan, compiled, rank);
+// The programs of each stage's rank whose other coordinates are all 0 (replicas run the same).
+std::vector<StepProgram> stage_programs(const Plan& plan, const CompiledPlan& compiled, bool evaluation) {
+  std::vector<StepProgram> programs;
+  for (int stage = 0; stage < plan.stage_count(); ++stage) {
+    std::vector<int> coordinates(plan.mesh.axes().size(), 0);
+    coordinates[static_cast<size_t>(plan.pipe_axis)] = stage;
+    const int rank = plan.mesh.rank_of(coordinates);
+    programs.push_back(evaluation ? compile_evaluation(plan, compiled, rank) : compile_step(plan, compiled, rank));
   }
-  throw PlanError(fmt::format("hand-overs: no rank of stage {}", stage));
+  return programs;
 }
 
 // The stage's messages in the groups it posts them in.
@@ -78,11 +76,10 @@ std::string describe(const Message& m) {
 
 }  // namespace
 
-std::optional<HandOverStall> stall_of_grouped_hand_overs(const Plan& plan, const CompiledPlan& compiled) {
-  if (plan.pipe_axis < 0 || plan.stage_count() < 2) return std::nullopt;
-  const int stages = plan.stage_count();
+std::optional<HandOverStall> stall_of_grouped_hand_overs(std::span<const StepProgram> stage_programs) {
+  const auto stages = static_cast<int>(stage_programs.size());
   std::vector<std::vector<Group>> groups;
-  for (int s = 0; s < stages; ++s) groups.push_back(posted_groups(stage_program(plan, compiled, s)));
+  for (const StepProgram& program : stage_programs) groups.push_back(posted_groups(program));
   std::vector<size_t> current(static_cast<size_t>(stages), 0);
   while (true) {
     bool progress = false;
@@ -129,6 +126,12 @@ std::optional<HandOverStall> stall_of_grouped_hand_overs(const Plan& plan, const
     stall->message = waits;
     return stall;
   }
+}
+
+bool hand_overs_complete_in_groups(const Plan& plan, const CompiledPlan& compiled) {
+  if (plan.pipe_axis < 0 || plan.stage_count() < 2) return true;
+  return !stall_of_grouped_hand_overs(stage_programs(plan, compiled, false)) &&
+         !stall_of_grouped_hand_overs(stage_programs(plan, compiled, true));
 }
 
 }  // namespace splitbrain::plans

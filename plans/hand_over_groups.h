@@ -14,10 +14,12 @@
 // posted a pass early there, as Megatron-LM posts them).
 
 #include <optional>
+#include <span>
 #include <string>
 
 #include "plans/compiled_plan.h"
 #include "plans/plan.h"
+#include "plans/step_program.h"
 
 namespace splitbrain::plans {
 
@@ -29,8 +31,12 @@ struct HandOverStall {
   std::string message;
 };
 
-// nullopt when every stage's hand-overs complete (and match) in groups; also for a plan without
-// a pipeline.
-std::optional<HandOverStall> stall_of_grouped_hand_overs(const Plan& plan, const CompiledPlan& compiled);
+// nullopt when every stage's hand-overs complete (and match) in groups; `stage_programs` holds one
+// program per stage, in stage order (one stage: nothing to walk).
+std::optional<HandOverStall> stall_of_grouped_hand_overs(std::span<const StepProgram> stage_programs);
+
+// Whether the plan's training step and its evaluation both hand over completely in groups (a plan
+// without a pipeline: trivially): what lets an executor move them that way.
+bool hand_overs_complete_in_groups(const Plan& plan, const CompiledPlan& compiled);
 
 }  // namespace splitbrain::plans

@@ -15,6 +15,7 @@
 #include "sim/neighbour_speed.h"
 #include "sim/plan_collective_cost.h"
 #include "sim/rank_traffic.h"
+#include "plans/hand_over_groups.h"
 #include "plans/step_compiler.h"
 #include "plans/collective_residence.h"
 #include "plans/optimizer_launches.h"
@@ -40,6 +41,7 @@ class StepBuilder {
     forward_internal_.assign(compiled.layers.size(), 0.0);
     backward_internal_.assign(compiled.layers.size(), 0.0);
     recomputed_ = plans::recomputed_layers(plan);
+    grouped_hand_overs_ = plans::hand_overs_complete_in_groups(plan, compiled);
   }
 
   // The seconds of one run of a collective on a stage, and the level its group crosses. Deep
@@ -196,7 +198,7 @@ class StepBuilder {
         [[fallthrough]];
       case StepOp::wait:
         // Collectives on device memory the host queues and leaves; staged ones it waits for.
-        cost.host_waits = !plans::host_goes_on(program, instruction);
+        cost.host_waits = !plans::host_goes_on(program, instruction, grouped_hand_overs_);
         break;
       case StepOp::pack:
       case StepOp::unpack: {
@@ -309,6 +311,7 @@ class StepBuilder {
  private:
   const Plan& plan_;
   const CompiledPlan& compiled_;
+  bool grouped_hand_overs_ = false;  // a GPU moves the pipeline's hand-overs as NCCL groups
   const Cluster& cluster_;
   const Cluster* alone_;
   NodeConditions conditions_;

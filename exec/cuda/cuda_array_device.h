@@ -6,15 +6,18 @@
 // waiting. The host sees values only through upload and download (counted in the run report).
 //
 // Communication (cuda_array_device_communication.cc): with the NCCL engine, the gradient buckets'
-// reductions, ZeRO's gathers and the plan's sums and leading-row gathers and scatters run on the
-// arrays themselves, NCCL on its own stream ordered against the compute stream by events; layout
-// redistributions and pipeline hand-overs still download their input into a HostDevice array,
-// run there (the NCCL or MPI engine, as host arrays) and upload the result, counted as host
-// transfers, so the report shows what is left to move onto the device.
+// reductions, ZeRO's gathers, the layout redistributions and the plan's other collectives run on
+// the arrays themselves (exec/runtime/collectives_in_device_memory.h), NCCL on its own stream
+// ordered against the compute stream by events, and so do the pipeline hand-overs of a plan whose
+// hand-overs complete in NCCL groups (nccl_hand_overs.h); what is left (interleaved pipelines'
+// hand-overs, halo rows, and everything under another engine) downloads its input into a HostDevice
+// array, runs there (MPI, or the NCCL engine on host arrays) and uploads the result, counted as
+// host transfers, so the report shows what is left to move onto the device.
 
 #include <memory>
 
 #include "exec/cuda/cuda_context.h"
+#include "exec/cuda/nccl_hand_overs.h"
 #include "exec/cuda/page_locked_slots.h"
 #include "exec/cuda/pinned_host_memory.h"
 #include "exec/cuda/pooled_block.h"
@@ -84,6 +87,7 @@ class CudaArrayDevice final : public Device {
                   DeviceArray& output) override;
   std::unique_ptr<comm::PendingCollective> start_send(comm::CollectiveEngine& engine, const std::vector<int>& axes,
                                                       int destination, int tag, const DeviceArray& array) override;
+  void allow_grouped_hand_overs(bool allowed) override { grouped_hand_overs_ = allowed; }
   void receive(comm::CollectiveEngine& engine, const std::vector<int>& axes, int source, int tag,
                DeviceArray& into) override;
 
@@ -134,6 +138,10 @@ class CudaArrayDevice final : public Device {
   HostDevice host_;  // runs the staged communication
   std::shared_ptr<PinnedHostMemory> pinned_ = std::make_shared<PinnedHostMemory>(context_->device());
   PageLockedSlots slots_{context_->device()};  // queued uploads from pageable memory
+  // Pipeline hand-overs with NCCL on device memory, where the plan's complete in groups.
+  bool grouped_hand_overs_ = false;
+  NcclHandOvers hand_over_transport_{context_->stream()};
+  GroupedHandOvers hand_overs_{hand_over_transport_};
 };
 
 }  // namespace splitbrain::exec::cuda

@@ -2,10 +2,11 @@
 // gathers, the layout redistributions, and every collective plans::runs_on_device_memory accepts,
 // run on the arrays' device memory: the pieces cut out and laid in place by row copies on the
 // compute stream (exec/runtime/collectives_in_device_memory.h), NCCL ordered against the compute
-// stream by events (stream_ordered_collectives.h): no host copy, no host wait. Pipeline hand-overs,
-// and everything under another engine (the MPI engine, in tests), are staged through host memory:
-// a host copy of the input, the HostDevice's communication on it, the result uploaded back; each
-// copy a counted host transfer.
+// stream by events (stream_ordered_collectives.h): no host copy, no host wait. So do the pipeline
+// hand-overs where the plan's complete in NCCL groups (nccl_hand_overs.h). Interleaved pipelines'
+// hand-overs, and everything under another engine (the MPI engine, in tests), are staged through
+// host memory: a host copy of the input, the HostDevice's communication on it, the result uploaded
+// back; each copy a counted host transfer.
 
 #include <fmt/format.h>
 
@@ -224,6 +225,9 @@ void CudaArrayDevice::all_to_all(comm::CollectiveEngine& engine, const std::vect
 std::unique_ptr<comm::PendingCollective> CudaArrayDevice::start_send(comm::CollectiveEngine& engine,
                                                                      const std::vector<int>& axes, int destination,
                                                                      int tag, const DeviceArray& array) {
+  if (grouped_hand_overs_ && nccl_of(engine) != nullptr) {
+    return hand_overs_.start_send(engine, axes, destination, array);
+  }
   auto staged = staged_copy(array);
   auto pending = host_.start_send(engine, axes, destination, tag, *staged);
   std::vector<std::unique_ptr<DeviceArray>> keep;
@@ -233,6 +237,10 @@ std::unique_ptr<comm::PendingCollective> CudaArrayDevice::start_send(comm::Colle
 
 void CudaArrayDevice::receive(comm::CollectiveEngine& engine, const std::vector<int>& axes, int source, int tag,
                               DeviceArray& into) {
+  if (grouped_hand_overs_ && nccl_of(engine) != nullptr) {
+    hand_overs_.receive(engine, axes, source, into);
+    return;
+  }
   const auto staged = staged_result(into);
   host_.receive(engine, axes, source, tag, *staged);
   deliver(*staged, into);

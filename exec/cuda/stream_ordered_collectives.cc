@@ -1,5 +1,7 @@
 #include "exec/cuda/stream_ordered_collectives.h"
 
+#include <vector>
+
 #include "exec/cuda/cuda_check.h"
 #include "exec/cuda/recorded_event.h"
 #include "exec/cuda/release_in_destructor.h"
@@ -73,19 +75,32 @@ std::unique_ptr<comm::PendingCollective> start_all_gather(const OrderedStreams& 
   return pending_after_queued(streams);
 }
 
+std::unique_ptr<comm::PendingCollective> start_point_to_point(const OrderedStreams& streams, ncclComm_t communicator,
+                                                              std::span<const PointToPoint> messages) {
+  follow_compute(streams);
+  SB_NCCL_CHECK(ncclGroupStart());
+  for (const PointToPoint& m : messages) {
+    if (m.send != nullptr) {
+      SB_NCCL_CHECK(ncclSend(m.send, m.count, ncclFloat, m.peer, communicator, streams.communication));
+    } else {
+      SB_NCCL_CHECK(ncclRecv(m.receive, m.count, ncclFloat, m.peer, communicator, streams.communication));
+    }
+  }
+  SB_NCCL_CHECK(ncclGroupEnd());
+  return pending_after_queued(streams);
+}
+
 std::unique_ptr<comm::PendingCollective> start_all_to_all(const OrderedStreams& streams, ncclComm_t communicator,
                                                           const float* input, float* output, size_t piece_count) {
   int members = 0;
   SB_NCCL_CHECK(ncclCommCount(communicator, &members));
-  follow_compute(streams);
-  SB_NCCL_CHECK(ncclGroupStart());
+  std::vector<PointToPoint> messages;
   for (int j = 0; j < members; ++j) {
     const size_t at = piece_count * static_cast<size_t>(j);
-    SB_NCCL_CHECK(ncclSend(input + at, piece_count, ncclFloat, j, communicator, streams.communication));
-    SB_NCCL_CHECK(ncclRecv(output + at, piece_count, ncclFloat, j, communicator, streams.communication));
+    messages.push_back({.send = input + at, .receive = nullptr, .count = piece_count, .peer = j});
+    messages.push_back({.send = nullptr, .receive = output + at, .count = piece_count, .peer = j});
   }
-  SB_NCCL_CHECK(ncclGroupEnd());
-  return pending_after_queued(streams);
+  return start_point_to_point(streams, communicator, messages);
 }
 
 }  // namespace splitbrain::exec::cuda

@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <span>
 
 #include "exec/comm/collective_engine.h"
 
@@ -39,6 +40,17 @@ std::unique_ptr<comm::PendingCollective> start_reduce_scatter(const OrderedStrea
 // The members' inputs (`input_count` elements each) one after another, member 0 first.
 std::unique_ptr<comm::PendingCollective> start_all_gather(const OrderedStreams& streams, ncclComm_t communicator,
                                                           const float* input, float* output, size_t input_count);
+
+// Point-to-point messages that progress together (one NCCL group): `send` (count elements) to
+// member `peer`, or into `receive` from it. Messages to one peer match the peer's in order.
+struct PointToPoint {
+  const float* send = nullptr;
+  float* receive = nullptr;
+  size_t count = 0;
+  int peer = -1;
+};
+std::unique_ptr<comm::PendingCollective> start_point_to_point(const OrderedStreams& streams, ncclComm_t communicator,
+                                                              std::span<const PointToPoint> messages);
 
 // Member j's piece of `input` (the j-th of the communicator's size, `piece_count` elements each)
 // to member j; `output` holds the pieces received one after another, member 0's first (NCCL's

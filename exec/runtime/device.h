@@ -153,6 +153,11 @@ class Device {
                                                               const DeviceArray& array) = 0;
   virtual void receive(comm::CollectiveEngine& engine, const std::vector<int>& axes, int source, int tag,
                        DeviceArray& into) = 0;
+  // Whether the plan's hand-overs complete as groups of rendezvous messages matched in order
+  // (plans::hand_overs_complete_in_groups; the Trainer says so once): a device whose transport
+  // works that way (NCCL's point-to-point calls, grouped_hand_overs.h) may then move them in its
+  // own memory, and must keep tagged messages otherwise. Ignored by default.
+  virtual void allow_grouped_hand_overs(bool /*allowed*/) {}
 
   // The clock the step is timed by (step_clock.h): by default the host's, read at each mark,
   // right for a device that completes each call before returning (HostDevice); a device that

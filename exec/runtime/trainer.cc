@@ -15,6 +15,7 @@
 #include "exec/runtime/zero_sharding.h"
 #include "model/errors.h"
 #include "model/statistics.h"
+#include "plans/hand_over_groups.h"
 #include "plans/step_compiler.h"
 
 namespace splitbrain::exec {
@@ -90,6 +91,7 @@ Trainer::Trainer(const plans::Plan& plan, Backend backend, uint64_t seed)
   backend_.collectives->prepare(axis_sets);
   Device& device = *backend_.device;
   link_ = std::make_unique<StageLink>(communicator_, device, plan.pipe_axis, plan.micro_batches);
+  device.allow_grouped_hand_overs(plans::hand_overs_complete_in_groups(plan, compiled_));
 
   optimizer_ = std::make_unique<Optimizer>(plan.optimizer, device, memory_);
   ops_.resize(static_cast<size_t>(net.size()));

@@ -2,7 +2,7 @@
 // waiting: the sums, gathers, scatters and all-to-alls along any dimension do; halo exchanges and
 // the pipeline's hand-overs do not. On compiled programs: a data-parallel step's bucket reduction
 // and its wait, ZeRO 3's parameter gathers, and layout redistributions let the host go on; a
-// pipeline's sends, receives and their waits do not.
+// pipeline's sends, receives and their waits do where they move as NCCL groups, else not.
 
 #include "plans/collective_residence.h"
 
@@ -53,11 +53,11 @@ TEST(CollectiveResidence, SumsGathersScattersAndAllToAllsRunOnDeviceMemory) {
 }
 
 // Per op of `program`: how many of its instructions let the host go on, and how many there are.
-std::map<StepOp, std::pair<int, int>> going_on_by_op(const StepProgram& program) {
+std::map<StepOp, std::pair<int, int>> going_on_by_op(const StepProgram& program, bool grouped_hand_overs = false) {
   std::map<StepOp, std::pair<int, int>> counts;
   for (const StepInstruction& instruction : program.instructions) {
     auto& [goes_on, all] = counts[instruction.op];
-    goes_on += host_goes_on(program, instruction) ? 1 : 0;
+    goes_on += host_goes_on(program, instruction, grouped_hand_overs) ? 1 : 0;
     ++all;
   }
   return counts;
@@ -82,7 +82,7 @@ TEST(CollectiveResidence, ADataParallelStepsBucketReductionsAndZeroGathersLetThe
   }
 }
 
-TEST(CollectiveResidence, HandOversKeepTheHostWaitingAndRedistributionsDoNot) {
+TEST(CollectiveResidence, StagedHandOversKeepTheHostWaitingAndRedistributionsDoNot) {
   for (const char* example : {"vgg16-cifar10-pipeline-4.json", "fashion-vgg-splitbrain-2.json"}) {
     SCOPED_TRACE(example);
     const Plan plan = load_plan_file((kExamples / example).string());
@@ -105,12 +105,25 @@ TEST(CollectiveResidence, HandOversKeepTheHostWaitingAndRedistributionsDoNot) {
     for (const StepInstruction& instruction : program.instructions) {
       if (instruction.op != StepOp::wait) continue;
       const StepInstruction& awaited = program.instructions.at(static_cast<size_t>(instruction.waits_for));
-      EXPECT_EQ(host_goes_on(program, instruction), host_goes_on(program, awaited));
+      EXPECT_EQ(host_goes_on(program, instruction, false), host_goes_on(program, awaited, false));
       if (awaited.op == StepOp::send) {
-        EXPECT_FALSE(host_goes_on(program, instruction));
+        EXPECT_FALSE(host_goes_on(program, instruction, false));
       }
     }
   }
+}
+
+// Hand-overs moved as NCCL groups (a plan whose hand-overs complete that way) let the host go on,
+// and so do the waits for the sends.
+TEST(CollectiveResidence, GroupedHandOversLetTheHostGoOn) {
+  const Plan plan = load_plan_file((kExamples / "vgg16-cifar10-pipeline-4.json").string());
+  const StepProgram program = compile_step(plan, compile_plan(plan), 1);
+  const auto counts = going_on_by_op(program, true);
+  for (const StepOp op : {StepOp::send, StepOp::recv, StepOp::wait}) {
+    ASSERT_TRUE(counts.count(op)) << step_op_name(op);
+    EXPECT_EQ(counts.at(op).first, counts.at(op).second) << step_op_name(op);
+  }
+  EXPECT_EQ(counts.at(StepOp::forward).first, 0);
 }
 
 // A redistribution whose steps include a collective the device cannot run keeps the host waiting.
@@ -122,11 +135,11 @@ TEST(CollectiveResidence, ARedistributionWithAHostOnlyStepKeepsTheHostWaiting) {
   gather.collective = of_kind(CollectiveKind::all_gather, 1);
   RedistributionStep local;
   redistribution.steps = {local, gather};
-  EXPECT_TRUE(host_goes_on(program, redistribution));
+  EXPECT_TRUE(host_goes_on(program, redistribution, false));
   RedistributionStep halo;
   halo.collective = of_kind(CollectiveKind::halo_exchange, 0);
   redistribution.steps.push_back(halo);
-  EXPECT_FALSE(host_goes_on(program, redistribution));
+  EXPECT_FALSE(host_goes_on(program, redistribution, false));
 }
 
 }  // namespace

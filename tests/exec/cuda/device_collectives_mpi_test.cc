@@ -179,5 +179,41 @@ TEST(CudaArrayDeviceCollectives, AgreeWithTheHostDeviceOverMpi) {
   d.redistribute(global, inner_split, replicated, "split dim 2 -> replicated");
 }
 
+// Pipeline hand-overs as NCCL groups (nccl_hand_overs.h): members 0 and 1 each send before they
+// receive what the other sends (1F1B's crossing), which completes only because each send is held
+// back and posted with the receive; then a send waited for alone. Nothing goes through the host.
+TEST(CudaArrayDeviceCollectives, GroupedHandOversCross) {
+  if (world_size() < 2) GTEST_SKIP() << "needs at least 2 ranks";
+  if (!every_rank_has_a_gpu()) GTEST_SKIP() << "needs one GPU per rank (NCCL refuses two ranks on one device)";
+  const int device = select_device_for_this_rank();
+  comm::MeshCommunicators communicators(plans::Mesh({{"pipe", world_size()}}));
+  DeviceCollectives d(communicators, device);
+  const int me = d.host_communicator_.rank();
+  if (me > 1) return;
+  const int peer = 1 - me;
+  const std::vector<int> axes = {0};
+  d.cuda_.allow_grouped_hand_overs(true);
+  const std::vector<float> mine = rank_values(6 * 1024 * 1024, 7);  // 24 MB: past any eager buffer
+  Twin sent = d.twin({static_cast<int64_t>(mine.size())}, mine);
+  Twin received = d.zeros({static_cast<int64_t>(mine.size())});
+  const int64_t transfers = d.cuda_.host_transfers().count();
+  auto send = d.cuda_.start_send(d.nccl_, axes, peer, 0, *sent.cuda);
+  d.cuda_.receive(d.nccl_, axes, peer, 0, *received.cuda);
+  send->wait();
+  std::vector<float> expected(mine.size());
+  for (size_t i = 0; i < expected.size(); ++i)
+    expected[i] = static_cast<float>(peer * 1000 + 7 * 100 + static_cast<int>(i % 97));
+  EXPECT_EQ(host_copy(d.cuda_, *received.cuda), expected) << "crossing hand-overs";
+  // Member 1's send posted alone (waited for before any receive), member 0 receiving it.
+  d.cuda_.fill(*received.cuda, 0, received.cuda->elements(), 0.0f);
+  if (me == 1) {
+    d.cuda_.start_send(d.nccl_, axes, peer, 1, *sent.cuda)->wait();
+  } else {
+    d.cuda_.receive(d.nccl_, axes, peer, 1, *received.cuda);
+    EXPECT_EQ(host_copy(d.cuda_, *received.cuda), expected) << "a send posted alone";
+  }
+  EXPECT_EQ(d.cuda_.host_transfers().count() - (me == 0 ? 2 : 1), transfers) << "a hand-over staged through the host";
+}
+
 }  // namespace
 }  // namespace splitbrain::exec::cuda

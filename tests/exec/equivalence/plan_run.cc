@@ -16,8 +16,6 @@
 #include "exec/runtime/trainer.h"
 #include "model/errors.h"
 #include "plans/tensor_layout.h"
-#include "plans/compiled_plan.h"
-#include "plans/hand_over_groups.h"
 #include "tests/exec/equivalence/equivalence_options.h"
 #include "tests/exec/equivalence/scrambled_device.h"
 
@@ -178,10 +176,7 @@ PlanOutcome run_plan(const plans::Plan& plan, const sim::Cluster& cluster, int s
   try {
     exec::comm::MeshCommunicators communicators(p.mesh);
     exec::Backend backend = exec::cpu::make_cpu_backend(communicators);
-    if (options().scrambled_device) {
-      out.grouped_hand_overs = !plans::stall_of_grouped_hand_overs(p, plans::compile_plan(p)).has_value();
-      backend.device = std::make_unique<ScrambledDevice>(out.grouped_hand_overs);
-    }
+    if (options().scrambled_device) backend.device = std::make_unique<ScrambledDevice>();
     exec::Trainer trainer(p, std::move(backend), 1);
     const model::Layer& loss = net.layer(net.size() - 1);
     const auto classes = static_cast<int>(net.layer(loss.inputs.at(0)).output_shape.back());
@@ -190,6 +185,9 @@ PlanOutcome run_plan(const plans::Plan& plan, const sim::Cluster& cluster, int s
     exec::BatchSource& data = net.layer(0).output_is_tokens ? static_cast<exec::BatchSource&>(tokens) : images;
     const auto start = std::chrono::steady_clock::now();
     const exec::HostTransfers before = trainer.device().host_transfers();
+    if (const auto* scrambled = dynamic_cast<const ScrambledDevice*>(&trainer.device())) {
+      out.grouped_hand_overs = scrambled->grouped_hand_overs();
+    }
     for (int s = 0; s < steps; ++s) out.losses.push_back(trainer.step(data).loss);
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const exec::HostTransfers moved = trainer.device().host_transfers() - before;

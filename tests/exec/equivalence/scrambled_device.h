@@ -22,11 +22,6 @@ namespace splitbrain::equivalence {
 
 class ScrambledDevice final : public exec::HostDevice {
  public:
-  // `grouped_hand_overs`: pipeline hand-overs as NCCL's point-to-point calls behave (held back,
-  // grouped, synchronous, matched in order), for a plan whose hand-overs complete that way
-  // (plans::stall_of_grouped_hand_overs); else HostDevice's tagged MPI messages.
-  explicit ScrambledDevice(bool grouped_hand_overs) : grouped_hand_overs_(grouped_hand_overs) {}
-
   std::unique_ptr<exec::DeviceArray> allocate(std::vector<int64_t> shape, bool zeroed) override;
 
   void fill(exec::DeviceArray& array, int64_t first, int64_t count, float value) override;
@@ -71,6 +66,10 @@ class ScrambledDevice final : public exec::HostDevice {
                                                             const exec::DeviceArray& array) override;
   void receive(exec::comm::CollectiveEngine& engine, const std::vector<int>& axes, int source, int tag,
                exec::DeviceArray& into) override;
+  // Where allowed, pipeline hand-overs as NCCL's point-to-point calls behave (held back, grouped,
+  // synchronous, matched in order); else HostDevice's tagged MPI messages.
+  void allow_grouped_hand_overs(bool allowed) override { grouped_hand_overs_ = allowed; }
+  bool grouped_hand_overs() const { return grouped_hand_overs_; }
 
   // Whether `array` holds scrambled values now (it is not in use by a Device call).
   static bool scrambled(const exec::DeviceArray& array);
@@ -81,7 +80,7 @@ class ScrambledDevice final : public exec::HostDevice {
 
  private:
   uint32_t next_key_ = 0x2545F491u;
-  bool grouped_hand_overs_;
+  bool grouped_hand_overs_ = false;
   SynchronousMpiHandOvers transport_;
   exec::GroupedHandOvers hand_overs_{transport_};
 };

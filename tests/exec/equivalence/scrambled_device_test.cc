@@ -11,7 +11,7 @@ namespace splitbrain::equivalence {
 namespace {
 
 TEST(Equivalence, ScrambledDeviceHidesValuesOutsideItsCalls) {
-  ScrambledDevice device(false);
+  ScrambledDevice device;
   const std::vector<float> values = {0.0f, 1.0f, -2.5f, 3e-8f};
   const auto array = device.allocate({2, 2}, true);
   EXPECT_TRUE(ScrambledDevice::scrambled(*array));
