@@ -14,6 +14,7 @@
 // array, runs there (MPI, or the NCCL engine on host arrays) and uploads the result, counted as
 // host transfers, so the report shows what is left to move onto the device.
 
+#include <functional>
 #include <memory>
 
 #include "exec/cuda/cuda_context.h"
@@ -132,6 +133,10 @@ class CudaArrayDevice final : public Device {
   std::unique_ptr<DeviceArray> staged_result(const DeviceArray& like);
   // Uploads a staged result (counted) into `into`.
   void deliver(DeviceArray& staged, DeviceArray& into);
+  // A blocking call staged through host memory: `input` copied out, `on_host` run on the host
+  // copies, its result uploaded into `output`.
+  void staged(const DeviceArray& input, DeviceArray& output,
+              const std::function<void(DeviceArray& host_input, DeviceArray& host_output)>& on_host);
 
   std::shared_ptr<CudaContext> context_;
   int64_t driver_used_at_start_bytes_;

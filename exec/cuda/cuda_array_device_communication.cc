@@ -93,6 +93,14 @@ void CudaArrayDevice::deliver(DeviceArray& staged, DeviceArray& into) {
   upload(HostDevice::storage(staged).values, into);
 }
 
+void CudaArrayDevice::staged(const DeviceArray& input, DeviceArray& output,
+                             const std::function<void(DeviceArray& host_input, DeviceArray& host_output)>& on_host) {
+  const auto staged_input = staged_copy(input);
+  const auto staged_output = staged_result(output);
+  on_host(*staged_input, *staged_output);
+  deliver(*staged_output, output);
+}
+
 OrderedStreams CudaArrayDevice::streams_with(const NcclCollectives& nccl) const {
   return {context_->stream(), nccl.stream()};
 }
@@ -141,10 +149,8 @@ void CudaArrayDevice::run_collectives(comm::Communicator& communicator, std::spa
     run_collectives_in_device_memory(*this, communicator, collectives, input, output, label);
     return;
   }
-  const auto staged_input = staged_copy(input);
-  const auto staged_output = staged_result(output);
-  host_.run_collectives(communicator, collectives, *staged_input, *staged_output, label);
-  deliver(*staged_output, output);
+  staged(input, output,
+         [&](DeviceArray& in, DeviceArray& out) { host_.run_collectives(communicator, collectives, in, out, label); });
 }
 
 void CudaArrayDevice::redistribute(comm::Communicator& communicator, std::span<const plans::RedistributionStep> steps,
@@ -159,10 +165,9 @@ void CudaArrayDevice::redistribute(comm::Communicator& communicator, std::span<c
     return;
   }
   // The host copy is this call's own, so the redistribution may consume it.
-  const auto staged_input = staged_copy(input);
-  const auto staged_output = staged_result(output);
-  host_.redistribute(communicator, steps, global_shape, *staged_input, true, *staged_output, label);
-  deliver(*staged_output, output);
+  staged(input, output, [&](DeviceArray& in, DeviceArray& out) {
+    host_.redistribute(communicator, steps, global_shape, in, true, out, label);
+  });
 }
 
 std::unique_ptr<comm::PendingCollective> CudaArrayDevice::start_all_reduce(comm::CollectiveEngine& engine,
@@ -204,10 +209,7 @@ void CudaArrayDevice::all_gather(comm::CollectiveEngine& engine, const std::vect
     start_on_device(*nccl, plans::CollectiveKind::all_gather, axes, input, output)->wait();
     return;
   }
-  const auto staged_input = staged_copy(input);
-  const auto staged_output = staged_result(output);
-  host_.all_gather(engine, axes, *staged_input, *staged_output);
-  deliver(*staged_output, output);
+  staged(input, output, [&](DeviceArray& in, DeviceArray& out) { host_.all_gather(engine, axes, in, out); });
 }
 
 void CudaArrayDevice::all_to_all(comm::CollectiveEngine& engine, const std::vector<int>& axes, const DeviceArray& input,
@@ -216,10 +218,7 @@ void CudaArrayDevice::all_to_all(comm::CollectiveEngine& engine, const std::vect
     start_on_device(*nccl, plans::CollectiveKind::all_to_all, axes, input, output)->wait();
     return;
   }
-  const auto staged_input = staged_copy(input);
-  const auto staged_output = staged_result(output);
-  host_.all_to_all(engine, axes, *staged_input, *staged_output);
-  deliver(*staged_output, output);
+  staged(input, output, [&](DeviceArray& in, DeviceArray& out) { host_.all_to_all(engine, axes, in, out); });
 }
 
 std::unique_ptr<comm::PendingCollective> CudaArrayDevice::start_send(comm::CollectiveEngine& engine,
