@@ -101,8 +101,14 @@ std::string describe_json(const json& value) {
       // Long strings are cut: the message should point at the value, not reprint a document.
       constexpr size_t kShown = 40;
       std::string text = value.get<std::string>();
-      if (text.size() > kShown) text = text.substr(0, kShown) + "...";
-      return fmt::format("string {}", json(text).dump());
+      if (text.size() > kShown) {
+        // Cut before a character, not inside one: back off UTF-8 continuation bytes (10xxxxxx).
+        size_t cut = kShown;
+        while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0U) == 0x80U) --cut;
+        text = text.substr(0, cut) + "...";
+      }
+      // Whatever bytes remain that are not UTF-8 print as U+FFFD rather than throw.
+      return fmt::format("string {}", json(text).dump(-1, ' ', false, json::error_handler_t::replace));
     }
     case json::value_t::array:
       return "an array";

@@ -164,6 +164,18 @@ TEST(JsonObjectReader, CallerChecksReadTheSameAsReaderErrors) {
   expect_message([&] { reader.array("items").fail(3, "no such item"); }, "doc.json: items[3]: no such item");
 }
 
+// A long string is cut before a multi-byte character, never inside it (a cut sequence is not
+// UTF-8, and printing it threw); bytes that are not UTF-8 at all print as U+FFFD.
+TEST(DescribeJson, CutsLongStringsBetweenCharacters) {
+  const std::string head(39, 'C');
+  EXPECT_EQ(describe_json(json(head + "\xC5\xBC(")), "string \"" + head + "...\"");
+  EXPECT_EQ(describe_json(json(head + "C\xC5\xBC(")), "string \"" + head + "C...\"");
+  EXPECT_EQ(describe_json(json(std::string("a\xFF"
+                                           "b"))),
+            "string \"a\xEF\xBF\xBD"
+            "b\"");
+}
+
 TEST(ParseJsonStrict, ParsesValidText) {
   const json document = parse_json_strict(R"({"a": [1, {"b": 2}], "c": {"a": 3}})", "doc.json");
   EXPECT_EQ(document["a"][1]["b"], 2);
