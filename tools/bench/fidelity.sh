@@ -5,8 +5,9 @@
 # models' plans) that predicts its runs, then compared. Plans the executor refuses
 # are listed as skipped, with its message.
 # Writes results/fidelity/: README.md (table, median and worst iteration error, memory error, bytes,
-# ranking check), results.json, predicted-vs-measured.{png,svg}, phases.{png,svg}, each round's
-# calibrated cluster and calibrate's output, and compare/<plan>/ (comparison.json, figures, merged trace).
+# ranking checks), results.json, rounds.txt (every round's predicted and measured step),
+# predicted-vs-measured.{png,svg}, phases.{png,svg}, each round's calibrated cluster and
+# calibrate's output, and compare/<plan>/ (comparison.json, figures, merged trace).
 # Made in a temporary folder and renamed, so nothing is left half-written.
 # Knobs (environment): TIMED_SECONDS (each run times at least this many seconds of steps by the
 # prediction, 3), MIN_ITERS (timed steps at least, 8), WARMUP (2), ROUNDS (5), MODELS ("fashion-vgg
@@ -101,6 +102,11 @@ PY
 )
   read -r median_round median_seconds <<< "$median_round"
   echo "$name $median_seconds" >> "$work/median-step-seconds.txt"
+  # Every round's predicted and measured step, for the report's per-round ranking check.
+  for round in $(seq 1 "$rounds"); do
+    "$python" -c "import json, sys; print(sys.argv[1], sys.argv[2], json.load(open(sys.argv[3]))['iteration_seconds'], json.load(open(sys.argv[4]))['iteration_seconds'])" \
+      "$name" "$round" "$run/prediction-$round.json" "$run/measured-$round.json" >> "$work/rounds.txt"
+  done
   "$sb" compare "$run/prediction-$median_round.json" "$run/measured-$median_round.json" --out "$work/compare/$name" \
     --predicted-trace "$run/prediction-trace-$median_round.json" --measured-trace "$run/measured-trace-$median_round.json" \
     > "$work/compare/$name.txt"

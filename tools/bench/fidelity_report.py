@@ -64,6 +64,38 @@ def ranking(plans, median_seconds):
     return checks
 
 
+def ranking_by_round(plans, rounds_path):
+    """Per (model, ranks) group, each round as a whole experiment: the plan that round's calibration
+    predicts fastest, measured in that round against the round's fastest. A near-tie's pick moves
+    with the calibration, which the check above (the planner's pick by the first round's
+    calibration) cannot show. None without rounds.txt."""
+    if not rounds_path.exists():
+        return None
+    runs = {}  # (name, round) -> (predicted, measured)
+    for line in rounds_path.read_text().splitlines():
+        name, round_index, predicted, measured = line.split()
+        runs[(name, int(round_index))] = (float(predicted), float(measured))
+    groups = {}
+    for p in plans:
+        groups.setdefault((p["model"], p["ranks"]), []).append(p["name"])
+    checks = []
+    for (model, ranks), names in sorted(groups.items()):
+        if len(names) < 2:
+            continue
+        gaps = []
+        for round_index in sorted({r for (_, r) in runs}):
+            if not all((n, round_index) in runs for n in names):
+                continue
+            pick = min(names, key=lambda n: runs[(n, round_index)][0])
+            fastest = min(runs[(n, round_index)][1] for n in names)
+            gaps.append(runs[(pick, round_index)][1] / fastest - 1.0)
+        if gaps:
+            gap = statistics.median(gaps)
+            checks.append({"model": model, "ranks": ranks, "plans": len(names), "rounds": len(gaps), "gaps": gaps,
+                           "median_gap": gap, "holds": gap <= RANKING_TARGET})
+    return checks
+
+
 def planner_rank(name):
     """`[<model>-<ranks>-]<NN>-<family>`: NN is the plan's place in `splitbrain plan`'s ranking."""
     return int(re.search(r"(?:^|-)(\d\d)-(?=[a-z])", name).group(1))
@@ -136,6 +168,7 @@ def main():
         "worst_memory_error": max(p["worst_memory_error"] for p in plans),
         "all_bytes_equal": all(p["bytes_equal"] for p in plans),
         "ranking": ranking(plans, median_seconds),
+        "ranking_by_round": ranking_by_round(plans, args.work / "rounds.txt"),
         "command": args.command,
         "machine": args.machine,
         "loadavg_start": args.load[0],
@@ -165,6 +198,11 @@ def main():
         lines.append(f"- ranking, {check['model']} on {check['ranks']} ranks ({check['plans']} plans): the planner's pick "
                      f"`{check['predicted_fastest']}` is measured {check['gap']:+.1%} (median step time over the rounds where there are several) from the measured fastest "
                      f"`{check['measured_fastest']}` (target <= {RANKING_TARGET:.0%}): {'holds' if check['holds'] else 'FAILS'}")
+    for check in summary["ranking_by_round"] or []:
+        lines.append(f"- ranking by round, {check['model']} on {check['ranks']} ranks: the plan each round's calibration "
+                     f"predicts fastest is measured in that round {', '.join(f'{g:+.1%}' for g in check['gaps'])} from the "
+                     f"round's fastest; median {check['median_gap']:+.1%} (target <= {RANKING_TARGET:.0%}): "
+                     f"{'holds' if check['holds'] else 'FAILS'}")
     lines += ["", "![predicted vs measured](predicted-vs-measured.png)", "", "![phases](phases.png)", "",
               "| plan | family | mesh | predicted ms | measured ms | error | worst memory error | peak memory error | bytes equal |",
               "|---|---|---|---:|---:|---:|---:|---:|---|"]
