@@ -6,8 +6,8 @@
 # recompute). Both binaries run every plan in every round, the order alternating round by round,
 # so a slow minute of the shared host falls on both alike; each cell is the median over the rounds
 # of each run's median step time.
-# BEFORE_BIN: the earlier splitbrain binary; or BEFORE_REF: a git revision, built here (CUDA off)
-# in a temporary worktree. Writes results/executor-before-after/ (README.md, results.json,
+# BEFORE_BIN: the earlier splitbrain binary (BEFORE_LABEL: what to call it); or BEFORE_REF: a git
+# revision, built here (CUDA off) in a temporary worktree. Writes results/executor-before-after/ (README.md, results.json,
 # results.csv; made in a temporary folder and renamed).
 # Knobs (environment): ROUNDS (5), WARMUP (2), ITERS (8). About 8 minutes on 2 quiet cores, plus
 # the build of BEFORE_REF.
@@ -28,7 +28,11 @@ work=$tmp/executor-before-after
 mkdir -p "$work" "$tmp/runs" "$tmp/plans"
 
 before=${BEFORE_BIN:-}
-before_label=${BEFORE_REF:-$before}
+# The earlier version as the report names it: the revision, or BEFORE_LABEL (say, the revision a
+# given binary was built from), else the binary's path.
+before_label=${BEFORE_REF:-${BEFORE_LABEL:-$before}}
+given="BEFORE_REF=${BEFORE_REF:-}"
+[ -n "$before" ] && given="BEFORE_BIN=$before${BEFORE_LABEL:+ BEFORE_LABEL=$BEFORE_LABEL}"
 if [ -z "$before" ]; then
   [ -n "${BEFORE_REF:-}" ] || { echo "executor-before-after: set BEFORE_BIN (a splitbrain binary) or BEFORE_REF (a git revision)" >&2; exit 2; }
   worktree=$tmp/before-src
@@ -81,7 +85,7 @@ for round in $(seq 1 "$rounds"); do
 done
 loadavg_end=$(cut -d' ' -f1-3 /proc/loadavg)
 
-command="BEFORE_REF=$before_label bash tools/bench/executor-before-after.sh (ROUNDS=$rounds WARMUP=$warmup ITERS=$iters)"
+command="$given bash tools/bench/executor-before-after.sh (ROUNDS=$rounds WARMUP=$warmup ITERS=$iters)"
 "$python" tools/bench/executor_before_after_report.py "$tmp/runs" "$work" --command "$command" \
   --before "$before_label" --after "$after_label" --load "$loadavg_start" "$loadavg_end" \
   --cpu "$(lscpu | sed -n 's/^Model name: *//p' | head -n 1)" --cpus "$(nproc)" \
