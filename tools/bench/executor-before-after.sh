@@ -7,8 +7,8 @@
 # so a slow minute of the shared host falls on both alike; each cell is the median over the rounds
 # of each run's median step time.
 # BEFORE_BIN: the earlier splitbrain binary (BEFORE_LABEL: what to call it); or BEFORE_REF: a git
-# revision, built here (CUDA off) in a temporary worktree. Writes results/executor-before-after/ (README.md, results.json,
-# results.csv; made in a temporary folder and renamed).
+# revision, built here (CUDA off) in a temporary worktree. Writes results/executor-before-after/
+# (README.md, results.json, results.csv; made in a temporary folder and renamed).
 # Knobs (environment): ROUNDS (5), WARMUP (2), ITERS (8). About 8 minutes on 2 quiet cores, plus
 # the build of BEFORE_REF.
 set -euo pipefail
