@@ -88,25 +88,22 @@ for entry in "${plan_list[@]}"; do
   IFS='|' read -r model ranks plan name <<< "$entry"
   run=$tmp/runs/$name
   [ -f "$run/refused" ] && continue
-  median_round=$("$python" - "$run" "$rounds" <<'PY'
+  # Also appends every round's predicted and measured step to rounds.txt (the per-round ranking check).
+  median_round=$("$python" - "$run" "$rounds" "$name" "$work/rounds.txt" <<'PY'
 import json, sys
-run, rounds = sys.argv[1], int(sys.argv[2])
-def error(r):
-    predicted = json.load(open(f"{run}/prediction-{r}.json"))["iteration_seconds"]
-    measured = json.load(open(f"{run}/measured-{r}.json"))["iteration_seconds"]
-    return predicted / measured - 1.0
-errors = sorted((error(r), r) for r in range(1, rounds + 1))
-measured = sorted(json.load(open(f"{run}/measured-{r}.json"))["iteration_seconds"] for r in range(1, rounds + 1))
+run, rounds, name, rounds_file = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+steps = {r: (json.load(open(f"{run}/prediction-{r}.json"))["iteration_seconds"],
+             json.load(open(f"{run}/measured-{r}.json"))["iteration_seconds"]) for r in range(1, rounds + 1)}
+with open(rounds_file, "a") as out:
+    for r, (predicted, measured) in steps.items():
+        print(name, r, predicted, measured, file=out)
+errors = sorted((predicted / measured - 1.0, r) for r, (predicted, measured) in steps.items())
+measured = sorted(m for _, m in steps.values())
 print(errors[len(errors) // 2][1], measured[len(measured) // 2])
 PY
 )
   read -r median_round median_seconds <<< "$median_round"
   echo "$name $median_seconds" >> "$work/median-step-seconds.txt"
-  # Every round's predicted and measured step, for the report's per-round ranking check.
-  for round in $(seq 1 "$rounds"); do
-    "$python" -c "import json, sys; print(sys.argv[1], sys.argv[2], json.load(open(sys.argv[3]))['iteration_seconds'], json.load(open(sys.argv[4]))['iteration_seconds'])" \
-      "$name" "$round" "$run/prediction-$round.json" "$run/measured-$round.json" >> "$work/rounds.txt"
-  done
   "$sb" compare "$run/prediction-$median_round.json" "$run/measured-$median_round.json" --out "$work/compare/$name" \
     --predicted-trace "$run/prediction-trace-$median_round.json" --measured-trace "$run/measured-trace-$median_round.json" \
     > "$work/compare/$name.txt"
