@@ -54,7 +54,7 @@ std::vector<Group> posted_groups(const StepProgram& program) {
       held.push_back({is_send, peer, count[{is_send, peer}]++, i,
                       MessageKey{instruction.layer, instruction.index, instruction.micro_batch,
                                  moves_gradient(program, instruction)}});
-      if (!is_send) groups.push_back(std::exchange(held, {}));
+      if (!is_send && !instruction.posted_with_next) groups.push_back(std::exchange(held, {}));
     } else if (instruction.op == StepOp::wait && !held.empty()) {
       for (const Message& m : held) {
         if (m.instruction == instruction.waits_for) {
@@ -128,10 +128,19 @@ std::optional<HandOverStall> stall_of_grouped_hand_overs(std::span<const StepPro
   }
 }
 
+std::optional<HandOverStall> stall_of_plan_hand_overs(const Plan& plan, const CompiledPlan& compiled) {
+  if (plan.pipe_axis < 0 || plan.stage_count() < 2) return std::nullopt;
+  for (const bool evaluation : {false, true}) {
+    if (auto stall = stall_of_grouped_hand_overs(stage_programs(plan, compiled, evaluation))) {
+      stall->message = fmt::format("{}: {}", evaluation ? "evaluation" : "training step", stall->message);
+      return stall;
+    }
+  }
+  return std::nullopt;
+}
+
 bool hand_overs_complete_in_groups(const Plan& plan, const CompiledPlan& compiled) {
-  if (plan.pipe_axis < 0 || plan.stage_count() < 2) return true;
-  return !stall_of_grouped_hand_overs(stage_programs(plan, compiled, false)) &&
-         !stall_of_grouped_hand_overs(stage_programs(plan, compiled, true));
+  return !stall_of_plan_hand_overs(plan, compiled);
 }
 
 }  // namespace splitbrain::plans

@@ -22,8 +22,7 @@ std::vector<PipelinePass> interleaved(int stage, int stages, int micro_batches, 
     if (kind == PassKind::backward) local = chunks - 1 - local;
     return PipelinePass{kind, (k / group) * stages + k % stages, local * stages + stage};
   };
-  const int warmup =
-      micro_batches == stages ? total : std::min(total, 2 * (stages - stage - 1) + (chunks - 1) * stages);
+  const int warmup = warmup_forwards(stage, stages, micro_batches, PipelineSchedule::interleaved_one_f_one_b, chunks);
   std::vector<PipelinePass> order;
   order.reserve(static_cast<size_t>(2 * total));
   for (int k = 0; k < warmup; ++k) order.push_back(pass(k, PassKind::forward));
@@ -36,6 +35,21 @@ std::vector<PipelinePass> interleaved(int stage, int stages, int micro_batches, 
 }
 
 }  // namespace
+
+int warmup_forwards(int stage, int stages, int micro_batches, PipelineSchedule schedule, int virtual_stages) {
+  const int total = micro_batches * virtual_stages;
+  switch (schedule) {
+    case PipelineSchedule::gpipe:
+      return total;
+    case PipelineSchedule::one_f_one_b:
+      // Lets the last stage start its first backward as early as possible.
+      return std::min(stages - stage - 1, total);
+    case PipelineSchedule::interleaved_one_f_one_b:
+      return micro_batches == stages ? total
+                                     : std::min(total, 2 * (stages - stage - 1) + (virtual_stages - 1) * stages);
+  }
+  return total;
+}
 
 std::vector<PipelinePass> pass_order(int stage, int stages, int micro_batches, PipelineSchedule schedule,
                                      int virtual_stages) {
@@ -63,8 +77,7 @@ std::vector<PipelinePass> pass_order(int stage, int stages, int micro_batches, P
     for (int m = 0; m < micro_batches; ++m) order.push_back({PassKind::backward, m, stage});
     return order;
   }
-  // The warm-up lets the last stage start its first backward as early as possible.
-  const int warmup = std::min(stages - stage - 1, micro_batches);
+  const int warmup = warmup_forwards(stage, stages, micro_batches, schedule);
   int next_forward = 0;
   int next_backward = 0;
   for (; next_forward < warmup; ++next_forward) order.push_back({PassKind::forward, next_forward, stage});

@@ -35,4 +35,9 @@ std::vector<PipelinePass> pass_order(int stage, int stages, int micro_batches, P
 // The same for a plan's stage.
 std::vector<PipelinePass> pass_order(const Plan& plan, int stage);
 
+// The forwards the stage runs before its steady state, in which each forward runs back to back
+// with the backward after it (all of them under GPipe, and under interleaved 1F1B when there are
+// as many micro-batches as stages). Arguments as pass_order's, unchecked.
+int warmup_forwards(int stage, int stages, int micro_batches, PipelineSchedule schedule, int virtual_stages = 1);
+
 }  // namespace splitbrain::plans

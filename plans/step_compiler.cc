@@ -23,14 +23,20 @@ namespace detail {
 StepProgram StepCompiler::compile() {
   facts_.add_model_states(writer_);
   // A micro-batch's buffers in a chunk exist from its forward to the end of its backward.
-  const int stages = plan_.stage_count();
   std::vector<MicroBatchBuffers> states(static_cast<size_t>(plan_.virtual_stages * plan_.micro_batches));
-  for (const PipelinePass& pass : pass_order(plan_, facts_.stage())) {
+  const std::vector<PipelinePass> passes = pass_order(plan_, facts_.stage());
+  const ReceivesAhead ahead{.passes = passes,
+                            .warmup = warmup_forwards(facts_.stage(), plan_.stage_count(), plan_.micro_batches,
+                                                      plan_.schedule, plan_.virtual_stages),
+                            .with_next_backward = plan_.schedule == PipelineSchedule::interleaved_one_f_one_b};
+  std::vector<bool> posted(passes.size(), false);
+  for (size_t i = 0; i < passes.size(); ++i) {
+    const PipelinePass& pass = passes[i];
+    post_receives_ahead(ahead, i, posted, states);  // a forward's state is reset there
     const int micro = pass.micro_batch;
-    MicroBatchBuffers& state = states[static_cast<size_t>((pass.chunk / stages) * plan_.micro_batches + micro)];
+    MicroBatchBuffers& state = state_of(pass, states);
     const std::vector<int>& layers = facts_.chunk_layers(pass.chunk);
     if (pass.kind == PassKind::forward) {
-      reset(state);
       forward(layers, micro, state, /*recomputing=*/false);
       if (plan_.recompute_activations) drop_recomputable(rerun_part(layers), state);
     } else if (plan_.recompute_activations) {
@@ -61,7 +67,10 @@ StepProgram StepCompiler::compile_evaluation() {
   for (int micro = 0; micro < plan_.micro_batches; ++micro) {
     // Chunk by chunk in model order: a later chunk's input comes round from the other stages.
     reset(states[0]);
-    forward(facts_.stage_layers(), micro, states[0], /*recomputing=*/false);
+    for (int chunk = facts_.stage(); chunk < plan_.chunk_count(); chunk += plan_.stage_count()) {
+      emit_receive_group(forward_receives(facts_.chunk_layers(chunk), micro, states[0]));
+      forward(facts_.chunk_layers(chunk), micro, states[0], /*recomputing=*/false);
+    }
     release_all(facts_.stage_layers(), states[0]);
   }
   writer_.mark_passes_end();
@@ -115,7 +124,7 @@ void StepCompiler::forward(const std::vector<int>& layers, int micro, MicroBatch
       const InputTransfer& transfer = compiled.inputs[p];
       int input = -1;
       if (transfer.from_other_stage) {
-        input = received_input(v, p, micro, state);
+        input = received_input(v, p, state);
       } else {
         input = state.outputs[static_cast<size_t>(u)];
         writer_.hold(input);
@@ -270,8 +279,8 @@ void StepCompiler::backward(const std::vector<int>& layers, int micro, MicroBatc
     const model::Layer& layer = net_.layer(v);
     if (layer.kind == model::OpKind::input) continue;
     const CompiledLayer& compiled = compiled_.layers[static_cast<size_t>(v)];
+    take_received_gradients(v, micro, state);
     int& output_grad = state.output_grads[static_cast<size_t>(v)];
-    receive_gradients(v, micro, output_grad);
     if (output_grad < 0) {
       output_grad = working_buffer(facts_.gradient_bytes_of_output(v), BufferRole::output_gradient, v, -1, micro);
     }

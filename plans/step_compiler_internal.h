@@ -5,10 +5,12 @@
 
 #include <map>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "plans/compiled_plan.h"
 #include "plans/memory_walk.h"
+#include "plans/pipeline_order.h"
 #include "plans/plan.h"
 #include "plans/program_writer.h"
 #include "plans/recompute_scope.h"
@@ -34,6 +36,10 @@ struct MicroBatchBuffers {
   // the backward under recompute), and the sum of their readers' gradients not yet sent back.
   std::map<int, int> received;
   std::map<int, int> gradients_to_send;
+  // Receives posted before the pass ran (StepCompiler::post_receives_ahead), not yet taken: by
+  // producer, an input; by (consumer, input position), a gradient.
+  std::map<int, int> posted_inputs;
+  std::map<std::pair<int, int>, int> posted_gradients;
 };
 
 class StepCompiler {
@@ -84,10 +90,11 @@ class StepCompiler {
   // The forward of `layers` (a model chunk of the stage, in model order) on micro-batch `micro`.
   void forward(const std::vector<int>& layers, int micro, MicroBatchBuffers& state, bool recomputing);
 
-  // Input p of layer v, from a producer on an earlier stage: received by its first reader here
-  // (InputTransfer::from_other_stage), which keeps it for the later ones (and, under recompute,
-  // for the backward's forward again).
-  int received_input(int v, size_t p, int micro, MicroBatchBuffers& state);
+  // Input p of layer v, from a producer on an earlier stage: received before the pass (its
+  // buffer in `state.posted_inputs`), taken by its first reader here (InputTransfer::
+  // from_other_stage), which keeps it for the later ones (and, under recompute, for the
+  // backward's forward again).
+  int received_input(int v, size_t p, MicroBatchBuffers& state);
 
   // The pipeline message of input `index` of `consumer` (forward or back), into `buffer`.
   static StepInstruction receive(int consumer, int index, int micro, int buffer, const Collective& message) {
@@ -101,6 +108,34 @@ class StepCompiler {
   }
 
   void send_forward(int producer, int micro, int buffer);
+
+  // Each pass's receives are posted together before it runs, in one group with the sends held
+  // back since the last group, and in the order the peer sends them: a rendezvous transport
+  // (NCCL: hand_over_groups.h) matches the n-th messages between two stages whatever tensors they
+  // are, so receiving at first use would mismatch where two tensors cross a cut in another order.
+  // Interleaved 1F1B posts as Megatron-LM does (send-forward-backward-receive-forward-backward):
+  // before a forward of the steady state, also the receives of the backward after it; received
+  // only then, a stage could hold back a send of one chunk while its peer waited for a message of
+  // another. `posted` marks the passes whose receives are out.
+  struct ReceivesAhead {
+    const std::vector<PipelinePass>& passes;
+    int warmup = 0;                   // warmup_forwards: the passes before the steady state
+    bool with_next_backward = false;  // interleaved 1F1B
+  };
+  void post_receives_ahead(const ReceivesAhead& schedule, size_t next, std::vector<bool>& posted,
+                           std::vector<MicroBatchBuffers>& states);
+  // A forward's (backward's) receives over `layers`, their buffers made and noted in `state`, in
+  // the order the sender sends them: forward as its producers run (model order), backward as the
+  // readers holding backward_send run (reverse model order).
+  std::vector<StepInstruction> forward_receives(const std::vector<int>& layers, int micro, MicroBatchBuffers& state);
+  std::vector<StepInstruction> backward_receives(const std::vector<int>& layers, int micro, MicroBatchBuffers& state);
+  // Emits receives back to back, each but the last posted with the next.
+  void emit_receive_group(std::vector<StepInstruction> receives);
+  MicroBatchBuffers& state_of(const PipelinePass& pass, std::vector<MicroBatchBuffers>& states) const;
+
+  // The messages that bring gradients of v's output back from later stages: (consumer, input
+  // position), in the order the backward receives them.
+  std::vector<std::pair<int, int>> gradient_messages_of(int v) const;
 
   // A send holds what it reads until it is waited for: right before the next send on the same
   // edge (consumer, input position, direction), so one message per edge is in flight, or at the
@@ -149,8 +184,9 @@ class StepCompiler {
 
   void backward(const std::vector<int>& layers, int micro, MicroBatchBuffers& state);
 
-  // Gradients of v's output from consumers on later stages.
-  void receive_gradients(int v, int micro, int& output_grad);
+  // Gradients of v's output from consumers on later stages (received before the pass, in
+  // `state.posted_gradients`) become its output gradient, summed.
+  void take_received_gradients(int v, int micro, MicroBatchBuffers& state);
 
   // Input p's gradient of layer v, into the producer's gradient layout: sent back to an earlier
   // stage, or added to (or becoming) the producer's output gradient.

@@ -1,31 +1,36 @@
-// The step compiler's messages between pipeline stages: a tensor from an earlier stage received
-// once and shared by its readers here, outputs sent on to later stages, gradients received back
-// and handed back (summed over this stage's readers first), each send waited for before the next
-// on its edge.
+// The step compiler's messages between pipeline stages: a pass's receives posted together before
+// it (step_compiler_internal.h says when and in what order), a tensor from an earlier stage
+// received once and shared by its readers here, outputs sent on to later stages, gradients
+// received back and handed back (summed over this stage's readers first), each send waited for
+// before the next on its edge.
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <iterator>
+#include <stdexcept>
 #include <utility>
+#include <vector>
 
 #include "plans/plan_error.h"
 #include "plans/step_compiler_internal.h"
 
 namespace splitbrain::plans::detail {
 
-int StepCompiler::received_input(int v, size_t p, int micro, MicroBatchBuffers& state) {
+int StepCompiler::received_input(int v, size_t p, MicroBatchBuffers& state) {
   const InputTransfer& transfer = compiled_.layers[static_cast<size_t>(v)].inputs[p];
   const auto known = state.received.find(transfer.producer);
   if (known != state.received.end()) {
     writer_.hold(known->second);
     return known->second;
   }
-  if (!transfer.forward_send) {
+  const auto posted = state.posted_inputs.find(transfer.producer);
+  if (posted == state.posted_inputs.end()) {
     throw PlanError(fmt::format("step program: layer {} reads layer {} of another stage before it is received",
                                 net_.layer(v).name, net_.layer(transfer.producer).name));
   }
-  const int input =
-      activation(transfer.forward_send->buffer_bytes, BufferRole::received, v, static_cast<int>(p), micro);
-  emit_kept([&] { return receive(v, static_cast<int>(p), micro, input, *transfer.forward_send); });
+  const int input = posted->second;
+  state.posted_inputs.erase(posted);
   const bool read_again = plan_.recompute_activations || facts_.last_local_consumer(transfer.producer) != v;
   if (read_again) {
     state.received[transfer.producer] = input;
@@ -61,26 +66,111 @@ void StepCompiler::send(int consumer, int index, bool backward, int micro, int b
                                        .collectives = {message}});
 }
 
-void StepCompiler::receive_gradients(int v, int micro, int& output_grad) {
+std::vector<std::pair<int, int>> StepCompiler::gradient_messages_of(int v) const {
+  std::vector<std::pair<int, int>> messages;
   for (int consumer : net_.layer(v).consumers) {
     const CompiledLayer& later = compiled_.layers[static_cast<size_t>(consumer)];
     for (size_t p = 0; p < later.inputs.size(); ++p) {
-      const InputTransfer& transfer = later.inputs[p];
-      if (transfer.producer != v || !transfer.backward_send) continue;
-      const bool first = output_grad < 0;
-      const int target =
-          working_buffer(transfer.backward_send->buffer_bytes, BufferRole::received_gradient, v, -1, micro);
-      emit_kept([&] { return receive(consumer, static_cast<int>(p), micro, target, *transfer.backward_send); });
-      if (first) {
-        output_grad = target;
-      } else {
-        emit_kept([&] {
-          return StepInstruction{
-              .op = StepOp::accumulate, .layer = v, .micro_batch = micro, .reads = {target}, .writes = {output_grad}};
-        });
-        writer_.drop(target);
-      }
+      if (later.inputs[p].producer == v && later.inputs[p].backward_send) messages.emplace_back(consumer, p);
     }
+  }
+  return messages;
+}
+
+void StepCompiler::take_received_gradients(int v, int micro, MicroBatchBuffers& state) {
+  int& output_grad = state.output_grads[static_cast<size_t>(v)];
+  for (const auto& [consumer, p] : gradient_messages_of(v)) {
+    const auto posted = state.posted_gradients.find({consumer, p});
+    if (posted == state.posted_gradients.end()) {
+      throw std::logic_error(fmt::format("step program: the gradient of layer {} from {} was not received",
+                                         net_.layer(v).name, net_.layer(consumer).name));
+    }
+    const int target = posted->second;
+    state.posted_gradients.erase(posted);
+    if (output_grad < 0) {
+      output_grad = target;
+    } else {
+      emit_kept([&] {
+        return StepInstruction{
+            .op = StepOp::accumulate, .layer = v, .micro_batch = micro, .reads = {target}, .writes = {output_grad}};
+      });
+      writer_.drop(target);
+    }
+  }
+}
+
+MicroBatchBuffers& StepCompiler::state_of(const PipelinePass& pass, std::vector<MicroBatchBuffers>& states) const {
+  return states[static_cast<size_t>((pass.chunk / plan_.stage_count()) * plan_.micro_batches + pass.micro_batch)];
+}
+
+void StepCompiler::post_receives_ahead(const ReceivesAhead& schedule, size_t next, std::vector<bool>& posted,
+                                       std::vector<MicroBatchBuffers>& states) {
+  const std::vector<PipelinePass>& passes = schedule.passes;
+  std::vector<size_t> ahead;
+  if (!posted[next]) ahead.push_back(next);
+  const bool steady_forward = passes[next].kind == PassKind::forward && next >= static_cast<size_t>(schedule.warmup);
+  if (schedule.with_next_backward && steady_forward && next + 1 < passes.size() && !posted[next + 1]) {
+    ahead.push_back(next + 1);
+  }
+  std::vector<StepInstruction> receives;
+  for (const size_t i : ahead) {
+    posted[i] = true;
+    const PipelinePass& pass = passes[i];
+    MicroBatchBuffers& state = state_of(pass, states);
+    const std::vector<int>& layers = facts_.chunk_layers(pass.chunk);
+    if (pass.kind == PassKind::forward) reset(state);  // its buffers start here
+    std::vector<StepInstruction> mine = pass.kind == PassKind::forward
+                                            ? forward_receives(layers, pass.micro_batch, state)
+                                            : backward_receives(layers, pass.micro_batch, state);
+    std::ranges::move(mine, std::back_inserter(receives));
+  }
+  emit_receive_group(std::move(receives));
+}
+
+std::vector<StepInstruction> StepCompiler::forward_receives(const std::vector<int>& layers, int micro,
+                                                            MicroBatchBuffers& state) {
+  std::vector<std::pair<int, StepInstruction>> by_producer;
+  for (int v : layers) {
+    const std::vector<InputTransfer>& inputs = compiled_.layers[static_cast<size_t>(v)].inputs;
+    for (size_t p = 0; p < inputs.size(); ++p) {
+      const InputTransfer& transfer = inputs[p];
+      if (!transfer.from_other_stage || !transfer.forward_send || state.posted_inputs.contains(transfer.producer))
+        continue;
+      const int input =
+          activation(transfer.forward_send->buffer_bytes, BufferRole::received, v, static_cast<int>(p), micro);
+      state.posted_inputs[transfer.producer] = input;
+      by_producer.emplace_back(transfer.producer,
+                               receive(v, static_cast<int>(p), micro, input, *transfer.forward_send));
+    }
+  }
+  std::ranges::stable_sort(by_producer, {}, [](const auto& entry) { return entry.first; });
+  std::vector<StepInstruction> receives;
+  for (auto& [producer, instruction] : by_producer) receives.push_back(std::move(instruction));
+  return receives;
+}
+
+std::vector<StepInstruction> StepCompiler::backward_receives(const std::vector<int>& layers, int micro,
+                                                             MicroBatchBuffers& state) {
+  std::vector<std::pair<std::pair<int, int>, StepInstruction>> by_sender;  // (-consumer, position)
+  for (int v : layers) {
+    for (const auto& [consumer, p] : gradient_messages_of(v)) {
+      const Collective& message =
+          *compiled_.layers[static_cast<size_t>(consumer)].inputs[static_cast<size_t>(p)].backward_send;
+      const int target = working_buffer(message.buffer_bytes, BufferRole::received_gradient, v, -1, micro);
+      state.posted_gradients[{consumer, p}] = target;
+      by_sender.emplace_back(std::pair{-consumer, p}, receive(consumer, p, micro, target, message));
+    }
+  }
+  std::ranges::stable_sort(by_sender, {}, [](const auto& entry) { return entry.first; });
+  std::vector<StepInstruction> receives;
+  for (auto& [order, instruction] : by_sender) receives.push_back(std::move(instruction));
+  return receives;
+}
+
+void StepCompiler::emit_receive_group(std::vector<StepInstruction> receives) {
+  for (size_t k = 0; k < receives.size(); ++k) {
+    receives[k].posted_with_next = k + 1 < receives.size();
+    if (writer_.keeps_instructions()) writer_.emit(std::move(receives[k]));
   }
 }
 

@@ -116,11 +116,14 @@ struct StepInstruction {
   int buffer = -1;  // alloc, free
   int layer = -1;   // forward, recompute, backward; the layer a transfer belongs to
   int micro_batch = -1;
-  int bucket = -1;            // reduce, gather_params (index into CompiledPlan::buckets)
-  int waits_for = -1;         // wait
-  int index = -1;             // recv, send, redistribute of an input or its gradient: the input position at `layer`
-  std::vector<int> reads{};   // buffers read
-  std::vector<int> writes{};  // buffers written
+  int bucket = -1;     // reduce, gather_params (index into CompiledPlan::buckets)
+  int waits_for = -1;  // wait
+  int index = -1;      // recv, send, redistribute of an input or its gradient: the input position at `layer`
+  // recv: posted in one group with the next instruction, another recv (a pass's receives are
+  // posted together before it: step_compiler_internal.h); waited for with it.
+  bool posted_with_next = false;
+  std::vector<int> reads{};                 // buffers read
+  std::vector<int> writes{};                // buffers written
   std::vector<RedistributionStep> steps{};  // redistribute: the layout change, step by step
   std::vector<Collective> collectives{};    // send, recv, reduce, gather_params, a parameter gather
   std::vector<int> after{};                 // instructions that must finish first (data dependencies)

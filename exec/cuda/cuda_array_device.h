@@ -9,10 +9,10 @@
 // reductions, ZeRO's gathers, the layout redistributions and the plan's other collectives run on
 // the arrays themselves (exec/runtime/collectives_in_device_memory.h), NCCL on its own stream
 // ordered against the compute stream by events, and so do the pipeline hand-overs of a plan whose
-// hand-overs complete in NCCL groups (nccl_hand_overs.h); what is left (interleaved pipelines'
-// hand-overs, halo rows, and everything under another engine) downloads its input into a HostDevice
-// array, runs there (MPI, or the NCCL engine on host arrays) and uploads the result, counted as
-// host transfers, so the report shows what is left to move onto the device.
+// hand-overs complete in NCCL groups (nccl_hand_overs.h; every schedule's do); what is left (halo
+// rows, hand-overs that would not complete in groups, and everything under another engine) downloads its input into a
+// HostDevice array, runs there (MPI, or the NCCL engine on host arrays) and uploads the result, counted as host
+// transfers, so the report shows what is left to move onto the device.
 
 #include <functional>
 #include <memory>
@@ -91,6 +91,8 @@ class CudaArrayDevice final : public Device {
   void allow_grouped_hand_overs(bool allowed) override { grouped_hand_overs_ = allowed; }
   void receive(comm::CollectiveEngine& engine, const std::vector<int>& axes, int source, int tag,
                DeviceArray& into) override;
+  void hold_receive(comm::CollectiveEngine& engine, const std::vector<int>& axes, int source, int tag,
+                    DeviceArray& into) override;
 
   // Page-locked (pinned_host_memory.h): an upload from it is the copy engine's alone.
   std::shared_ptr<std::pmr::memory_resource> upload_memory() const override { return pinned_; }

@@ -3,8 +3,8 @@
 // run on the arrays' device memory: the pieces cut out and laid in place by row copies on the
 // compute stream (exec/runtime/collectives_in_device_memory.h), NCCL ordered against the compute
 // stream by events (stream_ordered_collectives.h): no host copy, no host wait. So do the pipeline
-// hand-overs where the plan's complete in NCCL groups (nccl_hand_overs.h). Interleaved pipelines'
-// hand-overs, and everything under another engine (the MPI engine, in tests), are staged through
+// hand-overs where the plan's complete in NCCL groups (nccl_hand_overs.h). Hand-overs that would
+// not, and everything under another engine (the MPI engine, in tests), are staged through
 // host memory: a host copy of the input, the HostDevice's communication on it, the result uploaded
 // back; each copy a counted host transfer.
 
@@ -243,6 +243,15 @@ void CudaArrayDevice::receive(comm::CollectiveEngine& engine, const std::vector<
   const auto staged = staged_result(into);
   host_.receive(engine, axes, source, tag, *staged);
   deliver(*staged, into);
+}
+
+void CudaArrayDevice::hold_receive(comm::CollectiveEngine& engine, const std::vector<int>& axes, int source, int tag,
+                                   DeviceArray& into) {
+  if (grouped_hand_overs_ && nccl_of(engine) != nullptr) {
+    hand_overs_.hold_receive(engine, axes, source, into);
+    return;
+  }
+  receive(engine, axes, source, tag, into);
 }
 
 }  // namespace splitbrain::exec::cuda

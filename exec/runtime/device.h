@@ -153,6 +153,13 @@ class Device {
                                                               const DeviceArray& array) = 0;
   virtual void receive(comm::CollectiveEngine& engine, const std::vector<int>& axes, int source, int tag,
                        DeviceArray& into) = 0;
+  // A receive the step program posts in one group with its next receive
+  // (plans::StepInstruction::posted_with_next): a device that moves grouped hand-overs holds it
+  // back and writes `into` by the time that receive returns; by default it is received now.
+  virtual void hold_receive(comm::CollectiveEngine& engine, const std::vector<int>& axes, int source, int tag,
+                            DeviceArray& into) {
+    receive(engine, axes, source, tag, into);
+  }
   // Whether the plan's hand-overs complete as groups of rendezvous messages matched in order
   // (plans::hand_overs_complete_in_groups; the Trainer says so once): a device whose transport
   // works that way (NCCL's point-to-point calls, grouped_hand_overs.h) may then move them in its

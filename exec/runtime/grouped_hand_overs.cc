@@ -61,6 +61,11 @@ void GroupedHandOvers::receive(comm::CollectiveEngine& engine, const std::vector
   group->wait();
 }
 
+void GroupedHandOvers::hold_receive(comm::CollectiveEngine& engine, const std::vector<int>& axes, int peer,
+                                    DeviceArray& into) {
+  hold(engine, axes, {.send = nullptr, .receive = &into, .peer = peer});
+}
+
 void GroupedHandOvers::flush() {
   if (held_.empty()) return;
   // Taken out first: a transport that throws leaves nothing held that points at freed arrays.

@@ -7,7 +7,8 @@
 // out, the gradient of an earlier micro-batch in) would each wait for the other's receive. So a send
 // is held back and posted together with the next receive, in one group whose calls progress
 // together (Megatron-LM's send-forward-receive-backward); a send that the program waits for before
-// any receive is posted alone.
+// any receive is posted alone. Receives the program posts together (a pass's, before it:
+// StepInstruction::posted_with_next) are held back too and go in the group of the last of them.
 //
 // The CPU checks this rule under the same semantics: the scrambled test device posts its groups as
 // MPI synchronous sends and receives with one tag (tests/exec/equivalence/scrambled_device.h), so a
@@ -48,8 +49,11 @@ class GroupedHandOvers {
   // complete once its group is.
   std::unique_ptr<comm::PendingCollective> start_send(comm::CollectiveEngine& engine, const std::vector<int>& axes,
                                                       int peer, const DeviceArray& array);
-  // Posts the held-back sends and this receive as one group and waits for it.
+  // Posts the held-back messages and this receive as one group and waits for it.
   void receive(comm::CollectiveEngine& engine, const std::vector<int>& axes, int peer, DeviceArray& into);
+  // Holds back a receive, to be posted with the next (interleaved 1F1B posts a pass's receives
+  // together, StepInstruction::posted_with_next); `into` is written once that group completes.
+  void hold_receive(comm::CollectiveEngine& engine, const std::vector<int>& axes, int peer, DeviceArray& into);
   // Posts whatever is held back (a group of sends).
   void flush();
 

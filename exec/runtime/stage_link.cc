@@ -42,8 +42,12 @@ void StageLink::wait(int send_id) {
   pending_.erase(it);
 }
 
-void StageLink::receive(DeviceArray& into, const plans::Collective& transfer, int message_tag) {
-  device_.receive(communicator_.engine(), pipe_axes_, transfer.source_index, message_tag, into);
+void StageLink::receive(DeviceArray& into, const plans::Collective& transfer, int message_tag, bool posted_with_next) {
+  if (posted_with_next) {
+    device_.hold_receive(communicator_.engine(), pipe_axes_, transfer.source_index, message_tag, into);
+  } else {
+    device_.receive(communicator_.engine(), pipe_axes_, transfer.source_index, message_tag, into);
+  }
 }
 
 void StageLink::progress() {

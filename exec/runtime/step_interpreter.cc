@@ -358,7 +358,8 @@ void StepInterpreter::send(int index, const StepInstruction& instruction) {
 void StepInterpreter::receive(const StepInstruction& instruction) {
   const bool gradient = plans::moves_gradient(program_, instruction);
   const int tag = r_.link.tag(instruction.layer, instruction.index, instruction.micro_batch, gradient);
-  r_.link.receive(buffers_.at(instruction.writes.at(0)), instruction.collectives.at(0), tag);
+  r_.link.receive(buffers_.at(instruction.writes.at(0)), instruction.collectives.at(0), tag,
+                  instruction.posted_with_next);
 }
 
 void StepInterpreter::wait(const StepInstruction& instruction) {

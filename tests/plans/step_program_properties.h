@@ -3,7 +3,8 @@
 // each non-resident buffer is allocated once and freed once, later; an instruction touches only
 // buffers alive at that point; dependencies point backwards and at the other stream; every layer
 // of the rank's stage runs forward once and (but input layers) backward once per micro-batch,
-// and a recompute plan recomputes each one before its backward. Returns the problems found.
+// and a recompute plan recomputes each one before its backward; a receive posted with the next
+// one is followed by it. Returns the problems found.
 
 #include <fmt/format.h>
 
@@ -45,6 +46,10 @@ inline std::vector<std::string> step_program_problems(const Plan& plan, const Co
                                          buffer_name(*plan.model, program.buffers[static_cast<size_t>(b)])));
         }
       }
+    }
+    if (i.posted_with_next) {
+      const bool next_receives = n + 1 < program.instructions.size() && program.instructions[n + 1].op == StepOp::recv;
+      if (i.op != StepOp::recv || !next_receives) problems.push_back(where + ": posted with a next that is no receive");
     }
     for (int a : i.after) {
       if (a < 0 || static_cast<size_t>(a) >= n)

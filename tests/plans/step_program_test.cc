@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "plans/compiled_plan.h"
+#include "plans/hand_over_groups.h"
 #include "plans/memory_walk.h"
 #include "plans/plan_error.h"
 #include "plans/pipeline_order.h"
@@ -288,7 +289,8 @@ bool deliverable_with_rendezvous_sends(const std::vector<StepProgram>& programs)
 // Interleaved programs on 2-4 stages of 2-3 chunks, as many micro-batches as stages or more,
 // with and without recompute: well formed, their passes in the schedule's order, chunk by chunk
 // (each chunk's layers only), and every message delivered even when each send waits for its
-// receiver. A stage's programs for the training step and for evaluation.
+// receiver, and in the groups of a rendezvous transport (NCCL: plans/hand_over_groups.h). A
+// stage's programs for the training step and for evaluation.
 TEST(StepProgram, InterleavedProgramsRunTheScheduleAndCannotDeadlock) {
   for (int stages : {2, 3, 4}) {
     for (int chunks : {2, 3}) {
@@ -318,6 +320,10 @@ TEST(StepProgram, InterleavedProgramsRunTheScheduleAndCannotDeadlock) {
           }
           EXPECT_TRUE(deliverable_with_rendezvous_sends(programs)) << name;
           EXPECT_TRUE(deliverable_with_rendezvous_sends(evaluations)) << name << " (evaluation)";
+          for (const auto& [walked, what] : {std::pair{&programs, "step"}, std::pair{&evaluations, "evaluation"}}) {
+            const auto stall = stall_of_grouped_hand_overs(*walked);
+            EXPECT_FALSE(stall.has_value()) << name << " (" << what << "): " << (stall ? stall->message : "");
+          }
         }
       }
     }
@@ -364,6 +370,9 @@ TEST(StepProgram, InterleavedGptHandsEachChunkBoundaryOverOnce) {
   EXPECT_EQ(into_h1.forward_send->source_index, 1);  // from the last stage round to the first
   EXPECT_EQ(into_h1.forward_send->destination_index, 0);
   EXPECT_TRUE(deliverable_with_rendezvous_sends({first, second}));
+  const auto stall = stall_of_grouped_hand_overs(std::vector<StepProgram>{first, second});
+  EXPECT_FALSE(stall.has_value()) << (stall ? stall->message : "");
+  EXPECT_TRUE(hand_overs_complete_in_groups(plan, compiled)) << "training and evaluation";
 }
 
 // Like 1F1B, the interleaved schedule bounds what a stage holds by its warm-up, not by the number

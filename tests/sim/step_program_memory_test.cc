@@ -1,10 +1,14 @@
-// The step program on every family the planner emits, with ZeRO 1-3, recompute and GPipe
-// variants: each rank's program is well formed, and the simulator reports its memory walk.
+// The step program on every family the planner emits, with ZeRO 1-3, recompute, GPipe and
+// interleaved variants: each rank's program is well formed, the simulator reports its memory walk,
+// and every pipeline's hand-overs complete in NCCL's groups.
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "model/zoo.h"
+#include "plans/hand_over_groups.h"
 #include "plans/memory_walk.h"
 #include "plans/plan_builder.h"
 #include "plans/step_compiler.h"
@@ -106,6 +110,26 @@ TEST(StepProgramMemory, InterleavedVariantsAreChecked) {
       interleaved += plan.schedule == plans::PipelineSchedule::interleaved_one_f_one_b ? 1 : 0;
     }
     EXPECT_GE(interleaved, 3) << devices << " devices";
+  }
+}
+
+// Models like those of the equivalence suites (a VGG, a tiny GPT tied and untied, a residual
+// network with batch normalisation): every pipeline of theirs, interleaved ones too, hands over in
+// the groups of a rendezvous transport (plans/hand_over_groups.h), as the scrambled device runs them.
+TEST(StepProgramMemory, EveryPipelineHandsOverInNcclGroups) {
+  const std::string gpt = "gpt:layers=2,hidden=64,heads=4,seq=16,vocab=96,positions=16";
+  for (const std::string& model : {std::string("fashion-vgg"), gpt, gpt + ",untied=1", std::string("resnet18")}) {
+    for (int devices : {2, 4}) {
+      int pipelines = 0;
+      for (const plans::Plan& plan : plans_with_variants(model, devices, 8)) {
+        if (plan.stage_count() < 2) continue;
+        ++pipelines;
+        const auto stall = plans::stall_of_plan_hand_overs(plan, plans::compile_plan(plan));
+        EXPECT_FALSE(stall.has_value()) << model << " " << plan.family << " " << plan.mesh.to_string() << ": "
+                                        << (stall ? stall->message : "");
+      }
+      EXPECT_GT(pipelines, 0) << model << " on " << devices << " devices";
+    }
   }
 }
 

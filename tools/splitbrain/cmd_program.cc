@@ -62,6 +62,7 @@ std::string what_text(const plans::Plan& plan, const plans::StepProgram& program
   for (const plans::Collective& c : plans::collectives_of(i)) text += "  " + collective_text(plan, c);
   if (!i.reads.empty()) text += "  <- " + buffers_text(plan, program, i.reads);
   if (!i.writes.empty()) text += "  -> " + buffers_text(plan, program, i.writes);
+  if (i.posted_with_next) text += "  (posted with the next)";
   return text;
 }
 
@@ -126,6 +127,7 @@ nlohmann::ordered_json program_json(const plans::Plan& plan, const plans::StepPr
     }
     if (i.bucket >= 0) entry["bucket"] = i.bucket;
     if (i.waits_for >= 0) entry["waits_for"] = i.waits_for;
+    if (i.posted_with_next) entry["posted_with_next"] = true;
     if (i.op != plans::StepOp::alloc && i.op != plans::StepOp::free) {
       entry["reads"] = i.reads;
       entry["writes"] = i.writes;

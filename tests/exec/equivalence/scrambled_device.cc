@@ -237,10 +237,21 @@ void ScrambledDevice::receive(exec::comm::CollectiveEngine& engine, const std::v
                               DeviceArray& into) {
   InUse use{&into};
   if (grouped_hand_overs_) {
+    use.add_all(std::exchange(held_receives_, {}));  // their group is posted now
     hand_overs_.receive(engine, axes, source, into);
   } else {
     HostDevice::receive(engine, axes, source, tag, into);
   }
+}
+
+void ScrambledDevice::hold_receive(exec::comm::CollectiveEngine& engine, const std::vector<int>& axes, int source,
+                                   int tag, DeviceArray& into) {
+  if (!grouped_hand_overs_) {
+    receive(engine, axes, source, tag, into);
+    return;
+  }
+  hand_overs_.hold_receive(engine, axes, source, into);
+  held_receives_.push_back(&into);
 }
 
 }  // namespace splitbrain::equivalence

@@ -66,6 +66,8 @@ class ScrambledDevice final : public exec::HostDevice {
                                                             const exec::DeviceArray& array) override;
   void receive(exec::comm::CollectiveEngine& engine, const std::vector<int>& axes, int source, int tag,
                exec::DeviceArray& into) override;
+  void hold_receive(exec::comm::CollectiveEngine& engine, const std::vector<int>& axes, int source, int tag,
+                    exec::DeviceArray& into) override;
   // Where allowed, pipeline hand-overs as NCCL's point-to-point calls behave (held back, grouped,
   // synchronous, matched in order); else HostDevice's tagged MPI messages.
   void allow_grouped_hand_overs(bool allowed) override { grouped_hand_overs_ = allowed; }
@@ -81,6 +83,7 @@ class ScrambledDevice final : public exec::HostDevice {
  private:
   uint32_t next_key_ = 0x2545F491u;
   bool grouped_hand_overs_ = false;
+  std::vector<exec::DeviceArray*> held_receives_;  // written when the next receive posts their group
   SynchronousMpiHandOvers transport_;
   exec::GroupedHandOvers hand_overs_{transport_};
 };
