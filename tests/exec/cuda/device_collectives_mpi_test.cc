@@ -181,7 +181,9 @@ TEST(CudaArrayDeviceCollectives, AgreeWithTheHostDeviceOverMpi) {
 
 // Pipeline hand-overs as NCCL groups (nccl_hand_overs.h): members 0 and 1 each send before they
 // receive what the other sends (1F1B's crossing), which completes only because each send is held
-// back and posted with the receive; then a send waited for alone. Nothing goes through the host.
+// back and posted with the receive; then a send waited for alone; then two sends and two receives
+// in one group (a pass's receives posted together, StepInstruction::posted_with_next), the n-th
+// send meeting the n-th receive. Nothing goes through the host.
 TEST(CudaArrayDeviceCollectives, GroupedHandOversCross) {
   if (world_size() < 2) GTEST_SKIP() << "needs at least 2 ranks";
   if (!every_rank_has_a_gpu()) GTEST_SKIP() << "needs one GPU per rank (NCCL refuses two ranks on one device)";
@@ -196,6 +198,9 @@ TEST(CudaArrayDeviceCollectives, GroupedHandOversCross) {
   const std::vector<float> mine = rank_values(6 * 1024 * 1024, 7);  // 24 MB: past any eager buffer
   Twin sent = d.twin({static_cast<int64_t>(mine.size())}, mine);
   Twin received = d.zeros({static_cast<int64_t>(mine.size())});
+  const std::vector<float> small = rank_values(1000, 3);
+  Twin sent_small = d.twin({static_cast<int64_t>(small.size())}, small);
+  Twin received_small = d.zeros({static_cast<int64_t>(small.size())});
   const int64_t transfers = d.cuda_.host_transfers().count();
   auto send = d.cuda_.start_send(d.nccl_, axes, peer, 0, *sent.cuda);
   d.cuda_.receive(d.nccl_, axes, peer, 0, *received.cuda);
@@ -212,7 +217,20 @@ TEST(CudaArrayDeviceCollectives, GroupedHandOversCross) {
     d.cuda_.receive(d.nccl_, axes, peer, 1, *received.cuda);
     EXPECT_EQ(host_copy(d.cuda_, *received.cuda), expected) << "a send posted alone";
   }
-  EXPECT_EQ(d.cuda_.host_transfers().count() - (me == 0 ? 2 : 1), transfers) << "a hand-over staged through the host";
+  // Two of each in one group: the large array first, then the small one, both ways.
+  d.cuda_.fill(*received.cuda, 0, received.cuda->elements(), 0.0f);
+  auto large_out = d.cuda_.start_send(d.nccl_, axes, peer, 2, *sent.cuda);
+  auto small_out = d.cuda_.start_send(d.nccl_, axes, peer, 3, *sent_small.cuda);
+  d.cuda_.hold_receive(d.nccl_, axes, peer, 2, *received.cuda);
+  d.cuda_.receive(d.nccl_, axes, peer, 3, *received_small.cuda);
+  large_out->wait();
+  small_out->wait();
+  std::vector<float> expected_small(small.size());
+  for (size_t i = 0; i < expected_small.size(); ++i)
+    expected_small[i] = static_cast<float>(peer * 1000 + 3 * 100 + static_cast<int>(i % 97));
+  EXPECT_EQ(host_copy(d.cuda_, *received.cuda), expected) << "the first of two receives in a group";
+  EXPECT_EQ(host_copy(d.cuda_, *received_small.cuda), expected_small) << "the second of two receives in a group";
+  EXPECT_EQ(d.cuda_.host_transfers().count() - (me == 0 ? 4 : 3), transfers) << "a hand-over staged through the host";
 }
 
 }  // namespace
