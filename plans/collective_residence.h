@@ -6,8 +6,9 @@
 // whose members' pieces its collective library can move as contiguous blocks once the device has
 // cut them out and laid them in place (exec/runtime/collectives_in_device_memory.h): the sums,
 // the gathers and scatters along any dimension, the all-to-alls; and so every layout
-// redistribution. Halo exchanges (their boundary rows go through the host) and pipeline
-// hand-overs (point to point) are staged. The executor (exec/cuda) picks its path with this
+// redistribution. Halo exchanges (their boundary rows go through the host) are staged; pipeline
+// hand-overs (point to point) run in NCCL groups on device memory where the plan's complete that
+// way (plans/hand_over_groups.h), else staged. The executor (exec/cuda) picks its path with this
 // function and the simulator decides with it whether the host waits at the instruction, so both
 // read the same answer.
 
