@@ -48,6 +48,11 @@ class CollectiveEngine {
 
   // Concatenation along `dim` of the members' arrays, member 0 first.
   virtual LocalBytes all_gather(const std::vector<int>& axes, const LocalBytes& input, int dim) = 0;
+  // The same on fp32 arrays (a layout redistribution's gather): by default through bytes; an
+  // engine that can gather into the result's storage saves the two copies.
+  virtual LocalArray all_gather_floats(const std::vector<int>& axes, const LocalArray& input, int dim) {
+    return to_floats(all_gather(axes, to_bytes(input), dim));
+  }
   // Block `me` along `dim` of the element-wise sum of the members' arrays.
   virtual LocalArray reduce_scatter(const std::vector<int>& axes, const LocalArray& input, int dim) = 0;
   // Element-wise sum of the members' arrays.

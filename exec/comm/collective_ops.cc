@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include <climits>
+#include <cstddef>
+#include <span>
 #include <stdexcept>
+#include <vector>
 
 #include "exec/comm/collective_algorithms.h"
 #include "exec/comm/mpi_check.h"
@@ -30,6 +33,16 @@ void check_group(int n, const char* what) {
   if (n < 1) throw std::invalid_argument(fmt::format("{}: group of {} members", what, n));
 }
 
+// MPI lays the members' arrays one after another; that is the concatenation along dim only when
+// nothing precedes dim, so the blocks are reordered into `out` (row-major).
+void gather_and_concat(MPI_Comm comm, int n, std::span<const std::byte> input, std::span<const int64_t> shape,
+                       int64_t element_bytes, int dim, std::span<std::byte> out) {
+  const int count = mpi_count(static_cast<int64_t>(input.size()), "all_gather");
+  std::vector<std::byte> gathered(input.size() * static_cast<std::size_t>(n));
+  SB_MPI_CHECK(MPI_Allgather(input.data(), count, MPI_BYTE, gathered.data(), count, MPI_BYTE, comm));
+  concat_blocks_into(gathered, shape, element_bytes, dim, n, out);
+}
+
 }  // namespace
 
 LocalBytes all_gather(MPI_Comm comm, int n, const LocalBytes& input, int dim) {
@@ -37,12 +50,23 @@ LocalBytes all_gather(MPI_Comm comm, int n, const LocalBytes& input, int dim) {
   check_group(n, "all_gather");
   row_view(input.shape, input.element_bytes, dim);  // validates dim even when n == 1
   if (n == 1) return input;
-  const int count = mpi_count(static_cast<int64_t>(input.bytes.size()), "all_gather");
-  std::vector<std::byte> gathered(input.bytes.size() * static_cast<std::size_t>(n));
-  SB_MPI_CHECK(MPI_Allgather(input.bytes.data(), count, MPI_BYTE, gathered.data(), count, MPI_BYTE, comm));
-  // MPI lays the members' arrays one after another; that is the concatenation along dim only
-  // when nothing precedes dim, so reorder into row-major blocks.
-  return concat_blocks(gathered, input.shape, input.element_bytes, dim, n);
+  LocalBytes out{input.shape, input.element_bytes,
+                 std::vector<std::byte>(input.bytes.size() * static_cast<std::size_t>(n))};
+  out.shape[static_cast<std::size_t>(dim)] *= n;
+  gather_and_concat(comm, n, input.bytes, input.shape, input.element_bytes, dim, out.bytes);
+  return out;
+}
+
+LocalArray all_gather(MPI_Comm comm, int n, const LocalArray& input, int dim) {
+  check_size(input, "all_gather");
+  check_group(n, "all_gather");
+  row_view(input.shape, sizeof(float), dim);  // validates dim even when n == 1
+  if (n == 1) return input;
+  LocalArray out{input.shape, std::vector<float>(input.values.size() * static_cast<std::size_t>(n))};
+  out.shape[static_cast<std::size_t>(dim)] *= n;
+  gather_and_concat(comm, n, std::as_bytes(std::span(input.values)), input.shape, sizeof(float), dim,
+                    std::as_writable_bytes(std::span(out.values)));
+  return out;
 }
 
 LocalArray reduce_scatter(MPI_Comm comm, int n, const LocalArray& input, int dim) {

@@ -15,6 +15,8 @@ namespace splitbrain::exec::comm::ops {
 
 // Concatenation along `dim` of the members' arrays, member 0 first.
 LocalBytes all_gather(MPI_Comm comm, int n, const LocalBytes& input, int dim);
+// The same on fp32 arrays, gathered straight into the result's storage (no byte copies around).
+LocalArray all_gather(MPI_Comm comm, int n, const LocalArray& input, int dim);
 // Block `me` along `dim` of the element-wise sum of the members' arrays.
 LocalArray reduce_scatter(MPI_Comm comm, int n, const LocalArray& input, int dim);
 // Element-wise sum of the members' arrays.

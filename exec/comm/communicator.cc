@@ -134,6 +134,12 @@ LocalArray Communicator::run(const plans::Collective& c, const LocalArray& input
     count(label, c);
     return out;
   }
+  if (c.kind == CollectiveKind::all_gather) {
+    check(c, input.shape, static_cast<int64_t>(sizeof(float)));
+    LocalArray out = engine_.all_gather_floats(c.axes, input, c.dim);
+    count(label, c);
+    return out;
+  }
   if (c.kind == CollectiveKind::halo_exchange) {
     // The fp32 fast path: only the boundary rows travel, the block is copied once (halo_rows.h).
     check(c, input.shape, static_cast<int64_t>(sizeof(float)));

@@ -137,21 +137,27 @@ std::vector<std::byte> pack_blocks(const LocalBytes& array, int dim, int n) {
 
 LocalBytes concat_blocks(std::span<const std::byte> packed, std::span<const int64_t> block_shape, int64_t element_bytes,
                          int dim, int n) {
-  const RowView v = row_view(block_shape, element_bytes, dim);
-  const int64_t block = v.rows * v.row_bytes;
-  if (static_cast<int64_t>(packed.size()) != n * v.outer * block) {
-    throw std::invalid_argument(
-        fmt::format("concat_blocks: {} bytes are not {} blocks of {}", packed.size(), n, v.outer * block));
-  }
   LocalBytes out{{block_shape.begin(), block_shape.end()}, element_bytes, {}};
+  row_view(block_shape, element_bytes, dim);  // validates dim before it indexes the shape
   out.shape[to_size(dim)] *= n;
   out.bytes.resize(packed.size());
+  concat_blocks_into(packed, block_shape, element_bytes, dim, n, out.bytes);
+  return out;
+}
+
+void concat_blocks_into(std::span<const std::byte> packed, std::span<const int64_t> block_shape, int64_t element_bytes,
+                        int dim, int n, std::span<std::byte> out) {
+  const RowView v = row_view(block_shape, element_bytes, dim);
+  const int64_t block = v.rows * v.row_bytes;
+  if (static_cast<int64_t>(packed.size()) != n * v.outer * block || out.size() != packed.size()) {
+    throw std::invalid_argument(fmt::format("concat_blocks: {} bytes into {} are not {} blocks of {}", packed.size(),
+                                            out.size(), n, v.outer * block));
+  }
   for (int64_t j = 0; j < n; ++j) {
     for (int64_t o = 0; o < v.outer; ++o) {
-      copy(out.bytes.data() + (o * n + j) * block, packed.data() + (j * v.outer + o) * block, block);
+      copy(out.data() + (o * n + j) * block, packed.data() + (j * v.outer + o) * block, block);
     }
   }
-  return out;
 }
 
 LocalBytes concat(const std::vector<const LocalBytes*>& parts, int dim) {

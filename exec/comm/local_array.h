@@ -57,6 +57,9 @@ std::vector<std::byte> pack_blocks(const LocalBytes& array, int dim, int n);
 // concatenation along `dim` (block 0 first): the receive side of an all-gather or all-to-all.
 LocalBytes concat_blocks(std::span<const std::byte> packed, std::span<const int64_t> block_shape, int64_t element_bytes,
                          int dim, int n);
+// The same into `out`, which holds exactly the concatenation's bytes (fp32 arrays' own storage).
+void concat_blocks_into(std::span<const std::byte> packed, std::span<const int64_t> block_shape, int64_t element_bytes,
+                        int dim, int n, std::span<std::byte> out);
 
 // Concatenation along `dim` of arrays that agree on every other extent (rows may differ).
 LocalBytes concat(const std::vector<const LocalBytes*>& parts, int dim);

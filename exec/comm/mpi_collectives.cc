@@ -56,6 +56,10 @@ LocalBytes MpiCollectives::all_gather(const std::vector<int>& axes, const LocalB
   return ops::all_gather(comm_for(axes), group_size(axes), input, dim);
 }
 
+LocalArray MpiCollectives::all_gather_floats(const std::vector<int>& axes, const LocalArray& input, int dim) {
+  return ops::all_gather(comm_for(axes), group_size(axes), input, dim);
+}
+
 LocalArray MpiCollectives::reduce_scatter(const std::vector<int>& axes, const LocalArray& input, int dim) {
   return ops::reduce_scatter(comm_for(axes), group_size(axes), input, dim);
 }

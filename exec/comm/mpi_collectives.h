@@ -13,6 +13,7 @@ class MpiCollectives final : public CollectiveEngine {
   explicit MpiCollectives(MeshCommunicators& communicators) : CollectiveEngine(communicators) {}
 
   LocalBytes all_gather(const std::vector<int>& axes, const LocalBytes& input, int dim) override;
+  LocalArray all_gather_floats(const std::vector<int>& axes, const LocalArray& input, int dim) override;
   LocalArray reduce_scatter(const std::vector<int>& axes, const LocalArray& input, int dim) override;
   LocalArray all_reduce(const std::vector<int>& axes, const LocalArray& input) override;
   void all_reduce_statistics(const std::vector<int>& axes, std::span<double> values) override;
