@@ -16,6 +16,18 @@
 #include "plans/step_compiler_internal.h"
 
 namespace splitbrain::plans::detail {
+namespace {
+
+// The instructions, in the order of their keys (stable: equal keys keep their order).
+template <class Key>
+std::vector<StepInstruction> ordered_by_key(std::vector<std::pair<Key, StepInstruction>> keyed) {
+  std::ranges::stable_sort(keyed, {}, [](const auto& entry) { return entry.first; });
+  std::vector<StepInstruction> instructions;
+  for (auto& entry : keyed) instructions.push_back(std::move(entry.second));
+  return instructions;
+}
+
+}  // namespace
 
 int StepCompiler::received_input(int v, size_t p, MicroBatchBuffers& state) {
   const InputTransfer& transfer = compiled_.layers[static_cast<size_t>(v)].inputs[p];
@@ -143,10 +155,7 @@ std::vector<StepInstruction> StepCompiler::forward_receives(const std::vector<in
                                receive(v, static_cast<int>(p), micro, input, *transfer.forward_send));
     }
   }
-  std::ranges::stable_sort(by_producer, {}, [](const auto& entry) { return entry.first; });
-  std::vector<StepInstruction> receives;
-  for (auto& [producer, instruction] : by_producer) receives.push_back(std::move(instruction));
-  return receives;
+  return ordered_by_key(std::move(by_producer));
 }
 
 std::vector<StepInstruction> StepCompiler::backward_receives(const std::vector<int>& layers, int micro,
@@ -161,10 +170,7 @@ std::vector<StepInstruction> StepCompiler::backward_receives(const std::vector<i
       by_sender.emplace_back(std::pair{-consumer, p}, receive(consumer, p, micro, target, message));
     }
   }
-  std::ranges::stable_sort(by_sender, {}, [](const auto& entry) { return entry.first; });
-  std::vector<StepInstruction> receives;
-  for (auto& [order, instruction] : by_sender) receives.push_back(std::move(instruction));
-  return receives;
+  return ordered_by_key(std::move(by_sender));
 }
 
 void StepCompiler::emit_receive_group(std::vector<StepInstruction> receives) {
