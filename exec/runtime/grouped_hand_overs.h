@@ -51,8 +51,8 @@ class GroupedHandOvers {
                                                       int peer, const DeviceArray& array);
   // Posts the held-back messages and this receive as one group and waits for it.
   void receive(comm::CollectiveEngine& engine, const std::vector<int>& axes, int peer, DeviceArray& into);
-  // Holds back a receive, to be posted with the next (interleaved 1F1B posts a pass's receives
-  // together, StepInstruction::posted_with_next); `into` is written once that group completes.
+  // Holds back a receive, to be posted with the next (a step program posts a pass's receives
+  // together: StepInstruction::posted_with_next); `into` is written once that group completes.
   void hold_receive(comm::CollectiveEngine& engine, const std::vector<int>& axes, int peer, DeviceArray& into);
   // Posts whatever is held back (a group of sends).
   void flush();
