@@ -68,6 +68,26 @@ std::string buffer_name(const model::Model& net, const StepBuffer& b) {
   return "?";
 }
 
+bool allocated_zeroed(const model::Model& net, const StepBuffer& buffer) {
+  switch (buffer.role) {
+    case BufferRole::output:
+      return net.layer(buffer.layer).kind != model::OpKind::input;
+    case BufferRole::input_copy:
+    case BufferRole::received:
+    case BufferRole::received_gradient:
+    case BufferRole::gathered_parameters:
+    case BufferRole::bucket:
+    case BufferRole::reduced_slice:
+    case BufferRole::parameter_slice:
+    case BufferRole::gathered_bucket:
+    case BufferRole::tied_gradient:
+    case BufferRole::kept_by_op:  // the op's own storage, made by the op
+      return false;
+    default:
+      return true;
+  }
+}
+
 std::string_view step_op_name(StepOp op) {
   switch (op) {
     case StepOp::alloc:
@@ -106,6 +126,14 @@ std::string_view step_op_name(StepOp op) {
       return "loss_out";
   }
   return "?";
+}
+
+std::string instruction_label(const model::Model& net, StepOp op, int layer, int bucket, int micro_batch) {
+  std::string label(step_op_name(op));
+  if (layer >= 0) label += " " + net.layer(layer).name;
+  if (bucket >= 0) label += fmt::format(" bucket {}", bucket);
+  if (micro_batch >= 0) label += fmt::format(" mb{}", micro_batch);
+  return label;
 }
 
 std::vector<Collective> collectives_of(const StepInstruction& instruction) {

@@ -54,6 +54,12 @@ enum class StepOp {
 };
 std::string_view step_op_name(StepOp op);
 
+// How traces name an instruction: its op, then its layer, bucket and micro-batch where it has
+// them ("forward conv1 mb0", "reduce bucket 2", "redistribute pool2 mb0"; layers named from
+// `net`). The simulator's predicted trace and the executor's measured one both name their events
+// so, which lets `splitbrain compare` line them up.
+std::string instruction_label(const model::Model& net, StepOp op, int layer, int bucket, int micro_batch);
+
 enum class Stream { compute, communication };
 std::string_view stream_name(Stream stream);
 
@@ -95,6 +101,13 @@ struct StepBuffer {
   int micro_batch = -1;
   int bucket = -1;
 };
+
+// Whether `buffer` comes into existence zero-filled: all but those the instruction after their
+// alloc writes whole (the input layer's output, which load_input fills) or with an array it makes
+// anyway (a redistribution's or a collective's result, a received message, a packing), where the
+// fill would be a wasted pass over memory (a gradient bucket is the model's size), and an op's
+// kept storage, which the op makes. The executor allocates so; the simulator prices the fill.
+bool allocated_zeroed(const model::Model& net, const StepBuffer& buffer);
 
 // "conv1.out mb0", "fc1.in0 mb1 received", "bucket 2", ... (layers named from `net`).
 std::string buffer_name(const model::Model& net, const StepBuffer& buffer);

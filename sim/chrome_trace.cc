@@ -36,11 +36,10 @@ json metadata(const char* what, int rank, int row, const std::string& name) {
 void add_pass(json& events, const model::Model& net, const ScheduledPass& pass, int rank) {
   const bool forward = pass.kind == PassKind::forward;
   for (const LayerSpan& span : pass.layers) {
-    const std::string label = fmt::format("{} {} mb{}",
-                                          span.recomputed ? "recompute"
-                                          : forward       ? "fwd"
-                                                          : "bwd",
-                                          net.layer(span.layer).name, pass.micro_batch);
+    const plans::StepOp op = span.recomputed ? plans::StepOp::recompute
+                             : forward       ? plans::StepOp::forward
+                                             : plans::StepOp::backward;
+    const std::string label = plans::instruction_label(net, op, span.layer, -1, pass.micro_batch);
     if (span.compute_end_seconds > span.compute_start_seconds) {
       events.push_back(complete_event(label, "compute", rank, kComputeRow, span.compute_start_seconds,
                                       span.compute_end_seconds - span.compute_start_seconds));
@@ -68,6 +67,7 @@ bool host_queues(const Prediction& p) {
 
 json prediction_trace(const plans::Plan& plan, const Prediction& p, int max_ranks) {
   json events = json::array();
+  const model::Model& net = *plan.model;
   const int ranks = std::min(plan.mesh.rank_count(), max_ranks);
   const bool host_row = host_queues(p);
   for (int rank = 0; rank < ranks; ++rank) {
@@ -77,20 +77,23 @@ json prediction_trace(const plans::Plan& plan, const Prediction& p, int max_rank
     events.push_back(metadata("thread_name", rank, kCommunicationRow, "communication"));
     if (host_row) events.push_back(metadata("thread_name", rank, kHostRow, "host (queuing)"));
     for (const ScheduledPass& pass : p.passes) {
-      if (pass.stage == stage) add_pass(events, *plan.model, pass, rank);
+      if (pass.stage == stage) add_pass(events, net, pass, rank);
     }
     for (const SyncInterval& sync : p.gradient_sync) {
       if (sync.stage != stage || sync.end_seconds <= sync.start_seconds) continue;
-      events.push_back(complete_event(fmt::format("gradient bucket {}", sync.bucket), "communication", rank,
-                                      kCommunicationRow, sync.start_seconds, sync.end_seconds - sync.start_seconds));
+      events.push_back(complete_event(plans::instruction_label(net, plans::StepOp::reduce, -1, sync.bucket, -1),
+                                      "communication", rank, kCommunicationRow, sync.start_seconds,
+                                      sync.end_seconds - sync.start_seconds));
+    }
+    for (const InstructionSpan& span : p.other_instructions) {
+      if (span.stage != stage) continue;
+      events.push_back(complete_event(plans::instruction_label(net, span.op, span.layer, span.bucket, span.micro_batch),
+                                      "communication", rank, kCommunicationRow, span.start_seconds,
+                                      span.end_seconds - span.start_seconds));
     }
     const StageTiming& timing = p.stages[static_cast<size_t>(stage)];
-    events.push_back(complete_event("optimizer step", "compute", rank, kComputeRow, timing.sync_end_seconds,
-                                    timing.optimizer_seconds));
-    if (timing.gather_seconds > 0) {
-      events.push_back(complete_event("gather updated parameters", "communication", rank, kCommunicationRow,
-                                      timing.sync_end_seconds + timing.optimizer_seconds, timing.gather_seconds));
-    }
+    events.push_back(complete_event(plans::instruction_label(net, plans::StepOp::optimizer, -1, -1, -1), "compute",
+                                    rank, kComputeRow, timing.sync_end_seconds, timing.optimizer_seconds));
   }
   return {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
 }

@@ -9,6 +9,7 @@
 #include <optional>
 #include <stdexcept>
 #include <tuple>
+#include <utility>
 
 namespace splitbrain::sim {
 namespace {
@@ -50,6 +51,7 @@ class StageRun {
   const StageTimeline& timeline() const { return timeline_; }
   const std::vector<ScheduledPass>& passes() const { return passes_; }
   const std::vector<SyncInterval>& gradient_sync() const { return gradient_sync_; }
+  const std::vector<InstructionSpan>& other_instructions() const { return other_instructions_; }
 
   // Runs instructions from host time up to `now_seconds` until the stage waits for a message not
   // sent yet or for a core; true if it ran any.
@@ -61,7 +63,9 @@ class StageRun {
       if (instruction.op == StepOp::recv) {
         const auto arrival = arrivals_.find(message_of(program_, instruction));
         if (arrival == arrivals_.end()) break;
+        const double start = host_;
         wait_until(arrival->second, timeline_.phases.waiting);
+        note_other(instruction, start);
         issued_ = std::max(issued_, host_);  // the host waited for the message
       } else {
         run(static_cast<int>(next_), instruction);
@@ -117,8 +121,28 @@ class StageRun {
   }
 
   void run(int index, const StepInstruction& instruction) {
-    const InstructionCost cost = price_(stage_, instruction);
+    InstructionCost cost = price_(stage_, instruction);
+    if (instruction.op == StepOp::alloc || instruction.op == StepOp::free) {
+      // The executor's clock marks neither: what they do (a zero-fill) counts in the time of
+      // the instruction after them, as here.
+      untimed_.compute_seconds += cost.compute_seconds;
+      untimed_.alone_compute_seconds += cost.alone_compute_seconds;
+      return;
+    }
+    cost.compute_seconds += std::exchange(untimed_.compute_seconds, 0.0);
+    cost.alone_compute_seconds += std::exchange(untimed_.alone_compute_seconds, 0.0);
+    const double start = host_;
     run_queued(index, instruction, cost);
+    switch (instruction.op) {
+      case StepOp::forward:  // passes and the update: note_pass, the timeline's optimizer
+      case StepOp::recompute:
+      case StepOp::backward:
+      case StepOp::optimizer:
+      case StepOp::reduce:  // its gradient_sync_ interval
+        break;
+      default:
+        note_other(instruction, start);
+    }
     if (cost.host_waits) {
       issued_ = std::max(issued_, host_);
       timeline_.host_wait_instructions.push_back(index);
@@ -145,6 +169,8 @@ class StageRun {
         break;
     }
     phases.comm_exposed += host_ - free;  // the device waited for the host to queue it
+    // Copies' work, or the fill of an alloc before a transfer: on the host, before the rest.
+    spend(cost.compute_seconds, phases.comm_exposed);
     switch (instruction.op) {
       case StepOp::send:
         // Non-blocking: the message leaves now and arrives after the transfer.
@@ -162,10 +188,9 @@ class StageRun {
         return;
       case StepOp::gather_params:
         spend(cost.communication_seconds, phases.comm_exposed);
-        timeline_.gather_seconds += cost.communication_seconds;
         return;
       default:  // redistributions, copies, the input and the loss
-        spend(cost.compute_seconds + cost.communication_seconds, phases.comm_exposed);
+        spend(cost.communication_seconds, phases.comm_exposed);
         return;
     }
   }
@@ -203,6 +228,12 @@ class StageRun {
     completes_[static_cast<size_t>(index)] = stream_free_;
     gradient_sync_.push_back({stage_, instruction.bucket, start, stream_free_});
     spend((1.0 - overlap_) * seconds, timeline_.phases.comm_exposed);
+  }
+
+  void note_other(const StepInstruction& instruction, double start_seconds) {
+    if (host_ <= start_seconds) return;
+    other_instructions_.push_back(
+        {stage_, instruction.op, instruction.layer, instruction.bucket, instruction.micro_batch, start_seconds, host_});
   }
 
   void note_pass(PassKind kind, int micro, int chunk, const LayerSpan& span) {
@@ -247,10 +278,12 @@ class StageRun {
   double issued_ = 0.0;       // when the host has queued the instructions run so far (host_seconds)
   double queued_from_ = 0.0;  // when the host began to queue the last instruction
   double stream_free_ = 0.0;
+  InstructionCost untimed_;        // of the allocs and frees since the last instruction run
   std::vector<double> completes_;  // per send or reduce: when it completes
   StageTimeline timeline_;
   std::vector<ScheduledPass> passes_;
   std::vector<SyncInterval> gradient_sync_;
+  std::vector<InstructionSpan> other_instructions_;
   std::map<std::tuple<PassKind, int, int>, size_t> pass_index_;  // (kind, micro-batch, chunk)
 };
 
@@ -433,6 +466,8 @@ ProgramTimeline run_program_timeline(std::span<const plans::StepProgram> program
     out.stages[s] = last->timeline();
     out.passes.insert(out.passes.end(), last->passes().begin(), last->passes().end());
     out.gradient_sync.insert(out.gradient_sync.end(), last->gradient_sync().begin(), last->gradient_sync().end());
+    out.other_instructions.insert(out.other_instructions.end(), last->other_instructions().begin(),
+                                  last->other_instructions().end());
   }
   return out;
 }

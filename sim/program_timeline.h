@@ -72,6 +72,19 @@ struct SyncInterval {  // one gradient bucket's reduction on a stage's communica
   double end_seconds = 0.0;
 };
 
+// An instruction other than a layer's pass, the update and a bucket's reduction (SyncInterval)
+// where its stage's host spent time: a redistribution, a copy, the input, the loss, a receive's
+// or a reduction's wait, a parameter gather. What the trace shows besides the passes.
+struct InstructionSpan {
+  int stage = 0;
+  plans::StepOp op = plans::StepOp::wait;
+  int layer = -1;
+  int bucket = -1;
+  int micro_batch = -1;
+  double start_seconds = 0.0;
+  double end_seconds = 0.0;
+};
+
 // Where a stage's time goes; they add up to its end.
 struct StagePhases {
   double compute_forward = 0.0;
@@ -85,7 +98,6 @@ struct StageTimeline {
   double backward_end_seconds = 0.0;  // its passes done (and their sends waited for)
   double sync_end_seconds = 0.0;      // its gradient reductions done, before the update
   double optimizer_seconds = 0.0;
-  double gather_seconds = 0.0;  // ZeRO 1-2: the updated parameters gathered
   double end_seconds = 0.0;
   StagePhases phases;
   std::vector<int> host_wait_instructions;  // those whose price says the host waits (InstructionCost)
@@ -94,6 +106,7 @@ struct StageTimeline {
 struct ProgramTimeline {
   std::vector<ScheduledPass> passes;  // stage by stage, in the order each runs them
   std::vector<SyncInterval> gradient_sync;
+  std::vector<InstructionSpan> other_instructions;  // stage by stage, in order
   std::vector<StageTimeline> stages;
 };
 

@@ -63,7 +63,6 @@ struct StageTiming {
   double backward_end_seconds = 0.0;  // last backward pass done
   double sync_end_seconds = 0.0;      // last gradient reduction done
   double optimizer_seconds = 0.0;
-  double gather_seconds = 0.0;  // ZeRO 1/2: updated parameters gathered after the step
   double end_seconds = 0.0;
   // Where the device runs behind a queue (a GPU): the instructions of the stage's program in which
   // the host waits for the device (InstructionCost::host_waits), in order; what the executor's
@@ -92,6 +91,7 @@ struct Prediction {
   std::vector<StageTiming> stages;
   std::vector<ScheduledPass> passes;  // stage by stage, in the order each runs them
   std::vector<SyncInterval> gradient_sync;
+  std::vector<InstructionSpan> other_instructions;  // the rest of what the stages' hosts spent time on
 };
 
 // The rank that stands for stage `stage` (its program is the one the timeline runs): coordinate

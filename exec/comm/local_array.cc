@@ -74,37 +74,43 @@ RowView row_view(std::span<const int64_t> shape, int64_t element_bytes, int dim)
   return v;
 }
 
-LocalBytes sub_array(const LocalBytes& array, std::span<const int64_t> offset, std::span<const int64_t> extent) {
-  check_size(array, "sub_array");
-  const std::size_t rank = array.shape.size();
+namespace {
+
+// Throws std::out_of_range unless `extent` at `offset` lies inside an array of `shape`.
+void check_inside(std::span<const int64_t> shape, std::span<const int64_t> offset, std::span<const int64_t> extent) {
+  const std::size_t rank = shape.size();
   if (offset.size() != rank || extent.size() != rank) {
     throw std::out_of_range(fmt::format("sub_array: {}-d offset/extent for a {}-d array", offset.size(), rank));
   }
   for (std::size_t d = 0; d < rank; ++d) {
-    if (offset[d] < 0 || extent[d] < 0 || offset[d] + extent[d] > array.shape[d]) {
+    if (offset[d] < 0 || extent[d] < 0 || offset[d] + extent[d] > shape[d]) {
       throw std::out_of_range(fmt::format("sub_array: dim {} range [{}, {}) outside extent {}", d, offset[d],
-                                          offset[d] + extent[d], array.shape[d]));
+                                          offset[d] + extent[d], shape[d]));
     }
   }
-  LocalBytes out{{extent.begin(), extent.end()}, array.element_bytes, {}};
-  out.bytes.resize(to_size(element_count(extent) * array.element_bytes));
-  if (out.bytes.empty()) return out;
-  if (rank == 0) {
-    out.bytes = array.bytes;  // a 0-d array is its one element
-    return out;
+}
+
+// The sub-array of `extent` at `offset` (check_inside) of the row-major `source` of `shape`, into
+// `out` (exactly its bytes): the last dim copied as one contiguous run per index of the others,
+// walked by an odometer over the outer dims.
+void sub_array_into(std::span<const std::byte> source, std::span<const int64_t> shape, int64_t element_bytes,
+                    std::span<const int64_t> offset, std::span<const int64_t> extent, std::span<std::byte> out) {
+  const std::size_t rank = shape.size();
+  if (out.empty()) return;
+  if (rank == 0) {  // a 0-d array is its one element
+    copy(out.data(), source.data(), element_bytes);
+    return;
   }
-  // Byte strides of the source; the last dim is copied as one contiguous run per index of the
-  // others, walked by an odometer over the outer dims.
-  std::vector<int64_t> stride(rank);
-  stride[rank - 1] = array.element_bytes;
-  for (std::size_t d = rank - 1; d > 0; --d) stride[d - 1] = stride[d] * array.shape[d];
-  const int64_t run = extent[rank - 1] * array.element_bytes;
+  std::vector<int64_t> stride(rank);  // bytes
+  stride[rank - 1] = element_bytes;
+  for (std::size_t d = rank - 1; d > 0; --d) stride[d - 1] = stride[d] * shape[d];
+  const int64_t run = extent[rank - 1] * element_bytes;
   std::vector<int64_t> index(rank, 0);
-  std::byte* to = out.bytes.data();
+  std::byte* to = out.data();
   while (true) {
     int64_t from = 0;
     for (std::size_t d = 0; d < rank; ++d) from += (offset[d] + index[d]) * stride[d];
-    copy(to, array.bytes.data() + from, run);
+    copy(to, source.data() + from, run);
     to += run;
     bool done = true;
     for (std::size_t d = rank - 1; d-- > 0;) {
@@ -116,6 +122,26 @@ LocalBytes sub_array(const LocalBytes& array, std::span<const int64_t> offset, s
     }
     if (done) break;
   }
+}
+
+}  // namespace
+
+LocalBytes sub_array(const LocalBytes& array, std::span<const int64_t> offset, std::span<const int64_t> extent) {
+  check_size(array, "sub_array");
+  check_inside(array.shape, offset, extent);
+  LocalBytes out{{extent.begin(), extent.end()}, array.element_bytes, {}};
+  out.bytes.resize(to_size(element_count(extent) * array.element_bytes));
+  sub_array_into(array.bytes, array.shape, array.element_bytes, offset, extent, out.bytes);
+  return out;
+}
+
+LocalArray sub_array(const LocalArray& array, std::span<const int64_t> offset, std::span<const int64_t> extent) {
+  check_size(array, "sub_array");
+  check_inside(array.shape, offset, extent);
+  LocalArray out{{extent.begin(), extent.end()}, {}};
+  out.values.resize(to_size(element_count(extent)));
+  sub_array_into(std::as_bytes(std::span(array.values)), array.shape, sizeof(float), offset, extent,
+                 std::as_writable_bytes(std::span(out.values)));
   return out;
 }
 

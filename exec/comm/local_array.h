@@ -47,6 +47,8 @@ RowView row_view(std::span<const int64_t> shape, int64_t element_bytes, int dim)
 // The sub-array of `extent` starting at `offset` (per dim), copied out. Throws
 // std::out_of_range when it does not lie inside the array.
 LocalBytes sub_array(const LocalBytes& array, std::span<const int64_t> offset, std::span<const int64_t> extent);
+// The same of fp32 data, copied once from the array's own storage into the result's.
+LocalArray sub_array(const LocalArray& array, std::span<const int64_t> offset, std::span<const int64_t> extent);
 
 // Cuts `array` into n equal blocks along `dim` and lays them out one after another (block 0
 // first), each block itself row-major: the send buffer of an all-to-all or reduce-scatter.

@@ -9,30 +9,6 @@ namespace splitbrain::exec {
 
 using plans::BufferRole;
 
-namespace {
-
-// Buffers the instruction after their alloc writes whole, with an array it makes anyway (a
-// redistribution's or a collective's result, a received message, a packing): zero-filling them
-// first would be a wasted pass over memory (a gradient bucket is the model's size).
-bool written_whole(BufferRole role) {
-  switch (role) {
-    case BufferRole::input_copy:
-    case BufferRole::received:
-    case BufferRole::received_gradient:
-    case BufferRole::gathered_parameters:
-    case BufferRole::bucket:
-    case BufferRole::reduced_slice:
-    case BufferRole::parameter_slice:
-    case BufferRole::gathered_bucket:
-    case BufferRole::tied_gradient:
-      return true;
-    default:
-      return false;
-  }
-}
-
-}  // namespace
-
 BufferTable::BufferTable(const plans::StepProgram& program, const plans::CompiledPlan& compiled,
                          const std::vector<OpContext>& contexts, std::vector<LayerParameters>& parameters,
                          const ZeroSlices& zero, Device& device, MemoryTracker& memory)
@@ -122,7 +98,8 @@ void BufferTable::allocate(int buffer) {
   if (described.role == BufferRole::kept_by_op) return;  // the op's own storage
   TrackedArray& array = arrays_[static_cast<size_t>(buffer)];
   if (array) throw std::logic_error(fmt::format("step program: buffer {} allocated twice", buffer));
-  array = make_tracked(device_, memory_, described.category, shape_of(described), !written_whole(described.role));
+  array = make_tracked(device_, memory_, described.category, shape_of(described),
+                       plans::allocated_zeroed(*contexts_.front().model, described));
   if (TrackedArray* state = model_state_of(described)) *state = array;
 }
 

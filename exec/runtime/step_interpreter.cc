@@ -159,11 +159,8 @@ StepInterpreter::Phase StepInterpreter::phase_of(const StepInstruction& instruct
 }
 
 std::string StepInterpreter::label_of(const StepInstruction& instruction) const {
-  std::string label(plans::step_op_name(instruction.op));
-  if (instruction.layer >= 0) label += " " + r_.plan.model->layer(instruction.layer).name;
-  if (instruction.bucket >= 0) label += fmt::format(" bucket {}", instruction.bucket);
-  if (instruction.micro_batch >= 0) label += fmt::format(" mb{}", instruction.micro_batch);
-  return label;
+  return plans::instruction_label(*r_.plan.model, instruction.op, instruction.layer, instruction.bucket,
+                                  instruction.micro_batch);
 }
 
 void StepInterpreter::execute(int index) {
@@ -254,7 +251,7 @@ void StepInterpreter::load_input(const StepInstruction& instruction) {
   if (whole != ctx.output_shape) {
     std::vector<int64_t> offset = ctx.output_offset;
     offset[0] = 0;
-    samples = comm::to_floats(comm::sub_array(comm::to_bytes(samples), offset, ctx.output_shape));
+    samples = comm::sub_array(samples, offset, ctx.output_shape);
   }
   r_.device.upload_queued(copied_inputs_.emplace_back(std::move(samples.values)), into);
 }

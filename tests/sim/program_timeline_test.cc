@@ -347,6 +347,73 @@ TEST(ProgramTimeline, PassesRecordWhereTheirLayersRan) {
   }
 }
 
+// Where a stage's host is not running a pass it is waiting or moving data, and the timeline says
+// which instruction: the passes' spans and the other instructions' (here the receives' and the
+// sends' waits: the only other costs) tile each stage's host time without gap or overlap, and a
+// stage waits for a receive only where the other stage's send has yet to arrive.
+TEST(ProgramTimeline, PassesAndTheOtherInstructionsTileEachStagesTime) {
+  const Priced priced = programs_of(pipeline(2, 3, PipelineSchedule::one_f_one_b));
+  const ProgramTimeline timeline =
+      run_program_timeline(priced.programs, pass_prices(priced, {1.0, 1.0}, {2.0, 2.0}, 0.5), 1.0);
+  for (int stage = 0; stage < 2; ++stage) {
+    std::vector<std::pair<double, double>> spans;
+    for (const ScheduledPass& pass : timeline.passes) {
+      if (pass.stage != stage) continue;
+      for (const LayerSpan& span : pass.layers) {
+        if (span.end_seconds > span.compute_start_seconds)
+          spans.push_back({span.compute_start_seconds, span.end_seconds});
+      }
+    }
+    int receive_waits = 0;
+    for (const InstructionSpan& other : timeline.other_instructions) {
+      if (other.stage != stage) continue;
+      EXPECT_TRUE(other.op == StepOp::recv || other.op == StepOp::wait) << plans::step_op_name(other.op);
+      EXPECT_LT(other.start_seconds, other.end_seconds);
+      receive_waits += other.op == StepOp::recv ? 1 : 0;
+      spans.push_back({other.start_seconds, other.end_seconds});
+    }
+    std::sort(spans.begin(), spans.end());
+    double covered = 0.0;
+    for (const auto& [start, end] : spans) {
+      EXPECT_NEAR(start, covered, 1e-12) << "stage " << stage;
+      covered = end;
+    }
+    EXPECT_NEAR(covered, timeline.stages[static_cast<size_t>(stage)].end_seconds, 1e-12) << "stage " << stage;
+    // Stage 1 waits for its first forward's input, stage 0 for its first backward's gradient.
+    EXPECT_GE(receive_waits, 1) << "stage " << stage;
+  }
+}
+
+// An alloc's zero-fill takes the host's time in the instruction after it, where the executor's
+// clock counts it: every alloc priced at 0.25 s lengthens the step by 0.25 s each, the passes'
+// spans and the other instructions' still tile the step, and no span is an alloc's or a free's.
+TEST(ProgramTimeline, AnAllocsFillCountsInTheInstructionAfterIt) {
+  const Priced priced = programs_of(pipeline(1, 2, PipelineSchedule::gpipe));
+  const InstructionPricer passes = pass_prices(priced, {1.0}, {2.0}, 0.0);
+  const double fill = 0.25;
+  const InstructionPricer with_fills = [&](int stage, const StepInstruction& i) {
+    InstructionCost cost = passes(stage, i);
+    if (i.op == StepOp::alloc) cost.compute_seconds = fill;
+    return cost;
+  };
+  const auto allocs = std::ranges::count_if(priced.programs[0].instructions,
+                                            [](const StepInstruction& i) { return i.op == StepOp::alloc; });
+  ASSERT_GT(allocs, 0);
+  const ProgramTimeline without = run_program_timeline(priced.programs, passes, 1.0);
+  const ProgramTimeline with = run_program_timeline(priced.programs, with_fills, 1.0);
+  EXPECT_NEAR(end_of(with), end_of(without) + fill * static_cast<double>(allocs), 1e-9);
+  double spans = 0.0;
+  for (const ScheduledPass& pass : with.passes) {
+    for (const LayerSpan& span : pass.layers) spans += span.end_seconds - span.compute_start_seconds;
+  }
+  for (const InstructionSpan& other : with.other_instructions) {
+    EXPECT_NE(other.op, StepOp::alloc);
+    EXPECT_NE(other.op, StepOp::free);
+    spans += other.end_seconds - other.start_seconds;
+  }
+  EXPECT_NEAR(spans, end_of(with), 1e-9);
+}
+
 TEST(ProgramTimeline, AnOverlappedReductionTakesItsWholeTimeAndTheHostTheShareNotHidden) {
   // fashion-vgg data-parallel over 2 ranks, its gradients in several buckets reduced during the
   // backward: each layer's backward 1 ms, each bucket's reduction 3 ms. Whatever the overlap, a

@@ -208,6 +208,34 @@ TEST(Simulation, JsonAndTraceFollowTheContract) {
   EXPECT_GT(communication_events, 0);  // the gradient bucket
 }
 
+// Where the ranks compute on a host's cores (a calibrated CPU), every buffer the executor
+// zero-fills (plans::allocated_zeroed) is written once per step, at the memory's streaming rate,
+// and counted in the instruction after its alloc (a pass, as the executor's clock counts it).
+// Elsewhere (presets, GPUs) the fills are not priced.
+TEST(Simulation, ACalibratedCpuPaysForEveryZeroFilledBuffer) {
+  const plans::Plan plan = data_parallel_plan("fashion-vgg", 1, 64);
+  const plans::CompiledPlan compiled = plans::compile_plan(plan);
+  Cluster cluster = cluster_preset("local-cpu");
+  const Prediction unpriced = simulate(plan, compiled, cluster);
+  cluster.cpu_cores_per_node = 2;
+  const Prediction priced = simulate(plan, compiled, cluster);
+  const plans::StepProgram program = plans::compile_step(plan, compiled, 0);
+  double fills = 0.0;
+  int zeroed = 0;
+  for (const plans::StepInstruction& i : program.instructions) {
+    if (i.op != plans::StepOp::alloc) continue;
+    const plans::StepBuffer& buffer = program.buffers.at(static_cast<size_t>(i.buffer));
+    if (!plans::allocated_zeroed(*plan.model, buffer)) continue;
+    fills += streaming_pass_seconds(cluster, static_cast<double>(buffer.bytes));
+    ++zeroed;
+  }
+  ASSERT_GT(zeroed, 10);
+  EXPECT_NEAR(priced.iteration_seconds - unpriced.iteration_seconds, fills, 1e-12);
+  const auto computing = [](const Prediction& p) { return p.phases.compute_forward + p.phases.compute_backward; };
+  // Nearly all come right before a pass: the layers' outputs and gradients.
+  EXPECT_GT(computing(priced) - computing(unpriced), 0.9 * fills);
+}
+
 // A step that fits the node's last-level cache runs its kernels at their warm times: each
 // measured forward here is 1 ms faster warm, so the forward phase is 1 ms per measured layer
 // shorter once the cache holds the step, and as before where the cache is unknown.
@@ -284,7 +312,7 @@ TEST(Simulation, AHostSlowerThanItsKernelsPacesTheStep) {
   EXPECT_TRUE(host_row(device_bound).empty());
   const auto spans = host_row(host_bound);
   ASSERT_GE(static_cast<int>(spans.size()), passes);
-  const std::string loss_forward = "fwd " + plan.model->layer(plan.model->size() - 1).name + " mb0";
+  const std::string loss_forward = "forward " + plan.model->layer(plan.model->size() - 1).name + " mb0";
   ASSERT_EQ(plan.model->layer(plan.model->size() - 1).kind, model::OpKind::softmax_cross_entropy);
   for (size_t i = 0; i < spans.size(); ++i) {
     const auto& [start, duration, name] = spans[i];

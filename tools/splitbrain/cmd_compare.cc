@@ -19,6 +19,7 @@
 #include "tools/splitbrain/human_units.h"
 #include "tools/splitbrain/merged_trace.h"
 #include "tools/splitbrain/text_table.h"
+#include "tools/splitbrain/trace_differences.h"
 
 namespace splitbrain::tools {
 namespace {
@@ -119,6 +120,26 @@ void print(const HostWaitComparison& c) {
   }
 }
 
+// The instructions the time model misses most, by |predicted - measured| summed over micro-batches.
+constexpr size_t kDifferencesShown = 10;
+
+void print(const std::vector<InstructionDifference>& differences) {
+  std::cout << "\nwhere predicted and measured differ most (each instruction's seconds per step, micro-batches "
+               "together; all of them in comparison.json):\n";
+  TextTable table({{"rank"},
+                   {"instruction", TextTable::Align::left},
+                   {"predicted ms"},
+                   {"measured ms"},
+                   {"predicted - measured ms"}});
+  for (size_t i = 0; i < std::min(kDifferencesShown, differences.size()); ++i) {
+    const InstructionDifference& d = differences[i];
+    table.add_row({std::to_string(d.rank), d.instruction, fmt::format("{:.3f}", d.predicted_seconds * 1e3),
+                   fmt::format("{:.3f}", d.measured_seconds * 1e3),
+                   fmt::format("{:+.3f}", d.difference_seconds() * 1e3)});
+  }
+  table.print(std::cout);
+}
+
 // Quotes a path for /bin/sh.
 std::string shell_quoted(const std::string& text) {
   std::string quoted = "'";
@@ -152,9 +173,16 @@ void run_compare(const CompareOptions& options) {
   const Comparison c = compare_reports(predicted, options.predicted, measured, options.measured);
   const HostLevelComparison levels = compare_host_levels(predicted, options.predicted, measured, options.measured);
   const HostWaitComparison waits = compare_host_waits(predicted, options.predicted, measured, options.measured);
+  const bool traces = !options.predicted_trace.empty() && !options.measured_trace.empty();
+  const nlohmann::json predicted_trace = traces ? read_report(options.predicted_trace) : nlohmann::json();
+  const nlohmann::json measured_trace = traces ? read_report(options.measured_trace) : nlohmann::json();
+  const std::vector<InstructionDifference> differences =
+      traces ? instruction_differences(predicted_trace, options.predicted_trace, measured_trace, options.measured_trace)
+             : std::vector<InstructionDifference>{};
   print(c);
   print(levels);
   print(waits);
+  if (traces) print(differences);
   if (!options.out_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(options.out_dir, ec);
@@ -163,12 +191,13 @@ void run_compare(const CompareOptions& options) {
     nlohmann::ordered_json document = comparison_to_json(c);
     document["bytes_per_host_level"] = host_level_comparison_to_json(levels);
     document["host_waits"] = host_wait_comparison_to_json(waits);
+    if (traces) document["instructions"] = instruction_differences_to_json(differences);
     write_json_output(path.string(), document);
     std::cout << "\nwrote " << path.string() << '\n';
-    if (!options.predicted_trace.empty() && !options.measured_trace.empty()) {
+    if (traces) {
       const auto trace = std::filesystem::path(options.out_dir) / "trace.json";
-      write_json_output(trace.string(), merge_traces(read_report(options.predicted_trace), options.predicted_trace,
-                                                     read_report(options.measured_trace), options.measured_trace));
+      write_json_output(trace.string(),
+                        merge_traces(predicted_trace, options.predicted_trace, measured_trace, options.measured_trace));
       std::cout << "wrote " << trace.string() << " (predicted and measured timelines side by side)\n";
     }
     if (options.figures) draw_figures(options.out_dir);
@@ -186,13 +215,19 @@ void add_compare_command(CLI::App& app) {
   command
       ->add_option("--out", options->out_dir, "Write comparison.json, figures (PNG, SVG) and the merged trace into DIR")
       ->type_name("DIR");
-  command
-      ->add_option("--predicted-trace", options->predicted_trace, "Predicted Chrome trace (simulate --trace) to merge")
-      ->type_name("FILE")
-      ->check(CLI::ExistingFile);
-  command->add_option("--measured-trace", options->measured_trace, "Measured Chrome trace (run --trace) to merge")
-      ->type_name("FILE")
-      ->check(CLI::ExistingFile);
+  CLI::Option* predicted_trace =
+      command
+          ->add_option("--predicted-trace", options->predicted_trace,
+                       "Predicted Chrome trace (simulate --trace): with --measured-trace, the instructions that differ "
+                       "most, and the two traces merged into DIR")
+          ->type_name("FILE")
+          ->check(CLI::ExistingFile);
+  CLI::Option* measured_trace =
+      command->add_option("--measured-trace", options->measured_trace, "Measured Chrome trace (run --trace)")
+          ->type_name("FILE")
+          ->check(CLI::ExistingFile);
+  predicted_trace->needs(measured_trace);
+  measured_trace->needs(predicted_trace);
   command->add_flag("!--no-figures", options->figures, "Do not draw the figures (they need python3-matplotlib)");
   command->callback([options] { run_compare(*options); });
 }

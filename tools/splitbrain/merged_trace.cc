@@ -10,14 +10,6 @@ namespace {
 // Process ids of the measured trace are moved past every predicted one so the two never mix.
 constexpr int kMeasuredPidOffset = 100000;
 
-const nlohmann::json& events_of(const nlohmann::json& trace, const std::string& source) {
-  if (!trace.is_object() || !trace.contains("traceEvents") || !trace.at("traceEvents").is_array()) {
-    throw InputError(
-        fmt::format("{}: traceEvents: missing or not an array (is this a Chrome trace from splitbrain?)", source));
-  }
-  return trace.at("traceEvents");
-}
-
 // Copies every event, renaming processes "<label> ..." and ordering rank r's predicted process
 // just before its measured one.
 void append(nlohmann::ordered_json& out, const nlohmann::json& events, const char* label, int pid_offset, int order) {
@@ -39,11 +31,19 @@ void append(nlohmann::ordered_json& out, const nlohmann::json& events, const cha
 
 }  // namespace
 
+const nlohmann::json& trace_events(const nlohmann::json& trace, const std::string& source) {
+  if (!trace.is_object() || !trace.contains("traceEvents") || !trace.at("traceEvents").is_array()) {
+    throw InputError(
+        fmt::format("{}: traceEvents: missing or not an array (is this a Chrome trace from splitbrain?)", source));
+  }
+  return trace.at("traceEvents");
+}
+
 nlohmann::ordered_json merge_traces(const nlohmann::json& predicted, const std::string& predicted_source,
                                     const nlohmann::json& measured, const std::string& measured_source) {
   nlohmann::ordered_json events = nlohmann::ordered_json::array();
-  append(events, events_of(predicted, predicted_source), "predicted", 0, 0);
-  append(events, events_of(measured, measured_source), "measured", kMeasuredPidOffset, 1);
+  append(events, trace_events(predicted, predicted_source), "predicted", 0, 0);
+  append(events, trace_events(measured, measured_source), "measured", kMeasuredPidOffset, 1);
   return {{"displayTimeUnit", "ms"}, {"traceEvents", std::move(events)}};
 }
 

@@ -48,6 +48,21 @@ grep -q '"bytes_equal": true' "$work/compare/comparison.json" || { cat "$work/co
 grep -q "within_host .* yes" "$work/compare.log" || { cat "$work/compare.log"; exit 1; }
 /usr/bin/python3 -c 'import json, sys; l = json.load(open(sys.argv[1]))["bytes_per_host_level"]; assert l["mapped"] and l["equal"], l' \
   "$work/compare/comparison.json" || { cat "$work/compare.log"; exit 1; }
+# Instruction by instruction: both traces name the step's instructions alike, so every pass and
+# redistribution the simulator prices is found among the measured ones, on both ranks.
+/usr/bin/python3 - "$work/compare/comparison.json" <<'PY' || { cat "$work/compare.log"; exit 1; }
+import json, sys
+rows = json.load(open(sys.argv[1]))["instructions"]
+for rank in (0, 1):
+    mine = {r["instruction"]: r for r in rows if r["rank"] == rank}
+    assert mine["forward conv1"]["predicted_seconds"] > 0 and mine["forward conv1"]["measured_seconds"] > 0, mine
+    priced = [n for n, r in mine.items() if r["predicted_seconds"] > 0 and n.split()[0] in ("forward", "backward", "redistribute")]
+    assert any(n.startswith("redistribute") for n in priced), priced
+    unmeasured = [n for n in priced if mine[n]["measured_seconds"] == 0]
+    assert not unmeasured, unmeasured
+print("instruction differences: ok")
+PY
+grep -q "where predicted and measured differ most" "$work/compare.log" || { cat "$work/compare.log"; exit 1; }
 # The merged trace: every rank's predicted and measured process, each with its events.
 /usr/bin/python3 - "$work/compare/trace.json" <<'PY'
 import json, sys

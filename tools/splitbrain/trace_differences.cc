@@ -1,0 +1,95 @@
+#include "tools/splitbrain/trace_differences.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "model/errors.h"
+#include "tools/splitbrain/merged_trace.h"
+
+namespace splitbrain::tools {
+namespace {
+
+constexpr double kSecondsPerMicrosecond = 1e-6;
+// Both traces put the host's queuing on row 2 (sim/chrome_trace.cc, exec/runtime/measured_trace.cc).
+constexpr int kHostQueuingRow = 2;
+
+// "forward conv1 mb3" -> "forward conv1": micro-batches of one instruction add up.
+std::string without_micro_batch(const std::string& label) {
+  const size_t at = label.rfind(" mb");
+  if (at == std::string::npos || at + 3 == label.size()) return label;
+  const bool digits = std::all_of(label.begin() + static_cast<std::ptrdiff_t>(at + 3), label.end(),
+                                  [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
+  return digits ? label.substr(0, at) : label;
+}
+
+using SecondsByInstruction = std::map<std::pair<int, std::string>, double>;  // (rank, instruction)
+
+SecondsByInstruction seconds_by_instruction(const nlohmann::json& trace, const std::string& source,
+                                            std::set<int>& ranks) {
+  SecondsByInstruction seconds;
+  const nlohmann::json& events = trace_events(trace, source);
+  for (size_t i = 0; i < events.size(); ++i) {
+    const nlohmann::json& event = events[i];
+    if (!event.is_object() || event.value("ph", "") != "X") continue;
+    if (!event.contains("dur") || !event.at("dur").is_number() || !event.contains("name") ||
+        !event.at("name").is_string()) {
+      throw InputError(
+          fmt::format("{}: traceEvents[{}]: a complete event (ph X) needs a string name and a numeric dur", source, i));
+    }
+    if (event.value("tid", 0) == kHostQueuingRow) continue;
+    const int rank = event.value("pid", 0);
+    ranks.insert(rank);
+    seconds[{rank, without_micro_batch(event.at("name").get<std::string>())}] +=
+        event.at("dur").get<double>() * kSecondsPerMicrosecond;
+  }
+  return seconds;
+}
+
+}  // namespace
+
+std::vector<InstructionDifference> instruction_differences(const nlohmann::json& predicted,
+                                                           const std::string& predicted_source,
+                                                           const nlohmann::json& measured,
+                                                           const std::string& measured_source) {
+  std::set<int> predicted_ranks;
+  std::set<int> measured_ranks;
+  const SecondsByInstruction on_predicted = seconds_by_instruction(predicted, predicted_source, predicted_ranks);
+  const SecondsByInstruction on_measured = seconds_by_instruction(measured, measured_source, measured_ranks);
+  std::map<std::pair<int, std::string>, InstructionDifference> merged;
+  const auto add = [&](const SecondsByInstruction& seconds, const std::set<int>& other_ranks, bool is_predicted) {
+    for (const auto& [key, value] : seconds) {
+      if (!other_ranks.contains(key.first)) continue;
+      InstructionDifference& d = merged[key];
+      d.rank = key.first;
+      d.instruction = key.second;
+      (is_predicted ? d.predicted_seconds : d.measured_seconds) = value;
+    }
+  };
+  add(on_predicted, measured_ranks, true);
+  add(on_measured, predicted_ranks, false);
+  std::vector<InstructionDifference> differences;
+  for (auto& [key, difference] : merged) differences.push_back(std::move(difference));
+  std::stable_sort(differences.begin(), differences.end(), [](const auto& a, const auto& b) {
+    return std::abs(a.difference_seconds()) > std::abs(b.difference_seconds());
+  });
+  return differences;
+}
+
+nlohmann::ordered_json instruction_differences_to_json(const std::vector<InstructionDifference>& differences) {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const InstructionDifference& d : differences) {
+    rows.push_back({{"rank", d.rank},
+                    {"instruction", d.instruction},
+                    {"predicted_seconds", d.predicted_seconds},
+                    {"measured_seconds", d.measured_seconds}});
+  }
+  return rows;
+}
+
+}  // namespace splitbrain::tools

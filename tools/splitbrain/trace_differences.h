@@ -1,0 +1,34 @@
+#pragma once
+// Predicted against measured, instruction by instruction. The predicted trace (`simulate
+// --trace`) and the measured one (`run --trace`) name their events alike
+// (plans::instruction_label), so each rank's time summed per instruction, its micro-batches
+// together, says where the time model misses: a convolution slower inside the step than its
+// calibrated price, a redistribution it under-prices, a wait it does not foresee.
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace splitbrain::tools {
+
+struct InstructionDifference {
+  int rank = 0;
+  std::string instruction;  // its label without the micro-batch ("forward conv2", "redistribute pool2")
+  double predicted_seconds = 0.0;
+  double measured_seconds = 0.0;
+  double difference_seconds() const { return predicted_seconds - measured_seconds; }
+};
+
+// Every instruction of every rank that both traces have (by process id), summed over its events
+// on the compute and communication rows (the host's queuing row is when it queued, not time
+// spent), largest |difference| first. Throws InputError naming the source when a trace has no
+// traceEvents array or an event lacks a numeric `dur`.
+std::vector<InstructionDifference> instruction_differences(const nlohmann::json& predicted,
+                                                           const std::string& predicted_source,
+                                                           const nlohmann::json& measured,
+                                                           const std::string& measured_source);
+
+nlohmann::ordered_json instruction_differences_to_json(const std::vector<InstructionDifference>& differences);
+
+}  // namespace splitbrain::tools
