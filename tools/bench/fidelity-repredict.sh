@@ -36,6 +36,7 @@ for group in $(cut -d' ' -f1 "$source_dir/rounds.txt" | sed -E 's/^(.*-[0-9]+)-[
 done
 mkdir -p "$tmp/out"
 "$python" tools/bench/fidelity_repredict_report.py "$source_dir" "$tmp/predicted.txt" "$tmp/out" \
-  --commit "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!results' || echo '+changes')"
+  --commit "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!results' || echo '+changes')" \
+  --source-commit "$(git log -1 --format=%h -- "$source_dir/rounds.txt")"
 rm -rf "$out.new" && cp -r "$tmp/out" "$out.new" && rm -rf "$out" && mv "$out.new" "$out"
 echo "[repredict] wrote $out/README.md" >&2

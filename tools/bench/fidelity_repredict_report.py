@@ -25,6 +25,7 @@ def main():
     parser.add_argument("predicted", type=pathlib.Path)
     parser.add_argument("out", type=pathlib.Path)
     parser.add_argument("--commit", required=True)
+    parser.add_argument("--source-commit", required=True)
     args = parser.parse_args()
 
     committed, measured = {}, {}
@@ -60,7 +61,7 @@ def main():
         "# Fidelity re-predicted: results/fidelity's runs against this simulator",
         "",
         f"Made by `bash tools/bench/fidelity-repredict.sh` at {args.commit}: the {len(rows)} plans of "
-        "`results/fidelity` emitted again, predicted with the calibrations committed there "
+        f"`results/fidelity` (as committed at {args.source_commit}) emitted again, predicted with the calibrations committed there "
         "(`local-cpu-calibrated-<round>.json`), against the step times measured there (`rounds.txt`); "
         "each plan at its round with the median error, as `fidelity.sh` reports it. No run: only the "
         "cost model differs from the committed predictions.",
