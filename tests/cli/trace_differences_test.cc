@@ -1,6 +1,6 @@
 // compare's instruction-by-instruction differences: each rank's events summed per instruction
-// across micro-batches and rows, the host's queuing row left out, largest difference first, and
-// a malformed trace named with its event.
+// across micro-batches and rows, the host's queuing row and the buckets' reductions left out,
+// largest difference first, and a malformed trace named with its event.
 
 #include <gtest/gtest.h>
 
@@ -36,17 +36,22 @@ const InstructionDifference* find(const std::vector<InstructionDifference>& all,
 
 TEST(TraceDifferences, SumsEachRanksInstructionsAndPutsTheLargestMissFirst) {
   const nlohmann::json predicted = trace({
-      event(0, 0, "forward conv1 mb0", 100), event(0, 0, "forward conv1 mb1", 100),
+      event(0, 0, "forward conv1 mb0", 100),
+      event(0, 0, "forward conv1 mb1", 100),
       event(0, 1, "forward conv1 mb1", 50),   // the collectives inside the op, on the communication row
       event(0, 2, "forward conv1 mb1", 999),  // when the host queued it: not time spent
-      event(0, 1, "redistribute pool2 mb0", 200), event(1, 0, "forward conv1 mb0", 100),
-      event(7, 0, "forward conv1 mb0", 100),  // a rank the measurement lacks
+      event(0, 1, "redistribute pool2 mb0", 200),
+      event(0, 1, "reduce bucket 0", 5000),  // an overlapped reduction's stream time: not compared
+      event(1, 0, "forward conv1 mb0", 100),
+      // A rank the measurement lacks.
+      event(7, 0, "forward conv1 mb0", 100),
   });
   const nlohmann::json measured = trace({
       event(0, 0, "forward conv1 mb0", 120),
       event(0, 0, "forward conv1 mb1", 110),
       event(0, 1, "redistribute pool2 mb0", 1000),
       event(0, 1, "load_input data mb0", 30),  // unpriced: predicted 0
+      event(0, 1, "reduce bucket 0", 10),
       event(1, 0, "forward conv1 mb0", 100),
   });
   const std::vector<InstructionDifference> all = instruction_differences(predicted, "p.json", measured, "m.json");
@@ -63,6 +68,7 @@ TEST(TraceDifferences, SumsEachRanksInstructionsAndPutsTheLargestMissFirst) {
   EXPECT_NEAR(input->measured_seconds, 30e-6, 1e-12);
   EXPECT_NE(find(all, 1, "forward conv1"), nullptr);
   EXPECT_EQ(find(all, 7, "forward conv1"), nullptr);
+  EXPECT_EQ(find(all, 0, "reduce bucket 0"), nullptr);
   for (size_t i = 1; i < all.size(); ++i) {
     EXPECT_GE(std::abs(all[i - 1].difference_seconds()), std::abs(all[i].difference_seconds()));
   }

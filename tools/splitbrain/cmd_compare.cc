@@ -125,7 +125,7 @@ constexpr size_t kDifferencesShown = 10;
 
 void print(const std::vector<InstructionDifference>& differences) {
   std::cout << "\nwhere predicted and measured differ most (each instruction's seconds per step, micro-batches "
-               "together; all of them in comparison.json):\n";
+               "together, the buckets' reductions left out; all of them in comparison.json):\n";
   TextTable table({{"rank"},
                    {"instruction", TextTable::Align::left},
                    {"predicted ms"},

@@ -22,8 +22,9 @@ struct InstructionDifference {
 
 // Every instruction of every rank that both traces have (by process id), summed over its events
 // on the compute and communication rows (the host's queuing row is when it queued, not time
-// spent), largest |difference| first. Throws InputError naming the source when a trace has no
-// traceEvents array or an event lacks a numeric `dur`.
+// spent), largest |difference| first. Gradient buckets' reductions are left out: an overlapped
+// one's time falls on other instructions in a run than in the prediction (their waits stay). Throws InputError naming
+// the source when a trace has no traceEvents array or an event lacks a numeric `dur`.
 std::vector<InstructionDifference> instruction_differences(const nlohmann::json& predicted,
                                                            const std::string& predicted_source,
                                                            const nlohmann::json& measured,
