@@ -26,6 +26,13 @@ TEST(LocalArray, SubArrayOfA3dArray) {
   EXPECT_EQ(floats(s), (std::vector<float>{18, 19, 22, 23}));
   const std::vector<int64_t> too_far = {2, 1, 2};
   EXPECT_THROW(sub_array(a, offset, too_far), std::out_of_range);
+  // The fp32 overload cuts the same block straight from the floats.
+  const LocalArray f = sub_array(to_floats(a), offset, extent);
+  EXPECT_EQ(f.shape, extent);
+  EXPECT_EQ(f.values, (std::vector<float>{18, 19, 22, 23}));
+  EXPECT_THROW(sub_array(to_floats(a), offset, too_far), std::out_of_range);
+  const std::vector<int64_t> negative = {1, -1, 2};
+  EXPECT_THROW(sub_array(to_floats(a), offset, negative), std::out_of_range);
 }
 
 TEST(LocalArray, PackBlocksAlongAnInnerDimAndBack) {
