@@ -186,10 +186,7 @@ class StageRun {
       case StepOp::reduce:
         reduce(index, instruction, cost.communication_seconds);
         return;
-      case StepOp::gather_params:
-        spend(cost.communication_seconds, phases.comm_exposed);
-        return;
-      default:  // redistributions, copies, the input and the loss
+      default:  // redistributions, copies, parameter gathers, the input and the loss
         spend(cost.communication_seconds, phases.comm_exposed);
         return;
     }

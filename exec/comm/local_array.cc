@@ -14,6 +14,54 @@ void copy(std::byte* to, const std::byte* from, int64_t bytes) {
   if (bytes > 0) std::memcpy(to, from, to_size(bytes));
 }
 
+// Throws std::out_of_range unless `extent` at `offset` lies inside an array of `shape`.
+void check_inside(std::span<const int64_t> shape, std::span<const int64_t> offset, std::span<const int64_t> extent) {
+  const std::size_t rank = shape.size();
+  if (offset.size() != rank || extent.size() != rank) {
+    throw std::out_of_range(fmt::format("sub_array: {}-d offset/extent for a {}-d array", offset.size(), rank));
+  }
+  for (std::size_t d = 0; d < rank; ++d) {
+    if (offset[d] < 0 || extent[d] < 0 || offset[d] + extent[d] > shape[d]) {
+      throw std::out_of_range(fmt::format("sub_array: dim {} range [{}, {}) outside extent {}", d, offset[d],
+                                          offset[d] + extent[d], shape[d]));
+    }
+  }
+}
+
+// The sub-array of `extent` at `offset` (check_inside) of the row-major `source` of `shape`, into
+// `out` (exactly its bytes): the last dim copied as one contiguous run per index of the others,
+// walked by an odometer over the outer dims.
+void sub_array_into(std::span<const std::byte> source, std::span<const int64_t> shape, int64_t element_bytes,
+                    std::span<const int64_t> offset, std::span<const int64_t> extent, std::span<std::byte> out) {
+  const std::size_t rank = shape.size();
+  if (out.empty()) return;
+  if (rank == 0) {  // a 0-d array is its one element
+    copy(out.data(), source.data(), element_bytes);
+    return;
+  }
+  std::vector<int64_t> stride(rank);  // bytes
+  stride[rank - 1] = element_bytes;
+  for (std::size_t d = rank - 1; d > 0; --d) stride[d - 1] = stride[d] * shape[d];
+  const int64_t run = extent[rank - 1] * element_bytes;
+  std::vector<int64_t> index(rank, 0);
+  std::byte* to = out.data();
+  while (true) {
+    int64_t from = 0;
+    for (std::size_t d = 0; d < rank; ++d) from += (offset[d] + index[d]) * stride[d];
+    copy(to, source.data() + from, run);
+    to += run;
+    bool done = true;
+    for (std::size_t d = rank - 1; d-- > 0;) {
+      if (++index[d] < extent[d]) {
+        done = false;
+        break;
+      }
+      index[d] = 0;
+    }
+    if (done) break;
+  }
+}
+
 }  // namespace
 
 int64_t element_count(std::span<const int64_t> shape) {
@@ -73,58 +121,6 @@ RowView row_view(std::span<const int64_t> shape, int64_t element_bytes, int dim)
   v.row_bytes = element_count(shape.subspan(d + 1)) * element_bytes;
   return v;
 }
-
-namespace {
-
-// Throws std::out_of_range unless `extent` at `offset` lies inside an array of `shape`.
-void check_inside(std::span<const int64_t> shape, std::span<const int64_t> offset, std::span<const int64_t> extent) {
-  const std::size_t rank = shape.size();
-  if (offset.size() != rank || extent.size() != rank) {
-    throw std::out_of_range(fmt::format("sub_array: {}-d offset/extent for a {}-d array", offset.size(), rank));
-  }
-  for (std::size_t d = 0; d < rank; ++d) {
-    if (offset[d] < 0 || extent[d] < 0 || offset[d] + extent[d] > shape[d]) {
-      throw std::out_of_range(fmt::format("sub_array: dim {} range [{}, {}) outside extent {}", d, offset[d],
-                                          offset[d] + extent[d], shape[d]));
-    }
-  }
-}
-
-// The sub-array of `extent` at `offset` (check_inside) of the row-major `source` of `shape`, into
-// `out` (exactly its bytes): the last dim copied as one contiguous run per index of the others,
-// walked by an odometer over the outer dims.
-void sub_array_into(std::span<const std::byte> source, std::span<const int64_t> shape, int64_t element_bytes,
-                    std::span<const int64_t> offset, std::span<const int64_t> extent, std::span<std::byte> out) {
-  const std::size_t rank = shape.size();
-  if (out.empty()) return;
-  if (rank == 0) {  // a 0-d array is its one element
-    copy(out.data(), source.data(), element_bytes);
-    return;
-  }
-  std::vector<int64_t> stride(rank);  // bytes
-  stride[rank - 1] = element_bytes;
-  for (std::size_t d = rank - 1; d > 0; --d) stride[d - 1] = stride[d] * shape[d];
-  const int64_t run = extent[rank - 1] * element_bytes;
-  std::vector<int64_t> index(rank, 0);
-  std::byte* to = out.data();
-  while (true) {
-    int64_t from = 0;
-    for (std::size_t d = 0; d < rank; ++d) from += (offset[d] + index[d]) * stride[d];
-    copy(to, source.data() + from, run);
-    to += run;
-    bool done = true;
-    for (std::size_t d = rank - 1; d-- > 0;) {
-      if (++index[d] < extent[d]) {
-        done = false;
-        break;
-      }
-      index[d] = 0;
-    }
-    if (done) break;
-  }
-}
-
-}  // namespace
 
 LocalBytes sub_array(const LocalBytes& array, std::span<const int64_t> offset, std::span<const int64_t> extent) {
   check_size(array, "sub_array");

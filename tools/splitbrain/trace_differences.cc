@@ -37,8 +37,7 @@ std::string without_micro_batch(const std::string& label) {
 
 using SecondsByInstruction = std::map<std::pair<int, std::string>, double>;  // (rank, instruction)
 
-SecondsByInstruction seconds_by_instruction(const nlohmann::json& trace, const std::string& source,
-                                            std::set<int>& ranks) {
+SecondsByInstruction seconds_by_instruction(const nlohmann::json& trace, const std::string& source) {
   SecondsByInstruction seconds;
   const nlohmann::json& events = trace_events(trace, source);
   for (size_t i = 0; i < events.size(); ++i) {
@@ -52,9 +51,8 @@ SecondsByInstruction seconds_by_instruction(const nlohmann::json& trace, const s
     if (event.value("tid", 0) == kHostQueuingRow) continue;
     const std::string name = event.at("name").get<std::string>();
     if (name.starts_with(kReducePrefix)) continue;
-    const int rank = event.value("pid", 0);
-    ranks.insert(rank);
-    seconds[{rank, without_micro_batch(name)}] += event.at("dur").get<double>() * kSecondsPerMicrosecond;
+    seconds[{event.value("pid", 0), without_micro_batch(name)}] +=
+        event.at("dur").get<double>() * kSecondsPerMicrosecond;
   }
   return seconds;
 }
@@ -65,10 +63,13 @@ std::vector<InstructionDifference> instruction_differences(const nlohmann::json&
                                                            const std::string& predicted_source,
                                                            const nlohmann::json& measured,
                                                            const std::string& measured_source) {
-  std::set<int> predicted_ranks;
-  std::set<int> measured_ranks;
-  const SecondsByInstruction on_predicted = seconds_by_instruction(predicted, predicted_source, predicted_ranks);
-  const SecondsByInstruction on_measured = seconds_by_instruction(measured, measured_source, measured_ranks);
+  const SecondsByInstruction on_predicted = seconds_by_instruction(predicted, predicted_source);
+  const SecondsByInstruction on_measured = seconds_by_instruction(measured, measured_source);
+  const auto ranks_of = [](const SecondsByInstruction& seconds) {
+    std::set<int> ranks;
+    for (const auto& entry : seconds) ranks.insert(entry.first.first);
+    return ranks;
+  };
   std::map<std::pair<int, std::string>, InstructionDifference> merged;
   const auto add = [&](const SecondsByInstruction& seconds, const std::set<int>& other_ranks, bool is_predicted) {
     for (const auto& [key, value] : seconds) {
@@ -79,8 +80,8 @@ std::vector<InstructionDifference> instruction_differences(const nlohmann::json&
       (is_predicted ? d.predicted_seconds : d.measured_seconds) = value;
     }
   };
-  add(on_predicted, measured_ranks, true);
-  add(on_measured, predicted_ranks, false);
+  add(on_predicted, ranks_of(on_measured), true);
+  add(on_measured, ranks_of(on_predicted), false);
   std::vector<InstructionDifference> differences;
   for (auto& [key, difference] : merged) differences.push_back(std::move(difference));
   std::stable_sort(differences.begin(), differences.end(), [](const auto& a, const auto& b) {
