@@ -1,6 +1,11 @@
 #include "plans/step_program.h"
 
+#include "plans/op_sharding.h"
+
 #include <fmt/format.h>
+
+#include <charconv>
+#include <system_error>
 
 namespace splitbrain::plans {
 
@@ -136,6 +141,20 @@ std::string instruction_label(const model::Model& net, StepOp op, int layer, int
   return label;
 }
 
+LabelParts split_instruction_label(std::string_view label) {
+  constexpr std::string_view kMicroBatch = " mb";
+  const size_t at = label.rfind(kMicroBatch);
+  if (at != std::string_view::npos && at + kMicroBatch.size() < label.size()) {
+    const std::string_view digits = label.substr(at + kMicroBatch.size());
+    int micro_batch = 0;
+    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), micro_batch);
+    if (error == std::errc() && end == digits.data() + digits.size()) {
+      return {std::string(label.substr(0, at)), micro_batch};
+    }
+  }
+  return {std::string(label), -1};
+}
+
 std::vector<Collective> collectives_of(const StepInstruction& instruction) {
   std::vector<Collective> all;
   for (const RedistributionStep& step : instruction.steps) {
@@ -146,6 +165,12 @@ std::vector<Collective> collectives_of(const StepInstruction& instruction) {
 }
 
 std::string_view stream_name(Stream stream) { return stream == Stream::compute ? "compute" : "communication"; }
+
+std::vector<int64_t> redistributed_shape(const model::Model& net, const StepInstruction& instruction,
+                                         int64_t micro_batch) {
+  const model::Layer& layer = net.layer(instruction.layer);
+  return activation_shape(net.layer(layer.inputs.at(static_cast<size_t>(instruction.index))), micro_batch);
+}
 
 bool waited_at_once(const StepProgram& program, int instruction) {
   const auto next = static_cast<size_t>(instruction) + 1;

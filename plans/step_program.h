@@ -60,6 +60,15 @@ std::string_view step_op_name(StepOp op);
 // so, which lets `splitbrain compare` line them up.
 std::string instruction_label(const model::Model& net, StepOp op, int layer, int bucket, int micro_batch);
 
+// A label taken apart again: the instruction ("forward conv1") and its micro-batch (3 for
+// "forward conv1 mb3"; -1 for a label without one). What reads a trace sums or matches an
+// instruction's micro-batches through this, so only this file knows how labels are written.
+struct LabelParts {
+  std::string instruction;
+  int micro_batch = -1;
+};
+LabelParts split_instruction_label(std::string_view label);
+
 enum class Stream { compute, communication };
 std::string_view stream_name(Stream stream);
 
@@ -163,6 +172,12 @@ struct StepProgram {
 // Whether a send, recv or redistribute moves a gradient (the backward's) rather than an
 // activation: what tells a pipeline message's direction and a redistribution's label.
 bool moves_gradient(const StepProgram& program, const StepInstruction& instruction);
+
+// The global shape of the tensor a redistribute instruction moves between layouts: the layer's
+// input `index` (its producer's activation, or in the backward that activation's gradient) at
+// `micro_batch` samples.
+std::vector<int64_t> redistributed_shape(const model::Model& net, const StepInstruction& instruction,
+                                         int64_t micro_batch);
 
 // Whether the program waits for communication instruction `instruction` right after starting it
 // (a gradient bucket's reduction that does not overlap anything: run it blocking).

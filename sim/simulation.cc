@@ -189,6 +189,9 @@ class StepBuilder {
         cost.host_waits = cost.communication_seconds > 0.0;
         break;
       case StepOp::redistribute:
+        cost.compute_seconds = local_reslice_seconds(cluster_, instruction);
+        if (alone_) cost.alone_compute_seconds = local_reslice_seconds(*alone_, instruction);
+        [[fallthrough]];
       case StepOp::send:
       case StepOp::recv:
       case StepOp::reduce:
@@ -246,6 +249,21 @@ class StepBuilder {
         break;
     }
     return cost;
+  }
+
+  // A redistribution's local steps (plans::local_reslice) as the executor runs them: each cuts
+  // the rank's `after` block out of its `before` block, one read and one write of the block. (A
+  // rank off coordinate 0 of a newly partial axis then zeroes it: a replicated -> partial step
+  // some ranks run, left out.)
+  double local_reslice_seconds(const Cluster& cluster, const plans::StepInstruction& instruction) const {
+    double bytes = 0.0;
+    for (const plans::RedistributionStep& step : instruction.steps) {
+      if (step.collective) continue;
+      const auto global = plans::redistributed_shape(*plan_.model, instruction, compiled_.micro_batch);
+      bytes += 2.0 * static_cast<double>(plans::local_element_count(step.after, plan_.mesh, global) *
+                                         model::bytes_per_element(plan_.dtype));
+    }
+    return streaming_pass_seconds(cluster, bytes);
   }
 
   // The step's timeline: the stages' programs priced and run (program_timeline.h).

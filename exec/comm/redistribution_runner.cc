@@ -34,35 +34,37 @@ Array reslice(const plans::RedistributionStep& step, const plans::Mesh& mesh, st
   return out;
 }
 
-// Shared by both overloads: `Array` is LocalArray or LocalBytes.
+// Shared by both overloads: `Array` is LocalArray or LocalBytes. The first step reads `input`
+// where it lies: a tensor the step keeps (a stage's input saved for backward) is not copied first.
 template <typename Array>
 Array run_steps(Communicator& communicator, std::span<const plans::RedistributionStep> steps,
-                std::span<const int64_t> global_shape, Array local, std::string_view label) {
+                std::span<const int64_t> global_shape, const Array& input, std::string_view label) {
   const plans::Mesh& mesh = communicator.mesh();
+  Array result;
+  const Array* local = &input;
   for (const plans::RedistributionStep& step : steps) {
-    check_shape(local.shape, step.before, mesh, global_shape, "before");
-    if (step.collective) {
-      local = communicator.run(*step.collective, local, label);
-    } else {
-      local = reslice(step, mesh, global_shape, communicator.rank(), local);
-    }
+    check_shape(local->shape, step.before, mesh, global_shape, "before");
+    result = step.collective ? communicator.run(*step.collective, *local, label)
+                             : reslice(step, mesh, global_shape, communicator.rank(), *local);
+    local = &result;
   }
-  if (!steps.empty()) check_shape(local.shape, steps.back().after, mesh, global_shape, "after");
-  return local;
+  if (steps.empty()) return input;
+  check_shape(result.shape, steps.back().after, mesh, global_shape, "after");
+  return result;
 }
 
 }  // namespace
 
 LocalArray run_redistribution(Communicator& communicator, std::span<const plans::RedistributionStep> steps,
-                              std::span<const int64_t> global_shape, LocalArray local, std::string_view label) {
+                              std::span<const int64_t> global_shape, const LocalArray& local, std::string_view label) {
   check_size(local, "run_redistribution");
-  return run_steps(communicator, steps, global_shape, std::move(local), label);
+  return run_steps(communicator, steps, global_shape, local, label);
 }
 
 LocalBytes run_redistribution(Communicator& communicator, std::span<const plans::RedistributionStep> steps,
-                              std::span<const int64_t> global_shape, LocalBytes local, std::string_view label) {
+                              std::span<const int64_t> global_shape, const LocalBytes& local, std::string_view label) {
   check_size(local, "run_redistribution");
-  return run_steps(communicator, steps, global_shape, std::move(local), label);
+  return run_steps(communicator, steps, global_shape, local, label);
 }
 
 }  // namespace splitbrain::exec::comm

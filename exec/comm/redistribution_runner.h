@@ -15,13 +15,13 @@
 namespace splitbrain::exec::comm {
 
 // `local` is this rank's block in the first step's `before` layout of a tensor of `global_shape`;
-// returns its block in the last step's `after` layout (`local` itself when there are no steps).
+// returns its block in the last step's `after` layout (a copy of `local` when there are no steps).
 // Throws std::invalid_argument when `local`'s shape is not the layout's local shape.
 LocalArray run_redistribution(Communicator& communicator, std::span<const plans::RedistributionStep> steps,
-                              std::span<const int64_t> global_shape, LocalArray local, std::string_view label);
+                              std::span<const int64_t> global_shape, const LocalArray& local, std::string_view label);
 
 // The same for raw elements (LocalBytes): only steps without reductions can run this way.
 LocalBytes run_redistribution(Communicator& communicator, std::span<const plans::RedistributionStep> steps,
-                              std::span<const int64_t> global_shape, LocalBytes local, std::string_view label);
+                              std::span<const int64_t> global_shape, const LocalBytes& local, std::string_view label);
 
 }  // namespace splitbrain::exec::comm

@@ -75,7 +75,7 @@ class CudaArrayDevice final : public Device {
   void run_collectives(comm::Communicator& communicator, std::span<const plans::Collective> collectives,
                        const DeviceArray& input, DeviceArray& output, std::string_view label) override;
   void redistribute(comm::Communicator& communicator, std::span<const plans::RedistributionStep> steps,
-                    std::span<const int64_t> global_shape, DeviceArray& input, bool input_dies, DeviceArray& output,
+                    std::span<const int64_t> global_shape, DeviceArray& input, DeviceArray& output,
                     std::string_view label) override;
   std::unique_ptr<comm::PendingCollective> start_all_reduce(comm::CollectiveEngine& engine,
                                                             const std::vector<int>& axes, DeviceArray& buffer) override;

@@ -154,8 +154,8 @@ void CudaArrayDevice::run_collectives(comm::Communicator& communicator, std::spa
 }
 
 void CudaArrayDevice::redistribute(comm::Communicator& communicator, std::span<const plans::RedistributionStep> steps,
-                                   std::span<const int64_t> global_shape, DeviceArray& input, bool /*input_dies*/,
-                                   DeviceArray& output, std::string_view label) {
+                                   std::span<const int64_t> global_shape, DeviceArray& input, DeviceArray& output,
+                                   std::string_view label) {
   const bool in_device_memory = nccl_of(communicator.engine()) != nullptr &&
                                 std::ranges::all_of(steps, [](const plans::RedistributionStep& step) {
                                   return !step.collective || plans::runs_on_device_memory(*step.collective);
@@ -164,9 +164,8 @@ void CudaArrayDevice::redistribute(comm::Communicator& communicator, std::span<c
     redistribute_in_device_memory(*this, communicator, steps, global_shape, input, output, label);
     return;
   }
-  // The host copy is this call's own, so the redistribution may consume it.
   staged(input, output, [&](DeviceArray& in, DeviceArray& out) {
-    host_.redistribute(communicator, steps, global_shape, in, true, out, label);
+    host_.redistribute(communicator, steps, global_shape, in, out, label);
   });
 }
 

@@ -124,11 +124,10 @@ class Device {
   // communicator under `label`; `output` receives the last result.
   virtual void run_collectives(comm::Communicator& communicator, std::span<const plans::Collective> collectives,
                                const DeviceArray& input, DeviceArray& output, std::string_view label) = 0;
-  // plans::plan_redistribution's steps (comm/redistribution_runner.h). `input_dies`: the caller
-  // frees `input` next, so its memory may be reused.
+  // plans::plan_redistribution's steps (comm/redistribution_runner.h); `input` is left as it was.
   virtual void redistribute(comm::Communicator& communicator, std::span<const plans::RedistributionStep> steps,
-                            std::span<const int64_t> global_shape, DeviceArray& input, bool input_dies,
-                            DeviceArray& output, std::string_view label) = 0;
+                            std::span<const int64_t> global_shape, DeviceArray& input, DeviceArray& output,
+                            std::string_view label) = 0;
   // Non-blocking reductions of gradient buckets (CollectiveEngine's contracts): the arrays stay
   // untouched until the returned operation completes.
   virtual std::unique_ptr<comm::PendingCollective> start_all_reduce(comm::CollectiveEngine& engine,

@@ -60,12 +60,10 @@ void HostDevice::run_collectives(comm::Communicator& communicator, std::span<con
 }
 
 void HostDevice::redistribute(comm::Communicator& communicator, std::span<const plans::RedistributionStep> steps,
-                              std::span<const int64_t> global_shape, DeviceArray& input, bool input_dies,
-                              DeviceArray& output, std::string_view label) {
-  comm::LocalArray& source = storage(input);
-  comm::LocalArray local = input_dies ? std::move(source) : source;
-  deliver(comm::run_redistribution(communicator, steps, global_shape, std::move(local), label), output,
-          "a redistribution");
+                              std::span<const int64_t> global_shape, DeviceArray& input, DeviceArray& output,
+                              std::string_view label) {
+  comm::LocalArray result = comm::run_redistribution(communicator, steps, global_shape, storage(input), label);
+  deliver(std::move(result), output, "a redistribution");
 }
 
 std::unique_ptr<comm::PendingCollective> HostDevice::start_all_reduce(comm::CollectiveEngine& engine,

@@ -317,13 +317,10 @@ void StepInterpreter::redistribute(const StepInstruction& instruction) {
     gather_layer_parameters(instruction);
     return;
   }
-  const model::Model& net = *r_.plan.model;
-  const model::Layer& layer = net.layer(instruction.layer);
-  const int producer = layer.inputs.at(static_cast<size_t>(instruction.index));
-  const auto global = plans::activation_shape(net.layer(producer), r_.compiled.micro_batch);
+  const model::Layer& layer = r_.plan.model->layer(instruction.layer);
+  const auto global = plans::redistributed_shape(*r_.plan.model, instruction, r_.compiled.micro_batch);
   const bool gradient = plans::moves_gradient(program_, instruction);
-  // A gradient has one reader, this instruction (the program frees it next): it may move.
-  r_.device.redistribute(r_.communicator, instruction.steps, global, buffers_.at(instruction.reads.at(0)), gradient,
+  r_.device.redistribute(r_.communicator, instruction.steps, global, buffers_.at(instruction.reads.at(0)),
                          buffers_.at(instruction.writes.at(0)), layer.name + (gradient ? "/backward" : "/forward"));
 }
 

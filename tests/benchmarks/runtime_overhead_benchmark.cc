@@ -57,7 +57,7 @@ class NullDevice final : public Device {
   void run_collectives(comm::Communicator&, std::span<const plans::Collective>, const DeviceArray&, DeviceArray&,
                        std::string_view) override {}
   void redistribute(comm::Communicator&, std::span<const plans::RedistributionStep>, std::span<const int64_t>,
-                    DeviceArray&, bool, DeviceArray&, std::string_view) override {}
+                    DeviceArray&, DeviceArray&, std::string_view) override {}
   std::unique_ptr<comm::PendingCollective> start_all_reduce(comm::CollectiveEngine&, const std::vector<int>&,
                                                             DeviceArray&) override {
     return std::make_unique<Finished>();

@@ -10,6 +10,7 @@
 #include <set>
 #include <tuple>
 
+#include "model/zoo.h"
 #include "plans/compiled_plan.h"
 #include "plans/hand_over_groups.h"
 #include "plans/memory_walk.h"
@@ -385,6 +386,29 @@ TEST(StepProgram, InterleavedMemoryDoesNotGrowWithMicroBatches) {
               walk_memory(compile_step(many, compile_plan(many), rank)).total)
         << "rank " << rank;
   }
+}
+
+// Every label a trace gets (each op, with and without a layer, a bucket and a micro-batch) comes
+// apart again into the label without its micro-batch, and that micro-batch.
+TEST(StepProgram, EveryInstructionLabelSplitsBackIntoItsInstructionAndMicroBatch) {
+  const model::Model net = model::build_zoo_model("fashion-vgg");
+  for (int op = 0; op <= static_cast<int>(StepOp::loss_out); ++op) {
+    for (const int layer : {-1, 0, net.size() - 1}) {
+      for (const int bucket : {-1, 0, 12}) {
+        const std::string instruction = instruction_label(net, static_cast<StepOp>(op), layer, bucket, -1);
+        for (const int micro : {-1, 0, 7, 130}) {
+          const LabelParts parts =
+              split_instruction_label(instruction_label(net, static_cast<StepOp>(op), layer, bucket, micro));
+          EXPECT_EQ(parts.instruction, instruction);
+          EXPECT_EQ(parts.micro_batch, micro);
+        }
+      }
+    }
+  }
+  // What is not a micro-batch stays in the instruction.
+  EXPECT_EQ(split_instruction_label("forward mbconv").instruction, "forward mbconv");
+  EXPECT_EQ(split_instruction_label("forward conv1 mb").micro_batch, -1);
+  EXPECT_EQ(split_instruction_label("forward conv1 mb2x").micro_batch, -1);
 }
 
 }  // namespace

@@ -10,19 +10,12 @@
 #include "sim/cluster_presets.h"
 #include "sim/kernel_problem.h"
 #include "sim/search/families.h"
+#include "tests/sim/planner_requests.h"
 
 namespace splitbrain::sim {
 namespace {
 
-PlannerRequest request_for(int devices) {
-  PlannerRequest request;
-  request.model = std::make_shared<model::Model>(model::build_zoo_model("vgg11-cifar10"));
-  request.model_spec = "vgg11-cifar10";
-  request.devices = devices;
-  request.global_batch = 64;
-  request.cluster = cluster_preset("local-cpu");
-  return request;
-}
+PlannerRequest request_for(int devices) { return testing::zoo_request("vgg11-cifar10", devices, 64, "local-cpu"); }
 
 // The problems of every layer of `plan` of type T, in layer order.
 template <class T>

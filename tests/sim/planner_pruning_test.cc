@@ -7,7 +7,7 @@
 #include "model/zoo.h"
 #include "sim/cluster_presets.h"
 #include "sim/search/planner.h"
-#include "tests/sim/large_model_request.h"
+#include "tests/sim/planner_requests.h"
 
 namespace splitbrain::sim {
 namespace {
@@ -69,12 +69,7 @@ TEST(PlannerPruning, SameRankingWhenOnlySmallMicroBatchesFit) {
 }
 
 TEST(PlannerPruning, SameRankingForAConvolutionalNetUnderALimit) {
-  PlannerRequest request;
-  request.model = std::make_shared<model::Model>(model::build_zoo_model("vgg11-cifar10"));
-  request.model_spec = "vgg11-cifar10";
-  request.devices = 16;
-  request.global_batch = 512;
-  request.cluster = cluster_preset("dgx-a100-80g:nodes=2");
+  PlannerRequest request = testing::zoo_request("vgg11-cifar10", 16, 512, "dgx-a100-80g:nodes=2");
   request.memory_limit_bytes = 300 * kMB;
   expect_same_ranking(request);
 }

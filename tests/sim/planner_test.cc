@@ -13,18 +13,13 @@
 #include "sim/search/planner.h"
 #include "sim/search/searched_plans.h"
 #include "sim/search/stage_partition.h"
+#include "tests/sim/planner_requests.h"
 
 namespace splitbrain::sim {
 namespace {
 
 PlannerRequest request_for(const std::string& model_spec, int devices, int64_t batch, const std::string& cluster) {
-  PlannerRequest request;
-  request.model = std::make_shared<model::Model>(model::build_zoo_model(model_spec));
-  request.model_spec = model_spec;
-  request.devices = devices;
-  request.global_batch = batch;
-  request.cluster = cluster_preset(cluster);
-  return request;
+  return testing::zoo_request(model_spec, devices, batch, cluster);
 }
 
 bool has_family(const PlannerResult& result, const std::string& prefix) {

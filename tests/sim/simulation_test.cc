@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
+#include <memory>
 #include <string>
 #include <tuple>
 
@@ -18,8 +20,10 @@
 #include "sim/compute_cost.h"
 #include "sim/kernel_problem.h"
 #include "sim/prediction_json.h"
+#include "sim/search/families.h"
 #include "sim/simulation.h"
 #include "tests/support/test_plans.h"
+#include "tests/sim/planner_requests.h"
 
 namespace splitbrain::sim {
 namespace {
@@ -234,6 +238,38 @@ TEST(Simulation, ACalibratedCpuPaysForEveryZeroFilledBuffer) {
   const auto computing = [](const Prediction& p) { return p.phases.compute_forward + p.phases.compute_backward; };
   // Nearly all come right before a pass: the layers' outputs and gradients.
   EXPECT_GT(computing(priced) - computing(unpriced), 0.9 * fills);
+}
+
+// A redistribution whose steps are all local (each rank cuts its block out of the one it holds,
+// as fashion-vgg's height split does to pool2's gradient) costs one read and one write of the
+// block it cuts, at the memory's streaming rate: what the executor's copy does.
+TEST(Simulation, ALocalRedistributionCostsOneCopyOfTheBlockItCuts) {
+  const PlannerRequest request = testing::zoo_request("fashion-vgg", 2, 64, "local-cpu");
+  const std::vector<plans::Plan> plans = domain_parallel_plans(request);
+  ASSERT_FALSE(plans.empty());
+  const plans::Plan& plan = plans.front();
+  const plans::CompiledPlan compiled = plans::compile_plan(plan);
+  const Prediction prediction = simulate(plan, compiled, request.cluster);
+  const plans::StepProgram program = plans::compile_step(plan, compiled, 0);
+  int local_only = 0;
+  for (const plans::StepInstruction& i : program.instructions) {
+    if (i.op != plans::StepOp::redistribute || i.steps.empty()) continue;
+    if (std::ranges::any_of(i.steps, [](const plans::RedistributionStep& step) { return step.collective.has_value(); }))
+      continue;
+    const auto global = plans::redistributed_shape(*plan.model, i, compiled.micro_batch);
+    double bytes = 0.0;
+    for (const plans::RedistributionStep& step : i.steps) {
+      bytes += 2.0 * static_cast<double>(plans::local_element_count(step.after, plan.mesh, global) *
+                                         model::bytes_per_element(plan.dtype));
+    }
+    const auto span = std::ranges::find_if(prediction.other_instructions, [&](const InstructionSpan& other) {
+      return other.op == plans::StepOp::redistribute && other.layer == i.layer && other.micro_batch == i.micro_batch;
+    });
+    ASSERT_NE(span, prediction.other_instructions.end()) << i.layer;
+    EXPECT_NEAR(span->end_seconds - span->start_seconds, streaming_pass_seconds(request.cluster, bytes), 1e-12);
+    ++local_only;
+  }
+  EXPECT_GT(local_only, 0);
 }
 
 // A step that fits the node's last-level cache runs its kernels at their warm times: each

@@ -18,17 +18,13 @@
 #include "sim/simulation.h"
 #include "tests/plans/interleaved_variant.h"
 #include "tests/plans/step_program_properties.h"
+#include "tests/sim/planner_requests.h"
 
 namespace splitbrain::sim {
 namespace {
 
 std::vector<plans::Plan> plans_with_variants(const std::string& model_spec, int devices, int64_t batch) {
-  PlannerRequest request;
-  request.model = std::make_shared<model::Model>(model::build_zoo_model(model_spec));
-  request.model_spec = model_spec;
-  request.devices = devices;
-  request.global_batch = batch;
-  request.cluster = cluster_preset("dgx-a100-80g");
+  const PlannerRequest request = testing::zoo_request(model_spec, devices, batch, "dgx-a100-80g");
   std::vector<plans::Plan> out;
   for (const PricedPlan& p : plan_training(request).plans) {
     out.push_back(p.plan);

@@ -13,7 +13,7 @@
 #include "sim/search/searched_plans.h"
 #include "sim/simulation.h"
 #include "sim/step_time_bound.h"
-#include "tests/sim/large_model_request.h"
+#include "tests/sim/planner_requests.h"
 
 namespace splitbrain::sim {
 namespace {

@@ -26,6 +26,7 @@ def main():
     parser.add_argument("out", type=pathlib.Path)
     parser.add_argument("--commit", required=True)
     parser.add_argument("--source-commit", required=True)
+    parser.add_argument("--cache-mib", type=float, help="the cache every calibration was read with (CACHE_MIB)")
     args = parser.parse_args()
 
     committed, measured = {}, {}
@@ -54,6 +55,7 @@ def main():
         "repredicted_worst_abs_error": max(abs(r["repredicted_error"]) for r in rows),
         "plans": len(rows),
         "not_found": missing,
+        "cache_mib": args.cache_mib,
     }
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "results.json").write_text(json.dumps({"summary": summary, "plans": rows}, indent=1) + "\n")
@@ -64,7 +66,9 @@ def main():
         f"`results/fidelity` (as committed at {args.source_commit}) emitted again, predicted with the calibrations committed there "
         "(`local-cpu-calibrated-<round>.json`), against the step times measured there (`rounds.txt`); "
         "each plan at its round with the median error, as `fidelity.sh` reports it. No run: only the "
-        "cost model differs from the committed predictions.",
+        "cost model differs from the committed predictions."
+        + (f" Every calibration's cache (`device.last_level_cache_bytes`) set to {args.cache_mib:g} MiB."
+           if args.cache_mib is not None else ""),
         "",
         f"- median |error| of the iteration time: committed {summary['committed_median_abs_error']:.1%}, "
         f"re-predicted {summary['repredicted_median_abs_error']:.1%}",

@@ -18,6 +18,7 @@
 #include "sim/cluster_presets.h"
 #include "tools/splitbrain/pass_overhead_calibration.h"
 #include "tools/splitbrain/backend_choice.h"
+#include "tools/splitbrain/cache_probe.h"
 #include "tools/splitbrain/commands.h"
 #include "tools/splitbrain/heap_reuse.h"
 #include "tools/splitbrain/host_layout.h"
@@ -118,6 +119,9 @@ void calibrate(CalibrateOptions options) {
     // Each host times its own ranks' problems (measure_kernel_problems says why).
     MPI_Comm host = MPI_COMM_NULL;
     SB_MPI_CHECK(MPI_Comm_split(comm, layout.host_of_rank[static_cast<size_t>(rank)], rank, &host));
+    // The swept and warm times of each problem are weighed by how much of a step fits this cache.
+    if (kernels.computes_on_host)
+      kernels.last_level_cache_bytes = measure_host_cache_bytes(comm, host, leader, kernels.last_level_cache_bytes);
     // The measured kernels change the planner's ranking, and a plan it ranks only then has
     // problems of its own (seen: a tiny GPT's tensor-parallel plan with its MLP replicated, whose
     // 4x larger GELU was then priced off the memory-rate curve at a quarter of its time). So the

@@ -8,9 +8,10 @@
 #include <numeric>
 #include <optional>
 #include <span>
-#include <sstream>
 #include <string>
 #include <tuple>
+
+#include "plans/step_program.h"
 
 namespace splitbrain::tools {
 namespace {
@@ -19,14 +20,18 @@ using PassKey = std::tuple<plans::PassKind, int, int>;  // kind, micro-batch, la
 
 // "forward conv1 mb0" -> (forward, 0, conv1's index); none for any other instruction.
 std::optional<PassKey> pass_of(const std::string& name, const model::Model& model) {
-  std::istringstream words(name);
-  std::string op, layer, micro;
-  if (!(words >> op >> layer >> micro) || micro.rfind("mb", 0) != 0) return std::nullopt;
-  if (op != "forward" && op != "backward") return std::nullopt;
-  const int index = model.find(layer);
-  if (index < 0) return std::nullopt;
-  const plans::PassKind kind = op == "forward" ? plans::PassKind::forward : plans::PassKind::backward;
-  return PassKey{kind, std::stoi(micro.substr(2)), index};
+  const plans::LabelParts parts = plans::split_instruction_label(name);
+  if (parts.micro_batch < 0) return std::nullopt;
+  for (const plans::PassKind kind : {plans::PassKind::forward, plans::PassKind::backward}) {
+    const std::string op = std::string(plans::step_op_name(
+                               kind == plans::PassKind::forward ? plans::StepOp::forward : plans::StepOp::backward)) +
+                           " ";
+    if (!parts.instruction.starts_with(op)) continue;
+    const int index = model.find(parts.instruction.substr(op.size()));
+    if (index < 0) return std::nullopt;
+    return PassKey{kind, parts.micro_batch, index};
+  }
+  return std::nullopt;
 }
 
 }  // namespace

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <map>
 #include <set>
@@ -26,15 +25,6 @@ constexpr int kHostQueuingRow = 2;
 // and at its wait (which both traces show as `wait`).
 const std::string kReducePrefix = std::string(plans::step_op_name(plans::StepOp::reduce)) + " ";
 
-// "forward conv1 mb3" -> "forward conv1": micro-batches of one instruction add up.
-std::string without_micro_batch(const std::string& label) {
-  const size_t at = label.rfind(" mb");
-  if (at == std::string::npos || at + 3 == label.size()) return label;
-  const bool digits = std::all_of(label.begin() + static_cast<std::ptrdiff_t>(at + 3), label.end(),
-                                  [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
-  return digits ? label.substr(0, at) : label;
-}
-
 using SecondsByInstruction = std::map<std::pair<int, std::string>, double>;  // (rank, instruction)
 
 SecondsByInstruction seconds_by_instruction(const nlohmann::json& trace, const std::string& source) {
@@ -51,7 +41,8 @@ SecondsByInstruction seconds_by_instruction(const nlohmann::json& trace, const s
     if (event.value("tid", 0) == kHostQueuingRow) continue;
     const std::string name = event.at("name").get<std::string>();
     if (name.starts_with(kReducePrefix)) continue;
-    seconds[{event.value("pid", 0), without_micro_batch(name)}] +=
+    // Micro-batches of one instruction add up.
+    seconds[{event.value("pid", 0), plans::split_instruction_label(name).instruction}] +=
         event.at("dur").get<double>() * kSecondsPerMicrosecond;
   }
   return seconds;

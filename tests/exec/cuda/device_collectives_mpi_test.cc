@@ -96,9 +96,9 @@ class DeviceCollectives {
     const std::vector<int64_t> before = plans::local_shape(from, mesh, global);
     Twin input = twin(before, rank_values(comm::element_count(before), 4));
     Twin output = zeros(plans::local_shape(to, mesh, global));
-    host_.redistribute(host_communicator_, steps, global, *input.host, false, *output.host, what);
+    host_.redistribute(host_communicator_, steps, global, *input.host, *output.host, what);
     const int64_t transfers = cuda_.host_transfers().count();
-    cuda_.redistribute(cuda_communicator_, steps, global, *input.cuda, false, *output.cuda, what);
+    cuda_.redistribute(cuda_communicator_, steps, global, *input.cuda, *output.cuda, what);
     EXPECT_EQ(cuda_.host_transfers().count(), transfers) << what << ": staged through the host";
     expect_same(output, what);
     EXPECT_TRUE(cuda_communicator_.counter().entries() == host_communicator_.counter().entries()) << what;

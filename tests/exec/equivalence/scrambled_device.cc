@@ -190,8 +190,8 @@ void ScrambledDevice::run_collectives(exec::comm::Communicator& communicator,
 
 void ScrambledDevice::redistribute(exec::comm::Communicator& communicator,
                                    std::span<const plans::RedistributionStep> steps,
-                                   std::span<const int64_t> global_shape, DeviceArray& input, bool /*input_dies*/,
-                                   DeviceArray& output, std::string_view label) {
+                                   std::span<const int64_t> global_shape, DeviceArray& input, DeviceArray& output,
+                                   std::string_view label) {
   exec::redistribute_in_device_memory(*this, communicator, steps, global_shape, input, output, label);
 }
 

@@ -48,8 +48,8 @@ class ScrambledDevice final : public exec::HostDevice {
   void run_collectives(exec::comm::Communicator& communicator, std::span<const plans::Collective> collectives,
                        const exec::DeviceArray& input, exec::DeviceArray& output, std::string_view label) override;
   void redistribute(exec::comm::Communicator& communicator, std::span<const plans::RedistributionStep> steps,
-                    std::span<const int64_t> global_shape, exec::DeviceArray& input, bool input_dies,
-                    exec::DeviceArray& output, std::string_view label) override;
+                    std::span<const int64_t> global_shape, exec::DeviceArray& input, exec::DeviceArray& output,
+                    std::string_view label) override;
   std::unique_ptr<exec::comm::PendingCollective> start_all_reduce(exec::comm::CollectiveEngine& engine,
                                                                   const std::vector<int>& axes,
                                                                   exec::DeviceArray& buffer) override;
