@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -17,7 +18,7 @@ namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
 // From past any core's private L2 (1-2 MiB on current server CPUs) to far past a last-level
-// cache slice: the last two give the memory's rate.
+// cache slice: the last gives the memory's rate.
 constexpr double kWorkingSetsMiB[] = {2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 256};
 constexpr int kPasses = 9;
 
