@@ -3,11 +3,13 @@
 # re-predicted (fidelity-repredict.sh) with every calibration's cache as calibrate recorded it and
 # set to each of CACHES_MIB in turn. The same measurements throughout: only the cache differs.
 # Writes results/cache-what-if/ (README.md, results.json; made in a temporary folder and renamed).
-# About a minute per cache.
+# About a minute per cache. FIDELITY=DIR FIDELITY_COMMIT=REV: an earlier fidelity run (as
+# fidelity-repredict.sh reads it), written to results/cache-what-if-REV/.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 caches=${CACHES_MIB:-0 4 8 16 32 64}
-out=results/cache-what-if
+source_dir=${FIDELITY:-results/fidelity}
+out=results/cache-what-if${FIDELITY_COMMIT:+-$FIDELITY_COMMIT}
 python=/usr/bin/python3
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cache-what-if.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -18,11 +20,12 @@ for mib in $caches; do
 done
 mkdir -p "$tmp/out"
 "$python" - "$tmp" "$tmp/out" "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!results' || echo '+changes')" \
-  "$(git log -1 --format=%h -- results/fidelity/rounds.txt)" $caches <<'PY'
+  "${FIDELITY_COMMIT:-$(git log -1 --format=%h -- "$source_dir/rounds.txt")}" "$source_dir" $caches <<'PY'
 import json, pathlib, sys
-tmp, out, commit, source_commit, caches = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5:]
+tmp, out, commit, source_commit = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), sys.argv[3], sys.argv[4]
+source, caches = pathlib.Path(sys.argv[5]), sys.argv[6:]
 recorded = [json.load(open(p))["device"].get("last_level_cache_bytes", 0) / 2**20
-            for p in sorted(pathlib.Path("results/fidelity").glob("local-cpu-calibrated-*.json"))]
+            for p in sorted(source.glob("local-cpu-calibrated-*.json"))]
 runs = [("as calibrated (" + ", ".join(f"{c:.1f}" for c in recorded) + " MiB by round)", tmp / "calibrated")]
 runs += [(f"{c} MiB", tmp / f"cache-{c}") for c in caches]
 rows = []
@@ -34,8 +37,8 @@ for label, folder in runs:
 (out / "results.json").write_text(json.dumps(rows, indent=1) + "\n")
 plans = list(rows[0]["errors"])
 lines = ["# The cache the cost model reads, against results/fidelity's measurements", "",
-         f"Made by `bash tools/bench/cache-what-if.sh` at {commit}: the runs of `results/fidelity` (as committed at "
-         f"{source_commit}) re-predicted by `tools/bench/fidelity-repredict.sh` with every calibration's cache "
+         f"Made by `bash tools/bench/cache-what-if.sh` at {commit}: the runs of `results/fidelity` as committed at "
+         f"{source_commit}, re-predicted by `tools/bench/fidelity-repredict.sh` with every calibration's cache "
          "(`device.last_level_cache_bytes`, which weighs each measured kernel's swept and warm times) as calibrate "
          "recorded it, then set to each size below. Each plan at its round with the median error.", "",
          "| cache | median abs error | worst abs error |", "|---|---:|---:|"]

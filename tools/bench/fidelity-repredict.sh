@@ -9,10 +9,12 @@
 # renamed). About a minute.
 # CACHE_MIB=N predicts with every calibration's cache (device.last_level_cache_bytes) set to N MiB
 # instead of what calibrate recorded: how the cost model's reading of the cache bears on the same
-# measurements (tools/bench/cache-what-if.sh). OUT=DIR writes there instead.
+# measurements (tools/bench/cache-what-if.sh). OUT=DIR writes there instead. FIDELITY=DIR reads
+# an earlier fidelity run there (e.g. `git archive REV results/fidelity | tar -x -C /tmp/REV`),
+# named by FIDELITY_COMMIT=REV.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-source_dir=results/fidelity
+source_dir=${FIDELITY:-results/fidelity}
 out=${OUT:-results/fidelity-repredicted}
 python=/usr/bin/python3
 [ -f "$source_dir/rounds.txt" ] || { echo "fidelity-repredict: $source_dir/rounds.txt missing (run tools/bench/fidelity.sh)" >&2; exit 2; }
@@ -52,6 +54,6 @@ done
 mkdir -p "$tmp/out"
 "$python" tools/bench/fidelity_repredict_report.py "$source_dir" "$tmp/predicted.txt" "$tmp/out" \
   --commit "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!results' || echo '+changes')" \
-  --source-commit "$(git log -1 --format=%h -- "$source_dir/rounds.txt")" ${CACHE_MIB:+--cache-mib "$CACHE_MIB"}
+  --source-commit "${FIDELITY_COMMIT:-$(git log -1 --format=%h -- "$source_dir/rounds.txt")}" ${CACHE_MIB:+--cache-mib "$CACHE_MIB"}
 rm -rf "$out.new" && cp -r "$tmp/out" "$out.new" && rm -rf "$out" && mv "$out.new" "$out"
 echo "[repredict] wrote $out/README.md" >&2
