@@ -256,14 +256,15 @@ class StepBuilder {
   // rank off coordinate 0 of a newly partial axis then zeroes it: a replicated -> partial step
   // some ranks run, left out.)
   double local_reslice_seconds(const Cluster& cluster, const plans::StepInstruction& instruction) const {
-    double bytes = 0.0;
+    if (std::ranges::all_of(instruction.steps,
+                            [](const plans::RedistributionStep& s) { return s.collective.has_value(); }))
+      return 0.0;
+    const auto global = plans::redistributed_shape(*plan_.model, instruction, compiled_.micro_batch);
+    int64_t elements = 0;
     for (const plans::RedistributionStep& step : instruction.steps) {
-      if (step.collective) continue;
-      const auto global = plans::redistributed_shape(*plan_.model, instruction, compiled_.micro_batch);
-      bytes += 2.0 * static_cast<double>(plans::local_element_count(step.after, plan_.mesh, global) *
-                                         model::bytes_per_element(plan_.dtype));
+      if (!step.collective) elements += plans::local_element_count(step.after, plan_.mesh, global);
     }
-    return streaming_pass_seconds(cluster, bytes);
+    return streaming_pass_seconds(cluster, 2.0 * static_cast<double>(elements * model::bytes_per_element(plan_.dtype)));
   }
 
   // The step's timeline: the stages' programs priced and run (program_timeline.h).
