@@ -11,10 +11,11 @@
 # Made in a temporary folder and renamed, so nothing is left half-written.
 # Knobs (environment): TIMED_SECONDS (each run times at least this many seconds of steps by the
 # prediction, 3), MIN_ITERS (timed steps at least, 8), WARMUP (2), ROUNDS (5), MODELS ("fashion-vgg
-# vgg11-cifar10"). About 28 minutes on 2 cores (each calibration about 3.5).
+# vgg11-cifar10"), OUT (the report's folder, results/fidelity). About 28 minutes on 2 cores (each
+# calibration about 3.5).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-out=results/fidelity
+out=${OUT:-results/fidelity}
 timed_seconds=${TIMED_SECONDS:-3} min_iters=${MIN_ITERS:-8} warmup=${WARMUP:-2} rounds=${ROUNDS:-5} models=${MODELS:-"fashion-vgg vgg11-cifar10"} batch=64
 python=/usr/bin/python3  # has matplotlib (python3-matplotlib)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
