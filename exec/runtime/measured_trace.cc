@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <mpi.h>
 
+#include <algorithm>
+
 #include "exec/comm/mpi_check.h"
 #include "exec/runtime/shared_time_axis.h"
 
@@ -11,7 +13,7 @@ namespace {
 constexpr double kMicrosecondsPerSecond = 1e6;
 }
 
-nlohmann::json gather_measured_trace(Trainer& trainer) {
+nlohmann::json gather_measured_trace(Trainer& trainer, const RunRecord& record) {
   nlohmann::json events_of_mine = nlohmann::json::array();
   for (const TimelineEvent& e : trainer.last_step_timeline()) {
     events_of_mine.push_back({e.name, e.communication, e.start_seconds, e.seconds, e.host_end_seconds});
@@ -19,7 +21,8 @@ nlohmann::json gather_measured_trace(Trainer& trainer) {
   const nlohmann::json mine = {{"clock", steady_clock_domain()},
                                {"started_at", trainer.last_step_started_at_seconds()},
                                {"host_runs_ahead", trainer.last_step_host_ran_ahead()},
-                               {"events", events_of_mine}};
+                               {"events", events_of_mine},
+                               {"instruction_seconds", median_seconds_by_instruction(record)}};
   const std::string text = mine.dump();
   const MPI_Comm world = trainer.communicator().communicators().world();
   int size = 0;
@@ -46,6 +49,8 @@ nlohmann::json gather_measured_trace(Trainer& trainer) {
     starts.push_back(of_rank.back()["started_at"].get<double>());
   }
   const std::vector<double> shifts = shared_axis_offsets_seconds(clocks, starts);
+  nlohmann::json medians = nlohmann::json::array();
+  for (const nlohmann::json& rank_part : of_rank) medians.push_back(rank_part["instruction_seconds"]);
   nlohmann::json events = nlohmann::json::array();
   for (int r = 0; r < size; ++r) {
     events.push_back({{"name", "process_name"},
@@ -87,7 +92,11 @@ nlohmann::json gather_measured_trace(Trainer& trainer) {
                         {"dur", e[3].get<double>() * kMicrosecondsPerSecond}});
     }
   }
-  return {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
+  const auto measured_steps = static_cast<int64_t>(record.steps.size()) - std::max(record.warmup, 0);
+  return {{"traceEvents", events},
+          {"displayTimeUnit", "ms"},
+          {"instruction_seconds_median", medians},
+          {"instruction_seconds_steps", std::max<int64_t>(measured_steps, 0)}};
 }
 
 }  // namespace splitbrain::exec

@@ -6,11 +6,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "exec/runtime/run_report.h"
 #include "exec/runtime/trainer.h"
 
 namespace splitbrain::exec {
 
+// Beside the events, `instruction_seconds_median` (one object per rank: each instruction's median
+// seconds over the record's measured steps, exec::median_seconds_by_instruction) and
+// `instruction_seconds_steps` (how many steps): one step's timeline on a shared host can hold a
+// pause that the medians leave out, so `compare` reads its instruction table from them.
 // Collective over all ranks; the document is complete on rank 0 only.
-nlohmann::json gather_measured_trace(Trainer& trainer);
+nlohmann::json gather_measured_trace(Trainer& trainer, const RunRecord& record);
 
 }  // namespace splitbrain::exec

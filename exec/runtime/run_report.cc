@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -20,6 +21,14 @@ double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   const size_t n = values.size();
   return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+// The steps the medians are over: those after the warm-up.
+std::vector<const StepResult*> measured_steps(const RunRecord& record) {
+  std::vector<const StepResult*> measured;
+  for (size_t i = static_cast<size_t>(std::max(record.warmup, 0)); i < record.steps.size(); ++i)
+    measured.push_back(&record.steps[i]);
+  return measured;
 }
 
 // What each rank contributes, as doubles for one MPI_Gather.
@@ -74,10 +83,27 @@ std::vector<std::vector<int>> gather_int_lists(const std::vector<int>& mine, int
 
 }  // namespace
 
+InstructionSeconds median_seconds_by_instruction(const RunRecord& record) {
+  const std::vector<const StepResult*> measured = measured_steps(record);
+  std::map<std::string, std::vector<double>> by_instruction;
+  for (size_t i = 0; i < measured.size(); ++i) {
+    for (const auto& [instruction, seconds] : measured[i]->seconds_by_instruction) {
+      std::vector<double>& values = by_instruction[instruction];
+      values.resize(i, 0.0);  // the steps before that lacked it
+      values.push_back(seconds);
+    }
+  }
+  InstructionSeconds medians;
+  for (auto& [instruction, values] : by_instruction) {
+    values.resize(measured.size(), 0.0);
+    medians[instruction] = median(std::move(values));
+  }
+  return medians;
+}
+
 nlohmann::ordered_json gather_run_report(Trainer& trainer, const plans::Plan& plan, const RunRecord& record) {
   const int steps = static_cast<int>(record.steps.size());
-  std::vector<const StepResult*> measured;
-  for (int i = record.warmup; i < steps; ++i) measured.push_back(&record.steps[static_cast<size_t>(i)]);
+  const std::vector<const StepResult*> measured = measured_steps(record);
   auto median_of = [&](double StepSeconds::*field) {
     std::vector<double> values;
     for (const StepResult* s : measured) values.push_back(s->seconds.*field);

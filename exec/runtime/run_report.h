@@ -37,6 +37,10 @@ struct RunRecord {
   std::vector<comm::RankPlacement> placement;
 };
 
+// This rank's median seconds per instruction over the measured steps (those after the warm-up; an
+// instruction a step lacks counts 0 there), as the report's phases are medians over them.
+InstructionSeconds median_seconds_by_instruction(const RunRecord& record);
+
 // Collective over all ranks; the returned document is complete on rank 0 only.
 nlohmann::ordered_json gather_run_report(Trainer& trainer, const plans::Plan& plan, const RunRecord& record);
 

@@ -1,7 +1,9 @@
 #pragma once
-// What one step on this rank measured: seconds by phase (the prediction's vocabulary) and the
-// timeline of its instructions, for the measured Chrome trace.
+// What one step on this rank measured: seconds by phase (the prediction's vocabulary), the
+// timeline of its instructions (for the measured Chrome trace) and the seconds of each instruction.
 
+#include <map>
+#include <span>
 #include <string>
 
 namespace splitbrain::exec {
@@ -30,5 +32,12 @@ struct TimelineEvent {
   // starts late: a step whose host is slower than its kernels is paced by the host.
   double host_end_seconds = 0.0;
 };
+
+// Seconds per instruction of one step, keyed as `compare` lines instructions up: the label
+// without its micro-batch (plans::split_instruction_label), so a pipeline's micro-batches of one
+// pass add up, as do an instruction's compute and communication intervals.
+using InstructionSeconds = std::map<std::string, double>;
+
+InstructionSeconds seconds_by_instruction(std::span<const TimelineEvent> timeline);
 
 }  // namespace splitbrain::exec

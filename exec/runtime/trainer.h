@@ -33,6 +33,7 @@ namespace splitbrain::exec {
 struct StepResult {
   double loss = 0.0;  // mean over the global batch, identical on every rank
   StepSeconds seconds;
+  InstructionSeconds seconds_by_instruction;  // this rank's, from the step's timeline
   HostTransfers host_transfers;  // this rank's, during the step (its input batches; a GPU's labels and loss)
   std::optional<RecordedCalls> recorded_calls;  // this rank's, during the step (Device::recorded_calls)
   // The instructions of this rank's program in which its host waited for the device (StepRun's).

@@ -1,6 +1,7 @@
 // compare's instruction-by-instruction differences: each rank's events summed per instruction
 // across micro-batches and rows, the host's queuing row and the buckets' reductions left out,
-// largest difference first, and a malformed trace named with its event.
+// largest difference first; a measured trace's medians over its steps preferred to its one step;
+// and a malformed trace named with its event.
 
 #include <gtest/gtest.h>
 
@@ -76,6 +77,32 @@ TEST(TraceDifferences, SumsEachRanksInstructionsAndPutsTheLargestMissFirst) {
   ASSERT_EQ(rows.size(), all.size());
   EXPECT_EQ(rows[0]["instruction"], "redistribute pool2");
   EXPECT_EQ(rows[0]["rank"], 0);
+}
+
+TEST(TraceDifferences, AMeasuredTraceIsReadFromItsMediansOverTheRunsSteps) {
+  const nlohmann::json predicted =
+      trace({event(0, 0, "forward fc2 mb0", 13000), event(1, 0, "forward fc2 mb0", 13000)});
+  // The trace's one step held a pause on rank 0 (25 ms); the medians over the run's steps did not.
+  nlohmann::json measured = trace({event(0, 0, "forward fc2 mb0", 25000), event(1, 0, "forward fc2 mb0", 13500)});
+  measured["instruction_seconds_median"] = {{{"forward fc2", 0.0138}, {"reduce bucket 0", 0.040}},
+                                            {{"forward fc2", 0.0135}}};
+  measured["instruction_seconds_steps"] = 9;
+  const std::vector<InstructionDifference> all = instruction_differences(predicted, "p.json", measured, "m.json");
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_DOUBLE_EQ(find(all, 0, "forward fc2")->measured_seconds, 0.0138);
+  EXPECT_DOUBLE_EQ(find(all, 1, "forward fc2")->measured_seconds, 0.0135);
+  EXPECT_EQ(find(all, 0, "reduce bucket 0"), nullptr);
+
+  measured["instruction_seconds_median"][1]["forward fc2"] = "13.5 ms";
+  try {
+    instruction_differences(predicted, "p.json", measured, "m.json");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("m.json: instruction_seconds_median[1].forward fc2"), std::string::npos)
+        << e.what();
+  }
+  measured["instruction_seconds_median"] = nlohmann::json::object();
+  EXPECT_THROW(instruction_differences(predicted, "p.json", measured, "m.json"), InputError);
 }
 
 TEST(TraceDifferences, AMalformedTraceIsNamedWithItsEvent) {

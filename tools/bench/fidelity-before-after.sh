@@ -65,7 +65,7 @@ done
 loadavg_end=$(cut -d' ' -f1-3 /proc/loadavg)
 
 "$python" tools/bench/fidelity_before_after_report.py "$work" --before "$before_label" --after "$after_label" \
-  --rounds "$rounds" --command "${BEFORE_REF:+BEFORE_REF=$BEFORE_REF }bash tools/bench/fidelity-before-after.sh (ROUNDS=$rounds)" \
+  --rounds "$rounds" --command "${BEFORE_REF:+BEFORE_REF=$BEFORE_REF }${BEFORE_TREE:+BEFORE_TREE=$BEFORE_TREE }bash tools/bench/fidelity-before-after.sh (ROUNDS=$rounds)" \
   --load "$loadavg_start" "$loadavg_end" --machine "$(nproc) CPUs, $(lscpu | sed -n 's/^Model name: *//p' | head -n 1)"
 rm -rf "$out.new" && cp -r "$work" "$out.new"
 rm -rf "$out" && mv "$out.new" "$out"

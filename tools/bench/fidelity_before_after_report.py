@@ -122,6 +122,8 @@ def main():
     for version in VERSIONS:
         gaps = ", ".join(f"{p['model']} r{p['round']} {p['gap'] * 100:.1f}%" for p in summary[version]["pick_gaps"])
         lines.append(f"- {version}: {gaps}")
+    lines += ["", "`rounds/<version>-<round>/`: that round's fidelity.sh report and results.json (its figures and "
+              "compare/ folders are not kept)."]
     (args.work / "README.md").write_text("\n".join(lines) + "\n")
 
 

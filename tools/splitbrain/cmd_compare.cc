@@ -123,9 +123,15 @@ void print(const HostWaitComparison& c) {
 // The instructions the time model misses most, by |predicted - measured| summed over micro-batches.
 constexpr size_t kDifferencesShown = 10;
 
-void print(const std::vector<InstructionDifference>& differences) {
-  std::cout << "\nwhere predicted and measured differ most (each instruction's seconds per step, micro-batches "
-               "together, the buckets' reductions left out; all of them in comparison.json):\n";
+void print(const std::vector<InstructionDifference>& differences, const nlohmann::json& measured_trace) {
+  const std::string measured = measured_trace.contains("instruction_seconds_median")
+                                   ? fmt::format("measured: the median over the run's {} timed steps",
+                                                 measured_trace.value("instruction_seconds_steps", 0))
+                                   : "measured: the trace's one step";
+  std::cout << fmt::format(
+      "\nwhere predicted and measured differ most (each instruction's seconds per step, micro-batches together, the "
+      "buckets' reductions left out; {}; all of them in comparison.json):\n",
+      measured);
   TextTable table({{"rank"},
                    {"instruction", TextTable::Align::left},
                    {"predicted ms"},
@@ -182,7 +188,7 @@ void run_compare(const CompareOptions& options) {
   print(c);
   print(levels);
   print(waits);
-  if (traces) print(differences);
+  if (traces) print(differences, measured_trace);
   if (!options.out_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(options.out_dir, ec);

@@ -234,7 +234,7 @@ void train(const RunOptions& options) {
   }
   record.bytes = trainer.communicator().counter();
   nlohmann::ordered_json report = exec::gather_run_report(trainer, plan, record);
-  const nlohmann::json trace = exec::gather_measured_trace(trainer);
+  const nlohmann::json trace = exec::gather_measured_trace(trainer, record);
   if (leader && !options.trace_path.empty()) write_json_output(options.trace_path, trace);
   if (options.evaluate) {
     const double accuracy = trainer.evaluate(*data.held_out, data.held_out_steps);

@@ -25,9 +25,33 @@ constexpr int kHostQueuingRow = 2;
 // and at its wait (which both traces show as `wait`).
 const std::string kReducePrefix = std::string(plans::step_op_name(plans::StepOp::reduce)) + " ";
 
+// Where a measured trace keeps each rank's median seconds per instruction over the run's steps.
+constexpr const char* kMedians = "instruction_seconds_median";
+
 using SecondsByInstruction = std::map<std::pair<int, std::string>, double>;  // (rank, instruction)
 
+// A measured trace's medians over its steps (exec/runtime/measured_trace.h), where it has them.
+SecondsByInstruction median_seconds_by_instruction(const nlohmann::json& medians, const std::string& source) {
+  if (!medians.is_array())
+    throw InputError(fmt::format("{}: {}: must be an array (one object per rank)", source, kMedians));
+  SecondsByInstruction seconds;
+  for (size_t rank = 0; rank < medians.size(); ++rank) {
+    if (!medians[rank].is_object())
+      throw InputError(fmt::format("{}: {}[{}]: must be an object", source, kMedians, rank));
+    for (const auto& [instruction, value] : medians[rank].items()) {
+      if (!value.is_number()) {
+        throw InputError(
+            fmt::format("{}: {}[{}].{}: must be a number of seconds", source, kMedians, rank, instruction));
+      }
+      if (instruction.starts_with(kReducePrefix)) continue;
+      seconds[{static_cast<int>(rank), instruction}] = value.get<double>();
+    }
+  }
+  return seconds;
+}
+
 SecondsByInstruction seconds_by_instruction(const nlohmann::json& trace, const std::string& source) {
+  if (trace.is_object() && trace.contains(kMedians)) return median_seconds_by_instruction(trace.at(kMedians), source);
   SecondsByInstruction seconds;
   const nlohmann::json& events = trace_events(trace, source);
   for (size_t i = 0; i < events.size(); ++i) {

@@ -22,9 +22,12 @@ struct InstructionDifference {
 
 // Every instruction of every rank that both traces have (by process id), summed over its events
 // on the compute and communication rows (the host's queuing row is when it queued, not time
-// spent), largest |difference| first. Gradient buckets' reductions are left out: an overlapped
-// one's time falls on other instructions in a run than in the prediction (their waits stay). Throws InputError naming
-// the source when a trace has no traceEvents array or an event lacks a numeric `dur`.
+// spent), largest |difference| first. A measured trace that carries `instruction_seconds_median`
+// (exec/runtime/measured_trace.h) is read from those medians over its steps instead of its one
+// step's events. Gradient buckets' reductions are left out: an overlapped one's time falls on
+// other instructions in a run than in the prediction (their waits stay). Throws InputError naming
+// the source when a trace has no traceEvents array, an event lacks a numeric `dur`, or a median
+// is not a number.
 std::vector<InstructionDifference> instruction_differences(const nlohmann::json& predicted,
                                                            const std::string& predicted_source,
                                                            const nlohmann::json& measured,

@@ -39,6 +39,12 @@ assert rows == {(0, 0), (0, 1), (1, 0), (1, 1)}, rows
 # first, and the other's step began after (shared_time_axis.h); a wait for a core shows there.
 first = {pid: min(e["ts"] for e in t["traceEvents"] if e["ph"] == "X" and e["pid"] == pid) for pid in (0, 1)}
 assert min(first.values()) < 50.0 and max(first.values()) >= 0.0, first
+# Each rank's median seconds per instruction over the 2 timed steps, keyed as compare keys them.
+medians = t["instruction_seconds_median"]
+assert t["instruction_seconds_steps"] == 2 and len(medians) == 2, (t["instruction_seconds_steps"], len(medians))
+for rank in medians:
+    assert rank["forward conv1"] > 0 and rank["optimizer"] > 0, rank
+    assert not any(" mb" in name for name in rank), rank
 print("report and trace: ok")
 PY
 "$binary" compare "$work/predicted.json" "$work/measured.json" --out "$work/compare" \

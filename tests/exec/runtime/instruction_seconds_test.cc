@@ -1,0 +1,60 @@
+// A step's seconds per instruction (micro-batches and rows together, keyed as compare keys them)
+// and their medians over a run's measured steps (the warm-up left out, a missing one counted 0).
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "exec/runtime/run_report.h"
+#include "exec/runtime/step_timing.h"
+
+namespace splitbrain::exec {
+namespace {
+
+StepResult step_with(InstructionSeconds seconds) {
+  StepResult step;
+  step.seconds_by_instruction = std::move(seconds);
+  return step;
+}
+
+TEST(InstructionSeconds, AStepAddsAnInstructionsMicroBatchesAndRows) {
+  const std::vector<TimelineEvent> timeline = {
+      {"forward conv1 mb0", false, 0.0, 0.010, 0.0},  {"forward conv1 mb1", false, 0.010, 0.012, 0.0},
+      {"forward conv1 mb1", true, 0.010, 0.003, 0.0},  // its collectives, on the communication row
+      {"reduce bucket 0", true, 0.020, 0.050, 0.0},   {"optimizer", false, 0.070, 0.004, 0.0},
+  };
+  const InstructionSeconds seconds = seconds_by_instruction(timeline);
+  ASSERT_EQ(seconds.size(), 3u);
+  EXPECT_DOUBLE_EQ(seconds.at("forward conv1"), 0.025);
+  EXPECT_DOUBLE_EQ(seconds.at("reduce bucket 0"), 0.050);
+  EXPECT_DOUBLE_EQ(seconds.at("optimizer"), 0.004);
+}
+
+TEST(InstructionSeconds, MediansLeaveOutTheWarmUpAndOneSlowStep) {
+  RunRecord record;
+  record.warmup = 1;
+  record.steps.push_back(step_with({{"forward fc2", 9.0}}));  // warm-up: left out
+  record.steps.push_back(step_with({{"forward fc2", 0.013}, {"wait", 0.002}}));
+  record.steps.push_back(step_with({{"forward fc2", 0.025}}));  // a pause of the shared host
+  record.steps.push_back(step_with({{"forward fc2", 0.014}, {"wait", 0.001}}));
+  const InstructionSeconds medians = median_seconds_by_instruction(record);
+  ASSERT_EQ(medians.size(), 2u);
+  EXPECT_DOUBLE_EQ(medians.at("forward fc2"), 0.014);
+  // Waited in two of three steps: 0, 0.001, 0.002.
+  EXPECT_DOUBLE_EQ(medians.at("wait"), 0.001);
+}
+
+TEST(InstructionSeconds, AnInstructionFirstSeenLateCountsZeroBefore) {
+  RunRecord record;
+  record.steps.push_back(step_with({{"forward conv1", 0.01}}));
+  record.steps.push_back(step_with({{"forward conv1", 0.01}, {"wait", 0.004}}));
+  record.steps.push_back(step_with({{"forward conv1", 0.01}, {"wait", 0.006}}));
+  record.steps.push_back(step_with({{"forward conv1", 0.01}}));
+  // 0, 0.004, 0.006, 0: the mean of the middle two.
+  EXPECT_DOUBLE_EQ(median_seconds_by_instruction(record).at("wait"), 0.002);
+  record.warmup = 4;  // every step a warm-up: nothing measured
+  EXPECT_TRUE(median_seconds_by_instruction(record).empty());
+}
+
+}  // namespace
+}  // namespace splitbrain::exec
