@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 #include <mpi.h>
 
-#include <algorithm>
-
 #include "exec/comm/mpi_check.h"
 #include "exec/runtime/shared_time_axis.h"
 
@@ -92,11 +90,10 @@ nlohmann::json gather_measured_trace(Trainer& trainer, const RunRecord& record) 
                         {"dur", e[3].get<double>() * kMicrosecondsPerSecond}});
     }
   }
-  const auto measured_steps = static_cast<int64_t>(record.steps.size()) - std::max(record.warmup, 0);
   return {{"traceEvents", events},
           {"displayTimeUnit", "ms"},
           {"instruction_seconds_median", medians},
-          {"instruction_seconds_steps", std::max<int64_t>(measured_steps, 0)}};
+          {"instruction_seconds_steps", measured_steps(record).size()}};
 }
 
 }  // namespace splitbrain::exec

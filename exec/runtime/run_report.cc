@@ -23,14 +23,6 @@ double median(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
-// The steps the medians are over: those after the warm-up.
-std::vector<const StepResult*> measured_steps(const RunRecord& record) {
-  std::vector<const StepResult*> measured;
-  for (size_t i = static_cast<size_t>(std::max(record.warmup, 0)); i < record.steps.size(); ++i)
-    measured.push_back(&record.steps[i]);
-  return measured;
-}
-
 // What each rank contributes, as doubles for one MPI_Gather.
 enum Field {
   kPeak,
@@ -82,6 +74,13 @@ std::vector<std::vector<int>> gather_int_lists(const std::vector<int>& mine, int
 }
 
 }  // namespace
+
+std::vector<const StepResult*> measured_steps(const RunRecord& record) {
+  std::vector<const StepResult*> measured;
+  for (size_t i = static_cast<size_t>(std::max(record.warmup, 0)); i < record.steps.size(); ++i)
+    measured.push_back(&record.steps[i]);
+  return measured;
+}
 
 InstructionSeconds median_seconds_by_instruction(const RunRecord& record) {
   const std::vector<const StepResult*> measured = measured_steps(record);

@@ -37,6 +37,9 @@ struct RunRecord {
   std::vector<comm::RankPlacement> placement;
 };
 
+// The steps the report's medians are over: those after the warm-up.
+std::vector<const StepResult*> measured_steps(const RunRecord& record);
+
 // This rank's median seconds per instruction over the measured steps (those after the warm-up; an
 // instruction a step lacks counts 0 there), as the report's phases are medians over them.
 InstructionSeconds median_seconds_by_instruction(const RunRecord& record);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -92,7 +93,17 @@ TEST(TraceDifferences, AMeasuredTraceIsReadFromItsMediansOverTheRunsSteps) {
   EXPECT_DOUBLE_EQ(find(all, 0, "forward fc2")->measured_seconds, 0.0138);
   EXPECT_DOUBLE_EQ(find(all, 1, "forward fc2")->measured_seconds, 0.0135);
   EXPECT_EQ(find(all, 0, "reduce bucket 0"), nullptr);
+  EXPECT_EQ(median_steps_of(measured, "m.json"), 9);
+  EXPECT_EQ(median_steps_of(predicted, "p.json"), std::nullopt);
 
+  nlohmann::json uncounted = measured;
+  uncounted.erase("instruction_seconds_steps");
+  try {
+    instruction_differences(predicted, "p.json", uncounted, "m.json");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("m.json: instruction_seconds_steps"), std::string::npos) << e.what();
+  }
   measured["instruction_seconds_median"][1]["forward fc2"] = "13.5 ms";
   try {
     instruction_differences(predicted, "p.json", measured, "m.json");

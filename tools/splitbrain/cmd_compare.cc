@@ -8,6 +8,7 @@
 #include <iterator>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "model/errors.h"
 #include "model/file_io.h"
@@ -123,10 +124,9 @@ void print(const HostWaitComparison& c) {
 // The instructions the time model misses most, by |predicted - measured| summed over micro-batches.
 constexpr size_t kDifferencesShown = 10;
 
-void print(const std::vector<InstructionDifference>& differences, const nlohmann::json& measured_trace) {
-  const std::string measured = measured_trace.contains("instruction_seconds_median")
-                                   ? fmt::format("measured: the median over the run's {} timed steps",
-                                                 measured_trace.value("instruction_seconds_steps", 0))
+void print(const std::vector<InstructionDifference>& differences, std::optional<int64_t> median_steps) {
+  const std::string measured = median_steps
+                                   ? fmt::format("measured: the median over the run's {} timed steps", *median_steps)
                                    : "measured: the trace's one step";
   std::cout << fmt::format(
       "\nwhere predicted and measured differ most (each instruction's seconds per step, micro-batches together, the "
@@ -188,7 +188,7 @@ void run_compare(const CompareOptions& options) {
   print(c);
   print(levels);
   print(waits);
-  if (traces) print(differences, measured_trace);
+  if (traces) print(differences, median_steps_of(measured_trace, options.measured_trace));
   if (!options.out_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(options.out_dir, ec);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -25,23 +26,20 @@ constexpr int kHostQueuingRow = 2;
 // and at its wait (which both traces show as `wait`).
 const std::string kReducePrefix = std::string(plans::step_op_name(plans::StepOp::reduce)) + " ";
 
-// Where a measured trace keeps each rank's median seconds per instruction over the run's steps.
-constexpr const char* kMedians = "instruction_seconds_median";
-
 using SecondsByInstruction = std::map<std::pair<int, std::string>, double>;  // (rank, instruction)
 
-// A measured trace's medians over its steps (exec/runtime/measured_trace.h), where it has them.
-SecondsByInstruction median_seconds_by_instruction(const nlohmann::json& medians, const std::string& source) {
+// A measured trace's medians over its steps (exec/runtime/measured_trace.h).
+SecondsByInstruction seconds_from_medians(const nlohmann::json& medians, const std::string& source) {
   if (!medians.is_array())
-    throw InputError(fmt::format("{}: {}: must be an array (one object per rank)", source, kMedians));
+    throw InputError(fmt::format("{}: {}: must be an array (one object per rank)", source, kInstructionMediansKey));
   SecondsByInstruction seconds;
   for (size_t rank = 0; rank < medians.size(); ++rank) {
     if (!medians[rank].is_object())
-      throw InputError(fmt::format("{}: {}[{}]: must be an object", source, kMedians, rank));
+      throw InputError(fmt::format("{}: {}[{}]: must be an object", source, kInstructionMediansKey, rank));
     for (const auto& [instruction, value] : medians[rank].items()) {
       if (!value.is_number()) {
-        throw InputError(
-            fmt::format("{}: {}[{}].{}: must be a number of seconds", source, kMedians, rank, instruction));
+        throw InputError(fmt::format("{}: {}[{}].{}: must be a number of seconds", source, kInstructionMediansKey, rank,
+                                     instruction));
       }
       if (instruction.starts_with(kReducePrefix)) continue;
       seconds[{static_cast<int>(rank), instruction}] = value.get<double>();
@@ -51,7 +49,7 @@ SecondsByInstruction median_seconds_by_instruction(const nlohmann::json& medians
 }
 
 SecondsByInstruction seconds_by_instruction(const nlohmann::json& trace, const std::string& source) {
-  if (trace.is_object() && trace.contains(kMedians)) return median_seconds_by_instruction(trace.at(kMedians), source);
+  if (median_steps_of(trace, source)) return seconds_from_medians(trace.at(kInstructionMediansKey), source);
   SecondsByInstruction seconds;
   const nlohmann::json& events = trace_events(trace, source);
   for (size_t i = 0; i < events.size(); ++i) {
@@ -73,6 +71,16 @@ SecondsByInstruction seconds_by_instruction(const nlohmann::json& trace, const s
 }
 
 }  // namespace
+
+std::optional<int64_t> median_steps_of(const nlohmann::json& trace, const std::string& source) {
+  if (!trace.is_object() || !trace.contains(kInstructionMediansKey)) return std::nullopt;
+  const auto steps = trace.find(kInstructionMedianStepsKey);
+  if (steps == trace.end() || !steps->is_number_integer() || steps->get<int64_t>() < 0) {
+    throw InputError(fmt::format("{}: {}: must be a count of steps (the trace has {})", source,
+                                 kInstructionMedianStepsKey, kInstructionMediansKey));
+  }
+  return steps->get<int64_t>();
+}
 
 std::vector<InstructionDifference> instruction_differences(const nlohmann::json& predicted,
                                                            const std::string& predicted_source,

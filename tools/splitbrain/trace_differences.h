@@ -5,12 +5,19 @@
 // together, says where the time model misses: a convolution slower inside the step than its
 // calibrated price, a redistribution it under-prices, a wait it does not foresee.
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 namespace splitbrain::tools {
+
+// Where a measured trace keeps each rank's median seconds per instruction over its run's steps,
+// and how many steps they are over (exec/runtime/measured_trace.h).
+inline constexpr const char* kInstructionMediansKey = "instruction_seconds_median";
+inline constexpr const char* kInstructionMedianStepsKey = "instruction_seconds_steps";
 
 struct InstructionDifference {
   int rank = 0;
@@ -20,14 +27,19 @@ struct InstructionDifference {
   double difference_seconds() const { return predicted_seconds - measured_seconds; }
 };
 
+// How many steps a measured trace's instruction medians are over; nullopt where it has none (then
+// its one step's events are read). Throws InputError naming `source` when the count is missing or
+// not a count.
+std::optional<int64_t> median_steps_of(const nlohmann::json& trace, const std::string& source);
+
 // Every instruction of every rank that both traces have (by process id), summed over its events
 // on the compute and communication rows (the host's queuing row is when it queued, not time
 // spent), largest |difference| first. A measured trace that carries `instruction_seconds_median`
 // (exec/runtime/measured_trace.h) is read from those medians over its steps instead of its one
 // step's events. Gradient buckets' reductions are left out: an overlapped one's time falls on
 // other instructions in a run than in the prediction (their waits stay). Throws InputError naming
-// the source when a trace has no traceEvents array, an event lacks a numeric `dur`, or a median
-// is not a number.
+// the source when a trace has no traceEvents array, an event lacks a numeric `dur`, or its
+// medians are malformed.
 std::vector<InstructionDifference> instruction_differences(const nlohmann::json& predicted,
                                                            const std::string& predicted_source,
                                                            const nlohmann::json& measured,
