@@ -18,12 +18,7 @@ rounds=${ROUNDS:-5} warmup=${WARMUP:-2} iters=${ITERS:-8}
 model=vgg11-cifar10 batch=48 ranks=2 data=synthetic
 python=/usr/bin/python3
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/executor-before-after.XXXXXX")
-cleanup() {
-  if [ -n "${worktree:-}" ]; then git worktree remove --force "$worktree" > /dev/null 2>&1 || true; fi
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+source tools/bench/earlier-revision.sh executor-before-after
 work=$tmp/executor-before-after
 mkdir -p "$work" "$tmp/runs" "$tmp/plans"
 
@@ -35,10 +30,9 @@ given="BEFORE_REF=${BEFORE_REF:-}"
 [ -n "$before" ] && given="BEFORE_BIN=$before${BEFORE_LABEL:+ BEFORE_LABEL=$BEFORE_LABEL}"
 if [ -z "$before" ]; then
   [ -n "${BEFORE_REF:-}" ] || { echo "executor-before-after: set BEFORE_BIN (a splitbrain binary) or BEFORE_REF (a git revision)" >&2; exit 2; }
-  worktree=$tmp/before-src
-  git worktree add --detach "$worktree" "$BEFORE_REF" > /dev/null
+  add_earlier_worktree "$BEFORE_REF"
   echo "[before-after] building $BEFORE_REF (CUDA off)" >&2
-  cmake -S "$worktree" -B "$tmp/before-build" -DCMAKE_BUILD_TYPE=Release -DSPLITBRAIN_CUDA=OFF -DBUILD_TESTING=OFF > /dev/null
+  cmake -S "$earlier_worktree" -B "$tmp/before-build" -DCMAKE_BUILD_TYPE=Release -DSPLITBRAIN_CUDA=OFF -DBUILD_TESTING=OFF > /dev/null
   cmake --build "$tmp/before-build" --target splitbrain -j "$(nproc)" > /dev/null
   before=$tmp/before-build/tools/splitbrain
 fi

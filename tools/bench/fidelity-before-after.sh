@@ -17,21 +17,15 @@ cd "$(dirname "$0")/../.."
 out=results/fidelity-before-after
 rounds=${ROUNDS:-5}
 python=/usr/bin/python3
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/fidelity-before-after.XXXXXX")
-cleanup() {
-  if [ -n "${worktree:-}" ]; then git worktree remove --force "$worktree" > /dev/null 2>&1 || true; fi
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+source tools/bench/earlier-revision.sh fidelity-before-after
 work=$tmp/fidelity-before-after
 mkdir -p "$work/rounds"
 
 before_tree=${BEFORE_TREE:-}
 if [ -z "$before_tree" ]; then
   [ -n "${BEFORE_REF:-}" ] || { echo "fidelity-before-after: set BEFORE_REF (a git revision) or BEFORE_TREE (a checkout of it)" >&2; exit 2; }
-  worktree=$tmp/before-src
-  git worktree add --detach "$worktree" "$BEFORE_REF" > /dev/null
-  before_tree=$worktree
+  add_earlier_worktree "$BEFORE_REF"
+  before_tree=$earlier_worktree
 fi
 [ -f "$before_tree/tools/bench/fidelity.sh" ] || { echo "fidelity-before-after: $before_tree has no tools/bench/fidelity.sh" >&2; exit 2; }
 before_label=$(git -C "$before_tree" rev-parse --short HEAD)
