@@ -16,11 +16,12 @@ nlohmann::json gather_measured_trace(Trainer& trainer, const RunRecord& record) 
   for (const TimelineEvent& e : trainer.last_step_timeline()) {
     events_of_mine.push_back({e.name, e.communication, e.start_seconds, e.seconds, e.host_end_seconds});
   }
-  const nlohmann::json mine = {{"clock", steady_clock_domain()},
-                               {"started_at", trainer.last_step_started_at_seconds()},
-                               {"host_runs_ahead", trainer.last_step_host_ran_ahead()},
-                               {"events", events_of_mine},
-                               {"instruction_seconds", median_seconds_by_instruction(record)}};
+  const nlohmann::json mine = {
+      {"clock", steady_clock_domain()},
+      {"started_at", trainer.last_step_started_at_seconds()},
+      {"host_runs_ahead", trainer.last_step_host_ran_ahead()},
+      {"events", events_of_mine},
+      {"instruction_seconds", median_seconds_by_instruction(record, trainer.instruction_names())}};
   const std::string text = mine.dump();
   const MPI_Comm world = trainer.communicator().communicators().world();
   int size = 0;

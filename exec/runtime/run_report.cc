@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <array>
-#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -82,20 +81,19 @@ std::vector<const StepResult*> measured_steps(const RunRecord& record) {
   return measured;
 }
 
-InstructionSeconds median_seconds_by_instruction(const RunRecord& record) {
+InstructionSeconds median_seconds_by_instruction(const RunRecord& record, std::span<const std::string> names) {
   const std::vector<const StepResult*> measured = measured_steps(record);
-  std::map<std::string, std::vector<double>> by_instruction;
-  for (size_t i = 0; i < measured.size(); ++i) {
-    for (const auto& [instruction, seconds] : measured[i]->seconds_by_instruction) {
-      std::vector<double>& values = by_instruction[instruction];
-      values.resize(i, 0.0);  // the steps before that lacked it
-      values.push_back(seconds);
-    }
-  }
   InstructionSeconds medians;
-  for (auto& [instruction, values] : by_instruction) {
-    values.resize(measured.size(), 0.0);
-    medians[instruction] = median(std::move(values));
+  for (size_t k = 0; k < names.size(); ++k) {
+    // Steps from before the instruction was first named have no entry for it: they count 0.
+    std::vector<double> values;
+    bool measured_once = false;
+    for (const StepResult* step : measured) {
+      const bool has = k < step->seconds_by_instruction.size();
+      measured_once |= has;
+      values.push_back(has ? step->seconds_by_instruction[k] : 0.0);
+    }
+    if (measured_once) medians[names[k]] = median(std::move(values));
   }
   return medians;
 }

@@ -21,6 +21,8 @@
 //   collectives [{label, kind, bytes (per step, rank 0)}], losses (every step).
 
 #include <nlohmann/json.hpp>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "exec/comm/byte_counter.h"
@@ -41,8 +43,9 @@ struct RunRecord {
 std::vector<const StepResult*> measured_steps(const RunRecord& record);
 
 // This rank's median seconds per instruction over the measured steps (those after the warm-up; an
-// instruction a step lacks counts 0 there), as the report's phases are medians over them.
-InstructionSeconds median_seconds_by_instruction(const RunRecord& record);
+// instruction a step lacks counts 0 there), as the report's phases are medians over them. `names`:
+// the instructions the steps' seconds_by_instruction are indexed by (Trainer::instruction_names).
+InstructionSeconds median_seconds_by_instruction(const RunRecord& record, std::span<const std::string> names);
 
 // Collective over all ranks; the returned document is complete on rank 0 only.
 nlohmann::ordered_json gather_run_report(Trainer& trainer, const plans::Plan& plan, const RunRecord& record);

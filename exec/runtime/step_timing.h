@@ -5,6 +5,7 @@
 #include <map>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace splitbrain::exec {
 
@@ -33,11 +34,24 @@ struct TimelineEvent {
   double host_end_seconds = 0.0;
 };
 
-// Seconds per instruction of one step, keyed as `compare` lines instructions up: the label
-// without its micro-batch (plans::split_instruction_label), so a pipeline's micro-batches of one
-// pass add up, as do an instruction's compute and communication intervals.
+// Each instruction's seconds (its median over a run's steps, say), keyed as `compare` lines
+// instructions up: the label without its micro-batch (plans::split_instruction_label), so a
+// pipeline's micro-batches of one pass add up, as do an instruction's compute and communication
+// intervals.
 using InstructionSeconds = std::map<std::string, double>;
 
-InstructionSeconds seconds_by_instruction(std::span<const TimelineEvent> timeline);
+// Names a rank's instructions once, so that each step keeps only a number per instruction (a long
+// run holds every step's): a step's seconds are a vector indexed as names().
+class InstructionNames {
+ public:
+  // The step's seconds per instruction (keyed as InstructionSeconds), indexed as names(); a name
+  // not seen before is added at the end.
+  std::vector<double> seconds_of(std::span<const TimelineEvent> timeline);
+  const std::vector<std::string>& names() const { return names_; }
+
+ private:
+  std::map<std::string, size_t, std::less<>> index_;
+  std::vector<std::string> names_;
+};
 
 }  // namespace splitbrain::exec

@@ -246,7 +246,7 @@ StepResult Trainer::step(BatchSource& data) {
                                           recorded_after->direct - recorded_before->direct};
   }
   result.host_wait_instructions = std::move(run.host_wait_instructions);
-  result.seconds_by_instruction = seconds_by_instruction(run.timeline);
+  result.seconds_by_instruction = instruction_names_.seconds_of(run.timeline);
   timeline_ = std::move(run.timeline);
   step_started_at_seconds_ = run.started_at_seconds;
   step_host_ran_ahead_ = run.host_runs_ahead;

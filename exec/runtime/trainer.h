@@ -33,7 +33,7 @@ namespace splitbrain::exec {
 struct StepResult {
   double loss = 0.0;  // mean over the global batch, identical on every rank
   StepSeconds seconds;
-  InstructionSeconds seconds_by_instruction;  // this rank's, from the step's timeline
+  std::vector<double> seconds_by_instruction;  // this rank's, indexed as Trainer::instruction_names()
   HostTransfers host_transfers;  // this rank's, during the step (its input batches; a GPU's labels and loss)
   std::optional<RecordedCalls> recorded_calls;  // this rank's, during the step (Device::recorded_calls)
   // The instructions of this rank's program in which its host waited for the device (StepRun's).
@@ -76,6 +76,8 @@ class Trainer {
   // When the last step began on this rank (StepRun::started_at_seconds).
   double last_step_started_at_seconds() const { return step_started_at_seconds_; }
   bool last_step_host_ran_ahead() const { return step_host_ran_ahead_; }  // StepRun::host_runs_ahead
+  // The instructions whose seconds each StepResult gives (InstructionNames), in that order.
+  const std::vector<std::string>& instruction_names() const { return instruction_names_.names(); }
   // This rank's step program, as it runs.
   const plans::StepProgram& program() const;
 
@@ -102,6 +104,7 @@ class Trainer {
   std::unique_ptr<StepInterpreter> training_;    // the step program
   std::unique_ptr<StepInterpreter> evaluation_;  // the forward passes' program
   std::vector<TimelineEvent> timeline_;
+  InstructionNames instruction_names_;
   double step_started_at_seconds_ = 0.0;
   bool step_host_ran_ahead_ = false;
 };
