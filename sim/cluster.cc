@@ -240,8 +240,8 @@ void validate_cluster(const Cluster& cluster, std::string_view source) {
   if (device.gemm_table) validate_gemm_table(*device.gemm_table, source);
   require_range(device.last_level_cache_bytes, 0.0, static_cast<double>(device.memory_capacity_bytes), source,
                 "device.last_level_cache_bytes");
-  if (!(cluster.communication_overlap >= 0.0 && cluster.communication_overlap <= 1.0)) {
-    fail(source, "communication_overlap", "must be in [0, 1]");
+  if (!(cluster.communication_overlap >= -1.0 && cluster.communication_overlap <= 1.0)) {
+    fail(source, "communication_overlap", "must be in [-1, 1]");
   }
   if (cluster.cpu_cores_per_node < 0) fail(source, "cpu_cores_per_node", "must be 0 (not known) or more");
 

@@ -167,9 +167,11 @@ struct Cluster {
   std::vector<Level> levels;  // innermost first; at least one
   CollectiveAlgorithms algorithms;
   // Fraction of overlappable communication (gradient buckets reduced during backward) that
-  // really hides behind compute, in [0, 1]. 1 where a copy engine or NIC moves the bytes (GPUs
-  // with NCCL streams); on CPU ranks the same cores copy and reduce, so little hides. The rest
-  // is charged to the critical path.
+  // really hides behind compute, in [-1, 1]. 1 where a copy engine or NIC moves the bytes (GPUs
+  // with NCCL streams); on CPU ranks the same cores copy and reduce, so little hides. The rest,
+  // (1 - overlap) x the reduction, is charged to the critical path: below 0 the reduction beside
+  // the compute costs more than alone (each evicts the other's data from the caches; measured
+  // by `calibrate --model` on the model's own step, tools/splitbrain/step_overlap_calibration.h).
   double communication_overlap = 1.0;
   // Optional: placement[r] is the device that rank r runs on (distinct devices). Empty means
   // rank r = device r, devices numbered node-major (device d sits in node d / fan_out[0]).

@@ -212,7 +212,10 @@ class StageRun {
   // A gradient bucket's reduction: blocking where the program waits for it right away; else on
   // the communication stream, behind the reductions started before it, for its whole time (a
   // reduction overlapped with compute is no faster than alone), while the host goes on less the
-  // share of it that the backward does not hide (the cores the reduction takes from it).
+  // share of it that the backward does not hide (the cores the reduction takes from it). Below
+  // overlap 0 the reduction beside the compute costs the host more than its own time (CPU ranks
+  // whose cores reduce while they compute, each evicting the other's data from the caches): that
+  // excess is the compute's, slowed, and books as such.
   void reduce(int index, const StepInstruction& instruction, double seconds) {
     if (plans::waited_at_once(program_, index)) {
       gradient_sync_.push_back({stage_, instruction.bucket, host_, host_ + seconds});
@@ -224,7 +227,9 @@ class StageRun {
     stream_free_ = start + seconds;
     completes_[static_cast<size_t>(index)] = stream_free_;
     gradient_sync_.push_back({stage_, instruction.bucket, start, stream_free_});
-    spend((1.0 - overlap_) * seconds, timeline_.phases.comm_exposed);
+    const double not_hidden = (1.0 - overlap_) * seconds;
+    spend(std::min(not_hidden, seconds), timeline_.phases.comm_exposed);
+    if (not_hidden > seconds) spend(not_hidden - seconds, timeline_.phases.compute_backward);
   }
 
   void note_other(const StepInstruction& instruction, double start_seconds) {

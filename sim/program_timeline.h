@@ -125,8 +125,10 @@ struct NodeSharing {
 };
 
 // `programs[s]` is stage s's. `communication_overlap`: the share of an overlapped reduction that
-// the backward hides (cluster.communication_overlap): the reduction takes its whole time on the
-// stage's communication stream, and the host is charged the share that is not hidden.
+// the backward hides (cluster.communication_overlap, -1 to 1): the reduction takes its whole time
+// on the stage's communication stream, and the host is charged (1 - overlap) x its seconds: the
+// reduction's own seconds at most as exposed communication, the rest (an overlap below 0) as the
+// backward's.
 // Where `sharing` is given, each stage is its `replicas` ranks on its node, the stage's timeline
 // the one of them that ends last. Throws std::logic_error if the programs' messages cannot all be
 // delivered (a deadlock).

@@ -370,7 +370,9 @@ TEST(ClusterJson, BadCalibratedFieldsAreNamed) {
   expect_error(document, "levels[1].uplink_shared: expected true or false, got string \"yes\"");
   document = valid_document();
   document["communication_overlap"] = 1.5;
-  expect_error(document, "communication_overlap: must be in [0, 1]");
+  expect_error(document, "communication_overlap: must be in [-1, 1]");
+  document["communication_overlap"] = -1.5;
+  expect_error(document, "communication_overlap: must be in [-1, 1]");
   document = valid_document();
   document["cpu_cores_per_node"] = -1;
   expect_error(document, "cpu_cores_per_node: must be 0 (not known) to 1048576");

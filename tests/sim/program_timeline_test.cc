@@ -434,7 +434,9 @@ TEST(ProgramTimeline, AnOverlappedReductionTakesItsWholeTimeAndTheHostTheShareNo
     if (i.op == StepOp::reduce) cost.communication_seconds = kReduceSeconds;
     return cost;
   };
-  for (const double overlap : {0.0, 0.5, 1.0}) {
+  const auto backwards = std::count_if(programs[0].instructions.begin(), programs[0].instructions.end(),
+                                       [](const StepInstruction& i) { return i.op == StepOp::backward; });
+  for (const double overlap : {-1.0, -0.5, 0.0, 0.5, 1.0}) {
     const ProgramTimeline timeline = run_program_timeline(programs, price, overlap);
     ASSERT_GE(timeline.gradient_sync.size(), 3u);
     double last_end = 0.0;
@@ -444,8 +446,13 @@ TEST(ProgramTimeline, AnOverlappedReductionTakesItsWholeTimeAndTheHostTheShareNo
     }
     EXPECT_GE(end_of(timeline), last_end - 1e-12) << "overlap " << overlap;
     // Besides its share of each bucket, the host waits at the end for the buckets still running.
-    EXPECT_GE(timeline.stages[0].phases.comm_exposed,
-              (1.0 - overlap) * kReduceSeconds * static_cast<double>(timeline.gradient_sync.size()) - 1e-9)
+    const double buckets = static_cast<double>(timeline.gradient_sync.size());
+    EXPECT_GE(timeline.stages[0].phases.comm_exposed, std::min(1.0 - overlap, 1.0) * kReduceSeconds * buckets - 1e-9)
+        << "overlap " << overlap;
+    // Below 0 a reduction costs the host more than its own time: the excess is the backward's.
+    EXPECT_NEAR(timeline.stages[0].phases.compute_backward,
+                static_cast<double>(backwards) * kBackwardSeconds + std::max(-overlap, 0.0) * kReduceSeconds * buckets,
+                1e-9)
         << "overlap " << overlap;
   }
 }

@@ -9,6 +9,7 @@
 #include <exception>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "exec/comm/mpi_check.h"
@@ -28,6 +29,7 @@
 #include "tools/splitbrain/placement_announcement.h"
 #include "tools/splitbrain/device_rate_calibration.h"
 #include "tools/splitbrain/problem_calibration.h"
+#include "tools/splitbrain/step_overlap_calibration.h"
 
 namespace splitbrain::tools {
 namespace {
@@ -98,6 +100,7 @@ void calibrate(CalibrateOptions options) {
         ranks > 1 ? make_collective_transport(options.backend) : nullptr;
     levels = calibrate_levels({options.repeats, true, transport.get()}, comm, layout, cluster);
   }
+  std::string step_overlap;  // where --model's step measured the overlap, what it found
   if (!options.models.empty()) {
     std::vector<int> device_counts = options.devices;
     if (device_counts.empty()) device_counts = ranks > 1 ? std::vector<int>{1, ranks} : std::vector<int>{1};
@@ -160,6 +163,15 @@ void calibrate(CalibrateOptions options) {
         std::cout << "[calibrate] the runtime's host time per pass: measured by a run of one rank (mpirun -np 1)\n";
       }
     }
+    // Last, on the kernels and links measured: the simulator prices the step it runs with them.
+    if (!on_gpu && ranks > 1) {
+      if (const std::optional<StepOverlap> measured =
+              measure_step_overlap(options.models, options.batches.front(), cluster, leader)) {
+        cluster.communication_overlap = measured->overlap;
+        step_overlap = fmt::format("{}'s data-parallel step at batch {} on all {} ranks",
+                                   fmt::join(measured->models, " and "), options.batches.front(), ranks);
+      }
+    }
     if (leader && !options.conv_algorithms.empty()) {
       save_conv_algorithms(options.conv_algorithms, "--conv-algorithms");
       std::cout << fmt::format("[calibrate] wrote the cuDNN algorithms the convolutions were timed with to {}\n",
@@ -184,7 +196,10 @@ void calibrate(CalibrateOptions options) {
         device.efficiency(sim::OpClass::conv, sim::KernelPass::backward).max_efficiency * 100,
         device.gemm_efficiency.max_efficiency * 100,
         device.efficiency(sim::OpClass::gemm, sim::KernelPass::backward).max_efficiency * 100,
-        device.memory_bandwidth_bytes_per_second / 1e9, levels.summary);
+        device.memory_bandwidth_bytes_per_second / 1e9,
+        step_overlap.empty()
+            ? levels.summary
+            : fmt::format("{}, then {:+.2f} in {}", levels.summary, cluster.communication_overlap, step_overlap));
     cluster.sources = {
         "splitbrain calibrate: the executor's oneDNN convolution and inner product, forward, backward-data and "
         "backward-weights, at 6 and 5 sizes; ReLU, max pooling and the SGD update at several sizes; rates fitted as "
@@ -200,6 +215,13 @@ void calibrate(CalibrateOptions options) {
     cluster.sources.push_back(fmt::format(
         "splitbrain calibrate: cpu_cores_per_node {}, the CPUs the ranks of a host may run on (the fewest of any host)",
         cluster.cpu_cores_per_node));
+  }
+  if (!step_overlap.empty()) {
+    cluster.sources.push_back(fmt::format(
+        "splitbrain calibrate --model: communication_overlap {:+.2f} from {}, run with its gradient buckets reduced "
+        "during the backward and, alternately, each waited for when full: the overlap at which the simulator charges "
+        "the first's reductions what they cost it (tools/splitbrain/step_overlap_calibration.h)",
+        cluster.communication_overlap, step_overlap));
   }
   if (!options.models.empty()) {
     cluster.sources.push_back(

@@ -164,7 +164,7 @@ sim::Link measure_kind(CollectiveKind kind, sim::Algorithm algorithm, const Coll
 
 // How much of an all-reduce issued during compute (as the runtime overlaps gradient buckets:
 // MPI_Iallreduce, the progress pump while it is in flight, MPI_Test between layers) is hidden: (T_compute + T_reduce -
-// T_both) / min(T_compute, T_reduce), in [0, 1].
+// T_both) / min(T_compute, T_reduce), in [-1, 1] (below 0: the two together take longer than in turn).
 double measure_overlap(const CollectiveCalibration& options, MPI_Comm comm, bool print) {
   exec::cpu::CpuContext context(1);
   exec::kernels::Conv2dShape shape;
@@ -211,11 +211,12 @@ double measure_overlap(const CollectiveCalibration& options, MPI_Comm comm, bool
     finish_reduce();
   });
   const double hidden = (alone + reduce - both) / std::min(alone, reduce);
-  const double overlap = std::clamp(hidden, 0.0, 1.0);
+  const double overlap = std::clamp(hidden, -1.0, 1.0);
   if (print) {
     std::cout << fmt::format(
-        "[calibrate] overlap: 16 MiB all-reduce {:.2f} ms, compute {:.2f} ms, both {:.2f} ms -> {:.0f}% hidden\n",
-        reduce * 1e3, alone * 1e3, both * 1e3, overlap * 100);
+        "[calibrate] overlap: 16 MiB all-reduce {:.2f} ms, compute {:.2f} ms, both {:.2f} ms -> {:+.2f} (the host "
+        "pays {:.2f}x an overlapped reduction's time)\n",
+        reduce * 1e3, alone * 1e3, both * 1e3, overlap, 1.0 - overlap);
   }
   return overlap;
 }

@@ -59,7 +59,7 @@ MeasuredLevels calibrate_levels(const CollectiveCalibration& options, MPI_Comm w
   // The overlap is an MPI reduction's behind the CPU's compute; on GPUs the base cluster's stays.
   const bool on_mpi = &transport == &mpi_collective_transport();
   const auto overlap_text = [&] {
-    return fmt::format("{:.0f}% of overlapped communication hidden{}", cluster.communication_overlap * 100,
+    return fmt::format("communication overlap {:+.2f}{}", cluster.communication_overlap,
                        on_mpi ? "" : " (the base cluster's)");
   };
   if (ranks == 1) {
@@ -134,8 +134,7 @@ MeasuredLevels calibrate_levels(const CollectiveCalibration& options, MPI_Comm w
     SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &overlap, 1, MPI_DOUBLE, MPI_MIN, world));
     cluster.communication_overlap = overlap;
     if (leader)
-      std::cout << fmt::format("[calibrate] overlap across the hosts: {:.0f}% hidden (the least of the groups)\n",
-                               overlap * 100);
+      std::cout << fmt::format("[calibrate] overlap across the hosts: {:+.2f} (the least of the groups)\n", overlap);
   }
   between.uplink_shared = true;
   cluster.levels = {node, between};

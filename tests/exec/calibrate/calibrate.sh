@@ -43,6 +43,25 @@ grep -q '"weight_gradient_efficiency"' "$work/cluster.json"
 grep -q '"gemm_table"' "$work/cluster.json"
 grep -q '^\[calibrate\] gemm table: 48 shapes in ' "$work/calibrate.log"
 grep -q "overlap:" "$work/calibrate.log"
+# fashion-vgg's gradients fill one bucket, reduced after the backward: its step cannot say how much
+# a reduction beside the backward costs, so the probe's overlap stays.
+grep -q "^\[calibrate\] overlap in the step: no model's data-parallel step reduces a bucket beside" \
+  "$work/calibrate.log"
+# An MLP of 3 hidden layers 3000 wide (108 MB of weights, several buckets): its data-parallel step
+# is run both ways and the overlap read off it is the cluster file's.
+mlp=mlp:hidden=3000,layers=3
+"$mpiexec" -np 2 "$binary" calibrate --repeats 1 --model "$mlp" --out "$work/cluster-mlp.json" > "$work/calibrate-mlp.log"
+grep -q "^\[calibrate\] overlap in the step: $mlp: the reductions cost the step [0-9.]* ms; priced" \
+  "$work/calibrate-mlp.log" || { cat "$work/calibrate-mlp.log"; exit 1; }
+/usr/bin/python3 - "$work/cluster-mlp.json" "$work/calibrate-mlp.log" <<'PY'
+import json, re, sys
+cluster = json.load(open(sys.argv[1]))
+printed = re.search(r"overlap in the step: ([-+][0-9.]+) \(the host pays", open(sys.argv[2]).read())
+assert printed, "no overlap read off the step"
+overlap = cluster.get("communication_overlap", 1.0)
+assert -1.0 <= overlap <= 1.0 and abs(overlap - float(printed.group(1))) < 0.005, (overlap, printed.group(1))
+assert any("communication_overlap" in s and "step_overlap_calibration.h" in s for s in cluster["sources"]), cluster["sources"]
+PY
 # Where the ranks ran is printed and kept with the measurements (exec/comm/rank_placement.h).
 grep -q '^\[calibrate\] placement: rank 0 cpus .*, rank 1 cpus ' "$work/calibrate.log"
 grep -q '"splitbrain calibrate: rank placement rank 0 cpus ' "$work/cluster.json"

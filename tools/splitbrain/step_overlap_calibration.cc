@@ -1,0 +1,157 @@
+#include "tools/splitbrain/step_overlap_calibration.h"
+
+#include <fmt/format.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <array>
+#include <exception>
+#include <iostream>
+#include <memory>
+#include <utility>
+
+#include "exec/comm/mesh_communicators.h"
+#include "exec/comm/mpi_check.h"
+#include "exec/data/dataset_spec.h"
+#include "exec/runtime/trainer.h"
+#include "model/errors.h"
+#include "model/model_json.h"
+#include "sim/search/families.h"
+#include "sim/search/planner.h"
+#include "sim/simulation.h"
+#include "tools/splitbrain/backend_choice.h"
+#include "tools/splitbrain/calibration_timing.h"
+#include "tools/splitbrain/dataset_batches.h"
+#include "tools/splitbrain/memory_fit.h"
+#include "tools/splitbrain/overlap_fit.h"
+#include "tools/splitbrain/synthetic_defaults.h"
+
+namespace splitbrain::tools {
+namespace {
+
+// Per variant: warm-up steps (the first touches every page of the step's memory: on this host's
+// VM ~15 us a page) and measured ones, the two variants alternating step by step so that a slow
+// spell of the shared host falls on both.
+constexpr int kWarmupSteps = 2;
+constexpr int kMeasuredSteps = 10;
+
+// One model's step with its buckets reduced beside the backward and without.
+struct StepPair {
+  plans::Plan overlapped;
+  plans::Plan serial;
+};
+
+// What a rank's step spent beyond its communication: the backward, forward and optimizer.
+double without_communication(const exec::StepSeconds& seconds) {
+  return seconds.total - seconds.communication - seconds.gradient_sync;
+}
+
+// The seconds the overlapped variant's reductions cost its step, or nullopt where the plans cannot
+// run here (every rank says why). Per pair of steps: the overlapped step's time (its slowest
+// rank's) less the other's without its communication, on its slowest rank, as the simulator
+// prices the compute (calibrate's kernel times are the slowest rank's): the faster rank's waits
+// for the slower are not the reductions' cost. The median over the pairs.
+std::optional<double> measured_reduction_cost(const StepPair& pair, int64_t batch, bool print) {
+  const model::Model& net = *pair.overlapped.model;
+  exec::comm::MeshCommunicators communicators(pair.overlapped.mesh);
+  const exec::data::DatasetSpec data = exec::data::parse_dataset_spec("synthetic", synthetic_defaults_for(net));
+  std::vector<std::unique_ptr<exec::Trainer>> trainers;
+  std::vector<std::unique_ptr<DatasetBatches>> batches;
+  try {
+    // One after the other: the second's check sees the memory the first took.
+    for (const plans::Plan* plan : {&pair.overlapped, &pair.serial}) {
+      check_plan_fits_memory(*plan, communicators, "calibrate");
+      trainers.push_back(std::make_unique<exec::Trainer>(*plan, make_backend("cpu", communicators, {}), 1));
+      batches.push_back(
+          std::make_unique<DatasetBatches>(exec::data::open_dataset(data, exec::data::Split::kTrain), batch, 1));
+    }
+  } catch (const InputError& e) {
+    if (print) std::cout << fmt::format("[calibrate] overlap in the step: {} left out: {}\n", net.name(), e.what());
+    return std::nullopt;
+  }
+  std::vector<double> costs;
+  for (int step = 0; step < kWarmupSteps + kMeasuredSteps; ++step) {
+    const exec::StepResult overlapped = trainers[0]->step(*batches[0]);
+    const exec::StepResult serial = trainers[1]->step(*batches[1]);
+    std::array<double, 2> slowest = {overlapped.seconds.total, without_communication(serial.seconds)};
+    SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, slowest.data(), 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+    if (step >= kWarmupSteps) costs.push_back(slowest[0] - slowest[1]);
+  }
+  return upper_median(costs);
+}
+
+// What the simulator charges the overlapped variant's reductions at `overlap`, the same way.
+double priced_reduction_cost(const StepPair& pair, const sim::Cluster& cluster, double overlap) {
+  sim::Cluster at = cluster;
+  at.communication_overlap = overlap;
+  const sim::Prediction serial = sim::simulate(pair.serial, at);
+  return sim::simulate(pair.overlapped, at).iteration_seconds - serial.iteration_seconds + serial.phases.comm_exposed;
+}
+
+}  // namespace
+
+std::optional<StepOverlap> measure_step_overlap(const std::vector<std::string>& model_specs, int64_t batch,
+                                                const sim::Cluster& cluster, bool print) {
+  int ranks = 1;
+  SB_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &ranks));
+  std::vector<StepPair> pairs;
+  std::vector<double> measured;
+  StepOverlap result;
+  for (const std::string& spec : model_specs) {
+    sim::PlannerRequest request;
+    request.model = std::make_shared<model::Model>(model::resolve_model(spec));
+    request.model_spec = spec;
+    request.cluster = cluster;
+    request.devices = ranks;
+    request.global_batch = batch;
+    sim::validate_request(request);
+    std::optional<plans::Plan> plan = sim::data_parallel_plan(request);
+    if (!plan) continue;  // the batch does not split over the ranks
+    StepPair pair{*plan, *plan};
+    pair.overlapped.overlap_gradient_sync = true;
+    pair.serial.overlap_gradient_sync = false;
+    // A model whose reductions are all waited for at once (one bucket) says nothing of the overlap.
+    if (priced_reduction_cost(pair, cluster, -1.0) - priced_reduction_cost(pair, cluster, 1.0) < 1e-9) continue;
+    if (print) {
+      std::cout << fmt::format(
+                       "[calibrate] overlap in the step: {}'s data-parallel step, batch {}, {} steps with the "
+                       "gradient buckets reduced during the backward and {} after it, alternately\n",
+                       spec, batch, kWarmupSteps + kMeasuredSteps, kWarmupSteps + kMeasuredSteps)
+                << std::flush;
+    }
+    const std::optional<double> cost = measured_reduction_cost(pair, batch, print);
+    if (!cost) continue;
+    if (print) {
+      std::cout << fmt::format(
+          "[calibrate] overlap in the step: {}: the reductions cost the step {:.1f} ms; priced {:.1f} ms with none "
+          "hidden (overlap 0)\n",
+          spec, *cost * 1e3, priced_reduction_cost(pair, cluster, 0.0) * 1e3);
+    }
+    pairs.push_back(std::move(pair));
+    measured.push_back(*cost);
+    result.models.push_back(spec);
+  }
+  if (pairs.empty()) {
+    if (print) {
+      std::cout << "[calibrate] overlap in the step: no model's data-parallel step reduces a bucket beside its "
+                   "backward; the collective probe's overlap stays\n";
+    }
+    return std::nullopt;
+  }
+  double measured_total = 0.0;
+  for (const double cost : measured) measured_total += cost;
+  const auto priced_total = [&](double overlap) {
+    double total = 0.0;
+    for (const StepPair& pair : pairs) total += priced_reduction_cost(pair, cluster, overlap);
+    return total;
+  };
+  result.overlap = overlap_matching_cost(priced_total, measured_total);
+  if (print) {
+    std::cout << fmt::format(
+        "[calibrate] overlap in the step: {:+.2f} (the host pays {:.2f}x an overlapped reduction's time)\n",
+        result.overlap, 1.0 - result.overlap);
+  }
+  return result;
+}
+
+}  // namespace splitbrain::tools
