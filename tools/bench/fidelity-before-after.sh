@@ -8,13 +8,13 @@
 # BEFORE_REF: a git revision, checked out in a temporary worktree and built there (CUDA off); or
 # BEFORE_TREE: a checkout of it, built in its build/ where needed and kept (its results/fidelity is
 # overwritten each round).
-# Writes results/fidelity-before-after/ (README.md, results.json, and each version's per-round
-# fidelity results under rounds/), made in a temporary folder and renamed.
-# Knobs (environment): ROUNDS (5); TIMED_SECONDS, MIN_ITERS, WARMUP and MODELS go to both
+# Writes results/fidelity-before-after/, or OUT (README.md, results.json, and each version's
+# per-round fidelity results under rounds/), made in a temporary folder and renamed.
+# Knobs (environment): OUT, ROUNDS (5); TIMED_SECONDS, MIN_ITERS, WARMUP and MODELS go to both
 # fidelity.sh. About 7 minutes a round on 2 cores, plus the build of BEFORE_REF.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-out=results/fidelity-before-after
+out=${OUT:-results/fidelity-before-after}
 rounds=${ROUNDS:-5}
 python=/usr/bin/python3
 source tools/bench/earlier-revision.sh fidelity-before-after
@@ -59,7 +59,7 @@ done
 loadavg_end=$(cut -d' ' -f1-3 /proc/loadavg)
 
 "$python" tools/bench/fidelity_before_after_report.py "$work" --before "$before_label" --after "$after_label" \
-  --rounds "$rounds" --command "${BEFORE_REF:+BEFORE_REF=$BEFORE_REF }${BEFORE_TREE:+BEFORE_TREE=$BEFORE_TREE }bash tools/bench/fidelity-before-after.sh (ROUNDS=$rounds)" \
+  --rounds "$rounds" --command "${OUT:+OUT=$OUT }${BEFORE_REF:+BEFORE_REF=$BEFORE_REF }${BEFORE_TREE:+BEFORE_TREE=$BEFORE_TREE }bash tools/bench/fidelity-before-after.sh (ROUNDS=$rounds)" \
   --load "$loadavg_start" "$loadavg_end" --machine "$(nproc) CPUs, $(lscpu | sed -n 's/^Model name: *//p' | head -n 1)"
 rm -rf "$out.new" && cp -r "$work" "$out.new"
 rm -rf "$out" && mv "$out.new" "$out"
