@@ -43,7 +43,8 @@ one_round() {  # version round -> rounds/<version>-<round>/ (that round's result
   local version=$1 round=$2 report
   echo "[before-after] round $round/$rounds: $version" >&2
   if [ "$version" = before ]; then
-    ROUNDS=1 bash "$before_tree/tools/bench/fidelity.sh" > "$tmp/$version-$round.log" 2>&1
+    # Its own default folder: OUT here names this script's, and later fidelity.sh read it too.
+    env -u OUT ROUNDS=1 bash "$before_tree/tools/bench/fidelity.sh" > "$tmp/$version-$round.log" 2>&1
     report=$before_tree/results/fidelity
   else
     OUT=$tmp/after-fidelity ROUNDS=1 bash tools/bench/fidelity.sh > "$tmp/$version-$round.log" 2>&1

@@ -120,13 +120,10 @@ TrainingData open_training_data(const RunOptions& options, const plans::Plan& pl
                     options.data, net.name()));
   }
   if (options.epochs > 0) throw InputError("--epochs: token sequences have no epochs; give --iters");
-  const model::Layer& loss = net.layer(net.size() - 1);
-  const int64_t vocab = net.layer(loss.inputs.at(0)).output_shape.back();
-  const int64_t positions = net.layer(0).output_shape.at(0);
   TrainingData data;
-  data.batches = std::make_unique<TokenBatches>(vocab, positions, options.seed);
+  data.batches = TokenBatches::for_model(net, options.seed);
   if (options.evaluate) {
-    data.held_out = std::make_unique<TokenBatches>(vocab, positions, options.seed + 1);
+    data.held_out = TokenBatches::for_model(net, options.seed + 1);
     data.held_out_steps = kTokenEvaluationSteps;
   }
   return data;

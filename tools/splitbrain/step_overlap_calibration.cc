@@ -25,6 +25,7 @@
 #include "tools/splitbrain/memory_fit.h"
 #include "tools/splitbrain/overlap_fit.h"
 #include "tools/splitbrain/synthetic_defaults.h"
+#include "tools/splitbrain/token_batches.h"
 
 namespace splitbrain::tools {
 namespace {
@@ -54,16 +55,20 @@ double without_communication(const exec::StepSeconds& seconds) {
 std::optional<double> measured_reduction_cost(const StepPair& pair, int64_t batch, bool print) {
   const model::Model& net = *pair.overlapped.model;
   exec::comm::MeshCommunicators communicators(pair.overlapped.mesh);
-  const exec::data::DatasetSpec data = exec::data::parse_dataset_spec("synthetic", synthetic_defaults_for(net));
+  // Synthetic data of the model's shape, as `run --data synthetic` feeds it.
+  const auto synthetic_batches = [&]() -> std::unique_ptr<exec::BatchSource> {
+    if (net.layer(0).output_is_tokens) return TokenBatches::for_model(net, 1);
+    const exec::data::DatasetSpec data = exec::data::parse_dataset_spec("synthetic", synthetic_defaults_for(net));
+    return std::make_unique<DatasetBatches>(exec::data::open_dataset(data, exec::data::Split::kTrain), batch, 1);
+  };
   std::vector<std::unique_ptr<exec::Trainer>> trainers;
-  std::vector<std::unique_ptr<DatasetBatches>> batches;
+  std::vector<std::unique_ptr<exec::BatchSource>> batches;
   try {
     // One after the other: the second's check sees the memory the first took.
     for (const plans::Plan* plan : {&pair.overlapped, &pair.serial}) {
       check_plan_fits_memory(*plan, communicators, "calibrate");
       trainers.push_back(std::make_unique<exec::Trainer>(*plan, make_backend("cpu", communicators, {}), 1));
-      batches.push_back(
-          std::make_unique<DatasetBatches>(exec::data::open_dataset(data, exec::data::Split::kTrain), batch, 1));
+      batches.push_back(synthetic_batches());
     }
   } catch (const InputError& e) {
     if (print) std::cout << fmt::format("[calibrate] overlap in the step: {} left out: {}\n", net.name(), e.what());
