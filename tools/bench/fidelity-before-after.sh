@@ -52,6 +52,9 @@ one_round() {  # version round -> rounds/<version>-<round>/ (that round's result
   fi
   mkdir -p "$work/rounds/$version-$round"
   cp "$report/results.json" "$report/README.md" "$work/rounds/$version-$round/"
+  # What that round's calibration measured, in its own words (the overlap among them).
+  grep -h '^\[calibrate\] Measured by\|^\[calibrate\] overlap' "$report/calibrate-1.txt" \
+    > "$work/rounds/$version-$round/calibration.txt" || true
 }
 for round in $(seq 1 "$rounds"); do
   if [ $((round % 2)) -eq 1 ]; then order="before after"; else order="after before"; fi

@@ -123,7 +123,7 @@ def main():
         gaps = ", ".join(f"{p['model']} r{p['round']} {p['gap'] * 100:.1f}%" for p in summary[version]["pick_gaps"])
         lines.append(f"- {version}: {gaps}")
     lines += ["", "`rounds/<version>-<round>/`: that round's fidelity.sh report and results.json (its figures and "
-              "compare/ folders are not kept)."]
+              "compare/ folders are not kept), and `calibration.txt`, what its calibration said it measured."]
     (args.work / "README.md").write_text("\n".join(lines) + "\n")
 
 

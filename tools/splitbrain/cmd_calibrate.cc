@@ -273,7 +273,9 @@ void add_calibrate_command(CLI::App& app) {
       ->add_option("--model", options->models,
                    "Also time the exact kernel problems (convolutions, pooling, activations, linear layers, "
                    "attention cores, layer norms, the loss) of the plans `splitbrain plan` considers for this model "
-                   "(zoo name or file; repeatable); the cost model then uses these times for them")
+                   "(zoo name or file; repeatable); the cost model then uses these times for them. With 2 or more CPU "
+                   "ranks, also how much a gradient reduction beside the backward costs, from a few steps of the "
+                   "model's data-parallel plan at the first --batch")
       ->type_name("MODEL");
   command
       ->add_option("--devices", options->devices, "Device counts to plan --model for (default: 1 and the job's ranks)")
