@@ -168,7 +168,7 @@ void calibrate(CalibrateOptions options) {
       if (const std::optional<StepOverlap> measured =
               measure_step_overlap(options.models, options.batches.front(), cluster, leader)) {
         cluster.communication_overlap = measured->overlap;
-        step_overlap = fmt::format("{}'s data-parallel step at batch {} on all {} ranks",
+        step_overlap = fmt::format("{}'s data-parallel step at batch {} on {} ranks",
                                    fmt::join(measured->models, " and "), options.batches.front(), ranks);
       }
     }
