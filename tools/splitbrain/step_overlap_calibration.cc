@@ -40,6 +40,8 @@ constexpr int kMeasuredSteps = 10;
 struct StepPair {
   plans::Plan overlapped;
   plans::Plan serial;
+  // The serial step as priced, less its communication: no overlap moves it, so it is priced once.
+  double serial_priced_without_communication_seconds = 0.0;
 };
 
 // What a rank's step spent beyond its communication: the backward, forward and optimizer.
@@ -89,8 +91,7 @@ std::optional<double> measured_reduction_cost(const StepPair& pair, int64_t batc
 double priced_reduction_cost(const StepPair& pair, const sim::Cluster& cluster, double overlap) {
   sim::Cluster at = cluster;
   at.communication_overlap = overlap;
-  const sim::Prediction serial = sim::simulate(pair.serial, at);
-  return sim::simulate(pair.overlapped, at).iteration_seconds - serial.iteration_seconds + serial.phases.comm_exposed;
+  return sim::simulate(pair.overlapped, at).iteration_seconds - pair.serial_priced_without_communication_seconds;
 }
 
 }  // namespace
@@ -115,6 +116,8 @@ std::optional<StepOverlap> measure_step_overlap(const std::vector<std::string>& 
     StepPair pair{*plan, *plan};
     pair.overlapped.overlap_gradient_sync = true;
     pair.serial.overlap_gradient_sync = false;
+    const sim::Prediction serial = sim::simulate(pair.serial, cluster);
+    pair.serial_priced_without_communication_seconds = serial.iteration_seconds - serial.phases.comm_exposed;
     // A model whose reductions are all waited for at once (one bucket) says nothing of the overlap.
     if (priced_reduction_cost(pair, cluster, -1.0) - priced_reduction_cost(pair, cluster, 1.0) < 1e-9) continue;
     if (print) {
