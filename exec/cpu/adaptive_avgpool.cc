@@ -2,17 +2,11 @@
 
 #include <algorithm>
 
-#include "exec/kernels/kernel_argument_error.h"
+#include "exec/kernels/shape_checks.h"
 
 namespace splitbrain::exec::cpu {
 
 namespace {
-
-const kernels::AdaptiveAvgPoolShape& checked(const kernels::AdaptiveAvgPoolShape& s) {
-  if (s.batch <= 0 || s.channels <= 0 || s.height <= 0 || s.width <= 0 || s.out_height <= 0 || s.out_width <= 0)
-    throw kernels::KernelArgumentError("adaptive_avgpool: every dim must be positive");
-  return s;
-}
 
 // Calls f(output index in the plane, bin rows [h0, h1), bin columns [w0, w1), 1 / bin size) per bin.
 template <typename F>
@@ -32,7 +26,8 @@ void for_each_bin(const kernels::AdaptiveAvgPoolShape& s, F&& f) {
 
 }  // namespace
 
-AdaptiveAvgPoolKernel::AdaptiveAvgPoolKernel(const kernels::AdaptiveAvgPoolShape& shape) : shape_(checked(shape)) {}
+AdaptiveAvgPoolKernel::AdaptiveAvgPoolKernel(const kernels::AdaptiveAvgPoolShape& shape)
+    : shape_(kernels::checked(shape)) {}
 
 void AdaptiveAvgPoolKernel::forward(const float* x, float* y) {
   const auto& s = shape_;

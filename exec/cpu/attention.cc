@@ -4,43 +4,27 @@
 #include <cmath>
 
 #include "exec/cpu/dnnl_check.h"
-#include "exec/kernels/kernel_argument_error.h"
 
 namespace splitbrain::exec::cpu {
 
-namespace {
-
-const kernels::AttentionShape& checked(const kernels::AttentionShape& s) {
-  if (s.batch <= 0 || s.seq <= 0 || s.heads <= 0 || s.head_dim <= 0)
-    throw kernels::KernelArgumentError("SelfAttentionKernel: batch, seq, heads and head_dim must be positive");
-  return s;
-}
-
-float softmax_scale(const kernels::AttentionShape& s) {
-  return static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.head_dim)));
-}
-
-kernels::BatchedMatmulShape product(const kernels::AttentionShape& s, int64_t m, int64_t k, int64_t n, bool ta, bool tb,
-                                    float alpha) {
-  return kernels::BatchedMatmulShape{s.batch * s.heads, m, k, n, ta, tb, alpha};
-}
-
-}  // namespace
-
 SelfAttentionKernel::SelfAttentionKernel(CpuContext& context, const kernels::AttentionShape& shape)
-    : shape_(checked(shape)),
-      scores_(context, product(shape, shape.seq, shape.head_dim, shape.seq, false, true, softmax_scale(shape))),
-      context_out_(context, product(shape, shape.seq, shape.seq, shape.head_dim, false, false, 1.0f)),
-      grad_v_(context, product(shape, shape.seq, shape.seq, shape.head_dim, true, false, 1.0f)),
-      grad_p_(context, product(shape, shape.seq, shape.head_dim, shape.seq, false, true, 1.0f)),
-      grad_q_(context, product(shape, shape.seq, shape.seq, shape.head_dim, false, false, softmax_scale(shape))),
-      grad_k_(context, product(shape, shape.seq, shape.seq, shape.head_dim, true, false, softmax_scale(shape))) {
+    : SelfAttentionKernel(context, shape, kernels::attention_products(shape)) {}
+
+SelfAttentionKernel::SelfAttentionKernel(CpuContext& context, const kernels::AttentionShape& shape,
+                                         const kernels::AttentionProducts& products)
+    : shape_(shape),
+      scores_(context, products.scores),
+      context_out_(context, products.context),
+      grad_v_(context, products.grad_v),
+      grad_p_(context, products.grad_p),
+      grad_q_(context, products.grad_q),
+      grad_k_(context, products.grad_k) {
   const auto per_head = static_cast<std::size_t>(shape.batch * shape.heads * shape.seq * shape.head_dim);
   for (auto* buffer : {&q_, &k_, &v_, &o_, &dq_, &dk_, &dv_}) buffer->resize(per_head);
   grad_scores_.resize(static_cast<std::size_t>(probs_elements()));
 }
 
-int64_t SelfAttentionKernel::probs_elements() const { return shape_.batch * shape_.heads * shape_.seq * shape_.seq; }
+int64_t SelfAttentionKernel::probs_elements() const { return kernels::attention_probs_elements(shape_); }
 
 void SelfAttentionKernel::unpack(const float* fused, int64_t parts, int64_t part, float* dense) const {
   const auto& s = shape_;

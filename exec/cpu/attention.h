@@ -25,6 +25,8 @@ class SelfAttentionKernel final : public kernels::SelfAttentionKernel {
   void backward(const float* qkv, const float* probs, const float* dy, float* dqkv) override;
 
  private:
+  SelfAttentionKernel(CpuContext& context, const kernels::AttentionShape& shape,
+                      const kernels::AttentionProducts& products);
   // Copies between the fused rows and dense [N*heads, T, head_dim] matrices.
   void unpack(const float* fused, int64_t parts, int64_t part, float* dense) const;
   void pack(const float* dense, int64_t parts, int64_t part, float* fused) const;

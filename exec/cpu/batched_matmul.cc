@@ -2,7 +2,7 @@
 
 #include "exec/cpu/dnnl_check.h"
 #include "exec/cpu/staged_memory.h"
-#include "exec/kernels/kernel_argument_error.h"
+#include "exec/kernels/shape_checks.h"
 
 namespace splitbrain::exec::cpu {
 
@@ -19,9 +19,7 @@ dnnl::memory::desc matrix_desc(int64_t batch, int64_t rows, int64_t cols, bool t
 }  // namespace
 
 BatchedMatmulKernel::BatchedMatmulKernel(CpuContext& context, const kernels::BatchedMatmulShape& shape)
-    : context_(context), shape_(shape) {
-  if (shape.batch <= 0 || shape.m <= 0 || shape.k <= 0 || shape.n <= 0)
-    throw kernels::KernelArgumentError("BatchedMatmulKernel: batch, m, k and n must be positive");
+    : context_(context), shape_(kernels::checked(shape)) {
   a_md_ = matrix_desc(shape.batch, shape.m, shape.k, shape.transpose_a);
   b_md_ = matrix_desc(shape.batch, shape.k, shape.n, shape.transpose_b);
   c_md_ = plain_desc({shape.batch, shape.m, shape.n});

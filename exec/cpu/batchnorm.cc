@@ -1,17 +1,11 @@
 #include "exec/cpu/batchnorm.h"
 
 #include "exec/kernels/batchnorm_statistics.h"
-#include "exec/kernels/kernel_argument_error.h"
+#include "exec/kernels/shape_checks.h"
 
 namespace splitbrain::exec::cpu {
 
 namespace {
-
-const kernels::BatchNormShape& checked(const kernels::BatchNormShape& s) {
-  if (s.batch <= 0 || s.channels <= 0 || s.spatial <= 0)
-    throw kernels::KernelArgumentError("batchnorm: batch, channels and spatial must be positive");
-  return s;
-}
 
 // Calls f(channel, pointer to that channel's `spatial` elements of sample n) for every block.
 template <typename F>
@@ -22,7 +16,7 @@ void for_each_block(const kernels::BatchNormShape& s, F&& f) {
 
 }  // namespace
 
-BatchNormKernel::BatchNormKernel(const kernels::BatchNormShape& shape) : shape_(checked(shape)) {}
+BatchNormKernel::BatchNormKernel(const kernels::BatchNormShape& shape) : shape_(kernels::checked(shape)) {}
 
 void BatchNormKernel::local_sums(const float* x, double* sum, double* sum_sq) {
   const auto& s = shape_;

@@ -17,7 +17,7 @@ class ConcatKernel final : public kernels::ConcatKernel {
  public:
   // `input_dims` are the full local shapes (batch included); `axis` indexes them.
   ConcatKernel(CpuContext& context, std::vector<kernels::Dims> input_dims, int axis);
-  const kernels::Dims& output_dims() const override { return output_dims_; }
+  const kernels::Dims& output_dims() const override { return geometry_.output_dims; }
 
   void forward(std::span<const float* const> xs, float* y) override;
   void backward(const float* dy, std::span<float* const> dxs) const override;
@@ -25,8 +25,7 @@ class ConcatKernel final : public kernels::ConcatKernel {
  private:
   CpuContext& context_;
   std::vector<kernels::Dims> input_dims_;
-  int axis_;
-  kernels::Dims output_dims_;
+  kernels::ConcatGeometry geometry_;
   std::vector<dnnl::memory::desc> input_mds_;
   dnnl::memory::desc output_md_;
   dnnl::concat concat_;

@@ -4,31 +4,12 @@
 #include <unordered_map>
 
 #include "exec/cpu/dnnl_check.h"
-#include "exec/kernels/kernel_argument_error.h"
+#include "exec/kernels/shape_checks.h"
 
 namespace splitbrain::exec::cpu {
 
-namespace {
-
-void require(bool ok, const std::string& what) {
-  if (!ok) throw kernels::KernelArgumentError("Conv2dKernel: " + what);
-}
-
-void check(const kernels::Conv2dShape& s) {
-  require(s.batch > 0 && s.in_channels > 0 && s.height > 0 && s.width > 0, "input dims must be positive");
-  require(s.out_channels > 0 && s.kernel_h > 0 && s.kernel_w > 0, "out_channels and kernel must be positive");
-  require(s.stride_h > 0 && s.stride_w > 0 && s.dilation_h > 0 && s.dilation_w > 0,
-          "stride and dilation must be positive");
-  require(s.pad_top >= 0 && s.pad_bottom >= 0 && s.pad_left >= 0 && s.pad_right >= 0, "padding must be >= 0");
-  require(s.groups > 0 && s.in_channels % s.groups == 0 && s.out_channels % s.groups == 0,
-          "groups (" + std::to_string(s.groups) + ") must divide in_channels and out_channels");
-  require(s.out_height() > 0 && s.out_width() > 0, "the kernel does not fit the padded input");
-}
-
-}  // namespace
-
-Conv2dKernel::Conv2dKernel(CpuContext& context, const kernels::Conv2dShape& shape) : context_(context), shape_(shape) {
-  check(shape);
+Conv2dKernel::Conv2dKernel(CpuContext& context, const kernels::Conv2dShape& shape)
+    : context_(context), shape_(kernels::checked(shape)) {
   const auto& s = shape;
   const dnnl::engine& engine = context.engine();
   const Dims x_dims{s.batch, s.in_channels, s.height, s.width};

@@ -6,14 +6,12 @@
 
 #include "exec/cpu/dnnl_check.h"
 #include "exec/cpu/staged_memory.h"
-#include "exec/kernels/kernel_argument_error.h"
+#include "exec/kernels/shape_checks.h"
 
 namespace splitbrain::exec::cpu {
 
 AddKernel::AddKernel(CpuContext& context, int inputs, int64_t elements)
-    : context_(context), inputs_(inputs), elements_(elements) {
-  if (inputs < 1 || elements <= 0)
-    throw kernels::KernelArgumentError("AddKernel: needs at least 1 input and elements > 0");
+    : context_(context), inputs_(inputs), elements_(kernels::checked_add_elements(inputs, elements)) {
   md_ = plain_desc({elements});
   const std::vector<float> scales(static_cast<std::size_t>(inputs), 1.0f);
   const std::vector<dnnl::memory::desc> sources(static_cast<std::size_t>(inputs), md_);
@@ -23,9 +21,7 @@ AddKernel::AddKernel(CpuContext& context, int inputs, int64_t elements)
 }
 
 void AddKernel::forward(std::span<const float* const> xs, float* y) {
-  if (xs.size() != static_cast<std::size_t>(inputs_))
-    throw kernels::KernelArgumentError("AddKernel::forward: got " + std::to_string(xs.size()) + " inputs, built for " +
-                                       std::to_string(inputs_));
+  kernels::check_add_inputs(xs.size(), inputs_);
   const dnnl::engine& engine = context_.engine();
   std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_DST, wrap(md_, engine, y)}};
   for (std::size_t i = 0; i < xs.size(); ++i)

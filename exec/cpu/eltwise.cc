@@ -2,13 +2,12 @@
 
 #include "exec/cpu/dnnl_check.h"
 #include "exec/cpu/staged_memory.h"
-#include "exec/kernels/kernel_argument_error.h"
+#include "exec/kernels/shape_checks.h"
 
 namespace splitbrain::exec::cpu {
 
 ActivationKernel::ActivationKernel(CpuContext& context, kernels::Activation kind, int64_t elements)
-    : context_(context), kind_(kind), elements_(elements) {
-  if (elements <= 0) throw kernels::KernelArgumentError("ActivationKernel: elements must be positive");
+    : context_(context), kind_(kind), elements_(kernels::checked_activation_elements(elements)) {
   const dnnl::engine& engine = context.engine();
   md_ = plain_desc({elements});
   const auto algo = kind == kernels::Activation::relu ? dnnl::algorithm::eltwise_relu_use_dst_for_bwd

@@ -3,27 +3,17 @@
 #include <algorithm>
 #include <string>
 
-#include "exec/kernels/kernel_argument_error.h"
+#include "exec/kernels/shape_checks.h"
 
 namespace splitbrain::exec::cpu {
 
 namespace {
 
-const kernels::EmbeddingShape& checked(const kernels::EmbeddingShape& s) {
-  if (s.count < 0 || s.dim <= 0 || s.num_embeddings <= 0)
-    throw kernels::KernelArgumentError("embedding: count >= 0, dim and num_embeddings > 0 required");
-  if (s.row_begin < 0 || s.row_begin > s.row_end || s.row_end > s.num_embeddings)
-    throw kernels::KernelArgumentError("embedding: rows [" + std::to_string(s.row_begin) + ", " +
-                                       std::to_string(s.row_end) + ") are not inside the table of " +
-                                       std::to_string(s.num_embeddings));
-  return s;
-}
-
 bool local(const kernels::EmbeddingShape& s, int64_t id) { return id >= s.row_begin && id < s.row_end; }
 
 }  // namespace
 
-EmbeddingKernel::EmbeddingKernel(const kernels::EmbeddingShape& shape) : shape_(checked(shape)) {}
+EmbeddingKernel::EmbeddingKernel(const kernels::EmbeddingShape& shape) : shape_(kernels::checked(shape)) {}
 
 void EmbeddingKernel::forward(const float* ids, const float* table, float* y) {
   const auto& s = shape_;

@@ -2,14 +2,12 @@
 
 #include "exec/cpu/dnnl_check.h"
 #include "exec/cpu/staged_memory.h"
-#include "exec/kernels/kernel_argument_error.h"
+#include "exec/kernels/shape_checks.h"
 
 namespace splitbrain::exec::cpu {
 
 LayerNormKernel::LayerNormKernel(CpuContext& context, const kernels::LayerNormShape& shape)
-    : context_(context), shape_(shape) {
-  if (shape.rows <= 0 || shape.features <= 0 || !(shape.epsilon >= 0))
-    throw kernels::KernelArgumentError("LayerNormKernel: rows and features must be positive, epsilon >= 0");
+    : context_(context), shape_(kernels::checked(shape)) {
   const dnnl::engine& engine = context.engine();
   data_md_ = plain_desc({shape.rows, shape.features});
   stat_md_ = plain_desc({shape.rows});

@@ -6,12 +6,12 @@
 #include "exec/cpu/dnnl_check.h"
 #include "exec/cpu/staged_memory.h"
 #include "exec/kernels/kernel_argument_error.h"
+#include "exec/kernels/shape_checks.h"
 
 namespace splitbrain::exec::cpu {
 
-LinearKernel::LinearKernel(CpuContext& context, const kernels::LinearShape& shape) : context_(context), shape_(shape) {
-  if (shape.rows <= 0 || shape.in_features <= 0 || shape.out_features <= 0)
-    throw kernels::KernelArgumentError("LinearKernel: rows, in_features and out_features must be positive");
+LinearKernel::LinearKernel(CpuContext& context, const kernels::LinearShape& shape)
+    : context_(context), shape_(kernels::checked(shape)) {
   const dnnl::engine& engine = context.engine();
   x_md_ = plain_desc({shape.rows, shape.in_features});
   w_md_ = plain_desc({shape.out_features, shape.in_features});

@@ -7,6 +7,7 @@
 #include "exec/cpu/dnnl_check.h"
 #include "exec/cpu/staged_memory.h"
 #include "exec/kernels/kernel_argument_error.h"
+#include "exec/kernels/shape_checks.h"
 
 namespace splitbrain::exec::cpu {
 
@@ -18,25 +19,14 @@ int64_t effective_pad_hi(int64_t in, int64_t pad_lo, int64_t pad_hi, int64_t out
   return std::max(pad_hi, (out - 1) * stride + kernel - in - pad_lo);
 }
 
-void require(bool ok, const std::string& what) {
-  if (!ok) throw kernels::KernelArgumentError("Pool2dKernel: " + what);
-}
-
 }  // namespace
 
 Pool2dKernel::Pool2dKernel(CpuContext& context, kernels::PoolKind kind, const kernels::Pool2dShape& shape)
-    : context_(context), kind_(kind), shape_(shape) {
+    : context_(context), kind_(kind), shape_(kernels::checked(kind, shape)) {
   const auto& s = shape;
-  require(s.batch > 0 && s.channels > 0 && s.height > 0 && s.width > 0, "input dims must be positive");
-  require(s.kernel_h > 0 && s.kernel_w > 0 && s.stride_h > 0 && s.stride_w > 0, "kernel and stride must be positive");
-  require(s.pad_top >= 0 && s.pad_bottom >= 0 && s.pad_left >= 0 && s.pad_right >= 0, "padding must be >= 0");
-  require(s.out_height() > 0 && s.out_width() > 0, "the window does not fit the padded input");
   const int64_t pad_bottom =
       effective_pad_hi(s.height, s.pad_top, s.pad_bottom, s.out_height(), s.kernel_h, s.stride_h);
   const int64_t pad_right = effective_pad_hi(s.width, s.pad_left, s.pad_right, s.out_width(), s.kernel_w, s.stride_w);
-  if (kind == kernels::PoolKind::average)
-    require(pad_bottom <= s.pad_bottom && pad_right <= s.pad_right,
-            "average pooling with ceil_mode whose last window overhangs the padding is not supported");
 
   const dnnl::engine& engine = context.engine();
   x_md_ = plain_desc({s.batch, s.channels, s.height, s.width});

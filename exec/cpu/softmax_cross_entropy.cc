@@ -3,22 +3,12 @@
 #include <algorithm>
 #include <cmath>
 
-#include "exec/kernels/kernel_argument_error.h"
+#include "exec/kernels/shape_checks.h"
 
 namespace splitbrain::exec::cpu {
 
-namespace {
-
-const kernels::SoftmaxCrossEntropyShape& checked(const kernels::SoftmaxCrossEntropyShape& s) {
-  if (s.rows <= 0 || s.classes <= 0)
-    throw kernels::KernelArgumentError("softmax_cross_entropy: rows and classes must be positive");
-  return s;
-}
-
-}  // namespace
-
 SoftmaxCrossEntropyKernel::SoftmaxCrossEntropyKernel(const kernels::SoftmaxCrossEntropyShape& shape)
-    : shape_(checked(shape)) {}
+    : shape_(kernels::checked(shape)) {}
 
 void SoftmaxCrossEntropyKernel::forward(const float* logits, const int32_t* labels, float* probs, double scale,
                                         double* loss_out, std::span<float> loss_output) {

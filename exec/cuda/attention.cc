@@ -1,29 +1,12 @@
 #include "exec/cuda/attention.h"
 
-#include <cmath>
-
 #include "exec/cuda/cuda_check.h"
 #include "exec/cuda/indexing_kernels.h"
-#include "exec/kernels/kernel_argument_error.h"
+#include "exec/kernels/shape_checks.h"
 
 namespace splitbrain::exec::cuda {
 
 namespace {
-
-const kernels::AttentionShape& checked(const kernels::AttentionShape& s) {
-  if (s.batch <= 0 || s.seq <= 0 || s.heads <= 0 || s.head_dim <= 0)
-    throw kernels::KernelArgumentError("SelfAttentionKernel: batch, seq, heads and head_dim must be positive");
-  return s;
-}
-
-float softmax_scale(const kernels::AttentionShape& s) {
-  return static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.head_dim)));
-}
-
-kernels::BatchedMatmulShape product(const kernels::AttentionShape& s, int64_t m, int64_t k, int64_t n, bool ta, bool tb,
-                                    float alpha) {
-  return kernels::BatchedMatmulShape{s.batch * s.heads, m, k, n, ta, tb, alpha};
-}
 
 HeadLayout layout(const kernels::AttentionShape& s) { return {s.batch, s.seq, s.heads, s.head_dim}; }
 
@@ -33,20 +16,15 @@ std::size_t float_bytes(int64_t elements) { return static_cast<std::size_t>(elem
 
 SelfAttentionKernel::SelfAttentionKernel(CudaContext& context, const kernels::AttentionShape& shape)
     : context_(context),
-      shape_(checked(shape)),
+      shape_(kernels::checked(shape)),
       score_rows_(shape.batch * shape.heads * shape.seq, shape.seq, 1, 1),
-      scores_(product(shape, shape.seq, shape.head_dim, shape.seq, false, true, softmax_scale(shape))),
-      context_out_(product(shape, shape.seq, shape.seq, shape.head_dim, false, false, 1.0f)),
-      grad_v_(product(shape, shape.seq, shape.seq, shape.head_dim, true, false, 1.0f)),
-      grad_p_(product(shape, shape.seq, shape.head_dim, shape.seq, false, true, 1.0f)),
-      grad_q_(product(shape, shape.seq, shape.seq, shape.head_dim, false, false, softmax_scale(shape))),
-      grad_k_(product(shape, shape.seq, shape.seq, shape.head_dim, true, false, softmax_scale(shape))) {
+      products_(kernels::attention_products(shape)) {
   const int64_t per_head = shape.batch * shape.heads * shape.seq * shape.head_dim;
   for (DeviceBuffer* buffer : {&q_, &k_, &v_, &o_, &dq_, &dk_, &dv_}) *buffer = DeviceBuffer(float_bytes(per_head));
   grad_scores_ = DeviceBuffer(float_bytes(probs_elements()));
 }
 
-int64_t SelfAttentionKernel::probs_elements() const { return shape_.batch * shape_.heads * shape_.seq * shape_.seq; }
+int64_t SelfAttentionKernel::probs_elements() const { return kernels::attention_probs_elements(shape_); }
 
 void SelfAttentionKernel::unpack_qkv(const float* qkv) {
   cudaStream_t stream = context_.stream();
@@ -60,11 +38,11 @@ void SelfAttentionKernel::forward(const float* qkv, float* y, float* probs) {
   cublasHandle_t cublas = context_.cublas();
   const float one = 1.0f, zero = 0.0f;
   unpack_qkv(qkv);
-  batched_matmul_on_device(cublas, scores_, q_.as<float>(), k_.as<float>(), grad_scores_.as<float>());
+  batched_matmul_on_device(cublas, products_.scores, q_.as<float>(), k_.as<float>(), grad_scores_.as<float>());
   if (shape_.causal) mask_future(stream, shape_.batch * shape_.heads, shape_.seq, grad_scores_.as<float>());
   SB_CUDNN_CHECK(cudnnSoftmaxForward(context_.cudnn(), CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &one,
                                      score_rows_.get(), grad_scores_.data(), &zero, score_rows_.get(), probs));
-  batched_matmul_on_device(cublas, context_out_, probs, v_.as<float>(), o_.as<float>());
+  batched_matmul_on_device(cublas, products_.context, probs, v_.as<float>(), o_.as<float>());
   pack_heads(stream, layout(shape_), 1, 0, o_.as<float>(), y);
 }
 
@@ -74,14 +52,14 @@ void SelfAttentionKernel::backward(const float* qkv, const float* probs, const f
   const float one = 1.0f, zero = 0.0f;
   unpack_qkv(qkv);
   unpack_heads(stream, layout(shape_), 1, 0, dy, o_.as<float>());  // o_ holds dO here
-  batched_matmul_on_device(cublas, grad_v_, probs, o_.as<float>(), dv_.as<float>());
-  batched_matmul_on_device(cublas, grad_p_, o_.as<float>(), v_.as<float>(), grad_scores_.as<float>());
+  batched_matmul_on_device(cublas, products_.grad_v, probs, o_.as<float>(), dv_.as<float>());
+  batched_matmul_on_device(cublas, products_.grad_p, o_.as<float>(), v_.as<float>(), grad_scores_.as<float>());
   // dS = P (dP - rowsum(dP P)), in place over dP (cuDNN allows dy == dx with one descriptor).
   SB_CUDNN_CHECK(cudnnSoftmaxBackward(context_.cudnn(), CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &one,
                                       score_rows_.get(), probs, score_rows_.get(), grad_scores_.data(), &zero,
                                       score_rows_.get(), grad_scores_.data()));
-  batched_matmul_on_device(cublas, grad_q_, grad_scores_.as<float>(), k_.as<float>(), dq_.as<float>());
-  batched_matmul_on_device(cublas, grad_k_, grad_scores_.as<float>(), q_.as<float>(), dk_.as<float>());
+  batched_matmul_on_device(cublas, products_.grad_q, grad_scores_.as<float>(), k_.as<float>(), dq_.as<float>());
+  batched_matmul_on_device(cublas, products_.grad_k, grad_scores_.as<float>(), q_.as<float>(), dk_.as<float>());
   // The three parts together overwrite all of dqkv.
   pack_heads(stream, layout(shape_), 3, 0, dq_.as<float>(), dqkv);
   pack_heads(stream, layout(shape_), 3, 1, dk_.as<float>(), dqkv);

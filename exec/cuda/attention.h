@@ -40,7 +40,7 @@ class SelfAttentionKernel final : public kernels::SelfAttentionKernel {
   CudaContext& context_;
   kernels::AttentionShape shape_;
   TensorDescriptor score_rows_;  // [batch * heads * seq, seq, 1, 1]: one softmax per row
-  kernels::BatchedMatmulShape scores_, context_out_, grad_v_, grad_p_, grad_q_, grad_k_;  // as the CPU's
+  kernels::AttentionProducts products_;
   DeviceBuffer q_, k_, v_, o_;  // dense [N * heads, T, head_dim]; o_ holds dO in backward
   DeviceBuffer dq_, dk_, dv_;
   DeviceBuffer grad_scores_;  // [N * heads, T, T]: the scores in forward, dP then dS in backward

@@ -1,20 +1,12 @@
 #include "exec/cuda/batched_matmul.h"
 
 #include "exec/cuda/cuda_check.h"
-#include "exec/kernels/kernel_argument_error.h"
+#include "exec/kernels/shape_checks.h"
 
 namespace splitbrain::exec::cuda {
 
-namespace {
-const kernels::BatchedMatmulShape& checked(const kernels::BatchedMatmulShape& s) {
-  if (s.batch <= 0 || s.m <= 0 || s.k <= 0 || s.n <= 0)
-    throw kernels::KernelArgumentError("BatchedMatmulKernel: batch, m, k and n must be positive");
-  return s;
-}
-}  // namespace
-
 BatchedMatmulKernel::BatchedMatmulKernel(CudaContext& context, const kernels::BatchedMatmulShape& shape)
-    : context_(context), shape_(checked(shape)) {}
+    : context_(context), shape_(kernels::checked(shape)) {}
 
 void batched_matmul_on_device(cublasHandle_t cublas, const kernels::BatchedMatmulShape& s, const float* a,
                               const float* b, float* c) {

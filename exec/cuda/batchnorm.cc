@@ -2,22 +2,18 @@
 
 #include "exec/cuda/normalization_kernels.h"
 #include "exec/kernels/batchnorm_statistics.h"
-#include "exec/kernels/kernel_argument_error.h"
+#include "exec/kernels/shape_checks.h"
 
 namespace splitbrain::exec::cuda {
 
 namespace {
 
-ChannelLayout checked(const kernels::BatchNormShape& s) {
-  if (s.batch <= 0 || s.channels <= 0 || s.spatial <= 0)
-    throw kernels::KernelArgumentError("batchnorm: batch, channels and spatial must be positive");
-  return {s.batch, s.channels, s.spatial};
-}
+ChannelLayout channel_layout(const kernels::BatchNormShape& s) { return {s.batch, s.channels, s.spatial}; }
 
 }  // namespace
 
 BatchNormKernel::BatchNormKernel(CudaContext& context, const kernels::BatchNormShape& shape)
-    : context_(context), shape_(shape), layout_(checked(shape)) {}
+    : context_(context), shape_(kernels::checked(shape)), layout_(channel_layout(shape_)) {}
 
 void BatchNormKernel::local_sums(const float* x, double* sum, double* sum_sq) {
   batchnorm_sums(context_.stream(), layout_, x, sum, sum_sq);

@@ -21,7 +21,7 @@ class ConcatKernel final : public kernels::ConcatKernel {
  public:
   // `input_dims` are the full local shapes (batch included); `axis` indexes them.
   ConcatKernel(CudaContext& context, std::vector<kernels::Dims> input_dims, int axis);
-  const kernels::Dims& output_dims() const override { return output_dims_; }
+  const kernels::Dims& output_dims() const override { return geometry_.output_dims; }
 
   void forward(std::span<const float* const> xs, float* y) override;
   // dxs[i] (overwritten) = the slice of dy that input i gave.
@@ -29,13 +29,8 @@ class ConcatKernel final : public kernels::ConcatKernel {
 
  private:
   CudaContext& context_;
-  std::vector<kernels::Dims> input_dims_;
-  int axis_;
-  kernels::Dims output_dims_;
-  int64_t outer_ = 1;            // runs: the product of the dims before the axis
-  int64_t output_run_ = 0;       // floats of one output run
-  std::vector<int64_t> runs_;    // floats of input i's piece of a run
-  std::vector<int64_t> starts_;  // where input i's piece starts in a run
+  std::size_t inputs_;
+  kernels::ConcatGeometry geometry_;
 };
 
 }  // namespace splitbrain::exec::cuda

@@ -5,27 +5,11 @@
 #include "exec/cuda/conv_algorithms.h"
 #include "exec/cuda/cuda_check.h"
 #include "exec/kernels/kernel_argument_error.h"
+#include "exec/kernels/shape_checks.h"
 
 namespace splitbrain::exec::cuda {
 
 namespace {
-
-void require(bool ok, const std::string& what) {
-  if (!ok) throw kernels::KernelArgumentError("Conv2dKernel: " + what);
-}
-
-// The CPU kernel's checks, so both backends refuse the same shapes.
-const kernels::Conv2dShape& checked(const kernels::Conv2dShape& s) {
-  require(s.batch > 0 && s.in_channels > 0 && s.height > 0 && s.width > 0, "input dims must be positive");
-  require(s.out_channels > 0 && s.kernel_h > 0 && s.kernel_w > 0, "out_channels and kernel must be positive");
-  require(s.stride_h > 0 && s.stride_w > 0 && s.dilation_h > 0 && s.dilation_w > 0,
-          "stride and dilation must be positive");
-  require(s.pad_top >= 0 && s.pad_bottom >= 0 && s.pad_left >= 0 && s.pad_right >= 0, "padding must be >= 0");
-  require(s.groups > 0 && s.in_channels % s.groups == 0 && s.out_channels % s.groups == 0,
-          "groups (" + std::to_string(s.groups) + ") must divide in_channels and out_channels");
-  require(s.out_height() > 0 && s.out_width() > 0, "the kernel does not fit the padded input");
-  return s;
-}
 
 std::optional<PlanePadding> explicit_padding(const kernels::Conv2dShape& s) {
   if (s.pad_top == s.pad_bottom && s.pad_left == s.pad_right) return std::nullopt;
@@ -80,7 +64,7 @@ std::size_t float_bytes(int64_t elements) { return static_cast<std::size_t>(elem
 
 Conv2dKernel::Conv2dKernel(CudaContext& context, const kernels::Conv2dShape& shape)
     : context_(context),
-      shape_(checked(shape)),
+      shape_(kernels::checked(shape)),
       explicit_padding_(explicit_padding(shape)),
       input_desc_(input_desc(shape, explicit_padding_)),
       output_desc_(shape.batch, shape.out_channels, shape.out_height(), shape.out_width()),

@@ -4,25 +4,15 @@
 #include <string>
 
 #include "exec/cuda/cuda_check.h"
-#include "exec/kernels/kernel_argument_error.h"
+#include "exec/kernels/shape_checks.h"
 
 namespace splitbrain::exec::cuda {
 
-namespace {
-int64_t checked_elements(int inputs, int64_t elements) {
-  if (inputs < 1 || elements <= 0)
-    throw kernels::KernelArgumentError("AddKernel: needs at least 1 input and elements > 0");
-  return elements;
-}
-}  // namespace
-
 AddKernel::AddKernel(CudaContext& context, int inputs, int64_t elements)
-    : context_(context), inputs_(inputs), elements_(checked_elements(inputs, elements)) {}
+    : context_(context), inputs_(inputs), elements_(kernels::checked_add_elements(inputs, elements)) {}
 
 void AddKernel::forward(std::span<const float* const> xs, float* y) {
-  if (xs.size() != static_cast<std::size_t>(inputs_))
-    throw kernels::KernelArgumentError("AddKernel::forward: got " + std::to_string(xs.size()) + " inputs, built for " +
-                                       std::to_string(inputs_));
+  kernels::check_add_inputs(xs.size(), inputs_);
   const auto bytes = static_cast<std::size_t>(elements_) * sizeof(float);
   // Copying x_0 into y would overwrite a later input that y is before it is added: sum elsewhere.
   const bool y_is_a_later_input = std::find(xs.begin() + 1, xs.end(), y) != xs.end();

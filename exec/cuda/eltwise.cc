@@ -2,21 +2,14 @@
 
 #include "exec/cuda/cuda_check.h"
 #include "exec/cuda/elementwise_kernels.h"
-#include "exec/kernels/kernel_argument_error.h"
+#include "exec/kernels/shape_checks.h"
 
 namespace splitbrain::exec::cuda {
-
-namespace {
-int64_t checked_elements(int64_t elements) {
-  if (elements <= 0) throw kernels::KernelArgumentError("ActivationKernel: elements must be positive");
-  return elements;
-}
-}  // namespace
 
 ActivationKernel::ActivationKernel(CudaContext& context, kernels::Activation kind, int64_t elements)
     : context_(context),
       kind_(kind),
-      elements_(checked_elements(elements)),
+      elements_(kernels::checked_activation_elements(elements)),
       desc_(1, 1, 1, elements),
       relu_(CUDNN_ACTIVATION_RELU) {}
 

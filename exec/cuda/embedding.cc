@@ -4,22 +4,13 @@
 
 #include "exec/cuda/cuda_check.h"
 #include "exec/cuda/indexing_kernels.h"
-#include "exec/kernels/kernel_argument_error.h"
+#include "exec/kernels/shape_checks.h"
 
 namespace splitbrain::exec::cuda {
 
 namespace {
 
-// The CPU kernel's checks of the shape.
-EmbeddingRows checked(const kernels::EmbeddingShape& s) {
-  if (s.count < 0 || s.dim <= 0 || s.num_embeddings <= 0)
-    throw kernels::KernelArgumentError("embedding: count >= 0, dim and num_embeddings > 0 required");
-  if (s.row_begin < 0 || s.row_begin > s.row_end || s.row_end > s.num_embeddings)
-    throw kernels::KernelArgumentError("embedding: rows [" + std::to_string(s.row_begin) + ", " +
-                                       std::to_string(s.row_end) + ") are not inside the table of " +
-                                       std::to_string(s.num_embeddings));
-  return {s.dim, s.row_begin, s.row_end};
-}
+EmbeddingRows rows(const kernels::EmbeddingShape& s) { return {s.dim, s.row_begin, s.row_end}; }
 
 // Whether the kernels can read `pointer` as it is. Managed memory counts as device memory: the
 // host may read it only after a synchronisation, like device memory.
@@ -35,7 +26,7 @@ constexpr std::size_t kIdsSlot = 0;
 }  // namespace
 
 EmbeddingKernel::EmbeddingKernel(CudaContext& context, const kernels::EmbeddingShape& shape)
-    : context_(context), shape_(shape), rows_(checked(shape)) {}
+    : context_(context), shape_(kernels::checked(shape)), rows_(rows(shape_)) {}
 
 const float* EmbeddingKernel::device_ids(const float* ids) {
   if (device_readable(ids)) return ids;

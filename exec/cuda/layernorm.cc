@@ -1,20 +1,12 @@
 #include "exec/cuda/layernorm.h"
 
 #include "exec/cuda/normalization_kernels.h"
-#include "exec/kernels/kernel_argument_error.h"
+#include "exec/kernels/shape_checks.h"
 
 namespace splitbrain::exec::cuda {
 
-namespace {
-const kernels::LayerNormShape& checked(const kernels::LayerNormShape& s) {
-  if (s.rows <= 0 || s.features <= 0 || !(s.epsilon >= 0))
-    throw kernels::KernelArgumentError("LayerNormKernel: rows and features must be positive, epsilon >= 0");
-  return s;
-}
-}  // namespace
-
 LayerNormKernel::LayerNormKernel(CudaContext& context, const kernels::LayerNormShape& shape)
-    : context_(context), shape_(checked(shape)) {}
+    : context_(context), shape_(kernels::checked(shape)) {}
 
 void LayerNormKernel::forward(const float* x, const float* gamma, const float* beta, float* y, float* mean,
                               float* variance) {

@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "exec/cuda/cuda_check.h"
-#include "exec/kernels/kernel_argument_error.h"
+#include "exec/kernels/shape_checks.h"
 
 namespace splitbrain::exec::cuda {
 
@@ -12,19 +12,13 @@ namespace splitbrain::exec::cuda {
 
 namespace {
 
-const kernels::LinearShape& checked(const kernels::LinearShape& s) {
-  if (s.rows <= 0 || s.in_features <= 0 || s.out_features <= 0)
-    throw kernels::KernelArgumentError("LinearKernel: rows, in_features and out_features must be positive");
-  return s;
-}
-
 std::size_t float_bytes(int64_t elements) { return static_cast<std::size_t>(elements) * sizeof(float); }
 
 }  // namespace
 
 LinearKernel::LinearKernel(CudaContext& context, const kernels::LinearShape& shape)
     : context_(context),
-      shape_(checked(shape)),
+      shape_(kernels::checked(shape)),
       output_desc_(shape.rows, shape.out_features, 1, 1),
       bias_desc_(1, shape.out_features, 1, 1),
       ones_(float_bytes(shape.rows)),

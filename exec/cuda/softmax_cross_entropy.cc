@@ -3,18 +3,11 @@
 #include "exec/cuda/cuda_check.h"
 #include "exec/cuda/cudnn_descriptors.h"
 #include "exec/cuda/elementwise_kernels.h"
-#include "exec/kernels/kernel_argument_error.h"
+#include "exec/kernels/shape_checks.h"
 
 namespace splitbrain::exec::cuda {
 
 namespace {
-
-// The CPU kernel's checks of the shape.
-const kernels::SoftmaxCrossEntropyShape& checked(const kernels::SoftmaxCrossEntropyShape& s) {
-  if (s.rows <= 0 || s.classes <= 0)
-    throw kernels::KernelArgumentError("softmax_cross_entropy: rows and classes must be positive");
-  return s;
-}
 
 // Staging slots of the context: what the arguments cannot hold.
 enum Slot : std::size_t { kRowLoss, kLogitsCopy };
@@ -27,7 +20,7 @@ std::size_t value_bytes(const kernels::SoftmaxCrossEntropyShape& s) {
 
 SoftmaxCrossEntropyKernel::SoftmaxCrossEntropyKernel(CudaContext& context,
                                                      const kernels::SoftmaxCrossEntropyShape& shape)
-    : context_(context), shape_(checked(shape)) {}
+    : context_(context), shape_(kernels::checked(shape)) {}
 
 void SoftmaxCrossEntropyKernel::forward(const float* logits, const int32_t* labels, float* probs, double scale,
                                         double* loss, std::span<float> loss_output) {

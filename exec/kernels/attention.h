@@ -8,6 +8,8 @@
 
 #include <cstdint>
 
+#include "exec/kernels/batched_matmul.h"
+
 namespace splitbrain::exec::kernels {
 
 struct AttentionShape {
@@ -17,6 +19,21 @@ struct AttentionShape {
   int64_t head_dim = 1;
   bool causal = true;
 };
+
+// The six batched products attention is made of, over the batch x heads [T, head_dim] blocks
+// of Q, K, V (scale = 1/sqrt(head_dim)), the same in every backend.
+struct AttentionProducts {
+  BatchedMatmulShape scores;   // S = scale Q K^T
+  BatchedMatmulShape context;  // O = P V
+  BatchedMatmulShape grad_v;   // dV = P^T dO
+  BatchedMatmulShape grad_p;   // dP = dO V^T
+  BatchedMatmulShape grad_q;   // dQ = scale dS K
+  BatchedMatmulShape grad_k;   // dK = scale dS^T Q
+};
+// Throws KernelArgumentError ("SelfAttentionKernel: ...") unless every extent is positive.
+AttentionProducts attention_products(const AttentionShape& shape);
+// Floats of the probabilities: batch * heads * seq * seq.
+inline int64_t attention_probs_elements(const AttentionShape& s) { return s.batch * s.heads * s.seq * s.seq; }
 
 class SelfAttentionKernel {
  public:

@@ -2,9 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cstdlib>
-#include <fstream>
 #include <memory>
 
 #include "exec/cpu/cpu_backend.h"
@@ -12,6 +9,7 @@
 #include "exec/runtime/host_device.h"
 #include "model/errors.h"
 #include "tools/splitbrain/calibration_timing.h"
+#include "tools/splitbrain/cpu_cache_size.h"
 #if SPLITBRAIN_HAS_CUDA_BACKEND
 #include "exec/cuda/conv_algorithm_file.h"
 #include "exec/cuda/cuda_array_device.h"
@@ -29,23 +27,6 @@ namespace {
 // than the host needs to queue one run (a few library calls: a convolution's backward took an
 // H200's host 150-250 us), so the GPU's time holds none of the host's.
 [[maybe_unused]] constexpr double kKernelLeadSeconds = 1e-3;
-
-// The largest cache of this rank's first CPU as Linux describes it (sysfs), in bytes; 0 where it
-// does not. Not sysconf's: in a virtual machine that reports the host socket's whole L3 (256 MB
-// where the guest's CPUs share one 32 MB slice of it).
-double cpu_last_level_cache_bytes() {
-  double largest = 0.0;
-  for (int index = 0; index < 16; ++index) {
-    std::ifstream size_file(fmt::format("/sys/devices/system/cpu/cpu0/cache/index{}/size", index));
-    std::string size;
-    if (!(size_file >> size)) break;
-    double bytes = std::strtod(size.c_str(), nullptr);
-    if (size.ends_with('K')) bytes *= 1024.0;
-    if (size.ends_with('M')) bytes *= 1024.0 * 1024.0;
-    largest = std::max(largest, bytes);
-  }
-  return largest;
-}
 
 void refuse_tf32_on_cpu(const BackendSettings& settings) {
   if (settings.tf32) {
