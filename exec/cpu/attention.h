@@ -34,12 +34,8 @@ class SelfAttentionKernel final : public kernels::SelfAttentionKernel {
   void softmax_backward(const float* probs, float* grad) const;
 
   kernels::AttentionShape shape_;
-  BatchedMatmulKernel scores_;       // S = scale Q K^T
-  BatchedMatmulKernel context_out_;  // O = P V
-  BatchedMatmulKernel grad_v_;       // dV = P^T dO
-  BatchedMatmulKernel grad_p_;       // dP = dO V^T
-  BatchedMatmulKernel grad_q_;       // dQ = scale dS K
-  BatchedMatmulKernel grad_k_;       // dK = scale dS^T Q
+  // One per product of kernels::AttentionProducts, in its order.
+  BatchedMatmulKernel scores_, context_out_, grad_v_, grad_p_, grad_q_, grad_k_;
   std::vector<float> q_, k_, v_, o_, dq_, dk_, dv_, grad_scores_;
 };
 
