@@ -3,6 +3,8 @@
 // these before it builds anything, so the CPU and CUDA kernels accept exactly the same shapes and
 // name a bad one in the same words. Each throws KernelArgumentError naming the kernel and the
 // field; what a backend cannot do besides (oneDNN's concat takes ranks 1 to 5) it checks itself.
+// A concatenation's checks stand with its geometry (concat.h), attention's with its products
+// (attention.h).
 
 #include <cstddef>
 #include <cstdint>
