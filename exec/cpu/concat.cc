@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <unordered_map>
-#include <utility>
 
 #include "exec/cpu/dnnl_check.h"
 #include "exec/cpu/staged_memory.h"
@@ -10,8 +9,8 @@
 namespace splitbrain::exec::cpu {
 
 ConcatKernel::ConcatKernel(CpuContext& context, std::vector<Dims> input_dims, int axis)
-    : context_(context), input_dims_(std::move(input_dims)), geometry_(kernels::concat_geometry(input_dims_, axis)) {
-  for (const Dims& dims : input_dims_) input_mds_.push_back(plain_desc(dims));
+    : context_(context), geometry_(kernels::concat_geometry(input_dims, axis)) {
+  for (const Dims& dims : input_dims) input_mds_.push_back(plain_desc(dims));
   output_md_ = plain_desc(geometry_.output_dims);
   dnnl::concat::primitive_desc pd;
   SB_DNNL_CHECK(pd = dnnl::concat::primitive_desc(output_md_, axis, input_mds_, context.engine()));
@@ -19,7 +18,7 @@ ConcatKernel::ConcatKernel(CpuContext& context, std::vector<Dims> input_dims, in
 }
 
 void ConcatKernel::forward(std::span<const float* const> xs, float* y) {
-  kernels::check_concat_inputs(xs.size(), input_dims_.size());
+  kernels::check_concat_inputs(xs.size(), input_mds_.size());
   const dnnl::engine& engine = context_.engine();
   std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_DST, wrap(output_md_, engine, y)}};
   for (std::size_t i = 0; i < xs.size(); ++i)
@@ -29,7 +28,7 @@ void ConcatKernel::forward(std::span<const float* const> xs, float* y) {
 }
 
 void ConcatKernel::backward(const float* dy, std::span<float* const> dxs) const {
-  kernels::check_concat_gradients(dxs.size(), input_dims_.size());
+  kernels::check_concat_gradients(dxs.size(), input_mds_.size());
   const kernels::ConcatGeometry& g = geometry_;
   for (std::size_t i = 0; i < dxs.size(); ++i) {
     for (int64_t o = 0; o < g.outer; ++o)

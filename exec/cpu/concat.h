@@ -24,7 +24,6 @@ class ConcatKernel final : public kernels::ConcatKernel {
 
  private:
   CpuContext& context_;
-  std::vector<kernels::Dims> input_dims_;
   kernels::ConcatGeometry geometry_;
   std::vector<dnnl::memory::desc> input_mds_;
   dnnl::memory::desc output_md_;

@@ -12,10 +12,10 @@ std::size_t float_bytes(int64_t elements) { return static_cast<std::size_t>(elem
 
 // oneDNN's concat (the CPU kernel's) takes ranks 1 to 5; nothing here limits the rank.
 ConcatKernel::ConcatKernel(CudaContext& context, std::vector<kernels::Dims> input_dims, int axis)
-    : context_(context), inputs_(input_dims.size()), geometry_(kernels::concat_geometry(input_dims, axis)) {}
+    : context_(context), geometry_(kernels::concat_geometry(input_dims, axis)) {}
 
 void ConcatKernel::forward(std::span<const float* const> xs, float* y) {
-  kernels::check_concat_inputs(xs.size(), inputs_);
+  kernels::check_concat_inputs(xs.size(), geometry_.runs.size());
   const kernels::ConcatGeometry& g = geometry_;
   for (std::size_t i = 0; i < xs.size(); ++i) {
     // g.outer rows of g.runs[i] floats, packed in x_i, at column g.starts[i] of y.
@@ -26,7 +26,7 @@ void ConcatKernel::forward(std::span<const float* const> xs, float* y) {
 }
 
 void ConcatKernel::backward(const float* dy, std::span<float* const> dxs) const {
-  kernels::check_concat_gradients(dxs.size(), inputs_);
+  kernels::check_concat_gradients(dxs.size(), geometry_.runs.size());
   const kernels::ConcatGeometry& g = geometry_;
   for (std::size_t i = 0; i < dxs.size(); ++i) {
     SB_CUDA_CHECK(cudaMemcpy2DAsync(dxs[i], float_bytes(g.runs[i]), dy + g.starts[i], float_bytes(g.output_run),

@@ -29,8 +29,7 @@ class ConcatKernel final : public kernels::ConcatKernel {
 
  private:
   CudaContext& context_;
-  std::size_t inputs_;
-  kernels::ConcatGeometry geometry_;
+  kernels::ConcatGeometry geometry_;  // one run and start per input
 };
 
 }  // namespace splitbrain::exec::cuda
