@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/comm/gather_texts.h"
 #include "exec/comm/mpi_check.h"
 #include "exec/runtime/checkpoint_manifest.h"
 #include "model/errors.h"
@@ -162,27 +163,6 @@ std::string broadcast(Trainer& trainer, std::string text) {
   return text;
 }
 
-// Every rank's `text`, at rank 0 (empty elsewhere).
-std::vector<std::string> gather(Trainer& trainer, const std::string& text) {
-  const int rank = trainer.communicator().rank();
-  int ranks = 0;
-  SB_MPI_CHECK(MPI_Comm_size(world(trainer), &ranks));
-  auto size = static_cast<int>(text.size());
-  std::vector<int> sizes(static_cast<size_t>(ranks));
-  SB_MPI_CHECK(MPI_Gather(&size, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, world(trainer)));
-  std::vector<int> offsets(static_cast<size_t>(ranks), 0);
-  for (size_t r = 1; r < offsets.size(); ++r) offsets[r] = offsets[r - 1] + sizes[r - 1];
-  std::string all(rank == 0 ? static_cast<size_t>(offsets.back() + sizes.back()) : 0, '\0');
-  SB_MPI_CHECK(
-      MPI_Gatherv(text.data(), size, MPI_CHAR, all.data(), sizes.data(), offsets.data(), MPI_CHAR, 0, world(trainer)));
-  std::vector<std::string> texts;
-  if (rank == 0) {
-    for (size_t r = 0; r < sizes.size(); ++r)
-      texts.push_back(all.substr(static_cast<size_t>(offsets[r]), static_cast<size_t>(sizes[r])));
-  }
-  return texts;
-}
-
 // Runs `write` on every rank; if any rank fails, every rank throws (the failing one its own
 // message, the others naming it), so no rank waits at a barrier for one that gave up.
 template <class Write>
@@ -228,7 +208,7 @@ void save_checkpoint(Trainer& trainer, const plans::Plan& plan, const std::files
                           {"bytes", bytes.size()},
                           {"crc32", checksum(bytes)},
                           {"layout", state_layout(trainer, plan)}};
-  const std::vector<std::string> entries = gather(trainer, entry.dump());
+  const std::vector<std::string> entries = comm::gather_texts(entry.dump(), world(trainer));
   on_every_rank(trainer, [&] {
     if (rank != 0) return;
     CheckpointManifest manifest = run_manifest(trainer, plan);

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <mpi.h>
 
-#include "exec/comm/mpi_check.h"
+#include "exec/comm/gather_texts.h"
 #include "exec/runtime/shared_time_axis.h"
 
 namespace splitbrain::exec {
@@ -22,34 +22,22 @@ nlohmann::json gather_measured_trace(Trainer& trainer, const RunRecord& record) 
       {"host_runs_ahead", trainer.last_step_host_ran_ahead()},
       {"events", events_of_mine},
       {"instruction_seconds", median_seconds_by_instruction(record, trainer.instruction_names())}};
-  const std::string text = mine.dump();
   const MPI_Comm world = trainer.communicator().communicators().world();
-  int size = 0;
-  int rank = 0;
-  SB_MPI_CHECK(MPI_Comm_size(world, &size));
-  SB_MPI_CHECK(MPI_Comm_rank(world, &rank));
-  const int length = static_cast<int>(text.size());
-  std::vector<int> lengths(static_cast<size_t>(size));
-  SB_MPI_CHECK(MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, world));
-  std::vector<int> offsets(static_cast<size_t>(size), 0);
-  for (size_t r = 1; r < offsets.size(); ++r) offsets[r] = offsets[r - 1] + lengths[r - 1];
-  std::string all(rank == 0 ? static_cast<size_t>(offsets.back() + lengths.back()) : 0, '\0');
-  SB_MPI_CHECK(
-      MPI_Gatherv(text.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0, world));
-  if (rank != 0) return {};
+  const std::vector<std::string> texts = comm::gather_texts(mine.dump(), world);
+  if (texts.empty()) return {};  // not rank 0
 
   std::vector<nlohmann::json> of_rank;
   std::vector<std::string> clocks;
   std::vector<double> starts;
-  for (int r = 0; r < size; ++r) {
-    of_rank.push_back(nlohmann::json::parse(all.substr(static_cast<size_t>(offsets[static_cast<size_t>(r)]),
-                                                       static_cast<size_t>(lengths[static_cast<size_t>(r)]))));
+  for (const std::string& text : texts) {
+    of_rank.push_back(nlohmann::json::parse(text));
     clocks.push_back(of_rank.back()["clock"].get<std::string>());
     starts.push_back(of_rank.back()["started_at"].get<double>());
   }
   const std::vector<double> shifts = shared_axis_offsets_seconds(clocks, starts);
   nlohmann::json medians = nlohmann::json::array();
   for (const nlohmann::json& rank_part : of_rank) medians.push_back(rank_part["instruction_seconds"]);
+  const auto size = static_cast<int>(texts.size());
   nlohmann::json events = nlohmann::json::array();
   for (int r = 0; r < size; ++r) {
     events.push_back({{"name", "process_name"},

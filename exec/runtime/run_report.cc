@@ -8,8 +8,10 @@
 #include <string>
 #include <utility>
 
+#include "exec/comm/gather_texts.h"
 #include "exec/comm/mpi_check.h"
 #include "exec/runtime/host_transfers.h"
+#include "exec/runtime/shared_time_axis.h"
 #include "plans/collective_kind.h"
 
 namespace splitbrain::exec {
@@ -70,6 +72,37 @@ std::vector<std::vector<int>> gather_int_lists(const std::vector<int>& mine, int
     lists.emplace_back(first, first + counts[static_cast<size_t>(r)]);
   }
   return lists;
+}
+
+// Per measured step, how long it lasted over all ranks (step_span_seconds); the median over the
+// steps, at rank 0 (elsewhere this rank's own median). Collective over `world`.
+double median_step_span_seconds(const std::vector<const StepResult*>& measured, MPI_Comm world) {
+  std::vector<double> starts;
+  std::vector<double> totals;
+  for (const StepResult* s : measured) {
+    starts.push_back(s->started_at_seconds);
+    totals.push_back(s->seconds.total);
+  }
+  const nlohmann::json mine = {{"clock", steady_clock_domain()}, {"started_at", starts}, {"seconds", totals}};
+  const std::vector<std::string> texts = comm::gather_texts(mine.dump(), world);
+  if (texts.empty()) return median(totals);
+  std::vector<nlohmann::json> of_rank;
+  std::vector<std::string> clocks;
+  for (const std::string& text : texts) {
+    of_rank.push_back(nlohmann::json::parse(text));
+    clocks.push_back(of_rank.back()["clock"].get<std::string>());
+  }
+  std::vector<double> spans;
+  for (size_t step = 0; step < measured.size(); ++step) {
+    std::vector<double> step_starts;
+    std::vector<double> step_seconds;
+    for (const nlohmann::json& rank_part : of_rank) {
+      step_starts.push_back(rank_part["started_at"][step].get<double>());
+      step_seconds.push_back(rank_part["seconds"][step].get<double>());
+    }
+    spans.push_back(step_span_seconds(clocks, step_starts, step_seconds));
+  }
+  return median(spans);
 }
 
 }  // namespace
@@ -215,7 +248,9 @@ nlohmann::ordered_json gather_run_report(Trainer& trainer, const plans::Plan& pl
   }
   nlohmann::ordered_json losses = nlohmann::ordered_json::array();
   for (const StepResult& s : record.steps) losses.push_back(s.loss);
-  const double iteration = median_of(&StepSeconds::total);
+  // The step from the first rank's start to the last rank's end, not rank 0's own time: ranks
+  // that share cores and never wait for each other each time only their own turn on the core.
+  const double iteration = median_step_span_seconds(measured, world);
   const double forward = median_of(&StepSeconds::compute_forward);
   const double backward = median_of(&StepSeconds::compute_backward);
   const double exposed = median_of(&StepSeconds::communication) + median_of(&StepSeconds::gradient_sync);

@@ -1,6 +1,7 @@
 #include "exec/runtime/shared_time_axis.h"
 
 #include <fstream>
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 
@@ -29,6 +30,17 @@ std::vector<double> shared_axis_offsets_seconds(const std::vector<std::string>& 
     if (!domains[r].empty()) offsets[r] = started_at_seconds[r] - earliest.at(domains[r]);
   }
   return offsets;
+}
+
+double step_span_seconds(const std::vector<std::string>& domains, const std::vector<double>& started_at_seconds,
+                         const std::vector<double>& seconds) {
+  if (seconds.size() != domains.size()) {
+    throw std::invalid_argument("step_span_seconds: one domain, one start and one duration per rank");
+  }
+  const std::vector<double> offsets = shared_axis_offsets_seconds(domains, started_at_seconds);
+  double span = 0.0;
+  for (size_t r = 0; r < seconds.size(); ++r) span = std::max(span, offsets[r] + seconds[r]);
+  return span;
 }
 
 }  // namespace splitbrain::exec

@@ -239,6 +239,7 @@ StepResult Trainer::step(BatchSource& data) {
   StepRun run = training_->run(steps_, data);
   StepResult result;
   result.seconds = run.seconds;
+  result.started_at_seconds = run.started_at_seconds;
   result.host_transfers = device.host_transfers() - before;
   if (const std::optional<RecordedCalls> recorded_after = device.recorded_calls(); recorded_before && recorded_after) {
     result.recorded_calls = RecordedCalls{recorded_after->recorded - recorded_before->recorded,

@@ -33,6 +33,7 @@ namespace splitbrain::exec {
 struct StepResult {
   double loss = 0.0;  // mean over the global batch, identical on every rank
   StepSeconds seconds;
+  double started_at_seconds = 0.0;             // this rank's steady clock when its step began (StepRun's)
   std::vector<double> seconds_by_instruction;  // this rank's, indexed as Trainer::instruction_names()
   HostTransfers host_transfers;  // this rank's, during the step (its input batches; a GPU's labels and loss)
   std::optional<RecordedCalls> recorded_calls;  // this rank's, during the step (Device::recorded_calls)
