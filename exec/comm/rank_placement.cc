@@ -325,6 +325,20 @@ std::vector<int> core_sharing_groups(const std::vector<std::vector<int>>& cpus_b
   return groups;
 }
 
+std::vector<int> job_core_sharing_groups(const std::vector<RankPlacement>& ranks) {
+  std::map<std::string, std::vector<int>> ranks_of_host;
+  for (size_t r = 0; r < ranks.size(); ++r) ranks_of_host[ranks[r].host].push_back(static_cast<int>(r));
+  std::vector<int> groups(ranks.size());
+  for (const auto& [host, members] : ranks_of_host) {
+    std::vector<std::vector<int>> cpus;
+    for (const int r : members) cpus.push_back(ranks[static_cast<size_t>(r)].cpus);
+    const std::vector<int> local = core_sharing_groups(cpus);
+    for (size_t i = 0; i < members.size(); ++i)
+      groups[static_cast<size_t>(members[i])] = members[static_cast<size_t>(local[i])];
+  }
+  return groups;
+}
+
 MPI_Comm split_by_shared_cores(MPI_Comm comm) {
   int rank = 0;
   SB_MPI_CHECK(MPI_Comm_rank(comm, &rank));

@@ -90,6 +90,11 @@ std::string threads_warning(const JobPlacement& placement, int threads_per_rank)
 // through others; a rank on CPUs of its own is labelled with itself. Pure.
 std::vector<int> core_sharing_groups(const std::vector<std::vector<int>>& cpus_by_rank);
 
+// core_sharing_groups over a whole job: entry r labels world rank r with the lowest world rank of
+// its host it shares a CPU with (ranks on other hosts never share). `ranks` indexed by world rank,
+// as JobPlacement::ranks. Pure.
+std::vector<int> job_core_sharing_groups(const std::vector<RankPlacement>& ranks);
+
 // The ranks of `comm` that time-share cores with this one (on its host, by core_sharing_groups of
 // their CPUs now), as a new communicator the caller frees; a rank on cores of its own gets a
 // communicator of one. Collective over `comm`. Why: ranks on one core take turns, so a kernel

@@ -1,5 +1,6 @@
 #include "exec/runtime/run_report.h"
 
+#include <fmt/format.h>
 #include <mpi.h>
 
 #include <algorithm>
@@ -74,9 +75,12 @@ std::vector<std::vector<int>> gather_int_lists(const std::vector<int>& mine, int
   return lists;
 }
 
-// Per measured step, how long it lasted over all ranks (step_span_seconds); the median over the
-// steps, at rank 0 (elsewhere this rank's own median). Collective over `world`.
-double median_step_span_seconds(const std::vector<const StepResult*>& measured, MPI_Comm world) {
+// Per measured step, how long it lasted (step_span_seconds over the ranks that take turns on
+// cores: a rank that waited for its turn to start has not started the step late, while a rank of
+// another core or host that left the step's barrier late, by a network hop, has); the median over
+// the steps, at rank 0 (elsewhere this rank's own median). Collective over `world`.
+double median_step_span_seconds(const std::vector<const StepResult*>& measured,
+                                const std::vector<comm::RankPlacement>& placement, MPI_Comm world) {
   std::vector<double> starts;
   std::vector<double> totals;
   for (const StepResult* s : measured) {
@@ -87,10 +91,14 @@ double median_step_span_seconds(const std::vector<const StepResult*>& measured, 
   const std::vector<std::string> texts = comm::gather_texts(mine.dump(), world);
   if (texts.empty()) return median(totals);
   std::vector<nlohmann::json> of_rank;
-  std::vector<std::string> clocks;
-  for (const std::string& text : texts) {
-    of_rank.push_back(nlohmann::json::parse(text));
-    clocks.push_back(of_rank.back()["clock"].get<std::string>());
+  std::vector<std::string> turn_takers;  // ranks with one label read one clock and take turns
+  const std::vector<int> groups = comm::job_core_sharing_groups(placement);
+  for (size_t r = 0; r < texts.size(); ++r) {
+    of_rank.push_back(nlohmann::json::parse(texts[r]));
+    const std::string clock = of_rank.back()["clock"].get<std::string>();
+    // Without a recorded placement, every rank of one clock is taken to share.
+    turn_takers.push_back(clock.empty() || groups.size() != texts.size() ? clock
+                                                                         : fmt::format("{}/{}", clock, groups[r]));
   }
   std::vector<double> spans;
   for (size_t step = 0; step < measured.size(); ++step) {
@@ -100,7 +108,7 @@ double median_step_span_seconds(const std::vector<const StepResult*>& measured, 
       step_starts.push_back(rank_part["started_at"][step].get<double>());
       step_seconds.push_back(rank_part["seconds"][step].get<double>());
     }
-    spans.push_back(step_span_seconds(clocks, step_starts, step_seconds));
+    spans.push_back(step_span_seconds(turn_takers, step_starts, step_seconds));
   }
   return median(spans);
 }
@@ -248,9 +256,9 @@ nlohmann::ordered_json gather_run_report(Trainer& trainer, const plans::Plan& pl
   }
   nlohmann::ordered_json losses = nlohmann::ordered_json::array();
   for (const StepResult& s : record.steps) losses.push_back(s.loss);
-  // The step from the first rank's start to the last rank's end, not rank 0's own time: ranks
-  // that share cores and never wait for each other each time only their own turn on the core.
-  const double iteration = median_step_span_seconds(measured, world);
+  // Not rank 0's own time: ranks that share cores and never wait for each other each time only
+  // their own turn on the core.
+  const double iteration = median_step_span_seconds(measured, record.placement, world);
   const double forward = median_of(&StepSeconds::compute_forward);
   const double backward = median_of(&StepSeconds::compute_backward);
   const double exposed = median_of(&StepSeconds::communication) + median_of(&StepSeconds::gradient_sync);

@@ -20,11 +20,12 @@ std::string steady_clock_domain();
 std::vector<double> shared_axis_offsets_seconds(const std::vector<std::string>& domains,
                                                 const std::vector<double>& started_at_seconds);
 
-// How long a step lasted: on each clock, from the first of its ranks starting to the last
-// finishing; the longest over the clocks (a rank whose domain is "" counts its own `seconds`).
-// The slowest rank's own time is not it where ranks share cores and nothing in the step makes
-// them wait for each other: each runs its step whole while the other waits for the core, and
-// times only its own turn. Vectors of one entry per rank. Pure.
+// How long a step lasted: over each domain's ranks, from the first starting to the last finishing;
+// the longest over the domains (a rank whose domain is "" counts its own `seconds`). For ranks
+// that share cores, with nothing in the step to make them wait for each other, the slowest one's
+// own time is not it: each runs its step whole while the other waits for the core, and times only
+// its own turn. Their domain is their clock and their group of cores (a rank elsewhere that left
+// the step's barrier a network hop late did not take longer). Vectors of one entry per rank. Pure.
 double step_span_seconds(const std::vector<std::string>& domains, const std::vector<double>& started_at_seconds,
                          const std::vector<double>& seconds);
 

@@ -49,12 +49,19 @@ double without_communication(const exec::StepSeconds& seconds) {
   return seconds.total - seconds.communication - seconds.gradient_sync;
 }
 
+// What the overlapped variant's reductions cost its step: the median over the pairs of steps, and
+// how much the pairs spread about it (their interquartile range).
+struct MeasuredCost {
+  double seconds = 0.0;
+  double spread_seconds = 0.0;
+};
+
 // The seconds the overlapped variant's reductions cost its step, or nullopt where the plans cannot
 // run here (every rank says why). Per pair of steps: the overlapped step's time (its slowest
 // rank's) less the other's without its communication, on its slowest rank, as the simulator
 // prices the compute (calibrate's kernel times are the slowest rank's): the faster rank's waits
 // for the slower are not the reductions' cost. The median over the pairs.
-std::optional<double> measured_reduction_cost(const StepPair& pair, int64_t batch, bool print) {
+std::optional<MeasuredCost> measured_reduction_cost(const StepPair& pair, int64_t batch, bool print) {
   const model::Model& net = *pair.overlapped.model;
   exec::comm::MeshCommunicators communicators(pair.overlapped.mesh);
   // Synthetic data of the model's shape, as `run --data synthetic` feeds it.
@@ -84,7 +91,9 @@ std::optional<double> measured_reduction_cost(const StepPair& pair, int64_t batc
     SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, slowest.data(), 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
     if (step >= kWarmupSteps) costs.push_back(slowest[0] - slowest[1]);
   }
-  return upper_median(costs);
+  std::sort(costs.begin(), costs.end());
+  const size_t n = costs.size();
+  return MeasuredCost{upper_median(costs), costs[3 * n / 4] - costs[n / 4]};
 }
 
 // What the simulator charges the overlapped variant's reductions at `overlap`, the same way.
@@ -101,7 +110,7 @@ std::optional<StepOverlap> measure_step_overlap(const std::vector<std::string>& 
   int ranks = 1;
   SB_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &ranks));
   std::vector<StepPair> pairs;
-  std::vector<double> measured;
+  MeasuredCost measured;  // summed over the models
   StepOverlap result;
   for (const std::string& spec : model_specs) {
     sim::PlannerRequest request;
@@ -127,16 +136,18 @@ std::optional<StepOverlap> measure_step_overlap(const std::vector<std::string>& 
                        spec, batch, kWarmupSteps + kMeasuredSteps, kWarmupSteps + kMeasuredSteps)
                 << std::flush;
     }
-    const std::optional<double> cost = measured_reduction_cost(pair, batch, print);
+    const std::optional<MeasuredCost> cost = measured_reduction_cost(pair, batch, print);
     if (!cost) continue;
     if (print) {
       std::cout << fmt::format(
-          "[calibrate] overlap in the step: {}: the reductions cost the step {:.1f} ms; priced {:.1f} ms with none "
-          "hidden (overlap 0)\n",
-          spec, *cost * 1e3, priced_reduction_cost(pair, cluster, 0.0) * 1e3);
+          "[calibrate] overlap in the step: {}: the reductions cost the step {:.1f} ms (the pairs of steps spread "
+          "{:.1f} ms); priced {:.1f} ms all hidden (overlap +1), {:.1f} ms none (0), {:.1f} ms twice (-1)\n",
+          spec, cost->seconds * 1e3, cost->spread_seconds * 1e3, priced_reduction_cost(pair, cluster, 1.0) * 1e3,
+          priced_reduction_cost(pair, cluster, 0.0) * 1e3, priced_reduction_cost(pair, cluster, -1.0) * 1e3);
     }
     pairs.push_back(std::move(pair));
-    measured.push_back(*cost);
+    measured.seconds += cost->seconds;
+    measured.spread_seconds += cost->spread_seconds;
     result.models.push_back(spec);
   }
   if (pairs.empty()) {
@@ -146,14 +157,23 @@ std::optional<StepOverlap> measure_step_overlap(const std::vector<std::string>& 
     }
     return std::nullopt;
   }
-  double measured_total = 0.0;
-  for (const double cost : measured) measured_total += cost;
   const auto priced_total = [&](double overlap) {
     double total = 0.0;
     for (const StepPair& pair : pairs) total += priced_reduction_cost(pair, cluster, overlap);
     return total;
   };
-  result.overlap = overlap_matching_cost(priced_total, measured_total);
+  const std::optional<double> overlap = overlap_matching_cost(priced_total, measured.seconds, measured.spread_seconds);
+  if (!overlap) {
+    if (print) {
+      std::cout << fmt::format(
+          "[calibrate] overlap in the step: not read: the reductions cost the step {:.1f} ms, priced {:.1f} ms even "
+          "all hidden: the link they wait on is priced too high, which no overlap can say; the collective probe's "
+          "overlap stays\n",
+          measured.seconds * 1e3, priced_total(1.0) * 1e3);
+    }
+    return std::nullopt;
+  }
+  result.overlap = *overlap;
   if (print) {
     std::cout << fmt::format(
         "[calibrate] overlap in the step: {:+.2f} (the host pays {:.2f}x an overlapped reduction's time)\n",

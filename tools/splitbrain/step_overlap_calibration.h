@@ -29,8 +29,11 @@ struct StepOverlap {
 // communication (each the slowest rank's; the median over the pairs);
 // the result is overlap_matching_cost (overlap_fit.h) of the models' priced costs under `cluster`
 // against their measured costs, both summed over the models whose price moves with the overlap.
-// nullopt where none does (every model's gradients in one bucket), or none could run (a plan that
-// does not fit this machine's memory is left out, saying why). `print`: progress and results.
+// nullopt where none does (every model's gradients in one bucket), none could run (a plan that
+// does not fit this machine's memory is left out, saying why), or the steps ran faster than even
+// full overlap prices them, beyond the pairs' spread: the link the step waits on is priced too
+// high, which the overlap must not absorb (across two emulated nodes vgg11's reductions cost 953 ms
+// and were priced more even all hidden, so the fit had read +1). `print`: progress and results.
 std::optional<StepOverlap> measure_step_overlap(const std::vector<std::string>& model_specs, int64_t batch,
                                                 const sim::Cluster& cluster, bool print);
 

@@ -9,6 +9,7 @@
 #include <numeric>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace splitbrain::exec::comm {
@@ -125,6 +126,22 @@ TEST(CoreSharingGroups, LabelsEachRankWithTheLowestRankItSharesACoreWith) {
   EXPECT_EQ(core_sharing_groups({{0}, {1}, {0, 5}, {5}, {7}}), (std::vector<int>{0, 1, 0, 0, 4}));
   EXPECT_EQ(core_sharing_groups({{0, 1}, {2, 3}}), (std::vector<int>{0, 1}));
   EXPECT_TRUE(core_sharing_groups({}).empty());
+}
+
+TEST(CoreSharingGroups, AcrossAJobOnlyRanksOfOneHostShare) {
+  // Two emulated nodes of two ranks each, both nodes' ranks on CPU 0 of their own namespace, and
+  // the hosts' ranks interleaved in world order: each host's pair is a group, never across.
+  const auto placed = [](int rank, const std::string& host, std::vector<int> cpus) {
+    RankPlacement p;
+    p.rank = rank;
+    p.host = host;
+    p.cpus = std::move(cpus);
+    return p;
+  };
+  EXPECT_EQ(job_core_sharing_groups({placed(0, "a", {0}), placed(1, "b", {0}), placed(2, "a", {0}), placed(3, "b", {0}),
+                                     placed(4, "a", {1})}),
+            (std::vector<int>{0, 1, 0, 1, 4}));
+  EXPECT_TRUE(job_core_sharing_groups({}).empty());
 }
 
 TEST(CoreSharingGroups, RoundRobinSharingGroupsTheRanksOfEachCpu) {
