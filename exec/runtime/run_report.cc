@@ -75,9 +75,9 @@ std::vector<std::vector<int>> gather_int_lists(const std::vector<int>& mine, int
   return lists;
 }
 
-// Per measured step, how long it lasted (step_span_seconds over the ranks that take turns on
-// cores: a rank that waited for its turn to start has not started the step late, while a rank of
-// another core or host that left the step's barrier late, by a network hop, has); the median over
+// Per measured step, how long it lasted: step_span_seconds over the ranks that take turns on cores
+// (their starts differ by the turns they waited for), each other rank's own time (one that left
+// the step's barrier a network hop after another did not take that hop longer). The median over
 // the steps, at rank 0 (elsewhere this rank's own median). Collective over `world`.
 double median_step_span_seconds(const std::vector<const StepResult*>& measured,
                                 const std::vector<comm::RankPlacement>& placement, MPI_Comm world) {
