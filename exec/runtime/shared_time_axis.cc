@@ -1,7 +1,7 @@
 #include "exec/runtime/shared_time_axis.h"
 
-#include <fstream>
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <stdexcept>
 
