@@ -9,13 +9,15 @@ namespace splitbrain::sim {
 namespace {
 using plans::CollectiveKind;
 
-constexpr std::array<std::pair<Algorithm, std::string_view>, 6> kAlgorithmNames = {{
+constexpr std::array<std::pair<Algorithm, std::string_view>, 8> kAlgorithmNames = {{
     {Algorithm::ring, "ring"},
     {Algorithm::tree, "tree"},
     {Algorithm::recursive_doubling, "recursive_doubling"},
     {Algorithm::bruck, "bruck"},
     {Algorithm::hierarchical, "hierarchical"},
     {Algorithm::pairwise, "pairwise"},
+    {Algorithm::rabenseifner, "rabenseifner"},
+    {Algorithm::by_size, "by_size"},
 }};
 
 [[noreturn]] void no_algorithm(CollectiveKind kind) {
@@ -42,6 +44,8 @@ bool algorithm_supports(Algorithm algorithm, CollectiveKind kind) {
   switch (kind) {
     case CollectiveKind::all_gather:
     case CollectiveKind::reduce_scatter:
+      return algorithm != Algorithm::pairwise && algorithm != Algorithm::rabenseifner &&
+             algorithm != Algorithm::by_size;
     case CollectiveKind::all_reduce:
       return algorithm != Algorithm::pairwise;
     case CollectiveKind::all_to_all:

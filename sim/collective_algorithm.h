@@ -17,13 +17,17 @@ enum class Algorithm {
   bruck,               // Bruck et al.: ceil(log2 n) rounds at optimal volume; all-reduce = RS + AG
   hierarchical,        // reduce-scatter inside each level, all-reduce across the top, all-gather back
   pairwise,            // all-to-all only: n-1 rounds, in round k rank i sends to rank i+k
+  rabenseifner,        // all-reduce only: recursive halving reduce-scatter (distance 1 first), all-gather back
+  by_size,             // all-reduce only: recursive doubling or Rabenseifner's by the buffer's size, as the
+                       // MPI executor requests them (plans/all_reduce_algorithm.h)
 };
 
 std::string_view algorithm_name(Algorithm algorithm);  // "ring", "tree", ...
 std::optional<Algorithm> algorithm_from_name(std::string_view name);
 
 // Whether `algorithm` implements `kind`. all_gather, reduce_scatter and all_reduce take ring,
-// tree, recursive_doubling, bruck or hierarchical; all_to_all takes pairwise or bruck;
+// tree, recursive_doubling, bruck or hierarchical, all_reduce also rabenseifner and by_size;
+// all_to_all takes pairwise or bruck;
 // halo_exchange and send_recv are point-to-point and take no algorithm (always false).
 bool algorithm_supports(Algorithm algorithm, plans::CollectiveKind kind);
 

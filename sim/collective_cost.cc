@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "plans/all_reduce_algorithm.h"
+
 namespace splitbrain::sim {
 namespace {
 using plans::CollectiveKind;
@@ -54,6 +56,8 @@ double gather_like_seconds(Algorithm algorithm, double n, double rounds, double 
       return rounds * alpha + spread + rounds * (alpha + s * beta);
     case Algorithm::hierarchical:
     case Algorithm::pairwise:
+    case Algorithm::rabenseifner:
+    case Algorithm::by_size:
       break;
   }
   throw std::logic_error("gather_like_seconds: not a flat all-gather algorithm");
@@ -68,6 +72,7 @@ double all_reduce_seconds(Algorithm algorithm, double n, double rounds, double s
       // Every round exchanges the whole vector: L (alpha + S beta)  [TRG05, short messages]
       return rounds * (alpha + s * beta);
     case Algorithm::bruck:
+    case Algorithm::rabenseifner:
       // Rabenseifner: reduce-scatter + all-gather, each L alpha + (n-1)/n S beta, so twice the
       // all-gather [TRG05; GAJKB18 counts all-reduce as twice all-gather].
       return 2.0 * (rounds * alpha + (n - 1.0) / n * s * beta);
@@ -76,6 +81,7 @@ double all_reduce_seconds(Algorithm algorithm, double n, double rounds, double s
       return 2.0 * rounds * (alpha + s * beta);
     case Algorithm::hierarchical:
     case Algorithm::pairwise:
+    case Algorithm::by_size:  // resolved by the caller
       break;
   }
   throw std::logic_error("all_reduce_seconds: not a flat all-reduce algorithm");
@@ -120,19 +126,33 @@ double hierarchical_gather_seconds(const Cluster& cluster, const GroupShape& sha
   return seconds;
 }
 
-// Recursive doubling's all-gather, and recursive halving's reduce-scatter (the same rounds in
-// reverse), round by round over the hierarchy: in the round at distance d every member j swaps
-// S d / n bytes with member j xor d, all pairs at once, over the link of the outermost level a pair
-// crosses. Where that level's uplink is shared, the members that leave one unit in the round (times
-// the other groups crossing with them) split its port: with nodes of k ranks numbered node-major,
-// the rounds below k stay inside a node and each later one sends k streams through every node's
-// port. So 4 ranks on 2 hosts move S through a host's port where 2 ranks, one per host, move S / 2
-// (measured with Open MPI over 1 Gb/s: a 1 MiB all-gather 10.4 ms against 5.0 ms, its
-// reduce-scatter 10.9 against 5.7; exec/comm/reduce_scatter_algorithm.h), which the flat formula
-// over the slowest link (3/4 S) misses. n a power of two.
-double recursive_doubling_gather_seconds(const Cluster& cluster, CollectiveKind kind, std::span<const int> ranks,
-                                         double s, std::span<const int> groups_crossing) {
+// The logarithmic algorithms run as rounds of pairwise swaps: in the round at distance d every
+// member j swaps with member j xor d, all pairs at once. What a member sends in that round:
+//   all-gather by recursive doubling (reduce-scatter by recursive halving: the same rounds in
+//   reverse): S d / n, the pieces it has gathered so far;
+//   all-reduce by recursive doubling: the whole S, in every round;
+//   all-reduce by Rabenseifner's algorithm: S / 2d, once in its reduce-scatter and once in its
+//   all-gather. Open MPI (libnbc and coll/base alike) halves the vector at distance 1 first, so
+//   with ranks numbered node-major the half that stays inside a node is the larger one.
+// n a power of two.
+double round_send_bytes(CollectiveKind kind, Algorithm algorithm, double n, double distance, double s) {
+  if (kind != CollectiveKind::all_reduce) return s * distance / n;
+  return algorithm == Algorithm::recursive_doubling ? s : s / (2.0 * distance);
+}
+
+// The rounds priced one by one over the hierarchy: each round over the link of the outermost
+// level a pair crosses. Where that level's uplink is shared, the members that leave one unit in
+// the round (times the other groups crossing with them) split its port: with nodes of k ranks
+// numbered node-major, the rounds below k stay inside a node and each later one sends k streams
+// through every node's port. So an all-gather of 4 ranks on 2 hosts moves S through a host's port
+// where 2 ranks, one per host, move S / 2 (measured with Open MPI over 1 Gb/s: a 1 MiB all-gather
+// 10.4 ms against 5.0 ms, its reduce-scatter 10.9 against 5.7; exec/comm/reduce_scatter_algorithm.h),
+// while Rabenseifner's all-reduce moves S / 2 through it either way (4 MiB: 39 ms against 36 ms;
+// exec/comm/collective_algorithms.h), which the flat formula over the slowest link (3/2 S) misses.
+double exchange_rounds_seconds(const Cluster& cluster, CollectiveKind kind, Algorithm algorithm,
+                               std::span<const int> ranks, double s, std::span<const int> groups_crossing) {
   const size_t n = ranks.size();
+  const double phases = algorithm == Algorithm::rabenseifner ? 2.0 : 1.0;
   double seconds = 0.0;
   for (size_t distance = 1; distance < n; distance *= 2) {
     std::vector<int> level_of_member(n);
@@ -153,10 +173,26 @@ double recursive_doubling_gather_seconds(const Cluster& cluster, CollectiveKind 
       if (!groups_crossing.empty()) streams *= std::max(1, groups_crossing[static_cast<size_t>(level)]);
     }
     const Link& link = crossed.link_for(kind);
-    const double bytes = s * static_cast<double>(distance) / static_cast<double>(n);
-    seconds += link.latency_seconds + streams * bytes / link.bandwidth_at(s);
+    const double bytes = round_send_bytes(kind, algorithm, static_cast<double>(n), static_cast<double>(distance), s);
+    seconds += phases * (link.latency_seconds + streams * bytes / link.bandwidth_at(s));
   }
   return seconds;
+}
+
+// Whether `algorithm` runs `kind` as exchange rounds (exchange_rounds_seconds).
+bool runs_exchange_rounds(CollectiveKind kind, Algorithm algorithm) {
+  if (kind == CollectiveKind::all_reduce)
+    return algorithm == Algorithm::recursive_doubling || algorithm == Algorithm::rabenseifner;
+  return algorithm == Algorithm::recursive_doubling &&
+         (kind == CollectiveKind::all_gather || kind == CollectiveKind::reduce_scatter);
+}
+
+// `by_size` is the algorithm the executor requests for this many bytes; any other stays itself.
+Algorithm resolved_algorithm(Algorithm algorithm, double buffer_bytes) {
+  if (algorithm != Algorithm::by_size) return algorithm;
+  return plans::all_reduce_algorithm(static_cast<int64_t>(buffer_bytes)) == plans::AllReduceAlgorithm::rabenseifner
+             ? Algorithm::rabenseifner
+             : Algorithm::recursive_doubling;
 }
 
 void check_bytes(int64_t bytes) {
@@ -176,7 +212,7 @@ double flat_collective_seconds(CollectiveKind kind, Algorithm algorithm, int n, 
     case CollectiveKind::reduce_scatter:
       return gather_like_seconds(algorithm, ranks, rounds, buffer_bytes, alpha, beta);
     case CollectiveKind::all_reduce:
-      return all_reduce_seconds(algorithm, ranks, rounds, buffer_bytes, alpha, beta);
+      return all_reduce_seconds(resolved_algorithm(algorithm, buffer_bytes), ranks, rounds, buffer_bytes, alpha, beta);
     case CollectiveKind::all_to_all:
       return all_to_all_seconds(algorithm, ranks, rounds, buffer_bytes, alpha, beta);
     case CollectiveKind::halo_exchange:
@@ -233,6 +269,7 @@ double collective_seconds(const Cluster& cluster, CollectiveKind kind, Algorithm
   const GroupShape shape = group_shape(cluster, ranks);
   if (shape.spanned_level < 0 || buffer_bytes == 0) return 0.0;
   const double s = static_cast<double>(buffer_bytes);
+  algorithm = resolved_algorithm(algorithm, s);
   if (algorithm == Algorithm::hierarchical) {
     // all_reduce = hierarchical reduce-scatter + hierarchical all-gather: intra-level
     // reduce-scatter, the top level's ring all-reduce on S / (product of inner fan-ins),
@@ -240,10 +277,8 @@ double collective_seconds(const Cluster& cluster, CollectiveKind kind, Algorithm
     const double one_way = hierarchical_gather_seconds(cluster, shape, s, kind, groups_crossing);
     return kind == CollectiveKind::all_reduce ? 2.0 * one_way : one_way;
   }
-  if (algorithm == Algorithm::recursive_doubling &&
-      (kind == CollectiveKind::all_gather || kind == CollectiveKind::reduce_scatter) &&
-      std::has_single_bit(ranks.size())) {
-    return recursive_doubling_gather_seconds(cluster, kind, ranks, s, groups_crossing);
+  if (runs_exchange_rounds(kind, algorithm) && std::has_single_bit(ranks.size())) {
+    return exchange_rounds_seconds(cluster, kind, algorithm, ranks, s, groups_crossing);
   }
   // A flat algorithm's step waits for its slowest hop, and a step's hops cross different levels,
   // each at its own latency and bandwidth: the step takes the longest of the levels' own

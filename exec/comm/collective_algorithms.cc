@@ -12,11 +12,6 @@ constexpr const char* kLibnbcVariable = "coll_libnbc_iallreduce_algorithm";
 
 }  // namespace
 
-AllReduceAlgorithm all_reduce_algorithm(int64_t bytes) {
-  return bytes <= kRecursiveDoublingMaxBytes ? AllReduceAlgorithm::recursive_doubling
-                                             : AllReduceAlgorithm::rabenseifner;
-}
-
 int libnbc_algorithm_number(AllReduceAlgorithm algorithm) {
   // 1 ring, 2 binomial, 3 rabenseifner, 4 recursive doubling.
   return algorithm == AllReduceAlgorithm::rabenseifner ? 3 : 4;
@@ -50,7 +45,7 @@ AllReduceAlgorithmSwitch::~AllReduceAlgorithmSwitch() {
 
 void AllReduceAlgorithmSwitch::select_for(int64_t bytes) {
   if (handle_ == nullptr) return;
-  int number = libnbc_algorithm_number(all_reduce_algorithm(bytes));
+  int number = libnbc_algorithm_number(plans::all_reduce_algorithm(bytes));
   SB_MPI_CHECK(MPI_T_cvar_write(handle_, &number));
 }
 

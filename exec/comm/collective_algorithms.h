@@ -18,7 +18,8 @@
 //   4 MiB        36 ms         36 ms       39 ms         70 ms       0.57 ms       1.46 ms
 //
 // So small buffers (latency-bound: the gradient buckets of a small model, tensor-parallel sums)
-// run recursive doubling and larger ones Rabenseifner's. The choice is written, per call, into
+// run recursive doubling and larger ones Rabenseifner's (plans/all_reduce_algorithm.h, which the
+// simulator's `by_size` algorithm prices round by round). The choice is written, per call, into
 // libnbc's control variable through the MPI tool interface (MPI_T); libnbc reads it when the call
 // builds its schedule, and it holds its former value again once the call has started: Open MPI
 // runs all-reduces of its own (a new communicator's id is agreed on by one), and ranks whose last
@@ -30,15 +31,11 @@
 
 #include <cstdint>
 
+#include "plans/all_reduce_algorithm.h"
+
 namespace splitbrain::exec::comm {
 
-enum class AllReduceAlgorithm { recursive_doubling, rabenseifner };
-
-// Buffers up to this size are latency-bound on every link measured above.
-inline constexpr int64_t kRecursiveDoublingMaxBytes = int64_t{64} << 10;
-
-// The algorithm for an all-reduce of `bytes`.
-AllReduceAlgorithm all_reduce_algorithm(int64_t bytes);
+using plans::AllReduceAlgorithm;
 
 // libnbc's number for `algorithm` (`ompi_info --param coll libnbc --level 9`).
 int libnbc_algorithm_number(AllReduceAlgorithm algorithm);

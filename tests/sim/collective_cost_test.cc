@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "plans/all_reduce_algorithm.h"
 #include "sim/cluster_error.h"
 #include "sim/cluster_presets.h"
 #include "test_clusters.h"
@@ -262,6 +263,59 @@ TEST(RecursiveDoubling, EachRoundCrossesItsLevelAndANodesRanksShareItsPort) {
   EXPECT_SECONDS(collective_seconds(cluster, CollectiveKind::all_gather, Algorithm::recursive_doubling,
                                     std::vector<int>{0, 2, 1, 3}, 400'000'000),
                  10e-6 + s / 4 / 10e9 + 1e-6 + s / 2 / 100e9);
+}
+
+// Rabenseifner's all-reduce as Open MPI runs it, on the same nodes of 2 ranks with one port each:
+// its reduce-scatter halves the vector at distance 1 first (S/2 stays inside the node), then
+// sends S/4 from both ranks of a node through its port; the all-gather retraces those rounds.
+// So the port carries S/2 each way, as for one rank per node, where recursive doubling's
+// all-reduce sends the whole S from both ranks (measured over 1 Gb/s, 4 MiB: 39 ms against
+// 36 ms with one rank per node, recursive doubling 70 ms; exec/comm/collective_algorithms.h).
+TEST(Rabenseifner, HalvesInsideTheNodeFirstSoTheSharedPortCarriesWhatOneRankPerNodeSends) {
+  Cluster cluster = testing::two_level_cluster();
+  cluster.levels[0].fan_out = 2;
+  cluster.levels[1].uplink_shared = true;
+  const double s = 4e8;
+  auto all_reduce = [&](Algorithm algorithm, std::vector<int> ranks) {
+    return collective_seconds(cluster, CollectiveKind::all_reduce, algorithm, ranks, 400'000'000);
+  };
+  const double one_rank_per_node = 2 * (10e-6 + s / 2 / 10e9);
+  EXPECT_SECONDS(all_reduce(Algorithm::rabenseifner, {0, 2}), one_rank_per_node);
+  EXPECT_SECONDS(all_reduce(Algorithm::rabenseifner, {0, 1, 2, 3}),
+                 2 * (1e-6 + s / 2 / 100e9) + 2 * (10e-6 + 2 * (s / 4) / 10e9));
+  EXPECT_SECONDS(all_reduce(Algorithm::recursive_doubling, {0, 1, 2, 3}), 1e-6 + s / 100e9 + 10e-6 + 2 * s / 10e9);
+  // The flat formula over the slowest link charged the port 3/2 S.
+  EXPECT_SECONDS(all_reduce(Algorithm::ring, {0, 1, 2, 3}), 6 * 10e-6 + 1.5 * s / 10e9);
+  // Inside one node it is the textbook 2 (L alpha + (n-1)/n S beta).
+  cluster = testing::two_level_cluster();
+  EXPECT_SECONDS(all_reduce(Algorithm::rabenseifner, {0, 1, 2, 3}), 6.004e-3);
+}
+
+// `by_size` prices the algorithm the executor requests for each buffer (plans/all_reduce_algorithm.h).
+TEST(BySize, PricesTheAlgorithmTheExecutorRequestsForThatBuffer) {
+  Cluster cluster = testing::two_level_cluster();
+  cluster.levels[0].fan_out = 2;
+  cluster.levels[1].uplink_shared = true;
+  const std::vector<int> ranks = {0, 1, 2, 3};
+  for (const int64_t bytes :
+       {int64_t{8}, plans::kRecursiveDoublingMaxBytes, plans::kRecursiveDoublingMaxBytes + 4, int64_t{64} << 20}) {
+    const Algorithm requested = plans::all_reduce_algorithm(bytes) == plans::AllReduceAlgorithm::rabenseifner
+                                    ? Algorithm::rabenseifner
+                                    : Algorithm::recursive_doubling;
+    EXPECT_SECONDS(collective_seconds(cluster, CollectiveKind::all_reduce, Algorithm::by_size, ranks, bytes),
+                   collective_seconds(cluster, CollectiveKind::all_reduce, requested, ranks, bytes))
+        << bytes << " B";
+    const Link& link = cluster.levels[1].link;
+    const auto buffer_bytes = static_cast<double>(bytes);
+    EXPECT_SECONDS(flat_collective_seconds(CollectiveKind::all_reduce, Algorithm::by_size, 4, buffer_bytes, link),
+                   flat_collective_seconds(CollectiveKind::all_reduce, requested, 4, buffer_bytes, link))
+        << bytes << " B";
+  }
+  // Recursive doubling up to the threshold and Rabenseifner's above: they differ, so the split is read.
+  EXPECT_NE(collective_seconds(cluster, CollectiveKind::all_reduce, Algorithm::rabenseifner, ranks, 8),
+            collective_seconds(cluster, CollectiveKind::all_reduce, Algorithm::recursive_doubling, ranks, 8));
+  EXPECT_THROW(collective_seconds(cluster, CollectiveKind::all_gather, Algorithm::by_size, ranks, 8),
+               std::invalid_argument);
 }
 
 TEST_F(OtherAlgorithms, Bruck) {

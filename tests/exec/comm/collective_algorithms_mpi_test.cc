@@ -16,6 +16,9 @@
 namespace splitbrain::exec::comm {
 namespace {
 
+using plans::all_reduce_algorithm;
+using plans::kRecursiveDoublingMaxBytes;
+
 constexpr const char* kVariable = "coll_libnbc_iallreduce_algorithm";
 
 // The value Open MPI holds for libnbc's all-reduce algorithm; nullopt when it has none.
