@@ -29,8 +29,8 @@ void DropoutKernel::forward(const kernels::DropoutKey& key, const kernels::Dropo
     for (std::size_t d = 0; d < rank; ++d) global += (block.offset[d] + at[d]) * stride[d];
     for (int64_t i = 0; i < row; ++i) {
       const bool keep = kernels::dropout_kept(stream, threshold_, static_cast<uint64_t>(global + i));
-      mask[begin + i] = keep ? 1 : 0;
-      y[begin + i] = keep ? x[begin + i] * keep_scale_ : 0.0f;
+      mask[begin + i] = static_cast<uint8_t>(keep);
+      y[begin + i] = x[begin + i] * (static_cast<float>(keep) * keep_scale_);
     }
     for (std::size_t d = last; d > 0; --d) {  // next row: advance the outer dimensions
       if (++at[d - 1] < block.local_shape[d - 1]) break;
@@ -39,8 +39,14 @@ void DropoutKernel::forward(const kernels::DropoutKey& key, const kernels::Dropo
   }
 }
 
+// Both passes scale by the mask as a number (0 or 1) rather than branch on it: the mask is random,
+// so a branch mispredicts about every other element (p = 0.5: 8,192 elements took 55 us forward
+// and 36 us backward with a new mask each call, 9 and 3 us when the same mask repeated and the
+// branch predictor had learned it, as it had when calibrate timed one mask over and over). Kept
+// elements are x * scale either way; a dropped one is 0 * x, which is -0 for a negative x and NaN
+// for a NaN or infinite one, as PyTorch's x * mask * scale gives.
 void DropoutKernel::backward(int64_t elements, const uint8_t* mask, const float* dy, float* dx) {
-  for (int64_t i = 0; i < elements; ++i) dx[i] = mask[i] ? dy[i] * keep_scale_ : 0.0f;
+  for (int64_t i = 0; i < elements; ++i) dx[i] = dy[i] * (static_cast<float>(mask[i]) * keep_scale_);
 }
 
 }  // namespace splitbrain::exec::cpu

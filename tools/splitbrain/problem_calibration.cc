@@ -281,10 +281,26 @@ class ProblemTimer {
     float* dy = filled(n, 0.1f);
     float* dx = filled(n, 0.0f);
     auto* mask = static_cast<uint8_t*>(bytes(n));
-    const exec::kernels::DropoutKey key{1, 1, 1};
+    // A new mask for every call, as each step and layer draws its own: one mask timed over and over
+    // lets the branch predictor learn it, which no step sees.
+    exec::kernels::DropoutKey key{1, 1, 1};
+    auto next_mask = [&] {
+      ++key.step;
+      kernel->forward(key, block, x, y, mask);
+    };
     sim::Device::MeasuredKernel seconds;
-    seconds.forward_seconds = time([&] { rewrite(x, n); }, [&] { kernel->forward(key, block, x, y, mask); });
-    seconds.backward_input_seconds = time([&] { rewrite(dy, n); }, [&] { kernel->backward(n, mask, dy, dx); });
+    seconds.forward_seconds = time(
+        [&] {
+          rewrite(x, n);
+          ++key.step;
+        },
+        [&] { kernel->forward(key, block, x, y, mask); });
+    seconds.backward_input_seconds = time(
+        [&] {
+          next_mask();
+          rewrite(dy, n);
+        },
+        [&] { kernel->backward(n, mask, dy, dx); });
     return seconds;
   }
 
