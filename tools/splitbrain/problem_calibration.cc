@@ -284,10 +284,6 @@ class ProblemTimer {
     // A new mask for every call, as each step and layer draws its own: one mask timed over and over
     // lets the branch predictor learn it, which no step sees.
     exec::kernels::DropoutKey key{1, 1, 1};
-    auto next_mask = [&] {
-      ++key.step;
-      kernel->forward(key, block, x, y, mask);
-    };
     sim::Device::MeasuredKernel seconds;
     seconds.forward_seconds = time(
         [&] {
@@ -297,7 +293,8 @@ class ProblemTimer {
         [&] { kernel->forward(key, block, x, y, mask); });
     seconds.backward_input_seconds = time(
         [&] {
-          next_mask();
+          ++key.step;
+          kernel->forward(key, block, x, y, mask);
           rewrite(dy, n);
         },
         [&] { kernel->backward(n, mask, dy, dx); });
