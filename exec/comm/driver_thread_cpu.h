@@ -16,8 +16,8 @@
 // machine), and nothing kept the scheduler from running it on the driver's CPU. Alone, the driver
 // has a CPU of its own and a known one (the commands print it). What it does not do: remove the
 // spread of that step between processes on a shared virtual machine (3.1-4.7 ms over five runs
-// with it, 3.0-4.0 ms without, runs minutes apart: results/gpu-h200-27e97b2/, results/gpu-h200-bffcfca/); that
-// comes from the host.
+// with it, 3.0-4.0 ms without, runs minutes apart: results/gpu-h200-27e97b2/,
+// results/gpu-h200-bffcfca/); that comes from the host.
 
 #include <optional>
 #include <vector>
