@@ -137,6 +137,19 @@ struct Link {
   bool operator==(const Link&) const = default;
 };
 
+// LogGP's overhead o of one pipeline message: what the message takes from a rank's host beyond
+// the wire's time (the link's latency and bandwidth), fixed plus per byte. The sender's: its
+// call (MPI_Isend hands the message to the transport; over TCP the kernel copies and sends it
+// then). The receiver's: handling an arrived message, its copy out of the transport included,
+// and what its arrival took from the compute it interrupted. Zero where not measured (presets).
+struct MessageOverhead {
+  double seconds = 0.0;
+  double seconds_per_byte = 0.0;
+
+  double at(double bytes) const { return seconds + seconds_per_byte * bytes; }
+  bool operator==(const MessageOverhead&) const = default;
+};
+
 // One level of the hierarchy: `fan_out` units of the level below (devices, for the innermost
 // level) make up one unit of this level, and they talk to each other over `link`.
 struct Level {
@@ -153,6 +166,10 @@ struct Level {
   // that unit at once (one port per node: what `calibrate` measures across hosts, all groups
   // at once; sim/link_sharing.h counts the groups).
   bool uplink_shared = false;
+  // A pipeline message's host overheads on its sender and its receiver when it crosses this
+  // level (`calibrate` measures them through the executor's send and receive).
+  MessageOverhead send_overhead;
+  MessageOverhead receive_overhead;
 
   const Link& link_for(plans::CollectiveKind kind) const;
 

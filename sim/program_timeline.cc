@@ -65,6 +65,9 @@ class StageRun {
         if (arrival == arrivals_.end()) break;
         const double start = host_;
         wait_until(arrival->second, timeline_.phases.waiting);
+        // The message's handling on this host once it is here (the executor's MPI_Recv copies
+        // it out of the transport; its arrival interrupted what ran here, charged now).
+        spend(price_(stage_, instruction).message_host_seconds, timeline_.phases.waiting);
         note_other(instruction, start);
         issued_ = std::max(issued_, host_);  // the host waited for the message
       } else {
@@ -173,7 +176,9 @@ class StageRun {
     spend(cost.compute_seconds, phases.comm_exposed);
     switch (instruction.op) {
       case StepOp::send:
-        // Non-blocking: the message leaves now and arrives after the transfer.
+        // Non-blocking: the call hands the message to the transport (the executor counts it as
+        // waiting for the stage, as the receive), then it arrives after the transfer.
+        spend(cost.message_host_seconds, phases.waiting);
         completes_[static_cast<size_t>(index)] = host_ + cost.communication_seconds;
         arrivals_[message_of(program_, instruction)] = completes_[static_cast<size_t>(index)];
         return;

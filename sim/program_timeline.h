@@ -34,6 +34,9 @@ struct InstructionCost {
   // computes (CPUs): its queuing is its compute.
   double host_seconds = 0.0;
   bool host_waits = false;
+  // A pipeline message's overhead on this rank's host (Level::send_overhead, receive_overhead):
+  // a send's call before the message leaves, a receive's handling once it has arrived.
+  double message_host_seconds = 0.0;
 };
 using InstructionPricer = std::function<InstructionCost(int stage, const plans::StepInstruction&)>;
 

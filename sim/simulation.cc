@@ -196,8 +196,15 @@ class StepBuilder {
       case StepOp::recv:
       case StepOp::reduce:
       case StepOp::gather_params:
-        for (const Collective& c : plans::collectives_of(instruction))
-          cost.communication_seconds += price(stage, c).first;
+        for (const Collective& c : plans::collectives_of(instruction)) {
+          const auto& [seconds, level] = price(stage, c);
+          cost.communication_seconds += seconds;
+          if (c.kind != plans::CollectiveKind::send_recv || level < 0) continue;
+          const Level& crossed = cluster_.levels[static_cast<size_t>(level)];
+          const MessageOverhead& overhead =
+              instruction.op == StepOp::send ? crossed.send_overhead : crossed.receive_overhead;
+          cost.message_host_seconds += overhead.at(static_cast<double>(c.buffer_bytes));
+        }
         [[fallthrough]];
       case StepOp::wait:
         // Collectives on device memory the host queues and leaves; staged ones it waits for.

@@ -7,8 +7,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "exec/comm/mpi_check.h"
-#include "exec/comm/progress_pump.h"
+#include "exec/comm/pipeline_message.h"
 #include "exec/comm/redistribution_runner.h"
 #include "exec/runtime/host_device.h"
 
@@ -24,30 +23,6 @@ void deliver(comm::LocalArray result, DeviceArray& into, const char* what) {
   comm::LocalArray& target = dynamic_cast<HostArray&>(into).array;
   target.values = std::move(result.values);
 }
-
-class PendingSend final : public comm::PendingCollective {
- public:
-  explicit PendingSend(MPI_Request request) : request_(request) {}
-  ~PendingSend() override {
-    // Abandoned while an exception unwinds: the message may still read the buffer, so it must
-    // complete before the caller frees it (MPI_Cancel of a send is deprecated).
-    if (request_ != MPI_REQUEST_NULL) MPI_Wait(&request_, MPI_STATUS_IGNORE);
-  }
-  bool test() override {
-    int done = 0;
-    if (request_ != MPI_REQUEST_NULL) SB_MPI_CHECK(MPI_Test(&request_, &done, MPI_STATUS_IGNORE));
-    if (request_ == MPI_REQUEST_NULL) progress_ = {};
-    return request_ == MPI_REQUEST_NULL;
-  }
-  void wait() override {
-    if (request_ != MPI_REQUEST_NULL) SB_MPI_CHECK(MPI_Wait(&request_, MPI_STATUS_IGNORE));
-    progress_ = {};
-  }
-
- private:
-  MPI_Request request_;
-  comm::ProgressHold progress_ = comm::keep_mpi_progressing();  // until sent
-};
 
 }  // namespace
 
@@ -97,18 +72,12 @@ void HostDevice::all_to_all(comm::CollectiveEngine& engine, const std::vector<in
 std::unique_ptr<comm::PendingCollective> HostDevice::start_send(comm::CollectiveEngine& engine,
                                                                 const std::vector<int>& axes, int destination, int tag,
                                                                 const DeviceArray& array) {
-  const std::vector<float>& values = storage(array).values;
-  MPI_Request request = MPI_REQUEST_NULL;
-  SB_MPI_CHECK(MPI_Isend(values.data(), static_cast<int>(values.size()), MPI_FLOAT, destination, tag,
-                         engine.communicators().get(axes), &request));
-  return std::make_unique<PendingSend>(request);
+  return comm::start_message(storage(array).values, destination, tag, engine.communicators().get(axes));
 }
 
 void HostDevice::receive(comm::CollectiveEngine& engine, const std::vector<int>& axes, int source, int tag,
                          DeviceArray& into) {
-  std::vector<float>& values = storage(into).values;
-  SB_MPI_CHECK(MPI_Recv(values.data(), static_cast<int>(values.size()), MPI_FLOAT, source, tag,
-                        engine.communicators().get(axes), MPI_STATUS_IGNORE));
+  comm::receive_message(storage(into).values, source, tag, engine.communicators().get(axes));
 }
 
 }  // namespace splitbrain::exec

@@ -9,6 +9,7 @@
 #include "exec/comm/mpi_check.h"
 #include "sim/cluster_json.h"
 #include "tools/splitbrain/calibration_timing.h"
+#include "tools/splitbrain/message_overhead_calibration.h"
 
 namespace splitbrain::tools {
 namespace {
@@ -44,6 +45,42 @@ MPI_Comm split(MPI_Comm world, int color) {
   return part;
 }
 
+std::string overhead_text(const sim::MessageOverhead& overhead) {
+  return fmt::format("{:.1f} us + {:.2f} us/KiB", overhead.seconds * 1e6, overhead.seconds_per_byte * 1024 * 1e6);
+}
+
+// "; node messages: send ..., receive ..." where the level's were measured.
+std::string messages_text(const sim::Level& level) {
+  if (level.send_overhead == sim::MessageOverhead{} && level.receive_overhead == sim::MessageOverhead{}) return "";
+  return fmt::format("; {} messages: send {}, receive {}", level.name, overhead_text(level.send_overhead),
+                     overhead_text(level.receive_overhead));
+}
+
+// A pipeline message's overheads on `level`, measured by the pairs of world ranks that share a
+// `color` (MPI_UNDEFINED: sits out, asleep); world rank 0's pair prints, and its numbers are the
+// ones every rank keeps (take_leaders_cluster).
+void measure_messages(const CollectiveCalibration& options, MPI_Comm world, int color, sim::Level& level) {
+  int rank = 0;
+  SB_MPI_CHECK(MPI_Comm_rank(world, &rank));
+  MPI_Comm pair = split(world, color);
+  if (pair != MPI_COMM_NULL) {
+    const bool print = options.print && rank == 0;
+    if (print) std::cout << fmt::format("[calibrate] {} level: a pipeline message's host overheads\n", level.name);
+    const MessageOverheads overheads = measure_message_overheads(
+        pair, level.link_for(plans::CollectiveKind::send_recv), options.repeats, print);
+    level.send_overhead = overheads.send;
+    level.receive_overhead = overheads.receive;
+    if (print) {
+      std::cout << fmt::format("[calibrate] {} level: send {}, receive {}\n", level.name,
+                               overhead_text(overheads.send), overhead_text(overheads.receive));
+    }
+    SB_MPI_CHECK(MPI_Comm_free(&pair));
+  }
+  MPI_Request measured = MPI_REQUEST_NULL;
+  SB_MPI_CHECK(MPI_Ibarrier(world, &measured));
+  wait_asleep(measured);
+}
+
 }  // namespace
 
 MeasuredLevels calibrate_levels(const CollectiveCalibration& options, MPI_Comm world, const HostLayout& layout,
@@ -74,17 +111,25 @@ MeasuredLevels calibrate_levels(const CollectiveCalibration& options, MPI_Comm w
     sim::Level& level = cluster.levels.front();
     level.fan_out = std::max(level.fan_out, ranks);
     take_measured(level, measured);
-    if (on_mpi) cluster.communication_overlap = measure_overlap(options, world, options.print && leader);
-    return {
-        fmt::format("all-reduce {}, {}", link_text(level.link), overlap_text()),
-        fmt::format("one level: the collectives among all {} ranks of one host through {}", ranks, transport.name())};
+    if (on_mpi) {
+      cluster.communication_overlap = measure_overlap(options, world, options.print && leader);
+      measure_messages(options, world, rank < 2 ? 0 : MPI_UNDEFINED, level);
+      take_leaders_cluster(world, cluster);  // (`level` refers to the old levels from here on)
+    }
+    const sim::Level& one = cluster.levels.front();
+    return {fmt::format("all-reduce {}, {}{}", link_text(one.link), overlap_text(), messages_text(one)),
+            fmt::format("one level: the collectives among all {} ranks of one host through {}{}", ranks,
+                        transport.name(), on_mpi ? "; a pipeline message's overheads between ranks 0 and 1" : "")};
   }
 
   // Two levels: the base's innermost level becomes the node, a new one joins the hosts.
   sim::Level node = cluster.levels.front();
   node.name = "node";
   node.fan_out = layout.ranks_per_host;
-  sim::Level between{"cluster", hosts, node.link, {}};
+  sim::Level between;
+  between.name = "cluster";
+  between.fan_out = hosts;
+  between.link = node.link;
   std::string node_source = "the node level keeps the base cluster's link (one rank per host: nothing to measure)";
   if (layout.ranks_per_host > 1) {
     if (leader) {
@@ -95,6 +140,8 @@ MeasuredLevels calibrate_levels(const CollectiveCalibration& options, MPI_Comm w
     MPI_Comm on_host = split(world, layout.host_of_rank[static_cast<size_t>(rank)]);
     take_measured(node, calibrate_collectives(leader_prints, on_host, cluster));
     SB_MPI_CHECK(MPI_Comm_free(&on_host));
+    const int position = layout.position_on_host[static_cast<size_t>(rank)];
+    if (on_mpi) measure_messages(options, world, position < 2 ? layout.host_of_rank[static_cast<size_t>(rank)] : MPI_UNDEFINED, node);
     node_source = fmt::format("the node level among the {} ranks of each host, all {} hosts at once",
                               layout.ranks_per_host, hosts);
   }
@@ -118,6 +165,11 @@ MeasuredLevels calibrate_levels(const CollectiveCalibration& options, MPI_Comm w
   MPI_Request measured = MPI_REQUEST_NULL;
   SB_MPI_CHECK(MPI_Ibarrier(world, &measured));
   wait_asleep(measured);
+  if (on_mpi) {
+    // Between the first ranks of the first two hosts, as the link.
+    measure_messages(options, world, measures && layout.host_of_rank[static_cast<size_t>(rank)] < 2 ? 0 : MPI_UNDEFINED,
+                     between);
+  }
   // The overlap that matters most is that of a gradient all-reduce across the hosts, measured as a
   // step runs it: every rank computing, each reducing with its counterparts on the other hosts
   // (the data-parallel groups), so the cores' other ranks compete for them (on 2 emulated hosts
@@ -139,13 +191,15 @@ MeasuredLevels calibrate_levels(const CollectiveCalibration& options, MPI_Comm w
   between.uplink_shared = true;
   cluster.levels = {node, between};
   take_leaders_cluster(world, cluster);
-  return {fmt::format("node all-reduce {}, between hosts {} per host (shared by the groups crossing at once); {}",
-                      link_text(cluster.levels.front().link), link_text(cluster.levels.back().link), overlap_text()),
+  return {fmt::format("node all-reduce {}, between hosts {} per host (shared by the groups crossing at once); {}{}{}",
+                      link_text(cluster.levels.front().link), link_text(cluster.levels.back().link), overlap_text(),
+                      messages_text(cluster.levels.front()), messages_text(cluster.levels.back())),
           fmt::format("two levels on {} hosts of {} ranks through {}: {}; the cluster level among the first rank of "
                       "each host, the other ranks idle{}",
                       hosts, layout.ranks_per_host, transport.name(), node_source,
                       on_mpi ? "; the overlap with every rank computing, each reducing with its counterparts on the "
-                               "other hosts"
+                               "other hosts; a pipeline message's overheads between two ranks of each level, the "
+                               "others idle"
                              : "")};
 }
 
