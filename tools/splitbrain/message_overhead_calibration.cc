@@ -40,21 +40,20 @@ class Work {
 };
 
 struct CallSeconds {
-  double send = 0.0;     // one send's call
-  double receive = 0.0;  // one receive's call, its message arrived
+  std::vector<double> send;     // each send's call
+  std::vector<double> receive;  // each receive's call, its message arrived
 };
 
 // One timed run over `pair`: kStretches stretches of kPieces pieces of work, each followed by a
 // send to the peer, the receive of the message the peer sent a stretch earlier and the wait for
 // this rank's previous send; a first, untimed stretch sends the first message.
-CallSeconds run_stretches(MPI_Comm pair, Work& work, int passes_per_piece, std::vector<float>& out,
-                          std::vector<float>& in) {
+void run_stretches(MPI_Comm pair, Work& work, int passes_per_piece, std::vector<float>& out, std::vector<float>& in,
+                   CallSeconds& calls) {
   int me = 0;
   SB_MPI_CHECK(MPI_Comm_rank(pair, &me));
   const int peer = 1 - me;
   SB_MPI_CHECK(MPI_Barrier(pair));
   std::unique_ptr<exec::comm::PendingCollective> previous;
-  CallSeconds calls;
   for (int s = 0; s <= kStretches; ++s) {
     for (int piece = 0; piece < kPieces; ++piece) {
       work.run(passes_per_piece);
@@ -66,17 +65,14 @@ CallSeconds run_stretches(MPI_Comm pair, Work& work, int passes_per_piece, std::
     const double receive_start = host_seconds();
     if (s > 0) {
       exec::comm::receive_message(in, peer, kTag, pair);
-      calls.receive += host_seconds() - receive_start;
-      calls.send += receive_start - send_start;
+      calls.receive.push_back(host_seconds() - receive_start);
+      calls.send.push_back(receive_start - send_start);
     }
     if (previous) previous->wait();
     previous = std::move(sending);
   }
   exec::comm::receive_message(in, peer, kTag, pair);  // the last message, untimed
   previous->wait();
-  calls.send /= kStretches;
-  calls.receive /= kStretches;
-  return calls;
 }
 
 }  // namespace
@@ -92,7 +88,7 @@ MessageOverheads measure_message_overheads(MPI_Comm pair, const sim::Link& link,
   work.run(8);
   double pass_seconds = (host_seconds() - pass_start) / 8;
   SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &pass_seconds, 1, MPI_DOUBLE, MPI_MAX, pair));
-  const std::vector<double> sizes_bytes{4096, 32768, 262144};
+  const std::vector<double> sizes_bytes{2048, 8192, 32768};
   const double wire_seconds = link.latency_seconds + sizes_bytes.back() / link.bandwidth_at(sizes_bytes.back());
   const int passes_per_piece =
       static_cast<int>(std::ceil(std::max(1e-3, 4.0 * wire_seconds) / pass_seconds / kPieces));
@@ -102,18 +98,13 @@ MessageOverheads measure_message_overheads(MPI_Comm pair, const sim::Link& link,
   for (const double bytes : sizes_bytes) {
     std::vector<float> out(static_cast<size_t>(bytes) / sizeof(float), 1.0f);
     std::vector<float> in(out.size());
-    std::vector<double> sends;
-    std::vector<double> receives;
-    for (int r = 0; r < repeats; ++r) {
-      const CallSeconds calls = run_stretches(pair, work, passes_per_piece, out, in);
-      // The pair's slower rank: a stage waits for what the other sends.
-      double slower[2] = {calls.send, calls.receive};
-      SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, slower, 2, MPI_DOUBLE, MPI_MAX, pair));
-      sends.push_back(slower[0]);
-      receives.push_back(slower[1]);
-    }
-    send_seconds.push_back(upper_median(sends));
-    receive_seconds.push_back(upper_median(receives));
+    CallSeconds calls;
+    for (int r = 0; r < repeats; ++r) run_stretches(pair, work, passes_per_piece, out, in, calls);
+    // The median call (a few take milliseconds: a TCP stall, the scheduler), the pair's slower rank's.
+    double slower[2] = {upper_median(calls.send), upper_median(calls.receive)};
+    SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, slower, 2, MPI_DOUBLE, MPI_MAX, pair));
+    send_seconds.push_back(slower[0]);
+    receive_seconds.push_back(slower[1]);
     if (print) {
       std::cout << fmt::format("[calibrate]   message {:>7} B: send's call {:7.1f} us, receive's {:7.1f} us\n",
                                static_cast<int64_t>(bytes), send_seconds.back() * 1e6, receive_seconds.back() * 1e6);
