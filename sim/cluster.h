@@ -168,8 +168,8 @@ struct Level {
   bool uplink_shared = false;
   // A pipeline message's host overheads on its sender and its receiver when it crosses this
   // level (`calibrate` measures them through the executor's send and receive).
-  MessageOverhead send_overhead;
-  MessageOverhead receive_overhead;
+  MessageOverhead send_overhead = {};
+  MessageOverhead receive_overhead = {};
 
   const Link& link_for(plans::CollectiveKind kind) const;
 

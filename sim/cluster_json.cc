@@ -191,8 +191,8 @@ std::vector<Level> read_levels(JsonObjectReader& root) {
       per_kind.reject_unknown_keys();
     }
     level.uplink_shared = reader.optional_bool("uplink_shared", false);
-    for (auto [key, overhead] : {std::pair{"send_overhead", &level.send_overhead},
-                                 std::pair{"receive_overhead", &level.receive_overhead}}) {
+    for (auto [key, overhead] :
+         {std::pair{"send_overhead", &level.send_overhead}, std::pair{"receive_overhead", &level.receive_overhead}}) {
       if (!reader.has(key)) continue;
       JsonObjectReader one = reader.object(key);
       overhead->seconds = one.required_number("seconds");
@@ -384,8 +384,8 @@ nlohmann::ordered_json cluster_to_json(const Cluster& cluster) {
       level_json["collective_links"] = std::move(per_kind);
     }
     if (level.uplink_shared) level_json["uplink_shared"] = true;
-    for (auto [key, overhead] : {std::pair{"send_overhead", &level.send_overhead},
-                                 std::pair{"receive_overhead", &level.receive_overhead}}) {
+    for (auto [key, overhead] :
+         {std::pair{"send_overhead", &level.send_overhead}, std::pair{"receive_overhead", &level.receive_overhead}}) {
       if (*overhead == MessageOverhead{}) continue;
       level_json[key] = {{"seconds", overhead->seconds}, {"seconds_per_byte", overhead->seconds_per_byte}};
     }

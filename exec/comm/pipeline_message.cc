@@ -39,8 +39,7 @@ class PendingMessage final : public PendingCollective {
 std::unique_ptr<PendingCollective> start_message(std::span<const float> values, int destination, int tag,
                                                  MPI_Comm comm) {
   MPI_Request request = MPI_REQUEST_NULL;
-  SB_MPI_CHECK(
-      MPI_Isend(values.data(), static_cast<int>(values.size()), MPI_FLOAT, destination, tag, comm, &request));
+  SB_MPI_CHECK(MPI_Isend(values.data(), static_cast<int>(values.size()), MPI_FLOAT, destination, tag, comm, &request));
   return std::make_unique<PendingMessage>(request);
 }
 

@@ -334,6 +334,8 @@ TEST(ClusterJson, CalibratedFieldsRoundTrip) {
   cluster.levels[0].collective_links[plans::CollectiveKind::all_to_all] = {20e9, 2e-6};
   cluster.levels[0].collective_links[plans::CollectiveKind::send_recv] = {40e9, 3e-6};
   cluster.levels[1].uplink_shared = true;
+  cluster.levels[1].send_overhead = {48e-6, 1e-10};
+  cluster.levels[1].receive_overhead = {190e-6, 0.0};
   cluster.levels[1].link.bandwidth_factors = {{8192.0, 131072.0, 1048576.0}, {1.5, 2.75, 1.0}};
   cluster.communication_overlap = 0.25;
   const std::filesystem::path path = testing::scratch_file("calibrated.json");
@@ -368,6 +370,14 @@ TEST(ClusterJson, BadCalibratedFieldsAreNamed) {
   document = valid_document();
   document["levels"][1]["uplink_shared"] = "yes";
   expect_error(document, "levels[1].uplink_shared: expected true or false, got string \"yes\"");
+  document = valid_document();
+  document["levels"][1]["send_overhead"] = {{"seconds", -1e-6}, {"seconds_per_byte", 0}};
+  expect_error(document, "levels[1].send_overhead.seconds: must be between 0 and 1e+06, got -1e-06");
+  document["levels"][1]["send_overhead"] = {{"seconds", 0}, {"seconds_per_byte", 0}, {"per_message", 1}};
+  expect_error(document, "levels[1].send_overhead.per_message: unknown key");
+  document = valid_document();
+  document["levels"][1]["receive_overhead"] = {{"seconds", 0}, {"seconds_per_byte", 1e-3}};
+  expect_error(document, "levels[1].receive_overhead.seconds_per_byte: must be between 0 and 1e-06, got 0.001");
   document = valid_document();
   document["communication_overlap"] = 1.5;
   expect_error(document, "communication_overlap: must be in [-1, 1]");

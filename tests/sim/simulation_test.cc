@@ -410,5 +410,33 @@ TEST(Simulation, TheOptimizersHostQueuesOneLaunchPerBatchOfTensors) {
   EXPECT_LT(optimizer_seconds, (launches + 1) * 1e-3);
 }
 
+// A pipeline message's host overheads (Level::send_overhead, receive_overhead): with one
+// micro-batch the stages run one after the other, so the step grows by the overheads of its two
+// hand-overs (the activation forward, its gradient back), each paid once by its sender and once
+// by its receiver, and the stages count them as waiting for each other.
+TEST(Simulation, APipelineMessagePaysItsHostOverheadsOnBothStages) {
+  plans::Plan plan =
+      plans::build_plan("fashion-vgg", plans::Mesh({{"pipe", 2}, {"data", 1}}), 8, [](const model::Layer&) {
+        return LayerSharding{{1}, {}, {}, {}};
+      });
+  plan.pipe_axis = 0;
+  plan.micro_batches = 1;
+  for (int i = plan.model->find("fc1"); i < plan.model->size(); ++i) plan.stage_of_layer[static_cast<size_t>(i)] = 1;
+  const Cluster plain = cluster_preset("local-cpu");
+  Cluster with_overheads = plain;
+  const double send_seconds = 1e-3;
+  const double receive_seconds = 2e-3;
+  with_overheads.levels[0].send_overhead = {send_seconds, 0.0};
+  with_overheads.levels[0].receive_overhead = {receive_seconds, 0.0};
+  const Prediction before = simulate(plan, plain);
+  const Prediction after = simulate(plan, with_overheads);
+  EXPECT_NEAR(after.iteration_seconds - before.iteration_seconds, 2 * (send_seconds + receive_seconds), 1e-9);
+  EXPECT_NEAR(after.phases.bubble - before.phases.bubble, 2 * (send_seconds + receive_seconds), 1e-9);
+  // The per-byte part scales with the message.
+  with_overheads.levels[0].send_overhead = {0.0, 1e-9};
+  with_overheads.levels[0].receive_overhead = {};
+  EXPECT_GT(simulate(plan, with_overheads).iteration_seconds, before.iteration_seconds);
+}
+
 }  // namespace
 }  // namespace splitbrain::sim

@@ -66,13 +66,13 @@ void measure_messages(const CollectiveCalibration& options, MPI_Comm world, int 
   if (pair != MPI_COMM_NULL) {
     const bool print = options.print && rank == 0;
     if (print) std::cout << fmt::format("[calibrate] {} level: a pipeline message's host overheads\n", level.name);
-    const MessageOverheads overheads = measure_message_overheads(
-        pair, level.link_for(plans::CollectiveKind::send_recv), options.repeats, print);
+    const MessageOverheads overheads =
+        measure_message_overheads(pair, level.link_for(plans::CollectiveKind::send_recv), options.repeats, print);
     level.send_overhead = overheads.send;
     level.receive_overhead = overheads.receive;
     if (print) {
-      std::cout << fmt::format("[calibrate] {} level: send {}, receive {}\n", level.name,
-                               overhead_text(overheads.send), overhead_text(overheads.receive));
+      std::cout << fmt::format("[calibrate] {} level: send {}, receive {}\n", level.name, overhead_text(overheads.send),
+                               overhead_text(overheads.receive));
     }
     SB_MPI_CHECK(MPI_Comm_free(&pair));
   }
@@ -141,7 +141,9 @@ MeasuredLevels calibrate_levels(const CollectiveCalibration& options, MPI_Comm w
     take_measured(node, calibrate_collectives(leader_prints, on_host, cluster));
     SB_MPI_CHECK(MPI_Comm_free(&on_host));
     const int position = layout.position_on_host[static_cast<size_t>(rank)];
-    if (on_mpi) measure_messages(options, world, position < 2 ? layout.host_of_rank[static_cast<size_t>(rank)] : MPI_UNDEFINED, node);
+    if (on_mpi)
+      measure_messages(options, world, position < 2 ? layout.host_of_rank[static_cast<size_t>(rank)] : MPI_UNDEFINED,
+                       node);
     node_source = fmt::format("the node level among the {} ranks of each host, all {} hosts at once",
                               layout.ranks_per_host, hosts);
   }

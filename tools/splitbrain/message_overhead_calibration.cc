@@ -18,7 +18,7 @@ namespace splitbrain::tools {
 namespace {
 
 constexpr int kStretches = 16;  // timed stretches per run
-constexpr int kPieces = 8;     // a stretch's pieces of work, as the layers of a stage
+constexpr int kPieces = 8;      // a stretch's pieces of work, as the layers of a stage
 constexpr int kTag = 7;
 
 // Work on a cache-resident array, as a layer's kernels between two hand-overs: a fixed number
@@ -90,8 +90,7 @@ MessageOverheads measure_message_overheads(MPI_Comm pair, const sim::Link& link,
   SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &pass_seconds, 1, MPI_DOUBLE, MPI_MAX, pair));
   const std::vector<double> sizes_bytes{2048, 8192, 32768};
   const double wire_seconds = link.latency_seconds + sizes_bytes.back() / link.bandwidth_at(sizes_bytes.back());
-  const int passes_per_piece =
-      static_cast<int>(std::ceil(std::max(1e-3, 4.0 * wire_seconds) / pass_seconds / kPieces));
+  const int passes_per_piece = static_cast<int>(std::ceil(std::max(1e-3, 4.0 * wire_seconds) / pass_seconds / kPieces));
 
   std::vector<double> send_seconds;
   std::vector<double> receive_seconds;
@@ -99,6 +98,9 @@ MessageOverheads measure_message_overheads(MPI_Comm pair, const sim::Link& link,
     std::vector<float> out(static_cast<size_t>(bytes) / sizeof(float), 1.0f);
     std::vector<float> in(out.size());
     CallSeconds calls;
+    // The first exchange of all sets up the transport (connections, buffers): untimed.
+    if (send_seconds.empty()) run_stretches(pair, work, passes_per_piece, out, in, calls);
+    calls = {};
     for (int r = 0; r < repeats; ++r) run_stretches(pair, work, passes_per_piece, out, in, calls);
     // The median call (a few take milliseconds: a TCP stall, the scheduler), the pair's slower rank's.
     double slower[2] = {upper_median(calls.send), upper_median(calls.receive)};
