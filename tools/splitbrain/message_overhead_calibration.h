@@ -21,7 +21,8 @@ struct MessageOverheads {
 };
 
 // Collective over `pair` (exactly two ranks); both return the same overheads, fitted as seconds
-// plus seconds per byte over messages of 4 KiB to 256 KiB. `link` is the level's, measured
+// plus seconds per byte over messages of 2, 8 and 32 KiB (under TCP's 64 KiB eager limit: a
+// larger receive holds the wire's time too). `link` is the level's, measured
 // before: a stretch of work is long enough for a message to arrive within it. `repeats`: timed
 // runs per size, the median kept. `print`: this rank prints each size's measurement.
 MessageOverheads measure_message_overheads(MPI_Comm pair, const sim::Link& link, int repeats, bool print);
