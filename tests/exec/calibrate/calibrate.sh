@@ -72,6 +72,16 @@ else:
     assert probe and abs(overlap - float(probe.group(1))) < 0.005, (overlap, probe and probe.group(1))
     assert not from_step, cluster["sources"]
 PY
+# A pipeline message's host overheads between ranks 0 and 1, measured and written (LogGP's o).
+/usr/bin/python3 - "$work/cluster.json" "$work/calibrate.log" <<'PY'
+import json, sys
+level = json.load(open(sys.argv[1]))["levels"][0]
+for key in ("send_overhead", "receive_overhead"):
+    overhead = level[key]
+    assert 0.0 <= overhead["seconds"] < 0.01 and 0.0 <= overhead["seconds_per_byte"] <= 1e-6, (key, overhead)
+    assert overhead["seconds"] + overhead["seconds_per_byte"] * 8192 > 0.0, (key, overhead)
+assert "a pipeline message's host overheads" in open(sys.argv[2]).read()
+PY
 # Where the ranks ran is printed and kept with the measurements (exec/comm/rank_placement.h).
 grep -q '^\[calibrate\] placement: rank 0 cpus .*, rank 1 cpus ' "$work/calibrate.log"
 grep -q '"splitbrain calibrate: rank placement rank 0 cpus ' "$work/cluster.json"
