@@ -1,8 +1,9 @@
 #pragma once
 // How many tensors one launch of the GPU's many-tensor optimizer kernels takes, and so how many
 // launches the host queues to update or to clear a step's tensors: the CUDA backend hands their
-// arrays over in the kernel's 4 KB of parameters (exec/cuda/tensor_batches.h), and the simulator
-// prices each launch's queuing (sim/simulation.cc). C++17, for the backend's .cu files.
+// arrays over in the kernel's 4 KB of parameters (exec/cuda/tensor_batches.h); calibrate hands the
+// count to the cost model (exec::Device::arrays_per_update_pass -> sim::Device::
+// optimizer_tensors_per_kernel), which prices each launch. C++17, for the backend's .cu files.
 
 namespace splitbrain::plans {
 

@@ -95,6 +95,12 @@ struct Device {
   // (tools/splitbrain/pass_host_excess.h). Measured by `calibrate --backend cuda --model`; 0
   // where the host computes (CPUs) or unknown (presets).
   double instruction_host_seconds = 0.0;
+  // How many tensors the executor's optimizer updates (and clears) in one kernel on this device:
+  // each kernel is one memory-bound pass over its tensors' bytes, so a small tensor in a batch
+  // pays none of a kernel's fixed cost of its own. 1 where each tensor is a pass of its own (the
+  // CPU executor loops over them, and presets); `calibrate --backend cuda` reads the backend's
+  // (exec::Device::arrays_per_update_pass).
+  int optimizer_tensors_per_kernel = 1;
   // Linear layers' efficiency by shape (sim/gemm_table.h), measured by `splitbrain calibrate`;
   // where present it prices linear layers instead of the gemm curves. Absent for presets.
   std::optional<GemmEfficiencyTable> gemm_table;

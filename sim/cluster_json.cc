@@ -23,6 +23,7 @@ using nlohmann::json;
 constexpr JsonErrorFactory kClusterError = throwing<ClusterError>;
 // Far above any machine's, low enough to stay an int.
 constexpr int64_t kMostCpuCoresPerNode = 1 << 20;
+constexpr int64_t kMostOptimizerTensorsPerKernel = 1 << 20;
 
 EfficiencyCurve read_curve(JsonObjectReader& parent, std::string_view key, std::string_view size_key) {
   JsonObjectReader reader = parent.object(key);
@@ -136,6 +137,11 @@ Device read_device(JsonObjectReader& root) {
   if (device.launch_host_seconds < 0.0) reader.fail("launch_host_seconds", "must be zero or positive");
   device.instruction_host_seconds = reader.optional_number("instruction_host_seconds", 0.0);
   if (device.instruction_host_seconds < 0.0) reader.fail("instruction_host_seconds", "must be zero or positive");
+  const int64_t tensors_per_kernel = reader.optional_int("optimizer_tensors_per_kernel", 1);
+  if (tensors_per_kernel < 1 || tensors_per_kernel > kMostOptimizerTensorsPerKernel) {
+    reader.fail("optimizer_tensors_per_kernel", fmt::format("must be 1 to {}", kMostOptimizerTensorsPerKernel));
+  }
+  device.optimizer_tensors_per_kernel = static_cast<int>(tensors_per_kernel);
   reader.reject_unknown_keys();
   return device;
 }
@@ -358,6 +364,9 @@ nlohmann::ordered_json cluster_to_json(const Cluster& cluster) {
   }
   if (device.launch_host_seconds > 0.0) device_json["launch_host_seconds"] = device.launch_host_seconds;
   if (device.instruction_host_seconds > 0.0) device_json["instruction_host_seconds"] = device.instruction_host_seconds;
+  if (device.optimizer_tensors_per_kernel != 1) {
+    device_json["optimizer_tensors_per_kernel"] = device.optimizer_tensors_per_kernel;
+  }
   if (device.gemm_table) {
     const GemmEfficiencyTable& table = *device.gemm_table;
     ordered_json table_json;

@@ -18,7 +18,6 @@
 #include "plans/hand_over_groups.h"
 #include "plans/step_compiler.h"
 #include "plans/collective_residence.h"
-#include "plans/optimizer_launches.h"
 #include "plans/recompute_scope.h"
 
 namespace splitbrain::sim {
@@ -27,6 +26,16 @@ namespace {
 using plans::Collective;
 using plans::CompiledPlan;
 using plans::Plan;
+
+// `sizes` summed in consecutive groups of at most `per_kernel`: the kernels that take them.
+std::vector<int64_t> sums_per_kernel(const std::vector<int64_t>& sizes, size_t per_kernel) {
+  std::vector<int64_t> sums;
+  for (size_t first = 0; first < sizes.size(); first += per_kernel) {
+    const auto end = sizes.begin() + static_cast<std::ptrdiff_t>(std::min(sizes.size(), first + per_kernel));
+    sums.push_back(std::accumulate(sizes.begin() + static_cast<std::ptrdiff_t>(first), end, int64_t{0}));
+  }
+  return sums;
+}
 
 class StepBuilder {
  public:
@@ -302,31 +311,36 @@ class StepBuilder {
   }
 
   // The optimizer instruction as the executor runs it (exec/runtime/step_interpreter_buckets.cc):
-  // one update per gradient it reads (a whole parameter's, or a ZeRO slice's), each a
-  // memory-bound pass at the achieved rate for its size, then every kept parameter gradient
-  // cleared for the next step's accumulation. The host queues the updates and the clears each in
-  // kernels of up to plans::kTensorsPerOptimizerLaunch tensors (Device::update_all, zero_all).
+  // one update per gradient it reads (a whole parameter's, or a ZeRO slice's), then every kept
+  // parameter gradient cleared for the next step's accumulation (Device::update_all, zero_all).
+  // The device does both in kernels of up to Device::optimizer_tensors_per_kernel tensors, each
+  // a memory-bound pass at the achieved rate for its tensors' bytes together.
   struct OptimizerWork {
     double seconds = 0.0;
     int kernels = 0;
   };
   OptimizerWork optimizer_instruction_work(const Cluster& cluster, const plans::StepProgram& program,
                                            const plans::StepInstruction& instruction) const {
+    const size_t per_kernel = static_cast<size_t>(cluster.device.optimizer_tensors_per_kernel);
     const int64_t gradient_bytes = plans::gradient_element_bytes(plan_);
-    OptimizerWork work;
+    std::vector<int64_t> updated_elements;
     for (const int gradient : instruction.reads) {
-      work.seconds += optimizer_step_seconds(cluster, plan_,
-                                             program.buffers.at(static_cast<size_t>(gradient)).bytes / gradient_bytes);
+      updated_elements.push_back(program.buffers.at(static_cast<size_t>(gradient)).bytes / gradient_bytes);
     }
-    work.kernels = plans::optimizer_launches(static_cast<int>(instruction.reads.size()));
-    int clears = 0;
+    std::vector<int64_t> cleared_bytes;
     for (const int buffer : program.resident) {
       const plans::StepBuffer& kept = program.buffers.at(static_cast<size_t>(buffer));
-      if (kept.role != plans::BufferRole::parameter_gradient) continue;
-      work.seconds += streaming_pass_seconds(cluster, static_cast<double>(kept.bytes));
-      ++clears;
+      if (kept.role == plans::BufferRole::parameter_gradient) cleared_bytes.push_back(kept.bytes);
     }
-    work.kernels += plans::optimizer_launches(clears);
+    OptimizerWork work;
+    for (const int64_t elements : sums_per_kernel(updated_elements, per_kernel)) {
+      work.seconds += optimizer_step_seconds(cluster, plan_, elements);
+      ++work.kernels;
+    }
+    for (const int64_t bytes : sums_per_kernel(cleared_bytes, per_kernel)) {
+      work.seconds += streaming_pass_seconds(cluster, static_cast<double>(bytes));
+      ++work.kernels;
+    }
     return work;
   }
 

@@ -25,6 +25,7 @@
 #include "exec/runtime/device.h"
 #include "exec/runtime/host_device.h"
 #include "plans/collective_kind.h"
+#include "plans/optimizer_launches.h"
 
 namespace splitbrain::exec::cuda {
 
@@ -71,6 +72,7 @@ class CudaArrayDevice final : public Device {
                   std::span<const DeviceArray* const> gradients, std::span<DeviceArray* const> first_moments,
                   std::span<DeviceArray* const> second_moments) override;
   void zero_all(std::span<DeviceArray* const> arrays) override;
+  int arrays_per_update_pass() const override { return plans::kTensorsPerOptimizerLaunch; }
 
   void run_collectives(comm::Communicator& communicator, std::span<const plans::Collective> collectives,
                        const DeviceArray& input, DeviceArray& output, std::string_view label) override;

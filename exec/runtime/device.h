@@ -119,6 +119,9 @@ class Device {
                           std::span<const DeviceArray* const> gradients, std::span<DeviceArray* const> first_moments,
                           std::span<DeviceArray* const> second_moments);
   virtual void zero_all(std::span<DeviceArray* const> arrays);
+  // How many arrays update_all and zero_all take in one pass (the cost model's
+  // sim::Device::optimizer_tensors_per_kernel, which calibrate reads here): 1 by default.
+  virtual int arrays_per_update_pass() const { return 1; }
 
   // The plan's collectives in turn (each one's output the next one's input), counted by the
   // communicator under `label`; `output` receives the last result.

@@ -117,6 +117,7 @@ TEST(ClusterJson, RoundTripKeepsTheHostLink) {
   cluster.device.host_to_device_bytes_per_second = 1.2e10;
   cluster.device.launch_host_seconds = 4e-6;
   cluster.device.instruction_host_seconds = 6e-6;
+  cluster.device.optimizer_tensors_per_kernel = 64;
   const Cluster back = parse_cluster_json(cluster_json_text(cluster), "memory");
   EXPECT_EQ(back, cluster);
   EXPECT_DOUBLE_EQ(back.device.host_to_device_bytes_per_second, 1.2e10);
@@ -190,6 +191,16 @@ TEST(ClusterJsonErrors, HostLinkNeedsABandwidth) {
   expect_error(document, "device.host_transfer.host_to_device_bytes_per_second: must be positive");
   document["device"]["host_transfer"] = {{"latency_seconds", 1e-5}};
   expect_error(document, "device.host_transfer");
+}
+
+TEST(ClusterJsonErrors, AnOptimizerKernelTakesAtLeastOneTensor) {
+  json document = valid_document();
+  document["device"]["optimizer_tensors_per_kernel"] = 0;
+  expect_error(document, "device.optimizer_tensors_per_kernel: must be 1 to 1048576");
+  document["device"]["optimizer_tensors_per_kernel"] = 2.5;
+  expect_error(document, "device.optimizer_tensors_per_kernel");
+  document["device"]["optimizer_tensors_per_kernel"] = 64;
+  EXPECT_EQ(parse_cluster_json(document.dump(), "x.json").device.optimizer_tensors_per_kernel, 64);
 }
 
 TEST(ClusterJsonErrors, HostQueuingTimesMustNotBeNegative) {

@@ -385,7 +385,8 @@ TEST(Simulation, TheRuntimesHostTimePerPassAddsToEachPassesQueuing) {
 }
 
 // The optimizer's host: the updates and the clears each queued in launches of up to
-// plans::kTensorsPerOptimizerLaunch tensors, as the CUDA backend runs them. A GPT of 8 blocks has
+// plans::kTensorsPerOptimizerLaunch tensors, as the CUDA backend runs them (the count its
+// calibration writes as Device::optimizer_tensors_per_kernel). A GPT of 8 blocks has
 // more parameter tensors than one launch takes; on a host that takes 1 ms a launch and paces the
 // step, the optimizer's phase is those launches (plus less than one more: the host's lag behind
 // the device at the last backward, which the phase inherits).
@@ -405,9 +406,37 @@ TEST(Simulation, TheOptimizersHostQueuesOneLaunchPerBatchOfTensors) {
   EXPECT_GE(launches, 3);
   Cluster cluster = cluster_preset("dgx-h100");
   cluster.device.launch_host_seconds = 1e-3;
+  cluster.device.optimizer_tensors_per_kernel = plans::kTensorsPerOptimizerLaunch;
   const double optimizer_seconds = simulate(plan, cluster).phases.optimizer;
   EXPECT_GE(optimizer_seconds, launches * 1e-3);
   EXPECT_LT(optimizer_seconds, (launches + 1) * 1e-3);
+}
+
+// The optimizer's device time: where one kernel updates (and one clears) all of a rank's
+// tensors, it is one memory-bound pass over all their bytes, not a pass per tensor, so the
+// small tensors (biases) pay no fixed cost of their own. vgg11's 22 tensors on one rank: with
+// one kernel for all, the phase is exactly the two passes; tensor by tensor it is longer.
+TEST(Simulation, AnOptimizerKernelOverManyTensorsIsOnePassOverTheirBytes) {
+  const plans::Plan plan = data_parallel_plan("vgg11-cifar10", 1, 64);
+  const plans::StepProgram program = plans::compile_step(plan, plans::compile_plan(plan), 0);
+  int64_t gradient_bytes = 0;
+  int tensors = 0;
+  for (const int buffer : program.resident) {
+    const plans::StepBuffer& kept = program.buffers.at(static_cast<size_t>(buffer));
+    if (kept.role != plans::BufferRole::parameter_gradient) continue;
+    gradient_bytes += kept.bytes;
+    ++tensors;
+  }
+  ASSERT_EQ(tensors, 22);
+  Cluster batched = cluster_preset("dgx-h100");
+  batched.device.optimizer_tensors_per_kernel = 64;
+  const int64_t parameters = gradient_bytes / plans::gradient_element_bytes(plan);
+  EXPECT_NEAR(simulate(plan, batched).phases.optimizer,
+              optimizer_step_seconds(batched, plan, parameters) +
+                  streaming_pass_seconds(batched, static_cast<double>(gradient_bytes)),
+              1e-12);
+  const Cluster one_by_one = cluster_preset("dgx-h100");
+  EXPECT_GT(simulate(plan, one_by_one).phases.optimizer, simulate(plan, batched).phases.optimizer * 1.2);
 }
 
 // A pipeline message's host overheads (Level::send_overhead, receive_overhead): with one

@@ -82,6 +82,8 @@ void measure_update(BackendKernels& kernels, bool print, sim::Device& device) {
   const SaturatingRate rate = fit_saturating_rate(bytes, rates);
   device.memory_bandwidth_bytes_per_second = rate.peak;
   device.memory_efficiency = {1.0, rate.half_size};
+  // The curve is one kernel's; a step's update takes this many parameters per kernel.
+  device.optimizer_tensors_per_kernel = memory.arrays_per_update_pass();
 }
 
 // The host's seconds to queue one small kernel as the runtime queues those beside a layer's: an

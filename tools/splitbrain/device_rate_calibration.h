@@ -9,6 +9,7 @@
 //     sizes, fitted as a saturating rate of the bytes the simulator counts for it (parameters,
 //     gradients and state, each read and written) -> memory_bandwidth_bytes_per_second and
 //     memory_efficiency, the common memory curve that prices the update and the bucket copies;
+//     and how many parameters the backend updates in one kernel -> optimizer_tensors_per_kernel;
 //   - the host's time to queue one small kernel (an array allocated zero-filled, the clock's
 //     mark) -> Device::launch_host_seconds, for the kernels the runtime queues beside a layer's.
 
