@@ -275,8 +275,7 @@ void validate_cluster(const Cluster& cluster, std::string_view source) {
       }
     };
     validate_link(level.link, path + ".link");
-    for (auto [key, overhead] :
-         {std::pair{"send_overhead", &level.send_overhead}, std::pair{"receive_overhead", &level.receive_overhead}}) {
+    for (const auto& [key, overhead] : message_overheads_by_key(level)) {
       require_range(overhead->seconds, 0.0, kHighestSeconds, source, fmt::format("{}.{}.seconds", path, key));
       // Up to a microsecond per byte: 1 MB/s, slower than any copy or wire.
       require_range(overhead->seconds_per_byte, 0.0, 1e-6, source, fmt::format("{}.{}.seconds_per_byte", path, key));

@@ -8,6 +8,7 @@
 // node: 25e9 per GPU), because the alpha-beta formulas in collective_cost.cc charge each rank
 // for the bytes it sends.
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -181,6 +182,14 @@ struct Level {
 
   bool operator==(const Level&) const = default;
 };
+
+// A level's message overheads by their keys in the cluster file, for the reader, the writer and
+// the validation to walk alike (`LevelRef`: Level or const Level).
+template <typename LevelRef>
+auto message_overheads_by_key(LevelRef& level) {
+  return std::array{std::pair{"send_overhead", &level.send_overhead},
+                    std::pair{"receive_overhead", &level.receive_overhead}};
+}
 
 struct Cluster {
   std::string name;

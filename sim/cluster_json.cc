@@ -197,8 +197,7 @@ std::vector<Level> read_levels(JsonObjectReader& root) {
       per_kind.reject_unknown_keys();
     }
     level.uplink_shared = reader.optional_bool("uplink_shared", false);
-    for (auto [key, overhead] :
-         {std::pair{"send_overhead", &level.send_overhead}, std::pair{"receive_overhead", &level.receive_overhead}}) {
+    for (const auto& [key, overhead] : message_overheads_by_key(level)) {
       if (!reader.has(key)) continue;
       JsonObjectReader one = reader.object(key);
       overhead->seconds = one.required_number("seconds");
@@ -393,8 +392,7 @@ nlohmann::ordered_json cluster_to_json(const Cluster& cluster) {
       level_json["collective_links"] = std::move(per_kind);
     }
     if (level.uplink_shared) level_json["uplink_shared"] = true;
-    for (auto [key, overhead] :
-         {std::pair{"send_overhead", &level.send_overhead}, std::pair{"receive_overhead", &level.receive_overhead}}) {
+    for (const auto& [key, overhead] : message_overheads_by_key(level)) {
       if (*overhead == MessageOverhead{}) continue;
       level_json[key] = {{"seconds", overhead->seconds}, {"seconds_per_byte", overhead->seconds_per_byte}};
     }
