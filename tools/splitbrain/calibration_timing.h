@@ -20,10 +20,9 @@ namespace splitbrain::tools {
 // Training runs each layer once per step on data the layers before it pushed out of the cache;
 // timing a kernel again and again on hot data would credit it with a rate training never sees.
 // Writing a buffer larger than this core's caches before each timed run puts the kernel back in
-// training's conditions: twice the largest cache sysfs describes, and at least 32 MiB where it
-// describes none (the L3 slice of the EPYCs we ran on).
+// training's conditions (cache_eviction_sweep_bytes says how large a buffer).
 inline void evict_caches() {
-  static std::vector<char> sweep(static_cast<size_t>(std::max(32.0 * 1024 * 1024, 2.0 * cpu_last_level_cache_bytes())));
+  static std::vector<char> sweep(static_cast<size_t>(cache_eviction_sweep_bytes(cpu_last_level_cache_bytes())));
   for (size_t i = 0; i < sweep.size(); i += 64) sweep[i] = static_cast<char>(sweep[i] + 1);
 }
 

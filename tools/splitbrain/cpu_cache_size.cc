@@ -23,4 +23,9 @@ double cpu_last_level_cache_bytes() {
   return largest;
 }
 
+double cache_eviction_sweep_bytes(double described_cache_bytes) {
+  constexpr double kMiB = 1024.0 * 1024.0;
+  return std::clamp(2.0 * described_cache_bytes, 32.0 * kMiB, 256.0 * kMiB);
+}
+
 }  // namespace splitbrain::tools
