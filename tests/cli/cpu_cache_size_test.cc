@@ -10,7 +10,7 @@ namespace {
 constexpr double kMiB = 1024.0 * 1024.0;
 
 TEST(CacheEvictionSweep, IsTwiceTheDescribedCacheBetweenItsBounds) {
-  EXPECT_DOUBLE_EQ(cache_eviction_sweep_bytes(32 * kMiB), 64 * kMiB);    // an EPYC's L3 slice
+  EXPECT_DOUBLE_EQ(cache_eviction_sweep_bytes(32 * kMiB), 64 * kMiB);  // an EPYC's L3 slice
   EXPECT_DOUBLE_EQ(cache_eviction_sweep_bytes(100 * kMiB), 200 * kMiB);
 }
 
