@@ -56,9 +56,29 @@ MemoryBreakdown memory_breakdown(const plans::MemoryPeaks& walk) {
   return memory;
 }
 
+int memory_equivalent_micro_batches(const plans::Plan& plan) {
+  const int stages = plan.stage_count();
+  if (stages == 1) return std::min(plan.micro_batches, 2);
+  switch (plan.schedule) {
+    case plans::PipelineSchedule::gpipe:
+      return plan.micro_batches;
+    case plans::PipelineSchedule::one_f_one_b:
+      // Warm-up, at least two steady (forward, backward) pairs, cool-down.
+      return std::min(plan.micro_batches, stages + 2);
+    case plans::PipelineSchedule::interleaved_one_f_one_b:
+      // A multiple of the stages: the warm-up's round, a steady round and the cool-down's (with
+      // two rounds the warm-up and cool-down meet and some sends are held for less long).
+      return std::min(plan.micro_batches, 3 * stages);
+  }
+  return plan.micro_batches;
+}
+
 bool plan_fits_memory(const plans::Plan& plan, const plans::CompiledPlan& compiled, int64_t limit_bytes) {
+  plans::Plan shorter = plan;
+  shorter.micro_batches = memory_equivalent_micro_batches(plan);
+  shorter.global_batch = plan.micro_batch_size() * shorter.micro_batches;
   for (int stage = 0; stage < plan.stage_count(); ++stage) {
-    if (stage_memory(plan, compiled, stage).total() > limit_bytes) return false;
+    if (stage_memory(shorter, compiled, stage).total() > limit_bytes) return false;
   }
   return true;
 }

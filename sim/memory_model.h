@@ -32,8 +32,16 @@ MemoryBreakdown memory_breakdown(const plans::MemoryPeaks& walk);
 
 // Whether every rank of the plan holds at most `limit_bytes` (peak_memory_bytes of its
 // simulation within the limit), from the stages' walks alone, stopping at the first stage over
-// it (stage 0 first: under 1F1B it keeps the most micro-batches in flight).
+// it (stage 0 first: under 1F1B it keeps the most micro-batches in flight). The walks are of the
+// plan cut to memory_equivalent_micro_batches, which hold the same peaks.
 bool plan_fits_memory(const plans::Plan& plan, const plans::CompiledPlan& compiled, int64_t limit_bytes);
+
+// The fewest micro-batches (of the plan's size) whose step programs reach the same memory peaks
+// as the plan's on every stage: a 1F1B stage keeps at most `stages` micro-batches in flight, so
+// after the warm-up every further (forward, backward) pair repeats the same allocations; GPipe
+// keeps them all. What makes a 1T GPT's 192-micro-batch pipelines cheap to walk; a test walks
+// both and compares.
+int memory_equivalent_micro_batches(const plans::Plan& plan);
 
 // Micro-batches whose activations a stage keeps at once: GPipe all of them; 1F1B at most
 // (stages - stage) (Narayanan et al. 2019, PipeDream-Flush); interleaved 1F1B its warm-up's

@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <vector>
 
 #include "plans/compiled_plan.h"
 #include "plans/tied_weights.h"
 #include "sim/memory_model.h"
+#include "sim/steady_pipeline.h"
 #include "sim/step_time_bound.h"
 
 namespace splitbrain::sim {
@@ -22,13 +24,53 @@ bool cannot_beat(double lower_bound_seconds, double rival_seconds) {
   return lower_bound_seconds >= rival_seconds * (1.0 + kBoundRoundingMargin);
 }
 
-// The plan with ZeRO stage `zero` and whole-stage recompute as `recompute`, labelled so.
-plans::Plan variant_of(const plans::Plan& plan, int zero, bool recompute) {
-  plans::Plan variant = plan;
-  variant.zero_stage = zero;
-  variant.recompute_activations = recompute;
-  variant.family += fmt::format(" +zero{}{}", zero, recompute ? " +recompute" : "");
-  return variant;
+// How much of a step's activations is recomputed rather than kept.
+enum class Recompute { none, selective, full };
+
+// One way to make a plan fit: a ZeRO stage and a recompute mode.
+struct MemoryVariant {
+  int zero = 0;
+  Recompute recompute = Recompute::none;
+};
+
+bool has_self_attention(const model::Model& net) {
+  return std::any_of(net.layers().begin(), net.layers().end(),
+                     [](const model::Layer& l) { return l.kind == model::OpKind::self_attention; });
+}
+
+// Every variant the plan format can say, the plan itself first, in the order ties are broken:
+// ZeRO 0-3, each keeping every activation, recomputing attention's score terms (Megatron-LM's
+// selective recompute; only for models with attention), then whole chunks. A plan that already
+// recomputes keeps its own choice.
+std::vector<MemoryVariant> memory_variants(const plans::Plan& plan) {
+  std::vector<Recompute> modes = {Recompute::none};
+  if (plan.recompute_activations) {
+    modes = {Recompute::full};
+  } else if (plan.recompute_attention) {
+    modes = {Recompute::selective, Recompute::full};
+  } else {
+    if (plan.model != nullptr && has_self_attention(*plan.model)) modes.push_back(Recompute::selective);
+    modes.push_back(Recompute::full);
+  }
+  std::vector<MemoryVariant> variants;
+  for (int zero = plan.zero_stage; zero <= 3; ++zero) {
+    for (Recompute mode : modes) variants.push_back({zero, mode});
+  }
+  return variants;
+}
+
+// The plan as `variant` says, labelled so (the plan itself keeps its label).
+plans::Plan variant_of(const plans::Plan& plan, MemoryVariant variant) {
+  plans::Plan result = plan;
+  const bool was_selective = plan.recompute_attention && !plan.recompute_activations;
+  const bool was_full = plan.recompute_activations;
+  result.zero_stage = variant.zero;
+  result.recompute_activations = variant.recompute == Recompute::full;
+  result.recompute_attention = variant.recompute == Recompute::selective;
+  if (variant.zero != plan.zero_stage) result.family += fmt::format(" +zero{}", variant.zero);
+  if (variant.recompute == Recompute::selective && !was_selective) result.family += " +selective-recompute";
+  if (variant.recompute == Recompute::full && !was_full) result.family += " +recompute";
+  return result;
 }
 
 void count_left_out(std::string problem, SearchStats& stats) {
@@ -55,31 +97,31 @@ std::optional<plans::Plan> with_shared_tied_weights(plans::Plan plan, SearchStat
   return std::nullopt;
 }
 
-// Every variant simulated in full, feasibility read from each prediction: the exhaustive search.
-PricedPlan price_every_variant(const PlannerRequest& request, plans::Plan plan, SearchStats& stats) {
+// Every variant priced, none skipped (the exhaustive search, which the pruned one must match):
+// each one's fit walked, each one that fits timed; the answer is the fastest that fits (the first
+// in variant order among equals), or the plan as it is, marked infeasible, when none does.
+PricedPlan price_every_variant(const PlannerRequest& request, const plans::Plan& plan, SearchStats& stats) {
   const int64_t limit = request.effective_memory_limit();
-  auto price = [&](const plans::Plan& p) {
+  std::optional<plans::Plan> best;
+  double best_seconds = std::numeric_limits<double>::infinity();
+  const std::vector<MemoryVariant> variants = memory_variants(plan);
+  for (size_t i = 0; i < variants.size(); ++i) {
+    const bool is_original = i == 0;
+    plans::Plan variant = is_original ? plan : variant_of(plan, variants[i]);
+    if (!is_original && !shares_tied_weights(variant, stats)) continue;
+    const plans::CompiledPlan compiled = plans::compile_plan(variant);
+    ++stats.memory_walks;
+    if (!plan_fits_memory(variant, compiled, limit)) continue;
     ++stats.plans_simulated;
-    return simulate(p, plans::compile_plan(p), request.cluster);
-  };
-  PricedPlan priced{plan, price(plan), false};
-  priced.feasible = peak_memory_bytes(priced.prediction) <= limit;
-  if (priced.feasible) return priced;
-  std::optional<PricedPlan> best;
-  for (int zero : {1, 2, 3}) {
-    for (bool recompute : {false, true}) {
-      const plans::Plan variant = variant_of(plan, zero, recompute);
-      if (!shares_tied_weights(variant, stats)) continue;
-      PricedPlan candidate{variant, price(variant), false};
-      candidate.feasible = peak_memory_bytes(candidate.prediction) <= limit;
-      if (candidate.feasible &&
-          (!best || candidate.prediction.iteration_seconds < best->prediction.iteration_seconds)) {
-        best = std::move(candidate);
-      }
+    const double seconds = steady_pipeline_iteration_seconds(variant, compiled, request.cluster);
+    if (seconds < best_seconds) {
+      best = std::move(variant);
+      best_seconds = seconds;
     }
-    if (best) break;
   }
-  return best ? *best : priced;
+  ++stats.plans_simulated;
+  const plans::Plan& answer = best ? *best : plan;
+  return PricedPlan{answer, simulate(answer, plans::compile_plan(answer), request.cluster), best.has_value()};
 }
 
 }  // namespace
@@ -97,83 +139,82 @@ std::optional<PricedPlan> price_plan_against(const PlannerRequest& request, plan
                                              Ranking ranking, SearchStats& stats) {
   std::optional<plans::Plan> runnable = with_shared_tied_weights(std::move(given), stats);
   if (!runnable) return std::nullopt;
-  plans::Plan plan = std::move(*runnable);
-  if (request.exhaustive) return price_every_variant(request, std::move(plan), stats);
+  const plans::Plan plan = std::move(*runnable);
+  if (request.exhaustive) return price_every_variant(request, plan, stats);
   const int64_t limit = request.effective_memory_limit();
-  // The time a plan that fits must beat: the rival's, except that a plan that fits beats any
+  // The time an answer that fits must beat: the rival's, except that a plan that fits beats any
   // rival that does not when fitting comes first.
   const double rival_seconds =
       rival != nullptr ? rival->prediction.iteration_seconds : std::numeric_limits<double>::infinity();
   const bool fit_wins = ranking == Ranking::fitting_first && rival != nullptr && !rival->feasible;
   const double bar = fit_wins ? std::numeric_limits<double>::infinity() : rival_seconds;
-  auto time = [&](const plans::Plan& p, const plans::CompiledPlan& compiled) {
-    ++stats.plans_simulated;
-    return simulate(p, compiled, request.cluster);
-  };
-  auto fits = [&](const plans::Plan& p, const plans::CompiledPlan& compiled) {
-    ++stats.memory_walks;
-    return plan_fits_memory(p, compiled, limit);
-  };
 
-  auto bound = [&](const plans::Plan& p, const plans::CompiledPlan& compiled) {
-    return iteration_seconds_lower_bound(p, compiled, request.cluster);
-  };
-  // Plans whose bound is not below the bar are not walked either until it matters: whether one
-  // of them fits decides only whether the answer is its group's (and then it does not beat the
-  // rival), so they are walked only before an answer below the bar is returned.
-  struct Unwalked {
+  struct Candidate {
+    int order = 0;  // in memory_variants: breaks ties as the exhaustive search does
     plans::Plan plan;
-    plans::CompiledPlan compiled;
+    const plans::CompiledPlan* compiled = nullptr;
+    double bound_seconds = 0;
   };
-  std::vector<Unwalked> unwalked;
-  auto none_of_unwalked_fits = [&] {
-    return std::none_of(unwalked.begin(), unwalked.end(), [&](const Unwalked& u) { return fits(u.plan, u.compiled); });
+  // compile_plan reads the ZeRO stage but not the recompute flags: one compilation per stage.
+  std::array<std::optional<plans::CompiledPlan>, 4> compiled_by_zero;
+  std::vector<Candidate> candidates;
+  for (MemoryVariant v : memory_variants(plan)) {
+    plans::Plan variant = candidates.empty() ? plan : variant_of(plan, v);
+    if (!candidates.empty() && !shares_tied_weights(variant, stats)) continue;
+    std::optional<plans::CompiledPlan>& compiled = compiled_by_zero.at(static_cast<size_t>(v.zero));
+    if (!compiled) compiled = plans::compile_plan(variant);
+    const double bound = iteration_seconds_lower_bound(variant, *compiled, request.cluster);
+    candidates.push_back({static_cast<int>(candidates.size()), std::move(variant), &*compiled, bound});
+  }
+  auto fits = [&](const Candidate& c) {
+    ++stats.memory_walks;
+    return plan_fits_memory(c.plan, *c.compiled, limit);
   };
-
-  const plans::CompiledPlan compiled = plans::compile_plan(plan);
-  if (cannot_beat(bound(plan, compiled), bar)) {
-    unwalked.push_back({plan, compiled});  // if it fits it is the answer, and no faster than the bar
-  } else if (fits(plan, compiled)) {
-    Prediction prediction = time(plan, compiled);
-    return PricedPlan{std::move(plan), std::move(prediction), true};
-  }
-  // Over the limit: shard the optimizer state (and more), or recompute activations. A lower ZeRO
-  // stage that fits communicates less than a higher one, so the first stage with a variant that
-  // fits has the answer: its fastest such variant.
-  for (int zero : {1, 2, 3}) {
-    std::optional<PricedPlan> best;
-    bool some_fit = false;
-    std::vector<Unwalked> unwalked_here;
-    for (bool recompute : {false, true}) {
-      plans::Plan variant = variant_of(plan, zero, recompute);
-      if (!shares_tied_weights(variant, stats)) continue;
-      plans::CompiledPlan variant_compiled = plans::compile_plan(variant);
-      if (cannot_beat(bound(variant, variant_compiled), bar)) {
-        unwalked_here.push_back({std::move(variant), std::move(variant_compiled)});
-        continue;
-      }
-      if (!fits(variant, variant_compiled)) continue;
-      some_fit = true;
-      PricedPlan candidate{variant, time(variant, variant_compiled), true};
-      if (!best || candidate.prediction.iteration_seconds < best->prediction.iteration_seconds)
-        best = std::move(candidate);
+  // Fastest first by bound. A variant whose bound is not below both the bar and the best that
+  // fits so far can be neither the answer (but for a tie, which goes to the earlier variant) nor
+  // beat the rival: it is not walked.
+  std::vector<const Candidate*> by_bound;
+  for (const Candidate& c : candidates) by_bound.push_back(&c);
+  std::stable_sort(by_bound.begin(), by_bound.end(),
+                   [](const Candidate* a, const Candidate* b) { return a->bound_seconds < b->bound_seconds; });
+  // The variants are compared by their steady-state step times (sim/steady_pipeline.h: a long
+  // pipeline's time from two short timelines); the answer gets the full simulation.
+  const Candidate* best = nullptr;
+  double best_seconds = std::numeric_limits<double>::infinity();
+  std::vector<const Candidate*> unwalked;
+  for (const Candidate* c : by_bound) {
+    const bool may_tie = best != nullptr && c->order < best->order &&
+                         !cannot_beat(c->bound_seconds, best_seconds * (1.0 + kBoundRoundingMargin));
+    if (cannot_beat(c->bound_seconds, std::min(bar, best_seconds)) && !may_tie) {
+      unwalked.push_back(c);
+      continue;
     }
-    if (some_fit) {
-      // This stage has the answer. Its unwalked variants are no faster than the bar, so the answer
-      // is `best` when that is below it, provided no earlier stage's unwalked variant fits.
-      if (best && best->prediction.iteration_seconds < bar && none_of_unwalked_fits()) return best;
-      return std::nullopt;
+    if (!fits(*c)) continue;
+    ++stats.plans_simulated;
+    const double seconds = steady_pipeline_iteration_seconds(c->plan, *c->compiled, request.cluster);
+    if (best == nullptr || seconds < best_seconds || (seconds == best_seconds && c->order < best->order)) {
+      best = c;
+      best_seconds = seconds;
     }
-    for (Unwalked& u : unwalked_here) unwalked.push_back(std::move(u));
   }
-  // No variant known to fit. If an unwalked one does, the answer is no faster than the bar.
-  // Otherwise the answer is the plan as it is, marked infeasible, which beats only a slower rival
-  // (one that does not fit either, when fitting comes first).
+  if (best != nullptr) {
+    // The answer is `best` (no variant left unwalked is faster); it wins only below the bar.
+    if (!(best_seconds < bar)) return std::nullopt;
+    Prediction prediction = simulate(best->plan, *best->compiled, request.cluster);
+    if (!(prediction.iteration_seconds < bar)) return std::nullopt;
+    return PricedPlan{best->plan, std::move(prediction), true};
+  }
+  // Nothing walked fits. A variant left unwalked that fits makes the answer no faster than the
+  // bar; otherwise the answer is the plan as it is, marked infeasible, which beats only a slower
+  // rival (one that does not fit either, when fitting comes first).
   if (ranking == Ranking::fitting_first && rival != nullptr && rival->feasible) return std::nullopt;
-  if (!none_of_unwalked_fits()) return std::nullopt;
-  if (cannot_beat(bound(plan, compiled), rival_seconds)) return std::nullopt;
-  Prediction prediction = time(plan, compiled);
-  return PricedPlan{std::move(plan), std::move(prediction), false};
+  const Candidate& original = candidates.front();
+  if (cannot_beat(original.bound_seconds, rival_seconds)) return std::nullopt;
+  if (std::any_of(unwalked.begin(), unwalked.end(), [&](const Candidate* c) { return fits(*c); })) return std::nullopt;
+  ++stats.plans_simulated;
+  Prediction prediction = simulate(original.plan, *original.compiled, request.cluster);
+  if (!(prediction.iteration_seconds < rival_seconds)) return std::nullopt;
+  return PricedPlan{original.plan, std::move(prediction), false};
 }
 
 }  // namespace splitbrain::sim

@@ -1,6 +1,6 @@
 #pragma once
-// Pricing a plan the planner found: simulated in full, and when it is over the memory limit, its
-// ZeRO and activation-recompute variants until one fits. Most of a large search's time goes
+// Pricing a plan the planner found with each of its ZeRO and activation-recompute variants: the
+// fastest that fits is the plan's price. Most of a large search's time goes
 // here, so nothing is timed that cannot change the answer: whether a variant fits is decided by
 // its step programs' memory walks alone (sim::plan_fits_memory, the peaks simulate reports),
 // and only the variants that fit get a timeline; against a rival, a plan whose lower bound on
@@ -13,9 +13,10 @@
 
 namespace splitbrain::sim {
 
-// Prices a plan; when it is over the memory limit, tries ZeRO stages 1-3 (each without, then with
-// activation recompute) and returns the fastest variant of the lowest ZeRO stage that fits (a
-// lower stage communicates less), or the original, marked infeasible, when none fits. A plan
+// Prices a plan and its memory variants: ZeRO stages from the plan's own up to 3, each keeping
+// every activation, recomputing attention's score terms (selective, for models with attention)
+// or whole chunks (full recompute); returns the fastest variant that fits (the earliest of those
+// in that order among equals), or the plan as it is, marked infeasible, when none fits. A plan
 // whose tied weights a step cannot share (plans/tied_weights.h) is priced with its embeddings
 // sharded like their heads; nullopt (counted in `stats`) when that cannot help either.
 std::optional<PricedPlan> price_plan(const PlannerRequest& request, plans::Plan plan, SearchStats& stats);

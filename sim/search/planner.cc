@@ -82,6 +82,7 @@ PlannerResult plan_training(const PlannerRequest& request, const std::function<v
   say("sequence parallelism for the plans with tensor parallelism");
   const size_t found = result.plans.size();
   for (size_t i = 0; i < found; ++i) {
+    if (result.plans[i].plan.regather_saved_inputs) continue;  // already sequence-parallel
     if (std::optional<plans::Plan> sequence = plans::with_sequence_parallelism(result.plans[i].plan)) {
       if (std::optional<PricedPlan> priced = price_plan(request, std::move(*sequence), stats))
         add_unique(result.plans, std::move(*priced));

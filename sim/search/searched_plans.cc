@@ -10,6 +10,7 @@
 #include "plans/tied_weights.h"
 #include "plans/compiled_plan.h"
 #include "plans/plan_error.h"
+#include "plans/sequence_parallel.h"
 #include "sim/collective_cost.h"
 #include "sim/search/cost_table.h"
 #include "sim/search/plan_pricing.h"
@@ -55,9 +56,10 @@ std::vector<double> cut_seconds(const PlannerRequest& request, CostTable& table,
   return cuts;
 }
 
+// The chunk (stage, or virtual stage when `chunks` is a multiple of the stages) of each layer.
 std::optional<std::vector<int>> partition(const PlannerRequest& request, CostTable& table, const SearchMesh& mesh,
                                           const std::vector<LayerSharding>& layers, int micro_batches,
-                                          int64_t memory_limit_bytes) {
+                                          int64_t memory_limit_bytes, int chunks) {
   const model::Model& net = table.model();
   StagePartitionInput input;
   for (int v = 0; v < net.size(); ++v) {
@@ -73,7 +75,7 @@ std::optional<std::vector<int>> partition(const PlannerRequest& request, CostTab
     input.layer_activation_bytes.push_back(cost.activation_bytes);
   }
   input.cut_seconds = cut_seconds(request, table, mesh, layers);
-  input.stages = mesh.size_of(mesh.pipe);
+  input.stages = chunks;
   input.micro_batches = micro_batches;
   input.memory_limit_bytes = memory_limit_bytes;
   input.may_start_stage = stage_starts_between_blocks(net, input.stages);
@@ -98,16 +100,40 @@ std::vector<int> micro_batch_options(int64_t batch, int stages) {
   return options;
 }
 
-std::vector<int> small_micro_batch_options(int64_t batch, int stages, int data_replicas) {
-  std::vector<int> options;
-  if (stages <= 1) return options;
-  for (int64_t samples_per_replica : {2, 1}) {
-    const int64_t count = batch / (data_replicas * samples_per_replica);
-    if (count <= int64_t{stages} * 8 || count * data_replicas * samples_per_replica != batch) continue;
-    if (count > std::numeric_limits<int>::max()) continue;
-    options.push_back(static_cast<int>(count));
+std::vector<int> micro_batch_counts(int64_t batch, int stages, int data_replicas) {
+  if (stages <= 1) return {1};
+  std::vector<int> counts;
+  if (data_replicas < 1 || batch % data_replicas != 0) return counts;
+  const int64_t replica_batch = batch / data_replicas;
+  for (int64_t samples = 1; samples <= replica_batch / stages; ++samples) {
+    if (replica_batch % samples != 0) continue;
+    const int64_t count = replica_batch / samples;
+    if (count <= std::numeric_limits<int>::max()) counts.push_back(static_cast<int>(count));
   }
-  return options;
+  return counts;
+}
+
+std::optional<plans::Plan> interleaved_plan(const PlannerRequest& request, const SearchMesh& mesh,
+                                            const plans::Plan& pipeline, int chunks_per_stage) {
+  const int stages = pipeline.stage_count();
+  if (stages < 2 || chunks_per_stage < 2 || pipeline.micro_batches % stages != 0) return std::nullopt;
+  // The schedule hands a tensor only from a chunk to the next: chunks start between blocks.
+  const std::vector<bool> starts = model::block_starts(*request.model);
+  if (std::count(starts.begin(), starts.end(), true) < int64_t{stages} * chunks_per_stage - 1) return std::nullopt;
+  plans::Plan plan = skeleton_plan(request, mesh.mesh);
+  plan.micro_batches = pipeline.micro_batches;
+  plan.pipe_axis = mesh.pipe;
+  CostTable table(plan, request.cluster, std::min(plan.micro_batches, stages));
+  const int chunks = stages * chunks_per_stage;
+  // Chunks are cut for time alone: their memory is the stage's sum, which pricing walks.
+  auto chunk_of_layer =
+      partition(request, table, mesh, pipeline.layers, plan.micro_batches, std::numeric_limits<int64_t>::max(), chunks);
+  if (!chunk_of_layer) return std::nullopt;
+  plan = pipeline;
+  plan.stage_of_layer = *chunk_of_layer;
+  plan.virtual_stages = chunks_per_stage;
+  plan.schedule = plans::PipelineSchedule::interleaved_one_f_one_b;
+  return plan;
 }
 
 std::optional<plans::Plan> searched_plan(const PlannerRequest& request, const SearchMesh& mesh, int micro_batches,
@@ -149,10 +175,12 @@ std::optional<plans::Plan> searched_plan(const PlannerRequest& request, const Se
   }
   skeleton.layers = layers;
   if (mesh.pipe >= 0) {
-    auto stage_of_layer = partition(request, table, mesh, layers, micro_batches, request.effective_memory_limit());
+    auto stage_of_layer =
+        partition(request, table, mesh, layers, micro_batches, request.effective_memory_limit(), stages);
     // As for the shardings: no cut fits as it is, so cut for time; recomputation and ZeRO come next.
     if (!stage_of_layer) {
-      stage_of_layer = partition(request, table, mesh, layers, micro_batches, std::numeric_limits<int64_t>::max());
+      stage_of_layer =
+          partition(request, table, mesh, layers, micro_batches, std::numeric_limits<int64_t>::max(), stages);
     }
     stats.layer_prices += table.evaluations();
     if (!stage_of_layer) return std::nullopt;
@@ -207,34 +235,40 @@ std::optional<PricedPlan> best_plan(const PlannerRequest& request, SearchStats& 
   const bool spatial = model_has_convolutions(*request.model);
   const int devices_per_node = request.cluster.levels.front().fan_out;
   std::optional<PricedPlan> best;
+  const auto consider_one = [&](plans::Plan plan) {
+    // Only a plan that could beat the best so far is timed in full.
+    auto priced = price_plan_against(request, std::move(plan), best ? &*best : nullptr, Ranking::fitting_first, stats);
+    if (priced && (!best || better_plan(*priced, *best, Ranking::fitting_first))) best = std::move(*priced);
+  };
+  // A plan and its sequence-parallel twin (plans/sequence_parallel.h), where it has one.
+  const auto consider = [&](plans::Plan plan) {
+    if (std::optional<plans::Plan> twin = plans::with_sequence_parallelism(plan)) consider_one(std::move(*twin));
+    consider_one(std::move(plan));
+  };
   for (const SearchMesh& mesh :
        enumerate_search_meshes(request.devices, request.max_pipeline_stages, spatial ? request.max_space_axis : 1,
                                std::min(request.max_model_axis, devices_per_node))) {
     // The sharding DP runs once per mesh, at the first micro-batch count; the others reuse its
     // choices and only re-cut the stages (the choices barely move with the micro-batch size).
     // A small micro-batch can be too small for them (a batch split over more ranks than it has
-    // samples): for the small counts below the DP then runs again.
+    // samples): the DP then runs again.
     std::optional<std::vector<LayerSharding>> layers;
-    const auto try_count = [&](int micro, bool search_again) {
+    const int stages = mesh.size_of(mesh.pipe);
+    for (int micro : micro_batch_counts(request.global_batch, stages, mesh.size_of(mesh.data))) {
       auto plan = searched_plan(request, mesh, micro, layers ? &*layers : nullptr, stats);
-      if (!plan && layers && search_again) plan = searched_plan(request, mesh, micro, nullptr, stats);
-      if (!plan) return;
+      if (!plan && layers) plan = searched_plan(request, mesh, micro, nullptr, stats);
+      if (!plan) continue;
       if (!layers) layers = plan->layers;
       plan->family = "best";
-      // Only a plan that could beat the best so far is timed in full.
-      auto priced =
-          price_plan_against(request, std::move(*plan), best ? &*best : nullptr, Ranking::fitting_first, stats);
-      if (priced && (!best || better_plan(*priced, *best, Ranking::fitting_first))) best = std::move(*priced);
-    };
-    const int stages = mesh.size_of(mesh.pipe);
-    for (int micro : micro_batch_options(request.global_batch, stages)) try_count(micro, false);
-    // Micro-batches of two or one samples per replica keep the fewest activations in flight, at
-    // the price of a long timeline to simulate: tried only while no plan found so far fits (SC21's
-    // 1T GPT at batch 3072 on 512 A100s fits only so). The best so far is the same whether the
-    // search prunes or not, so both try the same counts.
-    for (int micro : small_micro_batch_options(request.global_batch, stages, mesh.size_of(mesh.data))) {
-      if (best && best->feasible) break;
-      try_count(micro, true);
+      // Interleaved 1F1B with every chunk count the blocks allow: a smaller bubble for more
+      // hand-overs.
+      for (int chunks = 2; stages > 1 && micro % stages == 0; ++chunks) {
+        std::optional<plans::Plan> interleaved = interleaved_plan(request, mesh, *plan, chunks);
+        if (!interleaved) break;
+        interleaved->family = fmt::format("best interleaved v{}", chunks);
+        consider(std::move(*interleaved));
+      }
+      consider(std::move(*plan));
     }
   }
   return best;

@@ -3,8 +3,9 @@
 //   soybean m=M     the per-layer optimum (sharding DP) on {data: N/M, model: M}, no pipeline;
 //   pipeline P      {pipe: P, data: N/P}: the batch split over data, stages by the partition DP,
 //                   the number of micro-batches searched (1F1B);
-//   best            every mesh {pipe, data, space, model}: sharding DP, stage partition,
-//                   micro-batches, and ZeRO / activation recompute where memory needs them.
+//   best            every mesh {pipe, data, space, model}: sharding DP, stage partition, every
+//                   micro-batch count, 1F1B or interleaved with each chunk count, sequence
+//                   parallelism, and each plan's ZeRO / recompute variants (plan_pricing.h).
 // Every finalist is priced by the full simulator, which has the last word.
 
 #include <cstdint>
@@ -50,8 +51,15 @@ std::optional<PricedPlan> best_plan(const PlannerRequest& request, SearchStats& 
 // {1, 2, 4, 8} where they divide the batch.
 std::vector<int> micro_batch_options(int64_t batch, int stages);
 
-// The micro-batch counts above stages x 8 that leave 2 and then 1 samples per data replica in a
-// micro-batch (in that order), where the batch divides so; none without a pipeline.
-std::vector<int> small_micro_batch_options(int64_t batch, int stages, int data_replicas);
+// Micro-batch counts the overall search tries on `stages` stages: every count that splits each of
+// the `data_replicas` replicas' share of the batch evenly into at least `stages` micro-batches,
+// the fewest samples per micro-batch first; 1 without a pipeline.
+std::vector<int> micro_batch_counts(int64_t batch, int stages, int data_replicas);
+
+// `pipeline` (a 1F1B plan on `mesh`) as interleaved 1F1B with `chunks_per_stage` model chunks
+// per stage, its layers cut into chunks for time; nullopt when the schedule cannot run it (the
+// micro-batches are not a multiple of the stages) or the layers do not make that many chunks.
+std::optional<plans::Plan> interleaved_plan(const PlannerRequest& request, const SearchMesh& mesh,
+                                            const plans::Plan& pipeline, int chunks_per_stage);
 
 }  // namespace splitbrain::sim

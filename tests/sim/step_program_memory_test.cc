@@ -16,50 +16,13 @@
 #include "sim/memory_model.h"
 #include "sim/search/planner.h"
 #include "sim/simulation.h"
-#include "tests/plans/interleaved_variant.h"
 #include "tests/plans/step_program_properties.h"
-#include "tests/sim/planner_requests.h"
+#include "tests/sim/plan_variants.h"
 
 namespace splitbrain::sim {
 namespace {
 
-std::vector<plans::Plan> plans_with_variants(const std::string& model_spec, int devices, int64_t batch) {
-  const PlannerRequest request = testing::zoo_request(model_spec, devices, batch, "dgx-a100-80g");
-  std::vector<plans::Plan> out;
-  for (const PricedPlan& p : plan_training(request).plans) {
-    out.push_back(p.plan);
-    if (p.plan.zero_stage != 0 || p.plan.recompute_activations) continue;
-    for (int zero = 1; zero <= 3; ++zero) {
-      plans::Plan variant = p.plan;
-      variant.zero_stage = zero;
-      variant.family += fmt::format(" +zero{}", zero);
-      out.push_back(variant);
-    }
-    plans::Plan recompute = p.plan;
-    recompute.recompute_activations = true;
-    recompute.family += " +recompute";
-    out.push_back(recompute);
-    if (p.plan.pipe_axis >= 0) {
-      plans::Plan gpipe = p.plan;
-      gpipe.schedule = plans::PipelineSchedule::gpipe;
-      gpipe.family += " +gpipe";
-      out.push_back(gpipe);
-    }
-    // Interleaved 1F1B, alone and with recompute and ZeRO 3 (the planner proposes one chunk).
-    if (const std::optional<plans::Plan> interleaved = plans::testing::interleaved_variant(p.plan, 2)) {
-      out.push_back(*interleaved);
-      plans::Plan recomputed = *interleaved;
-      recomputed.recompute_activations = true;
-      recomputed.family += " +recompute";
-      out.push_back(recomputed);
-      plans::Plan zero = *interleaved;
-      zero.zero_stage = 3;
-      zero.family += " +zero3";
-      out.push_back(zero);
-    }
-  }
-  return out;
-}
+using testing::plans_with_variants;
 
 TEST(StepProgramMemory, EveryFamilysProgramIsWellFormedOnEveryRank) {
   for (int devices : {1, 2, 4}) {
@@ -95,6 +58,44 @@ TEST(StepProgramMemory, TheSimulatorsMemoryIsTheWalk) {
       }
     }
   }
+}
+
+// plan_fits_memory walks a pipeline cut to memory_equivalent_micro_batches: on every stage of
+// every family and variant (selective recompute too), with many more micro-batches than stages,
+// the walk of the cut plan peaks exactly where the whole plan's does.
+TEST(StepProgramMemory, FewerMicroBatchesReachTheSamePeaks) {
+  const std::string gpt = "gpt:layers=4,hidden=64,heads=4,seq=16,vocab=96,positions=16";
+  int compared = 0;
+  for (const std::string& model : {std::string("fashion-vgg"), gpt, gpt + ",untied=1"}) {
+    for (plans::Plan plan : plans_with_variants(model, 4, 64)) {
+      const int stages = plan.stage_count();
+      if (stages < 2) continue;
+      for (bool selective : {false, true}) {
+        plan.recompute_attention = selective;
+        for (int micro_batches : {4 * stages, 8 * stages, 16 * stages}) {
+          if (plan.global_batch % micro_batches != 0) continue;
+          plans::Plan whole = plan;
+          whole.micro_batches = micro_batches;
+          plans::Plan cut = whole;
+          cut.micro_batches = memory_equivalent_micro_batches(whole);
+          if (cut.micro_batches == whole.micro_batches) continue;
+          cut.global_batch = whole.micro_batch_size() * cut.micro_batches;
+          const plans::CompiledPlan compiled = plans::compile_plan(whole);
+          for (int stage = 0; stage < stages; ++stage) {
+            const MemoryBreakdown a = stage_memory(whole, compiled, stage);
+            const MemoryBreakdown b = stage_memory(cut, compiled, stage);
+            const std::string name =
+                fmt::format("{} {} M={} stage {}", whole.family, whole.mesh.to_string(), micro_batches, stage);
+            EXPECT_EQ(a.activations, b.activations) << name;
+            EXPECT_EQ(a.buffers, b.buffers) << name;
+            EXPECT_EQ(a.total(), b.total()) << name;
+            ++compared;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(compared, 50);
 }
 
 // The interleaved variants above exist (the planner's pipelines on 2 and 4 devices have them), so
