@@ -119,20 +119,30 @@ PricedPlan price_every_variant(const PlannerRequest& request, const plans::Plan&
       best_seconds = seconds;
     }
   }
+  if (best) return PricedPlan{std::move(*best), {}, true, best_seconds, true};
   ++stats.plans_simulated;
-  const plans::Plan& answer = best ? *best : plan;
-  return PricedPlan{answer, simulate(answer, plans::compile_plan(answer), request.cluster), best.has_value()};
+  Prediction prediction = simulate(plan, plans::compile_plan(plan), request.cluster);
+  const double seconds = prediction.iteration_seconds;
+  return PricedPlan{plan, std::move(prediction), false, seconds};
 }
 
 }  // namespace
 
 bool better_plan(const PricedPlan& candidate, const PricedPlan& incumbent, Ranking ranking) {
   if (ranking == Ranking::fitting_first && candidate.feasible != incumbent.feasible) return candidate.feasible;
-  return candidate.prediction.iteration_seconds < incumbent.prediction.iteration_seconds;
+  return candidate.seconds < incumbent.seconds;
 }
 
 std::optional<PricedPlan> price_plan(const PlannerRequest& request, plans::Plan plan, SearchStats& stats) {
-  return price_plan_against(request, std::move(plan), nullptr, Ranking::fastest, stats);
+  std::optional<PricedPlan> priced = price_plan_against(request, std::move(plan), nullptr, Ranking::fastest, stats);
+  if (priced) complete_prediction(request, *priced);
+  return priced;
+}
+
+void complete_prediction(const PlannerRequest& request, PricedPlan& priced) {
+  if (!priced.prediction_pending) return;
+  priced.prediction = simulate(priced.plan, plans::compile_plan(priced.plan), request.cluster);
+  priced.prediction_pending = false;
 }
 
 std::optional<PricedPlan> price_plan_against(const PlannerRequest& request, plans::Plan given, const PricedPlan* rival,
@@ -144,31 +154,35 @@ std::optional<PricedPlan> price_plan_against(const PlannerRequest& request, plan
   const int64_t limit = request.effective_memory_limit();
   // The time an answer that fits must beat: the rival's, except that a plan that fits beats any
   // rival that does not when fitting comes first.
-  const double rival_seconds =
-      rival != nullptr ? rival->prediction.iteration_seconds : std::numeric_limits<double>::infinity();
+  const double rival_seconds = rival != nullptr ? rival->seconds : std::numeric_limits<double>::infinity();
   const bool fit_wins = ranking == Ranking::fitting_first && rival != nullptr && !rival->feasible;
   const double bar = fit_wins ? std::numeric_limits<double>::infinity() : rival_seconds;
 
   struct Candidate {
     int order = 0;  // in memory_variants: breaks ties as the exhaustive search does
     plans::Plan plan;
-    const plans::CompiledPlan* compiled = nullptr;
     double bound_seconds = 0;
   };
-  // compile_plan reads the ZeRO stage but not the recompute flags: one compilation per stage.
+  // compile_plan reads the ZeRO stage but not the recompute flags: one compilation per stage, made
+  // when a variant of that stage is first walked. The bound reads only the layers' layouts and
+  // transfers, which the ZeRO stage does not change, so the plan's own compilation bounds them all.
   std::array<std::optional<plans::CompiledPlan>, 4> compiled_by_zero;
+  auto compiled_for = [&](const plans::Plan& p) -> const plans::CompiledPlan& {
+    std::optional<plans::CompiledPlan>& compiled = compiled_by_zero.at(static_cast<size_t>(p.zero_stage));
+    if (!compiled) compiled = plans::compile_plan(p);
+    return *compiled;
+  };
+  const plans::CompiledPlan& own = compiled_for(plan);
   std::vector<Candidate> candidates;
   for (MemoryVariant v : memory_variants(plan)) {
     plans::Plan variant = candidates.empty() ? plan : variant_of(plan, v);
     if (!candidates.empty() && !shares_tied_weights(variant, stats)) continue;
-    std::optional<plans::CompiledPlan>& compiled = compiled_by_zero.at(static_cast<size_t>(v.zero));
-    if (!compiled) compiled = plans::compile_plan(variant);
-    const double bound = iteration_seconds_lower_bound(variant, *compiled, request.cluster);
-    candidates.push_back({static_cast<int>(candidates.size()), std::move(variant), &*compiled, bound});
+    const double bound = iteration_seconds_lower_bound(variant, own, request.cluster);
+    candidates.push_back({static_cast<int>(candidates.size()), std::move(variant), bound});
   }
   auto fits = [&](const Candidate& c) {
     ++stats.memory_walks;
-    return plan_fits_memory(c.plan, *c.compiled, limit);
+    return plan_fits_memory(c.plan, compiled_for(c.plan), limit);
   };
   // Fastest first by bound. A variant whose bound is not below both the bar and the best that
   // fits so far can be neither the answer (but for a tie, which goes to the earlier variant) nor
@@ -191,7 +205,7 @@ std::optional<PricedPlan> price_plan_against(const PlannerRequest& request, plan
     }
     if (!fits(*c)) continue;
     ++stats.plans_simulated;
-    const double seconds = steady_pipeline_iteration_seconds(c->plan, *c->compiled, request.cluster);
+    const double seconds = steady_pipeline_iteration_seconds(c->plan, compiled_for(c->plan), request.cluster);
     if (best == nullptr || seconds < best_seconds || (seconds == best_seconds && c->order < best->order)) {
       best = c;
       best_seconds = seconds;
@@ -200,9 +214,7 @@ std::optional<PricedPlan> price_plan_against(const PlannerRequest& request, plan
   if (best != nullptr) {
     // The answer is `best` (no variant left unwalked is faster); it wins only below the bar.
     if (!(best_seconds < bar)) return std::nullopt;
-    Prediction prediction = simulate(best->plan, *best->compiled, request.cluster);
-    if (!(prediction.iteration_seconds < bar)) return std::nullopt;
-    return PricedPlan{best->plan, std::move(prediction), true};
+    return PricedPlan{best->plan, {}, true, best_seconds, true};
   }
   // Nothing walked fits. A variant left unwalked that fits makes the answer no faster than the
   // bar; otherwise the answer is the plan as it is, marked infeasible, which beats only a slower
@@ -212,9 +224,10 @@ std::optional<PricedPlan> price_plan_against(const PlannerRequest& request, plan
   if (cannot_beat(original.bound_seconds, rival_seconds)) return std::nullopt;
   if (std::any_of(unwalked.begin(), unwalked.end(), [&](const Candidate* c) { return fits(*c); })) return std::nullopt;
   ++stats.plans_simulated;
-  Prediction prediction = simulate(original.plan, *original.compiled, request.cluster);
-  if (!(prediction.iteration_seconds < rival_seconds)) return std::nullopt;
-  return PricedPlan{original.plan, std::move(prediction), false};
+  Prediction prediction = simulate(original.plan, own, request.cluster);
+  const double seconds = prediction.iteration_seconds;
+  if (!(seconds < rival_seconds)) return std::nullopt;
+  return PricedPlan{original.plan, std::move(prediction), false, seconds};
 }
 
 }  // namespace splitbrain::sim

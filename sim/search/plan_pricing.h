@@ -21,6 +21,10 @@ namespace splitbrain::sim {
 // sharded like their heads; nullopt (counted in `stats`) when that cannot help either.
 std::optional<PricedPlan> price_plan(const PlannerRequest& request, plans::Plan plan, SearchStats& stats);
 
+// Runs the full simulation of a plan the search keeps, when it has not been run yet (a plan
+// price_plan_against returns is ranked by PricedPlan::seconds alone).
+void complete_prediction(const PlannerRequest& request, PricedPlan& priced);
+
 // How a search keeps its best plan: the overall search prefers a plan that fits, then the faster
 // (best_plan); the pipeline family keeps the fastest whether it fits or not (pipeline_plans).
 enum class Ranking { fitting_first, fastest };

@@ -75,7 +75,7 @@ PlannerResult plan_training(const PlannerRequest& request, const std::function<v
   say("searched: pipelines (stage partition and micro-batches)");
   for (PricedPlan& plan : pipeline_plans(request, stats)) add_unique(result.plans, std::move(plan));
   say("searched: every mesh for the overall best");
-  if (auto best = best_plan(request, stats)) add_unique(result.plans, std::move(*best));
+  if (auto best = best_plan(request, stats, progress)) add_unique(result.plans, std::move(*best));
   // Megatron's sequence parallelism for every plan found with tensor parallelism: the same
   // layouts with the per-token layers split along the sequence (plans/sequence_parallel.h),
   // priced as a plan of its own (with ZeRO or recomputation only if it needs them to fit).

@@ -113,27 +113,33 @@ std::vector<int> micro_batch_counts(int64_t batch, int stages, int data_replicas
   return counts;
 }
 
-std::optional<plans::Plan> interleaved_plan(const PlannerRequest& request, const SearchMesh& mesh,
-                                            const plans::Plan& pipeline, int chunks_per_stage) {
+std::vector<plans::Plan> interleaved_plans(const PlannerRequest& request, const SearchMesh& mesh,
+                                           const plans::Plan& pipeline) {
+  std::vector<plans::Plan> plans;
   const int stages = pipeline.stage_count();
-  if (stages < 2 || chunks_per_stage < 2 || pipeline.micro_batches % stages != 0) return std::nullopt;
+  if (stages < 2 || pipeline.micro_batches % stages != 0) return plans;
+  plans::Plan skeleton = skeleton_plan(request, mesh.mesh);
+  skeleton.micro_batches = pipeline.micro_batches;
+  skeleton.pipe_axis = mesh.pipe;
+  CostTable table(skeleton, request.cluster, std::min(skeleton.micro_batches, stages));
   // The schedule hands a tensor only from a chunk to the next: chunks start between blocks.
   const std::vector<bool> starts = model::block_starts(*request.model);
-  if (std::count(starts.begin(), starts.end(), true) < int64_t{stages} * chunks_per_stage - 1) return std::nullopt;
-  plans::Plan plan = skeleton_plan(request, mesh.mesh);
-  plan.micro_batches = pipeline.micro_batches;
-  plan.pipe_axis = mesh.pipe;
-  CostTable table(plan, request.cluster, std::min(plan.micro_batches, stages));
-  const int chunks = stages * chunks_per_stage;
-  // Chunks are cut for time alone: their memory is the stage's sum, which pricing walks.
-  auto chunk_of_layer =
-      partition(request, table, mesh, pipeline.layers, plan.micro_batches, std::numeric_limits<int64_t>::max(), chunks);
-  if (!chunk_of_layer) return std::nullopt;
-  plan = pipeline;
-  plan.stage_of_layer = *chunk_of_layer;
-  plan.virtual_stages = chunks_per_stage;
-  plan.schedule = plans::PipelineSchedule::interleaved_one_f_one_b;
-  return plan;
+  const auto block_count = std::count(starts.begin(), starts.end(), true) + 1;
+  for (int chunks_per_stage = 2; chunks_per_stage <= kMaxChunksPerStage; ++chunks_per_stage) {
+    const int chunks = stages * chunks_per_stage;
+    if (chunks > block_count) break;
+    // Chunks are cut for time alone: their memory is the stage's sum, which pricing walks.
+    auto chunk_of_layer = partition(request, table, mesh, pipeline.layers, skeleton.micro_batches,
+                                    std::numeric_limits<int64_t>::max(), chunks);
+    if (!chunk_of_layer) continue;
+    plans::Plan plan = pipeline;
+    plan.stage_of_layer = *chunk_of_layer;
+    plan.virtual_stages = chunks_per_stage;
+    plan.schedule = plans::PipelineSchedule::interleaved_one_f_one_b;
+    plan.family = fmt::format("{} interleaved v{}", pipeline.family, chunks_per_stage);
+    plans.push_back(std::move(plan));
+  }
+  return plans;
 }
 
 std::optional<plans::Plan> searched_plan(const PlannerRequest& request, const SearchMesh& mesh, int micro_batches,
@@ -226,12 +232,16 @@ std::vector<PricedPlan> pipeline_plans(const PlannerRequest& request, SearchStat
       auto priced = price_plan_against(request, std::move(*plan), best ? &*best : nullptr, Ranking::fastest, stats);
       if (priced && (!best || better_plan(*priced, *best, Ranking::fastest))) best = std::move(*priced);
     }
-    if (best) result.push_back(std::move(*best));
+    if (best) {
+      complete_prediction(request, *best);
+      result.push_back(std::move(*best));
+    }
   }
   return result;
 }
 
-std::optional<PricedPlan> best_plan(const PlannerRequest& request, SearchStats& stats) {
+std::optional<PricedPlan> best_plan(const PlannerRequest& request, SearchStats& stats,
+                                    const std::function<void(std::string_view)>& progress) {
   const bool spatial = model_has_convolutions(*request.model);
   const int devices_per_node = request.cluster.levels.front().fan_out;
   std::optional<PricedPlan> best;
@@ -245,9 +255,25 @@ std::optional<PricedPlan> best_plan(const PlannerRequest& request, SearchStats& 
     if (std::optional<plans::Plan> twin = plans::with_sequence_parallelism(plan)) consider_one(std::move(*twin));
     consider_one(std::move(plan));
   };
-  for (const SearchMesh& mesh :
-       enumerate_search_meshes(request.devices, request.max_pipeline_stages, spatial ? request.max_space_axis : 1,
-                               std::min(request.max_model_axis, devices_per_node))) {
+  std::vector<SearchMesh> meshes =
+      enumerate_search_meshes(request.devices, request.max_pipeline_stages, spatial ? request.max_space_axis : 1,
+                              std::min(request.max_model_axis, devices_per_node));
+  // The meshes that split the model over the most ranks first: their plans are the likeliest to
+  // fit, and once one fits, every later plan must beat its time rather than merely fit, which the
+  // time bound decides without walking memory. (The order changes the work, not the answer, but
+  // for exact ties.)
+  std::stable_sort(meshes.begin(), meshes.end(), [](const SearchMesh& a, const SearchMesh& b) {
+    const auto split = [](const SearchMesh& m) { return m.size_of(m.pipe) * m.size_of(m.model); };
+    return split(a) > split(b);
+  });
+  for (size_t m = 0; m < meshes.size(); ++m) {
+    const SearchMesh& mesh = meshes[m];
+    if (progress) {
+      progress(fmt::format("mesh {}/{} {} ({} walked, {} timed); best so far {}", m + 1, meshes.size(),
+                           mesh.mesh.to_string(), stats.memory_walks, stats.plans_simulated,
+                           best ? fmt::format("{:.3f} s{}", best->seconds, best->feasible ? "" : " (over memory)")
+                                : std::string("none")));
+    }
     // The sharding DP runs once per mesh, at the first micro-batch count; the others reuse its
     // choices and only re-cut the stages (the choices barely move with the micro-batch size).
     // A small micro-batch can be too small for them (a batch split over more ranks than it has
@@ -260,17 +286,12 @@ std::optional<PricedPlan> best_plan(const PlannerRequest& request, SearchStats& 
       if (!plan) continue;
       if (!layers) layers = plan->layers;
       plan->family = "best";
-      // Interleaved 1F1B with every chunk count the blocks allow: a smaller bubble for more
-      // hand-overs.
-      for (int chunks = 2; stages > 1 && micro % stages == 0; ++chunks) {
-        std::optional<plans::Plan> interleaved = interleaved_plan(request, mesh, *plan, chunks);
-        if (!interleaved) break;
-        interleaved->family = fmt::format("best interleaved v{}", chunks);
-        consider(std::move(*interleaved));
-      }
+      // Interleaved 1F1B: a smaller bubble for more hand-overs.
+      for (plans::Plan& interleaved : interleaved_plans(request, mesh, *plan)) consider(std::move(interleaved));
       consider(std::move(*plan));
     }
   }
+  if (best) complete_prediction(request, *best);
   return best;
 }
 

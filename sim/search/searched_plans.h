@@ -9,6 +9,8 @@
 // Every finalist is priced by the full simulator, which has the last word.
 
 #include <cstdint>
+#include <functional>
+#include <string_view>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,9 +32,13 @@ struct SearchStats {
 };
 
 struct PricedPlan {
-  plans::Plan plan;  // its `family` names it
-  Prediction prediction;
+  plans::Plan plan;       // its `family` names it
+  Prediction prediction;  // the full simulation (empty while prediction_pending)
   bool feasible = false;  // every rank within the memory limit
+  // The step time the search ranks by: the prediction's, up to rounding (sim/steady_pipeline.h).
+  // A long pipeline's full timeline is run only for the plans the search keeps.
+  double seconds = 0;
+  bool prediction_pending = false;
 };
 
 // The plan for one mesh and micro-batch count: each layer's sharding found by the DP, or taken
@@ -45,7 +51,9 @@ std::optional<plans::Plan> searched_plan(const PlannerRequest& request, const Se
 
 std::vector<PricedPlan> soybean_plans(const PlannerRequest& request, SearchStats& stats);
 std::vector<PricedPlan> pipeline_plans(const PlannerRequest& request, SearchStats& stats);
-std::optional<PricedPlan> best_plan(const PlannerRequest& request, SearchStats& stats);
+// `progress` (when set) hears a line per mesh searched: its place, the mesh, the best so far.
+std::optional<PricedPlan> best_plan(const PlannerRequest& request, SearchStats& stats,
+                                    const std::function<void(std::string_view)>& progress = {});
 
 // Micro-batch counts worth trying on `stages` stages: 1 without a pipeline, else stages x
 // {1, 2, 4, 8} where they divide the batch.
@@ -56,10 +64,14 @@ std::vector<int> micro_batch_options(int64_t batch, int stages);
 // the fewest samples per micro-batch first; 1 without a pipeline.
 std::vector<int> micro_batch_counts(int64_t batch, int stages, int data_replicas);
 
-// `pipeline` (a 1F1B plan on `mesh`) as interleaved 1F1B with `chunks_per_stage` model chunks
-// per stage, its layers cut into chunks for time; nullopt when the schedule cannot run it (the
-// micro-batches are not a multiple of the stages) or the layers do not make that many chunks.
-std::optional<plans::Plan> interleaved_plan(const PlannerRequest& request, const SearchMesh& mesh,
-                                            const plans::Plan& pipeline, int chunks_per_stage);
+// Model chunks per stage the interleaved schedule is tried with, at most: Megatron-LM's published
+// runs use 2 to 6; each chunk more adds hand-overs for a smaller bubble.
+inline constexpr int kMaxChunksPerStage = 8;
+
+// `pipeline` (a 1F1B plan on `mesh`) as interleaved 1F1B with 2 to kMaxChunksPerStage model
+// chunks per stage, its layers cut into chunks (between blocks) for time; none when the schedule
+// cannot run it (the micro-batches are not a multiple of the stages) or the blocks are too few.
+std::vector<plans::Plan> interleaved_plans(const PlannerRequest& request, const SearchMesh& mesh,
+                                           const plans::Plan& pipeline);
 
 }  // namespace splitbrain::sim
