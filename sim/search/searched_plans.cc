@@ -136,7 +136,7 @@ std::vector<plans::Plan> interleaved_plans(const PlannerRequest& request, const 
     plan.stage_of_layer = *chunk_of_layer;
     plan.virtual_stages = chunks_per_stage;
     plan.schedule = plans::PipelineSchedule::interleaved_one_f_one_b;
-    plan.family = fmt::format("{} interleaved v{}", pipeline.family, chunks_per_stage);
+    plan.family = fmt::format("{} +interleaved {}", pipeline.family, chunks_per_stage);
     plans.push_back(std::move(plan));
   }
   return plans;
