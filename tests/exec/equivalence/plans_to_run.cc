@@ -42,6 +42,22 @@ std::optional<plans::Plan> sequence_parallel_variant(const std::vector<plans::Pl
   return std::nullopt;
 }
 
+// The planner emits each plan with the fastest of its ZeRO and recompute variants that fits; the
+// variants below start from the plan as it was searched: ZeRO 0, every activation kept, its label
+// without the variant's suffixes.
+plans::Plan plain_form(plans::Plan plan) {
+  plan.zero_stage = 0;
+  plan.recompute_activations = false;
+  plan.recompute_blocks = 0;
+  plan.recompute_attention = false;
+  for (const std::string suffix : {" +zero1", " +zero2", " +zero3", " +selective-recompute", " +recompute"}) {
+    for (size_t at = plan.family.find(suffix); at != std::string::npos; at = plan.family.find(suffix)) {
+      plan.family.erase(at, suffix.size());
+    }
+  }
+  return plan;
+}
+
 }  // namespace
 
 // What the executor is checked on beyond the planner's choices: ZeRO 1-3 of every plan whose
@@ -50,49 +66,57 @@ std::optional<plans::Plan> sequence_parallel_variant(const std::vector<plans::Pl
 // during it (the planner's plans overlap). Named like the planner names such variants.
 std::vector<plans::Plan> plans_to_run(const std::vector<sim::PricedPlan>& planned) {
   std::vector<plans::Plan> out;
-  for (const sim::PricedPlan& p : planned) out.push_back(p.plan);
+  std::vector<plans::Plan> bases;  // each planned plan with ZeRO 0 and every activation kept
   for (const sim::PricedPlan& p : planned) {
-    if (p.plan.zero_stage != 0 || p.plan.recompute_activations) continue;
-    const bool syncs = !plans::compile_plan(p.plan).buckets.empty();
+    out.push_back(p.plan);
+    if (p.plan.zero_stage == 0 && !p.plan.recompute_activations && !p.plan.recompute_attention) {
+      bases.push_back(p.plan);
+    } else {
+      bases.push_back(plain_form(p.plan));
+      out.push_back(bases.back());
+    }
+  }
+  for (const plans::Plan& plan : bases) {
+    const bool syncs = !plans::compile_plan(plan).buckets.empty();
     for (int zero = 1; zero <= 3 && syncs; ++zero) {
-      plans::Plan variant = p.plan;
+      plans::Plan variant = plan;
       variant.zero_stage = zero;
       variant.family += " +zero" + std::to_string(zero);
       out.push_back(variant);
     }
-    plans::Plan recompute = p.plan;
+    plans::Plan recompute = plan;
     recompute.recompute_activations = true;
     recompute.family += " +recompute";
     out.push_back(recompute);
-    const auto& layers = p.plan.model->layers();
+    const auto& layers = plan.model->layers();
     if (std::any_of(layers.begin(), layers.end(),
                     [](const model::Layer& l) { return l.kind == model::OpKind::self_attention; })) {
-      plans::Plan selective = p.plan;
+      plans::Plan selective = plan;
       selective.recompute_attention = true;
       selective.family += " +selective recompute";
       out.push_back(selective);
       // Recomputation of the first blocks only (Megatron's block method): the embeddings and the
       // first layer's attention half rerun, the rest keep their activations.
-      plans::Plan first_blocks = p.plan;
+      plans::Plan first_blocks = plan;
       first_blocks.recompute_activations = true;
       first_blocks.recompute_blocks = 4;
       first_blocks.family += " +recompute 4 blocks";
       out.push_back(first_blocks);
     }
-    if (p.plan.family.starts_with("data-parallel") && p.plan.pipe_axis < 0 &&
-        p.plan.global_batch % (2 * p.plan.mesh.rank_count()) == 0) {
+    if (plan.family.starts_with("data-parallel") && plan.pipe_axis < 0 &&
+        plan.global_batch % (2 * plan.mesh.rank_count()) == 0) {
       // Gradient accumulation without a pipeline: two micro-batches per step.
-      plans::Plan accumulate = p.plan;
+      plans::Plan accumulate = plan;
       accumulate.micro_batches = 2;
       accumulate.family += " +accumulate 2";
       out.push_back(accumulate);
     }
-    if (syncs && p.plan.family.starts_with("data-parallel")) {
+    if (syncs && plan.family.starts_with("data-parallel")) {
       recompute.zero_stage = 3;
-      recompute.family = p.plan.family + " +zero3 +recompute";
+      recompute.family = plan.family + " +zero3 +recompute";
       out.push_back(recompute);
       for (int zero = 1; zero <= 3; ++zero) {
-        plans::Plan serial = p.plan;
+        plans::Plan serial = plan;
         serial.zero_stage = zero;
         serial.overlap_gradient_sync = false;
         serial.family += " +zero" + std::to_string(zero) + " +sync-after-backward";
@@ -102,11 +126,11 @@ std::vector<plans::Plan> plans_to_run(const std::vector<sim::PricedPlan>& planne
   }
   if (std::optional<plans::Plan> shared = shared_reader_variant(out)) out.push_back(*shared);
   if (std::optional<plans::Plan> sequence = sequence_parallel_variant(out)) out.push_back(*sequence);
-  // Interleaved 1F1B (the planner proposes one chunk per stage): each pipeline re-cut into two
+  // Interleaved 1F1B: each 1F1B pipeline re-cut into two
   // chunks per stage, alone, with recompute and with ZeRO 3 where gradients sync over a group.
-  for (const sim::PricedPlan& p : planned) {
-    if (p.plan.zero_stage != 0 || p.plan.recompute_activations) continue;
-    const std::optional<plans::Plan> interleaved = plans::testing::interleaved_variant(p.plan, 2);
+  for (const plans::Plan& plan : bases) {
+    if (plan.schedule == plans::PipelineSchedule::interleaved_one_f_one_b) continue;
+    const std::optional<plans::Plan> interleaved = plans::testing::interleaved_variant(plan, 2);
     if (!interleaved) continue;
     out.push_back(*interleaved);
     plans::Plan recompute = *interleaved;
