@@ -139,6 +139,17 @@ std::optional<PricedPlan> price_plan(const PlannerRequest& request, plans::Plan 
   return priced;
 }
 
+std::optional<PricedPlan> price_as_is(const PlannerRequest& request, const plans::Plan& plan, SearchStats& stats) {
+  SearchStats counted_by_price_plan;  // a plan left out is counted once, by price_plan
+  std::optional<plans::Plan> runnable = with_shared_tied_weights(plan, counted_by_price_plan);
+  if (!runnable) return std::nullopt;
+  ++stats.plans_simulated;
+  Prediction prediction = simulate(*runnable, plans::compile_plan(*runnable), request.cluster);
+  const bool feasible = peak_memory_bytes(prediction) <= request.effective_memory_limit();
+  const double seconds = prediction.iteration_seconds;
+  return PricedPlan{std::move(*runnable), std::move(prediction), feasible, seconds};
+}
+
 void complete_prediction(const PlannerRequest& request, PricedPlan& priced) {
   if (!priced.prediction_pending) return;
   priced.prediction = simulate(priced.plan, plans::compile_plan(priced.plan), request.cluster);

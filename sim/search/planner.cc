@@ -19,7 +19,7 @@ bool same_plan(const plans::Plan& a, const plans::Plan& b) {
   return a.mesh == b.mesh && a.layers == b.layers && a.stage_of_layer == b.stage_of_layer && a.schedule == b.schedule &&
          a.virtual_stages == b.virtual_stages && a.micro_batches == b.micro_batches && a.zero_stage == b.zero_stage &&
          a.recompute_activations == b.recompute_activations && a.recompute_blocks == b.recompute_blocks &&
-         a.regather_saved_inputs == b.regather_saved_inputs;
+         a.recompute_attention == b.recompute_attention && a.regather_saved_inputs == b.regather_saved_inputs;
 }
 
 // Adds a priced plan, or merges its label into an identical plan already listed (SplitBrain
@@ -28,7 +28,7 @@ bool same_plan(const plans::Plan& a, const plans::Plan& b) {
 void add_unique(std::vector<PricedPlan>& plans, PricedPlan plan) {
   for (PricedPlan& existing : plans) {
     if (same_plan(existing.plan, plan.plan)) {
-      existing.plan.family += " = " + plan.plan.family;
+      if (existing.plan.family != plan.plan.family) existing.plan.family += " = " + plan.plan.family;
       return;
     }
   }
@@ -65,7 +65,11 @@ PlannerResult plan_training(const PlannerRequest& request, const std::function<v
   for (auto* family : {&splitbrain_plans, &gholami_grid_plans, &domain_parallel_plans}) {
     for (plans::Plan& plan : (*family)(request)) named.push_back(std::move(plan));
   }
+  // A named family is listed as it is when it fits (the baseline a user compares with, and what a
+  // trainer without ZeRO can run), and as its fastest variant that fits when that is another.
   for (plans::Plan& plan : named) {
+    if (std::optional<PricedPlan> as_is = price_as_is(request, plan, stats); as_is && as_is->feasible)
+      add_unique(result.plans, std::move(*as_is));
     if (std::optional<PricedPlan> priced = price_plan(request, std::move(plan), stats))
       add_unique(result.plans, std::move(*priced));
   }
@@ -94,7 +98,8 @@ PlannerResult plan_training(const PlannerRequest& request, const std::function<v
   }
 
   for (const PricedPlan& plan : result.plans) {
-    if (plan.plan.family.starts_with("data-parallel"))
+    const bool plain = plan.plan.zero_stage == 0 && !plan.plan.recompute_activations && !plan.plan.recompute_attention;
+    if (plan.plan.family.starts_with("data-parallel") && (plain || result.data_parallel_peak_bytes == 0))
       result.data_parallel_peak_bytes = peak_memory_bytes(plan.prediction);
   }
   PlannerRequest one_device = request;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # PyTorch DDP launch of torchrun_train.py (beside this file).
-# Written by `splitbrain` from rank 4 of `splitbrain plan --model gpt:layers=2,hidden=64,heads=4,seq=16,vocab=96,positions=16 --cluster local-cpu --devices 2 --batch 16 --dtype fp32 --optimizer sgd`: data-parallel on mesh {data: 2}.
+# Written by `splitbrain` from rank 7 of `splitbrain plan --model gpt:layers=2,hidden=64,heads=4,seq=16,vocab=96,positions=16 --cluster local-cpu --devices 2 --batch 16 --dtype fp32 --optimizer sgd`: data-parallel on mesh {data: 2}.
 # Data parallel 2, tensor parallel 1, pipeline 1; 1 micro-batch(es) of 8 per replica.
 # Run on each of the 1 node(s) with NODE_RANK, MASTER_ADDR and MASTER_PORT set; STEPS steps (default 10).
 # --redirects 1 --tee 1 copies rank output to the console; torch 1.13 under Python 3.11 (Debian 12) fails
