@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <stdexcept>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -141,6 +142,17 @@ std::optional<HandOverStall> stall_of_plan_hand_overs(const Plan& plan, const Co
 
 bool hand_overs_complete_in_groups(const Plan& plan, const CompiledPlan& compiled) {
   return !stall_of_plan_hand_overs(plan, compiled);
+}
+
+bool hand_overs_complete_in_groups(const Plan& plan, const CompiledPlan& compiled,
+                                   std::span<const StepProgram> training_programs) {
+  if (plan.pipe_axis < 0 || plan.stage_count() < 2) return true;
+  if (training_programs.size() != static_cast<size_t>(plan.stage_count())) {
+    throw std::logic_error(fmt::format("hand-over check: {} training programs for {} stages", training_programs.size(),
+                                       plan.stage_count()));
+  }
+  return !stall_of_grouped_hand_overs(training_programs) &&
+         !stall_of_grouped_hand_overs(stage_programs(plan, compiled, /*evaluation=*/true));
 }
 
 }  // namespace splitbrain::plans

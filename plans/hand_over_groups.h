@@ -45,4 +45,9 @@ std::optional<HandOverStall> stall_of_plan_hand_overs(const Plan& plan, const Co
 // Whether that is nullopt: what lets an executor move the hand-overs in groups.
 bool hand_overs_complete_in_groups(const Plan& plan, const CompiledPlan& compiled);
 
+// The same, with the training step's programs (one per stage, in stage order) already compiled:
+// only the evaluation's are compiled here (the simulator has the others in hand).
+bool hand_overs_complete_in_groups(const Plan& plan, const CompiledPlan& compiled,
+                                   std::span<const StepProgram> training_programs);
+
 }  // namespace splitbrain::plans

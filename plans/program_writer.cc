@@ -75,7 +75,7 @@ int ProgramWriter::emit(StepInstruction instruction) {
 }
 
 void ProgramWriter::wait_and_release(int instruction) {
-  std::vector<int> read;
+  SmallIndexList read;
   if (keep_instructions_) {
     read = program_.instructions.at(static_cast<size_t>(instruction)).reads;
   } else {
@@ -101,7 +101,7 @@ StepProgram ProgramWriter::finish() {
   std::vector<std::vector<int>> readers_since(program_.buffers.size());
   for (size_t i = 0; i < program_.instructions.size(); ++i) {
     StepInstruction& instruction = program_.instructions[i];
-    std::vector<int> depends = instruction.after;
+    SmallIndexList depends = instruction.after;
     auto note = [&](int other) {
       if (other >= 0 && program_.instructions[static_cast<size_t>(other)].stream != instruction.stream) {
         depends.push_back(other);

@@ -52,7 +52,7 @@ class ProgramWriter {
   std::vector<int> holders_;  // per buffer
   bool keep_instructions_ = true;
   int emitted_ = 0;
-  std::map<int, std::vector<int>> unkept_reads_;  // instructions not kept that a wait will release
+  std::map<int, SmallIndexList> unkept_reads_;  // instructions not kept that a wait will release
   MemoryCounter counter_;
 };
 

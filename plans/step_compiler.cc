@@ -143,7 +143,7 @@ void StepCompiler::forward(const std::vector<int>& layers, int micro, MicroBatch
       inputs.push_back(input);
     }
     const int out = activation(facts_.output_bytes(v), BufferRole::output, v, -1, micro);
-    const std::vector<int> gathered = gather_parameters(v, micro);
+    const SmallIndexList gathered = gather_parameters(v, micro);
     emit_kept([&] {
       StepInstruction pass{.op = recomputing ? StepOp::recompute : StepOp::forward,
                            .layer = v,
@@ -153,7 +153,7 @@ void StepCompiler::forward(const std::vector<int>& layers, int micro, MicroBatch
       pass.operands = {
           .inputs = inputs, .parameters = gathered.empty() ? facts_.parameter_buffers(v) : gathered, .output = out};
       for (int b : pass.operands.parameters) pass.reads.push_back(b);
-      std::erase(pass.reads, -1);
+      erase_value(pass.reads, -1);
       return pass;
     });
     if (const int64_t kept = facts_.kept_by_op_bytes(v); kept > 0) {
@@ -182,7 +182,7 @@ void StepCompiler::release_after_forward(int v, MicroBatchBuffers& state) {
   if (evaluating_) return;
   const model::Layer& layer = net_.layer(v);
   auto& inputs = state.inputs[static_cast<size_t>(v)];
-  const std::vector<int>& gather_sources = state.gather_sources[static_cast<size_t>(v)];
+  const SmallIndexList& gather_sources = state.gather_sources[static_cast<size_t>(v)];
   for (size_t p = 0; p < inputs.size(); ++p) {
     const bool source_kept = p < gather_sources.size() && gather_sources[p] >= 0;
     if (!facts_.saves_input(v, p) || source_kept) writer_.drop(std::exchange(inputs[p], -1));
@@ -206,7 +206,7 @@ void StepCompiler::release_after_forward(int v, MicroBatchBuffers& state) {
 bool StepCompiler::recomputes_kept(int v) const { return !evaluating_ && plan_.recomputes_selectively(net_.layer(v)); }
 
 void StepCompiler::recompute_kept(int v, int micro, MicroBatchBuffers& state) {
-  const std::vector<int>& inputs = state.inputs[static_cast<size_t>(v)];
+  const SmallIndexList& inputs = state.inputs[static_cast<size_t>(v)];
   if (std::find(inputs.begin(), inputs.end(), -1) != inputs.end()) {
     throw PlanError(fmt::format("step program: layer '{}' is recomputed without its inputs", net_.layer(v).name));
   }
@@ -223,7 +223,7 @@ void StepCompiler::recompute_kept(int v, int micro, MicroBatchBuffers& state) {
 }
 
 void StepCompiler::regather_inputs(int v, int micro, MicroBatchBuffers& state) {
-  std::vector<int>& sources = state.gather_sources[static_cast<size_t>(v)];
+  SmallIndexList& sources = state.gather_sources[static_cast<size_t>(v)];
   for (size_t p = 0; p < sources.size(); ++p) {
     if (sources[p] < 0) continue;
     const int copy = activation(facts_.input_bytes(v, p), BufferRole::input_copy, v, static_cast<int>(p), micro);
@@ -246,9 +246,10 @@ void StepCompiler::drop_recomputable(const std::vector<int>& layers, MicroBatchB
   }
 }
 
-std::vector<int> StepCompiler::gather_parameters(int v, int micro) {
+SmallIndexList StepCompiler::gather_parameters(int v, int micro) {
   const CompiledLayer& layer = compiled_.layers[static_cast<size_t>(v)];
-  if (plan_.zero_stage < 3 || !facts_.zero_shards(v) || layer.parameter_gathers.empty()) return {};
+  SmallIndexList whole;  // one object returned on every path (no copy)
+  if (plan_.zero_stage < 3 || !facts_.zero_shards(v) || layer.parameter_gathers.empty()) return whole;
   const Collective& gather = layer.parameter_gathers.front();
   const int flat = working_buffer(gather.buffer_bytes, BufferRole::gathered_parameters, v, -1, micro);
   emit_kept([&] {
@@ -260,7 +261,6 @@ std::vector<int> StepCompiler::gather_parameters(int v, int micro) {
                            .writes = {flat},
                            .collectives = layer.parameter_gathers};
   });
-  std::vector<int> whole;
   const int64_t element_bytes = model::bytes_per_element(plan_.dtype);
   for (size_t k = 0; k < layer.layouts.parameters.size(); ++k) {
     whole.push_back(working_buffer(layer.layouts.parameters[k].local_elements * element_bytes,
@@ -286,14 +286,14 @@ void StepCompiler::backward(const std::vector<int>& layers, int micro, MicroBatc
     }
     regather_inputs(v, micro, state);
     if (recomputes_kept(v)) recompute_kept(v, micro, state);
-    std::vector<int> input_grads(layer.inputs.size(), -1);
+    SmallIndexList input_grads(layer.inputs.size(), -1);
     if (layer.needs_input_gradient) {
       for (size_t p = 0; p < layer.inputs.size(); ++p) {
         input_grads[p] = working_buffer(facts_.input_gradient_bytes(v, p), BufferRole::input_gradient, v,
                                         static_cast<int>(p), micro);
       }
     }
-    const std::vector<int> gathered = gather_parameters(v, micro);
+    const SmallIndexList gathered = gather_parameters(v, micro);
     sync_.ensure_whole_gradients(v);
     // A tied head adds into its table's gradient (ZeRO 2-3 make it at first use), where the
     // table is on this stage. (On another stage the head holds a copy, whose gradient is its
@@ -313,10 +313,10 @@ void StepCompiler::backward(const std::vector<int>& layers, int micro, MicroBatc
       pass.reads = o.inputs;
       pass.reads.insert(pass.reads.end(), {o.output, o.output_gradient, o.kept});
       pass.reads.insert(pass.reads.end(), o.parameters.begin(), o.parameters.end());
-      std::erase(pass.reads, -1);
+      erase_value(pass.reads, -1);
       pass.writes = o.input_gradients;
       pass.writes.insert(pass.writes.end(), o.parameter_gradients.begin(), o.parameter_gradients.end());
-      std::erase(pass.writes, -1);
+      erase_value(pass.writes, -1);
       return pass;
     });
     writer_.drop(std::exchange(state.kept_by_op[static_cast<size_t>(v)], -1));

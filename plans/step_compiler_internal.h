@@ -25,13 +25,13 @@ namespace splitbrain::plans::detail {
 // numbers (-1: none). A chunk reads only its own tensors and what arrives from the chunk before
 // (plans::chunk_hand_over_problem), so each (chunk, micro-batch) pass pair has its own.
 struct MicroBatchBuffers {
-  std::vector<int> outputs;              // per layer
-  std::vector<std::vector<int>> inputs;  // per layer, per input position (as read)
-  std::vector<int> output_grads;         // per layer
-  std::vector<int> kept_by_op;           // per layer: masks, indices, probabilities
+  std::vector<int> outputs;            // per layer
+  std::vector<SmallIndexList> inputs;  // per layer, per input position (as read)
+  std::vector<int> output_grads;       // per layer
+  std::vector<int> kept_by_op;         // per layer: masks, indices, probabilities
   // Per layer, per input position: the source kept instead of the saved input its all-gather
   // made, to gather again before the backward (Plan::regather_saved_inputs); -1 when none.
-  std::vector<std::vector<int>> gather_sources;
+  std::vector<SmallIndexList> gather_sources;
   // Producers on other stages: what arrived from them (shared by their readers here; kept to
   // the backward under recompute), and the sum of their readers' gradients not yet sent back.
   std::map<int, int> received;
@@ -180,7 +180,7 @@ class StepCompiler {
 
   // ZeRO 3: the layer's whole parameters for one pass: gathered from the slices into a flat
   // buffer (padded to the group), then unpacked into one buffer per parameter.
-  std::vector<int> gather_parameters(int v, int micro);
+  SmallIndexList gather_parameters(int v, int micro);
 
   void backward(const std::vector<int>& layers, int micro, MicroBatchBuffers& state);
 

@@ -230,13 +230,13 @@ void StepFacts::add_model_states(ProgramWriter& writer) {
   }
 }
 
-std::vector<int> StepFacts::parameter_buffers(int layer) const {
+SmallIndexList StepFacts::parameter_buffers(int layer) const {
   const auto v = static_cast<size_t>(layer);
   if (!parameters_[v].empty() || bucket_of_layer_[v] < 0) return parameters_[v];
   const int slice = parameter_slice_[static_cast<size_t>(bucket_of_layer_[v])];
-  return slice < 0 ? std::vector<int>{} : std::vector<int>{slice};
+  return slice < 0 ? SmallIndexList{} : SmallIndexList{slice};
 }
 
-std::vector<int> StepFacts::gradient_buffers(int layer) const { return gradients_[static_cast<size_t>(layer)]; }
+SmallIndexList StepFacts::gradient_buffers(int layer) const { return gradients_[static_cast<size_t>(layer)]; }
 
 }  // namespace splitbrain::plans

@@ -58,9 +58,9 @@ class StepFacts {
   // Adds the model states as resident buffers, in the order the executor creates them.
   void add_model_states(ProgramWriter& writer);
   // The resident buffers holding `layer`'s parameters (under ZeRO 3 its bucket's slice).
-  std::vector<int> parameter_buffers(int layer) const;
+  SmallIndexList parameter_buffers(int layer) const;
   // The resident whole gradients of `layer` (none where ZeRO 2-3 keeps only a slice).
-  std::vector<int> gradient_buffers(int layer) const;
+  SmallIndexList gradient_buffers(int layer) const;
   // ZeRO: the resident slices of bucket `bucket` (-1 where the stage keeps none).
   int gradient_slice(size_t bucket) const { return gradient_slice_.at(bucket); }
   int parameter_slice(size_t bucket) const { return parameter_slice_.at(bucket); }
@@ -85,8 +85,8 @@ class StepFacts {
   const CompiledPlan& compiled_;
   int stage_ = 0;
   bool buckets_overlap_ = false;
-  std::vector<std::vector<int>> parameters_;  // per layer
-  std::vector<std::vector<int>> gradients_;   // per layer
+  std::vector<SmallIndexList> parameters_;  // per layer
+  std::vector<SmallIndexList> gradients_;   // per layer
   std::vector<int> bucket_of_layer_;
   std::vector<int> gradient_slice_;   // per compiled bucket
   std::vector<int> parameter_slice_;  // per compiled bucket

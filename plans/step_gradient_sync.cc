@@ -39,7 +39,7 @@ void GradientSync::ensure_whole_gradients(int layer) {
   }
 }
 
-std::vector<int> GradientSync::gradient_buffers(int layer) const {
+SmallIndexList GradientSync::gradient_buffers(int layer) const {
   const auto& whole = whole_gradients_[static_cast<size_t>(layer)];
   return whole.empty() ? facts_.gradient_buffers(layer) : whole;
 }

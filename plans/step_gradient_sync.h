@@ -24,7 +24,7 @@ class GradientSync {
   // ZeRO 2-3: the whole gradients of a sharded layer, made at its first backward of the step.
   void ensure_whole_gradients(int layer);
   // What `layer`'s backward writes its weight gradients into.
-  std::vector<int> gradient_buffers(int layer) const;
+  SmallIndexList gradient_buffers(int layer) const;
   // Overlap: after the last micro-batch's backward of `layer`, start the buckets it completes.
   void start_buckets_completed_by(int layer);
   // After the passes and the pipeline sends: the rest of the reductions, the update, ZeRO's gathers.
@@ -49,7 +49,7 @@ class GradientSync {
   const CompiledPlan& compiled_;
   const StepFacts& facts_;
   ProgramWriter& writer_;
-  std::vector<std::vector<int>> whole_gradients_;  // ZeRO 2-3 working buffers, per layer
+  std::vector<SmallIndexList> whole_gradients_;  // ZeRO 2-3 working buffers, per layer
   std::vector<Started> started_;
   std::vector<bool> bucket_started_;
   std::vector<bool> swapped_;  // per layer: a tied table or copy whose gradient is swapped

@@ -179,7 +179,7 @@ bool waited_at_once(const StepProgram& program, int instruction) {
 }
 
 bool moves_gradient(const StepProgram& program, const StepInstruction& instruction) {
-  const std::vector<int>& buffers = instruction.op == StepOp::recv ? instruction.writes : instruction.reads;
+  const SmallIndexList& buffers = instruction.op == StepOp::recv ? instruction.writes : instruction.reads;
   if (buffers.empty()) return false;
   switch (program.buffers.at(static_cast<size_t>(buffers.front())).role) {
     case BufferRole::output_gradient:

@@ -15,11 +15,14 @@
 //   instruction on its stream has started (streams run in program order).
 // - Bytes are what the executor holds (fp32 gradients and bucket buffers, as it computes them).
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include <boost/container/small_vector.hpp>
 
 #include "model/model.h"
 #include "plans/collective.h"
@@ -121,15 +124,24 @@ bool allocated_zeroed(const model::Model& net, const StepBuffer& buffer);
 // "conv1.out mb0", "fc1.in0 mb1 received", "bucket 2", ... (layers named from `net`).
 std::string buffer_name(const model::Model& net, const StepBuffer& buffer);
 
+// Buffer or instruction numbers an instruction lists: a handful each, so held inline (a long
+// pipeline's programs have millions of instructions, which the planner compiles by the thousand).
+using SmallIndexList = boost::container::small_vector<int, 4>;
+
+// Removes every `value` from `list`, keeping the order of the rest.
+inline void erase_value(SmallIndexList& list, int value) {
+  list.erase(std::remove(list.begin(), list.end(), value), list.end());
+}
+
 // The operands of a pass by role, as a layer's op takes them (buffer numbers; -1: none).
 struct PassOperands {
-  std::vector<int> inputs{};           // per input position; a backward's -1: released (the op needs its shape only)
-  std::vector<int> parameters{};       // the layer's parameters (ZeRO 3: the whole ones gathered for the pass)
-  int output = -1;                     // a backward's -1: released
-  int output_gradient = -1;            // backward
-  std::vector<int> input_gradients{};  // backward, per input position (-1: no gradient)
-  std::vector<int> parameter_gradients{};  // backward: where the weight gradients are added
-  int kept = -1;                           // backward: what the op kept (its own storage, counted by this buffer)
+  SmallIndexList inputs{};               // per input position; a backward's -1: released (the op needs its shape only)
+  SmallIndexList parameters{};           // the layer's parameters (ZeRO 3: the whole ones gathered for the pass)
+  int output = -1;                       // a backward's -1: released
+  int output_gradient = -1;              // backward
+  SmallIndexList input_gradients{};      // backward, per input position (-1: no gradient)
+  SmallIndexList parameter_gradients{};  // backward: where the weight gradients are added
+  int kept = -1;                         // backward: what the op kept (its own storage, counted by this buffer)
 };
 
 struct StepInstruction {
@@ -144,11 +156,11 @@ struct StepInstruction {
   // recv: posted in one group with the next instruction, another recv (a pass's receives are
   // posted together before it: step_compiler_internal.h); waited for with it.
   bool posted_with_next = false;
-  std::vector<int> reads{};                 // buffers read
-  std::vector<int> writes{};                // buffers written
+  SmallIndexList reads{};                   // buffers read
+  SmallIndexList writes{};                  // buffers written
   std::vector<RedistributionStep> steps{};  // redistribute: the layout change, step by step
   std::vector<Collective> collectives{};    // send, recv, reduce, gather_params, a parameter gather
-  std::vector<int> after{};                 // instructions that must finish first (data dependencies)
+  SmallIndexList after{};                   // instructions that must finish first (data dependencies)
   PassOperands operands{};                  // forward, recompute, backward (reads and writes list the same buffers)
 };
 

@@ -73,14 +73,28 @@ int memory_equivalent_micro_batches(const plans::Plan& plan) {
   return plan.micro_batches;
 }
 
-bool plan_fits_memory(const plans::Plan& plan, const plans::CompiledPlan& compiled, int64_t limit_bytes) {
+namespace {
+
+// The plan cut to its memory-equivalent micro-batches.
+plans::Plan memory_equivalent_cut(const plans::Plan& plan) {
   plans::Plan shorter = plan;
   shorter.micro_batches = memory_equivalent_micro_batches(plan);
   shorter.global_batch = plan.micro_batch_size() * shorter.micro_batches;
+  return shorter;
+}
+
+}  // namespace
+
+bool plan_fits_memory(const plans::Plan& plan, const plans::CompiledPlan& compiled, int64_t limit_bytes) {
+  const plans::Plan shorter = memory_equivalent_cut(plan);
   for (int stage = 0; stage < plan.stage_count(); ++stage) {
     if (stage_memory(shorter, compiled, stage).total() > limit_bytes) return false;
   }
   return true;
+}
+
+bool stage_fits_memory(const plans::Plan& plan, const plans::CompiledPlan& compiled, int stage, int64_t limit_bytes) {
+  return stage_memory(memory_equivalent_cut(plan), compiled, stage).total() <= limit_bytes;
 }
 
 }  // namespace splitbrain::sim

@@ -36,6 +36,9 @@ MemoryBreakdown memory_breakdown(const plans::MemoryPeaks& walk);
 // plan cut to memory_equivalent_micro_batches, which hold the same peaks.
 bool plan_fits_memory(const plans::Plan& plan, const plans::CompiledPlan& compiled, int64_t limit_bytes);
 
+// Whether the ranks of stage `stage` hold at most `limit_bytes` (walked as plan_fits_memory does).
+bool stage_fits_memory(const plans::Plan& plan, const plans::CompiledPlan& compiled, int stage, int64_t limit_bytes);
+
 // The fewest micro-batches (of the plan's size) whose step programs reach the same memory peaks
 // as the plan's on every stage: a 1F1B stage keeps at most `stages` micro-batches in flight, so
 // after the warm-up every further (forward, backward) pair repeats the same allocations; GPipe

@@ -42,7 +42,7 @@ class StepBuilder {
   // `alone`: where ranks share nodes (NodeSharing), the cluster's rates for a rank alone on its
   // node; its instructions are priced both ways.
   StepBuilder(const Plan& plan, const CompiledPlan& compiled, const Cluster& cluster, const Cluster* alone,
-              NodeConditions conditions, Prediction& out)
+              NodeConditions conditions, std::span<const plans::StepProgram> programs, Prediction& out)
       : plan_(plan), compiled_(compiled), cluster_(cluster), alone_(alone), conditions_(conditions), out_(out) {
     for (int s = 0; s < plan.stage_count(); ++s) first_rank_.push_back(first_rank_of_stage(plan, s));
     out_.stages.resize(static_cast<size_t>(plan.stage_count()));
@@ -50,7 +50,7 @@ class StepBuilder {
     forward_internal_.assign(compiled.layers.size(), 0.0);
     backward_internal_.assign(compiled.layers.size(), 0.0);
     recomputed_ = plans::recomputed_layers(plan);
-    grouped_hand_overs_ = plans::hand_overs_complete_in_groups(plan, compiled);
+    grouped_hand_overs_ = plans::hand_overs_complete_in_groups(plan, compiled, programs);
   }
 
   // The seconds of one run of a collective on a stage, and the level its group crosses. Deep
@@ -385,7 +385,7 @@ Prediction simulate_step(const Plan& plan, const CompiledPlan& compiled, const C
                          std::span<const MemoryBreakdown> memory_of_stage, const Cluster* alone,
                          const NodeSharing* sharing) {
   Prediction prediction;
-  StepBuilder step(plan, compiled, cluster, alone, conditions, prediction);
+  StepBuilder step(plan, compiled, cluster, alone, conditions, programs, prediction);
   step.cost_layers();
   step.time_programs(programs, sharing);
   step.summarise();

@@ -14,6 +14,9 @@
 // kernels (their pricing depends on the neighbours' load, settled by iteration) get the full
 // timeline.
 
+#include <cstdint>
+#include <optional>
+
 #include "plans/compiled_plan.h"
 #include "plans/plan.h"
 #include "sim/cluster.h"
@@ -24,5 +27,13 @@ namespace splitbrain::sim {
 // timelines.
 double steady_pipeline_iteration_seconds(const plans::Plan& plan, const plans::CompiledPlan& compiled,
                                          const Cluster& cluster);
+
+// The same when every rank of the plan holds at most `limit_bytes` (sim/memory_model.h's
+// plan_fits_memory), else nullopt. The longer timeline's step programs are those the fit is walked
+// on (memory_equivalent_micro_batches: the same count), so their peaks decide it and no program is
+// compiled twice; stage 0 (under 1F1B the most micro-batches in flight) is walked alone first, so
+// that most plans that do not fit cost one stage's walk.
+std::optional<double> steady_pipeline_seconds_if_fits(const plans::Plan& plan, const plans::CompiledPlan& compiled,
+                                                      const Cluster& cluster, int64_t limit_bytes);
 
 }  // namespace splitbrain::sim

@@ -111,12 +111,12 @@ PricedPlan price_every_variant(const PlannerRequest& request, const plans::Plan&
     if (!is_original && !shares_tied_weights(variant, stats)) continue;
     const plans::CompiledPlan compiled = plans::compile_plan(variant);
     ++stats.memory_walks;
-    if (!plan_fits_memory(variant, compiled, limit)) continue;
+    const std::optional<double> seconds = steady_pipeline_seconds_if_fits(variant, compiled, request.cluster, limit);
+    if (!seconds) continue;
     ++stats.plans_simulated;
-    const double seconds = steady_pipeline_iteration_seconds(variant, compiled, request.cluster);
-    if (seconds < best_seconds) {
+    if (*seconds < best_seconds) {
       best = std::move(variant);
-      best_seconds = seconds;
+      best_seconds = *seconds;
     }
   }
   if (best) return PricedPlan{std::move(*best), {}, true, best_seconds, true};
@@ -195,6 +195,15 @@ std::optional<PricedPlan> price_plan_against(const PlannerRequest& request, plan
     ++stats.memory_walks;
     return plan_fits_memory(c.plan, compiled_for(c.plan), limit);
   };
+  // The step time of a variant that fits (nullopt when it does not), its fit decided by the
+  // programs the timeline compiles anyway.
+  auto seconds_if_fits = [&](const Candidate& c) {
+    ++stats.memory_walks;
+    std::optional<double> seconds =
+        steady_pipeline_seconds_if_fits(c.plan, compiled_for(c.plan), request.cluster, limit);
+    if (seconds) ++stats.plans_simulated;
+    return seconds;
+  };
   // Fastest first by bound. A variant whose bound is not below both the bar and the best that
   // fits so far can be neither the answer (but for a tie, which goes to the earlier variant) nor
   // beat the rival: it is not walked.
@@ -214,12 +223,11 @@ std::optional<PricedPlan> price_plan_against(const PlannerRequest& request, plan
       unwalked.push_back(c);
       continue;
     }
-    if (!fits(*c)) continue;
-    ++stats.plans_simulated;
-    const double seconds = steady_pipeline_iteration_seconds(c->plan, compiled_for(c->plan), request.cluster);
-    if (best == nullptr || seconds < best_seconds || (seconds == best_seconds && c->order < best->order)) {
+    const std::optional<double> seconds = seconds_if_fits(*c);
+    if (!seconds) continue;
+    if (best == nullptr || *seconds < best_seconds || (*seconds == best_seconds && c->order < best->order)) {
       best = c;
-      best_seconds = seconds;
+      best_seconds = *seconds;
     }
   }
   if (best != nullptr) {

@@ -83,8 +83,8 @@ StepProgram messages_only(const std::vector<std::tuple<bool, int, int>>& message
                                     .layer = layer,
                                     .micro_batch = 0,
                                     .index = 0,
-                                    .reads = send ? std::vector<int>{0} : std::vector<int>{},
-                                    .writes = send ? std::vector<int>{} : std::vector<int>{0},
+                                    .reads = send ? SmallIndexList{0} : SmallIndexList{},
+                                    .writes = send ? SmallIndexList{} : SmallIndexList{0},
                                     .collectives = {message}});
   }
   return program;

@@ -39,7 +39,7 @@ inline std::vector<std::string> step_program_problems(const Plan& plan, const Co
       state[static_cast<size_t>(i.buffer)] = 2;
       continue;
     }
-    for (const std::vector<int>* list : {&i.reads, &i.writes}) {
+    for (const SmallIndexList* list : {&i.reads, &i.writes}) {
       for (int b : *list) {
         if (state.at(static_cast<size_t>(b)) != 1) {
           problems.push_back(fmt::format("{}: touches buffer {} ('{}') that is not alive", where, b,
@@ -68,13 +68,13 @@ inline std::vector<std::string> step_program_problems(const Plan& plan, const Co
           (o.output < 0 || o.inputs.end() != std::find(o.inputs.begin(), o.inputs.end(), -1))) {
         problems.push_back(where + ": a forward without its output or an input");
       }
-      std::vector<int> named = o.inputs;
+      std::vector<int> named(o.inputs.begin(), o.inputs.end());
       named.insert(named.end(), {o.output, o.output_gradient, o.kept});
       named.insert(named.end(), o.parameters.begin(), o.parameters.end());
       named.insert(named.end(), o.input_gradients.begin(), o.input_gradients.end());
       named.insert(named.end(), o.parameter_gradients.begin(), o.parameter_gradients.end());
       std::erase(named, -1);
-      std::vector<int> touched = i.reads;
+      std::vector<int> touched(i.reads.begin(), i.reads.end());
       touched.insert(touched.end(), i.writes.begin(), i.writes.end());
       std::sort(named.begin(), named.end());
       std::sort(touched.begin(), touched.end());

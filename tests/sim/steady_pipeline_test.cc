@@ -1,10 +1,13 @@
 // steady_pipeline_iteration_seconds against the full timeline: on every pipeline family and
-// variant of a CNN and of a GPT (tied and untied), with many more micro-batches than stages.
+// variant of a CNN and of a GPT (tied and untied), with many more micro-batches than stages; and
+// steady_pipeline_seconds_if_fits's fit against the full simulation's peak.
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "plans/compiled_plan.h"
@@ -36,6 +39,33 @@ TEST(SteadyPipeline, TwoShortTimelinesGiveTheLongOnesTime) {
               << fmt::format("{} {} M={} sel={}", plan.family, plan.mesh.to_string(), micro_batches, selective);
           ++compared;
         }
+      }
+    }
+  }
+  EXPECT_GT(compared, 20);
+}
+
+// The fit is decided by the full simulation's peak, to the byte: a limit one byte under it gets
+// nullopt, the peak itself the step time.
+TEST(SteadyPipeline, FitsExactlyWhenTheSimulatedPeakIsWithinTheLimit) {
+  const std::string gpt = "gpt:layers=4,hidden=64,heads=4,seq=16,vocab=96,positions=16";
+  const Cluster cluster = cluster_preset("dgx-a100-80g");
+  int compared = 0;
+  for (const std::string& model : {std::string("fashion-vgg"), gpt + ",untied=1"}) {
+    for (plans::Plan plan : testing::plans_with_variants(model, 4, 64)) {
+      const int stages = plan.stage_count();
+      for (int micro_batches : {stages, 8 * stages}) {
+        if (stages > 1 && plan.global_batch % micro_batches != 0) continue;
+        if (stages > 1) plan.micro_batches = micro_batches;
+        const plans::CompiledPlan compiled = plans::compile_plan(plan);
+        const Prediction full = simulate(plan, compiled, cluster);
+        const int64_t peak = peak_memory_bytes(full);
+        const std::string what = fmt::format("{} {} M={}", plan.family, plan.mesh.to_string(), plan.micro_batches);
+        EXPECT_FALSE(steady_pipeline_seconds_if_fits(plan, compiled, cluster, peak - 1)) << what;
+        const std::optional<double> seconds = steady_pipeline_seconds_if_fits(plan, compiled, cluster, peak);
+        ASSERT_TRUE(seconds) << what;
+        EXPECT_NEAR(*seconds, full.iteration_seconds, 1e-9 * full.iteration_seconds) << what;
+        ++compared;
       }
     }
   }

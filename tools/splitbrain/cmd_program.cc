@@ -35,7 +35,8 @@ std::string collective_text(const plans::Plan& plan, const plans::Collective& c)
                      human_bytes(static_cast<double>(c.buffer_bytes)));
 }
 
-std::string buffers_text(const plans::Plan& plan, const plans::StepProgram& program, const std::vector<int>& buffers) {
+std::string buffers_text(const plans::Plan& plan, const plans::StepProgram& program,
+                         const plans::SmallIndexList& buffers) {
   std::string text;
   for (int b : buffers)
     text += fmt::format("{}b{} {}", text.empty() ? "" : ", ", b,
