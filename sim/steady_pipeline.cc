@@ -1,18 +1,24 @@
 #include "sim/steady_pipeline.h"
 
+#include <cmath>
+
 #include "sim/memory_model.h"
 #include "sim/simulation.h"
 
 namespace splitbrain::sim {
 namespace {
 
+// Two slopes this close (relative) are one line: the timelines add the same seconds in different
+// orders.
+constexpr double kSameSlope = 1e-9;
+
 struct ShortCounts {
   int longer = 0;
   int shorter = 0;
 };
 
-// The two micro-batch counts the line is drawn through; {0, 0} when the full timeline is cheaper
-// or the schedule has no steady state to repeat.
+// The first two micro-batch counts the line is drawn through; {0, 0} when the schedule has no
+// steady state to repeat.
 ShortCounts short_counts(const plans::Plan& plan) {
   const int stages = plan.stage_count();
   if (stages < 2) return {};
@@ -36,17 +42,32 @@ Prediction cut_to(const plans::Plan& plan, const plans::CompiledPlan& compiled, 
   return simulate(shorter, compiled, cluster);
 }
 
-// T(M) from T(long) and T(short).
-double extrapolated(const plans::Plan& plan, ShortCounts counts, double longer, double shorter) {
-  const double per_micro_batch = (longer - shorter) / (counts.longer - counts.shorter);
-  return longer + (plan.micro_batches - counts.longer) * per_micro_batch;
+// Whether the full timeline is run: no steady state, kernels priced by the neighbours' load, or a
+// plan too short for the doubling to save anything.
+bool full_timeline(const plans::Plan& plan, ShortCounts counts, const Cluster& cluster) {
+  return counts.longer == 0 || !cluster.device.measured_kernels.empty() || plan.micro_batches <= 4 * counts.longer;
 }
 
-// Whether the full timeline is run rather than two short ones.
-bool full_timeline(const plans::Plan& plan, ShortCounts counts, const Cluster& cluster) {
-  // Two short timelines cost about as much as one of their summed length.
-  return counts.longer == 0 || !cluster.device.measured_kernels.empty() ||
-         plan.micro_batches <= counts.longer + counts.shorter;
+// T(M) from T(longer) (`longer_seconds`, already run): the slope through the two short counts,
+// then through each doubling of the count, until two slopes in a row agree; the full timeline
+// when the doublings reach M first.
+double extrapolated_seconds(const plans::Plan& plan, const plans::CompiledPlan& compiled, const Cluster& cluster,
+                            ShortCounts counts, double longer_seconds) {
+  int count = counts.longer;
+  double seconds = longer_seconds;
+  double slope = (longer_seconds - cut_to(plan, compiled, cluster, counts.shorter).iteration_seconds) /
+                 (counts.longer - counts.shorter);
+  while (2 * count < plan.micro_batches) {
+    const double doubled = cut_to(plan, compiled, cluster, 2 * count).iteration_seconds;
+    const double next_slope = (doubled - seconds) / count;
+    count *= 2;
+    seconds = doubled;
+    if (std::abs(next_slope - slope) <= kSameSlope * std::abs(next_slope)) {
+      return seconds + (plan.micro_batches - count) * next_slope;
+    }
+    slope = next_slope;
+  }
+  return simulate(plan, compiled, cluster).iteration_seconds;
 }
 
 }  // namespace
@@ -56,8 +77,7 @@ double steady_pipeline_iteration_seconds(const plans::Plan& plan, const plans::C
   const ShortCounts counts = short_counts(plan);
   if (full_timeline(plan, counts, cluster)) return simulate(plan, compiled, cluster).iteration_seconds;
   const double longer = cut_to(plan, compiled, cluster, counts.longer).iteration_seconds;
-  const double shorter = cut_to(plan, compiled, cluster, counts.shorter).iteration_seconds;
-  return extrapolated(plan, counts, longer, shorter);
+  return extrapolated_seconds(plan, compiled, cluster, counts, longer);
 }
 
 std::optional<double> steady_pipeline_seconds_if_fits(const plans::Plan& plan, const plans::CompiledPlan& compiled,
@@ -71,8 +91,7 @@ std::optional<double> steady_pipeline_seconds_if_fits(const plans::Plan& plan, c
   const Prediction first = full ? simulate(plan, compiled, cluster) : cut_to(plan, compiled, cluster, counts.longer);
   if (peak_memory_bytes(first) > limit_bytes) return std::nullopt;
   if (full) return first.iteration_seconds;
-  const double shorter = cut_to(plan, compiled, cluster, counts.shorter).iteration_seconds;
-  return extrapolated(plan, counts, first.iteration_seconds, shorter);
+  return extrapolated_seconds(plan, compiled, cluster, counts, first.iteration_seconds);
 }
 
 }  // namespace splitbrain::sim

@@ -1,18 +1,19 @@
 #pragma once
-// A long pipeline's step time from two short timelines. Once its stages are in their steady
-// state, every further micro-batch of a 1F1B pipeline (every further round of `stages`
-// micro-batches of an interleaved one) adds the same seconds to the step: the warm-up and the
-// cool-down, the gradient reductions and the update are the same for any number of micro-batches.
-// So a pipeline of M micro-batches takes
-//
-//   T(M) = T(long) + (M - long) / (long - short) x (T(long) - T(short))
-//
-// with `long` and `short` the two shortest counts past the warm-up (1F1B: stages + 2 and
-// stages + 1; interleaved: 3 and 2 rounds of `stages`). The planner ranks its 1T GPT's pipelines of
-// 192 micro-batches from timelines of 66 and 65 (a test compares with the full timeline on every
-// family and variant). GPipe, unpipelined steps, short pipelines and cluster files with measured
-// kernels (their pricing depends on the neighbours' load, settled by iteration) get the full
-// timeline.
+// A long pipeline's step time from shorter timelines. Once its stages are in their steady state,
+// every further micro-batch of a 1F1B pipeline (every further round of `stages` micro-batches of
+// an interleaved one) adds the same seconds to the step: the warm-up and the cool-down, the
+// gradient reductions and the update are the same for any number of micro-batches. So a pipeline
+// of M micro-batches takes T(M) = T(n) + (M - n) x slope once n is in the steady state. Where
+// the stages are alike the steady state starts right after the warm-up; where they are not (a
+// last stage with a 50k-word head, a stage idling for its slower neighbour), the slope grows
+// for a while longer: a 16-stage GPT's took about 2 x stages micro-batches to settle, 11% above
+// the slope past the warm-up. So the slope is measured through the first two counts past the
+// warm-up (1F1B: stages + 1 and stages + 2; interleaved: 2 and 3 rounds of `stages`), then
+// again through each doubling of the count, until two slopes in a row agree (a test compares
+// with the full timeline on every family and variant, and on stages that differ). GPipe,
+// unpipelined steps, pipelines of at most 4 x (warm-up + 2) micro-batches and cluster files with
+// measured kernels (their pricing depends on the neighbours' load, settled by iteration) get the
+// full timeline.
 
 #include <cstdint>
 #include <optional>
@@ -23,8 +24,7 @@
 
 namespace splitbrain::sim {
 
-// simulate(plan, compiled, cluster).iteration_seconds, up to rounding, from at most two shorter
-// timelines.
+// simulate(plan, compiled, cluster).iteration_seconds, up to rounding, from shorter timelines.
 double steady_pipeline_iteration_seconds(const plans::Plan& plan, const plans::CompiledPlan& compiled,
                                          const Cluster& cluster);
 

@@ -15,7 +15,27 @@ struct LayerWork {
   double forward = 0.0;   // a forward (or recompute) instruction: compute and the op's collectives
   double backward = 0.0;  // a backward instruction
   int recomputes = 0;     // recompute instructions per micro-batch
+  // The redistributions before each forward (its inputs' layout changes, a ZeRO-3 parameter
+  // gather) and before or after each backward (its input gradients' layout changes, the gather
+  // again): a stage's timeline spends them in turn between its kernels (program_timeline.cc), and
+  // a full recompute's forward runs them again (a selective one reuses the kept inputs).
+  double forward_moves = 0.0;
+  double backward_moves = 0.0;
 };
+
+double collectives_seconds(const Cluster& cluster, const plans::Mesh& mesh, const std::vector<plans::Collective>& list,
+                           int rank) {
+  double seconds = 0.0;
+  for (const plans::Collective& c : list) seconds += plan_collective_seconds(cluster, mesh, c, rank);
+  return seconds;
+}
+
+// Whether ZeRO 3 gathers the layer's parameters before each of its passes (the step compiler's
+// rule: a layer with parameters whose gradients are reduced over more than one rank).
+bool gathers_parameters(const plans::Plan& plan, const plans::CompiledLayer& layer) {
+  return plan.zero_stage >= 3 && !layer.layouts.parameters.empty() &&
+         plan.mesh.group_size(layer.layouts.gradient_sync_axes) > 1 && !layer.parameter_gathers.empty();
+}
 
 }  // namespace
 
@@ -49,10 +69,23 @@ double iteration_seconds_lower_bound(const plans::Plan& plan, const plans::Compi
     for (const plans::Collective& c : layer.layouts.backward_internal) {
       w.backward += plan_collective_seconds(cluster, plan.mesh, c, first_rank[stage]);
     }
+    for (const plans::InputTransfer& input : layer.inputs) {
+      w.forward_moves += collectives_seconds(cluster, plan.mesh, input.forward, first_rank[stage]);
+      if (input.gradient_flows) {
+        w.backward_moves += collectives_seconds(cluster, plan.mesh, input.backward, first_rank[stage]);
+      }
+    }
+    if (gathers_parameters(plan, layer)) {
+      const double gather = collectives_seconds(cluster, plan.mesh, layer.parameter_gathers, first_rank[stage]);
+      w.forward_moves += gather;
+      w.backward_moves += gather;
+    }
     // Whole-stage recompute runs every layer's forward again, selective recompute the attention
     // cores' (both where both apply).
-    w.recomputes = (plan.recompute_activations ? 1 : 0) + (plan.recomputes_selectively(info) ? 1 : 0);
-    stage_seconds[stage] += plan.micro_batches * ((1 + w.recomputes) * w.forward + w.backward);
+    const int full_recomputes = plan.recompute_activations ? 1 : 0;
+    w.recomputes = full_recomputes + (plan.recomputes_selectively(info) ? 1 : 0);
+    stage_seconds[stage] += plan.micro_batches * ((1 + w.recomputes) * w.forward + w.backward +
+                                                  (1 + full_recomputes) * w.forward_moves + w.backward_moves);
   }
 
   // The message into stage s that its first instruction waits for: the first input of its first

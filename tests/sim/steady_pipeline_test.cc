@@ -1,5 +1,6 @@
 // steady_pipeline_iteration_seconds against the full timeline: on every pipeline family and
-// variant of a CNN and of a GPT (tied and untied), with many more micro-batches than stages; and
+// variant of a CNN and of a GPT (tied and untied), with many more micro-batches than stages, and
+// on GPT stages that differ; and
 // steady_pipeline_seconds_if_fits's fit against the full simulation's peak.
 
 #include <fmt/format.h>
@@ -9,17 +10,21 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "plans/compiled_plan.h"
 #include "sim/cluster_presets.h"
 #include "sim/simulation.h"
 #include "sim/steady_pipeline.h"
+#include "sim/search/searched_plans.h"
+#include "plans/sequence_parallel.h"
+#include "tests/sim/planner_requests.h"
 #include "tests/sim/plan_variants.h"
 
 namespace splitbrain::sim {
 namespace {
 
-TEST(SteadyPipeline, TwoShortTimelinesGiveTheLongOnesTime) {
+TEST(SteadyPipeline, ShortTimelinesGiveTheLongOnesTime) {
   const std::string gpt = "gpt:layers=4,hidden=64,heads=4,seq=16,vocab=96,positions=16";
   const Cluster cluster = cluster_preset("dgx-a100-80g");
   int compared = 0;
@@ -70,6 +75,39 @@ TEST(SteadyPipeline, FitsExactlyWhenTheSimulatedPeakIsWithinTheLimit) {
     }
   }
   EXPECT_GT(compared, 20);
+}
+
+// Stages that differ (the last holds a head over a large vocabulary): the slope past the warm-up
+// is below the steady one, which the doublings find.
+TEST(SteadyPipeline, UnequalStagesSettleLater) {
+  PlannerRequest request = testing::large_model_request(
+      "gpt:layers=8,hidden=512,heads=8,seq=512,vocab=40000,positions=512,attn_dropout=10", 16, 512);
+  SearchStats stats;
+  int settled_later = 0;
+  for (const SearchMesh& mesh : {make_search_mesh(4, 1, 1, 4), make_search_mesh(8, 1, 1, 2)}) {
+    const int stages = mesh.size_of(mesh.pipe);
+    std::optional<plans::Plan> plan = searched_plan(request, mesh, 32 * stages, nullptr, stats);
+    ASSERT_TRUE(plan);
+    std::vector<plans::Plan> forms = {*plan};
+    if (std::optional<plans::Plan> twin = plans::with_sequence_parallelism(*plan)) forms.push_back(*twin);
+    for (const plans::Plan& form : forms) {
+      const plans::CompiledPlan compiled = plans::compile_plan(form);
+      const double full = simulate(form, compiled, request.cluster).iteration_seconds;
+      const double steady = steady_pipeline_iteration_seconds(form, compiled, request.cluster);
+      EXPECT_NEAR(steady, full, 1e-9 * full) << form.family << " " << form.mesh.to_string();
+      // The line through the two counts past the warm-up alone.
+      auto cut = [&](int micro_batches) {
+        plans::Plan shorter = form;
+        shorter.micro_batches = micro_batches;
+        shorter.global_batch = form.micro_batch_size() * micro_batches;
+        return simulate(shorter, compiled, request.cluster).iteration_seconds;
+      };
+      const double past_warm_up =
+          cut(stages + 2) + (form.micro_batches - stages - 2) * (cut(stages + 2) - cut(stages + 1));
+      if (std::abs(past_warm_up - full) > 1e-6 * full) ++settled_later;
+    }
+  }
+  EXPECT_GT(settled_later, 0) << "no case where the slope past the warm-up is not the steady one";
 }
 
 TEST(SteadyPipeline, ShortPipelinesAndGPipeGetTheFullTimeline) {
