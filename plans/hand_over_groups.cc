@@ -3,7 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <compare>
 #include <map>
+#include <memory>
+#include <mutex>
+#include <string>
 #include <stdexcept>
 #include <tuple>
 #include <utility>
@@ -73,6 +77,39 @@ std::string describe(const Message& m) {
   const auto& [layer, index, micro, gradient] = m.key;
   return fmt::format("#{} {} {} of layer {} input {} mb{} {} stage {}", m.instruction, m.send ? "send" : "receive",
                      gradient ? "gradient" : "activation", layer, index, micro, m.send ? "to" : "from", m.peer);
+}
+
+// What decides the evaluation's messages and the order each stage posts them in: the model, its
+// cut into chunks, the stages, the schedule and the micro-batches (not the shardings, ZeRO or
+// recompute, which change sizes and the training step's backward only).
+struct EvaluationShape {
+  std::shared_ptr<const model::Model> model;  // held, so that no other model takes its address
+  std::vector<int> stage_of_layer;
+  std::string mesh;  // its axes and sizes
+  int pipe_axis = -1;
+  int virtual_stages = 1;
+  PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+  int micro_batches = 1;
+  auto operator<=>(const EvaluationShape&) const = default;
+};
+
+// Whether the evaluation's hand-overs complete in groups, remembered per shape: the simulator
+// asks for every timeline it runs, and a planner's search runs thousands of the same shape.
+bool evaluation_completes_in_groups(const Plan& plan, const CompiledPlan& compiled) {
+  static std::mutex mutex;
+  static std::map<EvaluationShape, bool> answers;
+  EvaluationShape shape{plan.model,          plan.stage_of_layer, plan.mesh.to_string(), plan.pipe_axis,
+                        plan.virtual_stages, plan.schedule,       plan.micro_batches};
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = answers.find(shape); it != answers.end()) return it->second;
+  }
+  const bool completes = !stall_of_grouped_hand_overs(stage_programs(plan, compiled, /*evaluation=*/true));
+  const std::lock_guard<std::mutex> lock(mutex);
+  constexpr size_t kRemembered = 4096;  // a search's shapes; a long-running process starts over
+  if (answers.size() >= kRemembered) answers.clear();
+  answers.emplace(std::move(shape), completes);
+  return completes;
 }
 
 }  // namespace
@@ -151,8 +188,7 @@ bool hand_overs_complete_in_groups(const Plan& plan, const CompiledPlan& compile
     throw std::logic_error(fmt::format("hand-over check: {} training programs for {} stages", training_programs.size(),
                                        plan.stage_count()));
   }
-  return !stall_of_grouped_hand_overs(training_programs) &&
-         !stall_of_grouped_hand_overs(stage_programs(plan, compiled, /*evaluation=*/true));
+  return !stall_of_grouped_hand_overs(training_programs) && evaluation_completes_in_groups(plan, compiled);
 }
 
 }  // namespace splitbrain::plans

@@ -46,7 +46,9 @@ std::optional<HandOverStall> stall_of_plan_hand_overs(const Plan& plan, const Co
 bool hand_overs_complete_in_groups(const Plan& plan, const CompiledPlan& compiled);
 
 // The same, with the training step's programs (one per stage, in stage order) already compiled:
-// only the evaluation's are compiled here (the simulator has the others in hand).
+// only the evaluation's are compiled here (the simulator has the others in hand), once per shape
+// of the evaluation (model, cut into chunks, mesh, schedule, micro-batches: what decides its
+// messages), remembered for the next plan of that shape.
 bool hand_overs_complete_in_groups(const Plan& plan, const CompiledPlan& compiled,
                                    std::span<const StepProgram> training_programs);
 

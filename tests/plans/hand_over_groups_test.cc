@@ -50,6 +50,11 @@ TEST(HandOverGroups, GPipeAnd1F1BCompleteAtAnyMicroBatchCount) {
       const auto stall = stall_of_grouped_hand_overs(stage_programs(plan));
       EXPECT_FALSE(stall.has_value()) << (stall ? stall->message : "");
       EXPECT_TRUE(hand_overs_complete_in_groups(plan, compile_plan(plan))) << "training and evaluation";
+      // With the training programs in hand (the simulator's call), asked twice: the second answer
+      // is the remembered one.
+      const std::vector<StepProgram> training = stage_programs(plan);
+      EXPECT_TRUE(hand_overs_complete_in_groups(plan, compile_plan(plan), training));
+      EXPECT_TRUE(hand_overs_complete_in_groups(plan, compile_plan(plan), training));
     }
   }
 }
