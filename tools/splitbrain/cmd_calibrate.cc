@@ -30,6 +30,7 @@
 #include "tools/splitbrain/device_rate_calibration.h"
 #include "tools/splitbrain/problem_calibration.h"
 #include "tools/splitbrain/step_overlap_calibration.h"
+#include "tools/splitbrain/number_flags.h"
 
 namespace splitbrain::tools {
 namespace {
@@ -267,7 +268,7 @@ void add_calibrate_command(CLI::App& app) {
                    "Preset or cluster file whose structure is kept (default: local-cpu; dgx-h100 for cuda)")
       ->type_name("NAME|FILE");
   command->add_option("--repeats", options->repeats, "Timed runs per measurement (medians)")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_integer_for(options->repeats))
       ->default_val(5);
   command
       ->add_option("--model", options->models,
@@ -279,10 +280,10 @@ void add_calibrate_command(CLI::App& app) {
       ->type_name("MODEL");
   command
       ->add_option("--devices", options->devices, "Device counts to plan --model for (default: 1 and the job's ranks)")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_integer_for(options->devices))
       ->delimiter(',');
   command->add_option("--batch", options->batches, "Global batches to plan --model with (comma-separated)")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_integer_for(options->batches))
       ->delimiter(',')
       ->capture_default_str();
   command

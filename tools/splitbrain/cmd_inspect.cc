@@ -11,6 +11,7 @@
 #include "tools/splitbrain/commands.h"
 #include "tools/splitbrain/human_units.h"
 #include "tools/splitbrain/text_table.h"
+#include "tools/splitbrain/number_flags.h"
 
 namespace splitbrain::tools {
 namespace {
@@ -101,7 +102,9 @@ void add_inspect_command(CLI::App& app) {
   command->add_option("--model", options->model, "Zoo name (with options, e.g. gpt:layers=4) or model file")
       ->type_name("NAME|FILE")
       ->required();
-  command->add_option("--batch", options->batch, "Samples per batch")->check(CLI::PositiveNumber)->default_val(1);
+  command->add_option("--batch", options->batch, "Samples per batch")
+      ->check(positive_integer_for(options->batch))
+      ->default_val(1);
   command->add_option("--dtype", options->dtype, "Element type of activations and weights")
       ->check(CLI::IsMember({"fp32", "fp16", "bf16"}))
       ->default_val("fp32");

@@ -17,6 +17,7 @@
 #include "tools/splitbrain/export_refusal.h"
 #include "tools/splitbrain/human_units.h"
 #include "tools/splitbrain/plan_report.h"
+#include "tools/splitbrain/number_flags.h"
 
 namespace splitbrain::tools {
 namespace {
@@ -152,17 +153,19 @@ void add_plan_command(CLI::App& app) {
   // runs out of memory rather than answering.
   command->add_option("--devices", options->devices, "Number of devices (ranks), 1 to 1048576")
       ->required()
-      ->check(CLI::Range(1, 1 << 20));
+      ->check(integer_from(1, 1 << 20));
   command->add_option("--batch", options->batch, "Global batch per optimizer step")
       ->required()
-      ->check(CLI::PositiveNumber);
+      ->check(positive_integer_for(options->batch));
   command->add_option("--dtype", options->dtype, "Element type")
       ->check(CLI::IsMember({"fp32", "fp16", "bf16"}))
       ->default_val("fp32");
   command->add_option("--optimizer", options->optimizer, "Optimizer (sets the state memory)")
       ->check(CLI::IsMember({"sgd", "adam"}))
       ->default_val("sgd");
-  command->add_option("--top", options->top, "Rows of the table")->check(CLI::PositiveNumber)->default_val(15);
+  command->add_option("--top", options->top, "Rows of the table")
+      ->check(positive_integer_for(options->top))
+      ->default_val(15);
   command->add_option("--memory-limit", options->memory_limit, "Memory per device (default: the device's), e.g. 40GB")
       ->type_name("BYTES");
   command->add_option("--json", options->json_path, "Write the ranking as JSON to FILE (- for standard output)")
@@ -173,7 +176,7 @@ void add_plan_command(CLI::App& app) {
       ->type_name("DIR");
   command->add_option("--explain", options->explain, "Show the per-layer choices and costs of the plan ranked RANK")
       ->type_name("RANK")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_integer_for(options->explain));
   command->add_flag("--exhaustive", options->exhaustive,
                     "Time every candidate plan and variant in full instead of skipping those that provably cannot "
                     "change the ranking (the same answer, many times slower on large models)");
@@ -193,7 +196,7 @@ void add_plan_command(CLI::App& app) {
   command
       ->add_option("--export-top", options->export_top,
                    "How many plans --export writes (the best that fit and that it expresses)")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_integer_for(options->export_top))
       ->default_val(1)
       ->needs(export_option);
   command->add_flag("--nearest", options->export_nearest, kNearestHelp)->needs(export_option);

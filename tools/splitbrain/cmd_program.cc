@@ -14,6 +14,7 @@
 #include "plans/step_compiler.h"
 #include "tools/splitbrain/commands.h"
 #include "tools/splitbrain/human_units.h"
+#include "tools/splitbrain/number_flags.h"
 
 namespace splitbrain::tools {
 namespace {
@@ -189,7 +190,7 @@ void add_program_command(CLI::App& app) {
   command
       ->add_option("--rank", options->rank,
                    "Which rank's program (ranks of one pipeline stage differ only in their data)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative_integer_for(options->rank))
       ->default_val(0);
   command
       ->add_option("--json", options->json_path,

@@ -35,6 +35,7 @@
 #include "exec/comm/mpi_process.h"
 #include "tools/splitbrain/placement_announcement.h"
 #include "tools/splitbrain/token_batches.h"
+#include "tools/splitbrain/number_flags.h"
 
 namespace splitbrain::tools {
 namespace {
@@ -282,13 +283,13 @@ void add_run_command(CLI::App& app) {
       app.add_subcommand("run", "Train with a plan for real (start it with mpirun -np <ranks of the plan>)");
   command->add_option("--plan", o->plan_path, "Plan file")->type_name("FILE")->required();
   command->add_option("--iters", o->iterations, "Measured steps after the warm-up")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_integer_for(o->iterations))
       ->default_val(10);
   command->add_option("--warmup", o->warmup, "Steps run before measuring")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative_integer_for(o->warmup))
       ->default_val(2);
   command->add_option("--epochs", o->epochs, "Train for this many epochs instead of --iters (fractions allowed)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_finite());
   command
       ->add_option(
           "--data", o->data,
@@ -322,16 +323,16 @@ void add_run_command(CLI::App& app) {
   command
       ->add_option("--watchdog-seconds", o->watchdog_seconds,
                    "End the job, naming the rank, when a rank makes no progress for this long (0: never)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative_finite())
       ->default_val(600);
   command->add_flag("--ignore-memory-limit", o->ignore_memory_limit,
                     "Run even if the plan's predicted memory exceeds what this machine has available");
   command->add_option("--threads", o->threads, "oneDNN threads per rank (cpu backend), 1 to 1024")
-      ->check(CLI::Range(1, 1024))
+      ->check(integer_from(1, 1024))
       ->default_val(1);
-  command->add_option("--lr", o->learning_rate, "Learning rate (default: the plan's)")->check(CLI::PositiveNumber);
+  command->add_option("--lr", o->learning_rate, "Learning rate (default: the plan's)")->check(positive_finite());
   command->add_option("--log-every", o->log_every, "Print the loss every N steps")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_integer_for(o->log_every))
       ->default_val(10);
   CLI::Option* checkpoint =
       command
@@ -339,7 +340,7 @@ void add_run_command(CLI::App& app) {
                        "Write checkpoints into DIR (every --checkpoint-every steps and at the end)")
           ->type_name("DIR");
   command->add_option("--checkpoint-every", o->checkpoint_every, "Steps between checkpoints (needs --checkpoint)")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_integer_for(o->checkpoint_every))
       ->needs(checkpoint);
   command->add_option("--resume", o->resume_dir, "Continue from the checkpoint in DIR")->type_name("DIR");
   command->add_flag("--no-bind", o->no_bind, kNoBindHelp);
