@@ -50,9 +50,11 @@ for test in "${tests[@]}"; do
   # The largest sweeps run in the Release suite only; under the sanitizers smaller ones cover the
   # same code in a fraction of CI's time: every pair of layouts of a rank-4 tensor on 3 axes (12 s
   # in Release), the four largest pruned-against-exhaustive planner searches (the remaining
-  # PlannerPruning case runs the same two searches) and the planner's tight-memory GPT search
-  # (10-28 s each in Release since every micro-batch count and memory variant is searched).
-  "$build/$test" --gtest_brief=1 --gtest_filter=-RedistributeEveryPair.Rank4Tensor3Axes:PlannerPruning.SameRankingWhenOnlySmallMicroBatchesFit:PlannerPruning.SameRankingWhenNothingFits:PlannerPruning.SameRankingForAConvolutionalNetUnderALimit:PlannerPruning.SameRankingWhenZeroAndRecomputeDecide:Planner.SmallMicroBatchesMakeAPipelineFit
+  # PlannerPruning case runs the same two searches), the planner's tight-memory GPT search
+  # (10-28 s each in Release since every micro-batch count and memory variant is searched) and
+  # the step-time bound against every plan of a small GPT (15 s: each plan's SP, interleaved,
+  # ZeRO and recompute forms simulated; the convolutional case stays).
+  "$build/$test" --gtest_brief=1 --gtest_filter=-RedistributeEveryPair.Rank4Tensor3Axes:PlannerPruning.SameRankingWhenOnlySmallMicroBatchesFit:PlannerPruning.SameRankingWhenNothingFits:PlannerPruning.SameRankingForAConvolutionalNetUnderALimit:PlannerPruning.SameRankingWhenZeroAndRecomputeDecide:Planner.SmallMicroBatchesMakeAPipelineFit:StepTimeBound.NeverAboveTheSimulatedStepOfASmallGpt
 done
 
 # Seeds: the repository's own files of each kind, and a prediction and a checkpoint manifest.
