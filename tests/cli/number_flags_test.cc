@@ -22,9 +22,9 @@ const std::string kPlan = kSource + "/plans/examples/fashion-vgg-data-parallel-2
 struct NumberFlag {
   std::string command;  // the command with its required flags
   std::string flag;
-  bool integer = true;          // a fraction is refused too
-  bool zero_allowed = false;    // 0 is a valid value
-  std::string message;          // what the error says it must be
+  bool integer = true;        // a fraction is refused too
+  bool zero_allowed = false;  // 0 is a valid value
+  std::string message;        // what the error says it must be
 };
 
 std::vector<NumberFlag> number_flags() {
@@ -36,7 +36,8 @@ std::vector<NumberFlag> number_flags() {
       {"plan --model fashion-vgg --devices 2", "--batch", true, false, "must be a positive integer"},
       {plan, "--top", true, false, "must be a positive integer"},
       {plan, "--explain", true, false, "must be a positive integer"},
-      {plan + " --export torchrun --export-dir /nonexistent", "--export-top", true, false, "must be a positive integer"},
+      {plan + " --export torchrun --export-dir /nonexistent", "--export-top", true, false,
+       "must be a positive integer"},
       {"program --plan " + kPlan, "--rank", true, true, "must be a non-negative integer"},
       {run, "--iters", true, false, "must be a positive integer"},
       {run, "--warmup", true, true, "must be a non-negative integer"},
@@ -76,8 +77,8 @@ TEST(NumberFlags, ChecksRefuseEveryValueOfTheTable) {
   const auto refuses = [](const CLI::Validator& check, std::string text) { return !check(text).empty(); };
   const CLI::Validator positive = tools::integer_from(1, std::numeric_limits<int64_t>::max());
   const CLI::Validator small = tools::integer_from(1, 1024);
-  for (const char* bad : {"0", "-1", "nan", "inf", "-inf", "9223372036854775808", "100000000000000000000", "",
-                                 "12abc", "1.5", "1e3", " 3"}) {
+  for (const char* bad : {"0", "-1", "nan", "inf", "-inf", "9223372036854775808", "100000000000000000000", "", "12abc",
+                          "1.5", "1e3", " 3"}) {
     EXPECT_TRUE(refuses(positive, bad)) << "'" << bad << "'";
   }
   EXPECT_TRUE(refuses(small, "1025"));
