@@ -162,6 +162,15 @@ int64_t gradient_element_bytes(const Plan& plan) {
   return model::bytes_per_element(plan.gradient_dtype.value_or(plan.dtype));
 }
 
+bool zero_shards_layer(const Plan& plan, const CompiledLayer& layer) {
+  return plan.zero_stage > 0 && !layer.layouts.parameters.empty() &&
+         plan.mesh.group_size(layer.layouts.gradient_sync_axes) > 1;
+}
+
+bool gathers_parameters_per_pass(const Plan& plan, const CompiledLayer& layer) {
+  return plan.zero_stage >= 3 && zero_shards_layer(plan, layer) && !layer.parameter_gathers.empty();
+}
+
 CompiledPlan compile_plan(const Plan& plan) {
   const model::Model& net = *plan.model;
   if (static_cast<int>(plan.layers.size()) != net.size()) {

@@ -88,4 +88,12 @@ InputTransfer compile_input(const Plan& plan, const CompiledLayer& from, const C
 // Gradient element size: gradients are kept in the model dtype.
 int64_t gradient_element_bytes(const Plan& plan);
 
+// Whether ZeRO (stage >= 1) shards the layer's model states: it has parameters whose gradients
+// are reduced over more than one rank.
+bool zero_shards_layer(const Plan& plan, const CompiledLayer& layer);
+
+// Whether ZeRO 3 gathers the layer's whole parameters before each of its passes (the step
+// compiler emits the gather; the simulator's lower bound counts it).
+bool gathers_parameters_per_pass(const Plan& plan, const CompiledLayer& layer);
+
 }  // namespace splitbrain::plans

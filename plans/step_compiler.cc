@@ -249,7 +249,7 @@ void StepCompiler::drop_recomputable(const std::vector<int>& layers, MicroBatchB
 SmallIndexList StepCompiler::gather_parameters(int v, int micro) {
   const CompiledLayer& layer = compiled_.layers[static_cast<size_t>(v)];
   SmallIndexList whole;  // one object returned on every path (no copy)
-  if (plan_.zero_stage < 3 || !facts_.zero_shards(v) || layer.parameter_gathers.empty()) return whole;
+  if (!gathers_parameters_per_pass(plan_, layer)) return whole;
   const Collective& gather = layer.parameter_gathers.front();
   const int flat = working_buffer(gather.buffer_bytes, BufferRole::gathered_parameters, v, -1, micro);
   emit_kept([&] {

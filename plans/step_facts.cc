@@ -149,9 +149,7 @@ std::vector<RedistributionStep> StepFacts::compute_gradient_redistribution(int l
 }
 
 bool StepFacts::zero_shards(int layer) const {
-  if (plan_.zero_stage == 0) return false;
-  const LayerLayouts& layouts = compiled_.layers[static_cast<size_t>(layer)].layouts;
-  return !layouts.parameters.empty() && plan_.mesh.group_size(layouts.gradient_sync_axes) > 1;
+  return zero_shards_layer(plan_, compiled_.layers[static_cast<size_t>(layer)]);
 }
 
 int64_t StepFacts::slice_elements(size_t bucket) const {

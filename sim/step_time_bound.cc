@@ -30,13 +30,6 @@ double collectives_seconds(const Cluster& cluster, const plans::Mesh& mesh, cons
   return seconds;
 }
 
-// Whether ZeRO 3 gathers the layer's parameters before each of its passes (the step compiler's
-// rule: a layer with parameters whose gradients are reduced over more than one rank).
-bool gathers_parameters(const plans::Plan& plan, const plans::CompiledLayer& layer) {
-  return plan.zero_stage >= 3 && !layer.layouts.parameters.empty() &&
-         plan.mesh.group_size(layer.layouts.gradient_sync_axes) > 1 && !layer.parameter_gathers.empty();
-}
-
 }  // namespace
 
 double iteration_seconds_lower_bound(const plans::Plan& plan, const plans::CompiledPlan& compiled,
@@ -75,7 +68,7 @@ double iteration_seconds_lower_bound(const plans::Plan& plan, const plans::Compi
         w.backward_moves += collectives_seconds(cluster, plan.mesh, input.backward, first_rank[stage]);
       }
     }
-    if (gathers_parameters(plan, layer)) {
+    if (plans::gathers_parameters_per_pass(plan, layer)) {
       const double gather = collectives_seconds(cluster, plan.mesh, layer.parameter_gathers, first_rank[stage]);
       w.forward_moves += gather;
       w.backward_moves += gather;
