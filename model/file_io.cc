@@ -45,6 +45,21 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
   }
 }
 
+namespace {
+
+// Makes and removes `probe`; false (errno set) when it cannot be made.
+bool can_create(const std::filesystem::path& probe) {
+  {
+    std::ofstream out(probe, std::ios::binary | std::ios::trunc);
+    if (!out) return false;
+  }
+  std::error_code ec;
+  std::filesystem::remove(probe, ec);
+  return true;
+}
+
+}  // namespace
+
 void check_output_path(const std::string& path, std::string_view flag) {
   if (path == "-") return;
   const std::filesystem::path file(path);
@@ -55,12 +70,27 @@ void check_output_path(const std::string& path, std::string_view flag) {
   if (!std::filesystem::is_directory(folder, ec)) {
     throw InputError(fmt::format("{} {}: folder {} does not exist", flag, path, folder.string()));
   }
-  const std::filesystem::path probe = path + fmt::format(".probe.{}", ::getpid());
-  {
-    std::ofstream out(probe, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError(fmt::format("{} {}: cannot write: {}", flag, path, std::strerror(errno)));
+  if (!can_create(path + fmt::format(".probe.{}", ::getpid())))
+    throw InputError(fmt::format("{} {}: cannot write: {}", flag, path, std::strerror(errno)));
+}
+
+void check_output_folder(const std::string& folder, std::string_view flag) {
+  std::error_code ec;
+  // The folder itself when it exists, else the nearest one above it that would hold it.
+  std::filesystem::path existing(folder);
+  while (!existing.empty() && !std::filesystem::exists(existing, ec)) existing = existing.parent_path();
+  if (existing.empty()) existing = ".";
+  if (!std::filesystem::is_directory(existing, ec)) {
+    throw InputError(existing == folder
+                         ? fmt::format("{} {}: is a file, not a folder", flag, folder)
+                         : fmt::format("{} {}: {} is a file, not a folder", flag, folder, existing.string()));
   }
-  std::filesystem::remove(probe, ec);
+  if (!can_create(existing / fmt::format(".splitbrain-probe.{}", ::getpid()))) {
+    const std::string reason = std::strerror(errno);
+    throw InputError(existing == folder
+                         ? fmt::format("{} {}: cannot write into it: {}", flag, folder, reason)
+                         : fmt::format("{} {}: cannot make it in {}: {}", flag, folder, existing.string(), reason));
+  }
 }
 
 void write_text_output(const std::string& path, std::string_view text) {

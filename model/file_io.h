@@ -20,6 +20,9 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
 // later: its folder exists and a file can be made in it. Throws InputError naming `flag`, the
 // path and why. Leaves nothing behind.
 void check_output_path(const std::string& path, std::string_view flag);
+// The same for an output folder: it is a folder a file can be made in, or it can be made (the
+// nearest folder above it that exists takes new entries). Leaves nothing behind.
+void check_output_folder(const std::string& folder, std::string_view flag);
 // Writes text to a file atomically, or to standard output when path is "-".
 void write_text_output(const std::string& path, std::string_view text);
 // Writes pretty JSON to a file atomically, or to standard output when path is "-".

@@ -15,6 +15,7 @@
 #include "exec/comm/mpi_check.h"
 #include "model/errors.h"
 #include "model/file_io.h"
+#include "model/model_json.h"
 #include "sim/cluster_json.h"
 #include "sim/cluster_presets.h"
 #include "tools/splitbrain/pass_overhead_calibration.h"
@@ -58,6 +59,32 @@ constexpr const char* kCudaMeasures =
     "collective among their GPUs with NCCL on device buffers; compute rates and the overlap of communication are "
     "the base cluster's";
 
+// What can be found wrong without measuring, found before the minutes of measurement: the
+// cluster file's folder (written by rank 0) and every --model (built or read in full).
+void check_inputs_before_measuring(const CalibrateOptions& options) {
+  if (exec::comm::world_rank() == 0) check_output_path(options.out, "--out");
+  for (const std::string& model : options.models) {
+    try {
+      model::resolve_model(model);
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("--model {}: {}", model, e.what()));
+    }
+  }
+}
+
+// Each device count's plans run as many ranks at once on a node as it has: this host must have them.
+void check_device_counts(const std::vector<int>& device_counts, const sim::Cluster& cluster, const HostLayout& layout) {
+  for (int devices : device_counts) {
+    const int per_node = std::min(devices, cluster.levels.front().fan_out);
+    if (per_node > layout.ranks_per_host) {
+      throw InputError(fmt::format(
+          "--devices {}: plans of {} ranks run {} at once on a node here; measuring their kernels needs as many "
+          "ranks on each host ({} here; mpirun -np {} on one host)",
+          devices, devices, per_node, layout.ranks_per_host, per_node));
+    }
+  }
+}
+
 void calibrate(CalibrateOptions options) {
   const bool on_gpu = options.backend == "cuda";
   if (options.base.empty()) options.base = on_gpu ? "dgx-h100" : "local-cpu";
@@ -69,6 +96,7 @@ void calibrate(CalibrateOptions options) {
     if (!on_gpu) throw InputError("--conv-algorithms: cuDNN algorithm choices come with --backend cuda");
     check_output_path(options.conv_algorithms, "--conv-algorithms");
   }
+  check_inputs_before_measuring(options);
   // Where the ranks ran is part of what was measured: it goes into the cluster file's sources.
   const exec::comm::JobPlacement job = place_and_announce(!options.no_bind, "calibrate");
   const std::string placement = exec::comm::placement_summary(job);
@@ -80,6 +108,9 @@ void calibrate(CalibrateOptions options) {
   const bool leader = rank == 0;
   sim::Cluster cluster = sim::resolve_cluster(options.base);
   const HostLayout layout = host_layout(exec::comm::host_of_rank(job));
+  const std::vector<int> device_counts =
+      options.devices.empty() ? (ranks > 1 ? std::vector<int>{1, ranks} : std::vector<int>{1}) : options.devices;
+  if (!options.models.empty()) check_device_counts(device_counts, cluster, layout);
   if (on_gpu) {
     if (leader) {
       std::cout << fmt::format("[calibrate] {} ranks on their GPUs; starting from '{}'; measures {}\n", ranks,
@@ -103,18 +134,7 @@ void calibrate(CalibrateOptions options) {
   }
   std::string step_overlap;  // where --model's step measured the overlap, what it found
   if (!options.models.empty()) {
-    std::vector<int> device_counts = options.devices;
-    if (device_counts.empty()) device_counts = ranks > 1 ? std::vector<int>{1, ranks} : std::vector<int>{1};
     std::vector<PlanningTarget> targets;
-    for (int devices : device_counts) {
-      const int per_node = std::min(devices, cluster.levels.front().fan_out);
-      if (per_node > layout.ranks_per_host) {
-        throw InputError(fmt::format(
-            "--devices {}: plans of {} ranks run {} at once on a node here; measuring their kernels needs as many "
-            "ranks on each host ({} here; mpirun -np {} on one host)",
-            devices, devices, per_node, layout.ranks_per_host, per_node));
-      }
-    }
     for (const std::string& model : options.models) {
       for (int devices : device_counts)
         for (int64_t batch : options.batches) targets.push_back({model, devices, batch});

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <iostream>
 
+#include "model/file_io.h"
+#include "model/output_files.h"
 #include "plans/plan_json.h"
 #include "sim/cluster_presets.h"
 #include "tools/splitbrain/commands.h"
@@ -23,13 +25,16 @@ struct ExportOptions {
 };
 
 void run_export(const ExportOptions& options) {
+  check_output_folder(options.folder, "--output-dir");
   const plans::Plan plan = plans::load_plan_file(options.plan_path);
   const sim::Cluster cluster = sim::resolve_cluster(options.cluster);
   const ExportRequest request{&plan, cluster.levels.front().fan_out,
                               fmt::format("plan file {}", std::filesystem::path(options.plan_path).filename().string()),
                               options.nearest};
   const auto files = export_plan(parse_export_format(options.format), request);
-  write_exported_files(options.folder, files);
+  OutputFiles outputs;
+  add_exported_files(outputs, "--output-dir", options.folder, files);
+  outputs.write_all();
   for (const auto& file : files) std::cout << (std::filesystem::path(options.folder) / file.name).string() << '\n';
 }
 

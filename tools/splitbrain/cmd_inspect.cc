@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "model/file_io.h"
+#include "model/output_files.h"
 #include "model/model_json.h"
 #include "model/statistics.h"
 #include "tools/splitbrain/commands.h"
@@ -84,14 +86,18 @@ void print_table(const model::Model& net, const model::ModelStatistics& stats) {
 }
 
 void run_inspect(const InspectOptions& options) {
+  if (!options.json_path.empty()) check_output_path(options.json_path, "--json");
+  if (!options.save_path.empty()) check_output_path(options.save_path, "--save");
   const model::Model net = model::resolve_model(options.model);
   const model::ModelStatistics stats = model::compute_statistics(net, options.batch, model::parse_dtype(options.dtype));
-  if (!options.save_path.empty()) model::save_model_file(net, options.save_path);
-  if (options.json_path.empty()) {
-    print_table(net, stats);
-  } else {
-    write_json_output(options.json_path, statistics_to_json(net, stats));
+  OutputFiles outputs;  // both or neither
+  if (!options.save_path.empty()) {
+    outputs.add_file("--save", options.save_path,
+                     [&net](const std::filesystem::path& file) { model::save_model_file(net, file); });
   }
+  if (!options.json_path.empty()) outputs.add_json("--json", options.json_path, statistics_to_json(net, stats));
+  outputs.write_all();
+  if (options.json_path.empty()) print_table(net, stats);
 }
 
 }  // namespace

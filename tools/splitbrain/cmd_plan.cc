@@ -8,6 +8,7 @@
 #include "model/errors.h"
 #include "model/file_io.h"
 #include "model/model_json.h"
+#include "model/output_files.h"
 #include "plans/plan_json.h"
 #include "sim/cluster_presets.h"
 #include "sim/search/planner.h"
@@ -55,12 +56,13 @@ std::string slug(std::string_view family) {
 }
 
 // The best `export_top` ranked plans that fit and that the format expresses, each into
-// DIR/NN-family/ (NN its rank); the others on the way are skipped with the reason. Exit 2 when
-// none can be written.
-void export_ranking(const PlanOptions& options, const sim::Cluster& cluster, const sim::PlannerResult& result) {
+// DIR/NN-family/ (NN its rank), added to `outputs`; the others on the way are skipped with the
+// reason. Exit 2 when none can be written. Returns the folders.
+std::vector<std::string> add_export_ranking(const PlanOptions& options, const sim::Cluster& cluster,
+                                            const sim::PlannerResult& result, OutputFiles& outputs) {
   const ExportFormat format = parse_export_format(options.export_format);
-  std::vector<std::pair<std::string, std::vector<ExportedFile>>> exports;
-  for (size_t i = 0; i < result.plans.size() && static_cast<int>(exports.size()) < options.export_top; ++i) {
+  std::vector<std::string> folders;
+  for (size_t i = 0; i < result.plans.size() && static_cast<int>(folders.size()) < options.export_top; ++i) {
     const auto& priced = result.plans[i];
     const std::string name = fmt::format("{:02d}-{}", i + 1, slug(priced.plan.family));
     if (!priced.feasible) {
@@ -76,23 +78,30 @@ void export_ranking(const PlanOptions& options, const sim::Cluster& cluster, con
                       i + 1, options.model, options.cluster, options.devices, options.batch, options.dtype,
                       options.optimizer),
           options.export_nearest};
-      exports.emplace_back(name, export_plan(format, request));
+      const std::vector<ExportedFile> files = export_plan(format, request);
+      folders.push_back((std::filesystem::path(options.export_dir) / name).string());
+      add_exported_files(outputs, "--export-dir", folders.back(), files);
     } catch (const ExportRefusal& refusal) {
       std::cerr << fmt::format("[export] rank {} ({}): skipped: {}\n", i + 1, priced.plan.family, refusal.what());
     }
   }
-  if (exports.empty()) {
+  if (folders.empty()) {
     throw ExportRefusal(
         fmt::format("--export {}: no ranked plan that fits can be expressed (reasons above)", options.export_format));
   }
-  for (const auto& [name, files] : exports) {
-    const auto folder = (std::filesystem::path(options.export_dir) / name).string();
-    write_exported_files(folder, files);
-    std::cerr << fmt::format("[export] {} -> {}/\n", options.export_format, folder);
-  }
+  return folders;
+}
+
+// Every output path, checked before the search rather than found bad after it.
+void check_output_paths(const PlanOptions& options) {
+  if (!options.json_path.empty()) check_output_path(options.json_path, "--json");
+  if (!options.csv_path.empty()) check_output_path(options.csv_path, "--csv");
+  if (!options.emit_dir.empty()) check_output_folder(options.emit_dir, "--emit-plans");
+  if (!options.export_dir.empty()) check_output_folder(options.export_dir, "--export-dir");
 }
 
 void run_plan(const PlanOptions& options) {
+  check_output_paths(options);
   sim::PlannerRequest request;
   request.model = std::make_shared<model::Model>(model::resolve_model(options.model));
   request.model_spec = options.model;
@@ -115,26 +124,33 @@ void run_plan(const PlanOptions& options) {
                                  result.plans.size()));
   }
 
+  // All or none: a failed export or an unwritable file leaves none of the others.
+  OutputFiles outputs;
   std::vector<std::string> plan_files(result.plans.size());
   if (!options.emit_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(options.emit_dir, ec);
-    if (ec) throw InputError(fmt::format("--emit-plans: cannot create {}: {}", options.emit_dir, ec.message()));
     for (size_t i = 0; i < result.plans.size(); ++i) {
       const auto path = std::filesystem::path(options.emit_dir) /
                         fmt::format("{:02d}-{}.json", i + 1, slug(result.plans[i].plan.family));
-      plans::save_plan_file(result.plans[i].plan, path);
+      // Saved beside its final name, so a model file's path is written relative to that folder.
+      outputs.add_file("--emit-plans", path, [&plan = result.plans[i].plan](const std::filesystem::path& file) {
+        plans::save_plan_file(plan, file);
+      });
       plan_files[i] = path.string();
     }
   }
   const PlanReport report{request, result, plan_files};
-  if (!options.json_path.empty()) write_json_output(options.json_path, plan_report_json(report));
-  if (!options.csv_path.empty()) write_text_output(options.csv_path, plan_report_csv(report));
+  if (!options.json_path.empty()) outputs.add_json("--json", options.json_path, plan_report_json(report));
+  if (!options.csv_path.empty()) outputs.add_text("--csv", options.csv_path, plan_report_csv(report));
+  const std::vector<std::string> export_folders = options.export_format.empty()
+                                                      ? std::vector<std::string>{}
+                                                      : add_export_ranking(options, request.cluster, result, outputs);
+  outputs.write_all();
   if (options.json_path != "-" && options.csv_path != "-") {
     print_plan_table(std::cout, report, options.top);
     if (options.explain > 0) print_plan_explanation(std::cout, report, options.explain - 1);
   }
-  if (!options.export_format.empty()) export_ranking(options, request.cluster, result);
+  for (const std::string& folder : export_folders)
+    std::cerr << fmt::format("[export] {} -> {}/\n", options.export_format, folder);
 }
 
 }  // namespace

@@ -167,6 +167,7 @@ nlohmann::ordered_json program_json(const plans::Plan& plan, const plans::StepPr
 }
 
 void run_program(const ProgramOptions& options) {
+  if (!options.json_path.empty()) check_output_path(options.json_path, "--json");
   const plans::Plan plan = plans::load_plan_file(options.plan_path);
   if (options.rank >= plan.mesh.rank_count()) {
     throw InputError(fmt::format("--rank {}: the plan's mesh {} has ranks 0 to {}", options.rank, plan.mesh.to_string(),

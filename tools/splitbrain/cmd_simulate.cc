@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "model/file_io.h"
+#include "model/output_files.h"
 #include "plans/collective_kind.h"
 #include "plans/compiled_plan.h"
 #include "plans/plan_json.h"
@@ -87,6 +88,8 @@ void print_summary(const plans::Plan& plan, const sim::Cluster& cluster, const s
 }
 
 void run_simulate(const SimulateOptions& options) {
+  if (!options.json_path.empty()) check_output_path(options.json_path, "--json");
+  if (!options.trace_path.empty()) check_output_path(options.trace_path, "--trace");
   const plans::Plan plan = plans::load_plan_file(options.plan_path);
   const sim::Cluster cluster = sim::resolve_cluster(options.cluster);
   const plans::CompiledPlan compiled = plans::compile_plan(plan);
@@ -97,14 +100,14 @@ void run_simulate(const SimulateOptions& options) {
       throw sim::ClusterError(fmt::format("--cluster {}: {}", options.cluster, e.what()));  // which file, too
     }
   }();
+  OutputFiles outputs;  // both or neither
   if (!options.trace_path.empty()) {
-    write_json_output(options.trace_path, sim::prediction_trace(plan, prediction));
+    outputs.add_json("--trace", options.trace_path, sim::prediction_trace(plan, prediction));
   }
-  if (options.json_path.empty()) {
-    print_summary(plan, cluster, prediction, options.plan_path);
-  } else {
-    write_json_output(options.json_path, sim::prediction_to_json(plan, cluster, prediction));
-  }
+  if (!options.json_path.empty())
+    outputs.add_json("--json", options.json_path, sim::prediction_to_json(plan, cluster, prediction));
+  outputs.write_all();
+  if (options.json_path.empty()) print_summary(plan, cluster, prediction, options.plan_path);
 }
 
 }  // namespace

@@ -70,19 +70,19 @@ std::string header_comment(const ExportRequest& request, const TrainerLayout& la
   return text;
 }
 
-void write_exported_files(const std::string& folder, const std::vector<ExportedFile>& files) {
-  std::error_code ec;
-  std::filesystem::create_directories(folder, ec);
-  if (ec) throw InputError(fmt::format("{}: cannot create the export folder: {}", folder, ec.message()));
-  for (const auto& file : files) {
-    const auto path = std::filesystem::path(folder) / file.name;
-    write_file_atomically(path, file.content);
-    if (file.executable) {
-      std::filesystem::permissions(
-          path,
-          std::filesystem::perms::owner_exec | std::filesystem::perms::group_exec | std::filesystem::perms::others_exec,
-          std::filesystem::perm_options::add, ec);
-    }
+void add_exported_files(OutputFiles& outputs, std::string_view flag, const std::string& folder,
+                        const std::vector<ExportedFile>& files) {
+  for (const ExportedFile& file : files) {
+    outputs.add_file(flag, std::filesystem::path(folder) / file.name, [file](const std::filesystem::path& path) {
+      write_file_atomically(path, file.content);
+      if (file.executable) {
+        std::error_code ec;
+        std::filesystem::permissions(path,
+                                     std::filesystem::perms::owner_exec | std::filesystem::perms::group_exec |
+                                         std::filesystem::perms::others_exec,
+                                     std::filesystem::perm_options::add, ec);
+      }
+    });
   }
 }
 

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "model/output_files.h"
 #include "plans/plan.h"
 #include "tools/splitbrain/trainer_layout.h"
 
@@ -43,8 +44,9 @@ struct ExportRequest {
 // The files of `format` for the plan; throws ExportRefusal when the format cannot express it.
 std::vector<ExportedFile> export_plan(ExportFormat format, const ExportRequest& request);
 
-// Writes the files into `folder` (made if missing), each to a temporary name renamed into place.
-void write_exported_files(const std::string& folder, const std::vector<ExportedFile>& files);
+// Adds the files, in `folder` (made if missing), to the command's outputs; `flag` names the folder.
+void add_exported_files(OutputFiles& outputs, std::string_view flag, const std::string& folder,
+                        const std::vector<ExportedFile>& files);
 
 // --- shared by the formats (export_formats.cc) ---
 
