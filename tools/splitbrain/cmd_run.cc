@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <mpi.h>
 
+#include <cmath>
+#include <cstdlib>
 #include <iostream>
 #include <iterator>
 #include <limits>
@@ -25,6 +27,7 @@
 #include "exec/runtime/trainer.h"
 #include "model/errors.h"
 #include "model/file_io.h"
+#include "model/output_files.h"
 #include "plans/plan_json.h"
 #include "tools/splitbrain/backend_choice.h"
 #include "tools/splitbrain/commands.h"
@@ -63,7 +66,34 @@ struct RunOptions {
   int64_t checkpoint_every = 0;
   std::string resume_dir;
   bool no_bind = false;
+  bool keep_going_on_nan = false;
 };
+
+// The exit code of a run stopped because its loss stopped being a finite number.
+constexpr int kDivergedExitCode = 3;
+
+// The first step whose loss was not a finite number (1-based) and that loss.
+struct Divergence {
+  int64_t step = 0;
+  double loss = 0.0;
+  // "nan", "inf" or "-inf" (a NaN's sign says nothing).
+  std::string loss_name() const { return std::isnan(loss) ? "nan" : loss > 0 ? "inf" : "-inf"; }
+};
+
+// Says which step diverged and the likely cause, naming the learning rate and where it came from.
+std::string divergence_message(const Divergence& divergence, int64_t steps, const RunOptions& options,
+                               double learning_rate) {
+  const std::string rate = options.learning_rate > 0
+                               ? fmt::format("--lr {:g}", learning_rate)
+                               : fmt::format("the plan's learning rate {:g} (--lr sets another)", learning_rate);
+  return fmt::format(
+      "[run] step {}/{}: the loss is {}: training diverged. Likely cause: {} is too high for this model, or its "
+      "values overflowed fp32; {}",
+      divergence.step, steps, divergence.loss_name(), rate,
+      options.keep_going_on_nan
+          ? "training on (--keep-going-on-nan)"
+          : fmt::format("stopped, exit code {} (--keep-going-on-nan trains on)", kDivergedExitCode));
+}
 
 void check_data_fits(const exec::data::Dataset& data, const model::Model& net, const std::string& spec) {
   const model::Layer& input = net.layer(0);
@@ -158,7 +188,8 @@ int64_t steps_to_run(const RunOptions& options, int64_t steps_per_epoch) {
   return options.warmup + options.iterations;
 }
 
-void train(const RunOptions& options) {
+// Returns the divergence that stopped the run, if one did.
+std::optional<Divergence> train(const RunOptions& options) {
   // Output paths are checked before the run, not found bad after it.
   for (const auto& [flag, path] :
        {std::pair{"--report", &options.report_path}, std::pair{"--trace", &options.trace_path}}) {
@@ -210,6 +241,7 @@ void train(const RunOptions& options) {
   exec::RunRecord record;
   record.placement = placement.ranks;
   record.warmup = static_cast<int>(std::min<int64_t>(options.warmup, steps));
+  std::optional<Divergence> divergence;
   {
     // Ends the job, naming the rank, when one stops making progress (a stopped or hung rank would
     // leave the others waiting in MPI forever).
@@ -217,6 +249,17 @@ void train(const RunOptions& options) {
     if (options.watchdog_seconds > 0) watchdog.emplace(communicators.world(), options.watchdog_seconds);
     for (int64_t i = 0; i < steps; ++i) {
       record.steps.push_back(trainer.step(train_batches));
+      // The loss is all-reduced (Trainer::step): every rank sees the same value and stops at the
+      // same step, so none is left waiting in a collective. Checked before the checkpoint, which
+      // would otherwise replace the last good one with non-finite weights.
+      if (const double loss = record.steps.back().loss; !std::isfinite(loss) && !divergence) {
+        divergence = Divergence{i + 1, loss};
+        if (leader) {
+          std::cerr << divergence_message(*divergence, steps, options, plan.optimizer.learning_rate) << '\n'
+                    << std::flush;
+        }
+        if (!options.keep_going_on_nan) break;
+      }
       // After the first step: threads that the libraries start on first use exist by then.
       if (i == 0 && backend_name == "cuda" && !options.no_bind) give_driver_its_own_cpu("run", leader);
       const bool due = options.checkpoint_every > 0 && trainer.steps_taken() % options.checkpoint_every == 0;
@@ -233,17 +276,24 @@ void train(const RunOptions& options) {
   record.bytes = trainer.communicator().counter();
   nlohmann::ordered_json report = exec::gather_run_report(trainer, plan, record);
   const nlohmann::json trace = exec::gather_measured_trace(trainer, record);
-  if (leader && !options.trace_path.empty()) write_json_output(options.trace_path, trace);
-  if (options.evaluate) {
+  const bool stopped = divergence && !options.keep_going_on_nan;
+  if (divergence) {
+    report["diverged"] = {{"step", divergence->step},
+                          {"loss", divergence->loss_name()},
+                          {"learning_rate", plan.optimizer.learning_rate},
+                          {"stopped", stopped}};
+  }
+  if (options.evaluate && !stopped) {
     const double accuracy = trainer.evaluate(*data.held_out, data.held_out_steps);
     report["test_accuracy"] = accuracy;
     if (leader) std::cout << fmt::format("[run] test accuracy {:.2f}%\n", 100 * accuracy);
   }
-  if (leader) {
+  // A stopped run's times are of too few steps to summarise; its report says where it stopped.
+  if (leader && !stopped) {
     std::cout << fmt::format(
         "[run] step {:.3f} ms (median of {}), {:.1f} samples/s, peak tracked memory rank 0: {:.1f} MB, "
         "sent per step rank 0: {} bytes\n",
-        report["iteration_seconds"].get<double>() * 1e3, steps - record.warmup,
+        report["iteration_seconds"].get<double>() * 1e3, exec::measured_steps(record).size(),
         report["samples_per_second"].get<double>(), report["ranks"][0]["peak_memory_bytes"].get<double>() / 1e6,
         report["ranks"][0]["comm_bytes_sent"].get<int64_t>());
     if (const auto& rank0 = report["ranks"][0]; rank0.contains("kernel_graphs_per_step")) {
@@ -259,20 +309,32 @@ void train(const RunOptions& options) {
           "program numbers them: {})\n",
           rank0["host_waits_per_step"]["instructions"].get<double>(), rank0["host_waits_per_step"]["at"].dump());
     }
-    if (!options.report_path.empty()) write_json_output(options.report_path, report);
   }
+  if (leader) {
+    OutputFiles outputs;  // both or neither
+    if (!options.trace_path.empty()) outputs.add_json("--trace", options.trace_path, trace);
+    if (!options.report_path.empty()) outputs.add_json("--report", options.report_path, report);
+    outputs.write_all();
+  }
+  if (stopped) return divergence;
+  return std::nullopt;
 }
 
 void run_command(const RunOptions& options) {
   keep_freed_memory_for_reuse();
-  exec::comm::MpiProcess mpi;
-  try {
-    train(options);
-  } catch (const InputError& e) {
-    exec::comm::abort_job(e.what(), 2);
-  } catch (const std::exception& e) {
-    exec::comm::abort_job(fmt::format("internal error: {}", e.what()), 1);
+  bool diverged = false;
+  {
+    exec::comm::MpiProcess mpi;
+    try {
+      diverged = train(options).has_value();
+    } catch (const InputError& e) {
+      exec::comm::abort_job(e.what(), 2);
+    } catch (const std::exception& e) {
+      exec::comm::abort_job(fmt::format("internal error: {}", e.what()), 1);
+    }
   }
+  // After every rank's MPI_Finalize: each exits with the code, and mpirun passes it on.
+  if (diverged) std::exit(kDivergedExitCode);
 }
 
 }  // namespace
@@ -344,6 +406,13 @@ void add_run_command(CLI::App& app) {
       ->needs(checkpoint);
   command->add_option("--resume", o->resume_dir, "Continue from the checkpoint in DIR")->type_name("DIR");
   command->add_flag("--no-bind", o->no_bind, kNoBindHelp);
+  command->add_flag("--keep-going-on-nan", o->keep_going_on_nan,
+                    "Train on when the loss stops being a finite number (its losses are then null in the report) "
+                    "instead of stopping at that step with exit code 3");
+  command->footer(
+      "Exit codes: 0 trained; 1 internal error; 2 bad input (a flag, the plan, the data); 3 the training diverged "
+      "(a loss not a finite number: the step and the likely cause are printed, the report is written with "
+      "\"diverged\"; see --keep-going-on-nan)");
   command->callback([o] { run_command(*o); });
 }
 
