@@ -136,6 +136,10 @@ Model GraphBuilder::build() const {
 
   std::vector<Layer> layers(order.size());
   std::vector<bool> trainable_upstream(order.size(), false);  // this layer's output depends on parameters
+  // The model's weights at 8 bytes a parameter (the widest count made of them) fit 64 bits, so no
+  // total of parameters, weight bytes or gradient bytes wraps around downstream.
+  constexpr int64_t kWidestParameterBytes = 8;
+  int64_t parameter_bytes = 0;
   for (size_t p = 0; p < order.size(); ++p) {
     const LayerSpec& spec = specs_[order[p]];
     Layer& layer = layers[p];
@@ -160,6 +164,9 @@ Model GraphBuilder::build() const {
       // Sizes past 64 bits are refused where they are counted (model/shape.h), named here.
       (void)num_elements(layer.output_shape);
       layer.cost = compute_layer_cost(layer, producers);
+      parameter_bytes =
+          checked_sum(parameter_bytes, checked_product(layer.cost.params, kWidestParameterBytes, "parameter bytes"),
+                      "the model's parameter bytes up to this layer");
     } catch (const SizeOverflowError& e) {
       site.fail("size", e.what());
     }

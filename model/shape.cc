@@ -15,6 +15,14 @@ int64_t checked_product(int64_t a, int64_t b, std::string_view what) {
   return product;
 }
 
+int64_t checked_sum(int64_t a, int64_t b, std::string_view what) {
+  int64_t sum = 0;
+  if (__builtin_add_overflow(a, b, &sum)) {
+    throw SizeOverflowError(fmt::format("{}: {} + {} does not fit in 64 bits", what, a, b));
+  }
+  return sum;
+}
+
 int64_t num_elements(const Shape& shape) {
   int64_t elements = 1;
   for (int64_t dimension : shape) {

@@ -20,10 +20,11 @@ struct Size2 {
 };
 
 // Sizes are checked where they are made, so no count wraps around silently: the product of the
-// dimensions, and a * b (`what` names the quantity), throw SizeOverflowError (model/errors.h)
+// dimensions, a * b and a + b (`what` names the quantity), throw SizeOverflowError (model/errors.h)
 // when they overflow 64 bits.
 int64_t num_elements(const Shape& shape);
 int64_t checked_product(int64_t a, int64_t b, std::string_view what);
+int64_t checked_sum(int64_t a, int64_t b, std::string_view what);
 // "[3, 224, 224]"
 std::string shape_to_string(const Shape& shape);
 // The shape with a leading batch dimension: {batch, dims...}.

@@ -1,6 +1,11 @@
 #include "model/statistics.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <string_view>
+
+#include "model/errors.h"
 
 namespace splitbrain::model {
 
@@ -27,6 +32,13 @@ ModelStatistics compute_statistics(const Model& model, int64_t batch, DType dtyp
   stats.batch = batch;
   stats.dtype = dtype;
   const auto samples = static_cast<double>(batch);
+  // Every byte count below is checked: a batch large enough to wrap one is refused, naming the
+  // layer and the figure, rather than printed negative.
+  std::string_view field;
+  const auto refuse = [&](const Layer& layer, const SizeOverflowError& e) {
+    throw SizeOverflowError(fmt::format("model '{}' at a batch of {} ({}): layer '{}': {}: {}", model.name(), batch,
+                                        dtype_name(dtype), layer.name, field, e.what()));
+  };
   for (int i = 0; i < model.size(); ++i) {
     const Layer& layer = model.layer(i);
     LayerStatistics s;
@@ -34,17 +46,27 @@ ModelStatistics compute_statistics(const Model& model, int64_t batch, DType dtyp
     s.forward_flops = samples * layer.cost.forward_flops;
     s.backward_input_flops = samples * layer.cost.backward_input_flops;
     s.backward_weight_flops = samples * layer.cost.backward_weight_flops;
-    s.output_bytes = batch * num_elements(layer.output_shape) * output_element_bytes(layer, dtype);
     const SavedForBackward& saved = layer.cost.saved;
-    s.saved_bytes = (output_kept_for_backward(model, i) ? s.output_bytes : 0) +
-                    batch * (saved.extra_elements * bytes_per_element(dtype) + saved.extra_bytes);
-    stats.params += s.params;
+    try {
+      field = "output_bytes";
+      s.output_bytes = checked_product(checked_product(batch, num_elements(layer.output_shape), "elements"),
+                                       output_element_bytes(layer, dtype), "bytes");
+      field = "saved_bytes";
+      const int64_t extra_bytes_per_sample = checked_sum(
+          checked_product(saved.extra_elements, bytes_per_element(dtype), "extra bytes"), saved.extra_bytes, "bytes");
+      s.saved_bytes = checked_sum(output_kept_for_backward(model, i) ? s.output_bytes : 0,
+                                  checked_product(batch, extra_bytes_per_sample, "extra bytes"), "bytes");
+      stats.saved_bytes = checked_sum(stats.saved_bytes, s.saved_bytes, "the model's saved bytes");
+      field = "params";
+      stats.params = checked_sum(stats.params, s.params, "the model's parameters");
+    } catch (const SizeOverflowError& e) {
+      refuse(layer, e);
+    }
     stats.forward_flops += s.forward_flops;
     stats.backward_flops += s.backward_input_flops + s.backward_weight_flops;
-    stats.saved_bytes += s.saved_bytes;
     stats.layers.push_back(s);
   }
-  stats.param_bytes = stats.params * bytes_per_element(dtype);
+  stats.param_bytes = checked_product(stats.params, bytes_per_element(dtype), "param_bytes");
   return stats;
 }
 

@@ -38,6 +38,8 @@ int64_t output_element_bytes(const Layer& layer, DType dtype);
 // Whether some layer's backward pass reads this layer's output.
 bool output_kept_for_backward(const Model& model, int layer_index);
 
+// Throws SizeOverflowError naming the model, batch, layer and figure when a byte count or a total
+// does not fit in 64 bits.
 ModelStatistics compute_statistics(const Model& model, int64_t batch, DType dtype);
 
 }  // namespace splitbrain::model

@@ -12,18 +12,30 @@
 namespace splitbrain::model {
 namespace {
 
-std::vector<ZooOption> classes_option(int64_t classes) { return {{"classes", classes, "number of output classes"}}; }
+// Upper bounds of the size options, each far past today's largest nets: with every option at its
+// bound each layer's counts (the largest: heads x seq^2 attention probabilities, 2^50 per sample)
+// stay inside 64 bits and the graph (about 14 layers a block) builds in a moment. Totals over the
+// model and a batch are checked where they are summed (model/statistics.h).
+constexpr int64_t kMaxLayers = 1024;               // GPT-3 has 96 blocks
+constexpr int64_t kMaxWidth = int64_t{1} << 20;    // hidden features; GPT-3 is 12288 wide
+constexpr int64_t kMaxHeads = 1024;                // GPT-3 has 96
+constexpr int64_t kMaxTokens = int64_t{1} << 20;   // sequence length and learned positions
+constexpr int64_t kMaxClasses = int64_t{1} << 24;  // also the vocabulary: GPT-2's is 50257
+
+std::vector<ZooOption> classes_option(int64_t classes) {
+  return {{"classes", classes, 1, kMaxClasses, "number of output classes"}};
+}
 
 std::vector<ZooOption> gpt_options(int64_t layers, int64_t hidden, int64_t heads, int64_t sequence) {
-  return {
-      {"layers", layers, "transformer blocks"},
-      {"hidden", hidden, "model width"},
-      {"heads", heads, "attention heads"},
-      {"seq", sequence, "sequence length (tokens per sample)"},
-      {"vocab", 50257, "vocabulary size"},
-      {"positions", std::max<int64_t>(sequence, 1024), "learned positions"},
-      {"attn_dropout", 0, "dropout on the attention probabilities, in percent (Megatron-LM: 10; the executor runs 0)"},
-      {"untied", 0, "1: the output head has its own weight instead of the token embedding's"}};
+  return {{"layers", layers, 1, kMaxLayers, "transformer blocks"},
+          {"hidden", hidden, 1, kMaxWidth, "model width"},
+          {"heads", heads, 1, kMaxHeads, "attention heads (they divide the width)"},
+          {"seq", sequence, 1, kMaxTokens, "sequence length (tokens per sample)"},
+          {"vocab", 50257, 1, kMaxClasses, "vocabulary size"},
+          {"positions", std::max<int64_t>(sequence, 1024), 1, kMaxTokens, "learned positions (at least seq)"},
+          {"attn_dropout", 0, 0, 99,
+           "dropout on the attention probabilities, in percent (Megatron-LM: 10; the executor runs 0)"},
+          {"untied", 0, 0, 1, "1: the output head has its own weight instead of the token embedding's"}};
 }
 
 template <int Depth>
@@ -64,7 +76,9 @@ const std::vector<ZooEntry>& entries() {
       resnet_entry<50>(),
       {"mlp",
        "multi-layer perceptron on 28x28x1 (Fashion-MNIST)",
-       {{"hidden", 512, "width of each hidden layer"}, {"layers", 2, "hidden layers"}, {"classes", 10, "classes"}},
+       {{"hidden", 512, 1, kMaxWidth, "width of each hidden layer"},
+        {"layers", 2, 1, kMaxLayers, "hidden layers"},
+        {"classes", 10, 1, kMaxClasses, "classes"}},
        zoo::build_mlp},
       {"fashion-vgg",
        "small VGG-style net for 28x28x1 Fashion-MNIST: 4 convs, FC 3136-256-10",
@@ -88,7 +102,14 @@ const ZooEntry* find_entry(std::string_view name) {
 
 std::string_view spec_name(std::string_view spec) { return spec.substr(0, spec.find(':')); }
 
-// "k=v,k=v" -> options, starting from the entry's defaults.
+const ZooOption* find_option(const ZooEntry& entry, std::string_view name) {
+  for (const ZooOption& option : entry.options) {
+    if (option.name == name) return &option;
+  }
+  return nullptr;
+}
+
+// "k=v,k=v" -> options, starting from the entry's defaults; each option at most once.
 ZooOptions parse_options(const ZooEntry& entry, std::string_view spec) {
   ZooOptions options;
   for (const ZooOption& option : entry.options) options[option.name] = option.default_value;
@@ -97,25 +118,32 @@ ZooOptions parse_options(const ZooEntry& entry, std::string_view spec) {
 
   std::vector<std::string> known;
   for (const ZooOption& option : entry.options) known.push_back(option.name);
+  std::vector<std::string_view> given;
   std::string_view rest = spec.substr(colon + 1);
   while (!rest.empty()) {
     const std::string_view item = rest.substr(0, rest.find(','));
     rest = item.size() < rest.size() ? rest.substr(item.size() + 1) : std::string_view{};
     const size_t eq = item.find('=');
     const std::string_view key = item.substr(0, eq);
-    const auto it = options.find(key);
-    if (it == options.end()) {
+    const ZooOption* option = find_option(entry, key);
+    if (option == nullptr) {
       throw ModelError(fmt::format("zoo model '{}': unknown option '{}' (options: {})", entry.name, key,
                                    known.empty() ? "none" : fmt::format("{}", fmt::join(known, ", "))));
     }
+    // Last-one-wins would hide a typo in a long spec: the value used is the one not meant.
+    if (std::find(given.begin(), given.end(), key) != given.end()) {
+      throw ModelError(fmt::format("zoo model '{}': option '{}' is given twice", entry.name, key));
+    }
+    given.push_back(key);
     const std::string_view value = eq == std::string_view::npos ? std::string_view{} : item.substr(eq + 1);
     int64_t parsed = 0;
     const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), parsed);
-    if (value.empty() || error != std::errc{} || end != value.data() + value.size() || parsed <= 0) {
-      throw ModelError(
-          fmt::format("zoo model '{}': option '{}' needs a positive integer, got '{}'", entry.name, key, value));
+    if (value.empty() || error != std::errc{} || end != value.data() + value.size() || parsed < option->min_value ||
+        parsed > option->max_value) {
+      throw ModelError(fmt::format("zoo model '{}': option '{}' must be an integer from {} to {}, got '{}'", entry.name,
+                                   key, option->min_value, option->max_value, value));
     }
-    it->second = parsed;
+    options[option->name] = parsed;
   }
   return options;
 }

@@ -14,9 +14,13 @@
 
 namespace splitbrain::model {
 
+// An integer option and the values it takes: the range keeps every count the model makes
+// inside 64 bits and its graph small enough to build (the largest is many times today's nets).
 struct ZooOption {
   std::string name;
   int64_t default_value = 0;
+  int64_t min_value = 1;
+  int64_t max_value = 1;
   std::string help;
 };
 
@@ -32,7 +36,8 @@ struct ZooEntry {
 std::span<const ZooEntry> zoo_entries();
 // True when the part of `spec` before any ':' names a zoo entry.
 bool is_zoo_spec(std::string_view spec);
-// Builds the model for a spec; throws ModelError for an unknown name or option, or a bad value.
+// Builds the model for a spec; throws ModelError for an unknown name or option, an option given
+// twice, or a value that is not an integer in the option's range.
 Model build_zoo_model(std::string_view spec);
 
 }  // namespace splitbrain::model

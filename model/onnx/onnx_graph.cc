@@ -9,6 +9,7 @@
 
 #include "model/errors.h"
 #include "model/file_io.h"
+#include "model/onnx/onnx_attribute_checks.h"
 
 namespace splitbrain::model::onnx_import {
 namespace {
@@ -65,12 +66,14 @@ std::vector<double> tensor_doubles(const onnx::TensorProto& tensor, std::string_
   return convert<double>(tensor, what);
 }
 
-OnnxGraph::OnnxGraph(const std::filesystem::path& path) : source_(path.string()) {
-  const std::string bytes = read_text_file(path);
+OnnxGraph::OnnxGraph(const std::filesystem::path& path) : OnnxGraph(read_text_file(path), path.string()) {}
+
+OnnxGraph::OnnxGraph(const std::string& bytes, std::string source) : source_(std::move(source)) {
   if (!model_.ParseFromString(bytes) || !model_.has_graph()) {
     throw ModelError(fmt::format("{}: not an ONNX model (the file does not parse as an ONNX ModelProto)", source_));
   }
   if (model_.graph().node_size() == 0) throw ModelError(fmt::format("{}: the ONNX graph has no nodes", source_));
+  check_attributes_before_inference(model_.graph(), source_);
   try {
     // Data propagation evaluates the shape arithmetic PyTorch writes for view() (Concat of
     // Unsqueeze of constants), so the shapes after such a Reshape are known too.
@@ -143,7 +146,7 @@ void OnnxGraph::find_constants() {
   }
 }
 
-std::string OnnxGraph::describe(const onnx::NodeProto& n) const {
+std::string describe_node(const onnx::NodeProto& n) {
   return fmt::format("node '{}' ({})", n.name().empty() ? (n.output_size() > 0 ? n.output(0) : "") : n.name(),
                      n.op_type());
 }

@@ -28,18 +28,22 @@ struct WeightSource {
   bool transposed = false;
 };
 
+// "node '/layer1/Conv' (Conv)": how errors name a node (its first output when it has no name).
+std::string describe_node(const onnx::NodeProto& node);
+
 class OnnxGraph {
  public:
-  // Throws InputError naming the file when it cannot be read, is not an ONNX model, or fails
-  // shape inference.
+  // Throws InputError naming the file when it cannot be read, is not an ONNX model, holds an
+  // attribute shape inference cannot take (onnx_attribute_checks.h), or fails shape inference.
   explicit OnnxGraph(const std::filesystem::path& path);
+  // The same for a file's bytes already read; `source` names them in errors.
+  OnnxGraph(const std::string& bytes, std::string source);
 
   const std::string& source() const { return source_; }
   const onnx::GraphProto& graph() const { return model_.graph(); }
   int node_count() const { return graph().node_size(); }
   const onnx::NodeProto& node(int index) const { return graph().node(index); }
-  // "node '/layer1/Conv' (Conv)": how errors name a node.
-  std::string describe(const onnx::NodeProto& node) const;
+  std::string describe(const onnx::NodeProto& node) const { return describe_node(node); }
 
   // Index of the node producing a tensor, or -1 (graph inputs, initializers).
   int producer(std::string_view tensor) const;

@@ -50,22 +50,31 @@ void check_shapes(const OnnxGraph& graph, const ImportState& state, const Model&
   }
 }
 
-}  // namespace
-
-Model import_onnx_model(const std::filesystem::path& path) {
-  const OnnxGraph graph(path);
+Model import_graph(const OnnxGraph& graph, const std::string& name) {
   const onnx_import::GraphPatterns patterns = onnx_import::find_patterns(graph);
   ImportState state(graph);
   for (int i = 0; i < graph.node_count(); ++i) onnx_import::map_node(graph, patterns, i, state);
   add_losses(graph, state);
 
-  GraphBuilder builder(path.stem().string(), graph.source());
+  GraphBuilder builder(name, graph.source());
   for (const LayerSpec& spec : state.specs()) builder.add(spec);
   Model model = builder.build();
   check_shapes(graph, state, model);
   return model;
 }
 
-void register_onnx_model_reader() { register_model_file_reader(".onnx", import_onnx_model); }
+}  // namespace
+
+Model import_onnx_model(const std::filesystem::path& path) {
+  return import_graph(OnnxGraph(path), path.stem().string());
+}
+
+Model import_onnx_model(const std::string& bytes, const std::string& name, const std::string& source) {
+  return import_graph(OnnxGraph(bytes, source), name);
+}
+
+void register_onnx_model_reader() {
+  register_model_file_reader(".onnx", [](const std::filesystem::path& path) { return import_onnx_model(path); });
+}
 
 }  // namespace splitbrain::model

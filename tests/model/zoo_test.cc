@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+
 #include "model/errors.h"
 #include "model/statistics.h"
 #include "model/zoo.h"
@@ -77,6 +80,47 @@ TEST(Zoo, RejectsUnknownNamesAndOptions) {
   EXPECT_THROW(build_zoo_model("gpt:layers=0"), ModelError);
   EXPECT_THROW(build_zoo_model("gpt:layers=x"), ModelError);
   EXPECT_THROW(build_zoo_model("gpt:heads=5"), ModelError);  // 768 is not divisible by 5
+}
+
+// The options one depends on in a GPT: heads divide the width, positions cover the sequence.
+std::string companions_of(const ZooEntry& entry, const std::string& option, int64_t value) {
+  const bool gpt =
+      std::any_of(entry.options.begin(), entry.options.end(), [](const ZooOption& o) { return o.name == "heads"; });
+  if (!gpt) return "";
+  if (option == "heads") return ",hidden=" + std::to_string(4 * value);
+  if (option == "hidden") return ",heads=1";
+  if (option == "seq") return ",positions=" + std::to_string(value);
+  if (option == "positions") return ",seq=" + std::to_string(value);
+  return "";
+}
+
+TEST(Zoo, EveryOptionBuildsAtBothEndsOfItsRangeAndNotPastThem) {
+  for (const ZooEntry& entry : zoo_entries()) {
+    for (const ZooOption& option : entry.options) {
+      ASSERT_LE(option.min_value, option.default_value) << entry.name << " " << option.name;
+      ASSERT_GE(option.max_value, option.default_value) << entry.name << " " << option.name;
+      for (const int64_t value : {option.min_value, option.max_value}) {
+        const std::string spec = entry.name + ":" + option.name + "=" + std::to_string(value);
+        EXPECT_NO_THROW(build_zoo_model(spec + companions_of(entry, option.name, value))) << spec;
+      }
+      for (const int64_t value : {option.min_value - 1, option.max_value + 1}) {
+        const std::string spec = entry.name + ":" + option.name + "=" + std::to_string(value);
+        try {
+          build_zoo_model(spec + companions_of(entry, option.name, value));
+          ADD_FAILURE() << spec << " was built";
+        } catch (const ModelError& e) {
+          EXPECT_NE(std::string(e.what()).find("option '" + option.name + "' must be an integer from"),
+                    std::string::npos)
+              << e.what();
+        }
+      }
+    }
+  }
+}
+
+TEST(Zoo, RefusesAnOptionGivenTwice) {
+  EXPECT_THROW(build_zoo_model("gpt:layers=2,layers=2"), ModelError);
+  EXPECT_NO_THROW(build_zoo_model("gpt:layers=2,hidden=64,heads=4,seq=16,vocab=96"));
 }
 
 }  // namespace

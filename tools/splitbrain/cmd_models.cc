@@ -34,7 +34,11 @@ void run_models(const ModelsOptions& options) {
     nlohmann::json options_json = nlohmann::json::array();
     for (const model::ZooOption& option : entry.options) {
       option_list += fmt::format("{}{}={}", option_list.empty() ? "" : ",", option.name, option.default_value);
-      options_json.push_back({{"name", option.name}, {"default", option.default_value}, {"help", option.help}});
+      options_json.push_back({{"name", option.name},
+                              {"default", option.default_value},
+                              {"min", option.min_value},
+                              {"max", option.max_value},
+                              {"help", option.help}});
     }
     table.add_row({entry.name, with_thousands_separators(stats.params),
                    fmt::format("{:.3f}", stats.forward_flops / 1e9), option_list, entry.description});
