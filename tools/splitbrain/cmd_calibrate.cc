@@ -30,6 +30,7 @@
 #include "tools/splitbrain/placement_announcement.h"
 #include "tools/splitbrain/device_rate_calibration.h"
 #include "tools/splitbrain/problem_calibration.h"
+#include "tools/splitbrain/stage_progress.h"
 #include "tools/splitbrain/step_overlap_calibration.h"
 #include "tools/splitbrain/number_flags.h"
 
@@ -111,6 +112,34 @@ void calibrate(CalibrateOptions options) {
   const std::vector<int> device_counts =
       options.devices.empty() ? (ranks > 1 ? std::vector<int>{1, ranks} : std::vector<int>{1}) : options.devices;
   if (!options.models.empty()) check_device_counts(device_counts, cluster, layout);
+  // Minutes of measuring, most of whose detail goes to standard output: a line per stage on
+  // standard error says which is running and how long it has taken so far.
+  const std::string kernel_stage =
+      "kernels: convolution, inner product, ReLU, max pooling and the SGD update, forward and backward, at several "
+      "sizes";
+  const std::string link_stage =
+      ranks > 1 ? fmt::format("links: every collective among the {} ranks through {}, 8 B to 64 MiB", ranks,
+                              on_gpu ? "NCCL" : "MPI")
+                : std::string("links: one rank, nothing to measure (the base cluster's are kept)");
+  const std::string cache_stage = "the cache: reads of 2 MiB to 256 MiB, to weigh the problems' cold and warm times";
+  const std::string problem_stage = fmt::format("the exact kernel problems of the plans for {} (batch {}, {} devices)",
+                                                fmt::join(options.models, ", "), fmt::join(options.batches, " and "),
+                                                fmt::join(device_counts, " and "));
+  const std::string device_rate_stage = "the GPU's rates: the host link and the optimizer's update";
+  const std::string pass_stage = "the runtime's host time per pass: a short run of the first model's step";
+  const std::string overlap_stage =
+      "the overlap of a gradient reduction with the backward: a few steps of the first model's data-parallel plan";
+  std::vector<std::string> stages;
+  if (!on_gpu) stages.push_back(kernel_stage);
+  stages.push_back(link_stage);
+  if (!options.models.empty()) {
+    if (!on_gpu) stages.push_back(cache_stage);
+    stages.push_back(problem_stage);
+    if (on_gpu) stages.push_back(device_rate_stage);
+    if (on_gpu && ranks == 1) stages.push_back(pass_stage);
+    if (!on_gpu && ranks > 1) stages.push_back(overlap_stage);
+  }
+  StageProgress progress("[calibrate]", stages, leader ? &std::cerr : nullptr);
   if (on_gpu) {
     if (leader) {
       std::cout << fmt::format("[calibrate] {} ranks on their GPUs; starting from '{}'; measures {}\n", ranks,
@@ -123,10 +152,12 @@ void calibrate(CalibrateOptions options) {
           "once)\n",
           ranks, options.base);
     }
+    progress.begin(kernel_stage);
     calibrate_kernels({options.repeats, true}, comm, cluster.device);
   }
   // The links as the backend's collectives use them: MPI on host arrays, NCCL between GPUs.
   MeasuredLevels levels;
+  progress.begin(link_stage);
   {
     const std::unique_ptr<CollectiveTransport> transport =
         ranks > 1 ? make_collective_transport(options.backend) : nullptr;
@@ -144,13 +175,16 @@ void calibrate(CalibrateOptions options) {
     MPI_Comm host = MPI_COMM_NULL;
     SB_MPI_CHECK(MPI_Comm_split(comm, layout.host_of_rank[static_cast<size_t>(rank)], rank, &host));
     // The swept and warm times of each problem are weighed by how much of a step fits this cache.
-    if (kernels.computes_on_host)
+    if (kernels.computes_on_host) {
+      progress.begin(cache_stage);
       kernels.last_level_cache_bytes = measure_host_cache_bytes(comm, host, leader, kernels.last_level_cache_bytes);
+    }
     // The measured kernels change the planner's ranking, and a plan it ranks only then has
     // problems of its own (seen: a tiny GPT's tensor-parallel plan with its MLP replicated, whose
     // 4x larger GELU was then priced off the memory-rate curve at a quarter of its time). So the
     // plans are ranked again on what was measured, until they bring nothing new.
     constexpr int kMaxRounds = 4;
+    progress.begin(problem_stage);
     for (int round = 1; round <= kMaxRounds; ++round) {
       const std::vector<PlannedProblem> problems =
           unmeasured(planned_kernel_problems(targets, cluster), cluster.device);
@@ -166,10 +200,12 @@ void calibrate(CalibrateOptions options) {
     }
     SB_MPI_CHECK(MPI_Comm_free(&host));
     if (on_gpu) {
+      progress.begin(device_rate_stage);
       measure_device_rates(kernels, leader, cluster.device);
       // The runtime's own host time per pass, from the first model's step at the smallest batch
       // (where the host's queuing shows most); a run of one rank, so one process.
       if (ranks == 1) {
+        progress.begin(pass_stage);
         // An aid to the cost model, not a measurement the rest needs: a run that fails (a model too
         // large for one GPU at that batch) leaves it out, saying why.
         try {
@@ -186,6 +222,7 @@ void calibrate(CalibrateOptions options) {
     }
     // Last, on the kernels and links measured: the simulator prices the step it runs with them.
     if (!on_gpu && ranks > 1) {
+      progress.begin(overlap_stage);
       if (const std::optional<StepOverlap> measured =
               measure_step_overlap(options.models, options.batches.front(), cluster, leader)) {
         cluster.communication_overlap = measured->overlap;
@@ -199,6 +236,7 @@ void calibrate(CalibrateOptions options) {
                                options.conv_algorithms);
     }
   }
+  progress.finish();
   if (!leader) return;
   const sim::Device& device = cluster.device;
   cluster.name = options.base + "-calibrated";
