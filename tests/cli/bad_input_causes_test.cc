@@ -120,6 +120,7 @@ TEST(CliBadInputCauses, CompareNamesTheFieldAReportLacksOrMistypes) {
   // A measurement with the prediction's numbers: what compare reads of both is the same.
   nlohmann::json measured = nlohmann::json::parse(read_file(predicted));
   measured["format"] = "splitbrain-measurement";
+  measured["steps"] = 10;  // a run report says how many steps it took
   const std::string good = write_temp_file("measured.json", measured.dump());
   ASSERT_EQ(run_splitbrain("compare --no-figures " + predicted + " " + good).exit_code, 0);
 
@@ -147,6 +148,7 @@ TEST(CliBadInputCauses, CompareOfVanishingValuesStaysFinite) {
   ASSERT_EQ(run_splitbrain("simulate --plan " + kPlan + " --json " + predicted).exit_code, 0);
   nlohmann::json measured = nlohmann::json::parse(read_file(predicted));
   measured["format"] = "splitbrain-measurement";
+  measured["steps"] = 10;  // a run report says how many steps it took
   measured["phases"]["optimizer"] = 5e-324;
   measured["ranks"][0]["memory"]["activations"] = 5e-324;
   const std::string tiny = write_temp_file("tiny.json", measured.dump());

@@ -13,6 +13,7 @@
 #include "model/errors.h"
 #include "model/file_io.h"
 #include "model/json_object_reader.h"
+#include "model/output_files.h"
 #include "tools/splitbrain/commands.h"
 #include "tools/splitbrain/comparison.h"
 #include "tools/splitbrain/host_level_comparison.h"
@@ -21,6 +22,7 @@
 #include "tools/splitbrain/merged_trace.h"
 #include "tools/splitbrain/text_table.h"
 #include "tools/splitbrain/trace_differences.h"
+#include "tools/splitbrain/trace_reader.h"
 
 namespace splitbrain::tools {
 namespace {
@@ -173,39 +175,53 @@ void draw_figures(const std::filesystem::path& dir) {
     std::cout << "figures failed: see the message above (the comparison itself is written)\n";
 }
 
+// Both traces, each checked to be of its kind and of the prediction's plan, and what compare makes
+// of them.
+struct ComparedTraces {
+  std::vector<InstructionDifference> differences;
+  std::optional<int64_t> median_steps;
+  nlohmann::ordered_json merged;
+};
+
+std::optional<ComparedTraces> compare_traces(const CompareOptions& options, const nlohmann::json& prediction) {
+  if (options.predicted_trace.empty() || options.measured_trace.empty()) return std::nullopt;
+  const nlohmann::json predicted = read_report(options.predicted_trace);
+  const nlohmann::json measured = read_report(options.measured_trace);
+  check_trace_of_plan(predicted, options.predicted_trace, TraceKind::predicted, prediction, options.predicted);
+  check_trace_of_plan(measured, options.measured_trace, TraceKind::measured, prediction, options.predicted);
+  return ComparedTraces{instruction_differences(predicted, options.predicted_trace, measured, options.measured_trace),
+                        median_steps_of(measured, options.measured_trace),
+                        merge_traces(predicted, options.predicted_trace, measured, options.measured_trace)};
+}
+
 void run_compare(const CompareOptions& options) {
+  if (!options.out_dir.empty()) check_output_folder(options.out_dir, "--out");
   const nlohmann::json predicted = read_report(options.predicted);
   const nlohmann::json measured = read_report(options.measured);
   const Comparison c = compare_reports(predicted, options.predicted, measured, options.measured);
   const HostLevelComparison levels = compare_host_levels(predicted, options.predicted, measured, options.measured);
   const HostWaitComparison waits = compare_host_waits(predicted, options.predicted, measured, options.measured);
-  const bool traces = !options.predicted_trace.empty() && !options.measured_trace.empty();
-  const nlohmann::json predicted_trace = traces ? read_report(options.predicted_trace) : nlohmann::json();
-  const nlohmann::json measured_trace = traces ? read_report(options.measured_trace) : nlohmann::json();
-  const std::vector<InstructionDifference> differences =
-      traces ? instruction_differences(predicted_trace, options.predicted_trace, measured_trace, options.measured_trace)
-             : std::vector<InstructionDifference>{};
-  print(c);
-  print(levels);
-  print(waits);
-  if (traces) print(differences, median_steps_of(measured_trace, options.measured_trace));
+  const std::optional<ComparedTraces> traces = compare_traces(options, predicted);
+  // Every input is read and checked before anything is written: a refusal leaves no output.
+  const auto comparison_path = std::filesystem::path(options.out_dir) / "comparison.json";
+  const auto trace_path = std::filesystem::path(options.out_dir) / "trace.json";
   if (!options.out_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(options.out_dir, ec);
-    if (ec) throw InputError(fmt::format("--out: cannot create {}: {}", options.out_dir, ec.message()));
-    const auto path = std::filesystem::path(options.out_dir) / "comparison.json";
     nlohmann::ordered_json document = comparison_to_json(c);
     document["bytes_per_host_level"] = host_level_comparison_to_json(levels);
     document["host_waits"] = host_wait_comparison_to_json(waits);
-    if (traces) document["instructions"] = instruction_differences_to_json(differences);
-    write_json_output(path.string(), document);
-    std::cout << "\nwrote " << path.string() << '\n';
-    if (traces) {
-      const auto trace = std::filesystem::path(options.out_dir) / "trace.json";
-      write_json_output(trace.string(),
-                        merge_traces(predicted_trace, options.predicted_trace, measured_trace, options.measured_trace));
-      std::cout << "wrote " << trace.string() << " (predicted and measured timelines side by side)\n";
-    }
+    if (traces) document["instructions"] = instruction_differences_to_json(traces->differences);
+    OutputFiles outputs;  // both or neither
+    outputs.add_json("--out", comparison_path.string(), document);
+    if (traces) outputs.add_json("--out", trace_path.string(), traces->merged);
+    outputs.write_all();
+  }
+  print(c);
+  print(levels);
+  print(waits);
+  if (traces) print(traces->differences, traces->median_steps);
+  if (!options.out_dir.empty()) {
+    std::cout << "\nwrote " << comparison_path.string() << '\n';
+    if (traces) std::cout << "wrote " << trace_path.string() << " (predicted and measured timelines side by side)\n";
     if (options.figures) draw_figures(options.out_dir);
   }
 }

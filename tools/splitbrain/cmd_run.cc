@@ -38,6 +38,7 @@
 #include "exec/comm/mpi_process.h"
 #include "tools/splitbrain/placement_announcement.h"
 #include "tools/splitbrain/token_batches.h"
+#include "tools/splitbrain/trace_reader.h"
 #include "tools/splitbrain/number_flags.h"
 
 namespace splitbrain::tools {
@@ -312,7 +313,8 @@ std::optional<Divergence> train(const RunOptions& options) {
   }
   if (leader) {
     OutputFiles outputs;  // both or neither
-    if (!options.trace_path.empty()) outputs.add_json("--trace", options.trace_path, trace);
+    if (!options.trace_path.empty())
+      outputs.add_json("--trace", options.trace_path, named_trace(trace, TraceKind::measured, report));
     if (!options.report_path.empty()) outputs.add_json("--report", options.report_path, report);
     outputs.write_all();
   }

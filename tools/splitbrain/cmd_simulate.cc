@@ -19,6 +19,7 @@
 #include "tools/splitbrain/commands.h"
 #include "tools/splitbrain/human_units.h"
 #include "tools/splitbrain/text_table.h"
+#include "tools/splitbrain/trace_reader.h"
 
 namespace splitbrain::tools {
 namespace {
@@ -100,12 +101,13 @@ void run_simulate(const SimulateOptions& options) {
       throw sim::ClusterError(fmt::format("--cluster {}: {}", options.cluster, e.what()));  // which file, too
     }
   }();
+  const nlohmann::ordered_json report = sim::prediction_to_json(plan, cluster, prediction);
   OutputFiles outputs;  // both or neither
   if (!options.trace_path.empty()) {
-    outputs.add_json("--trace", options.trace_path, sim::prediction_trace(plan, prediction));
+    outputs.add_json("--trace", options.trace_path,
+                     named_trace(sim::prediction_trace(plan, prediction), TraceKind::predicted, report));
   }
-  if (!options.json_path.empty())
-    outputs.add_json("--json", options.json_path, sim::prediction_to_json(plan, cluster, prediction));
+  if (!options.json_path.empty()) outputs.add_json("--json", options.json_path, report);
   outputs.write_all();
   if (options.json_path.empty()) print_summary(plan, cluster, prediction, options.plan_path);
 }

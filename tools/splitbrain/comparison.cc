@@ -2,11 +2,12 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
 #include <initializer_list>
+#include <limits>
 #include <utility>
 
 #include "model/errors.h"
+#include "model/json_object_reader.h"
 
 namespace splitbrain::tools {
 namespace {
@@ -15,14 +16,6 @@ const nlohmann::json& field(const nlohmann::json& doc, const std::string& source
   if (!doc.contains(key))
     throw InputError(fmt::format("{}: field '{}' is missing (is this a splitbrain report?)", source, key));
   return doc.at(key);
-}
-
-void require_same(const nlohmann::json& a, const std::string& a_source, const nlohmann::json& b,
-                  const std::string& b_source, const char* key) {
-  if (field(a, a_source, key) != field(b, b_source, key)) {
-    throw InputError(fmt::format("the reports are of different plans: {} has {} {}, {} has {} {}", a_source, key,
-                                 a.at(key).dump(), b_source, key, b.at(key).dump()));
-  }
 }
 
 const nlohmann::json& report_array(const nlohmann::json& doc, const std::string& source, const char* key) {
@@ -36,10 +29,89 @@ const nlohmann::json& report_array(const nlohmann::json& doc, const std::string&
 // would report an error of 1e300%.
 constexpr double kNegligible = 1e-15;
 
+// A value as a message shows it: whole when short, cut off when long (a fuzzed mesh can be huge).
+std::string shown(const nlohmann::json& value) {
+  constexpr size_t kMostShown = 80;
+  std::string text = value.dump();
+  if (text.size() > kMostShown) text = text.substr(0, kMostShown) + "...";
+  return text;
+}
+
+// The report's kind and version, or an InputError naming the file and the field.
+void require_format(const nlohmann::json& doc, const std::string& source, const char* format, const char* what) {
+  if (!doc.is_object()) {
+    throw InputError(
+        fmt::format("{}: expected a JSON object (a splitbrain report), got {}", source, describe_json(doc)));
+  }
+  if (field(doc, source, "format") != format) throw InputError(fmt::format("{}: format: expected {}", source, what));
+  const nlohmann::json& version = field(doc, source, "version");
+  if (!version.is_number_integer() || version.get<int64_t>() != kReportFormatVersion) {
+    throw InputError(fmt::format("{}: version: this splitbrain reads reports of version {}, not {}", source,
+                                 kReportFormatVersion, shown(version)));
+  }
+}
+
+// How many ranks the report's mesh ({axis: size}) has, or an InputError naming the field.
+int64_t mesh_rank_count(const nlohmann::json& doc, const std::string& source) {
+  const nlohmann::json& mesh = field(doc, source, "mesh");
+  if (!mesh.is_object() || mesh.empty()) {
+    throw InputError(fmt::format("{}: mesh: expected an object of axis sizes such as {{\"data\": 2}}", source));
+  }
+  constexpr int64_t kMostRanks = std::numeric_limits<int>::max();  // plans::Mesh's limit
+  int64_t ranks = 1;
+  for (const auto& [axis, size] : mesh.items()) {
+    if (!size.is_number_integer() || size.get<int64_t>() < 1 || size.get<int64_t>() > kMostRanks / ranks) {
+      throw InputError(fmt::format("{}: mesh.{}: expected a positive integer (at most {} ranks in all), got {}", source,
+                                   axis, kMostRanks, shown(size)));
+    }
+    ranks *= size.get<int64_t>();
+  }
+  return ranks;
+}
+
+// One entry per rank of the report's mesh, each naming its rank, in order.
+const nlohmann::json& report_ranks(const nlohmann::json& doc, const std::string& source) {
+  const nlohmann::json& ranks = report_array(doc, source, "ranks");
+  const int64_t world = mesh_rank_count(doc, source);
+  if (static_cast<int64_t>(ranks.size()) != world) {
+    throw InputError(fmt::format("{}: ranks: has {} entries, but the mesh {} has {} ranks", source, ranks.size(),
+                                 shown(doc.at("mesh")), world));
+  }
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    if (!ranks[r].is_object())
+      throw InputError(fmt::format("{}: ranks[{}]: expected an object, got {}", source, r, describe_json(ranks[r])));
+    const auto rank = ranks[r].find("rank");
+    if (rank == ranks[r].end() || !rank->is_number_integer() || rank->get<int64_t>() != static_cast<int64_t>(r)) {
+      throw InputError(fmt::format("{}: ranks[{}].rank: expected {} (one entry per rank of the mesh, in order), got {}",
+                                   source, r, r, rank == ranks[r].end() ? "nothing" : shown(*rank)));
+    }
+  }
+  return ranks;
+}
+
+// A run report's step count: a measurement of no step measured nothing.
+void require_steps(const nlohmann::json& measured, const std::string& source) {
+  const nlohmann::json& steps = field(measured, source, "steps");
+  if (!steps.is_number_integer() || steps.get<int64_t>() < 1) {
+    throw InputError(fmt::format("{}: steps: expected the number of steps the run took (an integer >= 1), got {}",
+                                 source, shown(steps)));
+  }
+}
+
 }  // namespace
 
+void require_same_plan(const nlohmann::json& a, const std::string& a_source, const nlohmann::json& b,
+                       const std::string& b_source) {
+  for (const char* key : kPlanIdentityKeys) {
+    if (field(a, a_source, key) != field(b, b_source, key)) {
+      throw InputError(fmt::format("{} and {} are of different plans: {} has {} {}, {} has {} {}", a_source, b_source,
+                                   a_source, key, shown(a.at(key)), b_source, key, shown(b.at(key))));
+    }
+  }
+}
+
 double report_number(const nlohmann::json& doc, const std::string& source, const std::string& where,
-                     std::initializer_list<const char*> path) {
+                     std::initializer_list<const char*> path, double most) {
   const nlohmann::json* value = &doc;
   std::string name = where;
   for (const char* key : path) {
@@ -52,8 +124,9 @@ double report_number(const nlohmann::json& doc, const std::string& source, const
   if (!value->is_number())
     throw InputError(fmt::format("{}: {}: expected a number, got {}", source, name, value->type_name()));
   const double number = value->get<double>();
-  if (!std::isfinite(number) || number < 0.0) {
-    throw InputError(fmt::format("{}: {}: expected a finite number >= 0, got {}", source, name, value->dump()));
+  if (!(number >= 0.0 && number <= most)) {  // NaN too
+    throw InputError(
+        fmt::format("{}: {}: expected a number from 0 to {:g}, got {}", source, name, most, value->dump()));
   }
   return number;
 }
@@ -65,21 +138,12 @@ double ComparedValue::error() const {
 
 Comparison compare_reports(const nlohmann::json& predicted, const std::string& predicted_source,
                            const nlohmann::json& measured, const std::string& measured_source) {
-  if (field(predicted, predicted_source, "format") != "splitbrain-prediction") {
-    throw InputError(fmt::format("{}: format: expected a prediction (splitbrain simulate --json)", predicted_source));
-  }
-  if (field(measured, measured_source, "format") != "splitbrain-measurement") {
-    throw InputError(fmt::format("{}: format: expected a measurement (splitbrain run --report)", measured_source));
-  }
-  for (const char* key : {"model", "batch", "mesh", "micro_batches", "dtype"}) {
-    require_same(predicted, predicted_source, measured, measured_source, key);
-  }
-  const auto& predicted_ranks = report_array(predicted, predicted_source, "ranks");
-  const auto& measured_ranks = report_array(measured, measured_source, "ranks");
-  if (predicted_ranks.size() != measured_ranks.size()) {
-    throw InputError(fmt::format("the reports have different rank counts: {} has {}, {} has {}", predicted_source,
-                                 predicted_ranks.size(), measured_source, measured_ranks.size()));
-  }
+  require_format(predicted, predicted_source, "splitbrain-prediction", "a prediction (splitbrain simulate --json)");
+  require_format(measured, measured_source, "splitbrain-measurement", "a measurement (splitbrain run --report)");
+  require_same_plan(predicted, predicted_source, measured, measured_source);
+  const auto& predicted_ranks = report_ranks(predicted, predicted_source);
+  const auto& measured_ranks = report_ranks(measured, measured_source);
+  require_steps(measured, measured_source);
 
   Comparison c;
   if (!predicted.at("model").is_string())
@@ -90,13 +154,15 @@ Comparison compare_reports(const nlohmann::json& predicted, const std::string& p
                  : std::string("plan");
   c.mesh = predicted.at("mesh").dump();
   auto both = [&](const nlohmann::json& p, const nlohmann::json& m, const std::string& where,
-                  std::initializer_list<const char*> path) {
-    return std::pair{report_number(p, predicted_source, where, path), report_number(m, measured_source, where, path)};
+                  std::initializer_list<const char*> path, double most) {
+    return std::pair{report_number(p, predicted_source, where, path, most),
+                     report_number(m, measured_source, where, path, most)};
   };
-  const auto [predicted_seconds, measured_seconds] = both(predicted, measured, "", {"iteration_seconds"});
+  const auto [predicted_seconds, measured_seconds] =
+      both(predicted, measured, "", {"iteration_seconds"}, kMostReportSeconds);
   c.time.push_back({"iteration", predicted_seconds, measured_seconds});
   for (const char* phase : {"compute_forward", "compute_backward", "comm_exposed", "bubble", "optimizer"}) {
-    const auto [p, m] = both(predicted, measured, "", {"phases", phase});
+    const auto [p, m] = both(predicted, measured, "", {"phases", phase}, kMostReportSeconds);
     c.time.push_back({phase, p, m});
   }
   for (size_t r = 0; r < predicted_ranks.size(); ++r) {
@@ -105,13 +171,13 @@ Comparison compare_reports(const nlohmann::json& predicted, const std::string& p
     const std::string where = fmt::format("ranks[{}]", r);
     std::vector<ComparedValue> memory;
     for (const char* category : {"params", "grads", "optimizer", "activations", "buffers"}) {
-      const auto [predicted_bytes, measured_bytes] = both(p, m, where, {"memory", category});
+      const auto [predicted_bytes, measured_bytes] = both(p, m, where, {"memory", category}, kMostReportBytes);
       memory.push_back({category, predicted_bytes, measured_bytes});
     }
-    const auto [predicted_peak, measured_peak] = both(p, m, where, {"peak_memory_bytes"});
+    const auto [predicted_peak, measured_peak] = both(p, m, where, {"peak_memory_bytes"}, kMostReportBytes);
     memory.push_back({"peak", predicted_peak, measured_peak});
     c.memory.push_back(memory);
-    const auto [predicted_sent, measured_sent] = both(p, m, where, {"comm_bytes_sent"});
+    const auto [predicted_sent, measured_sent] = both(p, m, where, {"comm_bytes_sent"}, kMostReportBytes);
     const ComparedValue sent{fmt::format("rank {}", r), predicted_sent, measured_sent};
     c.bytes_equal = c.bytes_equal && sent.predicted == sent.measured;
     c.bytes.push_back(sent);

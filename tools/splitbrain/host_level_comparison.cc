@@ -113,12 +113,18 @@ HostLevelComparison compare_host_levels(const nlohmann::json& predicted, const s
     const nlohmann::json& m = measured_ranks[r];
     double predicted_outer = 0.0;
     for (const std::string& level : c.outer_levels) {
-      predicted_outer += report_number(p, predicted_source, where, {kPredictedKey, level.c_str()});
+      predicted_outer += report_number(p, predicted_source, where, {kPredictedKey, level.c_str()}, kMostReportBytes);
+    }
+    if (predicted_outer > kMostReportBytes) {
+      throw InputError(fmt::format("{}: {}.{}: the levels above {} add up to more than {:g} bytes", predicted_source,
+                                   where, kPredictedKey, c.inner_level, kMostReportBytes));
     }
     const std::vector<ComparedValue> values = {
-        {"within_host", report_number(p, predicted_source, where, {kPredictedKey, c.inner_level.c_str()}),
-         report_number(m, measured_source, where, {kMeasuredKey, "within_host"})},
-        {"across_hosts", predicted_outer, report_number(m, measured_source, where, {kMeasuredKey, "across_hosts"})}};
+        {"within_host",
+         report_number(p, predicted_source, where, {kPredictedKey, c.inner_level.c_str()}, kMostReportBytes),
+         report_number(m, measured_source, where, {kMeasuredKey, "within_host"}, kMostReportBytes)},
+        {"across_hosts", predicted_outer,
+         report_number(m, measured_source, where, {kMeasuredKey, "across_hosts"}, kMostReportBytes)}};
     for (const ComparedValue& v : values) c.equal = c.equal && v.predicted == v.measured;
     c.ranks.push_back(values);
   }

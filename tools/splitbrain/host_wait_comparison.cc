@@ -55,7 +55,7 @@ HostWaitComparison compare_host_waits(const nlohmann::json& predicted, const std
   c.compared = true;
   for (size_t r = 0; r < measured_ranks.size(); ++r) {
     const std::string where = fmt::format("ranks[{}]", r);
-    const double stage_number = report_number(predicted_ranks[r], predicted_source, where, {"stage"});
+    const double stage_number = report_number(predicted_ranks[r], predicted_source, where, {"stage"}, kMostReportCount);
     const auto stage = static_cast<size_t>(std::min(stage_number, static_cast<double>(stages->size())));
     if (stage >= stages->size() || !stages->at(stage).is_object() || !stages->at(stage).contains(kPredictedKey)) {
       throw InputError(fmt::format("{}: {}.stage: {} has no stages[{}].{}", predicted_source, where, stage_number,
@@ -66,7 +66,8 @@ HostWaitComparison compare_host_waits(const nlohmann::json& predicted, const std
     rank.predicted = instruction_list(stages->at(stage).at(kPredictedKey), predicted_source,
                                       fmt::format("stages[{}].{}", stage, kPredictedKey));
     const nlohmann::json& waits = measured_ranks[r].at(kMeasuredKey);
-    rank.measured_per_step = report_number(measured_ranks[r], measured_source, where, {kMeasuredKey, "instructions"});
+    rank.measured_per_step =
+        report_number(measured_ranks[r], measured_source, where, {kMeasuredKey, "instructions"}, kMostReportCount);
     if (!waits.is_object() || !waits.contains("at")) {
       throw InputError(fmt::format("{}: {}.{}.at: missing", measured_source, where, kMeasuredKey));
     }

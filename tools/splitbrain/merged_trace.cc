@@ -2,13 +2,13 @@
 
 #include <fmt/format.h>
 
-#include "model/errors.h"
+#include "tools/splitbrain/trace_reader.h"
 
 namespace splitbrain::tools {
 namespace {
 
 // Process ids of the measured trace are moved past every predicted one so the two never mix.
-constexpr int kMeasuredPidOffset = 100000;
+constexpr int kMeasuredPidOffset = kMostTraceRanks;
 
 // Copies every event, renaming processes "<label> ..." and ordering rank r's predicted process
 // just before its measured one.
@@ -30,14 +30,6 @@ void append(nlohmann::ordered_json& out, const nlohmann::json& events, const cha
 }
 
 }  // namespace
-
-const nlohmann::json& trace_events(const nlohmann::json& trace, const std::string& source) {
-  if (!trace.is_object() || !trace.contains("traceEvents") || !trace.at("traceEvents").is_array()) {
-    throw InputError(
-        fmt::format("{}: traceEvents: missing or not an array (is this a Chrome trace from splitbrain?)", source));
-  }
-  return trace.at("traceEvents");
-}
 
 nlohmann::ordered_json merge_traces(const nlohmann::json& predicted, const std::string& predicted_source,
                                     const nlohmann::json& measured, const std::string& measured_source) {

@@ -9,10 +9,8 @@
 
 namespace splitbrain::tools {
 
-// A trace's traceEvents array. Throws InputError naming the source when there is none.
-const nlohmann::json& trace_events(const nlohmann::json& trace, const std::string& source);
-
-// Throws InputError naming the source when a trace has no traceEvents array.
+// Throws InputError naming the source and the event when a trace's events are not well formed
+// (trace_reader.h's trace_events).
 nlohmann::ordered_json merge_traces(const nlohmann::json& predicted, const std::string& predicted_source,
                                     const nlohmann::json& measured, const std::string& measured_source);
 

@@ -11,7 +11,8 @@
 
 #include "model/errors.h"
 #include "plans/step_program.h"
-#include "tools/splitbrain/merged_trace.h"
+#include "tools/splitbrain/comparison.h"
+#include "tools/splitbrain/trace_reader.h"
 
 namespace splitbrain::tools {
 namespace {
@@ -30,19 +31,22 @@ using SecondsByInstruction = std::map<std::pair<int, std::string>, double>;  // 
 
 // A measured trace's medians over its steps (exec/runtime/measured_trace.h).
 SecondsByInstruction seconds_from_medians(const nlohmann::json& medians, const std::string& source) {
-  if (!medians.is_array())
-    throw InputError(fmt::format("{}: {}: must be an array (one object per rank)", source, kInstructionMediansKey));
+  if (!medians.is_array() || medians.size() > static_cast<size_t>(kMostTraceRanks)) {
+    throw InputError(fmt::format("{}: {}: must be an array (one object per rank, at most {})", source,
+                                 kInstructionMediansKey, kMostTraceRanks));
+  }
   SecondsByInstruction seconds;
   for (size_t rank = 0; rank < medians.size(); ++rank) {
     if (!medians[rank].is_object())
       throw InputError(fmt::format("{}: {}[{}]: must be an object", source, kInstructionMediansKey, rank));
     for (const auto& [instruction, value] : medians[rank].items()) {
-      if (!value.is_number()) {
-        throw InputError(fmt::format("{}: {}[{}].{}: must be a number of seconds", source, kInstructionMediansKey, rank,
-                                     instruction));
+      const double seconds_of_instruction = value.is_number() ? value.get<double>() : -1.0;
+      if (!(seconds_of_instruction >= 0.0 && seconds_of_instruction <= kMostReportSeconds)) {  // NaN too
+        throw InputError(fmt::format("{}: {}[{}].{}: must be a number of seconds from 0 to {:g}", source,
+                                     kInstructionMediansKey, rank, instruction, kMostReportSeconds));
       }
       if (instruction.starts_with(kReducePrefix)) continue;
-      seconds[{static_cast<int>(rank), instruction}] = value.get<double>();
+      seconds[{static_cast<int>(rank), instruction}] = seconds_of_instruction;
     }
   }
   return seconds;
@@ -53,13 +57,8 @@ SecondsByInstruction seconds_by_instruction(const nlohmann::json& trace, const s
   SecondsByInstruction seconds;
   const nlohmann::json& events = trace_events(trace, source);
   for (size_t i = 0; i < events.size(); ++i) {
-    const nlohmann::json& event = events[i];
-    if (!event.is_object() || event.value("ph", "") != "X") continue;
-    if (!event.contains("dur") || !event.at("dur").is_number() || !event.contains("name") ||
-        !event.at("name").is_string()) {
-      throw InputError(
-          fmt::format("{}: traceEvents[{}]: a complete event (ph X) needs a string name and a numeric dur", source, i));
-    }
+    const nlohmann::json& event = events[i];  // checked by trace_events
+    if (event.at("ph") != "X") continue;
     if (event.value("tid", 0) == kHostQueuingRow) continue;
     const std::string name = event.at("name").get<std::string>();
     if (name.starts_with(kReducePrefix)) continue;
@@ -75,8 +74,8 @@ SecondsByInstruction seconds_by_instruction(const nlohmann::json& trace, const s
 std::optional<int64_t> median_steps_of(const nlohmann::json& trace, const std::string& source) {
   if (!trace.is_object() || !trace.contains(kInstructionMediansKey)) return std::nullopt;
   const auto steps = trace.find(kInstructionMedianStepsKey);
-  if (steps == trace.end() || !steps->is_number_integer() || steps->get<int64_t>() < 0) {
-    throw InputError(fmt::format("{}: {}: must be a count of steps (the trace has {})", source,
+  if (steps == trace.end() || !steps->is_number_integer() || steps->get<int64_t>() < 1) {
+    throw InputError(fmt::format("{}: {}: must be a count of steps, at least 1 (the trace has {})", source,
                                  kInstructionMedianStepsKey, kInstructionMediansKey));
   }
   return steps->get<int64_t>();

@@ -29,7 +29,7 @@ struct InstructionDifference {
 
 // How many steps a measured trace's instruction medians are over; nullopt where it has none (then
 // its one step's events are read). Throws InputError naming `source` when the count is missing or
-// not a count.
+// not a count of at least one step.
 std::optional<int64_t> median_steps_of(const nlohmann::json& trace, const std::string& source);
 
 // Every instruction of every rank that both traces have (by process id), summed over its events
@@ -38,8 +38,8 @@ std::optional<int64_t> median_steps_of(const nlohmann::json& trace, const std::s
 // (exec/runtime/measured_trace.h) is read from those medians over its steps instead of its one
 // step's events. Gradient buckets' reductions are left out: an overlapped one's time falls on
 // other instructions in a run than in the prediction (their waits stay). Throws InputError naming
-// the source when a trace has no traceEvents array, an event lacks a numeric `dur`, or its
-// medians are malformed.
+// the source and the field when a trace's events are not well formed (trace_reader.h's
+// trace_events) or its medians are not seconds from 0 to kMostReportSeconds.
 std::vector<InstructionDifference> instruction_differences(const nlohmann::json& predicted,
                                                            const std::string& predicted_source,
                                                            const nlohmann::json& measured,
