@@ -9,7 +9,7 @@
 
 #include "model/errors.h"
 #include "model/file_io.h"
-#include "model/onnx/onnx_attribute_checks.h"
+#include "model/onnx/onnx_node_checks.h"
 
 namespace splitbrain::model::onnx_import {
 namespace {
@@ -73,7 +73,7 @@ OnnxGraph::OnnxGraph(const std::string& bytes, std::string source) : source_(std
     throw ModelError(fmt::format("{}: not an ONNX model (the file does not parse as an ONNX ModelProto)", source_));
   }
   if (model_.graph().node_size() == 0) throw ModelError(fmt::format("{}: the ONNX graph has no nodes", source_));
-  check_attributes_before_inference(model_.graph(), source_);
+  check_nodes_before_inference(model_, source_);
   try {
     // Data propagation evaluates the shape arithmetic PyTorch writes for view() (Concat of
     // Unsqueeze of constants), so the shapes after such a Reshape are known too.

@@ -33,8 +33,8 @@ std::string describe_node(const onnx::NodeProto& node);
 
 class OnnxGraph {
  public:
-  // Throws InputError naming the file when it cannot be read, is not an ONNX model, holds an
-  // attribute shape inference cannot take (onnx_attribute_checks.h), or fails shape inference.
+  // Throws InputError naming the file when it cannot be read, is not an ONNX model, holds a
+  // node shape inference cannot take (onnx_node_checks.h), or fails shape inference.
   explicit OnnxGraph(const std::filesystem::path& path);
   // The same for a file's bytes already read; `source` names them in errors.
   OnnxGraph(const std::string& bytes, std::string source);

@@ -204,6 +204,36 @@ TEST(CliModelLimits, OnnxAttributesInsideABranchAreCheckedToo) {
   expect_rejected(run_splitbrain("inspect --model " + good), {good + ": node 'branch' (If): ONNX op 'If'"});
 }
 
+TEST(CliModelLimits, OnnxNodesAreCheckedAgainstTheirSchemaBeforeAnythingReadsThem) {
+  // The importer and ONNX's inference read an Add's second input by position: one it lacks was
+  // read past the end of the list (found by tests/fuzz/onnx_reader_fuzz).
+  const std::string one_input = write_window_net("Relu", "add-one-input.onnx", [](onnx::NodeProto& node) {
+    node.clear_attribute();
+    node.set_op_type("Add");
+  });
+  expect_rejected(run_splitbrain("inspect --model " + one_input),
+                  {one_input + ": node 'window' (Add): does not match the op's ONNX schema: "});
+  // An op of a domain the model does not import has no schema, and ONNX's meaning is not its.
+  const std::string custom = write_window_net("Relu", "custom-domain.onnx", [](onnx::NodeProto& node) {
+    node.clear_attribute();
+    node.set_domain("com.example");
+  });
+  expect_rejected(run_splitbrain("inspect --model " + custom),
+                  {custom + ": node 'window' (Relu): ONNX op 'Relu' of domain 'com.example' is not in the opsets"});
+  // A mistyped attribute: strides as one integer, not a list.
+  const std::string typed = write_window_net("Conv", "conv-int-strides.onnx", [](onnx::NodeProto& node) {
+    for (onnx::AttributeProto& attribute : *node.mutable_attribute()) {
+      if (attribute.name() == "strides") {
+        attribute.clear_ints();
+        attribute.set_type(onnx::AttributeProto::INT);
+        attribute.set_i(0);
+      }
+    }
+  });
+  expect_rejected(run_splitbrain("inspect --model " + typed),
+                  {typed + ": node 'window' (Conv): does not match the op's ONNX schema: "});
+}
+
 // --- zoo options ------------------------------------------------------------------------------
 
 TEST(CliModelLimits, EveryZooOptionValueThatModelsPrintsIsAccepted) {

@@ -1,11 +1,15 @@
-#include "model/onnx/onnx_attribute_checks.h"
+#include "model/onnx/onnx_node_checks.h"
+
+#include <onnx/defs/schema.h>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <exception>
 #include <limits>
+#include <map>
 #include <string>
 
 #include "model/errors.h"
@@ -73,17 +77,45 @@ class NodeChecks {
   std::string_view source_;
 };
 
-}  // namespace
+// The opset version of each domain the model imports ("" and "ai.onnx" are both ONNX's own).
+using OpsetVersions = std::map<std::string, int64_t, std::less<>>;
 
-void check_attributes_before_inference(const onnx::GraphProto& graph, std::string_view source) {
+std::string_view onnx_domain(std::string_view domain) { return domain == "ai.onnx" ? "" : domain; }
+
+void check_graph(const onnx::GraphProto& graph, const OpsetVersions& opsets, std::string_view source) {
   for (const onnx::NodeProto& node : graph.node()) {
+    const auto opset = opsets.find(onnx_domain(node.domain()));
+    const onnx::OpSchema* schema = opset == opsets.end() || opset->second > std::numeric_limits<int>::max()
+                                       ? nullptr
+                                       : onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset->second),
+                                                                        std::string(onnx_domain(node.domain())));
+    if (schema == nullptr) {
+      throw ModelError(fmt::format("{}: {}: ONNX op '{}' of domain '{}' is not in the opsets the model imports", source,
+                                   describe_node(node), node.op_type(), node.domain()));
+    }
+    try {
+      schema->Verify(node);
+    } catch (const std::exception& e) {
+      throw ModelError(
+          fmt::format("{}: {}: does not match the op's ONNX schema: {}", source, describe_node(node), e.what()));
+    }
     NodeChecks(node, source).check();
     // Shape inference goes into the bodies of If, Loop and Scan too.
     for (const onnx::AttributeProto& attribute : node.attribute()) {
-      if (attribute.has_g()) check_attributes_before_inference(attribute.g(), source);
-      for (const onnx::GraphProto& body : attribute.graphs()) check_attributes_before_inference(body, source);
+      if (attribute.has_g()) check_graph(attribute.g(), opsets, source);
+      for (const onnx::GraphProto& body : attribute.graphs()) check_graph(body, opsets, source);
     }
   }
+}
+
+}  // namespace
+
+void check_nodes_before_inference(const onnx::ModelProto& model, std::string_view source) {
+  OpsetVersions opsets;
+  for (const onnx::OperatorSetIdProto& opset : model.opset_import()) {
+    opsets[std::string(onnx_domain(opset.domain()))] = opset.version();
+  }
+  check_graph(model.graph(), opsets, source);
 }
 
 }  // namespace splitbrain::model::onnx_import
