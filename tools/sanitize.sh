@@ -2,7 +2,7 @@
 # The sanitizer and fuzzing checks: builds with clang, AddressSanitizer and
 # UndefinedBehaviorSanitizer into build-sanitize/ (CUDA off), runs the unit tests of model/,
 # plans/, sim/ and the command line under them, then fuzzes every reader of user input (model,
-# plan, cluster, report, checkpoint manifest, ONNX) with libFuzzer from a seed corpus of the
+# plan, cluster, report, trace, checkpoint manifest, ONNX) with libFuzzer from a seed corpus of the
 # repository's examples. Any sanitizer finding, crash, hang or exception other than a clear
 # refusal (InputError) fails it. CI runs it after the tests with a short fuzz.
 # Usage: bash tools/sanitize.sh [--fuzz-seconds N (default 20) | --fuzz-runs N] [--fuzz-logs DIR]
@@ -37,7 +37,7 @@ build=build-sanitize
 # all a sanitizer's stack trace reads (file and line); full debug info would only lengthen it too.
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" -DCMAKE_CXX_COMPILER=clang++-14 -DSPLITBRAIN_CUDA=OFF \
   -DSPLITBRAIN_SANITIZE=address,undefined -DSPLITBRAIN_FUZZ=ON > /dev/null
-fuzzers=(model_reader_fuzz plan_reader_fuzz cluster_reader_fuzz report_reader_fuzz checkpoint_manifest_fuzz onnx_reader_fuzz)
+fuzzers=(model_reader_fuzz plan_reader_fuzz cluster_reader_fuzz report_reader_fuzz trace_reader_fuzz checkpoint_manifest_fuzz onnx_reader_fuzz)
 tests=(tests/model/model_tests tests/plans/plans_tests tests/sim/sim_tests tests/cli/cli_tests)
 echo "[sanitize] building (clang, address + undefined)"
 cmake --build "$build" -j "$(nproc)" --target model_tests plans_tests sim_tests cli_tests splitbrain "${fuzzers[@]}"
@@ -57,25 +57,38 @@ for test in "${tests[@]}"; do
   "$build/$test" --gtest_brief=1 --gtest_filter=-RedistributeEveryPair.Rank4Tensor3Axes:PlannerPruning.SameRankingWhenOnlySmallMicroBatchesFit:PlannerPruning.SameRankingWhenNothingFits:PlannerPruning.SameRankingForAConvolutionalNetUnderALimit:PlannerPruning.SameRankingWhenZeroAndRecomputeDecide:Planner.SmallMicroBatchesMakeAPipelineFit:StepTimeBound.NeverAboveTheSimulatedStepOfASmallGpt
 done
 
-# Seeds: the repository's own files of each kind, a prediction, a checkpoint manifest and three
-# tiny ONNX nets (a conv net, a perceptron, an embedding) that use every op the importer maps.
+# Seeds: the repository's own files of each kind, a prediction and its trace, a checkpoint
+# manifest and three tiny ONNX nets (a conv net, a perceptron, an embedding) that use every op
+# the importer maps.
 corpus=$build/fuzz-corpus
 rm -rf "$corpus"
-mkdir -p "$corpus"/{model,plan,cluster,report,manifest,onnx}
+mkdir -p "$corpus"/{model,plan,cluster,report,trace,manifest,onnx}
 cp model/examples/*.json "$corpus/model/"
 cp plans/examples/*.json "$corpus/plan/"
 cp sim/clusters/*.json "$corpus/cluster/"
-"$build/tools/splitbrain" simulate --plan plans/examples/fashion-vgg-splitbrain-2.json --json "$corpus/report/prediction.json" > /dev/null
-# The same with a GPU run's host waits on every rank, so the fuzzer starts inside that comparison.
+"$build/tools/splitbrain" simulate --plan plans/examples/fashion-vgg-splitbrain-2.json --json "$corpus/report/prediction.json" \
+  --trace "$corpus/trace/predicted-trace.json" > /dev/null
+# The same as a GPU run's measurement, with host waits on every rank, so the fuzzer starts inside
+# that comparison.
 python3 -c 'import json, sys
 d = json.load(open(sys.argv[1]))
+d["format"], d["steps"] = "splitbrain-measurement", 10
 for r in d["ranks"]:
     r["host_waits_per_step"] = {"instructions": 1, "at": d["stages"][r["stage"]]["host_wait_instructions"]}
 json.dump(d, open(sys.argv[2], "w"))' "$corpus/report/prediction.json" "$corpus/report/prediction-host-waits.json"
+# The simulator's trace as a run's (run --trace): medians of each rank's instructions over its steps.
+python3 -c 'import json, sys
+t = json.load(open(sys.argv[1]))
+t["format"], t["instruction_seconds_steps"] = "splitbrain-measured-trace", 9
+ranks = 1 + max(e["pid"] for e in t["traceEvents"])
+t["instruction_seconds_median"] = [{e["name"].rsplit(" mb", 1)[0]: e["dur"] * 1e-6 for e in t["traceEvents"]
+                                    if e["ph"] == "X" and e["pid"] == r} for r in range(ranks)]
+json.dump(t, open(sys.argv[2], "w"))' "$corpus/trace/predicted-trace.json" "$corpus/trace/measured-trace.json"
 cp tests/fuzz/seeds/checkpoint.json "$corpus/manifest/"
 cp tests/fuzz/seeds/onnx/*.onnx "$corpus/onnx/"
 declare -A seeds=([model_reader_fuzz]=model [plan_reader_fuzz]=plan [cluster_reader_fuzz]=cluster
-                  [report_reader_fuzz]=report [checkpoint_manifest_fuzz]=manifest [onnx_reader_fuzz]=onnx)
+                  [report_reader_fuzz]=report [trace_reader_fuzz]=trace [checkpoint_manifest_fuzz]=manifest
+                  [onnx_reader_fuzz]=onnx)
 for fuzzer in "${fuzzers[@]}"; do
   echo "[sanitize] fuzzing $fuzzer (${fuzz_limit[*]})"
   log=${logs:+$logs/$fuzzer.log}
