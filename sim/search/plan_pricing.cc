@@ -20,10 +20,6 @@ namespace {
 // the rival is above it whatever the rounding.
 constexpr double kBoundRoundingMargin = 1e-9;
 
-bool cannot_beat(double lower_bound_seconds, double rival_seconds) {
-  return lower_bound_seconds >= rival_seconds * (1.0 + kBoundRoundingMargin);
-}
-
 // How much of a step's activations is recomputed rather than kept.
 enum class Recompute { none, selective, full };
 
@@ -126,11 +122,50 @@ PricedPlan price_every_variant(const PlannerRequest& request, const plans::Plan&
   return PricedPlan{plan, std::move(prediction), false, seconds};
 }
 
+// A memory variant with its lower bound on the step time.
+struct Candidate {
+  int order = 0;  // in memory_variants: breaks ties as the exhaustive search does
+  plans::Plan plan;
+  double bound_seconds = 0;
+};
+
+// Every variant of `plan` a step can run (the plan itself first; the others left out are counted
+// in `stats`), each with its bound. The bound reads only the layers' layouts and transfers, which
+// the ZeRO stage does not change, so the plan's own compilation `own` bounds them all.
+std::vector<Candidate> bounded_variants(const PlannerRequest& request, const plans::Plan& plan,
+                                        const plans::CompiledPlan& own, SearchStats& stats) {
+  std::vector<Candidate> candidates;
+  for (MemoryVariant v : memory_variants(plan)) {
+    plans::Plan variant = candidates.empty() ? plan : variant_of(plan, v);
+    if (!candidates.empty() && !shares_tied_weights(variant, stats)) continue;
+    const double bound = iteration_seconds_lower_bound(variant, own, request.cluster);
+    candidates.push_back({static_cast<int>(candidates.size()), std::move(variant), bound});
+  }
+  return candidates;
+}
+
 }  // namespace
 
 bool better_plan(const PricedPlan& candidate, const PricedPlan& incumbent, Ranking ranking) {
   if (ranking == Ranking::fitting_first && candidate.feasible != incumbent.feasible) return candidate.feasible;
   return candidate.seconds < incumbent.seconds;
+}
+
+bool cannot_beat(double lower_bound_seconds, double rival_seconds) {
+  return lower_bound_seconds >= rival_seconds * (1.0 + kBoundRoundingMargin);
+}
+
+Rival rival_of(const PricedPlan& incumbent) { return {incumbent.seconds, incumbent.feasible, true}; }
+
+std::optional<double> lowest_step_time_bound(const PlannerRequest& request, plans::Plan plan) {
+  SearchStats uncounted;  // price_plan_against counts what it leaves out
+  const std::optional<plans::Plan> runnable = with_shared_tied_weights(std::move(plan), uncounted);
+  if (!runnable) return std::nullopt;
+  const std::vector<Candidate> variants =
+      bounded_variants(request, *runnable, plans::compile_plan(*runnable), uncounted);
+  double lowest = std::numeric_limits<double>::infinity();
+  for (const Candidate& c : variants) lowest = std::min(lowest, c.bound_seconds);
+  return lowest;
 }
 
 std::optional<PricedPlan> price_plan(const PlannerRequest& request, plans::Plan plan, SearchStats& stats) {
@@ -156,7 +191,7 @@ void complete_prediction(const PlannerRequest& request, PricedPlan& priced) {
   priced.prediction_pending = false;
 }
 
-std::optional<PricedPlan> price_plan_against(const PlannerRequest& request, plans::Plan given, const PricedPlan* rival,
+std::optional<PricedPlan> price_plan_against(const PlannerRequest& request, plans::Plan given, const Rival* rival,
                                              Ranking ranking, SearchStats& stats) {
   std::optional<plans::Plan> runnable = with_shared_tied_weights(std::move(given), stats);
   if (!runnable) return std::nullopt;
@@ -168,15 +203,14 @@ std::optional<PricedPlan> price_plan_against(const PlannerRequest& request, plan
   const double rival_seconds = rival != nullptr ? rival->seconds : std::numeric_limits<double>::infinity();
   const bool fit_wins = ranking == Ranking::fitting_first && rival != nullptr && !rival->feasible;
   const double bar = fit_wins ? std::numeric_limits<double>::infinity() : rival_seconds;
-
-  struct Candidate {
-    int order = 0;  // in memory_variants: breaks ties as the exhaustive search does
-    plans::Plan plan;
-    double bound_seconds = 0;
+  // Whether an answer of `seconds` replaces a rival of `rival_seconds` (or the bar).
+  const bool ties_win = rival == nullptr || !rival->wins_ties;
+  const auto beats = [&](double seconds, double rival_time) {
+    return seconds < rival_time || (ties_win && seconds == rival_time);
   };
+
   // compile_plan reads the ZeRO stage but not the recompute flags: one compilation per stage, made
-  // when a variant of that stage is first walked. The bound reads only the layers' layouts and
-  // transfers, which the ZeRO stage does not change, so the plan's own compilation bounds them all.
+  // when a variant of that stage is first walked (the plan's own also bounds them all).
   std::array<std::optional<plans::CompiledPlan>, 4> compiled_by_zero;
   auto compiled_for = [&](const plans::Plan& p) -> const plans::CompiledPlan& {
     std::optional<plans::CompiledPlan>& compiled = compiled_by_zero.at(static_cast<size_t>(p.zero_stage));
@@ -184,13 +218,7 @@ std::optional<PricedPlan> price_plan_against(const PlannerRequest& request, plan
     return *compiled;
   };
   const plans::CompiledPlan& own = compiled_for(plan);
-  std::vector<Candidate> candidates;
-  for (MemoryVariant v : memory_variants(plan)) {
-    plans::Plan variant = candidates.empty() ? plan : variant_of(plan, v);
-    if (!candidates.empty() && !shares_tied_weights(variant, stats)) continue;
-    const double bound = iteration_seconds_lower_bound(variant, own, request.cluster);
-    candidates.push_back({static_cast<int>(candidates.size()), std::move(variant), bound});
-  }
+  const std::vector<Candidate> candidates = bounded_variants(request, plan, own, stats);
   auto fits = [&](const Candidate& c) {
     ++stats.memory_walks;
     return plan_fits_memory(c.plan, compiled_for(c.plan), limit);
@@ -232,7 +260,7 @@ std::optional<PricedPlan> price_plan_against(const PlannerRequest& request, plan
   }
   if (best != nullptr) {
     // The answer is `best` (no variant left unwalked is faster); it wins only below the bar.
-    if (!(best_seconds < bar)) return std::nullopt;
+    if (!beats(best_seconds, bar)) return std::nullopt;
     return PricedPlan{best->plan, {}, true, best_seconds, true};
   }
   // Nothing walked fits. A variant left unwalked that fits makes the answer no faster than the
@@ -245,7 +273,7 @@ std::optional<PricedPlan> price_plan_against(const PlannerRequest& request, plan
   ++stats.plans_simulated;
   Prediction prediction = simulate(original.plan, own, request.cluster);
   const double seconds = prediction.iteration_seconds;
-  if (!(seconds < rival_seconds)) return std::nullopt;
+  if (!beats(seconds, rival_seconds)) return std::nullopt;
   return PricedPlan{original.plan, std::move(prediction), false, seconds};
 }
 

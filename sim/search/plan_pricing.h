@@ -36,9 +36,29 @@ enum class Ranking { fitting_first, fastest };
 // Whether `candidate` replaces `incumbent` under `ranking` (ties keep the incumbent).
 bool better_plan(const PricedPlan& candidate, const PricedPlan& incumbent, Ranking ranking);
 
-// price_plan(request, plan) when that answer could be better_plan than `rival` (every answer when
-// `rival` is null); nullopt when it provably could not, found without timing what cannot win.
-std::optional<PricedPlan> price_plan_against(const PlannerRequest& request, plans::Plan plan, const PricedPlan* rival,
+// What a plan must beat to replace the search's best so far. A search that prices candidates out
+// of their order (on several threads) breaks a tie for the candidate that comes first in the
+// order, as one thread would: `wins_ties` says the rival does.
+struct Rival {
+  double seconds = 0;
+  bool feasible = false;
+  bool wins_ties = true;
+};
+Rival rival_of(const PricedPlan& incumbent);
+
+// Whether a plan whose step time is at least `lower_bound_seconds` is certainly slower than
+// `rival_seconds`, whatever the rounding (it cannot tie either).
+bool cannot_beat(double lower_bound_seconds, double rival_seconds);
+
+// A lower bound on the step time of every variant price_plan_against weighs for `plan`: no answer
+// it gives for the plan is faster. nullopt when no step can run the plan (as price_plan_against
+// would refuse it).
+std::optional<double> lowest_step_time_bound(const PlannerRequest& request, plans::Plan plan);
+
+// price_plan(request, plan) when that answer could replace `rival` (every answer when `rival` is
+// null): better_plan than it, or equal to it where it does not win ties; nullopt when it provably
+// could not, found without timing what cannot win.
+std::optional<PricedPlan> price_plan_against(const PlannerRequest& request, plans::Plan plan, const Rival* rival,
                                              Ranking ranking, SearchStats& stats);
 
 }  // namespace splitbrain::sim

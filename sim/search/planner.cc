@@ -10,6 +10,7 @@
 #include "plans/compiled_plan.h"
 #include "plans/sequence_parallel.h"
 #include "sim/search/families.h"
+#include "sim/search/mesh_search.h"
 #include "sim/search/plan_pricing.h"
 
 namespace splitbrain::sim {

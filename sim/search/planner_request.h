@@ -29,6 +29,9 @@ struct PlannerRequest {
   // learnt to skip what provably cannot change its answer: the reference the default search must
   // equal (tests, tools/bench/planner-speed.sh), many times slower on large models.
   bool exhaustive = false;
+  // Threads the overall search spreads the meshes over (sim/search/mesh_search.h); 0: one per
+  // core. The answer is the same for any count.
+  int search_threads = 0;
 
   // The memory a rank may use: the smaller of the device's capacity and the user's limit.
   int64_t effective_memory_limit() const;

@@ -10,7 +10,6 @@
 #include "plans/tied_weights.h"
 #include "plans/compiled_plan.h"
 #include "plans/plan_error.h"
-#include "plans/sequence_parallel.h"
 #include "sim/collective_cost.h"
 #include "sim/search/cost_table.h"
 #include "sim/search/plan_pricing.h"
@@ -21,13 +20,6 @@ namespace splitbrain::sim {
 namespace {
 
 using plans::LayerSharding;
-
-bool model_has_convolutions(const model::Model& net) {
-  for (const model::Layer& layer : net.layers()) {
-    if (layer.kind == model::OpKind::conv2d) return true;
-  }
-  return false;
-}
 
 // Stage hand-over costs: cut_seconds[i] sends, forward and back, every tensor produced before
 // layer i and read at or after it, between the first two ranks of the pipe axis.
@@ -229,7 +221,8 @@ std::vector<PricedPlan> pipeline_plans(const PlannerRequest& request, SearchStat
       if (!plan) continue;
       plan->family = fmt::format("pipeline {} stages", stages);
       // Only a plan that could be faster than the best so far is timed in full.
-      auto priced = price_plan_against(request, std::move(*plan), best ? &*best : nullptr, Ranking::fastest, stats);
+      const std::optional<Rival> rival = best ? std::optional(rival_of(*best)) : std::nullopt;
+      auto priced = price_plan_against(request, std::move(*plan), rival ? &*rival : nullptr, Ranking::fastest, stats);
       if (priced && (!best || better_plan(*priced, *best, Ranking::fastest))) best = std::move(*priced);
     }
     if (best) {
@@ -238,61 +231,6 @@ std::vector<PricedPlan> pipeline_plans(const PlannerRequest& request, SearchStat
     }
   }
   return result;
-}
-
-std::optional<PricedPlan> best_plan(const PlannerRequest& request, SearchStats& stats,
-                                    const std::function<void(std::string_view)>& progress) {
-  const bool spatial = model_has_convolutions(*request.model);
-  const int devices_per_node = request.cluster.levels.front().fan_out;
-  std::optional<PricedPlan> best;
-  const auto consider_one = [&](plans::Plan plan) {
-    // Only a plan that could beat the best so far is timed in full.
-    auto priced = price_plan_against(request, std::move(plan), best ? &*best : nullptr, Ranking::fitting_first, stats);
-    if (priced && (!best || better_plan(*priced, *best, Ranking::fitting_first))) best = std::move(*priced);
-  };
-  // A plan and its sequence-parallel twin (plans/sequence_parallel.h), where it has one.
-  const auto consider = [&](plans::Plan plan) {
-    if (std::optional<plans::Plan> twin = plans::with_sequence_parallelism(plan)) consider_one(std::move(*twin));
-    consider_one(std::move(plan));
-  };
-  std::vector<SearchMesh> meshes =
-      enumerate_search_meshes(request.devices, request.max_pipeline_stages, spatial ? request.max_space_axis : 1,
-                              std::min(request.max_model_axis, devices_per_node));
-  // The meshes that split the model over the most ranks first: their plans are the likeliest to
-  // fit, and once one fits, every later plan must beat its time rather than merely fit, which the
-  // time bound decides without walking memory. (The order changes the work, not the answer, but
-  // for exact ties.)
-  std::stable_sort(meshes.begin(), meshes.end(), [](const SearchMesh& a, const SearchMesh& b) {
-    const auto split = [](const SearchMesh& m) { return m.size_of(m.pipe) * m.size_of(m.model); };
-    return split(a) > split(b);
-  });
-  for (size_t m = 0; m < meshes.size(); ++m) {
-    const SearchMesh& mesh = meshes[m];
-    if (progress) {
-      progress(fmt::format("mesh {}/{} {} ({} walked, {} timed); best so far {}", m + 1, meshes.size(),
-                           mesh.mesh.to_string(), stats.memory_walks, stats.plans_simulated,
-                           best ? fmt::format("{:.3f} s{}", best->seconds, best->feasible ? "" : " (over memory)")
-                                : std::string("none")));
-    }
-    // The sharding DP runs once per mesh, at the first micro-batch count; the others reuse its
-    // choices and only re-cut the stages (the choices barely move with the micro-batch size).
-    // A small micro-batch can be too small for them (a batch split over more ranks than it has
-    // samples): the DP then runs again.
-    std::optional<std::vector<LayerSharding>> layers;
-    const int stages = mesh.size_of(mesh.pipe);
-    for (int micro : micro_batch_counts(request.global_batch, stages, mesh.size_of(mesh.data))) {
-      auto plan = searched_plan(request, mesh, micro, layers ? &*layers : nullptr, stats);
-      if (!plan && layers) plan = searched_plan(request, mesh, micro, nullptr, stats);
-      if (!plan) continue;
-      if (!layers) layers = plan->layers;
-      plan->family = "best";
-      // Interleaved 1F1B: a smaller bubble for more hand-overs.
-      for (plans::Plan& interleaved : interleaved_plans(request, mesh, *plan)) consider(std::move(interleaved));
-      consider(std::move(*plan));
-    }
-  }
-  if (best) complete_prediction(request, *best);
-  return best;
 }
 
 }  // namespace splitbrain::sim

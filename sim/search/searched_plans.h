@@ -3,14 +3,10 @@
 //   soybean m=M     the per-layer optimum (sharding DP) on {data: N/M, model: M}, no pipeline;
 //   pipeline P      {pipe: P, data: N/P}: the batch split over data, stages by the partition DP,
 //                   the number of micro-batches searched (1F1B);
-//   best            every mesh {pipe, data, space, model}: sharding DP, stage partition, every
-//                   micro-batch count, 1F1B or interleaved with each chunk count, sequence
-//                   parallelism, and each plan's ZeRO / recompute variants (plan_pricing.h).
+// and the pieces of the overall search over every mesh (mesh_search.h).
 // Every finalist is priced by the full simulator, which has the last word.
 
 #include <cstdint>
-#include <functional>
-#include <string_view>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,9 +47,6 @@ std::optional<plans::Plan> searched_plan(const PlannerRequest& request, const Se
 
 std::vector<PricedPlan> soybean_plans(const PlannerRequest& request, SearchStats& stats);
 std::vector<PricedPlan> pipeline_plans(const PlannerRequest& request, SearchStats& stats);
-// `progress` (when set) hears a line per mesh searched: its place, the mesh, the best so far.
-std::optional<PricedPlan> best_plan(const PlannerRequest& request, SearchStats& stats,
-                                    const std::function<void(std::string_view)>& progress = {});
 
 // Micro-batch counts worth trying on `stages` stages: 1 without a pipeline, else stages x
 // {1, 2, 4, 8} where they divide the batch.

@@ -18,12 +18,8 @@ PlannerRequest gpt_request(const std::string& model_spec, int devices, int64_t b
   return request;
 }
 
-// Both searches on one request: every ranked plan the same, in the same order, to the bit.
-void expect_same_ranking(PlannerRequest request) {
-  request.exhaustive = true;
-  const PlannerResult exhaustive = plan_training(request);
-  request.exhaustive = false;
-  const PlannerResult pruned = plan_training(request);
+// Every ranked plan the same, in the same order, to the bit.
+void expect_same_plans(const PlannerResult& pruned, const PlannerResult& exhaustive) {
   ASSERT_EQ(pruned.plans.size(), exhaustive.plans.size());
   for (size_t i = 0; i < pruned.plans.size(); ++i) {
     const PricedPlan& a = pruned.plans[i];
@@ -47,6 +43,15 @@ void expect_same_ranking(PlannerRequest request) {
   }
   EXPECT_EQ(pruned.single_device_seconds, exhaustive.single_device_seconds);
   EXPECT_EQ(pruned.data_parallel_peak_bytes, exhaustive.data_parallel_peak_bytes);
+}
+
+// Both searches on one request rank the same plans.
+void expect_same_ranking(PlannerRequest request) {
+  request.exhaustive = true;
+  const PlannerResult exhaustive = plan_training(request);
+  request.exhaustive = false;
+  const PlannerResult pruned = plan_training(request);
+  expect_same_plans(pruned, exhaustive);
   // The pruning did prune: otherwise this test would compare the exhaustive search with itself.
   EXPECT_LT(pruned.stats.plans_simulated, exhaustive.stats.plans_simulated);
 }
@@ -75,6 +80,21 @@ TEST(PlannerPruning, SameRankingForAConvolutionalNetUnderALimit) {
   PlannerRequest request = testing::zoo_request("vgg11-cifar10", 16, 128, "dgx-a100-80g:nodes=2");
   request.memory_limit_bytes = 150 * kMB;
   expect_same_ranking(request);
+}
+
+// The meshes searched on several threads share the best plan so far, so what each prunes depends
+// on the others' timing; the ranking must not.
+TEST(PlannerPruning, SameRankingOnAnyNumberOfThreads) {
+  for (PlannerRequest request :
+       {gpt_request(kGpt, 16, 64, 180 * kMB), testing::zoo_request("vgg11-cifar10", 16, 128, "dgx-a100-80g:nodes=2")}) {
+    request.search_threads = 1;
+    const PlannerResult one_thread = plan_training(request);
+    for (int threads : {2, 5}) {
+      SCOPED_TRACE(std::to_string(threads) + " threads");
+      request.search_threads = threads;
+      expect_same_plans(plan_training(request), one_thread);
+    }
+  }
 }
 
 }  // namespace
