@@ -36,6 +36,7 @@ std::vector<NumberFlag> number_flags() {
       {"plan --model fashion-vgg --devices 2", "--batch", true, false, "must be a positive integer"},
       {plan, "--top", true, false, "must be a positive integer"},
       {plan, "--explain", true, false, "must be a positive integer"},
+      {plan, "--threads", true, false, "must be a positive integer"},
       {plan + " --export torchrun --export-dir /nonexistent", "--export-top", true, false,
        "must be a positive integer"},
       {"program --plan " + kPlan, "--rank", true, true, "must be a non-negative integer"},

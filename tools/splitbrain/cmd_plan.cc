@@ -37,6 +37,7 @@ struct PlanOptions {
   std::string emit_dir;
   int explain = 0;
   bool exhaustive = false;
+  int threads = 0;  // 0: one per core
   std::string export_format;
   std::string export_dir;
   int export_top = 1;
@@ -112,6 +113,7 @@ void run_plan(const PlanOptions& options) {
   request.optimizer.kind =
       options.optimizer == "adam" ? plans::OptimizerKind::adam : plans::OptimizerKind::sgd_momentum;
   request.exhaustive = options.exhaustive;
+  request.search_threads = options.threads;
   if (!options.memory_limit.empty())
     request.memory_limit_bytes = parse_byte_size(options.memory_limit, "--memory-limit");
 
@@ -196,6 +198,10 @@ void add_plan_command(CLI::App& app) {
   command->add_flag("--exhaustive", options->exhaustive,
                     "Time every candidate plan and variant in full instead of skipping those that provably cannot "
                     "change the ranking (the same answer, many times slower on large models)");
+  command
+      ->add_option("--threads", options->threads,
+                   "Threads the search over meshes uses (default: one per core; the ranking is the same for any)")
+      ->check(integer_from(1, 1024));
   auto* export_option =
       command
           ->add_option(
