@@ -161,11 +161,9 @@ std::optional<double> lowest_step_time_bound(const PlannerRequest& request, plan
   SearchStats uncounted;  // price_plan_against counts what it leaves out
   const std::optional<plans::Plan> runnable = with_shared_tied_weights(std::move(plan), uncounted);
   if (!runnable) return std::nullopt;
-  const std::vector<Candidate> variants =
-      bounded_variants(request, *runnable, plans::compile_plan(*runnable), uncounted);
-  double lowest = std::numeric_limits<double>::infinity();
-  for (const Candidate& c : variants) lowest = std::min(lowest, c.bound_seconds);
-  return lowest;
+  // The plan itself is its lowest variant: the others only add to the bound (a ZeRO stage from the
+  // plan's own up, of which stage 3 adds parameter gathers; recomputation adds forward passes).
+  return iteration_seconds_lower_bound(*runnable, plans::compile_plan(*runnable), request.cluster);
 }
 
 std::optional<PricedPlan> price_plan(const PlannerRequest& request, plans::Plan plan, SearchStats& stats) {

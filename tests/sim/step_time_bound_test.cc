@@ -1,7 +1,8 @@
 // iteration_seconds_lower_bound never exceeds the simulated step, over the plans a search builds
 // (every mesh, micro-batch count, sequence-parallel twin, interleaving, ZeRO stage and recompute
-// setting), and counts the pipeline's fill and drain and the redistributions between kernels,
-// which is what lets the planner skip plans that cannot win.
+// setting), is lowest for a plan without ZeRO or recompute (what the search bounds a candidate
+// by), and counts the pipeline's fill and drain and the redistributions between kernels, which is
+// what lets the planner skip plans that cannot win.
 
 #include <gtest/gtest.h>
 
@@ -51,6 +52,9 @@ BoundCheck check_every_plan(const PlannerRequest& request) {
       auto plan = searched_plan(request, mesh, micro, nullptr, stats);
       if (!plan) continue;
       for (const plans::Plan& form : searched_forms(request, mesh, *plan)) {
+        // The search bounds a candidate by the form itself (lowest_step_time_bound): every
+        // ZeRO and recompute variant must bound at least as high.
+        const double form_bound = iteration_seconds_lower_bound(form, plans::compile_plan(form), request.cluster);
         for (int zero : {0, 1, 2, 3}) {
           for (int recompute : {0, 1, 2}) {  // none, full, selective
             if (recompute == 2 && !attention) continue;
@@ -65,6 +69,8 @@ BoundCheck check_every_plan(const PlannerRequest& request) {
             EXPECT_LE(bound, simulated) << variant.family << " " << variant.mesh.to_string() << " x" << micro
                                         << " zero " << zero << " recompute " << recompute;
             EXPECT_GT(bound, 0.0);
+            EXPECT_GE(bound, form_bound) << variant.family << " " << variant.mesh.to_string() << " zero " << zero
+                                         << " recompute " << recompute;
             ++check.plans;
             check.worst_ratio = std::min(check.worst_ratio, bound / simulated);
             if (variant.stage_count() > 1) {
