@@ -5,12 +5,11 @@
 #include <algorithm>
 #include <atomic>
 #include <compare>
-#include <exception>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 #include "plans/sequence_parallel.h"
+#include "sim/search/parallel_search.h"
 #include "sim/search/plan_pricing.h"
 
 namespace splitbrain::sim {
@@ -110,45 +109,6 @@ std::vector<Candidate> mesh_candidates(const PlannerRequest& request, const Sear
   return candidates;
 }
 
-// Adds `part`'s counts to `total`; the first reason a plan was left out is the earliest part's.
-void add_stats(SearchStats& total, const SearchStats& part) {
-  total.plans_simulated += part.plans_simulated;
-  total.memory_walks += part.memory_walks;
-  total.layer_prices += part.layer_prices;
-  total.meshes_searched += part.meshes_searched;
-  if (total.plans_left_out == 0) total.first_left_out_reason = part.first_left_out_reason;
-  total.plans_left_out += part.plans_left_out;
-}
-
-int thread_count(const PlannerRequest& request) {
-  if (request.search_threads > 0) return request.search_threads;
-  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-}
-
-// Runs `task(i)` for i in [0, count) on `threads` threads, the lowest i first; the first exception
-// stops the rest (at their next i) and is rethrown.
-template <typename Task>
-void run_in_parallel(size_t count, int threads, const Task& task) {
-  std::atomic<size_t> next{0};
-  std::exception_ptr failure;
-  std::mutex failure_mutex;
-  const auto work = [&] {
-    try {
-      for (size_t i = next++; i < count; i = next++) task(i);
-    } catch (...) {
-      next = count;
-      const std::lock_guard lock(failure_mutex);
-      if (!failure) failure = std::current_exception();
-    }
-  };
-  std::vector<std::thread> helpers;
-  for (int t = 1; t < std::min<int>(threads, static_cast<int>(std::min<size_t>(count, 1 << 10))); ++t)
-    helpers.emplace_back(work);
-  work();
-  for (std::thread& helper : helpers) helper.join();
-  if (failure) std::rethrow_exception(failure);
-}
-
 }  // namespace
 
 std::optional<PricedPlan> best_plan(const PlannerRequest& request, SearchStats& stats,
@@ -158,7 +118,7 @@ std::optional<PricedPlan> best_plan(const PlannerRequest& request, SearchStats& 
   std::vector<SearchMesh> meshes =
       enumerate_search_meshes(request.devices, request.max_pipeline_stages, spatial ? request.max_space_axis : 1,
                               std::min(request.max_model_axis, devices_per_node));
-  const int threads = thread_count(request);
+  const int threads = search_thread_count(request);
   std::mutex progress_mutex;
   const auto say = [&](const std::string& line) {
     if (!progress) return;

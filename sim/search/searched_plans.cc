@@ -12,6 +12,7 @@
 #include "plans/plan_error.h"
 #include "sim/collective_cost.h"
 #include "sim/search/cost_table.h"
+#include "sim/search/parallel_search.h"
 #include "sim/search/plan_pricing.h"
 #include "sim/search/sharding_search.h"
 #include "sim/search/stage_partition.h"
@@ -210,25 +211,33 @@ std::vector<PricedPlan> soybean_plans(const PlannerRequest& request, SearchStats
 }
 
 std::vector<PricedPlan> pipeline_plans(const PlannerRequest& request, SearchStats& stats) {
-  std::vector<PricedPlan> result;
+  std::vector<int> stage_counts;
   for (int stages : divisors(request.devices)) {
-    if (stages < 2 || stages > request.max_pipeline_stages) continue;
+    if (stages >= 2 && stages <= request.max_pipeline_stages) stage_counts.push_back(stages);
+  }
+  // Each stage count keeps its own fastest plan: the counts are searched on several threads.
+  std::vector<std::optional<PricedPlan>> best(stage_counts.size());
+  std::vector<SearchStats> counted(stage_counts.size());
+  run_in_parallel(stage_counts.size(), search_thread_count(request), [&](size_t i) {
+    const int stages = stage_counts[i];
     const SearchMesh mesh = make_search_mesh(stages, request.devices / stages, 1, 1);
     const std::vector<LayerSharding> batch_split(static_cast<size_t>(request.model->size()), batch_over_data(mesh));
-    std::optional<PricedPlan> best;
     for (int micro : micro_batch_options(request.global_batch, stages)) {
-      auto plan = searched_plan(request, mesh, micro, &batch_split, stats);
+      auto plan = searched_plan(request, mesh, micro, &batch_split, counted[i]);
       if (!plan) continue;
       plan->family = fmt::format("pipeline {} stages", stages);
       // Only a plan that could be faster than the best so far is timed in full.
-      const std::optional<Rival> rival = best ? std::optional(rival_of(*best)) : std::nullopt;
-      auto priced = price_plan_against(request, std::move(*plan), rival ? &*rival : nullptr, Ranking::fastest, stats);
-      if (priced && (!best || better_plan(*priced, *best, Ranking::fastest))) best = std::move(*priced);
+      const std::optional<Rival> rival = best[i] ? std::optional(rival_of(*best[i])) : std::nullopt;
+      auto priced =
+          price_plan_against(request, std::move(*plan), rival ? &*rival : nullptr, Ranking::fastest, counted[i]);
+      if (priced && (!best[i] || better_plan(*priced, *best[i], Ranking::fastest))) best[i] = std::move(*priced);
     }
-    if (best) {
-      complete_prediction(request, *best);
-      result.push_back(std::move(*best));
-    }
+    if (best[i]) complete_prediction(request, *best[i]);
+  });
+  std::vector<PricedPlan> result;
+  for (size_t i = 0; i < stage_counts.size(); ++i) {
+    add_stats(stats, counted[i]);
+    if (best[i]) result.push_back(std::move(*best[i]));
   }
   return result;
 }
