@@ -11,7 +11,7 @@ note = sys.argv[4] if len(sys.argv) > 4 else ""
 data = json.load(open(os.path.join(out_dir, "benchmark.json")))
 rows = [b for b in data["benchmarks"] if b.get("aggregate_name", "median") == "median"]
 unit_to_ms = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
-lines = [f"# {title}", "", f"Command: `{command}` (Release build, one thread).",
+lines = [f"# {title}", "", f"Command: `{command}` (Release build).",
          f"Machine: {data['context'].get('num_cpus')} CPUs at {data['context'].get('mhz_per_cpu')} MHz, "
          f"shared; run {data['context'].get('date')}.", ""]
 if note:
