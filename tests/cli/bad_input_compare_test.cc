@@ -50,7 +50,7 @@ Inputs simulated(const std::string& name, const std::string& plan = kPlan) {
 }
 
 std::string fresh_out_dir(const std::string& name) {
-  const auto dir = std::filesystem::path(write_temp_file(name + "-placeholder", "")).parent_path() / name;
+  const auto dir = scratch_directory() / name;
   std::filesystem::remove_all(dir);
   return dir.string();
 }

@@ -20,13 +20,13 @@ std::string slurp(const std::filesystem::path& path) {
   return text.str();
 }
 
+}  // namespace
+
 std::filesystem::path scratch_directory() {
   const auto dir = std::filesystem::temp_directory_path() / fmt::format("splitbrain_cli_tests_{}", ::getpid());
   std::filesystem::create_directories(dir);
   return dir;
 }
-
-}  // namespace
 
 CommandResult run_splitbrain(const std::string& arguments) {
   const auto dir = scratch_directory();

@@ -1,6 +1,7 @@
 #pragma once
 // Runs the splitbrain binary the way a user does, capturing exit code and output.
 
+#include <filesystem>
 #include <string>
 
 namespace splitbrain::testing_support {
@@ -13,7 +14,9 @@ struct CommandResult {
 
 // Runs `splitbrain <arguments>` through the shell (arguments are passed as written).
 CommandResult run_splitbrain(const std::string& arguments);
-// Writes `content` to a fresh file in the temp directory and returns its path.
+// This test process's own folder in the temp directory (made if missing).
+std::filesystem::path scratch_directory();
+// Writes `content` to a fresh file in scratch_directory() and returns its path.
 std::string write_temp_file(const std::string& name, const std::string& content);
 
 }  // namespace splitbrain::testing_support
