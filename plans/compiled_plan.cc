@@ -168,7 +168,31 @@ bool zero_shards_layer(const Plan& plan, const CompiledLayer& layer) {
 }
 
 bool gathers_parameters_per_pass(const Plan& plan, const CompiledLayer& layer) {
-  return plan.zero_stage >= 3 && zero_shards_layer(plan, layer) && !layer.parameter_gathers.empty();
+  return plan.zero_stage >= 3 && !layer.parameter_gathers.empty();
+}
+
+int shared_tied_table(const Plan& plan, const CompiledPlan& compiled, int layer) {
+  const int table = plan.model->tied_table_layer(layer);
+  return table >= 0 && !compiled.layers.at(static_cast<size_t>(layer)).tied_copy ? table : -1;
+}
+
+std::vector<int> parameter_gather_owners(const Plan& plan, const CompiledPlan& compiled, int layer) {
+  std::vector<int> owners;
+  const size_t gathers = compiled.layers.at(static_cast<size_t>(layer)).parameter_gathers.size();
+  const int table = shared_tied_table(plan, compiled, layer);
+  if (gathers > 0 && table >= 0 && !compiled.layers[static_cast<size_t>(table)].parameter_gathers.empty()) {
+    owners.push_back(table);
+  }
+  if (owners.size() < gathers) owners.push_back(layer);
+  return owners;
+}
+
+const Collective* own_parameter_gather(const Plan& plan, const CompiledPlan& compiled, int layer) {
+  const std::vector<int> owners = parameter_gather_owners(plan, compiled, layer);
+  for (size_t g = 0; g < owners.size(); ++g) {
+    if (owners[g] == layer) return &compiled.layers[static_cast<size_t>(layer)].parameter_gathers[g];
+  }
+  return nullptr;
 }
 
 CompiledPlan compile_plan(const Plan& plan) {
@@ -200,13 +224,18 @@ CompiledPlan compile_plan(const Plan& plan) {
       const int producer = net.layer(i).inputs[static_cast<size_t>(position)];
       layer.inputs.push_back(compile_input(plan, compiled.layers[static_cast<size_t>(producer)], layer, i, position));
     }
+    if (shared_tied_table(plan, compiled, i) >= 0) {
+      // A tied head computes with its table: where ZeRO 3 slices the table, the head's passes
+      // gather it whole too, exactly as the embedding's do (an embedding gathers only its own).
+      layer.parameter_gathers = compiled.layers[static_cast<size_t>(table)].parameter_gathers;
+    }
     const int64_t elements = total_local_elements(layer.layouts);
     const int group = plan.mesh.group_size(layer.layouts.gradient_sync_axes);
     if (plan.zero_stage == 3 && elements > 0 && group > 1) {
       const int64_t bytes = round_up(elements, group) * model::bytes_per_element(plan.dtype);
-      layer.parameter_gathers = {flat_collective(CollectiveKind::all_gather, plan.mesh,
-                                                 layer.layouts.gradient_sync_axes, bytes,
-                                                 model::bytes_per_element(plan.dtype))};
+      layer.parameter_gathers.push_back(flat_collective(CollectiveKind::all_gather, plan.mesh,
+                                                        layer.layouts.gradient_sync_axes, bytes,
+                                                        model::bytes_per_element(plan.dtype)));
     }
   }
   share_stage_sends(compiled.layers);

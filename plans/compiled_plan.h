@@ -51,7 +51,11 @@ struct CompiledLayer {
   int chunk = 0;  // its model chunk (virtual stage, Plan::stage_of_layer): the stage itself but interleaved
   LayerLayouts layouts;
   std::vector<InputTransfer> inputs;
-  // ZeRO stage 3: parameters are gathered before forward and again before backward.
+  // ZeRO stage 3: the parameters a pass of the layer computes with, gathered whole before its
+  // forward (and a recompute) and again before its backward, one gather per layer that owns
+  // some: a tied head on its table's stage gathers its embedding's table first (it computes with
+  // the table: plans/tied_weights.h), then any parameters of its own.
+  // (parameter_gather_owners says whose parameters each one gathers.)
   std::vector<Collective> parameter_gathers;
   std::optional<TiedCopy> tied_copy;  // a tied head on another stage than its table
 };
@@ -92,8 +96,22 @@ int64_t gradient_element_bytes(const Plan& plan);
 // are reduced over more than one rank.
 bool zero_shards_layer(const Plan& plan, const CompiledLayer& layer);
 
-// Whether ZeRO 3 gathers the layer's whole parameters before each of its passes (the step
-// compiler emits the gather; the simulator's lower bound counts it).
+// Whether ZeRO 3 gathers whole parameters before each of the layer's passes, its own or (a tied
+// head) its table's: CompiledLayer::parameter_gathers (the step compiler emits them; the
+// simulator counts their bytes and its lower bound their time).
 bool gathers_parameters_per_pass(const Plan& plan, const CompiledLayer& layer);
+
+// A tied head that computes with its table itself (the table on its stage, so no copy of its
+// own): the table's embedding; else -1.
+int shared_tied_table(const Plan& plan, const CompiledPlan& compiled, int layer);
+
+// Whose parameters each of layer `layer`'s parameter_gathers makes whole, in their order: for a
+// tied head sharing the table on its stage the table's embedding first (where ZeRO 3 slices the
+// table), then the layer itself (where it slices the layer's own parameters).
+std::vector<int> parameter_gather_owners(const Plan& plan, const CompiledPlan& compiled, int layer);
+
+// The gather of layer `layer`'s own parameters among its parameter_gathers (ZeRO 3), or nullptr
+// (none of its own, or not sharded).
+const Collective* own_parameter_gather(const Plan& plan, const CompiledPlan& compiled, int layer);
 
 }  // namespace splitbrain::plans

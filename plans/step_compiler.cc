@@ -16,6 +16,7 @@
 #include "plans/plan_error.h"
 #include "plans/redistribution.h"
 #include "plans/step_compiler_internal.h"
+#include "plans/tied_weights.h"
 
 namespace splitbrain::plans {
 namespace detail {
@@ -150,8 +151,7 @@ void StepCompiler::forward(const std::vector<int>& layers, int micro, MicroBatch
                            .micro_batch = micro,
                            .reads = inputs,
                            .writes = {out}};
-      pass.operands = {
-          .inputs = inputs, .parameters = gathered.empty() ? facts_.parameter_buffers(v) : gathered, .output = out};
+      pass.operands = {.inputs = inputs, .parameters = pass_parameters(v, gathered), .output = out};
       for (int b : pass.operands.parameters) pass.reads.push_back(b);
       erase_value(pass.reads, -1);
       return pass;
@@ -250,27 +250,61 @@ SmallIndexList StepCompiler::gather_parameters(int v, int micro) {
   const CompiledLayer& layer = compiled_.layers[static_cast<size_t>(v)];
   SmallIndexList whole;  // one object returned on every path (no copy)
   if (!gathers_parameters_per_pass(plan_, layer)) return whole;
-  const Collective& gather = layer.parameter_gathers.front();
-  const int flat = working_buffer(gather.buffer_bytes, BufferRole::gathered_parameters, v, -1, micro);
-  emit_kept([&] {
-    return StepInstruction{.op = StepOp::redistribute,
-                           .stream = Stream::communication,
-                           .layer = v,
-                           .micro_batch = micro,
-                           .reads = facts_.parameter_buffers(v),
-                           .writes = {flat},
-                           .collectives = layer.parameter_gathers};
-  });
   const int64_t element_bytes = model::bytes_per_element(plan_.dtype);
-  for (size_t k = 0; k < layer.layouts.parameters.size(); ++k) {
-    whole.push_back(working_buffer(layer.layouts.parameters[k].local_elements * element_bytes,
-                                   BufferRole::whole_parameter, v, static_cast<int>(k), micro));
+  const std::vector<int> owners = parameter_gather_owners(plan_, compiled_, v);
+  for (size_t g = 0; g < layer.parameter_gathers.size(); ++g) {
+    // The buffers belong to the layer whose parameters they hold (a tied head's: its table's
+    // embedding), so the executor finds them where that layer's parameters are; the gather is
+    // this pass's, and is counted under this layer.
+    const int owner = owners[g];
+    const Collective& gather = layer.parameter_gathers[g];
+    const int flat = working_buffer(gather.buffer_bytes, BufferRole::gathered_parameters, owner, -1, micro);
+    emit_kept([&] {
+      return StepInstruction{.op = StepOp::redistribute,
+                             .stream = Stream::communication,
+                             .layer = v,
+                             .micro_batch = micro,
+                             .reads = facts_.parameter_buffers(owner),
+                             .writes = {flat},
+                             .collectives = {gather}};
+    });
+    const std::vector<ParameterShard>& shards = compiled_.layers[static_cast<size_t>(owner)].layouts.parameters;
+    SmallIndexList unpacked;
+    for (size_t k = 0; k < shards.size(); ++k) {
+      unpacked.push_back(working_buffer(shards[k].local_elements * element_bytes, BufferRole::whole_parameter, owner,
+                                        static_cast<int>(k), micro));
+    }
+    emit_kept([&] {
+      return StepInstruction{
+          .op = StepOp::unpack, .layer = v, .micro_batch = micro, .reads = {flat}, .writes = unpacked};
+    });
+    writer_.drop(flat);
+    for (int b : unpacked) whole.push_back(b);
   }
-  emit_kept([&] {
-    return StepInstruction{.op = StepOp::unpack, .layer = v, .micro_batch = micro, .reads = {flat}, .writes = whole};
-  });
-  writer_.drop(flat);
   return whole;
+}
+
+SmallIndexList StepCompiler::pass_parameters(int v, const SmallIndexList& gathered) const {
+  const std::vector<int> gathered_owners =
+      gathered.empty() ? std::vector<int>{} : parameter_gather_owners(plan_, compiled_, v);
+  SmallIndexList parameters = gathered;
+  for (int owner : {shared_tied_table(plan_, compiled_, v), v}) {
+    if (owner < 0) continue;
+    if (std::find(gathered_owners.begin(), gathered_owners.end(), owner) != gathered_owners.end()) continue;
+    for (int b : facts_.parameter_buffers(owner)) parameters.push_back(b);
+  }
+  return parameters;
+}
+
+SmallIndexList StepCompiler::pass_parameter_gradients(int v) const {
+  SmallIndexList gradients = sync_.gradient_buffers(v);
+  // The head's weight gradient is added into its table's, once over the replicas of the head
+  // (plans::adds_tied_gradient): the one rule under every ZeRO stage.
+  if (const int table = shared_tied_table(plan_, compiled_, v);
+      table >= 0 && adds_tied_gradient(plan_, facts_.rank(), v, table)) {
+    for (int b : sync_.gradient_buffers(table)) gradients.push_back(b);
+  }
+  return gradients;
 }
 
 void StepCompiler::backward(const std::vector<int>& layers, int micro, MicroBatchBuffers& state) {
@@ -298,16 +332,15 @@ void StepCompiler::backward(const std::vector<int>& layers, int micro, MicroBatc
     // A tied head adds into its table's gradient (ZeRO 2-3 make it at first use), where the
     // table is on this stage. (On another stage the head holds a copy, whose gradient is its
     // own until the two stages swap theirs: GradientSync::swap_tied_gradients.)
-    if (const int table = net_.tied_table_layer(v); table >= 0 && facts_.on_stage(table))
-      sync_.ensure_whole_gradients(table);
+    if (const int table = shared_tied_table(plan_, compiled_, v); table >= 0) sync_.ensure_whole_gradients(table);
     emit_kept([&] {
       StepInstruction pass{.op = StepOp::backward, .layer = v, .micro_batch = micro};
       pass.operands = {.inputs = state.inputs[static_cast<size_t>(v)],
-                       .parameters = gathered.empty() ? facts_.parameter_buffers(v) : gathered,
+                       .parameters = pass_parameters(v, gathered),
                        .output = state.outputs[static_cast<size_t>(v)],
                        .output_gradient = output_grad,
                        .input_gradients = input_grads,
-                       .parameter_gradients = sync_.gradient_buffers(v),
+                       .parameter_gradients = pass_parameter_gradients(v),
                        .kept = state.kept_by_op[static_cast<size_t>(v)]};
       const PassOperands& o = pass.operands;
       pass.reads = o.inputs;

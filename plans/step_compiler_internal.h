@@ -181,6 +181,12 @@ class StepCompiler {
   // ZeRO 3: the layer's whole parameters for one pass: gathered from the slices into a flat
   // buffer (padded to the group), then unpacked into one buffer per parameter.
   SmallIndexList gather_parameters(int v, int micro);
+  // What a pass of layer v computes with: the parameters gathered for it (gather_parameters),
+  // then the resident ones of its tied table (plans::shared_tied_table) and its own that are not.
+  SmallIndexList pass_parameters(int v, const SmallIndexList& gathered) const;
+  // Where v's backward adds weight gradients: its own, and its shared table's where this rank
+  // adds the head's contribution.
+  SmallIndexList pass_parameter_gradients(int v) const;
 
   void backward(const std::vector<int>& layers, int micro, MicroBatchBuffers& state);
 

@@ -16,7 +16,8 @@ int64_t round_up(int64_t value, int64_t multiple) { return (value + multiple - 1
 
 }  // namespace
 
-StepFacts::StepFacts(const Plan& plan, const CompiledPlan& compiled, int rank) : plan_(plan), compiled_(compiled) {
+StepFacts::StepFacts(const Plan& plan, const CompiledPlan& compiled, int rank)
+    : plan_(plan), compiled_(compiled), rank_(rank) {
   stage_ = plan.pipe_axis >= 0 ? plan.mesh.coordinate(rank, plan.pipe_axis) : 0;
   buckets_overlap_ = plan.overlap_gradient_sync;
   for (const GradientBucket& bucket : compiled.buckets) {

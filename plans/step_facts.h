@@ -19,6 +19,7 @@ class StepFacts {
  public:
   StepFacts(const Plan& plan, const CompiledPlan& compiled, int rank);
 
+  int rank() const { return rank_; }
   int stage() const { return stage_; }
   bool on_stage(int layer) const { return compiled_.layers[static_cast<size_t>(layer)].stage == stage_; }
   // The stage's layers, in model order (of all its chunks).
@@ -83,6 +84,7 @@ class StepFacts {
 
   const Plan& plan_;
   const CompiledPlan& compiled_;
+  int rank_ = 0;
   int stage_ = 0;
   bool buckets_overlap_ = false;
   std::vector<SmallIndexList> parameters_;  // per layer

@@ -61,12 +61,6 @@ std::string tie_problem(const Plan& plan, int head, int table) {
   const std::string& owner = net.layer(table).name;
   const LayerLayouts table_layouts = layer_layouts(net, table, plan.layers[static_cast<size_t>(table)], plan.mesh,
                                                    plan.micro_batch_size(), plan.dtype);
-  if (plan.zero_stage >= 3 && plan.mesh.group_size(table_layouts.gradient_sync_axes) > 1) {
-    return fmt::format(
-        "layer '{}': under ZeRO 3 the table of '{}' is gathered for that layer only, and a gather for "
-        "the tied head is not supported yet",
-        name, owner);
-  }
   const LayerSharding& head_sharding = plan.layers[static_cast<size_t>(head)];
   const LayerSharding& embedding = plan.layers[static_cast<size_t>(table)];
   for (int axis = 0; axis < plan.mesh.axis_count(); ++axis) {

@@ -14,11 +14,17 @@
 //     (vocabulary rows or columns), or neither uses it;
 //   - on a dimension both split, the embedding's axes come first (the head's block then lies
 //     inside the rank's table block);
-// and ZeRO 3 does not slice the table (it is gathered for the embedding only). So a replicated
-// table serves a head that splits its vocabulary over the data axes (SplitBrain's plans), and a
-// head split exactly like the table uses it whole. Other plans would need a gather of the table
-// and a reduction of its gradient that no step program lists, so neither the simulator nor the
-// executor takes them, and the planner proposes none.
+// So a replicated table serves a head that splits its vocabulary over the data axes (SplitBrain's
+// plans), and a head split exactly like the table uses it whole. Other plans would need a gather
+// of the table and a reduction of its gradient that no step program lists, so neither the
+// simulator nor the executor takes them, and the planner proposes none.
+//
+// Under ZeRO 3 the rank keeps only its slice of the table: the head's passes gather the rank's
+// whole block of it, as the embedding's do (CompiledLayer::parameter_gathers), and free it after
+// the pass. The gradient follows the same rule as under every other stage: the head adds its
+// contribution into the table's whole gradient (a working buffer from the head's backward, which
+// comes first, to the bucket's reduce-scatter), the embedding adds its own, and the bucket
+// reduce-scatters the sum once.
 //
 // A head on another pipeline stage than its table is Megatron-LM's case: it holds a copy of the
 // table, and the two stages add up their gradients of it (the embedding group, CompiledLayer::

@@ -325,8 +325,9 @@ void StepInterpreter::redistribute(const StepInstruction& instruction) {
 }
 
 void StepInterpreter::gather_layer_parameters(const StepInstruction& instruction) {
-  // ZeRO 3: this rank's slice of the layer's parameters, gathered whole (padded) over the group.
-  const auto v = static_cast<size_t>(instruction.layer);
+  // ZeRO 3: this rank's slice of a layer's parameters, gathered whole (padded) over the group:
+  // the pass's layer's own or, for a tied head, its table's (the layer its buffer belongs to).
+  const auto v = static_cast<size_t>(buffers_.describe(instruction.writes.at(0)).layer);
   const ZeroBucketSlice& z = r_.zero.buckets.at(static_cast<size_t>(r_.zero.bucket_of_layer[v]));
   const auto position = static_cast<size_t>(r_.zero.position_in_bucket[v]);
   const int64_t slice = z.layer_slices[position];

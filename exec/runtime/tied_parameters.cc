@@ -8,9 +8,10 @@ namespace splitbrain::exec {
 ParameterViews parameter_views(Device& device, const plans::Plan& plan, const plans::CompiledPlan& compiled, int rank,
                                std::vector<LayerParameters>& parameters, int layer) {
   ParameterViews views;
-  // A head on another stage than its table holds a copy of it as its own parameter.
-  const bool holds_copy = compiled.layers[static_cast<size_t>(layer)].tied_copy.has_value();
-  const int table = holds_copy ? -1 : plan.model->tied_table_layer(layer);
+  // A head on another stage than its table holds a copy of it as its own parameter. Under ZeRO 3
+  // the table's parameters are the whole block the program gathered for this pass, bound there
+  // while it lives (BufferTable).
+  const int table = plans::shared_tied_table(plan, compiled, layer);
   if (table >= 0) {
     LayerParameters& owner = parameters[static_cast<size_t>(table)];
     DeviceArray& values = *owner.values.at(0);

@@ -273,7 +273,7 @@ std::vector<std::vector<float>> Trainer::local_parameter_values(int layer) {
   const int64_t slice = z.layer_slices[position];
   const std::unique_ptr<DeviceArray> mine = device.allocate({slice}, false);
   device.copy(*z.param_slice, z.layer_offsets[position], *mine, 0, slice);
-  const plans::Collective& gather = compiled_.layers[v].parameter_gathers.front();
+  const plans::Collective& gather = *plans::own_parameter_gather(plan_, compiled_, layer);
   // The engine directly, not the Communicator: a checkpoint's gather is not the plan's traffic.
   const std::unique_ptr<DeviceArray> gathered = device.allocate({slice * gather.group_size}, false);
   device.all_gather(*backend_.collectives, gather.axes, *mine, *gathered);

@@ -370,6 +370,43 @@ TEST(Equivalence, InterleavedPipelinesRunWhereTheirPipelinesRun) {
   }
 }
 
+// A tied head under ZeRO 3 on its table's stage computes with the table gathered for each of its
+// passes (plans/tied_weights.h): every such plan runs (and the tests above hold it to the 1-rank
+// run, the predicted bytes and the walk's memory), data parallel and, on 4 ranks, with the table
+// split over another axis as well (the gather then brings the rank's block of it).
+TEST(Equivalence, TiedHeadsRunUnderZeroThree) {
+  int ran = 0;
+  int split_tables = 0;
+  bool tied = false;
+  for (const PlanOutcome& o : suite().outcomes) {
+    const model::Model& net = *o.plan.model;
+    for (int head = 0; head < net.size(); ++head) {
+      const int table = net.tied_table_layer(head);
+      if (table < 0) continue;
+      tied = true;
+      const auto stage = [&](int v) { return o.plan.stage_of_chunk(o.plan.stage_of_layer[static_cast<size_t>(v)]); };
+      if (o.plan.zero_stage != 3 || stage(head) != stage(table)) continue;
+      EXPECT_EQ(o.status, RunStatus::ran) << plan_name(o.plan) << ": " << o.message;
+      if (o.status != RunStatus::ran) continue;
+      const plans::CompiledPlan compiled = plans::compile_plan(o.plan);
+      if (compiled.layers[static_cast<size_t>(head)].parameter_gathers.empty()) continue;  // nothing sliced
+      ++ran;
+      const plans::LayerSharding& embedding = o.plan.layers[static_cast<size_t>(table)];
+      if (!embedding.in.empty() || !embedding.out.empty()) ++split_tables;
+    }
+  }
+  if (!tied || world_size() < 2) return;
+  EXPECT_GT(ran, 0) << "no tied head ran under ZeRO 3 with its table sliced";
+  if (world_size() >= 4) {
+    EXPECT_GT(split_tables, 0) << "no tied head ran under ZeRO 3 with its table split";
+  }
+  if (world_rank() == 0) {
+    std::printf("[equivalence %d ranks] %d plans ran a tied head under ZeRO 3, %d of them with the table split\n",
+                world_size(), ran, split_tables);
+    std::fflush(stdout);
+  }
+}
+
 // Recompute runs the same forward again from the same inputs: the losses are those of the same
 // plan without it, to the bit (ZeRO may reorder sums, so only recompute alone is held to this).
 TEST(Equivalence, RecomputeReproducesTheLossesExactly) {
