@@ -25,14 +25,15 @@ struct Choice {
   std::function<bool(const plans::Plan&, const plans::Plan&)> same;
 };
 
-std::string mesh_and_layers(const plans::Plan& plan, const plans::Plan& other) {
-  int differ = 0;
-  for (size_t v = 0; v < plan.layers.size() && v < other.layers.size(); ++v) {
-    if (plan.layers[v] != other.layers[v]) ++differ;
-  }
+// The user's mesh; the pick's with how many layers it splits otherwise where the mesh is the same.
+std::string mesh_and_layers(const plans::Plan& plan, const plans::Plan* user) {
   std::string text = plan.mesh.to_string();
-  if (plan.mesh == other.mesh && differ > 0)
-    text += fmt::format(", {} of {} layers split otherwise", differ, plan.layers.size());
+  if (user == nullptr || !(plan.mesh == user->mesh)) return text;
+  int differ = 0;
+  for (size_t v = 0; v < plan.layers.size() && v < user->layers.size(); ++v) {
+    if (plan.layers[v] != user->layers[v]) ++differ;
+  }
+  if (differ > 0) text += fmt::format(", {} of {} layers split otherwise", differ, plan.layers.size());
   return text;
 }
 
@@ -75,7 +76,7 @@ std::string optimizer_text(const plans::Plan& plan) {
 
 // The plan's choices in walk order. The mesh goes with the layer shardings (they name its axes)
 // and the pipeline axis; the stages' count follows from the mesh, their cut is a choice of its own.
-std::vector<Choice> choices(const plans::Plan& user, const plans::Plan& pick) {
+std::vector<Choice> choices(const plans::Plan& user) {
   return {
       {"mesh and layer shardings",
        [](plans::Plan& to, const plans::Plan& from) {
@@ -83,7 +84,7 @@ std::vector<Choice> choices(const plans::Plan& user, const plans::Plan& pick) {
          to.layers = from.layers;
          to.pipe_axis = from.pipe_axis;
        },
-       [&](const plans::Plan& p) { return mesh_and_layers(p, &p == &user ? pick : user); },
+       [&](const plans::Plan& p) { return mesh_and_layers(p, &p == &user ? nullptr : &user); },
        [](const plans::Plan& a, const plans::Plan& b) {
          return a.mesh == b.mesh && a.layers == b.layers && a.pipe_axis == b.pipe_axis;
        }},
@@ -99,7 +100,7 @@ std::vector<Choice> choices(const plans::Plan& user, const plans::Plan& pick) {
          return a.schedule == b.schedule && a.virtual_stages == b.virtual_stages;
        }},
       {"micro-batches", [](plans::Plan& to, const plans::Plan& from) { to.micro_batches = from.micro_batches; },
-       [](const plans::Plan& p) { return fmt::format("{} of {} samples", p.micro_batches, p.micro_batch_size()); },
+       [](const plans::Plan& p) { return fmt::format("{} x {} samples", p.micro_batches, p.micro_batch_size()); },
        [](const plans::Plan& a, const plans::Plan& b) { return a.micro_batches == b.micro_batches; }},
       {"sequence parallelism (inputs re-gathered)",
        [](plans::Plan& to, const plans::Plan& from) { to.regather_saved_inputs = from.regather_saved_inputs; },
@@ -182,7 +183,7 @@ PlanDifference plan_difference(const PlannerRequest& request, const plans::Plan&
   result.user = price_figures(request, user);
   result.plans_priced = 1;
 
-  const std::vector<Choice> all = choices(user, pick);
+  const std::vector<Choice> all = choices(user);
   std::vector<const Choice*> differing;
   for (const Choice& c : all) {
     if (!c.same(user, pick)) differing.push_back(&c);

@@ -4,13 +4,18 @@
 
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "model/errors.h"
 #include "model/file_io.h"
 #include "model/model_json.h"
 #include "model/output_files.h"
 #include "plans/plan_json.h"
+#include "plans/tied_weights.h"
 #include "sim/cluster_presets.h"
+#include "sim/job_lower_bound.h"
+#include "sim/search/plan_difference.h"
+#include "sim/search/plan_pricing.h"
 #include "sim/search/planner.h"
 #include "tools/splitbrain/byte_size.h"
 #include "tools/splitbrain/commands.h"
@@ -42,6 +47,7 @@ struct PlanOptions {
   std::string export_dir;
   int export_top = 1;
   bool export_nearest = false;
+  std::string against_path;
 };
 
 std::string slug(std::string_view family) {
@@ -93,6 +99,58 @@ std::vector<std::string> add_export_ranking(const PlanOptions& options, const si
   return folders;
 }
 
+// Whether two models are the same network: layer by layer the same name, op, inputs, shape and
+// cost (a plan file may name its model by another path or spelling than --model).
+bool same_model(const model::Model& a, const model::Model& b) {
+  if (a.size() != b.size()) return false;
+  for (int v = 0; v < a.size(); ++v) {
+    const model::Layer& x = a.layer(v);
+    const model::Layer& y = b.layer(v);
+    if (x.name != y.name || x.kind != y.kind || x.inputs != y.inputs || x.output_shape != y.output_shape ||
+        !(x.cost == y.cost))
+      return false;
+  }
+  return true;
+}
+
+// The plan file --against names, read and checked to be a plan of this command's job (exit 2
+// naming the file and the field otherwise), before the search.
+plans::Plan load_against_plan(const std::string& path, const sim::PlannerRequest& request, const PlanOptions& options) {
+  plans::Plan plan = plans::load_plan_file(path);
+  const auto refuse = [&](std::string_view field, const std::string& problem) {
+    throw InputError(fmt::format("--against {}: {}: {}", path, field, problem));
+  };
+  if (!same_model(*plan.model, *request.model))
+    refuse("model", fmt::format("the plan is for '{}', not --model {}", plan.model_spec, options.model));
+  if (plan.mesh.rank_count() != request.devices) {
+    refuse("mesh", fmt::format("{} has {} ranks, not --devices {}", plan.mesh.to_string(), plan.mesh.rank_count(),
+                               request.devices));
+  }
+  if (plan.global_batch != request.global_batch)
+    refuse("batch", fmt::format("{}, not --batch {}", plan.global_batch, request.global_batch));
+  if (plan.dtype != request.dtype) {
+    refuse("dtype", fmt::format("{}, not --dtype {}", model::dtype_name(plan.dtype), model::dtype_name(request.dtype)));
+  }
+  if (plan.optimizer.kind != request.optimizer.kind) {
+    refuse("optimizer.kind",
+           fmt::format("{}, not --optimizer {}", plans::optimizer_kind_name(plan.optimizer.kind), options.optimizer));
+  }
+  if (std::string problem = plans::tied_weight_problem(plan); !problem.empty())
+    refuse("layers", "no step can share its tied weights: " + problem);
+  return plan;
+}
+
+// The user's plan priced as the ranking prices a plan, and the walk from it to the pick.
+AgainstPlan compare_against(const std::string& path, const plans::Plan& plan, const sim::PlannerRequest& request,
+                            const sim::PlannerResult& result) {
+  sim::SearchStats uncounted;
+  std::optional<sim::PricedPlan> priced = sim::price_as_is(request, plan, uncounted);
+  if (!priced) throw InputError(fmt::format("--against {}: layers: no step can share its tied weights", path));
+  AgainstPlan against{path, std::move(*priced), pick_index(result), {}};
+  against.difference = sim::plan_difference(request, against.priced.plan, result.plans.at(against.pick_index).plan);
+  return against;
+}
+
 // Every output path, checked before the search rather than found bad after it.
 void check_output_paths(const PlanOptions& options) {
   if (!options.json_path.empty()) check_output_path(options.json_path, "--json");
@@ -117,6 +175,10 @@ void run_plan(const PlanOptions& options) {
   if (!options.memory_limit.empty())
     request.memory_limit_bytes = parse_byte_size(options.memory_limit, "--memory-limit");
 
+  const std::optional<plans::Plan> user_plan =
+      options.against_path.empty() ? std::nullopt
+                                   : std::optional(load_against_plan(options.against_path, request, options));
+
   const bool quiet = options.json_path == "-" || options.csv_path == "-";
   const sim::PlannerResult result = sim::plan_training(request, [&](std::string_view line) {
     if (!quiet) std::cerr << "[plan] " << line << '\n';
@@ -140,7 +202,11 @@ void run_plan(const PlanOptions& options) {
       plan_files[i] = path.string();
     }
   }
-  const PlanReport report{request, result, plan_files};
+  const sim::JobLowerBound bound =
+      sim::job_lower_bound(*request.model, request.global_batch, request.dtype, request.devices, request.cluster);
+  const std::optional<AgainstPlan> against =
+      user_plan ? std::optional(compare_against(options.against_path, *user_plan, request, result)) : std::nullopt;
+  const PlanReport report{request, result, plan_files, bound, against ? &*against : nullptr};
   if (!options.json_path.empty()) outputs.add_json("--json", options.json_path, plan_report_json(report));
   if (!options.csv_path.empty()) outputs.add_text("--csv", options.csv_path, plan_report_csv(report));
   const std::vector<std::string> export_folders = options.export_format.empty()
@@ -150,6 +216,7 @@ void run_plan(const PlanOptions& options) {
   if (options.json_path != "-" && options.csv_path != "-") {
     print_plan_table(std::cout, report, options.top);
     if (options.explain > 0) print_plan_explanation(std::cout, report, options.explain - 1);
+    if (against) print_plan_difference(std::cout, report);
   }
   for (const std::string& folder : export_folders)
     std::cerr << fmt::format("[export] {} -> {}/\n", options.export_format, folder);
@@ -195,6 +262,11 @@ void add_plan_command(CLI::App& app) {
   command->add_option("--explain", options->explain, "Show the per-layer choices and costs of the plan ranked RANK")
       ->type_name("RANK")
       ->check(positive_integer_for(options->explain));
+  command
+      ->add_option("--against", options->against_path,
+                   "A plan file of this job (model, devices, batch, dtype, optimizer) to rank among the plans found "
+                   "and to compare with the pick, choice by choice")
+      ->type_name("FILE");
   command->add_flag("--exhaustive", options->exhaustive,
                     "Time every candidate plan and variant in full instead of skipping those that provably cannot "
                     "change the ranking (the same answer, many times slower on large models)");
