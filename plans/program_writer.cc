@@ -97,8 +97,18 @@ StepProgram ProgramWriter::finish() {
   // Dependencies: an instruction waits for the last writer of every buffer it touches and, when
   // it writes (or frees) a buffer, for the readers since that write; only those on the other
   // stream are listed, the order on its own stream being implied.
+  // The readers since each buffer's last write, as lists threaded through one array (a long
+  // pipeline's program has millions of reads; a vector per buffer cost more than the rest).
+  struct Reader {
+    int instruction = -1;
+    int next = -1;  // the previous reader of the same buffer, or -1
+  };
   std::vector<int> last_writer(program_.buffers.size(), -1);
-  std::vector<std::vector<int>> readers_since(program_.buffers.size());
+  std::vector<int> latest_reader(program_.buffers.size(), -1);  // into `readers`
+  std::vector<Reader> readers;
+  size_t read_count = 0;
+  for (const StepInstruction& instruction : program_.instructions) read_count += instruction.reads.size();
+  readers.reserve(read_count);
   for (size_t i = 0; i < program_.instructions.size(); ++i) {
     StepInstruction& instruction = program_.instructions[i];
     SmallIndexList depends = instruction.after;
@@ -110,15 +120,21 @@ StepProgram ProgramWriter::finish() {
     for (int b : instruction.reads) note(last_writer[static_cast<size_t>(b)]);
     for (int b : instruction.writes) {
       note(last_writer[static_cast<size_t>(b)]);
-      for (int reader : readers_since[static_cast<size_t>(b)]) note(reader);
+      for (int r = latest_reader[static_cast<size_t>(b)]; r >= 0; r = readers[static_cast<size_t>(r)].next) {
+        note(readers[static_cast<size_t>(r)].instruction);
+      }
     }
     std::sort(depends.begin(), depends.end());
     depends.erase(std::unique(depends.begin(), depends.end()), depends.end());
     instruction.after = std::move(depends);
-    for (int b : instruction.reads) readers_since[static_cast<size_t>(b)].push_back(static_cast<int>(i));
+    for (int b : instruction.reads) {
+      int& latest = latest_reader[static_cast<size_t>(b)];
+      readers.push_back({static_cast<int>(i), latest});
+      latest = static_cast<int>(readers.size()) - 1;
+    }
     for (int b : instruction.writes) {
       last_writer[static_cast<size_t>(b)] = static_cast<int>(i);
-      readers_since[static_cast<size_t>(b)].clear();
+      latest_reader[static_cast<size_t>(b)] = -1;
     }
   }
   return std::move(program_);

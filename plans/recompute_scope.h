@@ -15,4 +15,8 @@ namespace splitbrain::plans {
 // are (a chunk's input is what recomputation starts from).
 std::vector<bool> recomputed_layers(const Plan& plan);
 
+// The most blocks any chunk of `plan` holds (a chunk's first layer begins a block): the largest
+// recompute_blocks that leaves some chunk's activations kept is one less.
+int most_blocks_in_a_chunk(const Plan& plan);
+
 }  // namespace splitbrain::plans

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "plans/recompute_scope.h"
 #include "sim/compute_cost.h"
 #include "sim/plan_collective_cost.h"
 #include "sim/simulation.h"
@@ -44,6 +45,7 @@ double iteration_seconds_lower_bound(const plans::Plan& plan, const plans::Compi
   std::vector<LayerWork> work(static_cast<size_t>(layers));
   std::vector<int> first_layer(static_cast<size_t>(stages), -1);        // per stage: its lowest layer
   std::vector<double> stage_seconds(static_cast<size_t>(stages), 0.0);  // M x every pass's instructions
+  const std::vector<bool> recomputed = plans::recomputed_layers(plan);
   for (int v = 0; v < layers; ++v) {
     const plans::CompiledLayer& layer = compiled.layers[static_cast<size_t>(v)];
     const auto stage = static_cast<size_t>(layer.stage);
@@ -73,9 +75,9 @@ double iteration_seconds_lower_bound(const plans::Plan& plan, const plans::Compi
       w.forward_moves += gather;
       w.backward_moves += gather;
     }
-    // Whole-stage recompute runs every layer's forward again, selective recompute the attention
-    // cores' (both where both apply).
-    const int full_recomputes = plan.recompute_activations ? 1 : 0;
+    // Full recompute runs the forward of the layers in its scope again (every layer of a chunk, or
+    // those of its first blocks), selective recompute the attention cores' (both where both apply).
+    const int full_recomputes = recomputed[static_cast<size_t>(v)] ? 1 : 0;
     w.recomputes = full_recomputes + (plan.recomputes_selectively(info) ? 1 : 0);
     stage_seconds[stage] += plan.micro_batches * ((1 + w.recomputes) * w.forward + w.backward +
                                                   (1 + full_recomputes) * w.forward_moves + w.backward_moves);

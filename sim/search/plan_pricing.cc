@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "plans/compiled_plan.h"
+#include "plans/recompute_scope.h"
 #include "plans/tied_weights.h"
 #include "sim/memory_model.h"
 #include "sim/steady_pipeline.h"
@@ -20,8 +21,9 @@ namespace {
 // the rival is above it whatever the rounding.
 constexpr double kBoundRoundingMargin = 1e-9;
 
-// How much of a step's activations is recomputed rather than kept.
-enum class Recompute { none, selective, full };
+// How much of a step's activations is recomputed rather than kept: nothing, attention's score
+// terms, the fewest blocks of each chunk that make the plan fit, or every layer.
+enum class Recompute { none, selective, blocks, full };
 
 // One way to make a plan fit: a ZeRO stage and a recompute mode.
 struct MemoryVariant {
@@ -36,16 +38,21 @@ bool has_self_attention(const model::Model& net) {
 
 // Every variant the plan format can say, the plan itself first, in the order ties are broken:
 // ZeRO 0-3, each keeping every activation, recomputing attention's score terms (Megatron-LM's
-// selective recompute; only for models with attention), then whole chunks. A plan that already
-// recomputes keeps its own choice.
+// selective recompute; only for models with attention), the fewest blocks of each chunk that fit
+// (Megatron-LM's block method; where a chunk holds two blocks or more), then whole chunks. A plan
+// that already recomputes in full keeps its own choice.
 std::vector<MemoryVariant> memory_variants(const plans::Plan& plan) {
+  const bool by_blocks = plan.model != nullptr && plans::most_blocks_in_a_chunk(plan) >= 2;
   std::vector<Recompute> modes = {Recompute::none};
   if (plan.recompute_activations) {
     modes = {Recompute::full};
   } else if (plan.recompute_attention) {
-    modes = {Recompute::selective, Recompute::full};
+    modes = {Recompute::selective};
+    if (by_blocks) modes.push_back(Recompute::blocks);
+    modes.push_back(Recompute::full);
   } else {
     if (plan.model != nullptr && has_self_attention(*plan.model)) modes.push_back(Recompute::selective);
+    if (by_blocks) modes.push_back(Recompute::blocks);
     modes.push_back(Recompute::full);
   }
   std::vector<MemoryVariant> variants;
@@ -55,18 +62,56 @@ std::vector<MemoryVariant> memory_variants(const plans::Plan& plan) {
   return variants;
 }
 
-// The plan as `variant` says, labelled so (the plan itself keeps its label).
+// The plan as `variant` says, labelled so (the plan itself keeps its label). A block variant
+// recomputes one block per chunk until fewest_blocks_that_fit settles the count (and its label).
 plans::Plan variant_of(const plans::Plan& plan, MemoryVariant variant) {
   plans::Plan result = plan;
   const bool was_selective = plan.recompute_attention && !plan.recompute_activations;
   const bool was_full = plan.recompute_activations;
   result.zero_stage = variant.zero;
-  result.recompute_activations = variant.recompute == Recompute::full;
+  result.recompute_activations = variant.recompute == Recompute::full || variant.recompute == Recompute::blocks;
   result.recompute_attention = variant.recompute == Recompute::selective;
+  if (variant.recompute == Recompute::blocks) {
+    result.recompute_blocks = 1;
+  } else if (!was_full) {
+    result.recompute_blocks = 0;
+  }
   if (variant.zero != plan.zero_stage) result.family += fmt::format(" +zero{}", variant.zero);
   if (variant.recompute == Recompute::selective && !was_selective) result.family += " +selective-recompute";
   if (variant.recompute == Recompute::full && !was_full) result.family += " +recompute";
   return result;
+}
+
+// For a block variant (variant_of's, recompute_blocks 1): the fewest blocks per chunk whose
+// recomputation makes it fit, set in `variant` with its label; false when none short of every
+// block does (the full variant is that). A chunk keeps less the more of its blocks it recomputes,
+// so the count is found by bisection over the memory walks alone (each counted in `stats`); the
+// exhaustive and the pruned search both take this one count, so they weigh the same variant.
+bool settle_recomputed_blocks(plans::Plan& variant, const plans::CompiledPlan& compiled, int64_t limit_bytes,
+                              SearchStats& stats) {
+  const auto fits_with = [&](int blocks) {
+    variant.recompute_blocks = blocks;
+    ++stats.memory_walks;
+    return plan_fits_memory(variant, compiled, limit_bytes);
+  };
+  int low = 1;  // the answer is at least this
+  int high = plans::most_blocks_in_a_chunk(variant) - 1;
+  if (high < low || !fits_with(high)) return false;
+  while (low < high) {  // fits_with(high) holds
+    const int middle = low + (high - low) / 2;
+    if (fits_with(middle)) {
+      high = middle;
+    } else {
+      low = middle + 1;
+    }
+  }
+  variant.recompute_blocks = high;
+  variant.family += fmt::format(" +recompute-{}-block{}", high, high == 1 ? "" : "s");
+  return true;
+}
+
+bool is_block_variant(const plans::Plan& variant, const plans::Plan& plan) {
+  return variant.recompute_activations && variant.recompute_blocks > 0 && !plan.recompute_activations;
 }
 
 void count_left_out(std::string problem, SearchStats& stats) {
@@ -106,6 +151,7 @@ PricedPlan price_every_variant(const PlannerRequest& request, const plans::Plan&
     plans::Plan variant = is_original ? plan : variant_of(plan, variants[i]);
     if (!is_original && !shares_tied_weights(variant, stats)) continue;
     const plans::CompiledPlan compiled = plans::compile_plan(variant);
+    if (is_block_variant(variant, plan) && !settle_recomputed_blocks(variant, compiled, limit, stats)) continue;
     ++stats.memory_walks;
     const std::optional<double> seconds = steady_pipeline_seconds_if_fits(variant, compiled, request.cluster, limit);
     if (!seconds) continue;
@@ -216,8 +262,12 @@ std::optional<PricedPlan> price_plan_against(const PlannerRequest& request, plan
     return *compiled;
   };
   const plans::CompiledPlan& own = compiled_for(plan);
-  const std::vector<Candidate> candidates = bounded_variants(request, plan, own, stats);
+  std::vector<Candidate> candidates = bounded_variants(request, plan, own, stats);
   auto fits = [&](const Candidate& c) {
+    if (is_block_variant(c.plan, plan)) {
+      plans::Plan settled = c.plan;
+      return settle_recomputed_blocks(settled, compiled_for(c.plan), limit, stats);
+    }
     ++stats.memory_walks;
     return plan_fits_memory(c.plan, compiled_for(c.plan), limit);
   };
@@ -233,8 +283,8 @@ std::optional<PricedPlan> price_plan_against(const PlannerRequest& request, plan
   // Fastest first by bound. A variant whose bound is not below both the bar and the best that
   // fits so far can be neither the answer (but for a tie, which goes to the earlier variant) nor
   // beat the rival: it is not walked.
-  std::vector<const Candidate*> by_bound;
-  for (const Candidate& c : candidates) by_bound.push_back(&c);
+  std::vector<Candidate*> by_bound;
+  for (Candidate& c : candidates) by_bound.push_back(&c);
   std::stable_sort(by_bound.begin(), by_bound.end(),
                    [](const Candidate* a, const Candidate* b) { return a->bound_seconds < b->bound_seconds; });
   // The variants are compared by their steady-state step times (sim/steady_pipeline.h: a long
@@ -242,12 +292,24 @@ std::optional<PricedPlan> price_plan_against(const PlannerRequest& request, plan
   const Candidate* best = nullptr;
   double best_seconds = std::numeric_limits<double>::infinity();
   std::vector<const Candidate*> unwalked;
-  for (const Candidate* c : by_bound) {
+  const auto cannot_win = [&](const Candidate* c) {
     const bool may_tie = best != nullptr && c->order < best->order &&
                          !cannot_beat(c->bound_seconds, best_seconds * (1.0 + kBoundRoundingMargin));
-    if (cannot_beat(c->bound_seconds, std::min(bar, best_seconds)) && !may_tie) {
+    return cannot_beat(c->bound_seconds, std::min(bar, best_seconds)) && !may_tie;
+  };
+  for (Candidate* c : by_bound) {
+    if (cannot_win(c)) {
       unwalked.push_back(c);
       continue;
+    }
+    if (is_block_variant(c->plan, plan)) {
+      // Bounded with one block recomputed; the settled count bounds it higher.
+      if (!settle_recomputed_blocks(c->plan, compiled_for(c->plan), limit, stats)) continue;
+      c->bound_seconds = iteration_seconds_lower_bound(c->plan, own, request.cluster);
+      if (cannot_win(c)) {
+        unwalked.push_back(c);
+        continue;
+      }
     }
     const std::optional<double> seconds = seconds_if_fits(*c);
     if (!seconds) continue;

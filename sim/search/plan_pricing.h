@@ -14,8 +14,9 @@
 namespace splitbrain::sim {
 
 // Prices a plan and its memory variants: ZeRO stages from the plan's own up to 3, each keeping
-// every activation, recomputing attention's score terms (selective, for models with attention)
-// or whole chunks (full recompute); returns the fastest variant that fits (the earliest of those
+// every activation, recomputing attention's score terms (selective, for models with attention),
+// the fewest blocks of each chunk that make it fit (block recompute) or whole chunks (full
+// recompute); returns the fastest variant that fits (the earliest of those
 // in that order among equals), or the plan as it is, marked infeasible, when none fits. A plan
 // whose tied weights a step cannot share (plans/tied_weights.h) is priced with its embeddings
 // sharded like their heads; nullopt (counted in `stats`) when that cannot help either.

@@ -1,8 +1,8 @@
 // iteration_seconds_lower_bound never exceeds the simulated step, over the plans a search builds
 // (every mesh, micro-batch count, sequence-parallel twin, interleaving, ZeRO stage and recompute
-// setting), is lowest for a plan without ZeRO or recompute (what the search bounds a candidate
-// by), and counts the pipeline's fill and drain and the redistributions between kernels, which is
-// what lets the planner skip plans that cannot win.
+// setting, block recompute included), is lowest for a plan without ZeRO or recompute (what the search bounds a
+// candidate by), and counts the pipeline's fill and drain and the redistributions between kernels, which is what lets
+// the planner skip plans that cannot win.
 
 #include <gtest/gtest.h>
 
@@ -56,11 +56,12 @@ BoundCheck check_every_plan(const PlannerRequest& request) {
         // ZeRO and recompute variant must bound at least as high.
         const double form_bound = iteration_seconds_lower_bound(form, plans::compile_plan(form), request.cluster);
         for (int zero : {0, 1, 2, 3}) {
-          for (int recompute : {0, 1, 2}) {  // none, full, selective
+          for (int recompute : {0, 1, 2, 3}) {  // none, full, selective, the first block of each chunk
             if (recompute == 2 && !attention) continue;
             plans::Plan variant = form;
             variant.zero_stage = zero;
-            variant.recompute_activations = recompute == 1;
+            variant.recompute_activations = recompute == 1 || recompute == 3;
+            variant.recompute_blocks = recompute == 3 ? 1 : 0;
             variant.recompute_attention = recompute == 2;
             if (!plans::tied_weight_problem(variant).empty()) continue;  // ZeRO 3 slicing a tied table
             const plans::CompiledPlan compiled = plans::compile_plan(variant);
