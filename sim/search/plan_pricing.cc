@@ -83,20 +83,28 @@ plans::Plan variant_of(const plans::Plan& plan, MemoryVariant variant) {
 }
 
 // For a block variant (variant_of's, recompute_blocks 1): the fewest blocks per chunk whose
-// recomputation makes it fit, set in `variant` with its label; false when none short of every
-// block does (the full variant is that). A chunk keeps less the more of its blocks it recomputes,
-// so the count is found by bisection over the memory walks alone (each counted in `stats`); the
-// exhaustive and the pruned search both take this one count, so they weigh the same variant.
+// recomputation makes it fit, set in `variant` with its label; false when there is no such
+// variant: the plan fits keeping every activation (0 blocks: the variant without recompute), or
+// only recomputing every block does (the full variant). A chunk keeps less the more of its blocks
+// it recomputes, so the count is found by bisection over the memory walks alone (each counted in
+// `stats`); the exhaustive and the pruned search both take this one count, so they weigh the same
+// variant.
 bool settle_recomputed_blocks(plans::Plan& variant, const plans::CompiledPlan& compiled, int64_t limit_bytes,
                               SearchStats& stats) {
   const auto fits_with = [&](int blocks) {
+    variant.recompute_activations = blocks > 0;
     variant.recompute_blocks = blocks;
     ++stats.memory_walks;
     return plan_fits_memory(variant, compiled, limit_bytes);
   };
   int low = 1;  // the answer is at least this
   int high = plans::most_blocks_in_a_chunk(variant) - 1;
-  if (high < low || !fits_with(high)) return false;
+  const bool settled = high >= low && !fits_with(0) && fits_with(high);
+  if (!settled) {
+    variant.recompute_activations = true;
+    variant.recompute_blocks = 1;
+    return false;
+  }
   while (low < high) {  // fits_with(high) holds
     const int middle = low + (high - low) / 2;
     if (fits_with(middle)) {
@@ -105,6 +113,7 @@ bool settle_recomputed_blocks(plans::Plan& variant, const plans::CompiledPlan& c
       low = middle + 1;
     }
   }
+  variant.recompute_activations = true;
   variant.recompute_blocks = high;
   variant.family += fmt::format(" +recompute-{}-block{}", high, high == 1 ? "" : "s");
   return true;
