@@ -8,6 +8,7 @@
 #include "model/graph_builder.h"
 #include "model/json_object_reader.h"
 #include "model/model_file_readers.h"
+#include "model/op_unit.h"
 #include "model/zoo.h"
 
 namespace splitbrain::model {
@@ -15,136 +16,16 @@ namespace {
 
 using nlohmann::json;
 
-// A 2-D size is written [h, w]; a single integer n means [n, n].
-Size2 read_size2(JsonObjectReader& fields, std::string_view key, std::optional<Size2> fallback) {
-  const json* value = fields.optional(key);
-  if (value == nullptr) {
-    if (!fallback) fields.required(key);  // throws "missing required field"
-    return *fallback;
-  }
-  if (value->is_number()) {
-    const int64_t n = fields.required_int(key);
-    return {n, n};
-  }
-  if (value->is_array() && value->size() == 2) {
-    const JsonArrayReader pair = fields.array(key);
-    return {pair.int_at(0), pair.int_at(1)};
-  }
-  fields.fail(key, fmt::format("expected an integer or [height, width], got {}", describe_json(*value)));
-}
-
-json size2_to_json(Size2 size) { return json::array({size.h, size.w}); }
-
-OpAttrs read_attrs(OpKind kind, JsonObjectReader& fields) {
-  switch (kind) {
-    case OpKind::input:
-      return InputAttrs{fields.required_int_list("shape"), fields.optional_bool("tokens", false)};
-    case OpKind::conv2d: {
-      Conv2dAttrs a;
-      a.out_channels = fields.required_int("out_channels");
-      a.kernel = read_size2(fields, "kernel", std::nullopt);
-      a.stride = read_size2(fields, "stride", Size2{1, 1});
-      a.padding = read_size2(fields, "padding", Size2{0, 0});
-      a.dilation = read_size2(fields, "dilation", Size2{1, 1});
-      a.groups = fields.optional_int("groups", 1);
-      a.bias = fields.optional_bool("bias", true);
-      return a;
-    }
-    case OpKind::linear: {
-      LinearAttrs a;
-      a.in_features = fields.optional_int("in_features", 0);
-      a.out_features = fields.required_int("out_features");
-      a.bias = fields.optional_bool("bias", true);
-      a.tied_to = fields.optional_string("tied_to", "");
-      if (fields.has("in_features") && a.in_features <= 0) fields.fail("in_features", "must be positive");
-      return a;
-    }
-    case OpKind::maxpool:
-    case OpKind::avgpool: {
-      Pool2dAttrs a;
-      a.kernel = read_size2(fields, "kernel", std::nullopt);
-      a.stride = read_size2(fields, "stride", a.kernel);
-      a.padding = read_size2(fields, "padding", Size2{0, 0});
-      a.ceil_mode = fields.optional_bool("ceil_mode", false);
-      return a;
-    }
-    case OpKind::adaptive_avgpool:
-      return AdaptiveAvgPoolAttrs{read_size2(fields, "output_size", Size2{1, 1})};
-    case OpKind::dropout:
-      return DropoutAttrs{fields.optional_number("probability", 0.5)};
-    case OpKind::batchnorm:
-    case OpKind::layernorm:
-      return NormAttrs{fields.optional_number("epsilon", 1e-5)};
-    case OpKind::concat:
-      return ConcatAttrs{fields.optional_int("axis", 0)};
-    case OpKind::embedding:
-      return EmbeddingAttrs{fields.required_int("num_embeddings"), fields.required_int("embedding_dim"),
-                            fields.optional_bool("positional", false)};
-    case OpKind::matmul:
-      return MatMulAttrs{fields.optional_bool("transpose_b", false)};
-    case OpKind::self_attention:
-      return SelfAttentionAttrs{fields.required_int("heads"), fields.optional_bool("causal", true),
-                                fields.optional_number("dropout", 0.0)};
-    case OpKind::relu:
-    case OpKind::gelu:
-    case OpKind::flatten:
-    case OpKind::add:
-    case OpKind::softmax_cross_entropy:
-      return NoAttrs{};
-  }
-  throw std::logic_error("unhandled OpKind in model_from_json");
-}
-
 }  // namespace
 
+// Units sharing an attribute struct (maxpool and avgpool, batchnorm and layernorm) write it alike,
+// so the first unit whose attributes have the type writes them.
 void write_attrs(const OpAttrs& attrs, json& out) {
-  std::visit(
-      [&](const auto& a) {
-        using A = std::decay_t<decltype(a)>;
-        if constexpr (std::is_same_v<A, InputAttrs>) {
-          out["shape"] = a.shape;
-          out["tokens"] = a.tokens;
-        } else if constexpr (std::is_same_v<A, Conv2dAttrs>) {
-          out["out_channels"] = a.out_channels;
-          out["kernel"] = size2_to_json(a.kernel);
-          out["stride"] = size2_to_json(a.stride);
-          out["padding"] = size2_to_json(a.padding);
-          out["dilation"] = size2_to_json(a.dilation);
-          out["groups"] = a.groups;
-          out["bias"] = a.bias;
-        } else if constexpr (std::is_same_v<A, LinearAttrs>) {
-          out["in_features"] = a.in_features;
-          out["out_features"] = a.out_features;
-          out["bias"] = a.bias;
-          if (!a.tied_to.empty()) out["tied_to"] = a.tied_to;
-        } else if constexpr (std::is_same_v<A, Pool2dAttrs>) {
-          out["kernel"] = size2_to_json(a.kernel);
-          out["stride"] = size2_to_json(a.stride);
-          out["padding"] = size2_to_json(a.padding);
-          out["ceil_mode"] = a.ceil_mode;
-        } else if constexpr (std::is_same_v<A, AdaptiveAvgPoolAttrs>) {
-          out["output_size"] = size2_to_json(a.output_size);
-        } else if constexpr (std::is_same_v<A, DropoutAttrs>) {
-          out["probability"] = a.probability;
-        } else if constexpr (std::is_same_v<A, NormAttrs>) {
-          out["epsilon"] = a.epsilon;
-        } else if constexpr (std::is_same_v<A, ConcatAttrs>) {
-          out["axis"] = a.axis;
-        } else if constexpr (std::is_same_v<A, EmbeddingAttrs>) {
-          out["num_embeddings"] = a.num_embeddings;
-          out["embedding_dim"] = a.embedding_dim;
-          out["positional"] = a.positional;
-        } else if constexpr (std::is_same_v<A, MatMulAttrs>) {
-          out["transpose_b"] = a.transpose_b;
-        } else if constexpr (std::is_same_v<A, SelfAttentionAttrs>) {
-          out["heads"] = a.heads;
-          out["causal"] = a.causal;
-          if (a.dropout > 0.0) out["dropout"] = a.dropout;
-        } else {
-          static_assert(std::is_same_v<A, NoAttrs>, "every attribute struct must be written");
-        }
-      },
-      attrs);
+  for (OpKind kind : all_op_kinds()) {
+    const OpUnit& unit = op_unit(kind);
+    if (unit.default_attrs().index() == attrs.index()) return unit.write_attrs(attrs, out);
+  }
+  throw std::logic_error("attributes that no op unit takes");
 }
 
 namespace {
@@ -207,7 +88,7 @@ GraphBuilder read_model_layers(const json& document, const std::string& source) 
     } else if (spec.kind != OpKind::input && !previous.empty()) {
       spec.inputs = {previous};
     }
-    spec.attrs = read_attrs(spec.kind, fields);
+    spec.attrs = op_unit(spec.kind).read_attrs(fields);
     fields.reject_unknown_keys();
     previous = graph.add(std::move(spec));
   }

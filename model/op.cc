@@ -3,100 +3,47 @@
 #include <array>
 #include <stdexcept>
 
+#include "model/op_unit.h"
+
 namespace splitbrain::model {
 namespace {
 
-struct OpInfo {
-  OpKind kind;
-  std::string_view name;
-  int min_inputs;
-  int max_inputs;
+// Indexed by OpKind: the list in op.h gives both the enum and this table, in the same order.
+constexpr std::array<const OpUnit*, kOpKindCount> kUnits = {
+#define SPLITBRAIN_MODEL_OP_UNIT_ADDRESS(name) &ops::name##_unit,
+    SPLITBRAIN_OP_KINDS(SPLITBRAIN_MODEL_OP_UNIT_ADDRESS)
+#undef SPLITBRAIN_MODEL_OP_UNIT_ADDRESS
 };
 
-constexpr std::array kOps = {
-    OpInfo{OpKind::input, "input", 0, 0},
-    OpInfo{OpKind::conv2d, "conv2d", 1, 1},
-    OpInfo{OpKind::linear, "linear", 1, 1},
-    OpInfo{OpKind::maxpool, "maxpool", 1, 1},
-    OpInfo{OpKind::avgpool, "avgpool", 1, 1},
-    OpInfo{OpKind::adaptive_avgpool, "adaptive_avgpool", 1, 1},
-    OpInfo{OpKind::relu, "relu", 1, 1},
-    OpInfo{OpKind::gelu, "gelu", 1, 1},
-    OpInfo{OpKind::dropout, "dropout", 1, 1},
-    OpInfo{OpKind::flatten, "flatten", 1, 1},
-    OpInfo{OpKind::batchnorm, "batchnorm", 1, 1},
-    OpInfo{OpKind::layernorm, "layernorm", 1, 1},
-    OpInfo{OpKind::add, "add", 2, -1},
-    OpInfo{OpKind::concat, "concat", 2, -1},
-    OpInfo{OpKind::embedding, "embedding", 1, 1},
-    OpInfo{OpKind::matmul, "matmul", 2, 2},
-    OpInfo{OpKind::self_attention, "self_attention", 1, 1},
-    OpInfo{OpKind::softmax_cross_entropy, "softmax_cross_entropy", 1, 1},
+constexpr std::array<OpKind, kOpKindCount> kKinds = {
+#define SPLITBRAIN_OP_KIND_VALUE(name) OpKind::name,
+    SPLITBRAIN_OP_KINDS(SPLITBRAIN_OP_KIND_VALUE)
+#undef SPLITBRAIN_OP_KIND_VALUE
 };
-
-const OpInfo& info(OpKind kind) {
-  for (const OpInfo& op : kOps) {
-    if (op.kind == kind) return op;
-  }
-  throw std::logic_error("OpKind missing from the op table");
-}
-
-constexpr std::array<OpKind, kOps.size()> kinds_of_table() {
-  std::array<OpKind, kOps.size()> kinds{};
-  for (size_t i = 0; i < kOps.size(); ++i) kinds[i] = kOps[i].kind;
-  return kinds;
-}
-constexpr auto kKinds = kinds_of_table();
 
 }  // namespace
 
-std::string_view op_name(OpKind kind) { return info(kind).name; }
+const OpUnit& op_unit(OpKind kind) {
+  const auto index = static_cast<size_t>(kind);
+  if (index >= kUnits.size()) throw std::logic_error("OpKind out of range");
+  const OpUnit& unit = *kUnits[index];
+  if (unit.kind != kind) throw std::logic_error("the op unit of a kind names another kind");
+  return unit;
+}
+
+std::string_view op_name(OpKind kind) { return op_unit(kind).name; }
 
 std::optional<OpKind> op_kind_from_name(std::string_view name) {
-  for (const OpInfo& op : kOps) {
-    if (op.name == name) return op.kind;
+  for (const OpUnit* unit : kUnits) {
+    if (unit->name == name) return unit->kind;
   }
   return std::nullopt;
 }
 
 std::span<const OpKind> all_op_kinds() { return kKinds; }
 
-std::pair<int, int> input_arity(OpKind kind) { return {info(kind).min_inputs, info(kind).max_inputs}; }
+std::pair<int, int> input_arity(OpKind kind) { return {op_unit(kind).min_inputs, op_unit(kind).max_inputs}; }
 
-OpAttrs default_attrs(OpKind kind) {
-  switch (kind) {
-    case OpKind::input:
-      return InputAttrs{};
-    case OpKind::conv2d:
-      return Conv2dAttrs{};
-    case OpKind::linear:
-      return LinearAttrs{};
-    case OpKind::maxpool:
-    case OpKind::avgpool:
-      return Pool2dAttrs{};
-    case OpKind::adaptive_avgpool:
-      return AdaptiveAvgPoolAttrs{};
-    case OpKind::dropout:
-      return DropoutAttrs{};
-    case OpKind::batchnorm:
-    case OpKind::layernorm:
-      return NormAttrs{};
-    case OpKind::concat:
-      return ConcatAttrs{};
-    case OpKind::embedding:
-      return EmbeddingAttrs{};
-    case OpKind::matmul:
-      return MatMulAttrs{};
-    case OpKind::self_attention:
-      return SelfAttentionAttrs{};
-    case OpKind::relu:
-    case OpKind::gelu:
-    case OpKind::flatten:
-    case OpKind::add:
-    case OpKind::softmax_cross_entropy:
-      return NoAttrs{};
-  }
-  throw std::logic_error("unhandled OpKind");
-}
+OpAttrs default_attrs(OpKind kind) { return op_unit(kind).default_attrs(); }
 
 }  // namespace splitbrain::model

@@ -13,26 +13,38 @@
 
 namespace splitbrain::model {
 
+// Every op kind, once. The enum below and each library's table of its op units (model/op_unit.h,
+// plans/op_rules.h, exec/ops/layer_ops.cc) are generated from this list, so a kind missing its
+// unit in any library fails to link instead of failing at run time. Adding an op: model/README.md.
+#define SPLITBRAIN_OP_KINDS(X) \
+  X(input)                     \
+  X(conv2d)                    \
+  X(linear)                    \
+  X(maxpool)                   \
+  X(avgpool)                   \
+  X(adaptive_avgpool)          \
+  X(relu)                      \
+  X(gelu)                      \
+  X(dropout)                   \
+  X(flatten)                   \
+  X(batchnorm)                 \
+  X(layernorm)                 \
+  X(add)                       \
+  X(concat)                    \
+  X(embedding)                 \
+  X(matmul)                    \
+  X(self_attention)            \
+  X(softmax_cross_entropy)
+
 enum class OpKind {
-  input,
-  conv2d,
-  linear,
-  maxpool,
-  avgpool,
-  adaptive_avgpool,
-  relu,
-  gelu,
-  dropout,
-  flatten,
-  batchnorm,
-  layernorm,
-  add,
-  concat,
-  embedding,
-  matmul,
-  self_attention,
-  softmax_cross_entropy,
+#define SPLITBRAIN_OP_KIND_ENUMERATOR(name) name,
+  SPLITBRAIN_OP_KINDS(SPLITBRAIN_OP_KIND_ENUMERATOR)
+#undef SPLITBRAIN_OP_KIND_ENUMERATOR
 };
+
+#define SPLITBRAIN_OP_KIND_COUNT_ONE(name) +1
+inline constexpr int kOpKindCount = 0 SPLITBRAIN_OP_KINDS(SPLITBRAIN_OP_KIND_COUNT_ONE);
+#undef SPLITBRAIN_OP_KIND_COUNT_ONE
 
 // Training data fed to the network. `shape` is per sample. Token inputs hold integer ids
 // (stored as int32) instead of values of the model's dtype.
