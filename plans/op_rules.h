@@ -1,0 +1,46 @@
+#pragma once
+// The sharding rules of one op kind, in one place: which roles it may split (structural, no
+// sizes), and the layouts a choice of roles gives its tensors, with its parameters' shards and
+// the communication inside it. Each kind's rules live in plans/op_rules/<op>.cc;
+// plans/op_sharding.cc dispatches through op_rules() and never switches on the kind.
+
+#include <cstdint>
+#include <vector>
+
+#include "model/dtype.h"
+#include "model/op.h"
+#include "plans/layer_sharding.h"
+#include "plans/op_rules/rule_context.h"
+#include "plans/op_sharding.h"
+
+namespace splitbrain::plans {
+
+// What a rule reads besides its RuleContext: global shapes, batch dimension first.
+struct LayoutRequest {
+  std::vector<int64_t> output_shape;
+  RoleDims output_dims;
+  std::vector<std::vector<int64_t>> input_shapes;
+  model::DType dtype = model::DType::fp32;
+  bool holds_tied_copy = false;  // a tied head on another stage than its table holds a copy
+};
+
+struct OpRules {
+  model::OpKind kind;
+  bool (*role_allowed)(ShardRole role);
+  // Fills the inputs', output's and (where they differ from the inputs') input gradients'
+  // layouts, the parameters' shards and the op's internal collectives. Throws PlanError through
+  // `rule` when the roles do not fit the op or its shapes.
+  void (*layouts)(const RuleContext& rule, const LayoutRequest& request, LayerLayouts& out);
+};
+
+// The rules of a kind; every kind has them.
+const OpRules& op_rules(model::OpKind kind);
+
+// The rules, one per kind, defined in plans/op_rules/.
+namespace op_rules_of {
+#define SPLITBRAIN_DECLARE_PLANS_OP_RULES(name) extern const OpRules name;
+SPLITBRAIN_OP_KINDS(SPLITBRAIN_DECLARE_PLANS_OP_RULES)
+#undef SPLITBRAIN_DECLARE_PLANS_OP_RULES
+}  // namespace op_rules_of
+
+}  // namespace splitbrain::plans
