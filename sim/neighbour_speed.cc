@@ -1,7 +1,7 @@
 #include "sim/neighbour_speed.h"
 
 #include "sim/kernel_problem.h"
-#include "sim/simulation.h"
+#include "sim/prediction.h"
 
 #include <fmt/format.h>
 

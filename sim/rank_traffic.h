@@ -9,7 +9,7 @@
 
 #include "plans/plan.h"
 #include "sim/cluster.h"
-#include "sim/simulation.h"
+#include "sim/prediction.h"
 
 namespace splitbrain::sim {
 
