@@ -93,7 +93,7 @@ struct Device {
   // interpreter, the op, the buffers' allocation and the mark): what a short run of the model's
   // step took its host per forward and backward instruction beyond the simulator's price of their
   // kernels' queuing, their mean with the highest and lowest tenth left out
-  // (tools/splitbrain/pass_host_excess.h). Measured by `calibrate --backend cuda --model`; 0
+  // (tools/calibration/pass_host_excess.h). Measured by `calibrate --backend cuda --model`; 0
   // where the host computes (CPUs) or unknown (presets).
   double instruction_host_seconds = 0.0;
   // How many tensors the executor's optimizer updates (and clears) in one kernel on this device:
@@ -203,7 +203,7 @@ struct Cluster {
   // with NCCL streams); on CPU ranks the same cores copy and reduce, so little hides. The rest,
   // (1 - overlap) x the reduction, is charged to the critical path: below 0 the reduction beside
   // the compute costs more than alone (each evicts the other's data from the caches; measured
-  // by `calibrate --model` on the model's own step, tools/splitbrain/step_overlap_calibration.h).
+  // by `calibrate --model` on the model's own step, tools/calibration/step_overlap_calibration.h).
   double communication_overlap = 1.0;
   // Optional: placement[r] is the device that rank r runs on (distinct devices). Empty means
   // rank r = device r, devices numbered node-major (device d sits in node d / fan_out[0]).

@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "exec/data/synthetic.h"
-#include "tools/splitbrain/dataset_batches.h"
+#include "tools/training/dataset_batches.h"
 
 namespace splitbrain::tools {
 namespace {

@@ -1,7 +1,7 @@
 // BlockReader reads queued blocks in order on its worker, into the memory it is handed, and a
 // read's error reaches the caller that takes the block; taking a block never asked for is a bug.
 
-#include "tools/splitbrain/block_reader.h"
+#include "tools/training/block_reader.h"
 
 #include <gtest/gtest.h>
 

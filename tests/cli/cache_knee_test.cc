@@ -6,7 +6,7 @@
 #include <cmath>
 #include <vector>
 
-#include "tools/splitbrain/cache_knee.h"
+#include "tools/calibration/cache_knee.h"
 
 namespace splitbrain::tools {
 namespace {

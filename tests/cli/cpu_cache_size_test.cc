@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tools/splitbrain/cpu_cache_size.h"
+#include "tools/training/cpu_cache_size.h"
 
 namespace splitbrain::tools {
 namespace {

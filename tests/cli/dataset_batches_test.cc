@@ -2,7 +2,7 @@
 // the next step ahead on a worker thread (BatchPrefetch::next_step) serves exactly what reading in
 // the step serves: the sampler's samples, their images and labels, block by block.
 
-#include "tools/splitbrain/dataset_batches.h"
+#include "tools/training/dataset_batches.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // How `calibrate` groups ranks by host for a two-level cluster: per host for the node level, per
 // position on the host for the cluster level; uneven hosts are refused.
 
-#include "tools/splitbrain/host_layout.h"
+#include "tools/calibration/host_layout.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The fits of `splitbrain calibrate`: a saturating rate curve is recovered from exact samples,
 // and relative weighting keeps small kernels as well fitted as large ones.
 
-#include "tools/splitbrain/line_fit.h"
+#include "tools/calibration/line_fit.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
-// calibrate's per-size bandwidth factors (tools/splitbrain/link_size_factors.h): every kept size's
+// calibrate's per-size bandwidth factors (tools/calibration/link_size_factors.h): every kept size's
 // factor gives back its measured time, and only latency-bound sizes slower than the line drop.
 
-#include "tools/splitbrain/link_size_factors.h"
+#include "tools/calibration/link_size_factors.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // overlap_matching_cost: the overlap at which the priced cost of a step's reductions equals the
 // measured one, for prices shaped as the simulator's are.
 
-#include "tools/splitbrain/overlap_fit.h"
+#include "tools/calibration/overlap_fit.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // measured step (from the host's mark before it) against its predicted span, matched by the step
 // interpreter's names; other instructions' host time counts to no pass but moves the marks.
 
-#include "tools/splitbrain/pass_host_excess.h"
+#include "tools/calibration/pass_host_excess.h"
 
 #include <gtest/gtest.h>
 
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/cluster_presets.h"
+#include "sim/simulation.h"
 #include "tests/support/test_plans.h"
 
 namespace splitbrain::tools {

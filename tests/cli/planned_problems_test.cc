@@ -1,5 +1,5 @@
-// Which kernel problems `calibrate --model` times (tools/splitbrain/planned_problems.h).
-#include "tools/splitbrain/planned_problems.h"
+// Which kernel problems `calibrate --model` times (tools/calibration/planned_problems.h).
+#include "tools/calibration/planned_problems.h"
 
 #include <gtest/gtest.h>
 

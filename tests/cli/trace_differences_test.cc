@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "model/errors.h"
-#include "tools/splitbrain/trace_differences.h"
+#include "tools/comparison/trace_differences.h"
 
 namespace splitbrain::tools {
 namespace {

@@ -1,10 +1,10 @@
-// libFuzzer target: the reports `compare` reads (tools/splitbrain/comparison.h). The input is
+// libFuzzer target: the reports `compare` reads (tools/comparison/comparison.h). The input is
 // the measurement; the prediction is the same document with the prediction's format, so the
 // fields compare reads are the fuzzer's on both sides.
 #include "model/json_object_reader.h"
 #include "tests/fuzz/fuzz_input.h"
-#include "tools/splitbrain/comparison.h"
-#include "tools/splitbrain/host_wait_comparison.h"
+#include "tools/comparison/comparison.h"
+#include "tools/comparison/host_wait_comparison.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace splitbrain;

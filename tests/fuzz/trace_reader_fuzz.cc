@@ -1,4 +1,4 @@
-// libFuzzer target: the Chrome traces `compare` reads (tools/splitbrain/trace_reader.h), and what
+// libFuzzer target: the Chrome traces `compare` reads (tools/comparison/trace_reader.h), and what
 // it makes of them: the instruction differences (trace_differences.h) and the merged trace
 // (merged_trace.h). The input is the measured trace; the predicted one is the same document named
 // a predicted trace, and the prediction both must belong to has the input's own plan identity and
@@ -8,10 +8,10 @@
 
 #include "model/json_object_reader.h"
 #include "tests/fuzz/fuzz_input.h"
-#include "tools/splitbrain/comparison.h"
-#include "tools/splitbrain/merged_trace.h"
-#include "tools/splitbrain/trace_differences.h"
-#include "tools/splitbrain/trace_reader.h"
+#include "tools/comparison/comparison.h"
+#include "tools/comparison/merged_trace.h"
+#include "tools/comparison/trace_differences.h"
+#include "tools/comparison/trace_reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace splitbrain;

@@ -5,7 +5,7 @@ Usage: gpu_host_fit_replay.py SPLITBRAIN OUT_DIR --command TEXT [RUN_DIR ...]
 
 `calibrate --backend cuda` runs a model's step and fits sim::Device::instruction_host_seconds
 from each forward's and backward's host queuing beyond its predicted span
-(tools/splitbrain/pass_host_excess.h). Each committed run of tools/gpu-checks.sh holds one
+(tools/calibration/pass_host_excess.h). Each committed run of tools/gpu-checks.sh holds one
 measured step per batch (vgg11-b<N>/measured-trace.json, host row) and the cluster calibrate
 wrote, so the fit can be replayed offline: per pass, measured host span minus the simulator's
 (`simulate --trace` on that cluster, the figure zeroed); then the step predicted again with each
@@ -25,7 +25,7 @@ BATCHES = (64, 512)
 
 
 def trimmed_mean(values):
-    """As tools/splitbrain/pass_host_excess.cc: a tenth left out at each end."""
+    """As tools/calibration/pass_host_excess.cc: a tenth left out at each end."""
     values = sorted(values)
     tenth = len(values) // 10
     kept = values[tenth : len(values) - tenth]

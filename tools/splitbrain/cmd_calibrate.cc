@@ -18,20 +18,20 @@
 #include "model/model_json.h"
 #include "sim/cluster_json.h"
 #include "sim/cluster_presets.h"
-#include "tools/splitbrain/pass_overhead_calibration.h"
-#include "tools/splitbrain/backend_choice.h"
-#include "tools/splitbrain/cache_probe.h"
+#include "tools/calibration/pass_overhead_calibration.h"
+#include "tools/training/backend_choice.h"
+#include "tools/calibration/cache_probe.h"
 #include "tools/splitbrain/commands.h"
-#include "tools/splitbrain/heap_reuse.h"
-#include "tools/splitbrain/host_layout.h"
-#include "tools/splitbrain/kernel_calibration.h"
-#include "tools/splitbrain/level_calibration.h"
+#include "tools/training/heap_reuse.h"
+#include "tools/calibration/host_layout.h"
+#include "tools/calibration/kernel_calibration.h"
+#include "tools/calibration/level_calibration.h"
 #include "exec/comm/mpi_process.h"
-#include "tools/splitbrain/placement_announcement.h"
-#include "tools/splitbrain/device_rate_calibration.h"
-#include "tools/splitbrain/problem_calibration.h"
+#include "tools/training/placement_announcement.h"
+#include "tools/calibration/device_rate_calibration.h"
+#include "tools/calibration/problem_calibration.h"
 #include "tools/splitbrain/stage_progress.h"
-#include "tools/splitbrain/step_overlap_calibration.h"
+#include "tools/calibration/step_overlap_calibration.h"
 #include "tools/splitbrain/number_flags.h"
 
 namespace splitbrain::tools {
@@ -279,7 +279,7 @@ void calibrate(CalibrateOptions options) {
     cluster.sources.push_back(fmt::format(
         "splitbrain calibrate --model: communication_overlap {:+.2f} from {}, run with its gradient buckets reduced "
         "during the backward and, alternately, each waited for when full: the overlap at which the simulator charges "
-        "the first's reductions what they cost it (tools/splitbrain/step_overlap_calibration.h)",
+        "the first's reductions what they cost it (tools/calibration/step_overlap_calibration.h)",
         cluster.communication_overlap, step_overlap));
   }
   if (!options.models.empty()) {

@@ -15,14 +15,14 @@
 #include "model/json_object_reader.h"
 #include "model/output_files.h"
 #include "tools/splitbrain/commands.h"
-#include "tools/splitbrain/comparison.h"
-#include "tools/splitbrain/host_level_comparison.h"
-#include "tools/splitbrain/host_wait_comparison.h"
+#include "tools/comparison/comparison.h"
+#include "tools/comparison/host_level_comparison.h"
+#include "tools/comparison/host_wait_comparison.h"
 #include "tools/splitbrain/human_units.h"
-#include "tools/splitbrain/merged_trace.h"
+#include "tools/comparison/merged_trace.h"
 #include "tools/splitbrain/text_table.h"
-#include "tools/splitbrain/trace_differences.h"
-#include "tools/splitbrain/trace_reader.h"
+#include "tools/comparison/trace_differences.h"
+#include "tools/comparison/trace_reader.h"
 
 namespace splitbrain::tools {
 namespace {

@@ -11,7 +11,7 @@
 #include "plans/plan_json.h"
 #include "sim/cluster_presets.h"
 #include "tools/splitbrain/commands.h"
-#include "tools/splitbrain/export_formats.h"
+#include "tools/export/export_formats.h"
 
 namespace splitbrain::tools {
 namespace {

@@ -19,7 +19,7 @@
 #include "tools/splitbrain/commands.h"
 #include "tools/splitbrain/human_units.h"
 #include "tools/splitbrain/text_table.h"
-#include "tools/splitbrain/trace_reader.h"
+#include "tools/comparison/trace_reader.h"
 
 namespace splitbrain::tools {
 namespace {

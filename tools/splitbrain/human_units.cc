@@ -21,12 +21,6 @@ std::string with_prefix(double value, std::string_view unit) {
 
 }  // namespace
 
-std::string human_count(double value) {
-  std::string text = with_prefix(value, "");
-  while (!text.empty() && text.back() == ' ') text.pop_back();
-  return text;
-}
-
 std::string human_bytes(double bytes) { return with_prefix(bytes, "B"); }
 
 std::string human_flops(double flops) { return with_prefix(flops, "FLOP"); }

@@ -7,7 +7,6 @@
 
 namespace splitbrain::tools {
 
-std::string human_count(double value);                 // 138.36 M
 std::string human_bytes(double bytes);                 // 553.4 MB
 std::string human_flops(double flops);                 // 30.95 GFLOP
 std::string with_thousands_separators(int64_t value);  // 138,357,544

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `splitbrain calibrate --model` reads how much a gradient reduction beside the backward costs off
-# the model's own data-parallel step (tools/splitbrain/step_overlap_calibration.h), and writes it.
+# the model's own data-parallel step (tools/calibration/step_overlap_calibration.h), and writes it.
 # Usage: calibrate_step_overlap.sh SPLITBRAIN_BINARY MPIEXEC
 set -euo pipefail
 binary=$1 mpiexec=$2

@@ -1,0 +1,254 @@
+// Megatron-LM: a launch script running pretrain_gpt.py under torchrun with the plan's
+// parallelism, batch, recomputation, precision, optimizer and model shape. Flag names are those of
+// megatron/training/arguments.py.
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <regex>
+
+#include "plans/recompute_scope.h"
+#include "tools/export/export_formats.h"
+#include "tools/export/export_refusal.h"
+
+namespace splitbrain::tools {
+namespace {
+
+using Flags = std::vector<std::string>;
+
+// Megatron-LM's pipeline split: the same number of transformer layers per stage, or (without
+// interleaving) other numbers on the first and last stage only.
+void pipeline_flags(const TrainerLayout& layout, Flags& flags) {
+  if (layout.pipeline_parallel == 1) return;
+  flags.push_back(fmt::format("--pipeline-model-parallel-size {}", layout.pipeline_parallel));
+  const auto& counts = layout.layers_per_chunk;
+  for (size_t c = 0; c < counts.size(); ++c) {
+    if (counts[c] == 0) {
+      throw ExportRefusal(
+          fmt::format("pipeline.stage_starts: chunk {} holds no transformer layer; Megatron-LM gives "
+                      "every pipeline chunk at least one",
+                      c));
+    }
+  }
+  const bool even = std::all_of(counts.begin(), counts.end(), [&](int n) { return n == counts[0]; });
+  if (layout.virtual_stages > 1) {
+    if (!even) {
+      throw ExportRefusal(
+          fmt::format("pipeline.stage_starts: the chunks hold {} transformer layers; Megatron-LM's "
+                      "interleaved schedule needs the same number in every chunk",
+                      fmt::join(counts, ", ")));
+    }
+    flags.push_back(fmt::format("--num-layers-per-virtual-pipeline-stage {}", counts[0]));
+    return;
+  }
+  if (even) return;
+  const size_t last = counts.size() - 1;
+  for (size_t s = 2; s < last; ++s) {
+    if (counts[s] != counts[1]) {
+      throw ExportRefusal(
+          fmt::format("pipeline.stage_starts: stage {} holds {} transformer layers and stage 1 holds {}; "
+                      "Megatron-LM splits the layers evenly but for the first and last stage",
+                      s, counts[s], counts[1]));
+    }
+  }
+  if (counts[0] != counts[1] || last == 1)
+    flags.push_back(fmt::format("--decoder-first-pipeline-num-layers {}", counts[0]));
+  if (counts[last] != counts[1] || last == 1)
+    flags.push_back(fmt::format("--decoder-last-pipeline-num-layers {}", counts[last]));
+}
+
+// Full recomputation of every layer of a chunk keeps only the chunk's input: Megatron-LM's uniform
+// method with one unit per chunk. Recomputing the first N blocks of each chunk is its block method
+// when those blocks make whole transformer layers.
+void recompute_flags(const plans::Plan& plan, TrainerLayout& layout, Flags& flags) {
+  if (!plan.recompute_activations) {
+    if (plan.recompute_attention) flags.push_back("--recompute-granularity selective");
+    return;
+  }
+  if (plan.recompute_attention) layout.notes.push_back("full recomputation includes the plan's selective one");
+  const GptShape& gpt = *layout.gpt;
+  const std::vector<bool> recomputed = plans::recomputed_layers(plan);
+  std::vector<int> recomputed_per_chunk(layout.layers_per_chunk.size(), 0);
+  size_t chunk = 0;
+  int seen_in_chunk = 0;
+  for (int b = 0; b < gpt.layers; ++b) {
+    const int start = gpt.block_starts[static_cast<size_t>(b)];
+    if (seen_in_chunk == layout.layers_per_chunk[chunk]) {
+      ++chunk;
+      seen_in_chunk = 0;
+    }
+    const bool first = recomputed[static_cast<size_t>(start)];
+    for (int offset = 1; offset < kGptLayersPerBlock; ++offset) {
+      if (recomputed[static_cast<size_t>(start + offset)] != first) {
+        throw ExportRefusal(
+            fmt::format("options.recompute_blocks: layer '{}' is {}recomputed but '{}' is {}; "
+                        "Megatron-LM recomputes whole transformer layers",
+                        plan.model->layer(start + offset).name, first ? "not " : "", plan.model->layer(start).name,
+                        first ? "" : "not"));
+      }
+    }
+    if (first && recomputed_per_chunk[chunk] != seen_in_chunk) {
+      throw ExportRefusal(
+          fmt::format("options.recompute_blocks: layer '{}' is recomputed after a layer that is not; "
+                      "Megatron-LM recomputes the first layers of a stage",
+                      plan.model->layer(start).name));
+    }
+    if (first) ++recomputed_per_chunk[chunk];
+    ++seen_in_chunk;
+  }
+  const int most = *std::max_element(recomputed_per_chunk.begin(), recomputed_per_chunk.end());
+  bool all = true;
+  for (size_t c = 0; c < recomputed_per_chunk.size(); ++c) {
+    if (recomputed_per_chunk[c] != std::min(most, layout.layers_per_chunk[c])) {
+      throw ExportRefusal(
+          fmt::format("options.recompute_blocks: chunk {} recomputes {} transformer layers and another "
+                      "{}; Megatron-LM recomputes the same number in every stage",
+                      c, recomputed_per_chunk[c], most));
+    }
+    all = all && recomputed_per_chunk[c] == layout.layers_per_chunk[c];
+  }
+  flags.push_back("--recompute-granularity full");
+  const auto& counts = layout.layers_per_chunk;
+  if (all && std::all_of(counts.begin(), counts.end(), [&](int n) { return n == counts[0]; })) {
+    flags.push_back(fmt::format("--recompute-method uniform --recompute-num-layers {}", counts[0]));
+  } else if (all) {
+    flags.push_back("--recompute-method uniform --recompute-num-layers 1");
+    layout.notes.push_back("uneven stages: Megatron-LM recomputes layer by layer, keeping each layer's input");
+  } else {
+    flags.push_back(fmt::format("--recompute-method block --recompute-num-layers {}", most));
+    layout.notes.push_back("Megatron-LM's block method keeps the input of each recomputed layer");
+  }
+}
+
+void precision_flags(const plans::Plan& plan, Flags& flags) {
+  const auto gradients = plan.gradient_dtype.value_or(plan.dtype);
+  if (plan.dtype == model::DType::bf16) flags.push_back("--bf16");
+  if (plan.dtype == model::DType::fp16) flags.push_back("--fp16");
+  if (plan.dtype == model::DType::fp32) return;
+  if (gradients == model::DType::fp32)
+    flags.push_back("--accumulate-allreduce-grads-in-fp32");
+  else if (plan.dtype == model::DType::bf16)
+    flags.push_back("--grad-reduce-in-bf16");
+}
+
+void optimizer_flags(const plans::Plan& plan, Flags& flags) {
+  const auto& o = plan.optimizer;
+  if (o.kind == plans::OptimizerKind::adam) {
+    flags.push_back(
+        fmt::format("--optimizer adam --adam-beta1 {} --adam-beta2 {} --adam-eps {}", o.beta1, o.beta2, o.epsilon));
+  } else {
+    flags.push_back(fmt::format("--optimizer sgd --sgd-momentum {}", o.momentum));
+  }
+  flags.push_back(fmt::format("--lr {} --lr-decay-style constant --weight-decay {}", o.learning_rate, o.weight_decay));
+}
+
+// The differences from Megatron-LM's form as notes, one per kind: a difference repeated in every
+// transformer layer (the same words but the layer's number) is noted once with its count.
+void note_form_differences(const std::vector<std::string>& differences, TrainerLayout& layout) {
+  const std::regex layer_number("'h[0-9]+\\.");
+  std::vector<std::pair<std::string, int>> kinds;  // (first message, count)
+  std::vector<std::string> keys;
+  for (const auto& difference : differences) {
+    const std::string key = std::regex_replace(difference, layer_number, "'hN.");
+    const auto found = std::find(keys.begin(), keys.end(), key);
+    if (found != keys.end()) {
+      ++kinds[static_cast<size_t>(found - keys.begin())].second;
+      continue;
+    }
+    keys.push_back(key);
+    kinds.emplace_back(difference, 1);
+  }
+  for (const auto& [first, count] : kinds) {
+    layout.notes.push_back(count == 1
+                               ? fmt::format("nearest Megatron-LM form: {}", first)
+                               : fmt::format("nearest Megatron-LM form ({} layers like this one): {}", count, first));
+  }
+}
+
+std::string bash_array(std::string_view name, const Flags& flags) {
+  std::string text = fmt::format("{}=(\n", name);
+  for (const auto& flag : flags) text += fmt::format("  {}\n", flag);
+  text += ")\n";
+  return text;
+}
+
+}  // namespace
+
+std::vector<ExportedFile> export_megatron(const ExportRequest& request, const TrainerLayout& given) {
+  const plans::Plan& plan = *request.plan;
+  TrainerLayout layout = given;
+  if (!layout.gpt) throw ExportRefusal(layout.not_gpt);
+  if (!layout.megatron_differences.empty()) {
+    if (!request.nearest) {
+      throw ExportRefusal(
+          fmt::format("{} (--nearest writes Megatron-LM's own form with the same sizes, noting each "
+                      "difference)",
+                      layout.megatron_differences.front()));
+    }
+    note_form_differences(layout.megatron_differences, layout);
+  }
+  if (plan.zero_stage > 1) {
+    throw ExportRefusal(
+        fmt::format("options.zero_stage: {} also shards the {}; Megatron-LM's distributed optimizer "
+                    "shards the optimizer state (ZeRO 1): export deepspeed for ZeRO 2-3",
+                    plan.zero_stage, plan.zero_stage == 2 ? "gradients" : "gradients and parameters"));
+  }
+  if (plan.pipe_axis >= 0 && plan.schedule == plans::PipelineSchedule::gpipe) {
+    layout.notes.push_back(
+        "Megatron-LM runs 1F1B where the plan runs GPipe (the same arithmetic, fewer micro-batches in flight)");
+  }
+  layout.notes.push_back(
+      "Megatron-LM clips gradients to a global norm of 1 unless told otherwise (--clip-grad); "
+      "the plan does not clip");
+  const GptShape& gpt = *layout.gpt;
+  const NodeLaunch launch = node_launch(plan, request.devices_per_node);
+
+  Flags shape = {fmt::format("--num-layers {}", gpt.layers), fmt::format("--hidden-size {}", gpt.hidden),
+                 fmt::format("--num-attention-heads {}", gpt.heads), fmt::format("--seq-length {}", gpt.sequence),
+                 fmt::format("--max-position-embeddings {}", gpt.positions)};
+  if (gpt.ffn_hidden != 4 * gpt.hidden) shape.push_back(fmt::format("--ffn-hidden-size {}", gpt.ffn_hidden));
+  if (!gpt.tied_head) shape.push_back("--untie-embeddings-and-output-weights");
+  if (!gpt.linear_bias) shape.push_back("--disable-bias-linear");
+  shape.push_back(fmt::format("--hidden-dropout {} --attention-dropout {}", gpt.hidden_dropout, gpt.attention_dropout));
+
+  Flags parallel = {fmt::format("--tensor-model-parallel-size {}", layout.tensor_parallel)};
+  if (layout.sequence_parallel) parallel.push_back("--sequence-parallel");
+  pipeline_flags(layout, parallel);
+  if (plan.zero_stage == 1) parallel.push_back("--use-distributed-optimizer");
+  if (plan.overlap_gradient_sync && layout.data_parallel > 1) parallel.push_back("--overlap-grad-reduce");
+
+  Flags training = {fmt::format("--micro-batch-size {}", layout.micro_batch_per_replica),
+                    fmt::format("--global-batch-size {}", plan.global_batch)};
+  recompute_flags(plan, layout, training);
+  precision_flags(plan, training);
+  optimizer_flags(plan, training);
+  training.push_back("--train-iters \"${TRAIN_ITERS:-100}\"");
+
+  const Flags data = {fmt::format("--mock-data --tokenizer-type NullTokenizer --vocab-size {}", gpt.vocabulary)};
+
+  std::string script = "#!/usr/bin/env bash\n";
+  script += header_comment(request, layout, "Megatron-LM launch (pretrain_gpt.py under torchrun), one per node.");
+  script += fmt::format(
+      "# Run on each of the {} node(s) with NODE_RANK, MASTER_ADDR and MASTER_PORT set and MEGATRON_LM\n"
+      "# pointing at a Megatron-LM checkout. Megatron-LM pads the vocabulary (--make-vocab-size-divisible-by).\n"
+      "set -euo pipefail\n: \"${{MEGATRON_LM:?set MEGATRON_LM to a Megatron-LM checkout}}\"\n",
+      launch.nodes);
+  if (layout.tensor_parallel > 1)
+    script += "export CUDA_DEVICE_MAX_CONNECTIONS=1  # Megatron-LM asks for it with tensor parallelism\n";
+  script += '\n';
+  script += bash_array("MODEL_ARGS", shape);
+  script += bash_array("PARALLEL_ARGS", parallel);
+  script += bash_array("TRAINING_ARGS", training);
+  script += "# Synthetic tokens; give your data and tokenizer here instead (--data-path, --tokenizer-type, ...).\n";
+  script += bash_array("DATA_ARGS", data);
+  script += fmt::format(
+      "\ntorchrun --nnodes {} --nproc_per_node {} --node_rank \"${{NODE_RANK:-0}}\" \\\n"
+      "  --master_addr \"${{MASTER_ADDR:-localhost}}\" --master_port \"${{MASTER_PORT:-6000}}\" \\\n"
+      "  \"$MEGATRON_LM/pretrain_gpt.py\" \"${{MODEL_ARGS[@]}}\" \"${{PARALLEL_ARGS[@]}}\" \"${{TRAINING_ARGS[@]}}\" "
+      "\"${{DATA_ARGS[@]}}\" \"$@\"\n",
+      launch.nodes, launch.processes_per_node);
+  return {{"launch.sh", script, true}};
+}
+
+}  // namespace splitbrain::tools
