@@ -14,6 +14,15 @@ ProgramWriter::ProgramWriter(const Plan& plan, int rank, bool keep_instructions)
   program_.stage = plan.pipe_axis >= 0 ? plan.mesh.coordinate(rank, plan.pipe_axis) : 0;
   program_.chunk_of_layer = plan.stage_of_layer;
   program_.chunk_of_layer.resize(static_cast<size_t>(net_.size()), 0);
+  if (keep_instructions_) {
+    // A long pipeline's program holds millions of instructions: room for a generous estimate up
+    // front saves copying them at each growth (the pages past the end are never touched).
+    constexpr int64_t kInstructionsPerLayerPass = 8;
+    int64_t layers_here = 0;
+    for (int chunk : program_.chunk_of_layer) layers_here += plan.stage_of_chunk(chunk) == program_.stage ? 1 : 0;
+    program_.instructions.reserve(
+        static_cast<size_t>(kInstructionsPerLayerPass * layers_here * std::max(plan.micro_batches, 1) + 64));
+  }
 }
 
 std::string ProgramWriter::name_of(int buffer) const {

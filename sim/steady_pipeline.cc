@@ -1,8 +1,11 @@
 #include "sim/steady_pipeline.h"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "sim/memory_model.h"
+#include "sim/rank_traffic.h"
 #include "sim/simulation.h"
 
 namespace splitbrain::sim {
@@ -48,11 +51,19 @@ bool full_timeline(const plans::Plan& plan, ShortCounts counts, const Cluster& c
   return counts.longer == 0 || !cluster.device.measured_kernels.empty() || plan.micro_batches <= 4 * counts.longer;
 }
 
-// T(M) from T(longer) (`longer_seconds`, already run): the slope through the two short counts,
-// then through each doubling of the count, until two slopes in a row agree; the full timeline
-// when the doublings reach M first.
-double extrapolated_seconds(const plans::Plan& plan, const plans::CompiledPlan& compiled, const Cluster& cluster,
-                            ShortCounts counts, double longer_seconds) {
+// The line a long pipeline's step time follows: T(M) = seconds + (M - micro_batches) x slope.
+struct SteadyLine {
+  int micro_batches = 0;
+  double seconds = 0.0;
+  double slope = 0.0;
+  double at(int count) const { return seconds + (count - micro_batches) * slope; }
+};
+
+// From T(longer) (`longer_seconds`, already run): the slope through the two short counts, then
+// through each doubling of the count, until two slopes in a row agree; nullopt when the doublings
+// reach the plan's own count first (its full timeline is then the answer).
+std::optional<SteadyLine> steady_line(const plans::Plan& plan, const plans::CompiledPlan& compiled,
+                                      const Cluster& cluster, ShortCounts counts, double longer_seconds) {
   int count = counts.longer;
   double seconds = longer_seconds;
   double slope = (longer_seconds - cut_to(plan, compiled, cluster, counts.shorter).iteration_seconds) /
@@ -62,12 +73,67 @@ double extrapolated_seconds(const plans::Plan& plan, const plans::CompiledPlan& 
     const double next_slope = (doubled - seconds) / count;
     count *= 2;
     seconds = doubled;
-    if (std::abs(next_slope - slope) <= kSameSlope * std::abs(next_slope)) {
-      return seconds + (plan.micro_batches - count) * next_slope;
-    }
+    if (std::abs(next_slope - slope) <= kSameSlope * std::abs(next_slope))
+      return SteadyLine{count, seconds, next_slope};
     slope = next_slope;
   }
+  return std::nullopt;
+}
+
+// T(M) from T(longer), as steady_line draws it, or the full timeline.
+double extrapolated_seconds(const plans::Plan& plan, const plans::CompiledPlan& compiled, const Cluster& cluster,
+                            ShortCounts counts, double longer_seconds) {
+  if (const std::optional<SteadyLine> line = steady_line(plan, compiled, cluster, counts, longer_seconds)) {
+    return line->at(plan.micro_batches);
+  }
   return simulate(plan, compiled, cluster).iteration_seconds;
+}
+
+// `cut` (the plan's simulation cut to line.micro_batches) grown to the plan's count: every
+// further micro-batch adds the slope to the step, its passes' compute to the compute phases (the
+// rest of the slope to the exposed communication, or less bubble where the slope is below the
+// compute), and its layers' collectives (activations, hand-overs, ZeRO 3 gathers) to the counts, from which
+// the bytes each rank sends are summed again; the peaks are the cut's (it holds as many
+// micro-batches in flight), and the gradient reductions and the update run once either way.
+Prediction grown_to_plan(Prediction cut, const plans::Plan& plan, const Cluster& cluster, SteadyLine line) {
+  const int64_t full = plan.micro_batches;
+  const int64_t measured = line.micro_batches;
+  const double added_seconds = line.at(plan.micro_batches) - cut.iteration_seconds;
+  PhaseSeconds& phases = cut.phases;
+  const double scale = static_cast<double>(full) / static_cast<double>(measured);
+  const double added_compute = (phases.compute_forward + phases.compute_backward) * (scale - 1.0);
+  phases.compute_forward *= scale;
+  phases.compute_backward *= scale;
+  const double rest = added_seconds - added_compute;
+  if (rest >= 0.0) {
+    phases.comm_exposed += rest;
+  } else {
+    const double from_bubble = std::min(phases.bubble, -rest);
+    phases.bubble -= from_bubble;
+    phases.comm_exposed = std::max(0.0, phases.comm_exposed - (-rest - from_bubble));
+  }
+  cut.iteration_seconds += added_seconds;
+  cut.samples_per_second = static_cast<double>(plan.global_batch) / cut.iteration_seconds;
+  // A layer's collectives run once per micro-batch (simulation.cc counts them so); the buckets'
+  // reductions and gathers (layer -1) and the tied table's gradient swap once per step.
+  for (CollectiveUse& use : cut.collectives) {
+    if (use.layer < 0 || use.phase == StepPhase::gradient_sync) continue;
+    use.count = static_cast<int>(use.count * full / measured);
+  }
+  std::vector<MemoryBreakdown> memory_of_stage(static_cast<size_t>(plan.stage_count()));
+  for (int stage = 0; stage < plan.stage_count(); ++stage) {
+    const int rank = first_rank_of_stage(plan, stage);
+    for (const RankPrediction& r : cut.ranks) {
+      if (r.rank == rank) memory_of_stage[static_cast<size_t>(stage)] = r.memory;
+    }
+  }
+  cut.ranks = rank_predictions(plan, cluster, cut.collectives, memory_of_stage);
+  for (StageTiming& stage : cut.stages) {
+    stage.backward_end_seconds += added_seconds;
+    stage.sync_end_seconds += added_seconds;
+    stage.end_seconds += added_seconds;
+  }
+  return cut;
 }
 
 }  // namespace
@@ -78,6 +144,16 @@ double steady_pipeline_iteration_seconds(const plans::Plan& plan, const plans::C
   if (full_timeline(plan, counts, cluster)) return simulate(plan, compiled, cluster).iteration_seconds;
   const double longer = cut_to(plan, compiled, cluster, counts.longer).iteration_seconds;
   return extrapolated_seconds(plan, compiled, cluster, counts, longer);
+}
+
+Prediction steady_pipeline_prediction(const plans::Plan& plan, const plans::CompiledPlan& compiled,
+                                      const Cluster& cluster) {
+  const ShortCounts counts = short_counts(plan);
+  if (full_timeline(plan, counts, cluster)) return simulate(plan, compiled, cluster);
+  const double longer = cut_to(plan, compiled, cluster, counts.longer).iteration_seconds;
+  const std::optional<SteadyLine> line = steady_line(plan, compiled, cluster, counts, longer);
+  if (!line) return simulate(plan, compiled, cluster);
+  return grown_to_plan(cut_to(plan, compiled, cluster, line->micro_batches), plan, cluster, *line);
 }
 
 std::optional<double> steady_pipeline_seconds_if_fits(const plans::Plan& plan, const plans::CompiledPlan& compiled,

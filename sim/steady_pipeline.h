@@ -21,12 +21,22 @@
 #include "plans/compiled_plan.h"
 #include "plans/plan.h"
 #include "sim/cluster.h"
+#include "sim/simulation.h"
 
 namespace splitbrain::sim {
 
 // simulate(plan, compiled, cluster).iteration_seconds, up to rounding, from shorter timelines.
 double steady_pipeline_iteration_seconds(const plans::Plan& plan, const plans::CompiledPlan& compiled,
                                          const Cluster& cluster);
+
+// The whole prediction of the plan, grown from the simulation of its steady-state cut where
+// steady_pipeline_iteration_seconds draws a line (else the full simulation): the step time as
+// that function gives it, the phases, collectives and bytes each rank sends for every
+// micro-batch, the peaks; the timeline's passes are the cut's. What the planner reports for a
+// plan it keeps: a 1T GPT's full step programs on 64 stages of 3,072 micro-batches would need
+// more memory than the machine has.
+Prediction steady_pipeline_prediction(const plans::Plan& plan, const plans::CompiledPlan& compiled,
+                                      const Cluster& cluster);
 
 // The same when every rank of the plan holds at most `limit_bytes` (sim/memory_model.h's
 // plan_fits_memory), else nullopt. The longer timeline's step programs are those the fit is walked

@@ -172,7 +172,7 @@ PricedPlan price_every_variant(const PlannerRequest& request, const plans::Plan&
   }
   if (best) return PricedPlan{std::move(*best), {}, true, best_seconds, true};
   ++stats.plans_simulated;
-  Prediction prediction = simulate(plan, plans::compile_plan(plan), request.cluster);
+  Prediction prediction = steady_pipeline_prediction(plan, plans::compile_plan(plan), request.cluster);
   const double seconds = prediction.iteration_seconds;
   return PricedPlan{plan, std::move(prediction), false, seconds};
 }
@@ -232,7 +232,7 @@ std::optional<PricedPlan> price_as_is(const PlannerRequest& request, const plans
   std::optional<plans::Plan> runnable = with_shared_tied_weights(plan, counted_by_price_plan);
   if (!runnable) return std::nullopt;
   ++stats.plans_simulated;
-  Prediction prediction = simulate(*runnable, plans::compile_plan(*runnable), request.cluster);
+  Prediction prediction = steady_pipeline_prediction(*runnable, plans::compile_plan(*runnable), request.cluster);
   const bool feasible = peak_memory_bytes(prediction) <= request.effective_memory_limit();
   const double seconds = prediction.iteration_seconds;
   return PricedPlan{std::move(*runnable), std::move(prediction), feasible, seconds};
@@ -240,7 +240,7 @@ std::optional<PricedPlan> price_as_is(const PlannerRequest& request, const plans
 
 void complete_prediction(const PlannerRequest& request, PricedPlan& priced) {
   if (!priced.prediction_pending) return;
-  priced.prediction = simulate(priced.plan, plans::compile_plan(priced.plan), request.cluster);
+  priced.prediction = steady_pipeline_prediction(priced.plan, plans::compile_plan(priced.plan), request.cluster);
   priced.prediction_pending = false;
 }
 
@@ -340,7 +340,7 @@ std::optional<PricedPlan> price_plan_against(const PlannerRequest& request, plan
   if (cannot_beat(original.bound_seconds, rival_seconds)) return std::nullopt;
   if (std::any_of(unwalked.begin(), unwalked.end(), [&](const Candidate* c) { return fits(*c); })) return std::nullopt;
   ++stats.plans_simulated;
-  Prediction prediction = simulate(original.plan, own, request.cluster);
+  Prediction prediction = steady_pipeline_prediction(original.plan, own, request.cluster);
   const double seconds = prediction.iteration_seconds;
   if (!beats(seconds, rival_seconds)) return std::nullopt;
   return PricedPlan{original.plan, std::move(prediction), false, seconds};

@@ -22,12 +22,15 @@ namespace splitbrain::sim {
 // sharded like their heads; nullopt (counted in `stats`) when that cannot help either.
 std::optional<PricedPlan> price_plan(const PlannerRequest& request, plans::Plan plan, SearchStats& stats);
 
-// The plan as it is, without variants: simulated in full, feasible when every rank fits; nullopt
+// The plan as it is, without variants: simulated (a long pipeline grown from its steady-state cut,
+// sim/steady_pipeline.h), feasible when every rank fits; nullopt
 // (counted in `stats`) when a step cannot share its tied weights, as for price_plan.
 std::optional<PricedPlan> price_as_is(const PlannerRequest& request, const plans::Plan& plan, SearchStats& stats);
 
-// Runs the full simulation of a plan the search keeps, when it has not been run yet (a plan
-// price_plan_against returns is ranked by PricedPlan::seconds alone).
+// Makes the whole prediction of a plan the search keeps, when it has not been made yet (a plan
+// price_plan_against returns is ranked by PricedPlan::seconds alone): the simulation, a long
+// pipeline's grown from its steady-state cut (sim/steady_pipeline.h), whose full step programs
+// would not fit in memory on the largest jobs.
 void complete_prediction(const PlannerRequest& request, PricedPlan& priced);
 
 // How a search keeps its best plan: the overall search prefers a plan that fits, then the faster

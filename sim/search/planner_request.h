@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "model/dtype.h"
@@ -19,6 +20,10 @@ struct PlannerRequest {
   int devices = 1;
   int64_t global_batch = 1;
   model::DType dtype = model::DType::fp32;
+  // The element type every plan accumulates and reduces gradients in, when not `dtype` (fp32
+  // main gradients under bf16, as Megatron-LM keeps them for accuracy): a constraint of the job,
+  // not a choice the search weighs, since it only adds bytes and memory.
+  std::optional<model::DType> gradient_dtype;
   Cluster cluster;
   int64_t memory_limit_bytes = std::numeric_limits<int64_t>::max();  // also capped by the device
   plans::OptimizerConfig optimizer;

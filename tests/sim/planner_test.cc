@@ -191,6 +191,23 @@ TEST(Planner, RefusesImpossibleRequests) {
   EXPECT_THROW(plan_training(request_for("fashion-vgg", 1'000'000, 64, "cori-knl")), InputError);
 }
 
+// fp32 main gradients under bf16 are the job's constraint: every plan ranked keeps them, and each
+// needs more memory than the same plan reducing bf16 gradients (2 more bytes per parameter).
+TEST(Planner, KeepsTheJobsGradientTypeInEveryPlan) {
+  PlannerRequest request =
+      testing::large_model_request("gpt:layers=4,hidden=512,heads=8,seq=256,vocab=4000,positions=256", 8, 32);
+  request.gradient_dtype = model::DType::fp32;
+  const PlannerResult result = plan_training(request);
+  ASSERT_FALSE(result.plans.empty());
+  for (const PricedPlan& p : result.plans) {
+    ASSERT_EQ(p.plan.gradient_dtype, model::DType::fp32) << p.plan.family;
+    plans::Plan bf16_gradients = p.plan;
+    bf16_gradients.gradient_dtype.reset();
+    const Prediction lighter = simulate(bf16_gradients, plans::compile_plan(bf16_gradients), request.cluster);
+    EXPECT_GT(peak_memory_bytes(p.prediction), peak_memory_bytes(lighter)) << p.plan.family;
+  }
+}
+
 TEST(Planner, OneDeviceIsPlainTraining) {
   const PlannerResult result = plan_training(request_for("mlp", 1, 64, "local-cpu"));
   ASSERT_FALSE(result.plans.empty());

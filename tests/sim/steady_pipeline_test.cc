@@ -50,6 +50,44 @@ TEST(SteadyPipeline, ShortTimelinesGiveTheLongOnesTime) {
   EXPECT_GT(compared, 20);
 }
 
+// A long pipeline's whole prediction grown from its steady-state cut equals the full simulation's:
+// the step time up to rounding, the phases adding up to it, every rank's peak and bytes sent to the
+// byte, and as many runs of every collective.
+TEST(SteadyPipeline, GrownPredictionMatchesTheFullSimulation) {
+  const std::string gpt = "gpt:layers=4,hidden=64,heads=4,seq=16,vocab=96,positions=16";
+  const Cluster cluster = cluster_preset("dgx-a100-80g");
+  int grown = 0;
+  for (const std::string& model : {std::string("fashion-vgg"), gpt}) {
+    for (plans::Plan plan : testing::plans_with_variants(model, 4, 128)) {  // 2 samples a micro-batch
+      const int stages = plan.stage_count();
+      if (stages < 2 || plan.schedule == plans::PipelineSchedule::gpipe) continue;
+      plan.micro_batches = 64;
+      const plans::CompiledPlan compiled = plans::compile_plan(plan);
+      const Prediction full = simulate(plan, compiled, cluster);
+      const Prediction steady = steady_pipeline_prediction(plan, compiled, cluster);
+      const std::string what = fmt::format("{} {}", plan.family, plan.mesh.to_string());
+      EXPECT_NEAR(steady.iteration_seconds, full.iteration_seconds, 1e-9 * full.iteration_seconds) << what;
+      const PhaseSeconds& p = steady.phases;
+      EXPECT_NEAR(p.compute_forward + p.compute_backward + p.comm_exposed + p.bubble + p.optimizer,
+                  steady.iteration_seconds, 1e-6 * steady.iteration_seconds)
+          << what;
+      EXPECT_EQ(peak_memory_bytes(steady), peak_memory_bytes(full)) << what;
+      ASSERT_EQ(steady.ranks.size(), full.ranks.size()) << what;
+      for (size_t r = 0; r < full.ranks.size(); ++r) {
+        EXPECT_EQ(steady.ranks[r].comm_bytes_sent, full.ranks[r].comm_bytes_sent) << what << " rank " << r;
+        EXPECT_EQ(steady.ranks[r].comm_bytes_sent_per_level, full.ranks[r].comm_bytes_sent_per_level) << what;
+      }
+      int64_t steady_runs = 0;
+      int64_t full_runs = 0;
+      for (const CollectiveUse& u : steady.collectives) steady_runs += u.count;
+      for (const CollectiveUse& u : full.collectives) full_runs += u.count;
+      EXPECT_EQ(steady_runs, full_runs) << what;
+      if (steady.passes.size() < full.passes.size()) ++grown;  // drawn from a cut, not run in full
+    }
+  }
+  EXPECT_GT(grown, 5);
+}
+
 // The fit is decided by the full simulation's peak, to the byte: a limit one byte under it gets
 // nullopt, the peak itself the step time.
 TEST(SteadyPipeline, FitsExactlyWhenTheSimulatedPeakIsWithinTheLimit) {

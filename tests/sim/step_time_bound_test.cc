@@ -63,7 +63,7 @@ BoundCheck check_every_plan(const PlannerRequest& request) {
             variant.recompute_activations = recompute == 1 || recompute == 3;
             variant.recompute_blocks = recompute == 3 ? 1 : 0;
             variant.recompute_attention = recompute == 2;
-            if (!plans::tied_weight_problem(variant).empty()) continue;  // ZeRO 3 slicing a tied table
+            if (!plans::tied_weight_problem(variant).empty()) continue;  // a tie no step can share
             const plans::CompiledPlan compiled = plans::compile_plan(variant);
             const double bound = iteration_seconds_lower_bound(variant, compiled, request.cluster);
             const double simulated = simulate(variant, compiled, request.cluster).iteration_seconds;
