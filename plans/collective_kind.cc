@@ -22,11 +22,4 @@ std::string_view collective_name(CollectiveKind kind) {
   return "unknown";
 }
 
-std::optional<CollectiveKind> collective_kind_from_name(std::string_view name) {
-  for (const auto& [k, n] : kNames) {
-    if (n == name) return k;
-  }
-  return std::nullopt;
-}
-
 }  // namespace splitbrain::plans

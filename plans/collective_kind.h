@@ -2,7 +2,6 @@
 // The kinds of communication a plan can need. Shared by the simulator (which costs them) and the
 // executor (which runs them); redistribution (plans/redistribution.h) produces lists of them.
 
-#include <optional>
 #include <string_view>
 
 namespace splitbrain::plans {
@@ -17,6 +16,5 @@ enum class CollectiveKind {
 };
 
 std::string_view collective_name(CollectiveKind kind);  // "all_gather", ...
-std::optional<CollectiveKind> collective_kind_from_name(std::string_view name);
 
 }  // namespace splitbrain::plans
