@@ -46,6 +46,27 @@ TEST(CliPlan, JsonContractAndEmittedPlansThatSimulate) {
                    plans[0].at("iteration_seconds").get<double>());
 }
 
+// --gradient-dtype fp32 under bf16: every plan file written keeps fp32 gradients, as a user
+// would write them.
+TEST(CliPlan, GradientTypeInEveryEmittedPlan) {
+  const std::string dir = scratch_directory() / "gradient-dtype-plans";
+  const CommandResult r = run_splitbrain(
+      "plan --model gpt:layers=2,hidden=64,heads=4,seq=16,vocab=96,positions=16 --cluster dgx-a100-80g --devices 4 "
+      "--batch 16 --dtype bf16 --optimizer adam --gradient-dtype fp32 --emit-plans " +
+      dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    std::ifstream in(entry.path());
+    const auto doc = nlohmann::json::parse(in);
+    EXPECT_EQ(doc.at("options").at("gradient_dtype"), "fp32") << entry.path();
+    ++files;
+  }
+  EXPECT_GE(files, 6);
+  expect_rejected(run_splitbrain("plan --model fashion-vgg --devices 2 --batch 64 --gradient-dtype fp64"),
+                  "--gradient-dtype");
+}
+
 TEST(CliPlan, TableCsvAndExplanation) {
   const std::string csv = write_temp_file("ranking.csv", "");
   const CommandResult r =

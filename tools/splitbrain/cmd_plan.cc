@@ -35,6 +35,7 @@ struct PlanOptions {
   int64_t batch = 0;
   std::string dtype = "fp32";
   std::string optimizer = "sgd";
+  std::string gradient_dtype;  // "": the element type
   int top = 15;
   std::string memory_limit;
   std::string json_path;
@@ -168,6 +169,7 @@ void run_plan(const PlanOptions& options) {
   request.devices = options.devices;
   request.global_batch = options.batch;
   request.dtype = model::parse_dtype(options.dtype);
+  if (!options.gradient_dtype.empty()) request.gradient_dtype = model::parse_dtype(options.gradient_dtype);
   request.optimizer.kind =
       options.optimizer == "adam" ? plans::OptimizerKind::adam : plans::OptimizerKind::sgd_momentum;
   request.exhaustive = options.exhaustive;
@@ -248,6 +250,12 @@ void add_plan_command(CLI::App& app) {
   command->add_option("--optimizer", options->optimizer, "Optimizer (sets the state memory)")
       ->check(CLI::IsMember({"sgd", "adam"}))
       ->default_val("sgd");
+  command
+      ->add_option("--gradient-dtype", options->gradient_dtype,
+                   "Element type every plan accumulates and reduces gradients in (default: --dtype), e.g. fp32 "
+                   "main gradients under bf16 as Megatron-LM keeps them; a constraint, not a choice the search "
+                   "weighs (it only adds bytes)")
+      ->check(CLI::IsMember({"fp32", "fp16", "bf16"}));
   command->add_option("--top", options->top, "Rows of the table")
       ->check(positive_integer_for(options->top))
       ->default_val(15);
