@@ -5,10 +5,12 @@
 // plans/op_sharding.cc dispatches through op_rules() and never switches on the kind.
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "model/dtype.h"
 #include "model/op.h"
+#include "plans/kernel_problem.h"
 #include "plans/layer_sharding.h"
 #include "plans/op_rules/rule_context.h"
 #include "plans/op_sharding.h"
@@ -31,6 +33,9 @@ struct OpRules {
   // layouts, the parameters' shards and the op's internal collectives. Throws PlanError through
   // `rule` when the roles do not fit the op or its shapes.
   void (*layouts)(const RuleContext& rule, const LayoutRequest& request, LayerLayouts& out);
+  // The kernel a rank runs for the layer (plans/kernel_problem.h), or nullopt where it runs none
+  // worth its own calibration; nullptr for ops that never have one.
+  std::optional<KernelProblem> (*kernel_problem)(const KernelProblemRequest& request) = nullptr;
 };
 
 // The rules of a kind; every kind has them.

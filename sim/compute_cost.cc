@@ -8,6 +8,7 @@
 #include <variant>
 #include <vector>
 
+#include "model/op_unit.h"
 #include "model/statistics.h"
 #include "plans/compiled_plan.h"
 #include "plans/tensor_layout.h"
@@ -103,9 +104,9 @@ LocalBytes local_bytes(const model::Model& model, const Layer& layer, const plan
   return bytes;
 }
 
-// conv2d and linear compute the input gradient from the output gradient and the weight alone
-// (dX = dY W); every other op with an input gradient reads the tensors it saved.
-bool input_gradient_needs_saved_tensors(OpKind kind) { return kind != OpKind::conv2d && kind != OpKind::linear; }
+// The op unit says whether the input gradient reads the saved tensors: conv2d and linear compute it
+// from the output gradient and the weight alone (dX = dY W).
+bool input_gradient_needs_saved_tensors(OpKind kind) { return model::op_unit(kind).input_gradient_reads_saved; }
 
 // Roofline: the slower of doing the arithmetic and moving the bytes, each at its achieved rate.
 // A phase without FLOPs is free (a view such as flatten, or a gradient nobody needs), except
@@ -452,16 +453,15 @@ double gradient_accumulation_seconds(const Cluster& cluster, const plans::Plan& 
 }
 
 OpClass op_class_of(const model::Layer& layer) {
-  switch (layer.kind) {
-    case OpKind::conv2d:
+  switch (model::op_unit(layer.kind).arithmetic) {
+    case model::ArithmeticPattern::convolution:
       return OpClass::conv;
-    case OpKind::linear:
-    case OpKind::matmul:
-    case OpKind::self_attention:
+    case model::ArithmeticPattern::matrix_product:
       return OpClass::gemm;
-    default:
+    case model::ArithmeticPattern::elementwise:
       return OpClass::elementwise;
   }
+  return OpClass::elementwise;
 }
 
 }  // namespace splitbrain::sim

@@ -7,30 +7,12 @@
 
 #include <cstdint>
 
+#include "plans/kernel_problem.h"
+
 namespace splitbrain::exec::kernels {
 
-struct Conv2dShape {
-  int64_t batch = 1;
-  int64_t in_channels = 1;
-  int64_t height = 1;
-  int64_t width = 1;
-  int64_t out_channels = 1;
-  int64_t kernel_h = 1;
-  int64_t kernel_w = 1;
-  int64_t stride_h = 1;
-  int64_t stride_w = 1;
-  int64_t pad_top = 0;
-  int64_t pad_bottom = 0;
-  int64_t pad_left = 0;
-  int64_t pad_right = 0;
-  int64_t dilation_h = 1;  // PyTorch's convention: 1 = dense (oneDNN counts the gaps: 0)
-  int64_t dilation_w = 1;
-  int64_t groups = 1;
-  bool bias = true;
-
-  int64_t out_height() const;  // floor((H + pads - dilation*(k-1) - 1) / stride) + 1
-  int64_t out_width() const;
-};
+// The problem is declared once, in plans/, where the simulator prices the same one.
+using Conv2dShape = plans::ConvProblem;
 
 // Built once per layer for one shape. Implementations throw KernelArgumentError on shapes that
 // do not make sense (channels not divisible by the groups, empty output, ...).

@@ -11,28 +11,15 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "plans/kernel_problem.h"
+
 namespace splitbrain::exec::kernels {
 
 enum class PoolKind { max, average };
 
-struct Pool2dShape {
-  int64_t batch = 1;
-  int64_t channels = 1;
-  int64_t height = 1;
-  int64_t width = 1;
-  int64_t kernel_h = 1;
-  int64_t kernel_w = 1;
-  int64_t stride_h = 1;
-  int64_t stride_w = 1;
-  int64_t pad_top = 0;
-  int64_t pad_bottom = 0;
-  int64_t pad_left = 0;
-  int64_t pad_right = 0;
-  bool ceil_mode = false;
-
-  int64_t out_height() const;
-  int64_t out_width() const;
-};
+// The problem is declared once, in plans/, where the simulator prices the same one; the kernels
+// take the kind from PoolKind (the problem's `max` is the simulator's).
+using Pool2dShape = plans::PoolProblem;
 
 class Pool2dKernel {
  public:

@@ -78,28 +78,14 @@ class Conv2dOp final : public LayerOp {
 std::unique_ptr<LayerOp> make_conv2d_op(kernels::KernelFactory& factory, const OpContext& op) {
   const model::Layer& layer = op.model->layer(op.layer);
   const auto& a = layer.attr<model::Conv2dAttrs>();
-  const auto& x = op.input_shapes[0];
   const auto& w = op.parameter_shapes[0];
   if (a.groups != 1 && w[0] != a.out_channels) {
     throw InputError(fmt::format(
         "layer '{}': grouped convolutions cannot split their output channels in the executor yet", layer.name));
   }
-  kernels::Conv2dShape shape;
-  shape.batch = x[0];
-  shape.in_channels = x[1];
-  // A height split receives halo rows from its neighbours (zeros at the tensor's edges), so the
-  // kernel sees the extended block and pads only the width.
-  const int64_t halo_rows = op.layouts->forward_internal.empty() ? 0 : op.layouts->forward_internal.front().halo_rows;
-  shape.height = x[2] + 2 * halo_rows;
-  shape.width = x[3];
-  shape.out_channels = w[0];
-  copy_window(a, shape);
-  if (halo_rows > 0) shape.pad_top = shape.pad_bottom = 0;
-  shape.dilation_h = a.dilation.h;
-  shape.dilation_w = a.dilation.w;
-  shape.groups = a.groups;
-  shape.bias = a.bias;
-  return std::make_unique<Conv2dOp>(factory, shape, op);
+  // The plan's problem, the one the simulator prices: a height split's block extended by its halo
+  // rows (zeros at the tensor's edges), padded then only at the sides.
+  return std::make_unique<Conv2dOp>(factory, planned_problem<plans::ConvProblem>(op), op);
 }
 
 }  // namespace splitbrain::exec::ops

@@ -130,10 +130,14 @@ int64_t elements_of(const std::vector<int64_t>& shape) { return comm::element_co
 
 }  // namespace
 
-std::unique_ptr<LayerOp> make_activation_op(kernels::KernelFactory& factory, const OpContext& op) {
-  const bool relu = op.model->layer(op.layer).kind == model::OpKind::relu;
-  const kernels::Activation kind = relu ? kernels::Activation::relu : kernels::Activation::gelu_tanh;
-  return std::make_unique<ActivationOp>(factory.make_activation(kind, elements_of(op.output_shape)));
+std::unique_ptr<LayerOp> make_relu_op(kernels::KernelFactory& factory, const OpContext& op) {
+  return std::make_unique<ActivationOp>(
+      factory.make_activation(kernels::Activation::relu, elements_of(op.output_shape)));
+}
+
+std::unique_ptr<LayerOp> make_gelu_op(kernels::KernelFactory& factory, const OpContext& op) {
+  return std::make_unique<ActivationOp>(
+      factory.make_activation(kernels::Activation::gelu_tanh, elements_of(op.output_shape)));
 }
 
 std::unique_ptr<LayerOp> make_dropout_op(kernels::KernelFactory& factory, const OpContext& op) {
@@ -141,7 +145,7 @@ std::unique_ptr<LayerOp> make_dropout_op(kernels::KernelFactory& factory, const 
   return std::make_unique<DropoutOp>(factory, probability, op);
 }
 
-std::unique_ptr<LayerOp> make_reshape_op(kernels::KernelFactory& factory, const OpContext&) {
+std::unique_ptr<LayerOp> make_flatten_op(kernels::KernelFactory& factory, const OpContext&) {
   return std::make_unique<ReshapeOp>(factory.make_array_kernel());
 }
 

@@ -108,7 +108,7 @@ class LossOp final : public LayerOp {
 
 }  // namespace
 
-std::unique_ptr<LayerOp> make_loss_op(kernels::KernelFactory& factory, const OpContext& op) {
+std::unique_ptr<LayerOp> make_softmax_cross_entropy_op(kernels::KernelFactory& factory, const OpContext& op) {
   if (op.input_shapes[0].size() != 2 && op.input_shapes[0].size() != 3) {
     throw InputError(
         fmt::format("layer '{}': the executor's loss takes [batch, classes] or [batch, positions, classes] "

@@ -2,10 +2,15 @@
 // Small pieces the ops share.
 
 #include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <variant>
 #include <vector>
 
 #include "exec/runtime/layer_op.h"
 #include "model/op.h"
+#include "plans/kernel_problem.h"
 
 namespace splitbrain::exec::ops {
 
@@ -14,16 +19,17 @@ namespace splitbrain::exec::ops {
 // replicas).
 inline const float* bias_to_add(bool adds_bias, ConstTensorSpan bias) { return adds_bias ? bias.data() : nullptr; }
 
-// Copies a window's kernel, stride and symmetric padding into a kernel shape (conv and pool
-// shapes name these fields alike).
-template <class KernelShape, class WindowAttrs>
-void copy_window(const WindowAttrs& window, KernelShape& shape) {
-  shape.kernel_h = window.kernel.h;
-  shape.kernel_w = window.kernel.w;
-  shape.stride_h = window.stride.h;
-  shape.stride_w = window.stride.w;
-  shape.pad_top = shape.pad_bottom = window.padding.h;
-  shape.pad_left = shape.pad_right = window.padding.w;
+// The layer's kernel problem under the plan (plans/kernel_problem.h), the one the simulator
+// prices and calibrate times, for this op's micro-batch.
+template <class Problem>
+Problem planned_problem(const OpContext& op) {
+  const std::optional<plans::KernelProblem> problem =
+      plans::kernel_problem(*op.model, op.layer, *op.layouts, *op.mesh, op.output_global_shape.at(0));
+  const Problem* of_kind = problem ? std::get_if<Problem>(&*problem) : nullptr;
+  if (of_kind == nullptr) {
+    throw std::logic_error("layer '" + op.model->layer(op.layer).name + "': the plan gives it no kernel problem");
+  }
+  return *of_kind;
 }
 
 // From host values [samples, positions] (one per position of each sample, as the data source

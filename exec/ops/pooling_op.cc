@@ -62,24 +62,28 @@ class AdaptiveAvgPoolOp final : public LayerOp {
 
 }  // namespace
 
-std::unique_ptr<LayerOp> make_pooling_op(kernels::KernelFactory& factory, const OpContext& op) {
-  const model::Layer& layer = op.model->layer(op.layer);
-  const auto& x = op.input_shapes[0];
-  if (layer.kind == model::OpKind::adaptive_avgpool) {
-    kernels::AdaptiveAvgPoolShape shape{x[0], x[1], x[2], x[3], op.output_shape[2], op.output_shape[3]};
-    return std::make_unique<AdaptiveAvgPoolOp>(factory.make_adaptive_avgpool(shape));
-  }
-  const auto& a = layer.attr<model::Pool2dAttrs>();
-  kernels::Pool2dShape shape;
-  shape.batch = x[0];
-  shape.channels = x[1];
-  shape.height = x[2];
-  shape.width = x[3];
-  copy_window(a, shape);
-  shape.ceil_mode = a.ceil_mode;
-  const kernels::PoolKind kind =
-      layer.kind == model::OpKind::maxpool ? kernels::PoolKind::max : kernels::PoolKind::average;
+namespace {
+
+std::unique_ptr<LayerOp> make_window_pooling_op(kernels::KernelFactory& factory, const OpContext& op,
+                                                kernels::PoolKind kind) {
+  const kernels::Pool2dShape shape = planned_problem<plans::PoolProblem>(op);
   return std::make_unique<PoolingOp>(factory, factory.make_pool2d(kind, shape));
+}
+
+}  // namespace
+
+std::unique_ptr<LayerOp> make_maxpool_op(kernels::KernelFactory& factory, const OpContext& op) {
+  return make_window_pooling_op(factory, op, kernels::PoolKind::max);
+}
+
+std::unique_ptr<LayerOp> make_avgpool_op(kernels::KernelFactory& factory, const OpContext& op) {
+  return make_window_pooling_op(factory, op, kernels::PoolKind::average);
+}
+
+std::unique_ptr<LayerOp> make_adaptive_avgpool_op(kernels::KernelFactory& factory, const OpContext& op) {
+  const auto& x = op.input_shapes[0];
+  kernels::AdaptiveAvgPoolShape shape{x[0], x[1], x[2], x[3], op.output_shape[2], op.output_shape[3]};
+  return std::make_unique<AdaptiveAvgPoolOp>(factory.make_adaptive_avgpool(shape));
 }
 
 }  // namespace splitbrain::exec::ops

@@ -4,6 +4,7 @@
 #include "model/dtype.h"
 #include "plans/op_rules.h"
 #include "plans/op_rules/rule_context.h"
+#include "plans/tensor_layout.h"
 #include "plans/transfers.h"
 
 namespace splitbrain::plans::op_rules_of {
@@ -35,8 +36,37 @@ void layouts(const RuleContext& rule, const LayoutRequest& request, LayerLayouts
   }
 }
 
+// A height split receives its neighbours' boundary rows (zeros at the image's edges), so its
+// kernel reads the extended block and pads only the width.
+std::optional<KernelProblem> kernel_problem(const KernelProblemRequest& request) {
+  if (request.layouts.parameters.empty()) return std::nullopt;
+  const auto& a = request.layer.attr<model::Conv2dAttrs>();
+  const ParameterShard& weight = request.layouts.parameters[0];
+  const std::vector<int64_t> w = local_shape(weight.layout, request.mesh, weight.global_shape);
+  const std::vector<int64_t>& x = request.local_input;
+  const auto& internal = request.layouts.forward_internal;
+  const int64_t halo_rows = internal.empty() ? 0 : internal.front().halo_rows;
+  ConvProblem problem;
+  problem.batch = x.at(0);
+  problem.in_channels = x.at(1);
+  problem.height = x.at(2) + 2 * halo_rows;
+  problem.width = x.at(3);
+  problem.out_channels = w.at(0);
+  problem.kernel_h = a.kernel.h;
+  problem.kernel_w = a.kernel.w;
+  problem.stride_h = a.stride.h;
+  problem.stride_w = a.stride.w;
+  problem.pad_top = problem.pad_bottom = halo_rows > 0 ? 0 : a.padding.h;
+  problem.pad_left = problem.pad_right = a.padding.w;
+  problem.dilation_h = a.dilation.h;
+  problem.dilation_w = a.dilation.w;
+  problem.groups = a.groups;
+  problem.bias = a.bias;
+  return problem;
+}
+
 }  // namespace
 
-const OpRules conv2d = {model::OpKind::conv2d, any_role, layouts};
+const OpRules conv2d = {model::OpKind::conv2d, any_role, layouts, kernel_problem};
 
 }  // namespace splitbrain::plans::op_rules_of

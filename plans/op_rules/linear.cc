@@ -3,6 +3,7 @@
 
 #include "plans/op_rules.h"
 #include "plans/op_rules/rule_context.h"
+#include "plans/tensor_layout.h"
 
 namespace splitbrain::plans::op_rules_of {
 namespace {
@@ -22,8 +23,19 @@ void layouts(const RuleContext& rule, const LayoutRequest& request, LayerLayouts
   if (a.bias) out.parameters.push_back(rule.parameter({a.out_features}, {{R::out, 0}}));
 }
 
+std::optional<KernelProblem> kernel_problem(const KernelProblemRequest& request) {
+  const std::vector<int64_t> y =
+      local_shape(request.layouts.output, request.mesh, activation_shape(request.layer, request.micro_batch));
+  LinearProblem problem;
+  problem.rows = rows_of(request.local_input);
+  problem.in_features = request.local_input.back();
+  problem.out_features = y.back();
+  problem.bias = request.layer.attr<model::LinearAttrs>().bias;
+  return problem;
+}
+
 }  // namespace
 
-const OpRules linear = {model::OpKind::linear, any_role, layouts};
+const OpRules linear = {model::OpKind::linear, any_role, layouts, kernel_problem};
 
 }  // namespace splitbrain::plans::op_rules_of

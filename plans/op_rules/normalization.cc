@@ -41,9 +41,13 @@ void layernorm_layouts(const RuleContext& rule, const LayoutRequest& request, La
   out.parameters.push_back(rule.parameter({features}, {}));
 }
 
+std::optional<KernelProblem> layernorm_problem(const KernelProblemRequest& request) {
+  return LayerNormProblem{rows_of(request.local_input), request.local_input.back()};
+}
+
 }  // namespace
 
 const OpRules batchnorm = {model::OpKind::batchnorm, any_role_but_in, batchnorm_layouts};
-const OpRules layernorm = {model::OpKind::layernorm, batch_or_spatial, layernorm_layouts};
+const OpRules layernorm = {model::OpKind::layernorm, batch_or_spatial, layernorm_layouts, layernorm_problem};
 
 }  // namespace splitbrain::plans::op_rules_of

@@ -61,6 +61,13 @@ class RuleContext {
 
 struct LayoutRequest;
 
+// The rows of a [..., features] tensor: every dim but the last.
+inline int64_t rows_of(const std::vector<int64_t>& shape) {
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < shape.size(); ++d) rows *= shape[d];
+  return rows;
+}
+
 // The role sets ops allow.
 inline bool any_role(ShardRole) { return true; }
 inline bool any_role_but_in(ShardRole role) { return role != ShardRole::in; }  // no partial inputs

@@ -15,8 +15,12 @@ void layouts(const RuleContext& rule, const LayoutRequest& request, LayerLayouts
   out.output = rule.layout(request.output_shape, {{R::batch, 0}}, {R::spatial});
 }
 
+std::optional<KernelProblem> kernel_problem(const KernelProblemRequest& request) {
+  return LossProblem{rows_of(request.local_input), request.local_input.back()};
+}
+
 }  // namespace
 
-const OpRules softmax_cross_entropy = {model::OpKind::softmax_cross_entropy, batch_or_spatial, layouts};
+const OpRules softmax_cross_entropy = {model::OpKind::softmax_cross_entropy, batch_or_spatial, layouts, kernel_problem};
 
 }  // namespace splitbrain::plans::op_rules_of
