@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "plans/pipeline_order.h"
 #include "plans/plan_error.h"
 #include "plans/step_compiler.h"
 
@@ -15,22 +16,14 @@ int micro_batches_in_flight(const plans::Plan& plan, int stage) {
     throw plans::PlanError(fmt::format("stage {} is out of range: the plan has {} stage(s)", stage, stages));
   }
   if (stages == 1) return 1;  // micro-batches run forward and backward one after another
-  switch (plan.schedule) {
-    case plans::PipelineSchedule::gpipe:
-      return plan.micro_batches;
-    case plans::PipelineSchedule::one_f_one_b:
-      return std::min(plan.micro_batches, stages - stage);
-    case plans::PipelineSchedule::interleaved_one_f_one_b: {
-      // The warm-up's chunk passes and the one of the steady state, each a chunk's share (1/V)
-      // of a micro-batch's activations (chunks of equal size).
-      const int chunks = plan.virtual_stages;
-      const int passes = plan.micro_batches == stages ? plan.micro_batches * chunks
-                                                      : std::min(plan.micro_batches * chunks,
-                                                                 2 * (stages - stage - 1) + (chunks - 1) * stages + 1);
-      return std::min(plan.micro_batches, (passes + chunks - 1) / chunks);
-    }
-  }
-  return plan.micro_batches;
+  // The warm-up's forwards (plans/pipeline_order.h decides how many) and the steady state's one,
+  // each under interleaving a chunk's share (1/V) of a micro-batch's activations (chunks of equal
+  // size). GPipe's warm-up is every micro-batch, 1F1B's the stages after this one.
+  const int chunks =
+      plan.schedule == plans::PipelineSchedule::interleaved_one_f_one_b ? std::max(1, plan.virtual_stages) : 1;
+  const int warmup = plans::warmup_forwards(stage, stages, plan.micro_batches, plan.schedule, chunks);
+  const int passes = std::min(plan.micro_batches * chunks, warmup + 1);
+  return std::min(plan.micro_batches, (passes + chunks - 1) / chunks);
 }
 
 MemoryBreakdown stage_memory(const plans::Plan& plan, const plans::CompiledPlan& compiled, int stage) {
