@@ -10,14 +10,13 @@
 //     helper threads exist (the batch prefetcher, the watchdog, the CUDA and NCCL threads).
 //   - Throws std::system_error when the OS refuses an affinity call.
 //
-// Why: a step on a GPU is paced by the host when its kernels are short (vgg11-cifar10 at batch 64
-// on an H200: ~60 passes queued in ~3 ms), and then its time is the driving thread's. The batch
+// Why: a step on a GPU is paced by the host when its kernels are shorter than their queuing
+// (vgg11-cifar10 at batch 64 on an H200, ~60 passes), and then its time is the driving thread's. The batch
 // prefetcher takes about a fifth of a CPU while it makes the next step's samples (ps on the H200
 // machine), and nothing kept the scheduler from running it on the driver's CPU. Alone, the driver
 // has a CPU of its own and a known one (the commands print it). What it does not do: remove the
-// spread of that step between processes on a shared virtual machine (3.1-4.7 ms over five runs
-// with it, 3.0-4.0 ms without, runs minutes apart: results/gpu-h200-27e97b2/,
-// results/gpu-h200-bffcfca/); that comes from the host.
+// spread of that step between processes on a shared virtual machine (results/gpu-driver-thread/);
+// that comes from the host.
 
 #include <optional>
 #include <vector>

@@ -4,12 +4,13 @@
 # set to each of CACHES_MIB in turn. The same measurements throughout: only the cache differs.
 # Writes results/cache-what-if/ (README.md, results.json; made in a temporary folder and renamed).
 # About a minute per cache. FIDELITY=DIR FIDELITY_COMMIT=REV: an earlier fidelity run (as
-# fidelity-repredict.sh reads it), written to results/cache-what-if-REV/.
+# fidelity-repredict.sh reads it), named by REV in the README. OUT=DIR writes there instead of
+# results/cache-what-if/ (one folder per study; earlier runs live in git history).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 caches=${CACHES_MIB:-0 4 8 16 32 64}
 source_dir=${FIDELITY:-results/fidelity}
-out=results/cache-what-if${FIDELITY_COMMIT:+-$FIDELITY_COMMIT}
+out=${OUT:-results/cache-what-if}
 python=/usr/bin/python3
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cache-what-if.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT

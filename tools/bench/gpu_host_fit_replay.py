@@ -94,7 +94,7 @@ def main():
     parser.add_argument("splitbrain")
     parser.add_argument("out_dir")
     parser.add_argument("--command", required=True)
-    parser.add_argument("runs", nargs="*", default=["results/gpu", "results/gpu-h200-2cc93e8", "results/gpu-h200-27e97b2", "results/gpu-h200-bffcfca", "results/gpu-h200-c451c2a", "results/gpu-h200-1e56cd0", "results/gpu-h100"])
+    parser.add_argument("runs", nargs="*", default=["results/gpu", "results/gpu-h200", "results/gpu-h100"])
     args = parser.parse_args()
     lines = [
         "# The runtime's host time per pass, replayed on the committed GPU runs",
