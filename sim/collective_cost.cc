@@ -146,8 +146,8 @@ double round_send_bytes(CollectiveKind kind, Algorithm algorithm, double n, doub
 // numbered node-major, the rounds below k stay inside a node and each later one sends k streams
 // through every node's port. So an all-gather of 4 ranks on 2 hosts moves S through a host's port
 // where 2 ranks, one per host, move S / 2 (measured with Open MPI over 1 Gb/s: a 1 MiB all-gather
-// 10.4 ms against 5.0 ms, its reduce-scatter 10.9 against 5.7; exec/comm/reduce_scatter_algorithm.h),
-// while Rabenseifner's all-reduce moves S / 2 through it either way (4 MiB: 39 ms against 36 ms;
+// and reduce-scatter take about twice as long; exec/comm/reduce_scatter_algorithm.h), while
+// Rabenseifner's all-reduce moves S / 2 through it either way (4 MiB: within 10%;
 // exec/comm/collective_algorithms.h), which the flat formula over the slowest link (3/2 S) misses.
 double exchange_rounds_seconds(const Cluster& cluster, CollectiveKind kind, Algorithm algorithm,
                                std::span<const int> ranks, double s, std::span<const int> groups_crossing) {

@@ -176,9 +176,9 @@ Device::MeasuredKernel scaled(const Device::MeasuredKernel& kernel, double facto
 // micro-batch) is read from the same problem with the nearest amount of work it did time, 2, 4,
 // 8 or 16 times more or less, in proportion to the work (the mean of both where both were
 // timed). The exact shape's own efficiency is lost, but a sibling's measurement stays closer
-// than the FLOP-sized curves (seen: vgg11's conv6 split by input channels, 16 samples: its
-// weight gradient 43 ms by the curves, 16 ms from 8 samples' measurement, and the whole plan's
-// step 200 ms, then 169 ms, against 149 ms measured). Beyond 16 times, the curves.
+// than the FLOP-sized curves (seen: vgg11's conv6 split by input channels, 16 samples: the curves
+// priced its weight gradient near 3x what 8 samples' measurement gives, and the whole plan's step
+// 34% over the measured one, against 13% from the sibling). Beyond 16 times, the curves.
 std::optional<Device::MeasuredKernel> measured_at(const std::map<std::string, Device::MeasuredKernel>& table,
                                                   const KernelProblem& problem, int busy, CacheState caches,
                                                   double neighbours_busy) {

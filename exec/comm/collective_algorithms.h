@@ -4,18 +4,13 @@
 //
 // Why: left to itself, Open MPI 4.1's libnbc runs a binomial tree for every group under 4 ranks and
 // every in-place call: the whole buffer to a root and the sum back, one direction at a time (over a
-// 1 Gb/s link between 2 emulated nodes, 16 MiB took 265 ms where the blocking ring took 146 ms).
+// 1 Gb/s link between 2 emulated nodes, 16 MiB took 1.8x the blocking ring's time).
 // No one algorithm suits every size either. Rabenseifner's (reduce-scatter by recursive halving,
 // then all-gather) moves each byte once each way, but takes two rounds per doubling of the group;
 // recursive doubling takes one, sending the whole buffer in each. Measured with the plain MPI calls
-// (median of 21, `tools/emulate-nodes.sh`, 1 Gb/s, 0.1 ms; AMD EPYC host):
-//
-//   bytes        2 nodes x 1 rank          2 nodes x 2 ranks         one node, 2 ranks (shm)
-//                rabenseifner  rec.doub.   rabenseifner  rec.doub.   rabenseifner  rec.doub.
-//   512          272 us        145 us      638 us        243 us      1.7 us        1.4 us
-//   32 KiB       288 us        249 us      657 us        499 us      15 us         15 us
-//   256 KiB      3.2 ms        2.7 ms      3.5 ms        5.2 ms      68 us         79 us
-//   4 MiB        36 ms         36 ms       39 ms         70 ms       0.57 ms       1.46 ms
+// (`tools/emulate-nodes.sh`, 1 Gb/s links, and one node over shared memory): up to 32 KiB recursive
+// doubling is as fast or up to 2.6x faster; at 4 MiB Rabenseifner's is as fast with one rank per
+// node and 1.8-2.6x faster with two ranks per node or over shared memory.
 //
 // So small buffers (latency-bound: the gradient buckets of a small model, tensor-parallel sums)
 // run recursive doubling and larger ones Rabenseifner's (plans/all_reduce_algorithm.h, which the

@@ -4,8 +4,8 @@
 // Why: Open MPI's TCP and shared-memory transports have no progress thread of their own: a
 // started MPI_Iallreduce (and a pipeline's MPI_Isend) moves data only inside MPI calls of its
 // process, and libnbc advances a collective's schedule at most one round per call. The runtime
-// tests its requests between layers, but a layer computes for up to ~100 ms, and a TCP socket's
-// buffer drains in a few ms at 1 Gb/s: over 2 emulated nodes, a vgg11 gradient all-reduce that
+// tests its requests between layers, but a layer can compute for tens of times longer than a
+// TCP socket's buffer takes to drain at 1 Gb/s: over 2 emulated nodes, a vgg11 gradient all-reduce that
 // started during backward made almost no headway until the step waited for it, so the overlap
 // that the cost model assumes did not happen. The pump is a thread that, while any such operation
 // is in flight, calls MPI_Iprobe on a communicator of its own every interval (an unmatched probe

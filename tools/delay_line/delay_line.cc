@@ -162,7 +162,7 @@ int run(const std::vector<std::string>& node_texts, const std::string& interface
     // time at real-time priority): within `spin_seconds` of a packet's due time the loop polls
     // without sleeping, still reading what the nodes send meanwhile. Off by default: the spin
     // runs on a CPU the nodes compute on (a tiny GPT's pipeline on 2 nodes x 1 rank of a 2-CPU
-    // host stepped in 4.3-4.5 ms spinning 50 us per packet, 3.5-3.7 ms not), and the later
+    // host stepped about a fifth slower spinning 50 us per packet than not), and the later
     // delivery is part of the link that calibrate measures.
     if (next_due >= 0) {
       const double left = std::max(0.0, next_due - spin_seconds - now_seconds());
