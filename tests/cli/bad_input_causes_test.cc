@@ -100,7 +100,7 @@ TEST(CliBadInputCauses, SizesBeyond64BitsAreRefusedNamingTheLayer) {
 }
 
 TEST(CliBadInputCauses, ResourceLimitsAreCheckedBeforeWork) {
-  // Refused at once, instead of searching for 21 s and running out of memory.
+  // Refused at once, instead of searching the whole mesh space and running out of memory.
   const CommandResult devices = run_splitbrain("plan --model vgg11 --devices 1000000000 --batch 64");
   EXPECT_EQ(devices.exit_code, 2) << devices.err;
   EXPECT_NE(devices.err.find("--devices"), std::string::npos) << devices.err;

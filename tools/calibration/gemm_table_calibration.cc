@@ -19,7 +19,7 @@ constexpr sim::KernelPass kPasses[] = {sim::KernelPass::forward, sim::KernelPass
 // pipeline's micro-batch) to a few hundred, a classifier's 10 outputs to a 4096-wide
 // projection, and a tensor-parallel slice's inputs to a VGG classifier's. Shapes beyond it read
 // the edge (a GEMM's efficiency levels off there). Four by four by three shapes, three passes
-// each: about 10 s on one core.
+// each: few enough that the table adds a small share to a calibration.
 sim::GemmEfficiencyTable grid() {
   sim::GemmEfficiencyTable table;
   table.m = {1, 8, 64, 256};

@@ -130,8 +130,8 @@ struct MemorySamples {
   // The time of a short memory-bound call (an update of a few thousand parameters: a bias, a
   // layer norm), its arrays in cache. The curves are fitted on MiB-sized arrays, where a fixed
   // cost per call (h / peak on a saturating curve) is a small share of the time and poorly
-  // pinned; left free, one fit charged each small array of a tiny GPT 0.24 ms, a hundred times
-  // its real time. (The cost of the cap: a MiB-sized array's slowdown below the peak is no longer
+  // pinned; left free, one fit charged each small array of a tiny GPT a hundred times its
+  // real time. (The cost of the cap: a MiB-sized array's slowdown below the peak is no longer
   // all on the curve.)
   double short_call_seconds = 0.0;
 };

@@ -332,7 +332,7 @@ constexpr double sim::Device::MeasuredKernel::*kMeasuredFields[] = {
     &sim::Device::MeasuredKernel::backward_weight_host_seconds};
 
 // A shared host's slow spells last longer than one problem's runs (seen: a 2x2 convolution's
-// weight gradient timed at 14 ms in one calibration, 36 ms in the next and 24 ms in training),
+// weight gradient 2.5x slower in one calibration than the one before, in between in training),
 // so a problem's runs are spread over the whole measurement: `repeats` passes over the list, one
 // run per problem and cache state in each, and the median over the passes.
 void measure_kernel_problems(const std::vector<PlannedProblem>& problems, int repeats, bool print, MPI_Comm world,
