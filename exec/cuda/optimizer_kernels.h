@@ -29,7 +29,8 @@ void adam_update(cudaStream_t stream, int64_t elements, double learning_rate, do
 // Many tensors in one launch each of at most kTensorsPerBatch (CudaArrayDevice::update_all,
 // zero_all: tensor_batches.h): a step's host then queues one kernel for a model's parameters where
 // one per parameter would cost a launch's host time each (vgg11's 22 updates and 22 gradient
-// clears: about a twentieth of an H200's step at batch 64, where the host paces it). A tensor's arrays: first = parameters,
+// clears: about a twentieth of an H200's step at batch 64, where the host paces it).
+// A tensor's arrays: first = parameters,
 // second = gradients, third = the first moment, fourth = Adam's second moment; bit for bit the
 // one-tensor kernels above.
 void sgd_momentum_update_all(cudaStream_t stream, const TensorBatch& batch, double learning_rate, double momentum,

@@ -50,8 +50,8 @@ inline void wait_asleep(MPI_Request& request) {
 // Ranks that take turns on cores (exec/comm/rank_placement.h, split_by_shared_cores): a kernel
 // shorter than the scheduler's time slice runs whole while the others wait for their turn, so
 // timed from its own start it looks as fast as on a core of its own (on 2 ranks per core a
-// convolution shorter than a slice timed as alone, one of tens of slices nearly twice that), yet a synchronous step waits for all of
-// them. So on shared cores:
+// convolution shorter than a slice timed as alone, one of tens of slices nearly twice that), yet
+// a synchronous step waits for all of them. So on shared cores:
 //   - a kernel (computed on the rank's thread) costs the group's CPU seconds over its cores:
 //     they take turns, and the CPU time leaves out the turns of the others and the wake-ups;
 //   - a collective (the ranks wait on each other) lasts from the group's first start to its last
