@@ -102,7 +102,7 @@ class CudaArrayDevice final : public Device {
   std::unique_ptr<StepClock> make_step_clock() const override;
   // The arrays' uploads and downloads, and the kernels' own transfers (CudaContext counts them).
   HostTransfers host_transfers() const override {
-    HostTransfers all = Device::host_transfers();
+    HostTransfers all = HostLink::host_transfers();
     all += context_->host_transfers();
     return all;
   }

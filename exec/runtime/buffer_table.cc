@@ -11,7 +11,7 @@ using plans::BufferRole;
 
 BufferTable::BufferTable(const plans::StepProgram& program, const plans::CompiledPlan& compiled,
                          const std::vector<OpContext>& contexts, std::vector<LayerParameters>& parameters,
-                         const ZeroSlices& zero, Device& device, MemoryTracker& memory)
+                         const ZeroSlices& zero, DeviceMemory& device, MemoryTracker& memory)
     : program_(program),
       compiled_(compiled),
       contexts_(contexts),

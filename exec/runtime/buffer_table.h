@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "exec/runtime/device.h"
+#include "exec/runtime/device_memory.h"
 #include "exec/runtime/layer_op.h"
 #include "exec/runtime/layer_parameters.h"
 #include "exec/runtime/memory_tracker.h"
@@ -24,7 +24,7 @@ class BufferTable {
  public:
   BufferTable(const plans::StepProgram& program, const plans::CompiledPlan& compiled,
               const std::vector<OpContext>& contexts, std::vector<LayerParameters>& parameters, const ZeroSlices& zero,
-              Device& device, MemoryTracker& memory);
+              DeviceMemory& device, MemoryTracker& memory);
 
   // Binds the resident buffers to the model states (at the start of every run: ZeRO 3 and
   // checkpoints may have replaced them).
@@ -49,7 +49,7 @@ class BufferTable {
   const std::vector<OpContext>& contexts_;
   std::vector<LayerParameters>& parameters_;
   const ZeroSlices& zero_;
-  Device& device_;
+  DeviceMemory& device_;
   MemoryTracker& memory_;
   std::vector<TrackedArray> arrays_;  // per buffer; empty while it does not exist
   std::vector<bool> resident_;        // per buffer: a model state, bound rather than allocated

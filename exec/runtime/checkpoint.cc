@@ -111,7 +111,7 @@ std::string encode_state(Trainer& trainer) {
     put(&size, sizeof size);
     if (array == nullptr) continue;
     host.resize(static_cast<size_t>(size));
-    trainer.device().download(*array, host);
+    trainer.device().host_link().download(*array, host);
     put(host.data(), host.size() * sizeof(float));
   }
   return bytes;
@@ -146,7 +146,7 @@ void decode_state(Trainer& trainer, const std::string& bytes, const std::filesys
     if (array == nullptr) continue;
     host.resize(static_cast<size_t>(size));
     take(host.data(), host.size() * sizeof(float));
-    trainer.device().upload(host, *array);
+    trainer.device().host_link().upload(host, *array);
   }
   if (at != bytes.size())
     throw InputError(fmt::format("{}: {} unexpected trailing bytes", path.string(), bytes.size() - at));

@@ -4,7 +4,7 @@
 
 namespace splitbrain::exec {
 
-void cut_slice(Device& device, std::span<const DeviceArray* const> parts, int64_t first, int64_t count,
+void cut_slice(DeviceMemory& device, std::span<const DeviceArray* const> parts, int64_t first, int64_t count,
                DeviceArray& into, int64_t into_first) {
   const int64_t last = first + count;
   int64_t start = 0;       // of the current part in the concatenation
@@ -22,7 +22,7 @@ void cut_slice(Device& device, std::span<const DeviceArray* const> parts, int64_
   if (filled < last) device.fill(into, into_first + (filled - first), last - filled, 0.0f);
 }
 
-void pack_rank_major(Device& device, const std::vector<std::vector<const DeviceArray*>>& layers,
+void pack_rank_major(DeviceMemory& device, const std::vector<std::vector<const DeviceArray*>>& layers,
                      std::span<const int64_t> layer_offsets, std::span<const int64_t> layer_slices, int group,
                      int64_t slice_elements, DeviceArray& flat) {
   // Every member's block is its layer slices one after another (slice_elements is their sum),

@@ -9,9 +9,9 @@ Optimizer::Optimizer(plans::OptimizerConfig config, Device& device, MemoryTracke
     : config_(config), device_(device), memory_(memory) {}
 
 void Optimizer::add_parameter(int64_t elements) {
-  first_.push_back(make_tracked(device_, memory_, MemoryCategory::optimizer, {elements}));
+  first_.push_back(make_tracked(device_.memory(), memory_, MemoryCategory::optimizer, {elements}));
   second_.push_back(config_.kind == plans::OptimizerKind::adam
-                        ? make_tracked(device_, memory_, MemoryCategory::optimizer, {elements})
+                        ? make_tracked(device_.memory(), memory_, MemoryCategory::optimizer, {elements})
                         : nullptr);
 }
 
@@ -29,7 +29,7 @@ void Optimizer::step(const std::vector<DeviceArray*>& params, const std::vector<
     if (second_[i] != nullptr) second.push_back(second_[i].get());
   }
   ++steps_;
-  device_.update_all(config_, steps_, params, grads, first, second);
+  device_.kernels().update_all(config_, steps_, params, grads, first, second);
 }
 
 }  // namespace splitbrain::exec

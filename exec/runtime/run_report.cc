@@ -164,7 +164,7 @@ nlohmann::ordered_json gather_run_report(Trainer& trainer, const plans::Plan& pl
   mine[kAcrossHostsBytesPerStep] =
       steps > 0 ? static_cast<double>(by_host[static_cast<size_t>(comm::HostLevel::across_hosts)]) / steps : 0.0;
   mine[kSplitByHost] = record.bytes.split_by_host_level() ? 1.0 : 0.0;
-  if (const std::optional<DeviceMemoryUse> use = trainer.device().memory_use()) {
+  if (const std::optional<DeviceMemoryUse> use = trainer.device().memory().memory_use()) {
     mine[kHasDeviceMemory] = 1.0;
     mine[kAllocatorPeak] = static_cast<double>(use->allocator_peak_in_use_bytes);
     mine[kAllocatorReserved] = static_cast<double>(use->allocator_reserved_bytes);

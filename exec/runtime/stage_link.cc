@@ -11,7 +11,7 @@ namespace {
 constexpr int kPositions = 8;  // inputs per layer the tag scheme leaves room for
 }
 
-StageLink::StageLink(comm::Communicator& communicator, Device& device, int pipe_axis, int micro_batches)
+StageLink::StageLink(comm::Communicator& communicator, DeviceCollectives& device, int pipe_axis, int micro_batches)
     : communicator_(communicator), device_(device), micro_batches_(micro_batches) {
   if (pipe_axis >= 0) pipe_axes_ = {pipe_axis};
 }

@@ -14,14 +14,14 @@
 #include <vector>
 
 #include "exec/comm/communicator.h"
-#include "exec/runtime/device.h"
+#include "exec/runtime/device_collectives.h"
 #include "plans/collective.h"
 
 namespace splitbrain::exec {
 
 class StageLink {
  public:
-  StageLink(comm::Communicator& communicator, Device& device, int pipe_axis, int micro_batches);
+  StageLink(comm::Communicator& communicator, DeviceCollectives& device, int pipe_axis, int micro_batches);
 
   // The message tag of input `position` of `consumer` for `micro`, forward or backward.
   int tag(int consumer, int position, int micro, bool backward) const;
@@ -40,7 +40,7 @@ class StageLink {
 
  private:
   comm::Communicator& communicator_;
-  Device& device_;
+  DeviceCollectives& device_;
   std::vector<int> pipe_axes_;  // {pipe axis}, or none
   int micro_batches_;
   int next_id_ = 0;

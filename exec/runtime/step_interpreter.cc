@@ -26,8 +26,8 @@ using plans::StepOp;
 StepInterpreter::StepInterpreter(plans::StepProgram program, RankResources resources)
     : program_(std::move(program)),
       r_(resources),
-      buffers_(program_, r_.compiled, r_.contexts, r_.parameters, r_.zero, r_.device, r_.memory),
-      clock_(r_.device.make_step_clock()) {}
+      buffers_(program_, r_.compiled, r_.contexts, r_.parameters, r_.zero, r_.device.memory(), r_.memory),
+      clock_(r_.device.clock().make_step_clock()) {}
 
 StepRun StepInterpreter::run(int64_t step, BatchSource& data, const LogitsObserver& on_logits) {
   step_ = step;
@@ -47,13 +47,13 @@ StepRun StepInterpreter::run(int64_t step, BatchSource& data, const LogitsObserv
   std::vector<double> host_end_seconds;  // when the host had queued it
   timed.reserve(program_.instructions.size());
   host_end_seconds.reserve(program_.instructions.size());
-  std::optional<int64_t> waits = r_.device.host_waits();  // none: the device queues nothing
+  std::optional<int64_t> waits = r_.device.clock().host_waits();  // none: the device queues nothing
   if (waits) result.host_wait_instructions.emplace();
   for (size_t i = 0; i < program_.instructions.size(); ++i) {
     const StepInstruction& instruction = program_.instructions[i];
     execute(static_cast<int>(i));
     if (waits) {
-      const int64_t before = *std::exchange(waits, r_.device.host_waits());
+      const int64_t before = *std::exchange(waits, r_.device.clock().host_waits());
       if (*waits > before) result.host_wait_instructions->push_back(static_cast<int>(i));
     }
     comm::note_progress();  // for the watchdog (exec/comm/progress_watchdog.h)
@@ -190,7 +190,7 @@ void StepInterpreter::execute(int index) {
       redistribute(instruction);
       return;
     case StepOp::accumulate:
-      r_.device.add(buffers_.at(instruction.reads.at(0)), buffers_.at(instruction.writes.at(0)));
+      r_.device.memory().add(buffers_.at(instruction.reads.at(0)), buffers_.at(instruction.writes.at(0)));
       return;
     case StepOp::send:
       send(index, instruction);
@@ -221,7 +221,7 @@ void StepInterpreter::execute(int index) {
       if (on_logits_ != nullptr) {
         const DeviceArray& logits = buffers_.at(instruction.reads.at(1));
         comm::LocalArray host{logits.shape(), std::vector<float>(static_cast<size_t>(logits.elements()))};
-        r_.device.download(logits, host.values);
+        r_.device.host_link().download(logits, host.values);
         (*on_logits_)(instruction.micro_batch, host);
       }
       return;
@@ -242,7 +242,7 @@ void StepInterpreter::load_input(const StepInstruction& instruction) {
   if (whole == ctx.output_shape) {
     const std::span<const float> held = data_->images_held(step_, first, whole[0]);
     if (!held.empty()) {
-      r_.device.upload_queued(held, into);
+      r_.device.host_link().upload_queued(held, into);
       return;
     }
   }
@@ -253,7 +253,7 @@ void StepInterpreter::load_input(const StepInstruction& instruction) {
     offset[0] = 0;
     samples = comm::sub_array(samples, offset, ctx.output_shape);
   }
-  r_.device.upload_queued(copied_inputs_.emplace_back(std::move(samples.values)), into);
+  r_.device.host_link().upload_queued(copied_inputs_.emplace_back(std::move(samples.values)), into);
 }
 
 void StepInterpreter::count_kept_change(int layer, int64_t kept_before) {
@@ -276,10 +276,10 @@ void StepInterpreter::forward(const StepInstruction& instruction) {
   for (int b : operands.inputs) inputs.push_back(&buffers_.at(b));
   // The op reads its parameters through the layer's model states, where the program's gathered
   // parameters are bound (and a tied head finds its table).
-  const ParameterViews params = parameter_views(r_.device, r_.plan, r_.compiled, r_.rank, r_.parameters, v);
+  const ParameterViews params = parameter_views(r_.device.memory(), r_.plan, r_.compiled, r_.rank, r_.parameters, v);
   LayerOp& op = *r_.ops[static_cast<size_t>(v)];
   const int64_t kept = op.kept_bytes();
-  r_.device.forward(op, instruction.micro_batch, step_, inputs, params.values, buffers_.at(operands.output));
+  r_.device.kernels().forward(op, instruction.micro_batch, step_, inputs, params.values, buffers_.at(operands.output));
   count_kept_change(v, kept);
   r_.link.progress();
 }
@@ -303,10 +303,10 @@ void StepInterpreter::backward(const StepInstruction& instruction) {
   for (int b : operands.input_gradients) {
     if (b >= 0) input_grads.push_back(&buffers_.at(b));
   }
-  const ParameterViews params = parameter_views(r_.device, r_.plan, r_.compiled, r_.rank, r_.parameters, v);
-  r_.device.backward(*r_.ops[static_cast<size_t>(v)], micro, inputs, *output, buffers_.at(operands.output_gradient),
-                     params.values, input_grads, params.grads);
-  params.add_tied_gradient(r_.device);
+  const ParameterViews params = parameter_views(r_.device.memory(), r_.plan, r_.compiled, r_.rank, r_.parameters, v);
+  r_.device.kernels().backward(*r_.ops[static_cast<size_t>(v)], micro, inputs, *output,
+                               buffers_.at(operands.output_gradient), params.values, input_grads, params.grads);
+  params.add_tied_gradient(r_.device.memory());
   if (operands.kept < 0) release_kept(v, micro);  // whatever the op kept without the program knowing
   for (auto& [instruction_index, pending] : pending_reductions_) pending->test();
   r_.link.progress();
@@ -320,8 +320,9 @@ void StepInterpreter::redistribute(const StepInstruction& instruction) {
   const model::Layer& layer = r_.plan.model->layer(instruction.layer);
   const auto global = plans::redistributed_shape(*r_.plan.model, instruction, r_.compiled.micro_batch);
   const bool gradient = plans::moves_gradient(program_, instruction);
-  r_.device.redistribute(r_.communicator, instruction.steps, global, buffers_.at(instruction.reads.at(0)),
-                         buffers_.at(instruction.writes.at(0)), layer.name + (gradient ? "/backward" : "/forward"));
+  r_.device.collectives().redistribute(r_.communicator, instruction.steps, global, buffers_.at(instruction.reads.at(0)),
+                                       buffers_.at(instruction.writes.at(0)),
+                                       layer.name + (gradient ? "/backward" : "/forward"));
 }
 
 void StepInterpreter::gather_layer_parameters(const StepInstruction& instruction) {
@@ -331,11 +332,11 @@ void StepInterpreter::gather_layer_parameters(const StepInstruction& instruction
   const ZeroBucketSlice& z = r_.zero.buckets.at(static_cast<size_t>(r_.zero.bucket_of_layer[v]));
   const auto position = static_cast<size_t>(r_.zero.position_in_bucket[v]);
   const int64_t slice = z.layer_slices[position];
-  const std::unique_ptr<DeviceArray> mine = r_.device.allocate({slice}, false);
-  r_.device.copy(buffers_.at(instruction.reads.at(0)), z.layer_offsets[position], *mine, 0, slice);
-  r_.device.run_collectives(r_.communicator, std::span(&instruction.collectives.at(0), 1), *mine,
-                            buffers_.at(instruction.writes.at(0)),
-                            r_.plan.model->layer(instruction.layer).name + "/parameter_gather");
+  const std::unique_ptr<DeviceArray> mine = r_.device.memory().allocate({slice}, false);
+  r_.device.memory().copy(buffers_.at(instruction.reads.at(0)), z.layer_offsets[position], *mine, 0, slice);
+  r_.device.collectives().run_collectives(r_.communicator, std::span(&instruction.collectives.at(0), 1), *mine,
+                                          buffers_.at(instruction.writes.at(0)),
+                                          r_.plan.model->layer(instruction.layer).name + "/parameter_gather");
 }
 
 void StepInterpreter::send(int index, const StepInstruction& instruction) {

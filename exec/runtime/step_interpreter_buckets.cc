@@ -25,12 +25,12 @@ void StepInterpreter::pack(const StepInstruction& instruction) {
   if (buffers_.describe(instruction.writes[0]).role == BufferRole::parameter_slice) {
     // ZeRO 1-2: this rank's slice of the bucket's (whole) parameters, for the update.
     const ZeroBucketSlice& z = r_.zero.of_bucket(bucket);
-    cut_slice(r_.device, parts, z.member * z.slice_elements, z.slice_elements, flat, 0);
+    cut_slice(r_.device.memory(), parts, z.member * z.slice_elements, z.slice_elements, flat, 0);
     return;
   }
   if (r_.plan.zero_stage < 3 || r_.zero.bucket_of_layer.empty() ||
       r_.zero.bucket_of_layer[static_cast<size_t>(r_.compiled.buckets[bucket].layers.front())] < 0) {
-    r_.device.pack(parts, flat);
+    r_.device.memory().pack(parts, flat);
     return;
   }
   // ZeRO 3: rank-major, so the reduce-scatter hands each rank its own parameters' gradients.
@@ -42,13 +42,13 @@ void StepInterpreter::pack(const StepInstruction& instruction) {
       if (buffers_.describe(b).layer == v) layer.push_back(&buffers_.at(b));
     }
   }
-  pack_rank_major(r_.device, layers, z.layer_offsets, z.layer_slices, z.group, z.slice_elements, flat);
+  pack_rank_major(r_.device.memory(), layers, z.layer_offsets, z.layer_slices, z.group, z.slice_elements, flat);
 }
 
 void StepInterpreter::unpack(const StepInstruction& instruction) {
   std::vector<DeviceArray*> parts;
   for (int b : instruction.writes) parts.push_back(&buffers_.at(b));
-  r_.device.unpack(buffers_.at(instruction.reads.at(0)), parts);
+  r_.device.memory().unpack(buffers_.at(instruction.reads.at(0)), parts);
 }
 
 void StepInterpreter::reduce(int index, const StepInstruction& instruction) {
@@ -56,13 +56,13 @@ void StepInterpreter::reduce(int index, const StepInstruction& instruction) {
   DeviceArray& into = buffers_.at(instruction.writes.at(0));
   const bool in_place = instruction.reads[0] == instruction.writes[0];
   if (plans::waited_at_once(program_, index)) {
-    r_.device.run_collectives(r_.communicator, instruction.collectives, flat, into, "gradients");
+    r_.device.collectives().run_collectives(r_.communicator, instruction.collectives, flat, into, "gradients");
     return;
   }
   // Overlapped: one all-reduce (in place) or one reduce-scatter, the plan's only collective.
   const plans::Collective& c = instruction.collectives.at(0);
-  pending_reductions_[index] = in_place ? r_.device.start_all_reduce(r_.engine, c.axes, flat)
-                                        : r_.device.start_reduce_scatter(r_.engine, c.axes, flat, into);
+  pending_reductions_[index] = in_place ? r_.device.collectives().start_all_reduce(r_.engine, c.axes, flat)
+                                        : r_.device.collectives().start_reduce_scatter(r_.engine, c.axes, flat, into);
   r_.communicator.count("gradients", c);
 }
 
@@ -93,12 +93,13 @@ void StepInterpreter::update(const StepInstruction& instruction) {
   for (int b : program_.resident) {
     if (buffers_.describe(b).role == BufferRole::parameter_gradient) kept_gradients.push_back(&buffers_.at(b));
   }
-  r_.device.zero_all(kept_gradients);
+  r_.device.memory().zero_all(kept_gradients);
 }
 
 void StepInterpreter::gather_bucket(const StepInstruction& instruction) {
-  r_.device.run_collectives(r_.communicator, std::span(&instruction.collectives.at(0), 1),
-                            buffers_.at(instruction.reads.at(0)), buffers_.at(instruction.writes.at(0)), "gradients");
+  r_.device.collectives().run_collectives(r_.communicator, std::span(&instruction.collectives.at(0), 1),
+                                          buffers_.at(instruction.reads.at(0)), buffers_.at(instruction.writes.at(0)),
+                                          "gradients");
 }
 
 }  // namespace splitbrain::exec

@@ -5,8 +5,8 @@
 
 namespace splitbrain::exec {
 
-ParameterViews parameter_views(Device& device, const plans::Plan& plan, const plans::CompiledPlan& compiled, int rank,
-                               std::vector<LayerParameters>& parameters, int layer) {
+ParameterViews parameter_views(DeviceMemory& device, const plans::Plan& plan, const plans::CompiledPlan& compiled,
+                               int rank, std::vector<LayerParameters>& parameters, int layer) {
   ParameterViews views;
   // A head on another stage than its table holds a copy of it as its own parameter. Under ZeRO 3
   // the table's parameters are the whole block the program gathered for this pass, bound there
@@ -47,7 +47,7 @@ ParameterViews parameter_views(Device& device, const plans::Plan& plan, const pl
   return views;
 }
 
-void ParameterViews::add_tied_gradient(Device& device) const {
+void ParameterViews::add_tied_gradient(DeviceMemory& device) const {
   if (grad_block && table_grad) device.add_block(*grad_block, *table_grad, block_offset);
 }
 

@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "exec/runtime/device.h"
+#include "exec/runtime/device_memory.h"
 #include "exec/runtime/layer_parameters.h"
 #include "model/model.h"
 #include "plans/compiled_plan.h"
@@ -29,9 +29,9 @@ struct ParameterViews {
   DeviceArray* table_grad = nullptr;          // where grad_block is added, or null: dropped
   std::vector<int64_t> block_offset;          // of the part within this rank's table block
 
-  void add_tied_gradient(Device& device) const;
+  void add_tied_gradient(DeviceMemory& device) const;
 };
-ParameterViews parameter_views(Device& device, const plans::Plan& plan, const plans::CompiledPlan& compiled, int rank,
-                               std::vector<LayerParameters>& parameters, int layer);
+ParameterViews parameter_views(DeviceMemory& device, const plans::Plan& plan, const plans::CompiledPlan& compiled,
+                               int rank, std::vector<LayerParameters>& parameters, int layer);
 
 }  // namespace splitbrain::exec

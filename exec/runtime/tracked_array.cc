@@ -2,8 +2,8 @@
 
 namespace splitbrain::exec {
 
-TrackedArray make_tracked(Device& device, MemoryTracker& memory, MemoryCategory category, std::vector<int64_t> shape,
-                          bool zeroed) {
+TrackedArray make_tracked(DeviceMemory& device, MemoryTracker& memory, MemoryCategory category,
+                          std::vector<int64_t> shape, bool zeroed) {
   std::unique_ptr<DeviceArray> array = device.allocate(std::move(shape), zeroed);
   const int64_t bytes = array->bytes();
   memory.allocate(category, bytes);

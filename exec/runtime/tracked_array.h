@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "exec/runtime/device.h"
+#include "exec/runtime/device_memory.h"
 #include "exec/runtime/memory_tracker.h"
 
 namespace splitbrain::exec {
@@ -15,7 +15,7 @@ using TrackedArray = std::shared_ptr<DeviceArray>;
 
 // A new array of `shape` on `device` (zeros, or undefined until written whole), counted under
 // `category` from now on until its last owner lets go.
-TrackedArray make_tracked(Device& device, MemoryTracker& memory, MemoryCategory category, std::vector<int64_t> shape,
-                          bool zeroed = true);
+TrackedArray make_tracked(DeviceMemory& device, MemoryTracker& memory, MemoryCategory category,
+                          std::vector<int64_t> shape, bool zeroed = true);
 
 }  // namespace splitbrain::exec

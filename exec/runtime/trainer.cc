@@ -90,8 +90,8 @@ Trainer::Trainer(const plans::Plan& plan, Backend backend, uint64_t seed)
   if (plan.pipe_axis >= 0) axis_sets.push_back({plan.pipe_axis});
   backend_.collectives->prepare(axis_sets);
   Device& device = *backend_.device;
-  link_ = std::make_unique<StageLink>(communicator_, device, plan.pipe_axis, plan.micro_batches);
-  device.allow_grouped_hand_overs(plans::hand_overs_complete_in_groups(plan, compiled_));
+  link_ = std::make_unique<StageLink>(communicator_, device.collectives(), plan.pipe_axis, plan.micro_batches);
+  device.collectives().allow_grouped_hand_overs(plans::hand_overs_complete_in_groups(plan, compiled_));
 
   optimizer_ = std::make_unique<Optimizer>(plan.optimizer, device, memory_);
   ops_.resize(static_cast<size_t>(net.size()));
@@ -148,12 +148,13 @@ Trainer::Trainer(const plans::Plan& plan, Backend backend, uint64_t seed)
       const int source = copy && k == 0 ? copy->table : v;
       initialize_parameter(net.layer(source), source, static_cast<int>(k), shard,
                            plans::local_offset(shard.layout, mesh, shard.global_shape, rank), seed, initial);
-      TrackedArray value = cut_at_setup ? TrackedArray(device.allocate(shape, false))
-                                        : make_tracked(device, memory_, MemoryCategory::params, shape, false);
-      device.upload(initial.values, *value);
+      TrackedArray value = cut_at_setup ? TrackedArray(device.memory().allocate(shape, false))
+                                        : make_tracked(device.memory(), memory_, MemoryCategory::params, shape, false);
+      device.host_link().upload(initial.values, *value);
       params.values.push_back(value);
-      params.grads.push_back(
-          sharded && plan.zero_stage >= 2 ? nullptr : make_tracked(device, memory_, MemoryCategory::grads, shape));
+      params.grads.push_back(sharded && plan.zero_stage >= 2
+                                 ? nullptr
+                                 : make_tracked(device.memory(), memory_, MemoryCategory::grads, shape));
       if (!sharded) optimizer_->add_parameter(value->elements());
     }
     if (layer.kind != model::OpKind::input) ops_[static_cast<size_t>(v)] = backend_.ops(ctx);
@@ -165,7 +166,7 @@ Trainer::Trainer(const plans::Plan& plan, Backend backend, uint64_t seed)
       counts_loss_ = first_in_group(mesh, rank, replicas);
     }
   }
-  zero_ = make_zero_slices(plan, compiled_, stage_, communicator_, parameters_, *optimizer_, device, memory_);
+  zero_ = make_zero_slices(plan, compiled_, stage_, communicator_, parameters_, *optimizer_, device.memory(), memory_);
   // The step's order is the rank's step program (plans/step_compiler.h), the one the simulator
   // prices and walks for memory; evaluation runs the forward passes' program.
   const RankResources resources{plan_, compiled_,   rank,   ops_,    contexts_,     parameters_,
@@ -234,14 +235,15 @@ StepResult Trainer::step(BatchSource& data) {
   // Every rank starts the step's clock together (host synchronisation, on MPI for any backend).
   SB_MPI_CHECK(MPI_Barrier(communicators_.world()));
   const Device& device = *backend_.device;
-  const HostTransfers before = device.host_transfers();
-  const std::optional<RecordedCalls> recorded_before = device.recorded_calls();
+  const HostTransfers before = device.host_link().host_transfers();
+  const std::optional<RecordedCalls> recorded_before = device.kernels().recorded_calls();
   StepRun run = training_->run(steps_, data);
   StepResult result;
   result.seconds = run.seconds;
   result.started_at_seconds = run.started_at_seconds;
-  result.host_transfers = device.host_transfers() - before;
-  if (const std::optional<RecordedCalls> recorded_after = device.recorded_calls(); recorded_before && recorded_after) {
+  result.host_transfers = device.host_link().host_transfers() - before;
+  if (const std::optional<RecordedCalls> recorded_after = device.kernels().recorded_calls();
+      recorded_before && recorded_after) {
     result.recorded_calls = RecordedCalls{recorded_after->recorded - recorded_before->recorded,
                                           recorded_after->replayed - recorded_before->replayed,
                                           recorded_after->direct - recorded_before->direct};
@@ -265,19 +267,19 @@ std::vector<std::vector<float>> Trainer::local_parameter_values(int layer) {
   Device& device = *backend_.device;
   std::vector<std::vector<float>> out;
   if (plan_.zero_stage < 3 || !zero_shards(plan_, compiled_, layer) || compiled_.layers[v].stage != stage_) {
-    for (const TrackedArray& value : parameters_[v].values) out.push_back(host_copy(device, *value));
+    for (const TrackedArray& value : parameters_[v].values) out.push_back(host_copy(device.host_link(), *value));
     return out;
   }
   const ZeroBucketSlice& z = zero_.buckets[static_cast<size_t>(zero_.bucket_of_layer[v])];
   const auto position = static_cast<size_t>(zero_.position_in_bucket[v]);
   const int64_t slice = z.layer_slices[position];
-  const std::unique_ptr<DeviceArray> mine = device.allocate({slice}, false);
-  device.copy(*z.param_slice, z.layer_offsets[position], *mine, 0, slice);
+  const std::unique_ptr<DeviceArray> mine = device.memory().allocate({slice}, false);
+  device.memory().copy(*z.param_slice, z.layer_offsets[position], *mine, 0, slice);
   const plans::Collective& gather = *plans::own_parameter_gather(plan_, compiled_, layer);
   // The engine directly, not the Communicator: a checkpoint's gather is not the plan's traffic.
-  const std::unique_ptr<DeviceArray> gathered = device.allocate({slice * gather.group_size}, false);
-  device.all_gather(*backend_.collectives, gather.axes, *mine, *gathered);
-  const std::vector<float> whole = host_copy(device, *gathered);
+  const std::unique_ptr<DeviceArray> gathered = device.memory().allocate({slice * gather.group_size}, false);
+  device.collectives().all_gather(*backend_.collectives, gather.axes, *mine, *gathered);
+  const std::vector<float> whole = host_copy(device.host_link(), *gathered);
   size_t at = 0;
   for (const auto& shape : contexts_[v].parameter_shapes) {
     const auto elements = static_cast<size_t>(comm::element_count(shape));

@@ -37,7 +37,7 @@ bool zero_shards(const plans::Plan& plan, const plans::CompiledPlan& compiled, i
 
 ZeroSlices make_zero_slices(const plans::Plan& plan, const plans::CompiledPlan& compiled, int stage,
                             comm::Communicator& communicator, std::vector<LayerParameters>& parameters,
-                            Optimizer& optimizer, Device& device, MemoryTracker& memory) {
+                            Optimizer& optimizer, DeviceMemory& device, MemoryTracker& memory) {
   ZeroSlices zero;
   zero.bucket_of_layer.assign(compiled.layers.size(), -1);
   zero.position_in_bucket.assign(compiled.layers.size(), -1);

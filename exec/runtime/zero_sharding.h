@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "exec/comm/communicator.h"
-#include "exec/runtime/device.h"
+#include "exec/runtime/device_memory.h"
 #include "exec/runtime/layer_parameters.h"
 #include "exec/runtime/memory_tracker.h"
 #include "exec/runtime/optimizer.h"
@@ -54,6 +54,6 @@ bool zero_shards(const plans::Plan& plan, const plans::CompiledPlan& compiled, i
 // (initialised) parameters and leaves the whole tensors empty.
 ZeroSlices make_zero_slices(const plans::Plan& plan, const plans::CompiledPlan& compiled, int stage,
                             comm::Communicator& communicator, std::vector<LayerParameters>& parameters,
-                            Optimizer& optimizer, Device& device, MemoryTracker& memory);
+                            Optimizer& optimizer, DeviceMemory& device, MemoryTracker& memory);
 
 }  // namespace splitbrain::exec
