@@ -1,6 +1,5 @@
 #include "exec/runtime/parameter_init.h"
 
-
 #include "exec/data/seeded_hash.h"
 #include "model/op_unit.h"
 
