@@ -39,8 +39,8 @@ double bus_factor(CollectiveKind kind, int n) {
 
 // Ranks leave a barrier up to one link latency apart (its last message is still on the wire to
 // some), and a timed run starts at each rank's exit, so one call timed alone carries that skew:
-// over 2 emulated nodes 0.1 ms apart, a one-way 16 KiB send timed 254 us that the pipeline's
-// runs move in about 170 us. As OSU's and nccl-tests' loops do, several calls after one barrier
+// over 2 emulated nodes 0.1 ms apart, a one-way 16 KiB send timed alone took about 1.5x what the
+// pipeline's runs move it in. As OSU's and nccl-tests' loops do, several calls after one barrier
 // share it: as many as keep a run's bytes within 256 KiB (at most 8), one where the bytes alone
 // dwarf the skew.
 int calls_per_timed_run(int64_t bytes) {
@@ -76,8 +76,8 @@ sim::Link measure_kind(CollectiveKind kind, sim::Algorithm algorithm, const Coll
   }
   // Every power of 4, and of 2 from 8 KiB to 2 MiB: the messages of a small model's layers
   // (activations, tensor-parallel partial sums), where a link's rate turns from latency to
-  // bandwidth and, over TCP, moves unevenly (one emulated link timed 32 KiB in 0.39 ms and
-  // 128 KiB in 2.9 ms); a size between two measured ones is read off their factors.
+  // bandwidth and, over TCP, moves unevenly (on one emulated link 4x the bytes, 32 to 128 KiB,
+  // took 7x the time); a size between two measured ones is read off their factors.
   std::vector<int64_t> sizes;
   for (int64_t bytes = 8; bytes <= (int64_t{32} << 20);) {
     sizes.push_back(bytes);

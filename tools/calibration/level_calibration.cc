@@ -154,8 +154,8 @@ MeasuredLevels calibrate_levels(const CollectiveCalibration& options, MPI_Comm w
         hosts);
   }
   // One group measures the way out of each host alone: its latency is the wire's, not that of
-  // ranks that share a core polling at once (on 2 emulated hosts of 2 ranks per core, 1.5 ms
-  // against 0.2 ms), and its bandwidth is the whole port's. The simulator shares the port among
+  // ranks that share a core polling at once (on 2 emulated hosts of 2 ranks per core, about 7x
+  // the wire's), and its bandwidth is the whole port's. The simulator shares the port among
   // the groups that cross it at once (Level::uplink_shared, sim/link_sharing.h). The other ranks
   // wait asleep, so they take no core from it.
   const bool measures = layout.position_on_host[static_cast<size_t>(rank)] == 0;

@@ -2,8 +2,8 @@
 // How much a gradient reduction beside the backward costs on this machine, measured on the
 // model's own step (sim::Cluster::communication_overlap). On CPU ranks the cores that compute also
 // copy and sum the buckets, and a reduction of tens of MB beside a backward whose weights fill the
-// cache costs more than the two in turn: vgg11-cifar10's data-parallel step on 2 ranks here ran its
-// backward 25-40 ms slower with its 112 MB of buckets reduced beside it, while calibrate's
+// cache costs more than the two in turn: vgg11-cifar10's data-parallel step on 2 ranks ran its
+// backward slower with its 112 MB of buckets reduced beside it than with them reduced after it, while calibrate's
 // collective probe (16 MiB beside a small convolution) found the two additive. So the step itself
 // is run, its buckets reduced beside the backward and, alternately, after it, and the overlap is
 // the one at which the simulator charges the overlapped step's reductions what they cost it.
@@ -32,8 +32,8 @@ struct StepOverlap {
 // nullopt where none does (every model's gradients in one bucket), none could run (a plan that
 // does not fit this machine's memory is left out, saying why), or the steps ran faster than even
 // full overlap prices them, beyond the pairs' spread: the link the step waits on is priced too
-// high, which the overlap must not absorb (across two emulated nodes vgg11's reductions cost 953 ms
-// and were priced more even all hidden, so the fit had read +1). `print`: progress and results.
+// high, which the overlap must not absorb (across two emulated nodes vgg11's reductions were priced
+// above the measured step even all hidden, so the fit had read +1). `print`: progress and results.
 std::optional<StepOverlap> measure_step_overlap(const std::vector<std::string>& model_specs, int64_t batch,
                                                 const sim::Cluster& cluster, bool print);
 
