@@ -45,18 +45,21 @@ std::vector<StepProgram> stage_programs(const Plan& plan, const CompiledPlan& co
   return programs;
 }
 
-// The stage's messages in the groups it posts them in.
-std::vector<Group> posted_groups(const StepProgram& program) {
+// The stage's messages in the groups it posts them in (peers are stages 0 .. stages - 1).
+std::vector<Group> posted_groups(const StepProgram& program, int stages) {
   std::vector<Group> groups;
   Group held;
-  std::map<std::pair<bool, int>, int> count;  // (send, peer) -> messages so far
+  std::vector<int> count(2 * static_cast<size_t>(stages), 0);  // [send x stages + peer]: messages so far
   for (int i = 0; i < static_cast<int>(program.instructions.size()); ++i) {
     const StepInstruction& instruction = program.instructions[static_cast<size_t>(i)];
     const bool is_send = instruction.op == StepOp::send;
     if (is_send || instruction.op == StepOp::recv) {
       const Collective& transfer = instruction.collectives.at(0);
       const int peer = is_send ? transfer.destination_index : transfer.source_index;
-      held.push_back({is_send, peer, count[{is_send, peer}]++, i,
+      if (peer < 0 || peer >= stages) {
+        throw std::logic_error(fmt::format("hand-over check: instruction {} names stage {} of {}", i, peer, stages));
+      }
+      held.push_back({is_send, peer, count[static_cast<size_t>((is_send ? stages : 0) + peer)]++, i,
                       MessageKey{instruction.layer, instruction.index, instruction.micro_batch,
                                  moves_gradient(program, instruction)}});
       if (!is_send && !instruction.posted_with_next) groups.push_back(std::exchange(held, {}));
@@ -117,7 +120,7 @@ bool evaluation_completes_in_groups(const Plan& plan, const CompiledPlan& compil
 std::optional<HandOverStall> stall_of_grouped_hand_overs(std::span<const StepProgram> stage_programs) {
   const auto stages = static_cast<int>(stage_programs.size());
   std::vector<std::vector<Group>> groups;
-  for (const StepProgram& program : stage_programs) groups.push_back(posted_groups(program));
+  for (const StepProgram& program : stage_programs) groups.push_back(posted_groups(program, stages));
   std::vector<size_t> current(static_cast<size_t>(stages), 0);
   while (true) {
     bool progress = false;

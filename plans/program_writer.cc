@@ -83,6 +83,11 @@ int ProgramWriter::emit(StepInstruction instruction) {
   return index;
 }
 
+int ProgramWriter::add_pass_operands(PassOperands operands) {
+  program_.pass_operands.push_back(std::move(operands));
+  return static_cast<int>(program_.pass_operands.size()) - 1;
+}
+
 void ProgramWriter::wait_and_release(int instruction) {
   SmallIndexList read;
   if (keep_instructions_) {

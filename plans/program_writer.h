@@ -35,6 +35,8 @@ class ProgramWriter {
   void mark_passes_end() { program_.passes_end = static_cast<int>(program_.instructions.size()); }
   // Appends an instruction; returns its index.
   int emit(StepInstruction instruction);
+  // Keeps a pass's operands beside the instructions; returns their index (StepInstruction::operands).
+  int add_pass_operands(PassOperands operands);
   // Waits for the communication instruction `instruction` and lets go of what it read.
   void wait_and_release(int instruction);
 

@@ -151,9 +151,10 @@ void StepCompiler::forward(const std::vector<int>& layers, int micro, MicroBatch
                            .micro_batch = micro,
                            .reads = inputs,
                            .writes = {out}};
-      pass.operands = {.inputs = inputs, .parameters = pass_parameters(v, gathered), .output = out};
-      for (int b : pass.operands.parameters) pass.reads.push_back(b);
+      PassOperands operands{.inputs = inputs, .parameters = pass_parameters(v, gathered), .output = out};
+      for (int b : operands.parameters) pass.reads.push_back(b);
       erase_value(pass.reads, -1);
+      pass.operands = writer_.add_pass_operands(std::move(operands));
       return pass;
     });
     if (const int64_t kept = facts_.kept_by_op_bytes(v); kept > 0) {
@@ -214,7 +215,8 @@ void StepCompiler::recompute_kept(int v, int micro, MicroBatchBuffers& state) {
   emit_kept([&] {
     StepInstruction pass{
         .op = StepOp::recompute, .layer = v, .micro_batch = micro, .reads = inputs, .writes = {scratch}};
-    pass.operands = {.inputs = inputs, .parameters = facts_.parameter_buffers(v), .output = scratch};
+    pass.operands =
+        writer_.add_pass_operands({.inputs = inputs, .parameters = facts_.parameter_buffers(v), .output = scratch});
     return pass;
   });
   state.kept_by_op[static_cast<size_t>(v)] =
@@ -335,14 +337,13 @@ void StepCompiler::backward(const std::vector<int>& layers, int micro, MicroBatc
     if (const int table = shared_tied_table(plan_, compiled_, v); table >= 0) sync_.ensure_whole_gradients(table);
     emit_kept([&] {
       StepInstruction pass{.op = StepOp::backward, .layer = v, .micro_batch = micro};
-      pass.operands = {.inputs = state.inputs[static_cast<size_t>(v)],
-                       .parameters = pass_parameters(v, gathered),
-                       .output = state.outputs[static_cast<size_t>(v)],
-                       .output_gradient = output_grad,
-                       .input_gradients = input_grads,
-                       .parameter_gradients = pass_parameter_gradients(v),
-                       .kept = state.kept_by_op[static_cast<size_t>(v)]};
-      const PassOperands& o = pass.operands;
+      PassOperands o{.inputs = state.inputs[static_cast<size_t>(v)],
+                     .parameters = pass_parameters(v, gathered),
+                     .output = state.outputs[static_cast<size_t>(v)],
+                     .output_gradient = output_grad,
+                     .input_gradients = input_grads,
+                     .parameter_gradients = pass_parameter_gradients(v),
+                     .kept = state.kept_by_op[static_cast<size_t>(v)]};
       pass.reads = o.inputs;
       pass.reads.insert(pass.reads.end(), {o.output, o.output_gradient, o.kept});
       pass.reads.insert(pass.reads.end(), o.parameters.begin(), o.parameters.end());
@@ -350,6 +351,7 @@ void StepCompiler::backward(const std::vector<int>& layers, int micro, MicroBatc
       pass.writes = o.input_gradients;
       pass.writes.insert(pass.writes.end(), o.parameter_gradients.begin(), o.parameter_gradients.end());
       erase_value(pass.writes, -1);
+      pass.operands = writer_.add_pass_operands(std::move(o));
       return pass;
     });
     writer_.drop(std::exchange(state.kept_by_op[static_cast<size_t>(v)], -1));

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <stdexcept>
 #include <system_error>
 
 namespace splitbrain::plans {
@@ -176,6 +177,14 @@ bool waited_at_once(const StepProgram& program, int instruction) {
   const auto next = static_cast<size_t>(instruction) + 1;
   return next < program.instructions.size() && program.instructions[next].op == StepOp::wait &&
          program.instructions[next].waits_for == instruction;
+}
+
+const PassOperands& operands_of(const StepProgram& program, const StepInstruction& instruction) {
+  if (instruction.operands < 0 || static_cast<size_t>(instruction.operands) >= program.pass_operands.size()) {
+    throw std::logic_error(
+        fmt::format("step program: instruction of layer {} has no pass operands", instruction.layer));
+  }
+  return program.pass_operands[static_cast<size_t>(instruction.operands)];
 }
 
 bool moves_gradient(const StepProgram& program, const StepInstruction& instruction) {

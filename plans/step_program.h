@@ -161,7 +161,10 @@ struct StepInstruction {
   std::vector<RedistributionStep> steps{};  // redistribute: the layout change, step by step
   std::vector<Collective> collectives{};    // send, recv, reduce, gather_params, a parameter gather
   SmallIndexList after{};                   // instructions that must finish first (data dependencies)
-  PassOperands operands{};                  // forward, recompute, backward (reads and writes list the same buffers)
+  // forward, recompute, backward: its operands by role, StepProgram::pass_operands[operands] (reads
+  // and writes list the same buffers); -1 elsewhere. Kept beside the instructions, which are many
+  // and copied as the program grows, while passes are a part of them.
+  int operands = -1;
 };
 
 // Every collective an instruction runs (its redistribution's and its own), in order.
@@ -176,10 +179,15 @@ struct StepProgram {
   std::vector<StepBuffer> buffers{};
   std::vector<int> resident{};  // buffers alive across steps (model states)
   std::vector<StepInstruction> instructions{};
+  std::vector<PassOperands> pass_operands{};  // the passes', by StepInstruction::operands
   // The first instruction after the stage's passes (what follows completes the step: the last
   // pipeline sends, the buckets not started during the backward, the update).
   int passes_end = 0;
 };
+
+// The operands of pass instruction `instruction` of `program` (throws std::logic_error for an
+// instruction that is not a pass).
+const PassOperands& operands_of(const StepProgram& program, const StepInstruction& instruction);
 
 // Whether a send, recv or redistribute moves a gradient (the backward's) rather than an
 // activation: what tells a pipeline message's direction and a redistribution's label.

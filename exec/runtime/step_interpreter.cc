@@ -271,7 +271,7 @@ void StepInterpreter::release_kept(int layer, int micro) {
 
 void StepInterpreter::forward(const StepInstruction& instruction) {
   const int v = instruction.layer;
-  const plans::PassOperands& operands = instruction.operands;
+  const plans::PassOperands& operands = plans::operands_of(program_, instruction);
   std::vector<const DeviceArray*> inputs;
   for (int b : operands.inputs) inputs.push_back(&buffers_.at(b));
   // The op reads its parameters through the layer's model states, where the program's gathered
@@ -287,7 +287,7 @@ void StepInterpreter::forward(const StepInstruction& instruction) {
 void StepInterpreter::backward(const StepInstruction& instruction) {
   const int v = instruction.layer;
   const int micro = instruction.micro_batch;
-  const plans::PassOperands& operands = instruction.operands;
+  const plans::PassOperands& operands = plans::operands_of(program_, instruction);
   const OpContext& ctx = r_.contexts[static_cast<size_t>(v)];
   // Released tensors: the op needs only their shapes.
   std::vector<std::unique_ptr<ReleasedArray>> released;

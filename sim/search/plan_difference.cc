@@ -13,6 +13,7 @@
 #include "plans/plan_validation.h"
 #include "plans/tied_weights.h"
 #include "sim/simulation.h"
+#include "sim/steady_pipeline.h"
 
 namespace splitbrain::sim {
 namespace {
@@ -173,7 +174,9 @@ void require_same_job(const PlannerRequest& request, const plans::Plan& plan, st
 }  // namespace
 
 PlanFigures price_figures(const PlannerRequest& request, const plans::Plan& plan) {
-  return figures_of(request, simulate(plan, plans::compile_plan(plan), request.cluster));
+  // As the planner predicts the plans it keeps: a long pipeline grown from its steady-state cut,
+  // whose figures equal the full simulation's and fit in memory on the largest jobs.
+  return figures_of(request, steady_pipeline_prediction(plan, plans::compile_plan(plan), request.cluster));
 }
 
 PlanDifference plan_difference(const PlannerRequest& request, const plans::Plan& user, const plans::Plan& pick) {

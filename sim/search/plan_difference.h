@@ -55,7 +55,8 @@ struct PlanDifference {
 // a step can run. Throws PlanError, prefixed "against", when `user` is not such a plan.
 PlanDifference plan_difference(const PlannerRequest& request, const plans::Plan& user, const plans::Plan& pick);
 
-// The figures the ranking shows for a plan, simulated in full.
+// The figures the ranking shows for a plan, as the planner predicts the plans it keeps (a long
+// pipeline grown from its steady-state cut, sim/steady_pipeline.h).
 PlanFigures price_figures(const PlannerRequest& request, const plans::Plan& plan);
 
 }  // namespace splitbrain::sim

@@ -58,7 +58,7 @@ inline std::vector<std::string> step_program_problems(const Plan& plan, const Co
     if (i.op == StepOp::forward || i.op == StepOp::backward || i.op == StepOp::recompute) {
       if (!passes.insert({i.op, i.layer, i.micro_batch}).second) problems.push_back(where + ": pass repeated");
       // The operands by role are the buffers the pass reads and writes, one input per position.
-      const PassOperands& o = i.operands;
+      const PassOperands& o = operands_of(program, i);
       const size_t positions = plan.model->layer(i.layer).inputs.size();
       if (o.inputs.size() != positions) problems.push_back(where + ": not one input operand per input position");
       if (i.op == StepOp::backward && o.input_gradients.size() != positions) {

@@ -97,8 +97,8 @@ TEST_P(TiedHeadUnderZero3, EachPassOfTheHeadGathersTheTableAndFreesItAfter) {
       if (!is_pass || pass.layer != head) continue;
       ++head_passes;
       // The pass computes with one whole block of the table, gathered for it.
-      ASSERT_EQ(pass.operands.parameters.size(), 1u);
-      const int whole = pass.operands.parameters[0];
+      ASSERT_EQ(operands_of(program, pass).parameters.size(), 1u);
+      const int whole = operands_of(program, pass).parameters[0];
       const StepBuffer& whole_buffer = program.buffers[static_cast<size_t>(whole)];
       EXPECT_EQ(whole_buffer.role, BufferRole::whole_parameter);
       EXPECT_EQ(whole_buffer.layer, table);
@@ -126,7 +126,7 @@ TEST_P(TiedHeadUnderZero3, EachPassOfTheHeadGathersTheTableAndFreesItAfter) {
       if (pass.op == StepOp::backward) {
         // The head's contribution goes into the table's whole gradient on the first replica only.
         const bool adds = adds_tied_gradient(plan, rank, head, table);
-        const auto& grads = pass.operands.parameter_gradients;
+        const auto& grads = operands_of(program, pass).parameter_gradients;
         const bool writes_table_gradient = std::any_of(grads.begin(), grads.end(), [&](int g) {
           const StepBuffer& b = program.buffers[static_cast<size_t>(g)];
           return b.role == BufferRole::whole_parameter_gradient && b.layer == table;

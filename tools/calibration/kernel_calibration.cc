@@ -146,10 +146,11 @@ double time_update(KernelTimer& timer, RateSamples& samples, int64_t elements, i
   exec::HostDevice device;
   exec::Optimizer optimizer(plans::OptimizerConfig{}, device, memory);
   optimizer.add_parameter(elements);
-  const auto value = device.allocate({elements}, false);
-  const auto grad = device.allocate({elements}, false);
-  device.fill(*value, 0, elements, 0.5f);
-  device.fill(*grad, 0, elements, 1e-3f);
+  exec::DeviceMemory& arrays = device.memory();
+  const auto value = arrays.allocate({elements}, false);
+  const auto grad = arrays.allocate({elements}, false);
+  arrays.fill(*value, 0, elements, 0.5f);
+  arrays.fill(*grad, 0, elements, 1e-3f);
   const auto bytes = static_cast<double>(2 * 12 * elements * back_to_back);
   const std::string label = back_to_back == 1
                                 ? fmt::format("sgd-momentum update {} parameters", elements)

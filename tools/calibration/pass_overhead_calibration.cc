@@ -54,7 +54,7 @@ double measure_pass_host_seconds(const std::string& model_spec, int64_t batch, c
   exec::Backend backend = make_backend("cuda", communicators, {});
   const exec::data::DatasetSpec data = exec::data::parse_dataset_spec("synthetic", synthetic_defaults_for(net));
   DatasetBatches batches(exec::data::open_dataset(data, exec::data::Split::kTrain), batch, 1, BatchPrefetch::next_step,
-                         backend.device->upload_memory());
+                         backend.device->host_link().upload_memory());
   exec::Trainer trainer(*plan, std::move(backend), 1);
   // Priced without any earlier figure of it (a --base that was itself calibrated), which the
   // excess replaces rather than adds to.

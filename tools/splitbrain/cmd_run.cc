@@ -219,7 +219,7 @@ std::optional<Divergence> train(const RunOptions& options) {
   // meanwhile. On the CPU backend the cores are the step's own, so reading stays in the step.
   TrainingData data =
       open_training_data(options, plan, backend_name == "cuda" ? BatchPrefetch::next_step : BatchPrefetch::none,
-                         backend.device->upload_memory());
+                         backend.device->host_link().upload_memory());
   exec::BatchSource& train_batches = *data.batches;
   const int64_t steps_per_epoch = data.steps_per_epoch;
   const int64_t steps = steps_to_run(options, steps_per_epoch);
