@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "exec/kernels/shape_checks.h"
+#include "exec/cpu/cpu_kernel_factory.h"
 
 namespace splitbrain::exec::cpu {
 
@@ -57,6 +58,11 @@ void AdaptiveAvgPoolKernel::backward(const float* dy, float* dx) {
         for (int64_t w = w0; w < w1; ++w) dxp[h * s.width + w] += g;
     });
   }
+}
+
+std::unique_ptr<kernels::AdaptiveAvgPoolKernel> make_adaptive_avgpool(CpuContext& /*context*/,
+                                                                      const kernels::AdaptiveAvgPoolShape& shape) {
+  return std::make_unique<AdaptiveAvgPoolKernel>(shape);
 }
 
 }  // namespace splitbrain::exec::cpu

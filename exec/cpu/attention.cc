@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "exec/cpu/dnnl_check.h"
+#include "exec/cpu/cpu_kernel_factory.h"
 
 namespace splitbrain::exec::cpu {
 
@@ -101,6 +102,11 @@ void SelfAttentionKernel::backward(const float* qkv, const float* probs, const f
   pack(dq_.data(), 3, 0, dqkv);
   pack(dk_.data(), 3, 1, dqkv);
   pack(dv_.data(), 3, 2, dqkv);
+}
+
+std::unique_ptr<kernels::SelfAttentionKernel> make_self_attention(CpuContext& context,
+                                                                  const kernels::AttentionShape& shape) {
+  return std::make_unique<SelfAttentionKernel>(context, shape);
 }
 
 }  // namespace splitbrain::exec::cpu

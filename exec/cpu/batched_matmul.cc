@@ -3,6 +3,7 @@
 #include "exec/cpu/dnnl_check.h"
 #include "exec/cpu/staged_memory.h"
 #include "exec/kernels/shape_checks.h"
+#include "exec/cpu/cpu_kernel_factory.h"
 
 namespace splitbrain::exec::cpu {
 
@@ -36,6 +37,11 @@ void BatchedMatmulKernel::run(const float* a, const float* b, float* c) {
                                                     {DNNL_ARG_WEIGHTS, wrap(b_md_, engine, b)},
                                                     {DNNL_ARG_DST, wrap(c_md_, engine, c)}}));
   SB_DNNL_CHECK(context_.stream().wait());
+}
+
+std::unique_ptr<kernels::BatchedMatmulKernel> make_batched_matmul(CpuContext& context,
+                                                                  const kernels::BatchedMatmulShape& shape) {
+  return std::make_unique<BatchedMatmulKernel>(context, shape);
 }
 
 }  // namespace splitbrain::exec::cpu

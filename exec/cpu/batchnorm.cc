@@ -2,6 +2,7 @@
 
 #include "exec/kernels/batchnorm_statistics.h"
 #include "exec/kernels/shape_checks.h"
+#include "exec/cpu/cpu_kernel_factory.h"
 
 namespace splitbrain::exec::cpu {
 
@@ -87,6 +88,11 @@ void BatchNormKernel::backward_data(const float* x, const float* dy, const float
       dx[offset + i] = k * (dy[offset + i] - mean_dy - xhat * mean_dy_xhat);
     }
   });
+}
+
+std::unique_ptr<kernels::BatchNormKernel> make_batchnorm(CpuContext& /*context*/,
+                                                         const kernels::BatchNormShape& shape) {
+  return std::make_unique<BatchNormKernel>(shape);
 }
 
 }  // namespace splitbrain::exec::cpu

@@ -5,6 +5,7 @@
 
 #include "exec/cpu/dnnl_check.h"
 #include "exec/cpu/staged_memory.h"
+#include "exec/cpu/cpu_kernel_factory.h"
 
 namespace splitbrain::exec::cpu {
 
@@ -34,6 +35,11 @@ void ConcatKernel::backward(const float* dy, std::span<float* const> dxs) const 
     for (int64_t o = 0; o < g.outer; ++o)
       std::copy_n(dy + o * g.output_run + g.starts[i], g.runs[i], dxs[i] + o * g.runs[i]);
   }
+}
+
+std::unique_ptr<kernels::ConcatKernel> make_concat(CpuContext& context, std::vector<kernels::Dims> input_dims,
+                                                   int axis) {
+  return std::make_unique<ConcatKernel>(context, std::move(input_dims), axis);
 }
 
 }  // namespace splitbrain::exec::cpu

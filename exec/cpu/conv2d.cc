@@ -5,6 +5,7 @@
 
 #include "exec/cpu/dnnl_check.h"
 #include "exec/kernels/shape_checks.h"
+#include "exec/cpu/cpu_kernel_factory.h"
 
 namespace splitbrain::exec::cpu {
 
@@ -101,6 +102,10 @@ void Conv2dKernel::accumulate_weight_gradients(const float* x, const float* dy, 
   for (std::size_t i = 0; i < fresh_dw_.size(); ++i) dw[i] += fresh_dw_[i];
   if (db == nullptr) return;
   for (std::size_t i = 0; i < fresh_db_.size(); ++i) db[i] += fresh_db_[i];
+}
+
+std::unique_ptr<kernels::Conv2dKernel> make_conv2d(CpuContext& context, const kernels::Conv2dShape& shape) {
+  return std::make_unique<Conv2dKernel>(context, shape);
 }
 
 }  // namespace splitbrain::exec::cpu

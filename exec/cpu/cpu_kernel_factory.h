@@ -2,35 +2,32 @@
 // The CPU backend's kernels: oneDNN primitives (and own code where oneDNN has nothing), all on
 // the one CpuContext this factory holds, so the factory outlives every kernel it makes.
 
+#include <memory>
+
 #include "exec/cpu/cpu_context.h"
 #include "exec/kernels/kernel_factory.h"
 
 namespace splitbrain::exec::cpu {
+
+// The makers, one per kind of exec/kernels/kernel_kinds.h, each defined in the file of its
+// kernel: `std::unique_ptr<Kernel> cpu::make_<name>(CpuContext& context, params...)`.
+#define SPLITBRAIN_DECLARE_CPU_KERNEL_MAKER(name, Kernel, params, args) \
+  std::unique_ptr<Kernel> make_##name SPLITBRAIN_KERNEL_PREPEND(CpuContext& context, params);
+SPLITBRAIN_KERNEL_KINDS(SPLITBRAIN_DECLARE_CPU_KERNEL_MAKER)
+#undef SPLITBRAIN_DECLARE_CPU_KERNEL_MAKER
 
 class CpuKernelFactory final : public kernels::KernelFactory {
  public:
   // `threads` oneDNN threads per rank (1: one rank per core; cpu_context.h).
   explicit CpuKernelFactory(int threads = 1);
 
-  std::unique_ptr<kernels::Conv2dKernel> make_conv2d(const kernels::Conv2dShape& shape) override;
-  std::unique_ptr<kernels::LinearKernel> make_linear(const kernels::LinearShape& shape) override;
-  std::unique_ptr<kernels::Pool2dKernel> make_pool2d(kernels::PoolKind kind,
-                                                     const kernels::Pool2dShape& shape) override;
-  std::unique_ptr<kernels::AdaptiveAvgPoolKernel> make_adaptive_avgpool(
-      const kernels::AdaptiveAvgPoolShape& shape) override;
-  std::unique_ptr<kernels::ActivationKernel> make_activation(kernels::Activation kind, int64_t elements) override;
-  std::unique_ptr<kernels::AddKernel> make_add(int inputs, int64_t elements) override;
-  std::unique_ptr<kernels::ConcatKernel> make_concat(std::vector<kernels::Dims> input_dims, int axis) override;
-  std::unique_ptr<kernels::BatchNormKernel> make_batchnorm(const kernels::BatchNormShape& shape) override;
-  std::unique_ptr<kernels::LayerNormKernel> make_layernorm(const kernels::LayerNormShape& shape) override;
-  std::unique_ptr<kernels::DropoutKernel> make_dropout(double probability) override;
-  std::unique_ptr<kernels::SoftmaxCrossEntropyKernel> make_softmax_cross_entropy(
-      const kernels::SoftmaxCrossEntropyShape& shape) override;
-  std::unique_ptr<kernels::EmbeddingKernel> make_embedding(const kernels::EmbeddingShape& shape) override;
-  std::unique_ptr<kernels::BatchedMatmulKernel> make_batched_matmul(const kernels::BatchedMatmulShape& shape) override;
-  std::unique_ptr<kernels::SelfAttentionKernel> make_self_attention(const kernels::AttentionShape& shape) override;
-  std::unique_ptr<kernels::ArrayKernel> make_array_kernel() override;
-  std::unique_ptr<kernels::KeptBuffer> make_kept_buffer(int64_t bytes) override;
+  // Each forwards to its maker (qualified: the member of the same name would hide it).
+#define SPLITBRAIN_CPU_KERNEL_FACTORY_OVERRIDE(name, Kernel, params, args) \
+  std::unique_ptr<Kernel> make_##name params override {                    \
+    return cpu::make_##name SPLITBRAIN_KERNEL_PREPEND(context_, args);     \
+  }
+  SPLITBRAIN_KERNEL_KINDS(SPLITBRAIN_CPU_KERNEL_FACTORY_OVERRIDE)
+#undef SPLITBRAIN_CPU_KERNEL_FACTORY_OVERRIDE
 
  private:
   CpuContext context_;

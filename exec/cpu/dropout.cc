@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "exec/kernels/dropout_mask.h"
+#include "exec/cpu/cpu_kernel_factory.h"
 
 namespace splitbrain::exec::cpu {
 
@@ -47,6 +48,10 @@ void DropoutKernel::forward(const kernels::DropoutKey& key, const kernels::Dropo
 // for a NaN or infinite one, as PyTorch's x * mask * scale gives.
 void DropoutKernel::backward(int64_t elements, const uint8_t* mask, const float* dy, float* dx) {
   for (int64_t i = 0; i < elements; ++i) dx[i] = dy[i] * (static_cast<float>(mask[i]) * keep_scale_);
+}
+
+std::unique_ptr<kernels::DropoutKernel> make_dropout(CpuContext& /*context*/, double probability) {
+  return std::make_unique<DropoutKernel>(probability);
 }
 
 }  // namespace splitbrain::exec::cpu

@@ -7,6 +7,7 @@
 #include "exec/cpu/dnnl_check.h"
 #include "exec/cpu/staged_memory.h"
 #include "exec/kernels/shape_checks.h"
+#include "exec/cpu/cpu_kernel_factory.h"
 
 namespace splitbrain::exec::cpu {
 
@@ -28,6 +29,10 @@ void AddKernel::forward(std::span<const float* const> xs, float* y) {
     args.emplace(DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i), wrap(md_, engine, xs[i]));
   SB_DNNL_CHECK(sum_.execute(context_.stream(), args));
   SB_DNNL_CHECK(context_.stream().wait());
+}
+
+std::unique_ptr<kernels::AddKernel> make_add(CpuContext& context, int inputs, int64_t elements) {
+  return std::make_unique<AddKernel>(context, inputs, elements);
 }
 
 }  // namespace splitbrain::exec::cpu

@@ -3,6 +3,7 @@
 #include "exec/cpu/dnnl_check.h"
 #include "exec/cpu/staged_memory.h"
 #include "exec/kernels/shape_checks.h"
+#include "exec/cpu/cpu_kernel_factory.h"
 
 namespace splitbrain::exec::cpu {
 
@@ -37,6 +38,11 @@ void ActivationKernel::backward(const float* saved, const float* dy, float* dx) 
                                                       {DNNL_ARG_DIFF_DST, wrap(md_, engine, dy)},
                                                       {DNNL_ARG_DIFF_SRC, wrap(md_, engine, dx)}}));
   SB_DNNL_CHECK(context_.stream().wait());
+}
+
+std::unique_ptr<kernels::ActivationKernel> make_activation(CpuContext& context, kernels::Activation kind,
+                                                           int64_t elements) {
+  return std::make_unique<ActivationKernel>(context, kind, elements);
 }
 
 }  // namespace splitbrain::exec::cpu

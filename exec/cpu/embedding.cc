@@ -4,6 +4,7 @@
 #include <string>
 
 #include "exec/kernels/shape_checks.h"
+#include "exec/cpu/cpu_kernel_factory.h"
 
 namespace splitbrain::exec::cpu {
 
@@ -40,6 +41,11 @@ void EmbeddingKernel::backward(const float* ids, const float* dy, float* dtable)
     const float* g = dy + i * s.dim;
     for (int64_t j = 0; j < s.dim; ++j) row[j] += g[j];
   }
+}
+
+std::unique_ptr<kernels::EmbeddingKernel> make_embedding(CpuContext& /*context*/,
+                                                         const kernels::EmbeddingShape& shape) {
+  return std::make_unique<EmbeddingKernel>(shape);
 }
 
 }  // namespace splitbrain::exec::cpu

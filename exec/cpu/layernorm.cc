@@ -3,6 +3,7 @@
 #include "exec/cpu/dnnl_check.h"
 #include "exec/cpu/staged_memory.h"
 #include "exec/kernels/shape_checks.h"
+#include "exec/cpu/cpu_kernel_factory.h"
 
 namespace splitbrain::exec::cpu {
 
@@ -68,6 +69,10 @@ void LayerNormKernel::backward(const float* x, const float* dy, const float* gam
     dgamma[f] += fresh_dgamma_[f];
     dbeta[f] += fresh_dbeta_[f];
   }
+}
+
+std::unique_ptr<kernels::LayerNormKernel> make_layernorm(CpuContext& context, const kernels::LayerNormShape& shape) {
+  return std::make_unique<LayerNormKernel>(context, shape);
 }
 
 }  // namespace splitbrain::exec::cpu

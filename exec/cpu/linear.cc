@@ -7,6 +7,7 @@
 #include "exec/cpu/staged_memory.h"
 #include "exec/kernels/kernel_argument_error.h"
 #include "exec/kernels/shape_checks.h"
+#include "exec/cpu/cpu_kernel_factory.h"
 
 namespace splitbrain::exec::cpu {
 
@@ -81,6 +82,10 @@ void LinearKernel::accumulate_weight_gradients(const float* x, const float* dy, 
     const float* row = dy + r * out;
     for (dnnl_dim_t o = 0; o < out; ++o) db[o] += row[o];
   }
+}
+
+std::unique_ptr<kernels::LinearKernel> make_linear(CpuContext& context, const kernels::LinearShape& shape) {
+  return std::make_unique<LinearKernel>(context, shape);
 }
 
 }  // namespace splitbrain::exec::cpu

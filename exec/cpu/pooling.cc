@@ -8,6 +8,7 @@
 #include "exec/cpu/staged_memory.h"
 #include "exec/kernels/kernel_argument_error.h"
 #include "exec/kernels/shape_checks.h"
+#include "exec/cpu/cpu_kernel_factory.h"
 
 namespace splitbrain::exec::cpu {
 
@@ -76,6 +77,11 @@ void Pool2dKernel::backward(const float* dy, const void* workspace, float* dx) {
   }
   SB_DNNL_CHECK(backward_.execute(context_.stream(), args));
   SB_DNNL_CHECK(context_.stream().wait());
+}
+
+std::unique_ptr<kernels::Pool2dKernel> make_pool2d(CpuContext& context, kernels::PoolKind kind,
+                                                   const kernels::Pool2dShape& shape) {
+  return std::make_unique<Pool2dKernel>(context, kind, shape);
 }
 
 }  // namespace splitbrain::exec::cpu

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "exec/kernels/shape_checks.h"
+#include "exec/cpu/cpu_kernel_factory.h"
 
 namespace splitbrain::exec::cpu {
 
@@ -45,6 +46,11 @@ void SoftmaxCrossEntropyKernel::backward(const float* probs, const int32_t* labe
     for (int64_t c = 0; c < s.classes; ++c) d[c] = p[c] * scale;
     d[labels[r]] -= scale;
   }
+}
+
+std::unique_ptr<kernels::SoftmaxCrossEntropyKernel> make_softmax_cross_entropy(
+    CpuContext& /*context*/, const kernels::SoftmaxCrossEntropyShape& shape) {
+  return std::make_unique<SoftmaxCrossEntropyKernel>(shape);
 }
 
 }  // namespace splitbrain::exec::cpu

@@ -2,6 +2,7 @@
 
 #include "exec/cuda/indexing_kernels.h"
 #include "exec/kernels/shape_checks.h"
+#include "exec/cuda/cuda_kernel_factory.h"
 
 namespace splitbrain::exec::cuda {
 
@@ -22,6 +23,11 @@ void AdaptiveAvgPoolKernel::forward(const float* x, float* y) {
 
 void AdaptiveAvgPoolKernel::backward(const float* dy, float* dx) {
   adaptive_avgpool_backward_on_device(context_.stream(), bins_, dy, dx);
+}
+
+std::unique_ptr<kernels::AdaptiveAvgPoolKernel> make_adaptive_avgpool(CudaContext& context,
+                                                                      const kernels::AdaptiveAvgPoolShape& shape) {
+  return std::make_unique<AdaptiveAvgPoolKernel>(context, shape);
 }
 
 }  // namespace splitbrain::exec::cuda

@@ -4,6 +4,7 @@
 
 #include "exec/cuda/cuda_check.h"
 #include "exec/cuda/elementwise_kernels.h"
+#include "exec/cuda/cuda_kernel_factory.h"
 
 namespace splitbrain::exec::cuda {
 
@@ -94,6 +95,11 @@ std::unique_ptr<kernels::QueuedDownload> ArrayKernel::download_queued(const doub
   PageLockedSlots::copy_queued(slot, context_.stream());
   context_.count_host_transfer(HostTransferPurpose::loss, sizeof(double));
   return download;
+}
+
+// Host memory until this backend's arrays live on the device (README.md).
+std::unique_ptr<kernels::ArrayKernel> make_array_kernel(CudaContext& context) {
+  return std::make_unique<ArrayKernel>(context);
 }
 
 }  // namespace splitbrain::exec::cuda

@@ -3,6 +3,7 @@
 #include "exec/cuda/cuda_check.h"
 #include "exec/cuda/indexing_kernels.h"
 #include "exec/kernels/shape_checks.h"
+#include "exec/cuda/cuda_kernel_factory.h"
 
 namespace splitbrain::exec::cuda {
 
@@ -64,6 +65,11 @@ void SelfAttentionKernel::backward(const float* qkv, const float* probs, const f
   pack_heads(stream, layout(shape_), 3, 0, dq_.as<float>(), dqkv);
   pack_heads(stream, layout(shape_), 3, 1, dk_.as<float>(), dqkv);
   pack_heads(stream, layout(shape_), 3, 2, dv_.as<float>(), dqkv);
+}
+
+std::unique_ptr<kernels::SelfAttentionKernel> make_self_attention(CudaContext& context,
+                                                                  const kernels::AttentionShape& shape) {
+  return std::make_unique<SelfAttentionKernel>(context, shape);
 }
 
 }  // namespace splitbrain::exec::cuda

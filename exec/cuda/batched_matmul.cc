@@ -2,6 +2,7 @@
 
 #include "exec/cuda/cuda_check.h"
 #include "exec/kernels/shape_checks.h"
+#include "exec/cuda/cuda_kernel_factory.h"
 
 namespace splitbrain::exec::cuda {
 
@@ -24,6 +25,11 @@ void batched_matmul_on_device(cublasHandle_t cublas, const kernels::BatchedMatmu
 
 void BatchedMatmulKernel::run(const float* a, const float* b, float* c) {
   batched_matmul_on_device(context_.cublas(), shape_, a, b, c);
+}
+
+std::unique_ptr<kernels::BatchedMatmulKernel> make_batched_matmul(CudaContext& context,
+                                                                  const kernels::BatchedMatmulShape& shape) {
+  return std::make_unique<BatchedMatmulKernel>(context, shape);
 }
 
 }  // namespace splitbrain::exec::cuda

@@ -3,6 +3,7 @@
 #include "exec/cuda/normalization_kernels.h"
 #include "exec/kernels/batchnorm_statistics.h"
 #include "exec/kernels/shape_checks.h"
+#include "exec/cuda/cuda_kernel_factory.h"
 
 namespace splitbrain::exec::cuda {
 
@@ -45,6 +46,10 @@ void BatchNormKernel::backward_data(const float* x, const float* dy, const float
                                     float* dx) {
   kernels::check_batchnorm_count(count);
   batchnorm_input_gradient(context_.stream(), layout_, x, dy, mean, inv_std, gamma, sum_dy, sum_dy_xhat, count, dx);
+}
+
+std::unique_ptr<kernels::BatchNormKernel> make_batchnorm(CudaContext& context, const kernels::BatchNormShape& shape) {
+  return std::make_unique<BatchNormKernel>(context, shape);
 }
 
 }  // namespace splitbrain::exec::cuda

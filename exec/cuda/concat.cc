@@ -1,6 +1,7 @@
 #include "exec/cuda/concat.h"
 
 #include "exec/cuda/cuda_check.h"
+#include "exec/cuda/cuda_kernel_factory.h"
 
 namespace splitbrain::exec::cuda {
 
@@ -33,6 +34,11 @@ void ConcatKernel::backward(const float* dy, std::span<float* const> dxs) const 
                                     float_bytes(g.runs[i]), static_cast<std::size_t>(g.outer), cudaMemcpyDeviceToDevice,
                                     context_.stream()));
   }
+}
+
+std::unique_ptr<kernels::ConcatKernel> make_concat(CudaContext& context, std::vector<kernels::Dims> input_dims,
+                                                   int axis) {
+  return std::make_unique<ConcatKernel>(context, std::move(input_dims), axis);
 }
 
 }  // namespace splitbrain::exec::cuda

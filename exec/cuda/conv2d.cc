@@ -6,6 +6,7 @@
 #include "exec/cuda/cuda_check.h"
 #include "exec/kernels/kernel_argument_error.h"
 #include "exec/kernels/shape_checks.h"
+#include "exec/cuda/cuda_kernel_factory.h"
 
 namespace splitbrain::exec::cuda {
 
@@ -164,6 +165,10 @@ void Conv2dKernel::backward_weights(const float* x, const float* dy, float* dw, 
 
 void Conv2dKernel::accumulate_weight_gradients(const float* x, const float* dy, float* dw, float* db) {
   weight_gradients(x, dy, 1.0f, dw, db, shape_.bias && db != nullptr);
+}
+
+std::unique_ptr<kernels::Conv2dKernel> make_conv2d(CudaContext& context, const kernels::Conv2dShape& shape) {
+  return std::make_unique<Conv2dKernel>(context, shape);
 }
 
 }  // namespace splitbrain::exec::cuda

@@ -6,6 +6,7 @@
 #include "exec/cuda/elementwise_kernels.h"
 #include "exec/kernels/dropout_mask.h"
 #include "exec/kernels/kernel_argument_error.h"
+#include "exec/cuda/cuda_kernel_factory.h"
 
 namespace splitbrain::exec::cuda {
 
@@ -51,6 +52,10 @@ void DropoutKernel::forward(const kernels::DropoutKey& key, const kernels::Dropo
 void DropoutKernel::backward(int64_t elements, const uint8_t* mask, const float* dy, float* dx) {
   if (elements <= 0) return;
   dropout_backward_on_device(context_.stream(), elements, mask, keep_scale_, dy, dx);
+}
+
+std::unique_ptr<kernels::DropoutKernel> make_dropout(CudaContext& context, double probability) {
+  return std::make_unique<DropoutKernel>(context, probability);
 }
 
 }  // namespace splitbrain::exec::cuda

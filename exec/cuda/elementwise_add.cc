@@ -5,6 +5,7 @@
 
 #include "exec/cuda/cuda_check.h"
 #include "exec/kernels/shape_checks.h"
+#include "exec/cuda/cuda_kernel_factory.h"
 
 namespace splitbrain::exec::cuda {
 
@@ -22,6 +23,10 @@ void AddKernel::forward(std::span<const float* const> xs, float* y) {
   for (std::size_t i = 1; i < xs.size(); ++i)
     SB_CUBLAS_CHECK(cublasSaxpy_64(context_.cublas(), elements_, &one, xs[i], 1, sum, 1));
   if (sum != y) SB_CUDA_CHECK(cudaMemcpyAsync(y, sum, bytes, cudaMemcpyDeviceToDevice, context_.stream()));
+}
+
+std::unique_ptr<kernels::AddKernel> make_add(CudaContext& context, int inputs, int64_t elements) {
+  return std::make_unique<AddKernel>(context, inputs, elements);
 }
 
 }  // namespace splitbrain::exec::cuda

@@ -3,6 +3,7 @@
 #include "exec/cuda/cuda_check.h"
 #include "exec/cuda/elementwise_kernels.h"
 #include "exec/kernels/shape_checks.h"
+#include "exec/cuda/cuda_kernel_factory.h"
 
 namespace splitbrain::exec::cuda {
 
@@ -31,6 +32,11 @@ void ActivationKernel::backward(const float* saved, const float* dy, float* dx) 
   } else {
     gelu_tanh_backward(context_.stream(), elements_, saved, dy, dx);
   }
+}
+
+std::unique_ptr<kernels::ActivationKernel> make_activation(CudaContext& context, kernels::Activation kind,
+                                                           int64_t elements) {
+  return std::make_unique<ActivationKernel>(context, kind, elements);
 }
 
 }  // namespace splitbrain::exec::cuda

@@ -5,6 +5,7 @@
 #include "exec/cuda/cuda_check.h"
 #include "exec/cuda/indexing_kernels.h"
 #include "exec/kernels/shape_checks.h"
+#include "exec/cuda/cuda_kernel_factory.h"
 
 namespace splitbrain::exec::cuda {
 
@@ -47,6 +48,10 @@ void EmbeddingKernel::forward(const float* ids, const float* table, float* y) {
 void EmbeddingKernel::backward(const float* ids, const float* dy, float* dtable) {
   if (shape_.count == 0) return;
   embedding_scatter_add(context_.stream(), rows_, shape_.count, device_ids(ids), dy, dtable);
+}
+
+std::unique_ptr<kernels::EmbeddingKernel> make_embedding(CudaContext& context, const kernels::EmbeddingShape& shape) {
+  return std::make_unique<EmbeddingKernel>(context, shape);
 }
 
 }  // namespace splitbrain::exec::cuda

@@ -2,6 +2,7 @@
 
 #include "exec/cuda/normalization_kernels.h"
 #include "exec/kernels/shape_checks.h"
+#include "exec/cuda/cuda_kernel_factory.h"
 
 namespace splitbrain::exec::cuda {
 
@@ -19,6 +20,10 @@ void LayerNormKernel::backward(const float* x, const float* dy, const float* gam
                                const float* variance, float* dx, float* dgamma, float* dbeta) {
   layernorm_backward(context_.stream(), shape_.rows, shape_.features, static_cast<float>(shape_.epsilon), x, dy, gamma,
                      mean, variance, dx, dgamma, dbeta);
+}
+
+std::unique_ptr<kernels::LayerNormKernel> make_layernorm(CudaContext& context, const kernels::LayerNormShape& shape) {
+  return std::make_unique<LayerNormKernel>(context, shape);
 }
 
 }  // namespace splitbrain::exec::cuda

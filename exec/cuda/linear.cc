@@ -4,6 +4,7 @@
 
 #include "exec/cuda/cuda_check.h"
 #include "exec/kernels/shape_checks.h"
+#include "exec/cuda/cuda_kernel_factory.h"
 
 namespace splitbrain::exec::cuda {
 
@@ -73,6 +74,10 @@ void LinearKernel::backward_weights(const float* x, const float* dy, float* dw, 
 
 void LinearKernel::accumulate_weight_gradients(const float* x, const float* dy, float* dw, float* db) {
   weight_gradients(x, dy, 1.0f, dw, db, db != nullptr);
+}
+
+std::unique_ptr<kernels::LinearKernel> make_linear(CudaContext& context, const kernels::LinearShape& shape) {
+  return std::make_unique<LinearKernel>(context, shape);
 }
 
 }  // namespace splitbrain::exec::cuda

@@ -6,6 +6,7 @@
 #include "exec/kernels/kernel_argument_error.h"
 #include "exec/kernels/shape_checks.h"
 #include "model/max_pool_index.h"
+#include "exec/cuda/cuda_kernel_factory.h"
 
 namespace splitbrain::exec::cuda {
 
@@ -56,6 +57,11 @@ void Pool2dKernel::backward(const float* dy, const void* workspace, float* dx) {
   }
   if (workspace == nullptr) throw kernels::KernelArgumentError("Pool2dKernel::backward: max pooling needs a workspace");
   max_pool_backward(context_.stream(), geometry_, dy, workspace, index_bytes_, dx);
+}
+
+std::unique_ptr<kernels::Pool2dKernel> make_pool2d(CudaContext& context, kernels::PoolKind kind,
+                                                   const kernels::Pool2dShape& shape) {
+  return std::make_unique<Pool2dKernel>(context, kind, shape);
 }
 
 }  // namespace splitbrain::exec::cuda

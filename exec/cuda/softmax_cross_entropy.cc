@@ -4,6 +4,7 @@
 #include "exec/cuda/cudnn_descriptors.h"
 #include "exec/cuda/elementwise_kernels.h"
 #include "exec/kernels/shape_checks.h"
+#include "exec/cuda/cuda_kernel_factory.h"
 
 namespace splitbrain::exec::cuda {
 
@@ -46,6 +47,11 @@ void SoftmaxCrossEntropyKernel::backward(const float* probs, const int32_t* labe
   const kernels::SoftmaxCrossEntropyShape& s = shape_;
   // In place allowed (dlogits == probs): each element reads its own probability only.
   softmax_cross_entropy_grad(context_.stream(), s.rows, s.classes, probs, labels, scale, dlogits);
+}
+
+std::unique_ptr<kernels::SoftmaxCrossEntropyKernel> make_softmax_cross_entropy(
+    CudaContext& context, const kernels::SoftmaxCrossEntropyShape& shape) {
+  return std::make_unique<SoftmaxCrossEntropyKernel>(context, shape);
 }
 
 }  // namespace splitbrain::exec::cuda
