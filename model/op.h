@@ -29,6 +29,7 @@ namespace splitbrain::model {
   X(flatten)                   \
   X(batchnorm)                 \
   X(layernorm)                 \
+  X(rms_norm)                  \
   X(add)                       \
   X(concat)                    \
   X(embedding)                 \
@@ -102,6 +103,14 @@ struct NormAttrs {
   friend bool operator==(const NormAttrs&, const NormAttrs&) = default;
 };
 
+// rms_norm (Llama's RMSNorm, torch.nn.RMSNorm) divides the last dimension by its root mean
+// square: y = x / sqrt(mean(x^2) + epsilon) * weight, a learned scale and no shift or centring.
+// In model files its epsilon is "eps", PyTorch's name.
+struct RmsNormAttrs {
+  double epsilon = 1e-5;
+  friend bool operator==(const RmsNormAttrs&, const RmsNormAttrs&) = default;
+};
+
 // Joins inputs along a per-sample dimension (0 = channels for images).
 struct ConcatAttrs {
   int64_t axis = 0;
@@ -139,8 +148,9 @@ struct NoAttrs {
   friend bool operator==(const NoAttrs&, const NoAttrs&) = default;
 };
 
-using OpAttrs = std::variant<NoAttrs, InputAttrs, Conv2dAttrs, LinearAttrs, Pool2dAttrs, AdaptiveAvgPoolAttrs,
-                             DropoutAttrs, NormAttrs, ConcatAttrs, EmbeddingAttrs, MatMulAttrs, SelfAttentionAttrs>;
+using OpAttrs =
+    std::variant<NoAttrs, InputAttrs, Conv2dAttrs, LinearAttrs, Pool2dAttrs, AdaptiveAvgPoolAttrs, DropoutAttrs,
+                 NormAttrs, RmsNormAttrs, ConcatAttrs, EmbeddingAttrs, MatMulAttrs, SelfAttentionAttrs>;
 
 // The name used in model files and tables, e.g. "conv2d".
 std::string_view op_name(OpKind kind);

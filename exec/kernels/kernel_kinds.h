@@ -31,6 +31,7 @@
 #include "exec/kernels/layernorm.h"
 #include "exec/kernels/linear.h"
 #include "exec/kernels/pooling.h"
+#include "exec/kernels/rms_norm.h"
 #include "exec/kernels/softmax_cross_entropy.h"
 
 #define SPLITBRAIN_KERNEL_KINDS(X)                                                                                   \
@@ -44,6 +45,7 @@
   X(concat, kernels::ConcatKernel, (std::vector<kernels::Dims> input_dims, int axis), (std::move(input_dims), axis)) \
   X(batchnorm, kernels::BatchNormKernel, (const kernels::BatchNormShape& shape), (shape))                            \
   X(layernorm, kernels::LayerNormKernel, (const kernels::LayerNormShape& shape), (shape))                            \
+  X(rms_norm, kernels::RmsNormKernel, (const kernels::RmsNormShape& shape), (shape))                                 \
   X(dropout, kernels::DropoutKernel, (double probability), (probability))                                            \
   X(softmax_cross_entropy, kernels::SoftmaxCrossEntropyKernel, (const kernels::SoftmaxCrossEntropyShape& shape),     \
     (shape))                                                                                                         \
