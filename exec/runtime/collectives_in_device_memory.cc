@@ -37,35 +37,35 @@ Planes planes_along(std::span<const int64_t> shape, int dim) {
 
 // The j-th of n blocks along the dimension `whole` is seen along, for each member j, laid one after
 // another into `flat` (member 0's first): the send buffer of a scatter or an exchange.
-void cut_pieces(Device& device, const DeviceArray& whole, const Planes& v, int n, DeviceArray& flat) {
+void cut_pieces(MemoryAndCollectives device, const DeviceArray& whole, const Planes& v, int n, DeviceArray& flat) {
   const int64_t rows = v.rows / n;
   const int64_t piece = v.planes * rows * v.row_elements;
   for (int j = 0; j < n; ++j) {
-    device.memory().copy_rows(whole, 0, flat, j * piece,
-                              {.planes = v.planes,
-                               .row_elements = v.row_elements,
-                               .rows = rows,
-                               .from_plane_rows = v.rows,
-                               .from_first_row = j * rows,
-                               .into_plane_rows = rows,
-                               .into_first_row = 0});
+    device.memory.copy_rows(whole, 0, flat, j * piece,
+                            {.planes = v.planes,
+                             .row_elements = v.row_elements,
+                             .rows = rows,
+                             .from_plane_rows = v.rows,
+                             .from_first_row = j * rows,
+                             .into_plane_rows = rows,
+                             .into_first_row = 0});
   }
 }
 
 // The inverse: member j's piece of `flat` becomes the j-th block along the dimension `whole` is
 // seen along (what a gather or an exchange received).
-void place_pieces(Device& device, const DeviceArray& flat, const Planes& v, int n, DeviceArray& whole) {
+void place_pieces(MemoryAndCollectives device, const DeviceArray& flat, const Planes& v, int n, DeviceArray& whole) {
   const int64_t rows = v.rows / n;
   const int64_t piece = v.planes * rows * v.row_elements;
   for (int j = 0; j < n; ++j) {
-    device.memory().copy_rows(flat, j * piece, whole, 0,
-                              {.planes = v.planes,
-                               .row_elements = v.row_elements,
-                               .rows = rows,
-                               .from_plane_rows = rows,
-                               .from_first_row = 0,
-                               .into_plane_rows = v.rows,
-                               .into_first_row = j * rows});
+    device.memory.copy_rows(flat, j * piece, whole, 0,
+                            {.planes = v.planes,
+                             .row_elements = v.row_elements,
+                             .rows = rows,
+                             .from_plane_rows = rows,
+                             .from_first_row = 0,
+                             .into_plane_rows = v.rows,
+                             .into_first_row = j * rows});
   }
 }
 
@@ -96,56 +96,56 @@ void check_elements(const DeviceArray& array, std::span<const int64_t> shape, co
 }
 
 // One collective from `input` (of `shape`) into `output` (of its result's shape).
-void run_one(Device& device, comm::CollectiveEngine& engine, const plans::Collective& c, std::span<const int64_t> shape,
-             const DeviceArray& input, DeviceArray& output) {
+void run_one(MemoryAndCollectives device, comm::CollectiveEngine& engine, const plans::Collective& c,
+             std::span<const int64_t> shape, const DeviceArray& input, DeviceArray& output) {
   const int n = engine.group_size(c.axes);
   if (n == 1) {  // the group's sum, gather, piece or exchange is the input itself
-    if (&input != &output) device.memory().copy(input, 0, output, 0, output.elements());
+    if (&input != &output) device.memory.copy(input, 0, output, 0, output.elements());
     return;
   }
   switch (c.kind) {
     case CollectiveKind::all_reduce:
-      if (&input != &output) device.memory().copy(input, 0, output, 0, output.elements());
-      device.collectives().start_all_reduce(engine, c.axes, output)->wait();
+      if (&input != &output) device.memory.copy(input, 0, output, 0, output.elements());
+      device.collectives.start_all_reduce(engine, c.axes, output)->wait();
       return;
     case CollectiveKind::all_gather: {
       Planes gathered = planes_along(shape, c.dim);
       gathered.rows *= n;
       if (gathered.planes == 1) {  // the members' arrays one after another are the concatenation
-        device.collectives().all_gather(engine, c.axes, input, output);
+        device.collectives.all_gather(engine, c.axes, input, output);
         return;
       }
-      const std::unique_ptr<DeviceArray> flat = device.memory().allocate({output.elements()}, false);
-      device.collectives().all_gather(engine, c.axes, input, *flat);
+      const std::unique_ptr<DeviceArray> flat = device.memory.allocate({output.elements()}, false);
+      device.collectives.all_gather(engine, c.axes, input, *flat);
       place_pieces(device, *flat, gathered, n, output);
       return;
     }
     case CollectiveKind::reduce_scatter: {
       const Planes whole = planes_along(shape, c.dim);
       if (whole.planes == 1) {
-        device.collectives().start_reduce_scatter(engine, c.axes, input, output)->wait();
+        device.collectives.start_reduce_scatter(engine, c.axes, input, output)->wait();
         return;
       }
-      const std::unique_ptr<DeviceArray> flat = device.memory().allocate({input.elements()}, false);
+      const std::unique_ptr<DeviceArray> flat = device.memory.allocate({input.elements()}, false);
       cut_pieces(device, input, whole, n, *flat);
-      device.collectives().start_reduce_scatter(engine, c.axes, *flat, output)->wait();
+      device.collectives.start_reduce_scatter(engine, c.axes, *flat, output)->wait();
       return;
     }
     case CollectiveKind::all_to_all: {
       const Planes sent = planes_along(shape, c.other_dim);
       std::unique_ptr<DeviceArray> send_flat;
       if (sent.planes != 1) {
-        send_flat = device.memory().allocate({input.elements()}, false);
+        send_flat = device.memory.allocate({input.elements()}, false);
         cut_pieces(device, input, sent, n, *send_flat);
       }
       const DeviceArray& send = send_flat ? *send_flat : input;
       const Planes received = planes_along(result_shape(c, n, {shape.begin(), shape.end()}), c.dim);
       if (received.planes == 1) {
-        device.collectives().all_to_all(engine, c.axes, send, output);
+        device.collectives.all_to_all(engine, c.axes, send, output);
         return;
       }
-      const std::unique_ptr<DeviceArray> flat = device.memory().allocate({output.elements()}, false);
-      device.collectives().all_to_all(engine, c.axes, send, *flat);
+      const std::unique_ptr<DeviceArray> flat = device.memory.allocate({output.elements()}, false);
+      device.collectives.all_to_all(engine, c.axes, send, *flat);
       place_pieces(device, *flat, received, n, output);
       return;
     }
@@ -158,10 +158,10 @@ void run_one(Device& device, comm::CollectiveEngine& engine, const plans::Collec
 // A redistribution's local step: this rank's `after` block cut out of its `before` block (one row
 // copy per dimension that shrinks), or zeros where the rank is off coordinate 0 of an axis that
 // became partial (the group's sum stays the value).
-void reslice(Device& device, const plans::LocalReslice& r, std::vector<int64_t> shape, const DeviceArray& from,
-             DeviceArray& into) {
+void reslice(MemoryAndCollectives device, const plans::LocalReslice& r, std::vector<int64_t> shape,
+             const DeviceArray& from, DeviceArray& into) {
   if (r.zero) {
-    device.memory().fill(into, 0, into.elements(), 0.0f);
+    device.memory.fill(into, 0, into.elements(), 0.0f);
     return;
   }
   std::vector<size_t> cut;
@@ -169,7 +169,7 @@ void reslice(Device& device, const plans::LocalReslice& r, std::vector<int64_t> 
     if (r.shape[k] != shape[k]) cut.push_back(k);
   }
   if (cut.empty()) {
-    device.memory().copy(from, 0, into, 0, into.elements());
+    device.memory.copy(from, 0, into, 0, into.elements());
     return;
   }
   const DeviceArray* current = &from;
@@ -178,16 +178,16 @@ void reslice(Device& device, const plans::LocalReslice& r, std::vector<int64_t> 
     const size_t k = cut[i];
     const Planes v = planes_along(shape, static_cast<int>(k));
     shape[k] = r.shape[k];
-    std::unique_ptr<DeviceArray> next = i + 1 < cut.size() ? device.memory().allocate(shape, false) : nullptr;
+    std::unique_ptr<DeviceArray> next = i + 1 < cut.size() ? device.memory.allocate(shape, false) : nullptr;
     DeviceArray& target = next ? *next : into;
-    device.memory().copy_rows(*current, 0, target, 0,
-                              {.planes = v.planes,
-                               .row_elements = v.row_elements,
-                               .rows = r.shape[k],
-                               .from_plane_rows = v.rows,
-                               .from_first_row = r.offset[k],
-                               .into_plane_rows = r.shape[k],
-                               .into_first_row = 0});
+    device.memory.copy_rows(*current, 0, target, 0,
+                            {.planes = v.planes,
+                             .row_elements = v.row_elements,
+                             .rows = r.shape[k],
+                             .from_plane_rows = v.rows,
+                             .from_first_row = r.offset[k],
+                             .into_plane_rows = r.shape[k],
+                             .into_first_row = 0});
     held = std::move(next);
     current = held.get();
   }
@@ -195,7 +195,7 @@ void reslice(Device& device, const plans::LocalReslice& r, std::vector<int64_t> 
 
 }  // namespace
 
-void run_collectives_in_device_memory(Device& device, comm::Communicator& communicator,
+void run_collectives_in_device_memory(MemoryAndCollectives device, comm::Communicator& communicator,
                                       std::span<const plans::Collective> collectives, const DeviceArray& input,
                                       DeviceArray& output, std::string_view label) {
   if (collectives.empty()) throw std::logic_error("step program: a collective instruction without collectives");
@@ -211,7 +211,7 @@ void run_collectives_in_device_memory(Device& device, comm::Communicator& commun
     communicator.check_fp32(c, shape);
     const std::vector<int64_t> before = shape;
     shape = result_shape(c, communicator.mesh().group_size(c.axes), std::move(shape));
-    std::unique_ptr<DeviceArray> next = i + 1 < collectives.size() ? device.memory().allocate(shape, false) : nullptr;
+    std::unique_ptr<DeviceArray> next = i + 1 < collectives.size() ? device.memory.allocate(shape, false) : nullptr;
     DeviceArray& target = next ? *next : output;
     check_elements(target, shape, "a collective's result");
     run_one(device, communicator.engine(), c, before, *current, target);
@@ -221,13 +221,13 @@ void run_collectives_in_device_memory(Device& device, comm::Communicator& commun
   }
 }
 
-void redistribute_in_device_memory(Device& device, comm::Communicator& communicator,
+void redistribute_in_device_memory(MemoryAndCollectives device, comm::Communicator& communicator,
                                    std::span<const plans::RedistributionStep> steps,
                                    std::span<const int64_t> global_shape, const DeviceArray& input, DeviceArray& output,
                                    std::string_view label) {
   if (steps.empty()) {
     check_elements(output, input.shape(), "a redistribution without steps delivers into an array");
-    device.memory().copy(input, 0, output, 0, output.elements());
+    device.memory.copy(input, 0, output, 0, output.elements());
     return;
   }
   const plans::Mesh& mesh = communicator.mesh();
@@ -238,7 +238,7 @@ void redistribute_in_device_memory(Device& device, comm::Communicator& communica
     const std::vector<int64_t> before = plans::local_shape(step.before, mesh, global_shape);
     const std::vector<int64_t> after = plans::local_shape(step.after, mesh, global_shape);
     check_elements(*current, before, "a redistribution step's input");
-    std::unique_ptr<DeviceArray> next = i + 1 < steps.size() ? device.memory().allocate(after, false) : nullptr;
+    std::unique_ptr<DeviceArray> next = i + 1 < steps.size() ? device.memory.allocate(after, false) : nullptr;
     DeviceArray& target = next ? *next : output;
     check_elements(target, after, "a redistribution step's result");
     if (step.collective) {

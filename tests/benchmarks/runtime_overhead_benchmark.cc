@@ -35,8 +35,8 @@ class Finished final : public comm::PendingCollective {
   void wait() override {}
 };
 
-// Every call returns at once; arrays have shapes and no memory.
-class NullDevice final : public Device {
+// The null device's concerns: every call returns at once; arrays have shapes and no memory.
+class NullMemory final : public DeviceMemory {
  public:
   std::unique_ptr<DeviceArray> allocate(std::vector<int64_t> shape, bool) override {
     return std::make_unique<NullArray>(std::move(shape));
@@ -47,6 +47,16 @@ class NullDevice final : public Device {
   void copy_block(const DeviceArray&, std::span<const int64_t>, DeviceArray&) override {}
   void add_block(const DeviceArray&, DeviceArray&, std::span<const int64_t>) override {}
   void copy_rows(const DeviceArray&, int64_t, DeviceArray&, int64_t, const kernels::RowCopy&) override {}
+};
+
+class NullLink final : public HostLink {
+ protected:
+  void upload_values(std::span<const float>, DeviceArray&) override {}
+  void download_values(const DeviceArray&, std::span<float>) override {}
+};
+
+class NullKernels final : public DeviceKernels {
+ public:
   void forward(LayerOp&, int, int64_t, std::span<const DeviceArray* const>, std::span<const DeviceArray* const>,
                DeviceArray&) override {}
   void backward(LayerOp&, int, std::span<const DeviceArray* const>, const DeviceArray&, const DeviceArray&,
@@ -54,6 +64,10 @@ class NullDevice final : public Device {
                 std::span<DeviceArray* const>) override {}
   void update(const plans::OptimizerConfig&, int64_t, DeviceArray&, const DeviceArray&, DeviceArray&,
               DeviceArray*) override {}
+};
+
+class NullCollectives final : public DeviceCollectives {
+ public:
   void run_collectives(comm::Communicator&, std::span<const plans::Collective>, const DeviceArray&, DeviceArray&,
                        std::string_view) override {}
   void redistribute(comm::Communicator&, std::span<const plans::RedistributionStep>, std::span<const int64_t>,
@@ -73,11 +87,17 @@ class NullDevice final : public Device {
     return std::make_unique<Finished>();
   }
   void receive(comm::CollectiveEngine&, const std::vector<int>&, int, int, DeviceArray&) override {}
-
- protected:
-  void upload_values(std::span<const float>, DeviceArray&) override {}
-  void download_values(const DeviceArray&, std::span<float>) override {}
 };
+
+// The host's clock: what the benchmark times is the host's work.
+std::unique_ptr<Device> null_device() {
+  return std::make_unique<Device>(Device::Concerns{.shared_state = nullptr,
+                                                   .memory = std::make_unique<NullMemory>(),
+                                                   .host_link = std::make_unique<NullLink>(),
+                                                   .kernels = std::make_unique<NullKernels>(),
+                                                   .collectives = std::make_unique<NullCollectives>(),
+                                                   .clock = std::make_unique<DeviceClock>()});
+}
 
 class NullOp final : public LayerOp {
  public:
@@ -110,7 +130,7 @@ void InterpretAStep(benchmark::State& state, const char* model, int64_t batch) {
   const plans::Plan plan = testing_support::data_parallel_plan(model, 1, batch);
   comm::MeshCommunicators communicators(plan.mesh);
   Backend backend{"null", false, [](const OpContext&) { return std::make_unique<NullOp>(); },
-                  std::make_unique<comm::MpiCollectives>(communicators), std::make_unique<NullDevice>()};
+                  std::make_unique<comm::MpiCollectives>(communicators), null_device()};
   Trainer trainer(plan, std::move(backend), 1);
   const model::Shape& sample = plan.model->layer(0).output_shape;
   int64_t sample_elements = 1;

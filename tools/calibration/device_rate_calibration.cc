@@ -34,9 +34,10 @@ double median_seconds(exec::StepClock& clock, const std::function<void()>& work)
 }
 
 void measure_host_link(BackendKernels& kernels, bool print, sim::Device& device) {
-  exec::Device& memory = *kernels.device;
+  exec::DeviceMemory& memory = kernels.device->memory();
+  exec::HostLink& link = kernels.device->host_link();
   // From the memory a run reads its input batches into (page-locked on a GPU).
-  const std::shared_ptr<std::pmr::memory_resource> host_memory = memory.upload_memory();
+  const std::shared_ptr<std::pmr::memory_resource> host_memory = link.upload_memory();
   // From a convolution's single-sample input to a large batch's (16 MiB: batch 1024 of 32x32x3).
   const std::vector<int64_t> sizes_bytes = {64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20};
   std::vector<double> bytes, seconds;
@@ -44,7 +45,7 @@ void measure_host_link(BackendKernels& kernels, bool print, sim::Device& device)
     const int64_t elements = size / static_cast<int64_t>(sizeof(float));
     const std::pmr::vector<float> host(static_cast<size_t>(elements), 0.5f, host_memory.get());
     const auto array = memory.allocate({elements}, false);
-    const double s = median_seconds(*kernels.clock, [&] { memory.upload(host, *array); });
+    const double s = median_seconds(*kernels.clock, [&] { link.upload(host, *array); });
     bytes.push_back(static_cast<double>(size));
     seconds.push_back(s);
     if (print) std::cout << fmt::format("[calibrate] host -> device upload {:>9} B: {:8.3f} ms\n", size, s * 1e3);
@@ -59,7 +60,8 @@ void measure_host_link(BackendKernels& kernels, bool print, sim::Device& device)
 }
 
 void measure_update(BackendKernels& kernels, bool print, sim::Device& device) {
-  exec::Device& memory = *kernels.device;
+  exec::DeviceMemory& memory = kernels.device->memory();
+  exec::DeviceKernels& device_kernels = kernels.device->kernels();
   const plans::OptimizerConfig sgd{};  // SGD with momentum
   std::vector<double> bytes, rates;
   for (const int64_t elements : {int64_t{1} << 18, int64_t{1} << 20, int64_t{1} << 22, int64_t{1} << 24}) {
@@ -67,8 +69,8 @@ void measure_update(BackendKernels& kernels, bool print, sim::Device& device) {
     const auto gradients = memory.allocate({elements}, true);
     const auto momentum = memory.allocate({elements}, true);
     int64_t step = 1;
-    const double s = median_seconds(*kernels.clock,
-                                    [&] { memory.update(sgd, ++step, *parameters, *gradients, *momentum, nullptr); });
+    const double s = median_seconds(
+        *kernels.clock, [&] { device_kernels.update(sgd, ++step, *parameters, *gradients, *momentum, nullptr); });
     // As sim::optimizer_step_seconds counts them: parameter, gradient and momentum, each read
     // and written.
     const double moved = 2.0 * 3.0 * sizeof(float) * static_cast<double>(elements);
@@ -83,7 +85,7 @@ void measure_update(BackendKernels& kernels, bool print, sim::Device& device) {
   device.memory_bandwidth_bytes_per_second = rate.peak;
   device.memory_efficiency = {1.0, rate.half_size};
   // The curve is one kernel's; a step's update takes this many parameters per kernel.
-  device.optimizer_tensors_per_kernel = memory.arrays_per_update_pass();
+  device.optimizer_tensors_per_kernel = device_kernels.arrays_per_update_pass();
 }
 
 // The host's seconds to queue one small kernel as the runtime queues those beside a layer's: an
@@ -91,7 +93,7 @@ void measure_update(BackendKernels& kernels, bool print, sim::Device& device) {
 // clock's mark, the array released; behind the clock's lead, so the GPU is busy. The median over
 // runs of 16 back to back.
 void measure_launch(BackendKernels& kernels, bool print, sim::Device& device) {
-  exec::Device& memory = *kernels.device;
+  exec::DeviceMemory& memory = kernels.device->memory();
   constexpr int kLaunches = 16;
   std::vector<double> seconds;
   for (int run = 0; run < kRuns; ++run) {

@@ -68,22 +68,24 @@ class DeviceCollectives {
   }
 
   Twin twin(const std::vector<int64_t>& shape, const std::vector<float>& values) {
-    Twin t{host_.allocate(shape, false), cuda_.allocate(shape, false)};
-    host_.upload(values, *t.host);
-    cuda_.upload(values, *t.cuda);
+    Twin t{host_.memory().allocate(shape, false), cuda_.memory().allocate(shape, false)};
+    host_.host_link().upload(values, *t.host);
+    cuda_.host_link().upload(values, *t.cuda);
     return t;
   }
-  Twin zeros(const std::vector<int64_t>& shape) { return {host_.allocate(shape, true), cuda_.allocate(shape, true)}; }
+  Twin zeros(const std::vector<int64_t>& shape) {
+    return {host_.memory().allocate(shape, true), cuda_.memory().allocate(shape, true)};
+  }
   void expect_same(const Twin& t, const std::string& what) {
-    EXPECT_EQ(host_copy(cuda_, *t.cuda), host_copy(host_, *t.host)) << what;
+    EXPECT_EQ(host_copy(cuda_.host_link(), *t.cuda), host_copy(host_.host_link(), *t.host)) << what;
   }
 
   // One plan collective from `input` into `output` on both devices; the same bytes counted.
   void run(const plans::Collective& c, const Twin& input, Twin& output, const std::string& what) {
-    host_.run_collectives(host_communicator_, std::span(&c, 1), *input.host, *output.host, what);
-    const int64_t transfers = cuda_.host_transfers().count();
-    cuda_.run_collectives(cuda_communicator_, std::span(&c, 1), *input.cuda, *output.cuda, what);
-    EXPECT_EQ(cuda_.host_transfers().count(), transfers) << what << ": staged through the host";
+    host_.collectives().run_collectives(host_communicator_, std::span(&c, 1), *input.host, *output.host, what);
+    const int64_t transfers = cuda_.host_link().host_transfers().count();
+    cuda_.collectives().run_collectives(cuda_communicator_, std::span(&c, 1), *input.cuda, *output.cuda, what);
+    EXPECT_EQ(cuda_.host_link().host_transfers().count(), transfers) << what << ": staged through the host";
     expect_same(output, what);
     EXPECT_TRUE(cuda_communicator_.counter().entries() == host_communicator_.counter().entries()) << what;
   }
@@ -96,10 +98,10 @@ class DeviceCollectives {
     const std::vector<int64_t> before = plans::local_shape(from, mesh, global);
     Twin input = twin(before, rank_values(comm::element_count(before), 4));
     Twin output = zeros(plans::local_shape(to, mesh, global));
-    host_.redistribute(host_communicator_, steps, global, *input.host, *output.host, what);
-    const int64_t transfers = cuda_.host_transfers().count();
-    cuda_.redistribute(cuda_communicator_, steps, global, *input.cuda, *output.cuda, what);
-    EXPECT_EQ(cuda_.host_transfers().count(), transfers) << what << ": staged through the host";
+    host_.collectives().redistribute(host_communicator_, steps, global, *input.host, *output.host, what);
+    const int64_t transfers = cuda_.host_link().host_transfers().count();
+    cuda_.collectives().redistribute(cuda_communicator_, steps, global, *input.cuda, *output.cuda, what);
+    EXPECT_EQ(cuda_.host_link().host_transfers().count(), transfers) << what << ": staged through the host";
     expect_same(output, what);
     EXPECT_TRUE(cuda_communicator_.counter().entries() == host_communicator_.counter().entries()) << what;
   }
@@ -124,13 +126,13 @@ TEST(CudaArrayDeviceCollectives, AgreeWithTheHostDeviceOverMpi) {
   // A bucket's started reductions: in place, and into this member's piece.
   Twin bucket = d.twin({8 * n}, rank_values(8 * n, 1));
   Twin piece = d.zeros({8});
-  auto host_scatter = d.host_.start_reduce_scatter(d.mpi_, axes, *bucket.host, *piece.host);
-  auto cuda_scatter = d.cuda_.start_reduce_scatter(d.nccl_, axes, *bucket.cuda, *piece.cuda);
+  auto host_scatter = d.host_.collectives().start_reduce_scatter(d.mpi_, axes, *bucket.host, *piece.host);
+  auto cuda_scatter = d.cuda_.collectives().start_reduce_scatter(d.nccl_, axes, *bucket.cuda, *piece.cuda);
   host_scatter->wait();
   cuda_scatter->wait();
   d.expect_same(piece, "a bucket's reduce-scatter");
-  auto host_sum = d.host_.start_all_reduce(d.mpi_, axes, *bucket.host);
-  auto cuda_sum = d.cuda_.start_all_reduce(d.nccl_, axes, *bucket.cuda);
+  auto host_sum = d.host_.collectives().start_all_reduce(d.mpi_, axes, *bucket.host);
+  auto cuda_sum = d.cuda_.collectives().start_all_reduce(d.nccl_, axes, *bucket.cuda);
   cuda_sum->test();
   host_sum->wait();
   cuda_sum->wait();
@@ -139,8 +141,8 @@ TEST(CudaArrayDeviceCollectives, AgreeWithTheHostDeviceOverMpi) {
   // A checkpoint's gather of each member's slice.
   Twin slice = d.twin({5}, rank_values(5, 2));
   Twin whole = d.zeros({5 * n});
-  d.host_.all_gather(d.mpi_, axes, *slice.host, *whole.host);
-  d.cuda_.all_gather(d.nccl_, axes, *slice.cuda, *whole.cuda);
+  d.host_.collectives().all_gather(d.mpi_, axes, *slice.host, *whole.host);
+  d.cuda_.collectives().all_gather(d.nccl_, axes, *slice.cuda, *whole.cuda);
   d.expect_same(whole, "a checkpoint's gather");
 
   // The plan's collectives on device memory, along the leading dimension and an inner one.
@@ -194,43 +196,45 @@ TEST(CudaArrayDeviceCollectives, GroupedHandOversCross) {
   if (me > 1) return;
   const int peer = 1 - me;
   const std::vector<int> axes = {0};
-  d.cuda_.allow_grouped_hand_overs(true);
+  d.cuda_.collectives().allow_grouped_hand_overs(true);
   const std::vector<float> mine = rank_values(6 * 1024 * 1024, 7);  // 24 MB: past any eager buffer
   Twin sent = d.twin({static_cast<int64_t>(mine.size())}, mine);
   Twin received = d.zeros({static_cast<int64_t>(mine.size())});
   const std::vector<float> small = rank_values(1000, 3);
   Twin sent_small = d.twin({static_cast<int64_t>(small.size())}, small);
   Twin received_small = d.zeros({static_cast<int64_t>(small.size())});
-  const int64_t transfers = d.cuda_.host_transfers().count();
-  auto send = d.cuda_.start_send(d.nccl_, axes, peer, 0, *sent.cuda);
-  d.cuda_.receive(d.nccl_, axes, peer, 0, *received.cuda);
+  const int64_t transfers = d.cuda_.host_link().host_transfers().count();
+  auto send = d.cuda_.collectives().start_send(d.nccl_, axes, peer, 0, *sent.cuda);
+  d.cuda_.collectives().receive(d.nccl_, axes, peer, 0, *received.cuda);
   send->wait();
   std::vector<float> expected(mine.size());
   for (size_t i = 0; i < expected.size(); ++i)
     expected[i] = static_cast<float>(peer * 1000 + 7 * 100 + static_cast<int>(i % 97));
-  EXPECT_EQ(host_copy(d.cuda_, *received.cuda), expected) << "crossing hand-overs";
+  EXPECT_EQ(host_copy(d.cuda_.host_link(), *received.cuda), expected) << "crossing hand-overs";
   // Member 1's send posted alone (waited for before any receive), member 0 receiving it.
-  d.cuda_.fill(*received.cuda, 0, received.cuda->elements(), 0.0f);
+  d.cuda_.memory().fill(*received.cuda, 0, received.cuda->elements(), 0.0f);
   if (me == 1) {
-    d.cuda_.start_send(d.nccl_, axes, peer, 1, *sent.cuda)->wait();
+    d.cuda_.collectives().start_send(d.nccl_, axes, peer, 1, *sent.cuda)->wait();
   } else {
-    d.cuda_.receive(d.nccl_, axes, peer, 1, *received.cuda);
-    EXPECT_EQ(host_copy(d.cuda_, *received.cuda), expected) << "a send posted alone";
+    d.cuda_.collectives().receive(d.nccl_, axes, peer, 1, *received.cuda);
+    EXPECT_EQ(host_copy(d.cuda_.host_link(), *received.cuda), expected) << "a send posted alone";
   }
   // Two of each in one group: the large array first, then the small one, both ways.
-  d.cuda_.fill(*received.cuda, 0, received.cuda->elements(), 0.0f);
-  auto large_out = d.cuda_.start_send(d.nccl_, axes, peer, 2, *sent.cuda);
-  auto small_out = d.cuda_.start_send(d.nccl_, axes, peer, 3, *sent_small.cuda);
-  d.cuda_.hold_receive(d.nccl_, axes, peer, 2, *received.cuda);
-  d.cuda_.receive(d.nccl_, axes, peer, 3, *received_small.cuda);
+  d.cuda_.memory().fill(*received.cuda, 0, received.cuda->elements(), 0.0f);
+  auto large_out = d.cuda_.collectives().start_send(d.nccl_, axes, peer, 2, *sent.cuda);
+  auto small_out = d.cuda_.collectives().start_send(d.nccl_, axes, peer, 3, *sent_small.cuda);
+  d.cuda_.collectives().hold_receive(d.nccl_, axes, peer, 2, *received.cuda);
+  d.cuda_.collectives().receive(d.nccl_, axes, peer, 3, *received_small.cuda);
   large_out->wait();
   small_out->wait();
   std::vector<float> expected_small(small.size());
   for (size_t i = 0; i < expected_small.size(); ++i)
     expected_small[i] = static_cast<float>(peer * 1000 + 3 * 100 + static_cast<int>(i % 97));
-  EXPECT_EQ(host_copy(d.cuda_, *received.cuda), expected) << "the first of two receives in a group";
-  EXPECT_EQ(host_copy(d.cuda_, *received_small.cuda), expected_small) << "the second of two receives in a group";
-  EXPECT_EQ(d.cuda_.host_transfers().count() - (me == 0 ? 4 : 3), transfers) << "a hand-over staged through the host";
+  EXPECT_EQ(host_copy(d.cuda_.host_link(), *received.cuda), expected) << "the first of two receives in a group";
+  EXPECT_EQ(host_copy(d.cuda_.host_link(), *received_small.cuda), expected_small)
+      << "the second of two receives in a group";
+  EXPECT_EQ(d.cuda_.host_link().host_transfers().count() - (me == 0 ? 4 : 3), transfers)
+      << "a hand-over staged through the host";
 }
 
 }  // namespace

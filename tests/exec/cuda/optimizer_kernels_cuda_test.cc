@@ -36,14 +36,14 @@ void expect_same_parameters(const plans::OptimizerConfig& config, CudaContext& c
   Optimizer optimizer(config, host, memory);
   optimizer.add_parameter(kElements);
   const std::vector<float> start = random_floats(static_cast<std::size_t>(kElements), 101);
-  const auto p = host.allocate({kElements}, false);
-  const auto g = host.allocate({kElements}, false);
-  host.upload(start, *p);
+  const auto p = host.memory().allocate({kElements}, false);
+  const auto g = host.memory().allocate({kElements}, false);
+  host.host_link().upload(start, *p);
   DeviceBuffer device_p(float_bytes()), device_g(float_bytes());
   upload(context.stream(), start.data(), float_bytes(), device_p);
   for (int step = 1; step <= kSteps; ++step) {
     const std::vector<float> gradient = random_floats(static_cast<std::size_t>(kElements), 200 + step);
-    host.upload(gradient, *g);
+    host.host_link().upload(gradient, *g);
     optimizer.step({p.get()}, {g.get()});
     upload(context.stream(), gradient.data(), float_bytes(), device_g);
     device_step(step, device_p.as<float>(), device_g.as<float>());
@@ -51,7 +51,7 @@ void expect_same_parameters(const plans::OptimizerConfig& config, CudaContext& c
   std::vector<float> gpu_p(static_cast<std::size_t>(kElements));
   download(context.stream(), device_p, float_bytes(), gpu_p.data());
   context.synchronize();
-  EXPECT_EQ(gpu_p, host_copy(host, *p));
+  EXPECT_EQ(gpu_p, host_copy(host.host_link(), *p));
 }
 
 TEST(CudaOptimizerKernels, SgdMomentumIsTheCpuUpdate) {

@@ -184,13 +184,13 @@ PlanOutcome run_plan(const plans::Plan& plan, const sim::Cluster& cluster, int s
     TokenBatches tokens(classes, product(net.layer(0).output_shape));
     exec::BatchSource& data = net.layer(0).output_is_tokens ? static_cast<exec::BatchSource&>(tokens) : images;
     const auto start = std::chrono::steady_clock::now();
-    const exec::HostTransfers before = trainer.device().host_transfers();
+    const exec::HostTransfers before = trainer.device().host_link().host_transfers();
     if (const auto* scrambled = dynamic_cast<const ScrambledDevice*>(&trainer.device())) {
       out.grouped_hand_overs = scrambled->grouped_hand_overs();
     }
     for (int s = 0; s < steps; ++s) out.losses.push_back(trainer.step(data).loss);
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const exec::HostTransfers moved = trainer.device().host_transfers() - before;
+    const exec::HostTransfers moved = trainer.device().host_link().host_transfers() - before;
     out.host_transfers_per_step = static_cast<double>(moved.count()) / std::max(steps, 1);
     out.input_transfers_per_step =
         static_cast<double>(moved.count_of(exec::HostTransferPurpose::input)) / std::max(steps, 1);

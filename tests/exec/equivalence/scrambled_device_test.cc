@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "exec/runtime/host_array.h"
 #include "tests/exec/equivalence/scrambled_device.h"
 
 namespace splitbrain::equivalence {
@@ -13,22 +14,22 @@ namespace {
 TEST(Equivalence, ScrambledDeviceHidesValuesOutsideItsCalls) {
   ScrambledDevice device;
   const std::vector<float> values = {0.0f, 1.0f, -2.5f, 3e-8f};
-  const auto array = device.allocate({2, 2}, true);
+  const auto array = device.memory().allocate({2, 2}, true);
   EXPECT_TRUE(ScrambledDevice::scrambled(*array));
-  EXPECT_NE(exec::HostDevice::storage(static_cast<const exec::DeviceArray&>(*array)).values,
+  EXPECT_NE(exec::HostArray::storage(static_cast<const exec::DeviceArray&>(*array)).values,
             std::vector<float>(4, 0.0f));  // zeros, scrambled
-  device.upload(values, *array);
-  const std::vector<float>& raw = exec::HostDevice::storage(static_cast<const exec::DeviceArray&>(*array)).values;
+  device.host_link().upload(values, *array);
+  const std::vector<float>& raw = exec::HostArray::storage(static_cast<const exec::DeviceArray&>(*array)).values;
   for (size_t i = 0; i < values.size(); ++i) EXPECT_NE(raw[i], values[i]) << "element " << i << " is readable";
   // Through the device's calls the values are intact.
-  const auto other = device.allocate({2, 2}, true);
-  device.add(*array, *other);
-  device.add(*array, *other);
-  device.fill(*array, 0, 1, 7.0f);
-  EXPECT_EQ(exec::host_copy(device, *array), (std::vector<float>{7.0f, 1.0f, -2.5f, 3e-8f}));
-  EXPECT_EQ(exec::host_copy(device, *other), (std::vector<float>{0.0f, 2.0f, -5.0f, 6e-8f}));
+  const auto other = device.memory().allocate({2, 2}, true);
+  device.memory().add(*array, *other);
+  device.memory().add(*array, *other);
+  device.memory().fill(*array, 0, 1, 7.0f);
+  EXPECT_EQ(exec::host_copy(device.host_link(), *array), (std::vector<float>{7.0f, 1.0f, -2.5f, 3e-8f}));
+  EXPECT_EQ(exec::host_copy(device.host_link(), *other), (std::vector<float>{0.0f, 2.0f, -5.0f, 6e-8f}));
   EXPECT_TRUE(ScrambledDevice::scrambled(*array));
-  EXPECT_EQ(device.host_transfers().count(), 3);
+  EXPECT_EQ(device.host_link().host_transfers().count(), 3);
 }
 
 }  // namespace

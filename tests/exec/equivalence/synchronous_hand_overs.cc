@@ -8,7 +8,7 @@
 
 #include "exec/comm/mpi_check.h"
 #include "exec/comm/progress_pump.h"
-#include "exec/runtime/host_device.h"
+#include "exec/runtime/host_array.h"
 
 namespace splitbrain::equivalence {
 namespace {
@@ -54,11 +54,11 @@ std::unique_ptr<exec::comm::PendingCollective> SynchronousMpiHandOvers::post(exe
   for (size_t i = 0; i < group.size(); ++i) {
     const exec::HandOver& message = group[i];
     if (message.send != nullptr) {
-      const std::vector<float>& values = exec::HostDevice::storage(*message.send).values;
+      const std::vector<float>& values = exec::HostArray::storage(*message.send).values;
       SB_MPI_CHECK(MPI_Issend(values.data(), float_count(*message.send), MPI_FLOAT, message.peer, kHandOverTag, comm,
                               &requests[i]));
     } else {
-      std::vector<float>& values = exec::HostDevice::storage(*message.receive).values;
+      std::vector<float>& values = exec::HostArray::storage(*message.receive).values;
       SB_MPI_CHECK(MPI_Irecv(values.data(), float_count(*message.receive), MPI_FLOAT, message.peer, kHandOverTag, comm,
                              &requests[i]));
     }

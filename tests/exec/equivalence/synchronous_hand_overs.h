@@ -15,7 +15,7 @@ namespace splitbrain::equivalence {
 
 class SynchronousMpiHandOvers final : public exec::HandOverTransport {
  public:
-  // Arrays are HostDevice's (their host storage is read and written).
+  // Arrays are HostArrays (their host storage is read and written).
   std::unique_ptr<exec::comm::PendingCollective> post(exec::comm::CollectiveEngine& engine,
                                                       const std::vector<int>& axes,
                                                       std::span<const exec::HandOver> group) override;

@@ -31,8 +31,8 @@ using comm::testing::world_size;
 constexpr int64_t kFloatBytes = 4;
 
 std::unique_ptr<DeviceArray> on_device(HostDevice& device, const comm::LocalArray& values) {
-  std::unique_ptr<DeviceArray> array = device.allocate(values.shape, false);
-  device.upload(values.values, *array);
+  std::unique_ptr<DeviceArray> array = device.memory().allocate(values.shape, false);
+  device.host_link().upload(values.values, *array);
   return array;
 }
 
@@ -52,10 +52,11 @@ void check_layout_pairs(const std::vector<int64_t>& shape) {
         const comm::LocalArray input = shard(shape, from, mesh, rank);
         const comm::LocalArray expected = comm::run_redistribution(on_host, steps, shape, input, label);
         const std::unique_ptr<DeviceArray> source = on_device(device, input);
-        const std::unique_ptr<DeviceArray> result = device.allocate(plans::local_shape(to, mesh, shape), false);
+        const std::unique_ptr<DeviceArray> result =
+            device.memory().allocate(plans::local_shape(to, mesh, shape), false);
         redistribute_in_device_memory(device, in_device_memory, steps, shape, *source, *result, label);
-        EXPECT_EQ(host_copy(device, *result), expected.values);
-        EXPECT_EQ(host_copy(device, *source), input.values) << "the input was changed";
+        EXPECT_EQ(host_copy(device.host_link(), *result), expected.values);
+        EXPECT_EQ(host_copy(device.host_link(), *source), input.values) << "the input was changed";
         const comm::ByteCount counted = in_device_memory.counter().label_total(label);
         EXPECT_EQ(counted.bytes, on_host.counter().label_total(label).bytes);
         EXPECT_EQ(counted.calls, on_host.counter().label_total(label).calls);
@@ -106,9 +107,9 @@ TEST(CollectivesInDeviceMemory, AChainOfCollectives) {
   const comm::LocalArray expected = on_host.run(gather, on_host.run(scatter, input, "chain"), "chain");
   HostDevice device;
   const std::unique_ptr<DeviceArray> source = on_device(device, input);
-  const std::unique_ptr<DeviceArray> result = device.allocate(expected.shape, false);
+  const std::unique_ptr<DeviceArray> result = device.memory().allocate(expected.shape, false);
   run_collectives_in_device_memory(device, in_device_memory, chain, *source, *result, "chain");
-  EXPECT_EQ(host_copy(device, *result), expected.values);
+  EXPECT_EQ(host_copy(device.host_link(), *result), expected.values);
   EXPECT_EQ(in_device_memory.counter().label_total("chain").bytes, on_host.counter().label_total("chain").bytes);
   EXPECT_EQ(in_device_memory.counter().label_total("chain").calls, 2);
 }
@@ -126,8 +127,8 @@ TEST(CollectivesInDeviceMemory, RefusesAHaloExchange) {
   halo.dim = 0;
   halo.halo_rows = 1;
   HostDevice device;
-  const std::unique_ptr<DeviceArray> array = device.allocate({4, 2}, true);
-  const std::unique_ptr<DeviceArray> result = device.allocate({6, 2}, false);
+  const std::unique_ptr<DeviceArray> array = device.memory().allocate({4, 2}, true);
+  const std::unique_ptr<DeviceArray> result = device.memory().allocate({6, 2}, false);
   EXPECT_THROW(run_collectives_in_device_memory(device, communicator, std::vector{halo}, *array, *result, "halo"),
                std::logic_error);
 }

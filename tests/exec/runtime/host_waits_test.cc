@@ -1,7 +1,7 @@
 // Where the host waits for a device that queues its work: the executor's count per instruction
-// (StepResult::host_wait_instructions, from Device::host_waits) against the simulator's
+// (StepResult::host_wait_instructions, from DeviceClock::host_waits) against the simulator's
 // (sim::StageTiming::host_wait_instructions), on one rank. The device here is HostDevice counting a
-// wait where the CUDA device waits for its stream: each upload and download of Device (an upload's
+// wait where the CUDA device waits for its stream: each upload and download of its link (an upload's
 // host memory may go when it returns), not the queued uploads of the input batches. On one rank
 // nothing else moves between host and device in a step (the loss's labels and value travel by the
 // ops' queued copies, the embedding checks its ids on the host, a 1-rank plan has no collective),
@@ -20,6 +20,7 @@
 #include "exec/comm/mpi_process.h"
 #include "exec/cpu/cpu_backend.h"
 #include "exec/runtime/batch_source.h"
+#include "exec/runtime/host_array_link.h"
 #include "exec/runtime/host_device.h"
 #include "exec/runtime/trainer.h"
 #include "plans/step_program.h"
@@ -30,30 +31,40 @@
 namespace splitbrain::exec {
 namespace {
 
-// HostDevice whose host waits as the CUDA device's does: once per upload and per download, not
-// for a queued upload (whose count is kept apart, to see the inputs went that way).
-class WaitCountingDevice final : public HostDevice {
+// HostDevice's link, whose host waits as the CUDA device's does: once per upload and per
+// download, not for a queued upload (whose count is kept apart, to see the inputs went that way).
+class WaitCountingLink final : public HostArrayLink {
  public:
-  std::optional<int64_t> host_waits() const override { return waits_; }
+  int64_t waits() const { return waits_; }
   int64_t queued_uploads() const { return queued_uploads_; }
 
  protected:
   void upload_values(std::span<const float> host, DeviceArray& into) override {
     ++waits_;
-    HostDevice::upload_values(host, into);
+    HostArrayLink::upload_values(host, into);
   }
   void download_values(const DeviceArray& from, std::span<float> host) override {
     ++waits_;
-    HostDevice::download_values(from, host);
+    HostArrayLink::download_values(from, host);
   }
   void upload_values_queued(std::span<const float> host, DeviceArray& into) override {
     ++queued_uploads_;
-    HostDevice::upload_values(host, into);
+    HostArrayLink::upload_values(host, into);
   }
 
  private:
   int64_t waits_ = 0;
   int64_t queued_uploads_ = 0;
+};
+
+// The host's clock, reporting the link's waits as the CUDA device's clock reports its stream's.
+class WaitCountingClock final : public DeviceClock {
+ public:
+  explicit WaitCountingClock(const WaitCountingLink& link) : link_(link) {}
+  std::optional<int64_t> host_waits() const override { return link_.waits(); }
+
+ private:
+  const WaitCountingLink& link_;
 };
 
 // Inputs of zeros (token 0 for token models) and labels 0: what they hold does not matter here.
@@ -77,9 +88,12 @@ void expect_waits_as_predicted(const std::string& model, int64_t batch, int micr
   plan.micro_batches = micro_batches;
   comm::MeshCommunicators communicators(plan.mesh);
   Backend backend = cpu::make_cpu_backend(communicators);
-  auto device = std::make_unique<WaitCountingDevice>();
-  const WaitCountingDevice& counting = *device;
-  backend.device = std::move(device);
+  auto link = std::make_unique<WaitCountingLink>();
+  const WaitCountingLink& counting = *link;
+  Device::Concerns concerns = HostDevice::concerns();
+  concerns.clock = std::make_unique<WaitCountingClock>(counting);
+  concerns.host_link = std::move(link);
+  backend.device = std::make_unique<Device>(std::move(concerns));
   Trainer trainer(plan, std::move(backend), 1);
 
   const model::Layer& input = plan.model->layer(0);

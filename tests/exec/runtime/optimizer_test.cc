@@ -24,15 +24,15 @@ TEST(Optimizer, SgdMomentumFollowsTorch) {
   Optimizer optimizer(config, device, memory);
   optimizer.add_parameter(1);
   EXPECT_EQ(memory.current(MemoryCategory::optimizer), 4);
-  const auto p = device.allocate({1}, false);
-  const auto g = device.allocate({1}, false);
-  device.upload(std::vector<float>{1.0f}, *p);
-  device.upload(std::vector<float>{0.5f}, *g);
+  const auto p = device.memory().allocate({1}, false);
+  const auto g = device.memory().allocate({1}, false);
+  device.host_link().upload(std::vector<float>{1.0f}, *p);
+  device.host_link().upload(std::vector<float>{0.5f}, *g);
   optimizer.step({p.get()}, {g.get()});
-  EXPECT_FLOAT_EQ(host_copy(device, *p)[0], 0.95f);
-  device.upload(std::vector<float>{-0.25f}, *g);
+  EXPECT_FLOAT_EQ(host_copy(device.host_link(), *p)[0], 0.95f);
+  device.host_link().upload(std::vector<float>{-0.25f}, *g);
   optimizer.step({p.get()}, {g.get()});
-  EXPECT_FLOAT_EQ(host_copy(device, *p)[0], 0.93f);
+  EXPECT_FLOAT_EQ(host_copy(device.host_link(), *p)[0], 0.93f);
 }
 
 TEST(Optimizer, AdamFollowsTorch) {
@@ -48,17 +48,17 @@ TEST(Optimizer, AdamFollowsTorch) {
   Optimizer optimizer(config, device, memory);
   optimizer.add_parameter(1);
   EXPECT_EQ(memory.current(MemoryCategory::optimizer), 8);
-  const auto p = device.allocate({1}, false);
-  const auto g = device.allocate({1}, false);
-  device.upload(std::vector<float>{1.0f}, *p);
-  device.upload(std::vector<float>{0.5f}, *g);
+  const auto p = device.memory().allocate({1}, false);
+  const auto g = device.memory().allocate({1}, false);
+  device.host_link().upload(std::vector<float>{1.0f}, *p);
+  device.host_link().upload(std::vector<float>{0.5f}, *g);
   optimizer.step({p.get()}, {g.get()});
   const double p1 = 1.0 - 0.01 * (0.05 / 0.1) / (std::sqrt(0.00025 / 0.001) + 1e-8);
-  EXPECT_NEAR(host_copy(device, *p)[0], p1, 1e-6);
-  device.upload(std::vector<float>{-0.25f}, *g);
+  EXPECT_NEAR(host_copy(device.host_link(), *p)[0], p1, 1e-6);
+  device.host_link().upload(std::vector<float>{-0.25f}, *g);
   optimizer.step({p.get()}, {g.get()});
   const double p2 = p1 - 0.01 * (0.02 / 0.19) / (std::sqrt(0.00031225 / 0.001999) + 1e-8);
-  EXPECT_NEAR(host_copy(device, *p)[0], p2, 1e-6);
+  EXPECT_NEAR(host_copy(device.host_link(), *p)[0], p2, 1e-6);
 }
 
 // update_all's lists go together, position by position: lists of different lengths, or arrays of
@@ -66,24 +66,26 @@ TEST(Optimizer, AdamFollowsTorch) {
 TEST(Optimizer, UpdatingAllRefusesListsThatDoNotPairUp) {
   HostDevice device;
   const plans::OptimizerConfig sgd;
-  const auto a = device.allocate({3}, true);
-  const auto b = device.allocate({3}, true);
-  const auto c = device.allocate({3}, true);
-  const auto short_one = device.allocate({2}, true);
-  device.upload(std::vector<float>{1.0f, 2.0f, 3.0f}, *a);
+  const auto a = device.memory().allocate({3}, true);
+  const auto b = device.memory().allocate({3}, true);
+  const auto c = device.memory().allocate({3}, true);
+  const auto short_one = device.memory().allocate({2}, true);
+  device.host_link().upload(std::vector<float>{1.0f, 2.0f, 3.0f}, *a);
   const std::vector<DeviceArray*> parameters = {a.get()};
   const std::vector<const DeviceArray*> gradients = {b.get()};
   const std::vector<DeviceArray*> moments = {c.get()};
-  EXPECT_THROW(device.update_all(sgd, 1, parameters, gradients, {}, {}), std::logic_error);
-  EXPECT_THROW(device.update_all(sgd, 1, parameters, gradients, moments, std::vector<DeviceArray*>{c.get(), c.get()}),
-               std::logic_error);
-  EXPECT_THROW(device.update_all(sgd, 1, parameters, std::vector<const DeviceArray*>{short_one.get()}, moments, {}),
-               std::logic_error);
-  EXPECT_EQ(host_copy(device, *a), (std::vector<float>{1.0f, 2.0f, 3.0f}));
-  device.update_all(sgd, 1, parameters, gradients, moments, {});  // zero gradients: p stays
-  EXPECT_EQ(host_copy(device, *a), (std::vector<float>{1.0f, 2.0f, 3.0f}));
-  device.zero_all(parameters);
-  EXPECT_EQ(host_copy(device, *a), (std::vector<float>{0.0f, 0.0f, 0.0f}));
+  EXPECT_THROW(device.kernels().update_all(sgd, 1, parameters, gradients, {}, {}), std::logic_error);
+  EXPECT_THROW(
+      device.kernels().update_all(sgd, 1, parameters, gradients, moments, std::vector<DeviceArray*>{c.get(), c.get()}),
+      std::logic_error);
+  EXPECT_THROW(
+      device.kernels().update_all(sgd, 1, parameters, std::vector<const DeviceArray*>{short_one.get()}, moments, {}),
+      std::logic_error);
+  EXPECT_EQ(host_copy(device.host_link(), *a), (std::vector<float>{1.0f, 2.0f, 3.0f}));
+  device.kernels().update_all(sgd, 1, parameters, gradients, moments, {});  // zero gradients: p stays
+  EXPECT_EQ(host_copy(device.host_link(), *a), (std::vector<float>{1.0f, 2.0f, 3.0f}));
+  device.memory().zero_all(parameters);
+  EXPECT_EQ(host_copy(device.host_link(), *a), (std::vector<float>{0.0f, 0.0f, 0.0f}));
 }
 
 }  // namespace

@@ -1,12 +1,14 @@
-// CudaArrayDevice's communication. With the NCCL engine, the gradient buckets' reductions and
+// CudaCollectives: CudaArrayDevice's communication. With the NCCL engine, the gradient buckets' reductions and
 // gathers, the layout redistributions, and every collective plans::runs_on_device_memory accepts,
 // run on the arrays' device memory: the pieces cut out and laid in place by row copies on the
 // compute stream (exec/runtime/collectives_in_device_memory.h), NCCL ordered against the compute
 // stream by events (stream_ordered_collectives.h): no host copy, no host wait. So do the pipeline
 // hand-overs where the plan's complete in NCCL groups (nccl_hand_overs.h). Hand-overs that would
 // not, and everything under another engine (the MPI engine, in tests), are staged through
-// host memory: a host copy of the input, the HostDevice's communication on it, the result uploaded
+// host memory: a host copy of the input, HostCollectives on it, the result uploaded
 // back; each copy a counted host transfer.
+
+#include "exec/cuda/cuda_collectives.h"
 
 #include <fmt/format.h>
 
@@ -17,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "exec/cuda/cuda_array_device.h"
+#include "exec/cuda/cuda_array.h"
 #include "exec/cuda/nccl_collectives.h"
 #include "exec/cuda/stream_ordered_collectives.h"
 #include "exec/runtime/collectives_in_device_memory.h"
@@ -29,6 +31,9 @@ namespace {
 
 // The backend's NCCL engine; null for any other engine, whose collectives then get host copies.
 NcclCollectives* nccl_of(comm::CollectiveEngine& engine) { return dynamic_cast<NcclCollectives*>(&engine); }
+
+float* memory(DeviceArray& array) { return CudaArray::data_of(array); }
+const float* memory(const DeviceArray& array) { return CudaArray::data_of(array); }
 
 // A collective over a group of one: its result was written before it returned.
 class AlreadyComplete final : public comm::PendingCollective {
@@ -79,21 +84,24 @@ class StagedPending final : public comm::PendingCollective {
 
 }  // namespace
 
-std::unique_ptr<DeviceArray> CudaArrayDevice::staged_copy(const DeviceArray& array) {
-  std::unique_ptr<DeviceArray> host = host_.allocate(array.shape(), false);
-  download(array, HostDevice::storage(*host).values);
+CudaCollectives::CudaCollectives(CudaContext& context, DeviceMemory& memory, HostLink& link)
+    : context_(context), memory_(memory), link_(link), hand_over_transport_(context.stream()) {}
+
+std::unique_ptr<DeviceArray> CudaCollectives::staged_copy(const DeviceArray& array) {
+  std::unique_ptr<DeviceArray> host = staging_memory_.allocate(array.shape(), false);
+  link_.download(array, HostArray::storage(*host).values);
   return host;
 }
 
-std::unique_ptr<DeviceArray> CudaArrayDevice::staged_result(const DeviceArray& like) {
-  return host_.allocate(like.shape(), true);
+std::unique_ptr<DeviceArray> CudaCollectives::staged_result(const DeviceArray& like) {
+  return staging_memory_.allocate(like.shape(), true);
 }
 
-void CudaArrayDevice::deliver(DeviceArray& staged, DeviceArray& into) {
-  upload(HostDevice::storage(staged).values, into);
+void CudaCollectives::deliver(DeviceArray& staged, DeviceArray& into) {
+  link_.upload(HostArray::storage(staged).values, into);
 }
 
-void CudaArrayDevice::staged(const DeviceArray& input, DeviceArray& output,
+void CudaCollectives::staged(const DeviceArray& input, DeviceArray& output,
                              const std::function<void(DeviceArray& host_input, DeviceArray& host_output)>& on_host) {
   const auto staged_input = staged_copy(input);
   const auto staged_output = staged_result(output);
@@ -101,11 +109,11 @@ void CudaArrayDevice::staged(const DeviceArray& input, DeviceArray& output,
   deliver(*staged_output, output);
 }
 
-OrderedStreams CudaArrayDevice::streams_with(const NcclCollectives& nccl) const {
-  return {context_->stream(), nccl.stream()};
+OrderedStreams CudaCollectives::streams_with(const NcclCollectives& nccl) const {
+  return {context_.stream(), nccl.stream()};
 }
 
-std::unique_ptr<comm::PendingCollective> CudaArrayDevice::start_on_device(NcclCollectives& nccl,
+std::unique_ptr<comm::PendingCollective> CudaCollectives::start_on_device(NcclCollectives& nccl,
                                                                           plans::CollectiveKind kind,
                                                                           const std::vector<int>& axes,
                                                                           const DeviceArray& input, DeviceArray& into) {
@@ -121,14 +129,14 @@ std::unique_ptr<comm::PendingCollective> CudaArrayDevice::start_on_device(NcclCo
   check_result_size(into, result_elements, plans::collective_name(kind));
   const bool in_place = &input == &into;
   if (n == 1) {  // the group's sum, gather or piece is the input itself
-    if (!in_place) copy(input, 0, into, 0, into.elements());
+    if (!in_place) memory_.copy(input, 0, into, 0, into.elements());
     return std::make_unique<AlreadyComplete>();
   }
   const ncclComm_t group = nccl.communicator_for(axes);
   const OrderedStreams streams = streams_with(nccl);
   switch (kind) {
     case plans::CollectiveKind::all_reduce:
-      if (!in_place) copy(input, 0, into, 0, into.elements());
+      if (!in_place) memory_.copy(input, 0, into, 0, into.elements());
       return cuda::start_all_reduce(streams, group, memory(into), static_cast<size_t>(into.elements()));
     case plans::CollectiveKind::all_gather:
       return cuda::start_all_gather(streams, group, memory(input), memory(into), static_cast<size_t>(input.elements()));
@@ -143,17 +151,18 @@ std::unique_ptr<comm::PendingCollective> CudaArrayDevice::start_on_device(NcclCo
   }
 }
 
-void CudaArrayDevice::run_collectives(comm::Communicator& communicator, std::span<const plans::Collective> collectives,
+void CudaCollectives::run_collectives(comm::Communicator& communicator, std::span<const plans::Collective> collectives,
                                       const DeviceArray& input, DeviceArray& output, std::string_view label) {
   if (nccl_of(communicator.engine()) != nullptr && plans::runs_on_device_memory(collectives)) {
-    run_collectives_in_device_memory(*this, communicator, collectives, input, output, label);
+    run_collectives_in_device_memory({memory_, *this}, communicator, collectives, input, output, label);
     return;
   }
-  staged(input, output,
-         [&](DeviceArray& in, DeviceArray& out) { host_.run_collectives(communicator, collectives, in, out, label); });
+  staged(input, output, [&](DeviceArray& in, DeviceArray& out) {
+    staging_.run_collectives(communicator, collectives, in, out, label);
+  });
 }
 
-void CudaArrayDevice::redistribute(comm::Communicator& communicator, std::span<const plans::RedistributionStep> steps,
+void CudaCollectives::redistribute(comm::Communicator& communicator, std::span<const plans::RedistributionStep> steps,
                                    std::span<const int64_t> global_shape, DeviceArray& input, DeviceArray& output,
                                    std::string_view label) {
   const bool in_device_memory = nccl_of(communicator.engine()) != nullptr &&
@@ -161,15 +170,15 @@ void CudaArrayDevice::redistribute(comm::Communicator& communicator, std::span<c
                                   return !step.collective || plans::runs_on_device_memory(*step.collective);
                                 });
   if (in_device_memory) {
-    redistribute_in_device_memory(*this, communicator, steps, global_shape, input, output, label);
+    redistribute_in_device_memory({memory_, *this}, communicator, steps, global_shape, input, output, label);
     return;
   }
   staged(input, output, [&](DeviceArray& in, DeviceArray& out) {
-    host_.redistribute(communicator, steps, global_shape, in, out, label);
+    staging_.redistribute(communicator, steps, global_shape, in, out, label);
   });
 }
 
-std::unique_ptr<comm::PendingCollective> CudaArrayDevice::start_all_reduce(comm::CollectiveEngine& engine,
+std::unique_ptr<comm::PendingCollective> CudaCollectives::start_all_reduce(comm::CollectiveEngine& engine,
                                                                            const std::vector<int>& axes,
                                                                            DeviceArray& buffer) {
   if (NcclCollectives* nccl = nccl_of(engine)) {
@@ -177,14 +186,14 @@ std::unique_ptr<comm::PendingCollective> CudaArrayDevice::start_all_reduce(comm:
   }
   auto staged = staged_copy(buffer);
   DeviceArray& host = *staged;
-  auto pending = host_.start_all_reduce(engine, axes, host);
+  auto pending = staging_.start_all_reduce(engine, axes, host);
   std::vector<std::unique_ptr<DeviceArray>> keep;
   keep.push_back(std::move(staged));
   return std::make_unique<StagedPending>(std::move(pending), std::move(keep),
                                          [this, &host, &buffer] { deliver(host, buffer); });
 }
 
-std::unique_ptr<comm::PendingCollective> CudaArrayDevice::start_reduce_scatter(comm::CollectiveEngine& engine,
+std::unique_ptr<comm::PendingCollective> CudaCollectives::start_reduce_scatter(comm::CollectiveEngine& engine,
                                                                                const std::vector<int>& axes,
                                                                                const DeviceArray& input,
                                                                                DeviceArray& output) {
@@ -194,7 +203,7 @@ std::unique_ptr<comm::PendingCollective> CudaArrayDevice::start_reduce_scatter(c
   auto staged_input = staged_copy(input);
   auto staged_output = staged_result(output);
   DeviceArray& host_output = *staged_output;
-  auto pending = host_.start_reduce_scatter(engine, axes, *staged_input, host_output);
+  auto pending = staging_.start_reduce_scatter(engine, axes, *staged_input, host_output);
   std::vector<std::unique_ptr<DeviceArray>> keep;
   keep.push_back(std::move(staged_input));
   keep.push_back(std::move(staged_output));
@@ -202,49 +211,49 @@ std::unique_ptr<comm::PendingCollective> CudaArrayDevice::start_reduce_scatter(c
                                          [this, &host_output, &output] { deliver(host_output, output); });
 }
 
-void CudaArrayDevice::all_gather(comm::CollectiveEngine& engine, const std::vector<int>& axes, const DeviceArray& input,
+void CudaCollectives::all_gather(comm::CollectiveEngine& engine, const std::vector<int>& axes, const DeviceArray& input,
                                  DeviceArray& output) {
   if (NcclCollectives* nccl = nccl_of(engine)) {
     start_on_device(*nccl, plans::CollectiveKind::all_gather, axes, input, output)->wait();
     return;
   }
-  staged(input, output, [&](DeviceArray& in, DeviceArray& out) { host_.all_gather(engine, axes, in, out); });
+  staged(input, output, [&](DeviceArray& in, DeviceArray& out) { staging_.all_gather(engine, axes, in, out); });
 }
 
-void CudaArrayDevice::all_to_all(comm::CollectiveEngine& engine, const std::vector<int>& axes, const DeviceArray& input,
+void CudaCollectives::all_to_all(comm::CollectiveEngine& engine, const std::vector<int>& axes, const DeviceArray& input,
                                  DeviceArray& output) {
   if (NcclCollectives* nccl = nccl_of(engine)) {
     start_on_device(*nccl, plans::CollectiveKind::all_to_all, axes, input, output)->wait();
     return;
   }
-  staged(input, output, [&](DeviceArray& in, DeviceArray& out) { host_.all_to_all(engine, axes, in, out); });
+  staged(input, output, [&](DeviceArray& in, DeviceArray& out) { staging_.all_to_all(engine, axes, in, out); });
 }
 
-std::unique_ptr<comm::PendingCollective> CudaArrayDevice::start_send(comm::CollectiveEngine& engine,
+std::unique_ptr<comm::PendingCollective> CudaCollectives::start_send(comm::CollectiveEngine& engine,
                                                                      const std::vector<int>& axes, int destination,
                                                                      int tag, const DeviceArray& array) {
   if (grouped_hand_overs_ && nccl_of(engine) != nullptr) {
     return hand_overs_.start_send(engine, axes, destination, array);
   }
   auto staged = staged_copy(array);
-  auto pending = host_.start_send(engine, axes, destination, tag, *staged);
+  auto pending = staging_.start_send(engine, axes, destination, tag, *staged);
   std::vector<std::unique_ptr<DeviceArray>> keep;
   keep.push_back(std::move(staged));
   return std::make_unique<StagedPending>(std::move(pending), std::move(keep), nullptr);
 }
 
-void CudaArrayDevice::receive(comm::CollectiveEngine& engine, const std::vector<int>& axes, int source, int tag,
+void CudaCollectives::receive(comm::CollectiveEngine& engine, const std::vector<int>& axes, int source, int tag,
                               DeviceArray& into) {
   if (grouped_hand_overs_ && nccl_of(engine) != nullptr) {
     hand_overs_.receive(engine, axes, source, into);
     return;
   }
   const auto staged = staged_result(into);
-  host_.receive(engine, axes, source, tag, *staged);
+  staging_.receive(engine, axes, source, tag, *staged);
   deliver(*staged, into);
 }
 
-void CudaArrayDevice::hold_receive(comm::CollectiveEngine& engine, const std::vector<int>& axes, int source, int tag,
+void CudaCollectives::hold_receive(comm::CollectiveEngine& engine, const std::vector<int>& axes, int source, int tag,
                                    DeviceArray& into) {
   if (grouped_hand_overs_ && nccl_of(engine) != nullptr) {
     hand_overs_.hold_receive(engine, axes, source, into);
