@@ -76,7 +76,7 @@ class CudaContext {
 
   // Waits for everything queued on stream(); counted.
   void synchronize() const;
-  // The calls to synchronize() so far: the host's waits for the device (Device::host_waits).
+  // The calls to synchronize() so far: the host's waits for the device (DeviceClock::host_waits).
   int64_t host_waits() const { return host_waits_; }
 
   // Copies between host and device made by kernels rather than the CudaArrayDevice (a batch's

@@ -2,7 +2,7 @@
 // An array the backend owns (device memory on a GPU, its own host memory on the CPU). The
 // runtime holds arrays, knows their shapes and hands them to the backend's Device (device.h),
 // which is the only code that reads or writes their values: the type has no accessor for them.
-// Host transfers are explicit Device calls (Device::upload / download), so they can be counted.
+// Host transfers are explicit Device calls (HostLink::upload / download), so they can be counted.
 
 #include <cstdint>
 #include <memory>

@@ -1,7 +1,7 @@
 #pragma once
 // Cuts of model tensors for ZeRO's flat buffers, as Device copies. The order is the bucket's
 // (its layers, then each layer's tensors); a flat buffer is padded with zeros to a multiple of
-// its group. (A plain bucket is Device::pack / unpack.)
+// its group. (A plain bucket is DeviceMemory::pack / unpack.)
 
 #include <cstdint>
 #include <span>

@@ -3,7 +3,7 @@
 // checked against it: SGD with momentum (buf = momentum * buf + g, starting at g; p -= lr * buf)
 // and Adam (bias-corrected moments). Weight decay is added to the gradient (L2, as torch.optim).
 // The state lives on the device, next to the parameters; the device does the arithmetic
-// (Device::update_all), all the parameters in one call.
+// (DeviceKernels::update_all), all the parameters in one call.
 
 #include <cstdint>
 #include <vector>

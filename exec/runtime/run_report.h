@@ -11,11 +11,11 @@
 //             over every step; exec/runtime/host_transfers.h: a GPU's input batch, labels and loss,
 //             and `other` for what else went through the host),
 //           device_memory {allocator_peak_in_use_bytes, allocator_reserved_bytes,
-//             driver_used_bytes} (Device::memory_use, where the device has an allocator: a GPU),
-//           kernel_graphs_per_step {recorded, replayed, direct} (Device::recorded_calls, means over
+//             driver_used_bytes} (DeviceMemory::memory_use, where the device has an allocator: a GPU),
+//           kernel_graphs_per_step {recorded, replayed, direct} (DeviceKernels::recorded_calls, means over
 //             the measured steps, where the device records its kernels' calls: a GPU's CUDA graphs),
 //           host_waits_per_step {instructions (mean over the measured steps), at [the step program's
-//             instructions of the last one]}: where the host waited for the device (Device::host_waits,
+//             instructions of the last one]}: where the host waited for the device (DeviceClock::host_waits,
 //             where the device queues its work: a GPU; the simulator predicts them, sim::StageTiming),
 //           placement {host, cpus [...], by: launcher | splitbrain | none} (when recorded)}],
 //   collectives [{label, kind, bytes (per step, rank 0)}], losses (every step).

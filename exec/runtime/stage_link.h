@@ -29,7 +29,7 @@ class StageLink {
   int send(const DeviceArray& array, const plans::Collective& transfer, int tag, std::string_view label);
   void wait(int send_id);
   // Receives into `into` (already shaped); `posted_with_next`: in one group with the next
-  // receive, `into` written by the time that one returns (Device::hold_receive).
+  // receive, `into` written by the time that one returns (DeviceCollectives::hold_receive).
   void receive(DeviceArray& into, const plans::Collective& transfer, int tag, bool posted_with_next = false);
   // Lets MPI move the pending sends along. Open MPI progresses a large (rendezvous) send only
   // inside MPI calls of the sender: without a nudge between layers the next stage would wait

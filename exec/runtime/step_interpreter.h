@@ -58,7 +58,7 @@ struct StepRun {
   // kernel), in seconds since its epoch. The timeline's starts count from here.
   double started_at_seconds = 0.0;
   bool host_runs_ahead = false;  // of the device (StepClock::host_runs_ahead): the trace shows the host's queuing
-  // The program's instructions in which the host waited for the device (Device::host_waits); none
+  // The program's instructions in which the host waited for the device (DeviceClock::host_waits); none
   // where the device does not queue.
   std::optional<std::vector<int>> host_wait_instructions;
 };
@@ -97,7 +97,7 @@ class StepInterpreter {
   plans::StepProgram program_;
   RankResources r_;
   BufferTable buffers_;
-  std::unique_ptr<StepClock> clock_;  // the device's (Device::make_step_clock)
+  std::unique_ptr<StepClock> clock_;  // the device's (DeviceClock::make_step_clock)
   // During a run:
   int64_t step_ = 0;
   BatchSource* data_ = nullptr;

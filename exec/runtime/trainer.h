@@ -36,7 +36,7 @@ struct StepResult {
   double started_at_seconds = 0.0;             // this rank's steady clock when its step began (StepRun's)
   std::vector<double> seconds_by_instruction;  // this rank's, indexed as Trainer::instruction_names()
   HostTransfers host_transfers;  // this rank's, during the step (its input batches; a GPU's labels and loss)
-  std::optional<RecordedCalls> recorded_calls;  // this rank's, during the step (Device::recorded_calls)
+  std::optional<RecordedCalls> recorded_calls;  // this rank's, during the step (DeviceKernels::recorded_calls)
   // The instructions of this rank's program in which its host waited for the device (StepRun's).
   std::optional<std::vector<int>> host_wait_instructions;
 };

@@ -90,7 +90,7 @@ class RecordingMemory final : public std::pmr::memory_resource {
   int64_t allocations_ = 0;
 };
 
-// A GPU's uploads are fast only from its page-locked memory (exec::Device::upload_memory), so
+// A GPU's uploads are fast only from its page-locked memory (exec::HostLink::upload_memory), so
 // every image the runtime is handed must lie in the memory given, read on this thread or ahead on
 // the worker, and later steps must reuse that memory rather than allocate more of it.
 TEST(DatasetBatches, ImagesLieInTheMemoryGivenAndItIsReused) {

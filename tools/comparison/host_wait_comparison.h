@@ -3,7 +3,7 @@
 // prediction names, per pipeline stage, the instructions of the stage's step program in which the
 // host waits (stages[s].host_wait_instructions: the simulator's InstructionCost::host_waits); the
 // run report names, per rank, those it waited in (ranks[r].host_waits_per_step.at, counted by the
-// device: exec::Device::host_waits). Both number the same program's instructions
+// device: exec::DeviceClock::host_waits). Both number the same program's instructions
 // (`splitbrain program` lists them), so they must be the same list: a difference is a wait the
 // time model does not price, or prices where the executor does not wait.
 

@@ -22,7 +22,7 @@
 namespace splitbrain::tools {
 
 // The images (NCHW float32) and labels of a block of samples. The images live in the memory the
-// block was made with (a GPU's page-locked memory, exec::Device::upload_memory), and a moved block
+// block was made with (a GPU's page-locked memory, exec::HostLink::upload_memory), and a moved block
 // keeps it. Not assignable: assigning one polymorphic-allocator vector to another of a different
 // memory copies the elements into the target's memory, which would quietly move a batch out of
 // page-locked memory; blocks are only ever moved into new ones.

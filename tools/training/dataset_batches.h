@@ -8,7 +8,7 @@
 // worker thread, as a training loader's workers do, so a step's reading overlaps the step before
 // it; for a backend whose host is idle while the device computes (cuda). One worker reads in
 // turn, into the memory of the blocks already served (block_reader.h). The images are read into
-// `image_memory`, the backend's memory to upload from (exec::Device::upload_memory: page-locked on
+// `image_memory`, the backend's memory to upload from (exec::HostLink::upload_memory: page-locked on
 // a GPU, so a batch's upload is the copy engine's alone); the process's heap when null.
 
 #include <cstdint>
