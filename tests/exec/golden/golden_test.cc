@@ -130,7 +130,7 @@ std::vector<Tensor> tensors(Trainer& trainer, const splitbrain::model::Model& ne
       t.name = net.layer(v).name + (k == 0 ? ".weight" : ".bias");
       t.layer = v;
       t.values = splitbrain::exec::host_copy(
-          trainer.device(), moments ? *trainer.optimizer().first_moments().at(registered) : *values[k]);
+          trainer.device().host_link(), moments ? *trainer.optimizer().first_moments().at(registered) : *values[k]);
       out.push_back(std::move(t));
     }
   }
