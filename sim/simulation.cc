@@ -11,6 +11,7 @@
 #include <span>
 
 #include "sim/cluster_error.h"
+#include "sim/collective_prices.h"
 #include "sim/kernel_problem.h"
 #include "sim/neighbour_speed.h"
 #include "sim/plan_collective_cost.h"
@@ -43,7 +44,13 @@ class StepBuilder {
   // node; its instructions are priced both ways.
   StepBuilder(const Plan& plan, const CompiledPlan& compiled, const Cluster& cluster, const Cluster* alone,
               NodeConditions conditions, std::span<const plans::StepProgram> programs, Prediction& out)
-      : plan_(plan), compiled_(compiled), cluster_(cluster), alone_(alone), conditions_(conditions), out_(out) {
+      : plan_(plan),
+        compiled_(compiled),
+        cluster_(cluster),
+        alone_(alone),
+        conditions_(conditions),
+        out_(out),
+        prices_(cluster, plan.mesh) {
     for (int s = 0; s < plan.stage_count(); ++s) first_rank_.push_back(first_rank_of_stage(plan, s));
     out_.stages.resize(static_cast<size_t>(plan.stage_count()));
     out_.layers.resize(compiled.layers.size());
@@ -53,21 +60,9 @@ class StepBuilder {
     grouped_hand_overs_ = plans::hand_overs_complete_in_groups(plan, compiled, programs);
   }
 
-  // The seconds of one run of a collective on a stage, and the level its group crosses. Deep
-  // models repeat the same collectives block after block, so prices are memoised per stage.
-  const std::pair<double, int>& price(int stage, const Collective& collective) {
-    const auto key = std::make_tuple(stage, collective.kind, collective.axes, collective.buffer_bytes,
-                                     collective.element_bytes, collective.halo_rows * collective.row_bytes,
-                                     collective.source_index, collective.destination_index);
-    auto it = prices_.find(key);
-    if (it == prices_.end()) {
-      const int rank = first_rank_[static_cast<size_t>(stage)];
-      it = prices_
-               .emplace(key, std::make_pair(plan_collective_seconds(cluster_, plan_.mesh, collective, rank),
-                                            plan_collective_level(cluster_, plan_.mesh, collective, rank)))
-               .first;
-    }
-    return it->second;
+  // The seconds of one run of a collective on a stage, and the level its group crosses.
+  const CollectivePrices::Price& price(int stage, const Collective& collective) {
+    return prices_.of(collective, first_rank_[static_cast<size_t>(stage)]);
   }
 
   // Prices a collective and records its use (the bytes every rank sends come from these).
@@ -370,9 +365,7 @@ class StepBuilder {
   NodeConditions conditions_;
   Prediction& out_;
   std::vector<int> first_rank_;
-  std::map<std::tuple<int, plans::CollectiveKind, std::vector<int>, int64_t, int64_t, int64_t, int, int>,
-           std::pair<double, int>>
-      prices_;
+  CollectivePrices prices_;
   std::vector<bool> recomputed_;                    // per layer: full recomputation reruns it
   std::vector<double> forward_internal_;            // per layer: the collectives inside its forward op
   std::vector<double> backward_internal_;           // and inside its backward

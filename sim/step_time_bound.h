@@ -8,18 +8,23 @@
 // received its first micro-batch. Stage s of a pipeline (1F1B or GPipe: both start with the
 // forward of micro-batch 0 and end with the backward of the last) then needs at least
 //
-//   start(s) + M x (forward + recompute + backward of s) + tail(s)
+//   start(s) + M x (forward + recompute + backward of s) + after(s)
 //
-// where start(s) is the forward of micro-batch 0 on the stages that feed it (up to the layer that
-// sends it), and tail(s) the backward of the last micro-batch on those stages after its gradient
-// arrives (from the layer that receives it down). The chain follows the message of the first
-// input of each stage's first layer; where the step compiler's order does not give such a chain
-// (an input layer first on a stage, a message that skips a stage's send) that stage's term is
-// left out, so the bound only gets weaker, never wrong. Hand-overs, redistributions, gradient
-// reductions and the update are left out too.
+// and, where the last micro-batch's gradient walks from s down to stage t, the same with tail(s)
+// and after(t) in place of after(s). start(s) is the forward of micro-batch 0 on the stages that
+// feed it (up to the layer that sends it) and the transfers of those messages; tail(s) the
+// backward of the last micro-batch on those stages after its gradient arrives (from the layer
+// that receives it down), with the gradients' transfers; after(s) what the host runs once its
+// passes are done: ZeRO 1-2's gathers of the updated parameters. The chain follows the message of
+// the first input of each stage's first layer; where the step compiler's order does not give
+// such a chain (an input layer first on a stage, a message that skips a stage's send) that
+// stage's term is left out, so the bound only gets weaker, never wrong. Hand-overs past the
+// chain, gradient reductions and the update are left out too.
 //
 // Cluster files with measured kernels (calibrate) are priced by how busy the node's neighbours
 // are, which the simulator settles by iteration: for them the bound is 0.
+
+#include <vector>
 
 #include "plans/compiled_plan.h"
 #include "plans/plan.h"
@@ -27,6 +32,39 @@
 
 namespace splitbrain::sim {
 
+// The bound's terms for one compilation of a plan (compile_plan reads the ZeRO stage, not the
+// recompute settings), priced once: the planner weighs each plan with several recompute settings.
+class StepTimeBound {
+ public:
+  StepTimeBound(const plans::Plan& plan, const plans::CompiledPlan& compiled, const Cluster& cluster);
+
+  // The bound for `variant`: the plan this was built from, with any recompute settings (full,
+  // block or selective); everything else as it was.
+  double seconds(const plans::Plan& variant) const;
+
+ private:
+  // One micro-batch's host seconds of a layer's instructions, as simulation.cc prices them.
+  struct LayerWork {
+    int stage = 0;
+    bool computes = false;  // not an input layer
+    double forward = 0.0;   // a forward (or recompute) instruction: compute and the op's collectives
+    double backward = 0.0;  // a backward instruction
+    // The redistributions before each forward (its inputs' layout changes, a ZeRO-3 parameter
+    // gather) and before or after each backward (its input gradients' layout changes, the gather
+    // again): a stage's timeline spends them in turn between its kernels (program_timeline.cc),
+    // and a full recompute's forward runs them again (a selective one reuses the kept inputs).
+    double forward_moves = 0.0;
+    double backward_moves = 0.0;
+  };
+  bool bounded_ = true;  // false: kernels priced by measurement (the bound is 0)
+  std::vector<LayerWork> layers_;
+  std::vector<double> start_;  // per stage
+  std::vector<double> after_;  // per stage
+  std::vector<double> tail_;   // per stage: the last gradient's walk down the chain
+  std::vector<int> tail_end_;  // per stage: the stage where that walk ends
+};
+
+// StepTimeBound(plan, compiled, cluster).seconds(plan).
 double iteration_seconds_lower_bound(const plans::Plan& plan, const plans::CompiledPlan& compiled,
                                      const Cluster& cluster);
 

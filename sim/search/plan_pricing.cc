@@ -177,6 +177,33 @@ PricedPlan price_every_variant(const PlannerRequest& request, const plans::Plan&
   return PricedPlan{plan, std::move(prediction), false, seconds};
 }
 
+// A plan's compilation and its step-time bound for each ZeRO stage its variants take
+// (compile_plan reads the stage but not the recompute settings, and a StepTimeBound holds what
+// those do not change), each made when a variant of that stage first needs it.
+class Compilations {
+ public:
+  explicit Compilations(const Cluster& cluster) : cluster_(cluster) {}
+
+  const plans::CompiledPlan& of(const plans::Plan& variant) {
+    std::optional<plans::CompiledPlan>& compiled = compiled_.at(static_cast<size_t>(variant.zero_stage));
+    if (!compiled) compiled = plans::compile_plan(variant);
+    return *compiled;
+  }
+
+  // ZeRO 3's per-pass parameter gathers are in the bound of its variants: what keeps the search
+  // from timing the ZeRO-3 variants of long pipelines, which gather every layer per micro-batch.
+  double bound(const plans::Plan& variant) {
+    std::optional<StepTimeBound>& terms = bounds_.at(static_cast<size_t>(variant.zero_stage));
+    if (!terms) terms.emplace(variant, of(variant), cluster_);
+    return terms->seconds(variant);
+  }
+
+ private:
+  const Cluster& cluster_;
+  std::array<std::optional<plans::CompiledPlan>, 4> compiled_;
+  std::array<std::optional<StepTimeBound>, 4> bounds_;
+};
+
 // A memory variant with its lower bound on the step time.
 struct Candidate {
   int order = 0;  // in memory_variants: breaks ties as the exhaustive search does
@@ -185,15 +212,13 @@ struct Candidate {
 };
 
 // Every variant of `plan` a step can run (the plan itself first; the others left out are counted
-// in `stats`), each with its bound. The bound reads only the layers' layouts and transfers, which
-// the ZeRO stage does not change, so the plan's own compilation `own` bounds them all.
-std::vector<Candidate> bounded_variants(const PlannerRequest& request, const plans::Plan& plan,
-                                        const plans::CompiledPlan& own, SearchStats& stats) {
+// in `stats`), each with its bound.
+std::vector<Candidate> bounded_variants(const plans::Plan& plan, Compilations& compilations, SearchStats& stats) {
   std::vector<Candidate> candidates;
   for (MemoryVariant v : memory_variants(plan)) {
     plans::Plan variant = candidates.empty() ? plan : variant_of(plan, v);
     if (!candidates.empty() && !shares_tied_weights(variant, stats)) continue;
-    const double bound = iteration_seconds_lower_bound(variant, own, request.cluster);
+    const double bound = compilations.bound(variant);
     candidates.push_back({static_cast<int>(candidates.size()), std::move(variant), bound});
   }
   return candidates;
@@ -262,30 +287,23 @@ std::optional<PricedPlan> price_plan_against(const PlannerRequest& request, plan
     return seconds < rival_time || (ties_win && seconds == rival_time);
   };
 
-  // compile_plan reads the ZeRO stage but not the recompute flags: one compilation per stage, made
-  // when a variant of that stage is first walked (the plan's own also bounds them all).
-  std::array<std::optional<plans::CompiledPlan>, 4> compiled_by_zero;
-  auto compiled_for = [&](const plans::Plan& p) -> const plans::CompiledPlan& {
-    std::optional<plans::CompiledPlan>& compiled = compiled_by_zero.at(static_cast<size_t>(p.zero_stage));
-    if (!compiled) compiled = plans::compile_plan(p);
-    return *compiled;
-  };
-  const plans::CompiledPlan& own = compiled_for(plan);
-  std::vector<Candidate> candidates = bounded_variants(request, plan, own, stats);
+  Compilations compilations(request.cluster);
+  const plans::CompiledPlan& own = compilations.of(plan);
+  std::vector<Candidate> candidates = bounded_variants(plan, compilations, stats);
   auto fits = [&](const Candidate& c) {
     if (is_block_variant(c.plan, plan)) {
       plans::Plan settled = c.plan;
-      return settle_recomputed_blocks(settled, compiled_for(c.plan), limit, stats);
+      return settle_recomputed_blocks(settled, compilations.of(c.plan), limit, stats);
     }
     ++stats.memory_walks;
-    return plan_fits_memory(c.plan, compiled_for(c.plan), limit);
+    return plan_fits_memory(c.plan, compilations.of(c.plan), limit);
   };
   // The step time of a variant that fits (nullopt when it does not), its fit decided by the
   // programs the timeline compiles anyway.
   auto seconds_if_fits = [&](const Candidate& c) {
     ++stats.memory_walks;
     std::optional<double> seconds =
-        steady_pipeline_seconds_if_fits(c.plan, compiled_for(c.plan), request.cluster, limit);
+        steady_pipeline_seconds_if_fits(c.plan, compilations.of(c.plan), request.cluster, limit);
     if (seconds) ++stats.plans_simulated;
     return seconds;
   };
@@ -313,8 +331,8 @@ std::optional<PricedPlan> price_plan_against(const PlannerRequest& request, plan
     }
     if (is_block_variant(c->plan, plan)) {
       // Bounded with one block recomputed; the settled count bounds it higher.
-      if (!settle_recomputed_blocks(c->plan, compiled_for(c->plan), limit, stats)) continue;
-      c->bound_seconds = iteration_seconds_lower_bound(c->plan, own, request.cluster);
+      if (!settle_recomputed_blocks(c->plan, compilations.of(c->plan), limit, stats)) continue;
+      c->bound_seconds = compilations.bound(c->plan);
       if (cannot_win(c)) {
         unwalked.push_back(c);
         continue;

@@ -46,10 +46,15 @@ std::optional<std::vector<int>> partition_stages(const StagePartitionInput& in) 
   for (int i = 1; i < n; ++i) {
     if (in.may_start_stage.empty() || in.may_start_stage[static_cast<size_t>(i)]) starts.push_back(i);
   }
+  // Stage s < stages - 1 ends where stage s + 1 starts, and the last at n: best[s][j] is read at
+  // those ends alone, so only they are filled.
+  std::vector<int> ends = starts;
+  ends.push_back(n);
   for (int s = 1; s < stages; ++s) {
     const auto S = static_cast<size_t>(s);
     const auto first_start = std::lower_bound(starts.begin(), starts.end(), s);
-    for (int j = s + 1; j <= n; ++j) {
+    for (auto stage_end = std::upper_bound(ends.begin(), ends.end(), s); stage_end != ends.end(); ++stage_end) {
+      const int j = *stage_end;
       for (auto it = first_start; it != starts.end() && *it < j; ++it) {
         const int i = *it;
         const double before = best[S - 1][static_cast<size_t>(i)];

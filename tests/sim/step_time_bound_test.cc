@@ -14,6 +14,7 @@
 #include "plans/tied_weights.h"
 #include "sim/cluster_presets.h"
 #include "sim/search/searched_plans.h"
+#include "sim/plan_collective_cost.h"
 #include "sim/simulation.h"
 #include "sim/step_time_bound.h"
 #include "tests/sim/planner_requests.h"
@@ -56,6 +57,11 @@ BoundCheck check_every_plan(const PlannerRequest& request) {
         // ZeRO and recompute variant must bound at least as high.
         const double form_bound = iteration_seconds_lower_bound(form, plans::compile_plan(form), request.cluster);
         for (int zero : {0, 1, 2, 3}) {
+          // What the planner prices every recompute setting of a ZeRO stage with: one compilation's terms.
+          plans::Plan zero_form = form;
+          zero_form.zero_stage = zero;
+          if (!plans::tied_weight_problem(zero_form).empty()) continue;
+          const StepTimeBound terms(zero_form, plans::compile_plan(zero_form), request.cluster);
           for (int recompute : {0, 1, 2, 3}) {  // none, full, selective, the first block of each chunk
             if (recompute == 2 && !attention) continue;
             plans::Plan variant = form;
@@ -66,6 +72,7 @@ BoundCheck check_every_plan(const PlannerRequest& request) {
             if (!plans::tied_weight_problem(variant).empty()) continue;  // a tie no step can share
             const plans::CompiledPlan compiled = plans::compile_plan(variant);
             const double bound = iteration_seconds_lower_bound(variant, compiled, request.cluster);
+            EXPECT_EQ(terms.seconds(variant), bound);
             const double simulated = simulate(variant, compiled, request.cluster).iteration_seconds;
             EXPECT_LE(bound, simulated) << variant.family << " " << variant.mesh.to_string() << " x" << micro
                                         << " zero " << zero << " recompute " << recompute;
@@ -110,6 +117,29 @@ TEST(StepTimeBound, CountsTheRedistributionsBetweenKernels) {
     EXPECT_LE(bound, simulated) << "zero " << zero;
     EXPECT_GT(bound, 0.9 * simulated) << "zero " << zero;
   }
+}
+
+// ZeRO 1-2 gather the updated parameters after the update, on the host, once the passes are
+// done: the bound of a ZeRO-1 plan is the same plan's without ZeRO plus those gathers.
+TEST(StepTimeBound, CountsTheParameterGathersAfterTheUpdate) {
+  const PlannerRequest request =
+      request_for("gpt:layers=4,hidden=2048,heads=16,seq=1024,vocab=8000,positions=1024", 16, 64);
+  SearchStats stats;
+  auto plan = searched_plan(request, make_search_mesh(1, 16, 1, 1), 1, nullptr, stats);
+  ASSERT_TRUE(plan.has_value());
+  const double without_zero = iteration_seconds_lower_bound(*plan, plans::compile_plan(*plan), request.cluster);
+  plan->zero_stage = 1;
+  const plans::CompiledPlan compiled = plans::compile_plan(*plan);
+  double gathers = 0.0;
+  for (const plans::GradientBucket& bucket : compiled.buckets) {
+    for (const plans::Collective& c : bucket.gather)
+      gathers += plan_collective_seconds(request.cluster, plan->mesh, c, 0);
+  }
+  const double bound = iteration_seconds_lower_bound(*plan, compiled, request.cluster);
+  const double simulated = simulate(*plan, compiled, request.cluster).iteration_seconds;
+  EXPECT_GT(gathers, 0.1 * simulated);  // across the two nodes: a large share of the step
+  EXPECT_NEAR(bound, without_zero + gathers, 1e-9 * simulated);
+  EXPECT_LE(bound, simulated);
 }
 
 TEST(StepTimeBound, NeverAboveTheSimulatedStepOfAConvolutionalNet) {
