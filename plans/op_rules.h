@@ -36,6 +36,10 @@ struct OpRules {
   // The kernel a rank runs for the layer (plans/kernel_problem.h), or nullopt where it runs none
   // worth its own calibration; nullptr for ops that never have one.
   std::optional<KernelProblem> (*kernel_problem)(const KernelProblemRequest& request) = nullptr;
+  // Per-token work that never splits the features (a norm, dropout, a residual add): what
+  // Megatron-LM's sequence parallelism splits by position where tensor parallelism leaves it
+  // whole (plans/sequence_parallel.h).
+  bool per_token = false;
 };
 
 // The rules of a kind; every kind has them.

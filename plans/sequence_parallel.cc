@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "plans/op_rules.h"
 #include "plans/op_sharding.h"
 #include "plans/plan_error.h"
 
@@ -28,9 +29,7 @@ std::vector<int> tensor_axes(const Plan& plan) {
 // The layers Megatron runs in the sequence-parallel region: per-token work on [N, T, D]
 // activations that tensor parallelism does not split.
 bool in_sequence_region(const model::Layer& layer) {
-  const bool per_token = layer.kind == model::OpKind::layernorm || layer.kind == model::OpKind::dropout ||
-                         layer.kind == model::OpKind::add;
-  return per_token && layer.output_shape.size() == 2;  // [T, D] per sample
+  return op_rules(layer.kind).per_token && layer.output_shape.size() == 2;  // [T, D] per sample
 }
 
 }  // namespace

@@ -28,7 +28,7 @@ std::optional<KernelProblem> dropout_problem(const KernelProblemRequest& request
 
 const OpRules relu = {model::OpKind::relu, any_role_but_in, same_layout_everywhere, relu_problem};
 const OpRules gelu = {model::OpKind::gelu, any_role_but_in, same_layout_everywhere, gelu_problem};
-const OpRules dropout = {model::OpKind::dropout, any_role_but_in, same_layout_everywhere, dropout_problem};
-const OpRules add = {model::OpKind::add, any_role_but_in, same_layout_everywhere};
+const OpRules dropout = {model::OpKind::dropout, any_role_but_in, same_layout_everywhere, dropout_problem, true};
+const OpRules add = {model::OpKind::add, any_role_but_in, same_layout_everywhere, nullptr, true};
 
 }  // namespace splitbrain::plans::op_rules_of

@@ -48,6 +48,6 @@ std::optional<KernelProblem> layernorm_problem(const KernelProblemRequest& reque
 }  // namespace
 
 const OpRules batchnorm = {model::OpKind::batchnorm, any_role_but_in, batchnorm_layouts};
-const OpRules layernorm = {model::OpKind::layernorm, batch_or_spatial, layernorm_layouts, layernorm_problem};
+const OpRules layernorm = {model::OpKind::layernorm, batch_or_spatial, layernorm_layouts, layernorm_problem, true};
 
 }  // namespace splitbrain::plans::op_rules_of

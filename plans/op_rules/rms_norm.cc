@@ -15,6 +15,6 @@ void layouts(const RuleContext& rule, const LayoutRequest& request, LayerLayouts
 }  // namespace
 
 // No kernel problem of its own: the simulator prices it as an elementwise pass by its unit.
-const OpRules rms_norm = {model::OpKind::rms_norm, batch_or_spatial, layouts};
+const OpRules rms_norm = {model::OpKind::rms_norm, batch_or_spatial, layouts, nullptr, true};
 
 }  // namespace splitbrain::plans::op_rules_of
