@@ -1,27 +1,13 @@
 #include "exec/cuda/normalization_kernels.h"
 
 #include "exec/cuda/cuda_check.h"
+#include "exec/cuda/block_reductions.h"
 #include "exec/cuda/grid.h"
 #include "exec/kernels/batchnorm_statistics.h"
 
 namespace splitbrain::exec::cuda {
 
 namespace {
-
-constexpr int kWarp = 32;
-
-// The sum of `value` over the block, returned to every thread. `shared` holds one partial per
-// warp; the leading barrier lets a loop call this again while others still read the last result.
-template <typename T>
-__device__ T block_sum(T value, T* shared) {
-  for (int offset = kWarp / 2; offset > 0; offset /= 2) value += __shfl_down_sync(0xffffffffu, value, offset);
-  __syncthreads();
-  if (threadIdx.x % kWarp == 0) shared[threadIdx.x / kWarp] = value;
-  __syncthreads();
-  T total = 0;
-  for (unsigned w = 0; w < (blockDim.x + kWarp - 1) / kWarp; ++w) total += shared[w];
-  return total;
-}
 
 // One block per row (grid-stride over rows), threads over the features.
 __global__ void layernorm_forward_kernel(int64_t rows, int64_t features, float epsilon, const float* x,
@@ -71,12 +57,6 @@ __global__ void layernorm_input_gradient_kernel(int64_t rows, int64_t features, 
     }
   }
 }
-
-// Column sums down the rows: a block takes kFeatureTile features (threadIdx.x, coalesced reads)
-// and splits the rows among kRowLanes lanes (threadIdx.y), whose partial sums meet in shared
-// memory; so even a few hundred features keep thousands of threads busy.
-constexpr int kFeatureTile = 32;
-constexpr int kRowLanes = kThreadsPerBlock / kFeatureTile;
 
 __global__ void layernorm_parameter_gradient_kernel(int64_t rows, int64_t features, float epsilon, const float* x,
                                                     const float* dy, const float* mean, const float* variance,

@@ -8,25 +8,12 @@
 
 #include "exec/cuda/cuda_check.h"
 #include "exec/cuda/cuda_context.h"
+#include "exec/cuda/block_reductions.h"
 #include "exec/cuda/grid.h"
 #include "exec/kernels/rms_norm.h"
 
 namespace splitbrain::exec::cuda {
 namespace {
-
-constexpr int kWarp = 32;
-
-// The sum of `value` over the block, returned to every thread; `shared` holds a partial per
-// warp. The leading barrier lets the row loop call it again while others still read the last sum.
-__device__ float block_sum(float value, float* shared) {
-  for (int offset = kWarp / 2; offset > 0; offset /= 2) value += __shfl_down_sync(0xffffffffu, value, offset);
-  __syncthreads();
-  if (threadIdx.x % kWarp == 0) shared[threadIdx.x / kWarp] = value;
-  __syncthreads();
-  float total = 0.0f;
-  for (unsigned w = 0; w < (blockDim.x + kWarp - 1) / kWarp; ++w) total += shared[w];
-  return total;
-}
 
 // One block per row (grid-stride over rows), threads over the features.
 __global__ void rms_norm_forward_kernel(int64_t rows, int64_t features, float epsilon, const float* x,
@@ -58,11 +45,7 @@ __global__ void rms_norm_input_gradient_kernel(int64_t rows, int64_t features, c
   }
 }
 
-// dweight[f] += sum over rows of dy x r: a block takes kFeatureTile features (coalesced reads)
-// and splits the rows among kRowLanes lanes whose double partials meet in shared memory, so a few
-// hundred features still keep thousands of threads busy.
-constexpr int kFeatureTile = 32;
-constexpr int kRowLanes = kThreadsPerBlock / kFeatureTile;
+// dweight[f] += sum over rows of dy x r, as column sums down the rows (block_reductions.h).
 
 __global__ void rms_norm_weight_gradient_kernel(int64_t rows, int64_t features, const float* x, const float* dy,
                                                 const float* inv_rms, float* dweight) {
