@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <boost/container/small_vector.hpp>
 
 #include "plans/plan_error.h"
 
@@ -35,11 +36,12 @@ void validate(const TensorLayout& layout, const Mesh& mesh, std::span<const int6
                                 global_shape.size()));
   }
   // Who uses each axis so far (a dim index, kPartial, or kUnused), to name both places on a
-  // clash. Strings are only built on error: validate() runs for every local_shape() call.
+  // clash. Strings are only built on error, and a mesh's few axes fit on the stack: validate()
+  // runs for every local_shape() call, millions of times in a large search.
   constexpr int kUnused = -1;
   constexpr int kPartial = -2;
   auto place = [](int owner) { return owner == kPartial ? std::string("partial_axes") : fmt::format("dim {}", owner); };
-  std::vector<int> used_by(static_cast<std::size_t>(mesh.axis_count()), kUnused);
+  boost::container::small_vector<int, 8> used_by(static_cast<std::size_t>(mesh.axis_count()), kUnused);
   auto claim = [&](int axis, int owner) {
     if (axis < 0 || axis >= mesh.axis_count()) {
       throw PlanError(
