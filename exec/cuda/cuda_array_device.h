@@ -13,7 +13,6 @@
 
 #include <memory>
 
-#include "exec/cuda/cuda_array.h"
 #include "exec/cuda/cuda_context.h"
 #include "exec/cuda/device_memory_pool.h"
 #include "exec/runtime/device.h"
@@ -24,13 +23,6 @@ class CudaArrayDevice final : public Device {
  public:
   // On `context`'s device and stream; the context is shared with the rank's kernels.
   explicit CudaArrayDevice(const std::shared_ptr<CudaContext>& context);
-
-  // The concern accessors, beside the array's memory below.
-  using Device::memory;
-  // The array's device memory (CudaArray::data_of); std::logic_error for an array of another
-  // device or a released tensor.
-  static float* memory(DeviceArray& array) { return CudaArray::data_of(array); }
-  static const float* memory(const DeviceArray& array) { return CudaArray::data_of(array); }
 
   const DeviceMemoryPool& memory_pool() const { return *context_.memory(); }
 

@@ -55,13 +55,13 @@ void CudaKernels::backward(LayerOp& op, int micro, std::span<const DeviceArray* 
 void CudaKernels::update(const plans::OptimizerConfig& config, int64_t step, DeviceArray& parameter,
                          const DeviceArray& gradient, DeviceArray& first_moment, DeviceArray* second_moment) {
   if (gradient.elements() != parameter.elements() || first_moment.elements() != parameter.elements())
-    throw std::logic_error("CudaArrayDevice::update: arrays of different sizes");
+    throw std::logic_error("CudaKernels::update: arrays of different sizes");
   if (config.kind == plans::OptimizerKind::sgd_momentum) {
     sgd_momentum_update(context_.stream(), parameter.elements(), config.learning_rate, config.momentum,
                         config.weight_decay, step, memory(parameter), memory(gradient), memory(first_moment));
     return;
   }
-  if (second_moment == nullptr) throw std::logic_error("CudaArrayDevice::update: Adam without its second moment");
+  if (second_moment == nullptr) throw std::logic_error("CudaKernels::update: Adam without its second moment");
   adam_update(context_.stream(), parameter.elements(), config.learning_rate, config.beta1, config.beta2, config.epsilon,
               config.weight_decay, step, memory(parameter), memory(gradient), memory(first_moment),
               memory(*second_moment));
@@ -74,7 +74,7 @@ void CudaKernels::update_all(const plans::OptimizerConfig& config, int64_t step,
   check_update_lists(parameters, gradients, first_moments, second_moments);
   const bool adam = config.kind != plans::OptimizerKind::sgd_momentum;
   if (adam && second_moments.size() != parameters.size())
-    throw std::logic_error("CudaArrayDevice::update_all: Adam without its second moments");
+    throw std::logic_error("CudaKernels::update_all: Adam without its second moments");
   std::vector<ChunkedTensor> tensors;
   for (size_t i = 0; i < parameters.size(); ++i) {
     tensors.push_back({parameters[i]->elements(), 0, memory(*parameters[i]), memory(*gradients[i]),

@@ -64,7 +64,7 @@ void CudaMemory::copy(const DeviceArray& from, int64_t from_first, DeviceArray& 
 }
 
 void CudaMemory::add(const DeviceArray& from, DeviceArray& into) {
-  if (from.elements() != into.elements()) throw std::logic_error("CudaArrayDevice::add: arrays of different sizes");
+  if (from.elements() != into.elements()) throw std::logic_error("CudaMemory::add: arrays of different sizes");
   const float one = 1.0f;
   SB_CUBLAS_CHECK(cublasSaxpy_64(context_.cublas(), from.elements(), &one, memory(from), 1, memory(into), 1));
 }

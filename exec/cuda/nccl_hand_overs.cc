@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "exec/cuda/cuda_array_device.h"
+#include "exec/cuda/cuda_array.h"
 #include "exec/cuda/nccl_collectives.h"
 #include "exec/cuda/stream_ordered_collectives.h"
 
@@ -16,8 +16,8 @@ std::unique_ptr<comm::PendingCollective> NcclHandOvers::post(comm::CollectiveEng
   std::vector<PointToPoint> messages;
   for (const HandOver& h : group) {
     const DeviceArray& array = h.send != nullptr ? *h.send : *h.receive;
-    messages.push_back({.send = h.send != nullptr ? CudaArrayDevice::memory(*h.send) : nullptr,
-                        .receive = h.receive != nullptr ? CudaArrayDevice::memory(*h.receive) : nullptr,
+    messages.push_back({.send = h.send != nullptr ? CudaArray::data_of(*h.send) : nullptr,
+                        .receive = h.receive != nullptr ? CudaArray::data_of(*h.receive) : nullptr,
                         .count = static_cast<size_t>(array.elements()),
                         .peer = h.peer});
   }

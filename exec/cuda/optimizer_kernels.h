@@ -26,7 +26,7 @@ void adam_update(cudaStream_t stream, int64_t elements, double learning_rate, do
                  double epsilon, double weight_decay, int64_t step, float* params, const float* grads,
                  float* first_moment, float* second_moment);
 
-// Many tensors in one launch each of at most kTensorsPerBatch (CudaArrayDevice::update_all,
+// Many tensors in one launch each of at most kTensorsPerBatch (CudaKernels::update_all,
 // zero_all: tensor_batches.h): a step's host then queues one kernel for a model's parameters where
 // one per parameter would cost a launch's host time each (vgg11's 22 updates and 22 gradient
 // clears: about a twentieth of an H200's step at batch 64, where the host paces it).

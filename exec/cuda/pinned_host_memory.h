@@ -1,6 +1,6 @@
 #pragma once
 // PinnedHostMemory: page-locked host memory (cudaHostAlloc) as a std::pmr::memory_resource, for
-// the host arrays a step uploads from (CudaArrayDevice::upload_memory: the input batches the data
+// the host arrays a step uploads from (CudaHostLink::upload_memory: the input batches the data
 // reader fills). The GPU's copy engine reads such memory directly; from pageable memory the
 // driver first copies through its own page-locked buffers, a host memcpy at a fraction of the
 // link's rate (an H200's step spent about 4x the link's time uploading a 6.3 MB batch that way).

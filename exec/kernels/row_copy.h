@@ -2,7 +2,7 @@
 // A copy of rows between arrays in a backend's memory, both seen as planes of rows: the block a
 // split along one dimension cuts out of an array (the planes are the dimensions before it, a row
 // the dimensions after it). The ops' kernels copy halo rows with it (ArrayKernel::copy_rows) and
-// the runtime's device cuts and places the members' pieces of a collective (Device::copy_rows).
+// the runtime's device cuts and places the members' pieces of a collective (DeviceMemory::copy_rows).
 
 #include <cstdint>
 

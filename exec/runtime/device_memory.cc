@@ -41,7 +41,7 @@ void check_rows_inside(const DeviceArray& from, int64_t from_first, const Device
                         c.into_first_row + c.rows <= c.into_plane_rows;
   if (!rows_fit) {
     throw std::logic_error(fmt::format(
-        "Device::copy_rows: rows [{}, {}) into [{}, {}) outside planes of {} and {} rows", c.from_first_row,
+        "DeviceMemory::copy_rows: rows [{}, {}) into [{}, {}) outside planes of {} and {} rows", c.from_first_row,
         c.from_first_row + c.rows, c.into_first_row, c.into_first_row + c.rows, c.from_plane_rows, c.into_plane_rows));
   }
   check_element_range(from, from_first, kernels::row_copy_from_elements(c), "copy_rows");
