@@ -64,6 +64,19 @@ def ranking(plans, median_seconds):
     return checks
 
 
+def errors_by_round(rounds_path):
+    """Each round's median and worst |error| over its plans: the spread a single calibration gives,
+    which the per-plan median round above hides. None without rounds.txt."""
+    if not rounds_path.exists():
+        return None
+    errors = {}  # round -> |predicted / measured - 1| of its plans
+    for line in rounds_path.read_text().splitlines():
+        _, round_index, predicted, measured = line.split()
+        errors.setdefault(int(round_index), []).append(abs(float(predicted) / float(measured) - 1.0))
+    return [{"round": r, "median_abs_error": statistics.median(e), "worst_abs_error": max(e)}
+            for r, e in sorted(errors.items())]
+
+
 def ranking_by_round(plans, rounds_path):
     """Per (model, ranks) group, each round as a whole experiment: the plan that round's calibration
     predicts fastest, measured in that round against the round's fastest. A near-tie's pick moves
@@ -169,6 +182,7 @@ def main():
         "all_bytes_equal": all(p["bytes_equal"] for p in plans),
         "ranking": ranking(plans, median_seconds),
         "ranking_by_round": ranking_by_round(plans, args.work / "rounds.txt"),
+        "errors_by_round": errors_by_round(args.work / "rounds.txt"),
         "command": args.command,
         "machine": args.machine,
         "loadavg_start": args.load[0],
@@ -190,6 +204,14 @@ def main():
         "",
         f"- plans run: {len(plans)}; median |error| of the iteration time {summary['median_abs_error']:.1%} "
         f"(target <= {MEDIAN_TARGET:.0%}), worst {summary['worst_abs_error']:.1%} (target <= {WORST_TARGET:.0%})",
+    ]
+    if summary["errors_by_round"]:
+        rounds = summary["errors_by_round"]
+        lines.append(
+            "- in sample (each round's `calibrate --model` timed these models' kernels); by round, median |error| "
+            + ", ".join(f"{r['median_abs_error']:.1%}" for r in rounds) + ", worst "
+            + ", ".join(f"{r['worst_abs_error']:.1%}" for r in rounds))
+    lines += [
         f"- worst tracked-memory error over every category and rank: {summary['worst_memory_error']:.1%} "
         f"(target <= {MEMORY_TARGET:.0%})",
         f"- bytes sent per rank equal to the prediction in every run: {'yes' if summary['all_bytes_equal'] else 'NO'}",
