@@ -132,14 +132,29 @@ struct MatMulAttrs {
   friend bool operator==(const MatMulAttrs&, const MatMulAttrs&) = default;
 };
 
-// Multi-head scaled dot-product attention on a fused q|k|v input of shape [T, 3D], giving
-// [T, D]. The projections around it are ordinary linear layers.
+// Scaled dot-product attention on a fused q|k|v input, giving [T, heads * head_dim]. The
+// projections around it are ordinary linear layers.
+//
+// With kv_heads K (0 = heads: multi-head attention) the heads share K key/value heads in groups
+// of heads / K query heads (grouped-query attention; K = 1 is multi-query). The input is
+// [T, (heads + 2K) * head_dim], group-major: per group, its heads / K query heads, then its k,
+// then its v, each head_dim wide. With K = heads that is [head][q|k|v][head_dim].
+//
+// rope_theta > 0 rotates q and k of every head by their position t = 0..T-1 before the scores
+// (rotary position embedding, Hugging Face's Llama convention "rotate half"): dimension i of the
+// first half of a head pairs with dimension i + head_dim/2, both turned by the angle
+// t * rope_theta^(-2i/head_dim), i < head_dim/2. 0 = no rotation.
 struct SelfAttentionAttrs {
   int64_t heads = 0;
   bool causal = true;
   // Dropout on the probabilities (Megatron-LM's attention dropout, 0.1 there): it keeps a mask
   // and the dropped probabilities for backward. The executor runs 0 only.
   double dropout = 0.0;
+  int64_t kv_heads = 0;
+  double rope_theta = 0.0;
+
+  // The key/value heads: kv_heads, or heads when it is unset.
+  int64_t kv_head_count() const { return kv_heads > 0 ? kv_heads : heads; }
   friend bool operator==(const SelfAttentionAttrs&, const SelfAttentionAttrs&) = default;
 };
 

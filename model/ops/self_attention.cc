@@ -1,7 +1,11 @@
-// self_attention: multi-head scaled dot-product attention on a fused q|k|v input [T, 3D], giving
-// [T, D]; the projections around it are ordinary linear layers.
+// self_attention: scaled dot-product attention on a fused q|k|v input, multi-head or
+// grouped-query (kv_heads), with optional rotary positions (rope_theta); the layout and the
+// rotation convention are documented at SelfAttentionAttrs (model/op.h). It gives
+// [T, heads * head_dim]; the projections around it are ordinary linear layers.
 
 #include <fmt/format.h>
+
+#include <cmath>
 
 #include "model/op_unit.h"
 #include "model/ops/unit_helpers.h"
@@ -10,17 +14,28 @@ namespace splitbrain::model::ops {
 namespace {
 
 constexpr double kSoftmaxForward = 5, kSoftmaxBackward = 4;  // max, subtract, exp, sum, divide
+// Rotary positions, per rotated element of q and k: x cos + rotate_half(x) sin is two multiplies
+// and an add. Backward recomputes the rotated q and k from the positions (3) and turns their
+// gradients back by the opposite angle (3). The T x head_dim/2 sines and cosines are left out,
+// as the norms' square roots are.
+constexpr double kRopeForwardPerElement = 3, kRopeBackwardPerElement = 6;
 
 OpAttrs read(JsonObjectReader& fields) {
-  return SelfAttentionAttrs{fields.required_int("heads"), fields.optional_bool("causal", true),
-                            fields.optional_number("dropout", 0.0)};
+  SelfAttentionAttrs a{fields.required_int("heads"), fields.optional_bool("causal", true),
+                       fields.optional_number("dropout", 0.0)};
+  a.kv_heads = fields.optional_int("kv_heads", 0);
+  a.rope_theta = fields.optional_number("rope_theta", 0.0);
+  return a;
 }
 
+// kv_heads and rope_theta only when set, so files of multi-head attention read as before.
 void write(const OpAttrs& attrs, nlohmann::json& out) {
   const auto& a = std::get<SelfAttentionAttrs>(attrs);
   out["heads"] = a.heads;
   out["causal"] = a.causal;
   if (a.dropout > 0.0) out["dropout"] = a.dropout;
+  if (a.kv_heads > 0) out["kv_heads"] = a.kv_heads;
+  if (a.rope_theta > 0.0) out["rope_theta"] = a.rope_theta;
 }
 
 void infer(Layer& layer, std::span<const Layer* const> producers, const ErrorSite& site) {
@@ -28,25 +43,49 @@ void infer(Layer& layer, std::span<const Layer* const> producers, const ErrorSit
   require_values(site, *producers[0]);
   const Shape& in = producers[0]->output_shape;
   require_positive(site, "heads", a.heads);
-  if (!(a.dropout >= 0.0 && a.dropout < 1.0)) site.fail("dropout", fmt::format("must be in [0, 1), got {}", a.dropout));
-  if (in.size() != 2 || in[1] % 3 != 0) {
-    site.fail("inputs", fmt::format("needs a fused q|k|v input [T, 3*D], got {}", shape_to_string(in)));
+  if (a.kv_heads < 0)
+    site.fail("kv_heads", fmt::format("must be positive (or 0: as many as heads), got {}", a.kv_heads));
+  const int64_t kv_heads = a.kv_head_count();
+  if (a.heads % kv_heads != 0) {
+    site.fail("kv_heads",
+              fmt::format("{} key/value heads do not divide the {} heads into equal groups", kv_heads, a.heads));
   }
-  const int64_t hidden = in[1] / 3;
-  if (hidden % a.heads != 0) site.fail("heads", fmt::format("{} heads do not divide the width {}", a.heads, hidden));
-  layer.output_shape = {in[0], hidden};
+  if (!(a.dropout >= 0.0 && a.dropout < 1.0)) site.fail("dropout", fmt::format("must be in [0, 1), got {}", a.dropout));
+  if (!(a.rope_theta >= 0.0 && std::isfinite(a.rope_theta))) {
+    site.fail("rope_theta", fmt::format("must be a finite base > 0 (or 0: no rotary positions), got {}", a.rope_theta));
+  }
+  const int64_t columns_per_dim = a.heads + 2 * kv_heads;  // query heads, then a k and a v per kv head
+  if (in.size() != 2 || in[1] % columns_per_dim != 0) {
+    site.fail("inputs", fmt::format("needs a fused q|k|v input [T, (heads {} + 2 x kv_heads {}) x head_dim], got {}",
+                                    a.heads, kv_heads, shape_to_string(in)));
+  }
+  const int64_t head_dim = in[1] / columns_per_dim;
+  if (a.rope_theta > 0.0 && head_dim % 2 != 0) {
+    site.fail("rope_theta",
+              fmt::format("rotary positions pair the halves of each head, but head_dim {} is odd", head_dim));
+  }
+  layer.output_shape = {in[0], a.heads * head_dim};
 }
 
 void cost(const Layer& layer, std::span<const Layer* const> producers, LayerCost& cost) {
   const auto& a = layer.attr<SelfAttentionAttrs>();
   const Shape& in_shape = producers[0]->output_shape;
   const double tokens = static_cast<double>(in_shape[0]);
-  const double hidden = static_cast<double>(in_shape[1] / 3);
+  const double hidden = static_cast<double>(layer.output_shape.back());  // heads * head_dim
   const double scores = static_cast<double>(a.heads) * tokens * tokens;
-  const double matmul_macs = 2 * tokens * tokens * hidden;  // Q K^T and P V, all heads
+  // Q K^T and P V for every query head: heads sharing a key/value head still each take their
+  // own products, so grouping saves input width, not these.
+  const double matmul_macs = 2 * tokens * tokens * hidden;
   // Causal masking is counted as full matrices: that is what dense kernels compute.
   cost.forward_flops = 2 * matmul_macs + (kSoftmaxForward + 1) * scores;  // +1: the 1/sqrt(d) scale
   cost.backward_input_flops = 4 * matmul_macs + kSoftmaxBackward * scores;
+  if (a.rope_theta > 0.0) {
+    const double head_dim = hidden / static_cast<double>(a.heads);
+    const double rotated = tokens * static_cast<double>(a.heads + a.kv_head_count()) * head_dim;  // q and k
+    cost.forward_flops += kRopeForwardPerElement * rotated;
+    cost.backward_input_flops += kRopeBackwardPerElement * rotated;
+  }
+  // Backward reads the fused input (the rotation is recomputed from positions, nothing more kept).
   cost.saved.inputs = {0};
   cost.saved.extra_elements = static_cast<int64_t>(scores);  // the attention probabilities
   if (a.dropout > 0.0) {

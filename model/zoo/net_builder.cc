@@ -81,9 +81,10 @@ NetBuilder::Tensor NetBuilder::embedding(const Tensor& tokens, int64_t count, in
   return add_layer(name, "embedding", OpKind::embedding, EmbeddingAttrs{count, dim, positional}, {tokens});
 }
 
-NetBuilder::Tensor NetBuilder::self_attention(const Tensor& qkv, int64_t heads, const std::string& name,
-                                              double dropout) {
-  return add_layer(name, "attention", OpKind::self_attention, SelfAttentionAttrs{heads, true, dropout}, {qkv});
+NetBuilder::Tensor NetBuilder::self_attention(const Tensor& qkv, int64_t heads, const std::string& name, double dropout,
+                                              int64_t kv_heads, double rope_theta) {
+  return add_layer(name, "attention", OpKind::self_attention,
+                   SelfAttentionAttrs{heads, true, dropout, kv_heads, rope_theta}, {qkv});
 }
 
 NetBuilder::Tensor NetBuilder::loss(const Tensor& logits, const std::string& name) {

@@ -30,7 +30,9 @@ class NetBuilder {
   Tensor layernorm(const Tensor& x, const std::string& name = "");
   Tensor add(const std::vector<Tensor>& xs, const std::string& name = "");
   Tensor embedding(const Tensor& tokens, int64_t count, int64_t dim, bool positional, const std::string& name = "");
-  Tensor self_attention(const Tensor& qkv, int64_t heads, const std::string& name = "", double dropout = 0.0);
+  // kv_heads 0 = heads (multi-head); rope_theta 0 = no rotary positions (model/op.h).
+  Tensor self_attention(const Tensor& qkv, int64_t heads, const std::string& name = "", double dropout = 0.0,
+                        int64_t kv_heads = 0, double rope_theta = 0.0);
   Tensor loss(const Tensor& logits, const std::string& name = "loss");
 
   Model build() const { return graph_.build(); }
