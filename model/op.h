@@ -25,6 +25,7 @@ namespace splitbrain::model {
   X(adaptive_avgpool)          \
   X(relu)                      \
   X(gelu)                      \
+  X(swiglu)                    \
   X(dropout)                   \
   X(flatten)                   \
   X(batchnorm)                 \

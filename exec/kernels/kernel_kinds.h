@@ -33,6 +33,7 @@
 #include "exec/kernels/pooling.h"
 #include "exec/kernels/rms_norm.h"
 #include "exec/kernels/softmax_cross_entropy.h"
+#include "exec/kernels/swiglu.h"
 
 #define SPLITBRAIN_KERNEL_KINDS(X)                                                                                   \
   X(conv2d, kernels::Conv2dKernel, (const kernels::Conv2dShape& shape), (shape))                                     \
@@ -41,6 +42,7 @@
   X(adaptive_avgpool, kernels::AdaptiveAvgPoolKernel, (const kernels::AdaptiveAvgPoolShape& shape), (shape))         \
   X(activation, kernels::ActivationKernel, (kernels::Activation kind, int64_t elements), (kind, elements))           \
   X(add, kernels::AddKernel, (int inputs, int64_t elements), (inputs, elements))                                     \
+  X(swiglu, kernels::SwigluKernel, (int64_t elements), (elements))                                                   \
   /* `input_dims` are the full local shapes (batch included); `axis` indexes them. */                                \
   X(concat, kernels::ConcatKernel, (std::vector<kernels::Dims> input_dims, int axis), (std::move(input_dims), axis)) \
   X(batchnorm, kernels::BatchNormKernel, (const kernels::BatchNormShape& shape), (shape))                            \

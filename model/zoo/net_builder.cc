@@ -72,6 +72,14 @@ NetBuilder::Tensor NetBuilder::layernorm(const Tensor& x, const std::string& nam
   return add_layer(name, "ln", OpKind::layernorm, NormAttrs{}, {x});
 }
 
+NetBuilder::Tensor NetBuilder::rms_norm(const Tensor& x, double eps, const std::string& name) {
+  return add_layer(name, "rms_norm", OpKind::rms_norm, RmsNormAttrs{eps}, {x});
+}
+
+NetBuilder::Tensor NetBuilder::swiglu(const Tensor& gate, const Tensor& up, const std::string& name) {
+  return add_layer(name, "swiglu", OpKind::swiglu, NoAttrs{}, {gate, up});
+}
+
 NetBuilder::Tensor NetBuilder::add(const std::vector<Tensor>& xs, const std::string& name) {
   return add_layer(name, "add", OpKind::add, NoAttrs{}, xs);
 }

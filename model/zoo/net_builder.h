@@ -28,6 +28,9 @@ class NetBuilder {
   Tensor flatten(const Tensor& x, const std::string& name = "");
   Tensor batchnorm(const Tensor& x, const std::string& name = "");
   Tensor layernorm(const Tensor& x, const std::string& name = "");
+  Tensor rms_norm(const Tensor& x, double eps = 1e-5, const std::string& name = "");
+  // silu(gate) * up, elementwise: Llama's gated feed-forward unit.
+  Tensor swiglu(const Tensor& gate, const Tensor& up, const std::string& name = "");
   Tensor add(const std::vector<Tensor>& xs, const std::string& name = "");
   Tensor embedding(const Tensor& tokens, int64_t count, int64_t dim, bool positional, const std::string& name = "");
   // kv_heads 0 = heads (multi-head); rope_theta 0 = no rotary positions (model/op.h).
