@@ -38,6 +38,24 @@ std::vector<ZooOption> gpt_options(int64_t layers, int64_t hidden, int64_t heads
           {"untied", 0, 0, 1, "1: the output head has its own weight instead of the token embedding's"}};
 }
 
+// Llama 3's published shapes share the vocabulary, the rotary base and the context length.
+constexpr int64_t kLlama3Vocabulary = 128256;
+constexpr int64_t kLlama3RopeTheta = 500000;
+constexpr int64_t kLlama3Sequence = 8192;
+constexpr int64_t kMaxRopeTheta = 1'000'000'000;  // Llama 3 uses 500000
+
+std::vector<ZooOption> llama_options(int64_t layers, int64_t hidden, int64_t heads, int64_t kv_heads, int64_t ffn) {
+  return {{"layers", layers, 1, kMaxLayers, "transformer blocks"},
+          {"hidden", hidden, 1, kMaxWidth, "model width"},
+          {"heads", heads, 1, kMaxHeads, "query heads (they divide the width: head_dim = hidden / heads)"},
+          {"kv_heads", kv_heads, 1, kMaxHeads, "key/value heads (they divide heads; = heads: multi-head attention)"},
+          {"ffn", ffn, 1, kMaxWidth, "inner width of the SwiGLU MLP"},
+          {"seq", kLlama3Sequence, 1, kMaxTokens, "sequence length (tokens per sample)"},
+          {"vocab", kLlama3Vocabulary, 1, kMaxClasses, "vocabulary size"},
+          {"rope_theta", kLlama3RopeTheta, 0, kMaxRopeTheta,
+           "rotary position base (Llama 2: 10000, Llama 3: 500000); 0: no rotary positions"}};
+}
+
 template <int Depth>
 ZooEntry vgg_entry() {
   return {fmt::format("vgg{}", Depth), fmt::format("VGG-{}, torchvision layout, 224x224x3, 1000 classes", Depth),
@@ -89,6 +107,14 @@ const std::vector<ZooEntry>& entries() {
        gpt_options(12, 768, 12, 1024), zoo::build_gpt},
       {"gpt3-175b", "GPT-3 175B shape: 96 layers, 12288 wide, 96 heads, 2048 tokens", gpt_options(96, 12288, 96, 2048),
        zoo::build_gpt},
+      {"llama", "Llama-style transformer (grouped-query attention, RoPE, SwiGLU, RMSNorm); set its size with options",
+       llama_options(32, 4096, 32, 8, 14336), zoo::build_llama},
+      {"llama3-8b", "Llama 3 8B: 32 layers, 4096 wide, 32 heads (8 key/value), FFN 14336, 8192 tokens",
+       llama_options(32, 4096, 32, 8, 14336), zoo::build_llama},
+      {"llama3-70b", "Llama 3 70B: 80 layers, 8192 wide, 64 heads (8 key/value), FFN 28672, 8192 tokens",
+       llama_options(80, 8192, 64, 8, 28672), zoo::build_llama},
+      {"llama3-405b", "Llama 3.1 405B: 126 layers, 16384 wide, 128 heads (8 key/value), FFN 53248, 8192 tokens",
+       llama_options(126, 16384, 128, 8, 53248), zoo::build_llama},
   };
   return kEntries;
 }

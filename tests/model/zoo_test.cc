@@ -84,8 +84,17 @@ TEST(Zoo, RejectsUnknownNamesAndOptions) {
 
 // The options one depends on in a GPT: heads divide the width, positions cover the sequence.
 std::string companions_of(const ZooEntry& entry, const std::string& option, int64_t value) {
-  const bool gpt =
-      std::any_of(entry.options.begin(), entry.options.end(), [](const ZooOption& o) { return o.name == "heads"; });
+  const auto has = [&](const char* name) {
+    return std::any_of(entry.options.begin(), entry.options.end(), [&](const ZooOption& o) { return o.name == name; });
+  };
+  if (has("kv_heads")) {
+    // Llama: heads divide hidden, kv_heads divide heads, and rotary positions need an even head_dim.
+    if (option == "heads") return ",hidden=" + std::to_string(2 * value) + ",kv_heads=1";
+    if (option == "kv_heads") return ",heads=" + std::to_string(value) + ",hidden=" + std::to_string(2 * value);
+    if (option == "hidden") return ",heads=1,kv_heads=1,rope_theta=0";
+    return "";
+  }
+  const bool gpt = has("heads");
   if (!gpt) return "";
   if (option == "heads") return ",hidden=" + std::to_string(4 * value);
   if (option == "hidden") return ",heads=1";
