@@ -89,14 +89,21 @@ struct LinearProblem {
 };
 
 // A self-attention core on its local heads, from the fused q, k, v input
-// [batch, seq, 3 x heads x head_dim]: scores, softmax, and their product with v; backward the
-// whole fused gradient (its input gradient; it has no weights).
+// [batch, seq, (heads + 2 x kv heads) x head_dim]: scores, softmax, and their product with v;
+// backward the whole fused gradient (its input gradient; it has no weights). kv_heads is the
+// local key/value heads of grouped-query attention, 0 for multi-head attention (as many as
+// heads), so a multi-head problem and its calibrated time keep their key; `rope` rotates q and k
+// by position first (model/op.h: the angle's base does not change the work).
 struct AttentionProblem {
   int64_t batch = 1;
   int64_t seq = 1;
   int64_t heads = 1;
   int64_t head_dim = 1;
   bool causal = true;
+  int64_t kv_heads = 0;
+  bool rope = false;
+
+  int64_t kv_head_count() const { return kv_heads > 0 ? kv_heads : heads; }
 
   bool operator==(const AttentionProblem&) const = default;
 };

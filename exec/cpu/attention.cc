@@ -3,8 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "exec/cpu/dnnl_check.h"
 #include "exec/cpu/cpu_kernel_factory.h"
+#include "exec/cpu/dnnl_check.h"
+#include "exec/kernels/shape_checks.h"
 
 namespace splitbrain::exec::cpu {
 
@@ -13,7 +14,8 @@ SelfAttentionKernel::SelfAttentionKernel(CpuContext& context, const kernels::Att
 
 SelfAttentionKernel::SelfAttentionKernel(CpuContext& context, const kernels::AttentionShape& shape,
                                          const kernels::AttentionProducts& products)
-    : shape_(shape),
+    : shape_(kernels::checked(shape)),
+      layout_(shape),
       scores_(context, products.scores),
       context_out_(context, products.context),
       grad_v_(context, products.grad_v),
@@ -23,30 +25,80 @@ SelfAttentionKernel::SelfAttentionKernel(CpuContext& context, const kernels::Att
   const auto per_head = static_cast<std::size_t>(shape.batch * shape.heads * shape.seq * shape.head_dim);
   for (auto* buffer : {&q_, &k_, &v_, &o_, &dq_, &dk_, &dv_}) buffer->resize(per_head);
   grad_scores_.resize(static_cast<std::size_t>(probs_elements()));
+  if (shape.rope_theta > 0.0) {
+    // Pair i turns by t * theta^(-2i/head_dim), computed in double once for every position.
+    const int64_t pairs = shape.head_dim / 2;
+    cos_.resize(static_cast<std::size_t>(shape.seq * pairs));
+    sin_.resize(cos_.size());
+    for (int64_t t = 0; t < shape.seq; ++t)
+      for (int64_t i = 0; i < pairs; ++i) {
+        const double angle =
+            static_cast<double>(t) *
+            std::pow(shape.rope_theta, -2.0 * static_cast<double>(i) / static_cast<double>(shape.head_dim));
+        cos_[static_cast<std::size_t>(t * pairs + i)] = static_cast<float>(std::cos(angle));
+        sin_[static_cast<std::size_t>(t * pairs + i)] = static_cast<float>(std::sin(angle));
+      }
+  }
 }
 
 int64_t SelfAttentionKernel::probs_elements() const { return kernels::attention_probs_elements(shape_); }
 
-void SelfAttentionKernel::unpack(const float* fused, int64_t parts, int64_t part, float* dense) const {
+void SelfAttentionKernel::unpack(const float* qkv, Part part, float* dense) const {
   const auto& s = shape_;
+  const int64_t width = layout_.row_width(), group = layout_.group();
   for (int64_t n = 0; n < s.batch; ++n)
     for (int64_t t = 0; t < s.seq; ++t) {
-      const float* row = fused + (n * s.seq + t) * s.heads * parts * s.head_dim;
+      const float* row = qkv + (n * s.seq + t) * width;
       for (int64_t h = 0; h < s.heads; ++h) {
-        const float* from = row + (h * parts + part) * s.head_dim;
-        std::copy(from, from + s.head_dim, dense + ((n * s.heads + h) * s.seq + t) * s.head_dim);
+        const int64_t offset = part == Part::query ? layout_.query_offset(h)
+                               : part == Part::key ? layout_.key_offset(h / group)
+                                                   : layout_.value_offset(h / group);
+        std::copy(row + offset, row + offset + s.head_dim, dense + ((n * s.heads + h) * s.seq + t) * s.head_dim);
+      }
+    }
+  if (part != Part::value && !cos_.empty()) rotate(dense, +1);
+}
+
+void SelfAttentionKernel::pack_gradient(float* dense, Part part, float* dqkv) const {
+  const auto& s = shape_;
+  if (part != Part::value && !cos_.empty()) rotate(dense, -1);
+  const int64_t width = layout_.row_width(), group = layout_.group();
+  for (int64_t n = 0; n < s.batch; ++n)
+    for (int64_t t = 0; t < s.seq; ++t) {
+      float* row = dqkv + (n * s.seq + t) * width;
+      auto head_row = [&](int64_t h) { return dense + ((n * s.heads + h) * s.seq + t) * s.head_dim; };
+      if (part == Part::query) {
+        for (int64_t h = 0; h < s.heads; ++h)
+          std::copy(head_row(h), head_row(h) + s.head_dim, row + layout_.query_offset(h));
+        continue;
+      }
+      // A group's k (or v) served each of its heads: its gradient is their sum.
+      for (int64_t g = 0; g < layout_.kv_heads; ++g) {
+        float* out = row + (part == Part::key ? layout_.key_offset(g) : layout_.value_offset(g));
+        std::copy(head_row(g * group), head_row(g * group) + s.head_dim, out);
+        for (int64_t j = 1; j < group; ++j) {
+          const float* from = head_row(g * group + j);
+          for (int64_t d = 0; d < s.head_dim; ++d) out[d] += from[d];
+        }
       }
     }
 }
 
-void SelfAttentionKernel::pack(const float* dense, int64_t parts, int64_t part, float* fused) const {
-  const auto& s = shape_;
-  for (int64_t n = 0; n < s.batch; ++n)
-    for (int64_t t = 0; t < s.seq; ++t) {
-      float* row = fused + (n * s.seq + t) * s.heads * parts * s.head_dim;
-      for (int64_t h = 0; h < s.heads; ++h) {
-        const float* from = dense + ((n * s.heads + h) * s.seq + t) * s.head_dim;
-        std::copy(from, from + s.head_dim, row + (h * parts + part) * s.head_dim);
+// Hugging Face's rotate-half: with x1, x2 the first and second halves of a head and (c, s) a
+// pair's cos and sin, forward gives (x1 c - x2 s, x2 c + x1 s); the transpose (the opposite
+// angle) gives (g1 c + g2 s, g2 c - g1 s).
+void SelfAttentionKernel::rotate(float* dense, int direction) const {
+  const int64_t pairs = shape_.head_dim / 2;
+  const auto sign = static_cast<float>(direction);
+  for (int64_t m = 0; m < shape_.batch * shape_.heads; ++m)
+    for (int64_t t = 0; t < shape_.seq; ++t) {
+      float* x = dense + (m * shape_.seq + t) * shape_.head_dim;
+      const float* c = cos_.data() + t * pairs;
+      const float* s = sin_.data() + t * pairs;
+      for (int64_t i = 0; i < pairs; ++i) {
+        const float first = x[i], second = x[i + pairs], turn = sign * s[i];
+        x[i] = first * c[i] - second * turn;
+        x[i + pairs] = second * c[i] + first * turn;
       }
     }
 }
@@ -80,28 +132,43 @@ void SelfAttentionKernel::softmax_backward(const float* probs, float* grad) cons
 }
 
 void SelfAttentionKernel::forward(const float* qkv, float* y, float* probs) {
-  unpack(qkv, 3, 0, q_.data());
-  unpack(qkv, 3, 1, k_.data());
-  unpack(qkv, 3, 2, v_.data());
+  unpack(qkv, Part::query, q_.data());
+  unpack(qkv, Part::key, k_.data());
+  unpack(qkv, Part::value, v_.data());
   scores_.run(q_.data(), k_.data(), probs);
   masked_softmax(probs);
   context_out_.run(probs, v_.data(), o_.data());
-  pack(o_.data(), 1, 0, y);
+  // y is [head][head_dim] per position: the dense heads written back row by row.
+  const auto& s = shape_;
+  for (int64_t n = 0; n < s.batch; ++n)
+    for (int64_t t = 0; t < s.seq; ++t)
+      for (int64_t h = 0; h < s.heads; ++h) {
+        const float* from = o_.data() + ((n * s.heads + h) * s.seq + t) * s.head_dim;
+        std::copy(from, from + s.head_dim, y + ((n * s.seq + t) * s.heads + h) * s.head_dim);
+      }
 }
 
 void SelfAttentionKernel::backward(const float* qkv, const float* probs, const float* dy, float* dqkv) {
-  unpack(qkv, 3, 0, q_.data());
-  unpack(qkv, 3, 1, k_.data());
-  unpack(qkv, 3, 2, v_.data());
-  unpack(dy, 1, 0, o_.data());  // o_ holds dO here
+  // The rotated q and k again, from the positions: nothing but the input and P was kept.
+  unpack(qkv, Part::query, q_.data());
+  unpack(qkv, Part::key, k_.data());
+  unpack(qkv, Part::value, v_.data());
+  const auto& s = shape_;
+  for (int64_t n = 0; n < s.batch; ++n)  // o_ holds dO here
+    for (int64_t t = 0; t < s.seq; ++t)
+      for (int64_t h = 0; h < s.heads; ++h) {
+        const float* from = dy + ((n * s.seq + t) * s.heads + h) * s.head_dim;
+        std::copy(from, from + s.head_dim, o_.data() + ((n * s.heads + h) * s.seq + t) * s.head_dim);
+      }
   grad_v_.run(probs, o_.data(), dv_.data());
   grad_p_.run(o_.data(), v_.data(), grad_scores_.data());
   softmax_backward(probs, grad_scores_.data());
   grad_q_.run(grad_scores_.data(), k_.data(), dq_.data());
   grad_k_.run(grad_scores_.data(), q_.data(), dk_.data());
-  pack(dq_.data(), 3, 0, dqkv);
-  pack(dk_.data(), 3, 1, dqkv);
-  pack(dv_.data(), 3, 2, dqkv);
+  // The three parts together overwrite all of dqkv.
+  pack_gradient(dq_.data(), Part::query, dqkv);
+  pack_gradient(dk_.data(), Part::key, dqkv);
+  pack_gradient(dv_.data(), Part::value, dqkv);
 }
 
 std::unique_ptr<kernels::SelfAttentionKernel> make_self_attention(CpuContext& context,

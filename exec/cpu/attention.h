@@ -1,9 +1,12 @@
 #pragma once
-// Multi-head self-attention (exec/kernels/attention.h) on the CPU. The four batched products
-// (Q K^T, P V; backward dV = P^T dO, dP = dO V^T, dQ = dS K, dK = dS^T Q) are oneDNN matmuls over
-// batch * heads. The masked softmax and its backward dS = P (dP - rowsum(dP P)) are own code:
-// oneDNN 2.6's softmax takes no mask. Q, K, V are copied out of the fused rows into dense
-// per-head matrices first, which costs O(N T D) next to the O(N T^2 D) products.
+// Self-attention (exec/kernels/attention.h) on the CPU, multi-head or grouped-query, with
+// optional rotary positions. The four batched products (Q K^T, P V; backward dV = P^T dO,
+// dP = dO V^T, dQ = dS K, dK = dS^T Q) are oneDNN matmuls over batch * heads. The masked softmax
+// and its backward dS = P (dP - rowsum(dP P)) are own code: oneDNN 2.6's softmax takes no mask.
+// Q, K, V are copied out of the fused rows into dense per-query-head matrices first (a group's
+// k and v copied to each of its heads, so the products stay one batch of equal matrices), which
+// costs O(N T D) next to the O(N T^2 D) products; backward sums a group's dK and dV back into
+// its one k and v. The rotation is applied to those dense copies, and undone on dQ and dK.
 
 #include <cstddef>
 #include <cstdint>
@@ -25,18 +28,28 @@ class SelfAttentionKernel final : public kernels::SelfAttentionKernel {
   void backward(const float* qkv, const float* probs, const float* dy, float* dqkv) override;
 
  private:
+  enum class Part { query, key, value };
   SelfAttentionKernel(CpuContext& context, const kernels::AttentionShape& shape,
                       const kernels::AttentionProducts& products);
-  // Copies between the fused rows and dense [N*heads, T, head_dim] matrices.
-  void unpack(const float* fused, int64_t parts, int64_t part, float* dense) const;
-  void pack(const float* dense, int64_t parts, int64_t part, float* fused) const;
+  // Copies a part of every query head (a key or value: its group's) out of the fused rows into
+  // dense [N*heads, T, head_dim], rotated by position when the shape has rotary positions (q, k).
+  void unpack(const float* qkv, Part part, float* dense) const;
+  // Writes dense per-query-head gradients into the part's columns of dqkv: dQ as is, dK and dV
+  // summed over each group's heads; dQ and dK turned back by the rotation first.
+  void pack_gradient(float* dense, Part part, float* dqkv) const;
+  // Turns every [head_dim] row of dense [N*heads, T, head_dim] by its position's angles:
+  // forward (+1) x cos + rotate_half(x) sin, or back (-1), the transpose, for gradients.
+  void rotate(float* dense, int direction) const;
   void masked_softmax(float* scores) const;
   void softmax_backward(const float* probs, float* grad) const;
 
   kernels::AttentionShape shape_;
+  kernels::GroupedHeads layout_;
   // One per product of kernels::AttentionProducts, in its order.
   BatchedMatmulKernel scores_, context_out_, grad_v_, grad_p_, grad_q_, grad_k_;
   std::vector<float> q_, k_, v_, o_, dq_, dk_, dv_, grad_scores_;
+  // cos and sin of position t's angle for pair i at [t * head_dim/2 + i] (rotary positions only).
+  std::vector<float> cos_, sin_;
 };
 
 }  // namespace splitbrain::exec::cpu

@@ -1,6 +1,7 @@
 #include "exec/cuda/attention.h"
 
 #include "exec/cuda/cuda_check.h"
+#include "exec/cuda/grouped_heads_kernels.h"
 #include "exec/cuda/indexing_kernels.h"
 #include "exec/kernels/shape_checks.h"
 #include "exec/cuda/cuda_kernel_factory.h"
@@ -29,9 +30,13 @@ int64_t SelfAttentionKernel::probs_elements() const { return kernels::attention_
 
 void SelfAttentionKernel::unpack_qkv(const float* qkv) {
   cudaStream_t stream = context_.stream();
-  unpack_heads(stream, layout(shape_), 3, 0, qkv, q_.as<float>());
-  unpack_heads(stream, layout(shape_), 3, 1, qkv, k_.as<float>());
-  unpack_heads(stream, layout(shape_), 3, 2, qkv, v_.as<float>());
+  unpack_grouped(stream, shape_, FusedPart::query, qkv, q_.as<float>());
+  unpack_grouped(stream, shape_, FusedPart::key, qkv, k_.as<float>());
+  unpack_grouped(stream, shape_, FusedPart::value, qkv, v_.as<float>());
+  if (shape_.rope_theta > 0.0) {
+    rotate_positions(stream, shape_, +1, q_.as<float>());
+    rotate_positions(stream, shape_, +1, k_.as<float>());
+  }
 }
 
 void SelfAttentionKernel::forward(const float* qkv, float* y, float* probs) {
@@ -61,10 +66,14 @@ void SelfAttentionKernel::backward(const float* qkv, const float* probs, const f
                                       score_rows_.get(), grad_scores_.data()));
   batched_matmul_on_device(cublas, products_.grad_q, grad_scores_.as<float>(), k_.as<float>(), dq_.as<float>());
   batched_matmul_on_device(cublas, products_.grad_k, grad_scores_.as<float>(), q_.as<float>(), dk_.as<float>());
+  if (shape_.rope_theta > 0.0) {  // the gradients of the unrotated q and k
+    rotate_positions(stream, shape_, -1, dq_.as<float>());
+    rotate_positions(stream, shape_, -1, dk_.as<float>());
+  }
   // The three parts together overwrite all of dqkv.
-  pack_heads(stream, layout(shape_), 3, 0, dq_.as<float>(), dqkv);
-  pack_heads(stream, layout(shape_), 3, 1, dk_.as<float>(), dqkv);
-  pack_heads(stream, layout(shape_), 3, 2, dv_.as<float>(), dqkv);
+  pack_grouped_gradient(stream, shape_, FusedPart::query, dq_.as<float>(), dqkv);
+  pack_grouped_gradient(stream, shape_, FusedPart::key, dk_.as<float>(), dqkv);
+  pack_grouped_gradient(stream, shape_, FusedPart::value, dv_.as<float>(), dqkv);
 }
 
 std::unique_ptr<kernels::SelfAttentionKernel> make_self_attention(CudaContext& context,

@@ -1,11 +1,14 @@
 #pragma once
-// Multi-head self-attention on the GPU: the twin of cpu::SelfAttentionKernel (same shape type,
-// fused head-major qkv [N, T, heads * 3 * head_dim], y [N, T, heads * head_dim], probabilities
+// Self-attention on the GPU, multi-head or grouped-query, with optional rotary positions: the
+// twin of cpu::SelfAttentionKernel (same shape type, fused group-major qkv
+// [N, T, (heads + 2 kv_heads) * head_dim], y [N, T, heads * head_dim], probabilities
 // [N, heads, T, T] kept by the caller). The same steps as the CPU: Q, K, V copied out of the
-// fused rows into dense per-head matrices (own kernels, indexing_kernels.h), the six batched
-// products on cuBLAS (batched_matmul_on_device), and the softmax with cuDNN: the causal mask sets
-// future scores to -inf, so cudnnSoftmaxForward gives them exact zeros and cudnnSoftmaxBackward's
-// P (dP - rowsum(dP P)) is the CPU's dS.
+// fused rows into dense per-query-head matrices, a group's k and v to each of its heads, and q
+// and k rotated by position (own kernels, grouped_heads_kernels.h), the six batched products on
+// cuBLAS (batched_matmul_on_device), and the softmax with cuDNN: the causal mask sets future
+// scores to -inf, so cudnnSoftmaxForward gives them exact zeros and cudnnSoftmaxBackward's
+// P (dP - rowsum(dP P)) is the CPU's dS. Backward rotates q and k again from the positions, turns
+// dQ and dK back, and sums each group's dK and dV into its one k and v.
 //
 // Every argument is device memory (cuda_context.h): the steps read qkv, dy and the probabilities
 // and write y, the probabilities and dqkv where the caller has them, queued on the context's
@@ -34,7 +37,7 @@ class SelfAttentionKernel final : public kernels::SelfAttentionKernel {
   void backward(const float* qkv, const float* probs, const float* dy, float* dqkv) override;
 
  private:
-  // Copies Q, K and V out of the fused qkv.
+  // Copies Q, K and V out of the fused qkv, q and k rotated when the shape has rotary positions.
   void unpack_qkv(const float* qkv);
 
   CudaContext& context_;

@@ -1,10 +1,15 @@
 #pragma once
-// Multi-head scaled dot-product self-attention on a fused, head-major input, forward and
-// backward: x [N, T, heads * 3 * head_dim] laid out per position as [head][q|k|v][head_dim]
-// (so a contiguous block of features is whole heads and splitting the heads across ranks needs
-// no reshuffle), y [N, T, heads * head_dim] as [head][head_dim]. Scores are scaled by
-// 1/sqrt(head_dim); causal masks future positions. `heads` is the LOCAL head count.
-// Probabilities P [N, heads, T, T] are kept by the caller for backward.
+// Scaled dot-product self-attention on a fused, group-major input, forward and backward, with
+// grouped-query attention and rotary positions (model/op.h SelfAttentionAttrs documents both):
+// x [N, T, (heads + 2 * kv_heads) * head_dim] laid out per position, for each of the kv_heads
+// groups, as [its heads / kv_heads query heads][k][v], each head_dim wide (with kv_heads = heads
+// that is [head][q|k|v][head_dim], so a contiguous block of features is whole groups and
+// splitting the groups across ranks needs no reshuffle); y [N, T, heads * head_dim] as
+// [head][head_dim]. Every query head of a group attends with the group's k and v. Scores are
+// scaled by 1/sqrt(head_dim); causal masks future positions; with rope_theta > 0, q and k are
+// rotated by position first (Hugging Face Llama's rotate-half) and backward recomputes the
+// rotation. `heads` and `kv_heads` are LOCAL counts (kv_heads 0 = heads). Probabilities
+// P [N, heads, T, T] are kept by the caller for backward.
 
 #include <cstdint>
 
@@ -18,6 +23,26 @@ struct AttentionShape {
   int64_t heads = 1;
   int64_t head_dim = 1;
   bool causal = true;
+  int64_t kv_heads = 0;     // 0 = heads (multi-head attention)
+  double rope_theta = 0.0;  // 0 = no rotary positions
+};
+
+// Where each head's part sits in a fused row, in floats from the row's start. constexpr, so the
+// CUDA backend's own kernels run this very arithmetic on the device.
+struct GroupedHeads {
+  int64_t heads = 1;
+  int64_t kv_heads = 1;
+  int64_t head_dim = 1;
+
+  constexpr explicit GroupedHeads(const AttentionShape& s)
+      : heads(s.heads), kv_heads(s.kv_heads > 0 ? s.kv_heads : s.heads), head_dim(s.head_dim) {}
+  constexpr int64_t group() const { return heads / kv_heads; }  // query heads per kv head
+  constexpr int64_t row_width() const { return (heads + 2 * kv_heads) * head_dim; }
+  constexpr int64_t query_offset(int64_t head) const {
+    return (head / group() * (group() + 2) + head % group()) * head_dim;
+  }
+  constexpr int64_t key_offset(int64_t kv_head) const { return (kv_head * (group() + 2) + group()) * head_dim; }
+  constexpr int64_t value_offset(int64_t kv_head) const { return key_offset(kv_head) + head_dim; }
 };
 
 // The six batched products attention is made of, over the batch x heads [T, head_dim] blocks
@@ -30,7 +55,8 @@ struct AttentionProducts {
   BatchedMatmulShape grad_q;   // dQ = scale dS K
   BatchedMatmulShape grad_k;   // dK = scale dS^T Q
 };
-// Throws KernelArgumentError ("SelfAttentionKernel: ...") unless every extent is positive.
+// Throws KernelArgumentError ("SelfAttentionKernel: ...") unless every extent is positive, kv_heads
+// divides heads and head_dim is even under rotary positions.
 AttentionProducts attention_products(const AttentionShape& shape);
 // Floats of the probabilities: batch * heads * seq * seq.
 inline int64_t attention_probs_elements(const AttentionShape& s) { return s.batch * s.heads * s.seq * s.seq; }

@@ -98,6 +98,10 @@ const SoftmaxCrossEntropyShape& checked(const SoftmaxCrossEntropyShape& s) {
 const AttentionShape& checked(const AttentionShape& s) {
   require(s.batch > 0 && s.seq > 0 && s.heads > 0 && s.head_dim > 0, "SelfAttentionKernel",
           "batch, seq, heads and head_dim must be positive");
+  require(s.kv_heads >= 0 && (s.kv_heads == 0 || s.heads % s.kv_heads == 0), "SelfAttentionKernel",
+          "kv_heads " + std::to_string(s.kv_heads) + " must divide heads " + std::to_string(s.heads));
+  require(s.rope_theta >= 0.0 && (s.rope_theta == 0.0 || s.head_dim % 2 == 0), "SelfAttentionKernel",
+          "rope_theta must be >= 0, and head_dim even to rotate its halves");
   return s;
 }
 

@@ -1,6 +1,8 @@
-// Multi-head self-attention on the local block. The rules allow the batch and `out` (the heads):
-// the fused q|k|v features are head-major, so this rank's contiguous block of them is whole
-// heads, and attention never mixes heads or samples; the sequence stays whole on every rank.
+// Self-attention on the local block, multi-head or grouped-query, with optional rotary
+// positions. The rules allow the batch and `out` (the heads, whole key/value groups at a time):
+// the fused q|k|v features are group-major, so this rank's contiguous block of them is whole
+// groups, and attention never mixes groups or samples; the sequence stays whole on every rank
+// (rotary positions count from its start).
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -55,20 +57,26 @@ std::unique_ptr<LayerOp> make_self_attention_op(kernels::KernelFactory& factory,
                     "executor yet (the simulator prices it)",
                     layer.name, a.dropout));
   }
-  const auto& x = op.input_shapes[0];  // [N, T, 3 * D] local
+  const auto& x = op.input_shapes[0];  // [N, T, (heads + 2 kv_heads) * head_dim] local
   const int64_t global_width = op.output_global_shape.back();
   const int64_t local_width = op.output_shape.back();
   const int64_t head_dim = global_width / a.heads;
-  if (x.size() != 3 || op.output_global_shape[1] != x[1] || local_width % head_dim != 0 || x[2] != 3 * local_width) {
-    throw std::logic_error(fmt::format("layer '{}': local input [{}] does not hold whole heads of width {}", layer.name,
-                                       fmt::join(x, ", "), head_dim));
+  const int64_t group = a.heads / a.kv_head_count();  // query heads per key/value head
+  const int64_t local_heads = local_width / head_dim;
+  if (x.size() != 3 || op.output_global_shape[1] != x[1] || local_width % head_dim != 0 || local_heads % group != 0 ||
+      x[2] != (local_heads + 2 * (local_heads / group)) * head_dim) {
+    throw std::logic_error(
+        fmt::format("layer '{}': local input [{}] does not hold whole groups of {} heads of width {}", layer.name,
+                    fmt::join(x, ", "), group, head_dim));
   }
   kernels::AttentionShape shape;
   shape.batch = x[0];
   shape.seq = x[1];
-  shape.heads = local_width / head_dim;
+  shape.heads = local_heads;
   shape.head_dim = head_dim;
   shape.causal = a.causal;
+  shape.kv_heads = local_heads / group;
+  shape.rope_theta = a.rope_theta;
   return std::make_unique<SelfAttentionOp>(factory.make_self_attention(shape), factory);
 }
 

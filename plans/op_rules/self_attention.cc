@@ -1,4 +1,6 @@
-// self_attention: batch, and heads (out).
+// self_attention: batch, and heads (out), whole key/value groups at a time.
+
+#include <fmt/format.h>
 
 #include "plans/op_rules.h"
 #include "plans/op_rules/rule_context.h"
@@ -7,11 +9,20 @@
 namespace splitbrain::plans::op_rules_of {
 namespace {
 
-// The fused input is head-major ([head][q|k|v][head_dim]), so contiguous blocks of the features
-// are whole heads: splitting `out` splits the heads.
+// The fused input is group-major (model/op.h: per key/value group its query heads, its k, its
+// v), so contiguous blocks of the features are whole groups, and the output's matching blocks
+// are those groups' query heads: splitting `out` splits the groups. A split that does not divide
+// the key/value heads would need each rank to hold copies of shared k and v (Megatron-LM
+// replicates them when the tensor-parallel size exceeds the groups); that is not built.
 void layouts(const RuleContext& rule, const LayoutRequest& request, LayerLayouts& out) {
   using R = ShardRole;
-  rule.require_divisible(R::out, "attention heads", rule.layer().attr<model::SelfAttentionAttrs>().heads);
+  const auto& attention = rule.layer().attr<model::SelfAttentionAttrs>();
+  const int64_t kv_heads = attention.kv_head_count();
+  if (rule.splits(R::out) && kv_heads % rule.ways(R::out) != 0) {
+    rule.fail(R::out, fmt::format("{} kv heads (key/value groups of {} attention heads) not divisible by {} ranks: "
+                                  "a split takes whole groups (replicating k and v across ranks is not built)",
+                                  kv_heads, attention.heads, rule.ways(R::out)));
+  }
   out.inputs.push_back(rule.layout(request.input_shapes[0], {{R::batch, 0}, {R::out, 2}}));
   out.output = rule.layout(request.output_shape, {{R::batch, 0}, {R::out, 2}});
 }
@@ -25,7 +36,13 @@ std::optional<KernelProblem> kernel_problem(const KernelProblemRequest& request)
   if (attention.dropout > 0.0 || x.size() != 3 || y.size() != 3 || attention.heads <= 0) return std::nullopt;
   const int64_t head_dim = global.back() / attention.heads;
   if (head_dim <= 0 || y.back() % head_dim != 0) return std::nullopt;
-  return AttentionProblem{x[0], x[1], y.back() / head_dim, head_dim, attention.causal};
+  const int64_t local_heads = y.back() / head_dim;
+  const int64_t group = attention.heads / attention.kv_head_count();  // query heads per kv head
+  if (group <= 0 || local_heads % group != 0) return std::nullopt;
+  AttentionProblem problem{x[0], x[1], local_heads, head_dim, attention.causal};
+  if (group > 1) problem.kv_heads = local_heads / group;  // multi-head attention keeps 0
+  problem.rope = attention.rope_theta > 0.0;
+  return problem;
 }
 
 }  // namespace

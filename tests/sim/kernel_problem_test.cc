@@ -125,6 +125,17 @@ TEST(KernelProblem, AttentionAndLayerNormOnTheirLocalSamplesHeadsAndRows) {
   }
 }
 
+// Grouped-query attention and rotary positions name themselves in the key, so their calibrated
+// times are their own; multi-head attention without rotation keeps the key it always had.
+TEST(KernelProblem, AttentionKeyNamesKvHeadsAndRotation) {
+  EXPECT_EQ(kernel_key(AttentionProblem{4, 16, 8, 64, true, 2, true}, 1),
+            "attention n4 t16 heads8 d64 causal kv2 rope, 1 busy");
+  EXPECT_EQ(kernel_key(AttentionProblem{4, 16, 8, 64, false, 0, true}, 1), "attention n4 t16 heads8 d64 rope, 1 busy");
+  EXPECT_EQ(kernel_key(AttentionProblem{4, 16, 8, 64, true}, 1), "attention n4 t16 heads8 d64 causal, 1 busy");
+  EXPECT_NE((AttentionProblem{4, 16, 8, 64, true, 2, false}), (AttentionProblem{4, 16, 8, 64, true, 4, false}));
+  EXPECT_NE((AttentionProblem{4, 16, 8, 64, true, 2, false}), (AttentionProblem{4, 16, 8, 64, true, 2, true}));
+}
+
 // The loss over every local position's logits: the vocabulary is its classes.
 TEST(KernelProblem, LossOnTheLocalPositionsOverTheVocabulary) {
   for (const int devices : {1, 2}) {

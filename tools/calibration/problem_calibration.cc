@@ -178,10 +178,14 @@ class ProblemTimer {
 
   // The fused q, k, v gradient is the attention core's input gradient; it has no weights.
   sim::Device::MeasuredKernel operator()(const sim::AttentionProblem& problem) {
-    const auto kernel = kernels_.factory->make_self_attention(
-        {problem.batch, problem.seq, problem.heads, problem.head_dim, problem.causal});
+    // Llama's base stands for any rotation: the angles' base does not change the work.
+    constexpr double kRopeTheta = 10000.0;
+    const auto kernel =
+        kernels_.factory->make_self_attention({problem.batch, problem.seq, problem.heads, problem.head_dim,
+                                               problem.causal, problem.kv_heads, problem.rope ? kRopeTheta : 0.0});
     const int64_t width = problem.heads * problem.head_dim;
-    const int64_t qkv_elements = problem.batch * problem.seq * 3 * width;
+    const int64_t qkv_elements =
+        problem.batch * problem.seq * (problem.heads + 2 * problem.kv_head_count()) * problem.head_dim;
     const int64_t y_elements = problem.batch * problem.seq * width;
     float* qkv = filled(qkv_elements, 0.5f);
     float* y = filled(y_elements, 0.0f);
