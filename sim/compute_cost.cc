@@ -293,15 +293,19 @@ LayerComputeSeconds attention_seconds(const Cluster& cluster, const Layer& layer
   const double score_pass = b.output * static_cast<double>(a.heads) * tokens / hidden;
   const double mask_pass = a.dropout > 0.0 ? score_pass / static_cast<double>(model::bytes_per_element(dtype)) : 0.0;
   const double dropout_passes = a.dropout > 0.0 ? 2.0 : 0.0;
+  // Rotary positions turn the dense per-head copies of q and of k (a group's k copied to each of
+  // its heads: as many bytes as the output each), read and written once forward; backward turns
+  // them again and turns their gradients back (exec/cpu/attention.h).
+  const double rotated = a.rope_theta > 0.0 ? 2.0 * b.output : 0.0;
   LayerComputeSeconds seconds;
   seconds.forward = phase_seconds(cluster, layer, OpClass::gemm, KernelPass::forward, dtype, product_flops,
                                   b.inputs + 2.0 * b.output, false) +
-                    streaming_pass_seconds(cluster, (3.0 + dropout_passes) * score_pass + mask_pass);
+                    streaming_pass_seconds(cluster, (3.0 + dropout_passes) * score_pass + mask_pass + 2.0 * rotated);
   if (layer.needs_input_gradient) {
     seconds.backward_input =
         phase_seconds(cluster, layer, OpClass::gemm, KernelPass::backward, dtype, 2.0 * product_flops,
                       b.output_grad + b.saved_inputs + 2.0 * b.input_grads, false) +
-        streaming_pass_seconds(cluster, (6.0 + dropout_passes) * score_pass + mask_pass);
+        streaming_pass_seconds(cluster, (6.0 + dropout_passes) * score_pass + mask_pass + 4.0 * rotated);
   }
   return seconds;
 }

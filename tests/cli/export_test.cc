@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
@@ -176,6 +177,31 @@ TEST(CliExport, NonGptRefusedByFormatsThatBuildTheNetwork) {
   const CommandResult r = run_splitbrain(export_command(plan, "deepspeed", dir));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(read_file(dir / "ds_config.json").find("\"train_batch_size\""), std::string::npos);
+}
+
+// A GPT whose attention shares key/value heads or rotates positions is no GPT-2: the exports,
+// which write GPT-2's flags, refuse it naming the attention layer rather than drop either.
+TEST(CliExport, GroupedOrRotaryAttentionRefused) {
+  const std::string model_file = write_temp_file("export-gpt.json", "");
+  const CommandResult saved = run_splitbrain(
+      "inspect --model gpt:layers=1,hidden=64,heads=4,seq=16,vocab=96,positions=16 "
+      "--save " +
+      model_file);
+  ASSERT_EQ(saved.exit_code, 0) << saved.err;
+  const nlohmann::json gpt = nlohmann::json::parse(read_file(model_file));
+  for (const std::string variant : {"gqa", "rope"}) {
+    nlohmann::json model = gpt;
+    for (nlohmann::json& layer : model.at("layers")) {
+      if (variant == "gqa" && layer.at("name") == "h0.attn.c_attn") layer["out_features"] = (4 + 2 * 2) * 16;
+      if (variant == "gqa" && layer.at("name") == "h0.attn.core") layer["kv_heads"] = 2;
+      if (variant == "rope" && layer.at("name") == "h0.attn.core") layer["rope_theta"] = 10000.0;
+    }
+    const std::string variant_file = write_temp_file("export-" + variant + "-gpt.json", model.dump());
+    const std::string plan = write_temp_file("export-" + variant + "-plan.json", R"({"format": "splitbrain-plan",
+        "version": 1, "model": ")" + variant_file + R"(", "batch": 8, "mesh": {"data": 1}, "default": {}})");
+    expect_refused(run_splitbrain(export_command(plan, "megatron", fresh_dir("export-" + variant))),
+                   {"layer 'h0.attn.core'", "multi-head self-attention without rotary positions"});
+  }
 }
 
 // A 4-layer GPT on 2 pipeline stages holding 2 chunks each (interleaved 1F1B), recomputed.

@@ -299,6 +299,29 @@ TEST(ComputeCost, AttentionIsItsProductsPlusThePassesOverItsScores) {
   EXPECT_NEAR(t.backward_input, 83.88608e-6 + 31.45728e-6, 1e-12);
 }
 
+TEST(ComputeCost, GroupedAttentionKeepsItsProductsAndRotaryPositionsAddPasses) {
+  // The net above with 4 query heads over 2 key/value heads (x [128, (4 + 2 x 2) x 64]) and
+  // rotary positions: the same products, a narrower input, and passes over the rotated copies.
+  model::GraphBuilder b("gqa-net", "test");
+  b.add("x", OpKind::input, model::InputAttrs{{128, 512}, false}, {});
+  model::LinearAttrs qkv;
+  qkv.out_features = 512;
+  b.add("qkv", OpKind::linear, qkv, {"x"});
+  b.add("core", OpKind::self_attention, model::SelfAttentionAttrs{4, true, 0.0, 2, 10000.0}, {"qkv"});
+  const model::Model net = b.build();
+  const plans::Mesh mesh({{"data", 1}});
+  const int core = net.find("core");
+  const LayerComputeSeconds t =
+      layer_compute_seconds(flat_cluster(), net, core, layouts_of(net, core, mesh, 2), mesh, 2, model::DType::fp32);
+  // Forward: products 41.94304 us (compute-bound: qkv 524,288 B + y twice 524,288 B = 10.48576
+  // us), three score passes 15.72864 us, and the rotation reading and writing the copies of q
+  // and k (2 x 262,144 B each way: 1,048,576 B) 10.48576 us.
+  EXPECT_NEAR(t.forward, 41.94304e-6 + 15.72864e-6 + 10.48576e-6, 1e-12);
+  // Backward: products 83.88608 us, six score passes 31.45728 us, the rotation again and back
+  // (2,097,152 B) 20.97152 us.
+  EXPECT_NEAR(t.backward_input, 83.88608e-6 + 31.45728e-6 + 20.97152e-6, 1e-12);
+}
+
 TEST(ComputeCost, ViewsCostNothingAndElementwiseOpsAreBandwidthBound) {
   const model::Model net = conv_net();
   const plans::Mesh mesh({{"data", 1}});

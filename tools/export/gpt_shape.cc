@@ -76,6 +76,10 @@ GptShape read_gpt_shape(const model::Model& model) {
       refuse(model, index + 2, "the heads and MLP width of its first block");
     }
     if (!attention.causal) refuse(model, index + 2, "causal self-attention");
+    // The exports write GPT-2's flags: no query groups and learned positions, nothing rotated.
+    if (attention.kv_head_count() != attention.heads || attention.rope_theta > 0.0) {
+      refuse(model, index + 2, "multi-head self-attention without rotary positions");
+    }
     shape.block_starts.push_back(index);
     ++shape.layers;
     index += kGptLayersPerBlock;
