@@ -13,7 +13,7 @@ trap 'rm -rf "$work"' EXIT
 failures=0
 models=(vgg11 vgg13 vgg16 vgg19 vgg11-cifar10 vgg16-cifar10 alexnet resnet18 resnet50 mlp fashion-vgg
         "gpt:layers=2,hidden=64,heads=4,seq=16,vocab=96,positions=16"
-        "llama:layers=2,hidden=64,heads=4,kv_heads=4,ffn=96,seq=16,vocab=96,rope_theta=0")
+        "llama:layers=2,hidden=64,heads=4,kv_heads=2,ffn=96,seq=16,vocab=96,rope_theta=10000")
 listed=$("$binary" models --json - | python3 -c 'import json,sys; print(" ".join(m["name"] for m in json.load(sys.stdin)["models"]))')
 for name in $listed; do
   case " ${models[*]} gpt2-small gpt3-175b llama3-8b llama3-70b llama3-405b " in
