@@ -17,7 +17,8 @@
 //
 // The same test checks the tiny GPT of tools/pytorch_golden_gpt.py (gpt_golden.json, given with
 // --golden FILE): token sequences (exec/data/token_sequences.h) in place of the image formula,
-// and the output head tied to the token embedding (the table's gradient is the sum of both uses).
+// and the output head tied to the token embedding (the table's gradient is the sum of both uses);
+// and the small Llama of tools/pytorch_golden_llama.py (llama_golden.json) on the same sequences.
 
 #include <gtest/gtest.h>
 #include <mpi.h>
