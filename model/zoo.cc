@@ -53,7 +53,9 @@ std::vector<ZooOption> llama_options(int64_t layers, int64_t hidden, int64_t hea
           {"seq", kLlama3Sequence, 1, kMaxTokens, "sequence length (tokens per sample)"},
           {"vocab", kLlama3Vocabulary, 1, kMaxClasses, "vocabulary size"},
           {"rope_theta", kLlama3RopeTheta, 0, kMaxRopeTheta,
-           "rotary position base (Llama 2: 10000, Llama 3: 500000); 0: no rotary positions"}};
+           "rotary position base (Llama 2: 10000, Llama 3: 500000); 0: no rotary positions"},
+          {"fused", 1, 0, 1,
+           "1: flash-style attention keeps only the softmax statistics (as FlashAttention, cuDNN SDPA)"}};
 }
 
 template <int Depth>

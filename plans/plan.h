@@ -98,9 +98,12 @@ struct Plan {
   int stage_of_chunk(int chunk) const { return chunk % stage_count(); }
   int64_t micro_batch_size() const { return global_batch / micro_batches; }
   // Selective recomputation reruns this layer's forward right before its backward (the
-  // attention cores; the step compiler emits it, the simulator prices it).
+  // attention cores; the step compiler emits it, the simulator prices it). A fused attention
+  // core keeps only its softmax statistics and makes its scores again in its own backward, so
+  // there is nothing for it to drop.
   bool recomputes_selectively(const model::Layer& layer) const {
-    return recompute_attention && layer.kind == model::OpKind::self_attention;
+    return recompute_attention && layer.kind == model::OpKind::self_attention &&
+           !layer.attr<model::SelfAttentionAttrs>().fused;
   }
   // regather_saved_inputs applies to input `position` of `layer`, which `collectives` (its
   // redistribution's) make: it is saved for the backward and made by all-gathers alone, so its

@@ -7,6 +7,7 @@
 
 #include <cmath>
 
+#include "model/attention_kept.h"
 #include "model/op_unit.h"
 #include "model/ops/unit_helpers.h"
 
@@ -19,16 +20,21 @@ constexpr double kSoftmaxForward = 5, kSoftmaxBackward = 4;  // max, subtract, e
 // gradients back by the opposite angle (3). The T x head_dim/2 sines and cosines are left out,
 // as the norms' square roots are.
 constexpr double kRopeForwardPerElement = 3, kRopeBackwardPerElement = 6;
+// Fused attention's backward makes each probability again from its score and its row's kept
+// log-sum-exp L: the 1/sqrt(d) scale, s - L and exp (one more Q K^T product besides). The log
+// forward takes per row to form L is left out, as the norms' square roots are.
+constexpr double kRecomputedProbabilityPerScore = 3;
 
 OpAttrs read(JsonObjectReader& fields) {
   SelfAttentionAttrs a{fields.required_int("heads"), fields.optional_bool("causal", true),
                        fields.optional_number("dropout", 0.0)};
   a.kv_heads = fields.optional_int("kv_heads", 0);
   a.rope_theta = fields.optional_number("rope_theta", 0.0);
+  a.fused = fields.optional_bool("fused", false);
   return a;
 }
 
-// kv_heads and rope_theta only when set, so files of multi-head attention read as before.
+// kv_heads, rope_theta and fused only when set, so files of multi-head attention read as before.
 void write(const OpAttrs& attrs, nlohmann::json& out) {
   const auto& a = std::get<SelfAttentionAttrs>(attrs);
   out["heads"] = a.heads;
@@ -36,6 +42,7 @@ void write(const OpAttrs& attrs, nlohmann::json& out) {
   if (a.dropout > 0.0) out["dropout"] = a.dropout;
   if (a.kv_heads > 0) out["kv_heads"] = a.kv_heads;
   if (a.rope_theta > 0.0) out["rope_theta"] = a.rope_theta;
+  if (a.fused) out["fused"] = true;
 }
 
 void infer(Layer& layer, std::span<const Layer* const> producers, const ErrorSite& site) {
@@ -51,6 +58,11 @@ void infer(Layer& layer, std::span<const Layer* const> producers, const ErrorSit
               fmt::format("{} key/value heads do not divide the {} heads into equal groups", kv_heads, a.heads));
   }
   if (!(a.dropout >= 0.0 && a.dropout < 1.0)) site.fail("dropout", fmt::format("must be in [0, 1), got {}", a.dropout));
+  if (a.fused && a.dropout > 0.0) {
+    site.fail("dropout", fmt::format("fused attention keeps no probabilities to drop out (dropout {}); set dropout "
+                                     "to 0 or fused to false",
+                                     a.dropout));
+  }
   if (!(a.rope_theta >= 0.0 && std::isfinite(a.rope_theta))) {
     site.fail("rope_theta", fmt::format("must be a finite base > 0 (or 0: no rotary positions), got {}", a.rope_theta));
   }
@@ -85,16 +97,21 @@ void cost(const Layer& layer, std::span<const Layer* const> producers, LayerCost
     cost.forward_flops += kRopeForwardPerElement * rotated;
     cost.backward_input_flops += kRopeBackwardPerElement * rotated;
   }
-  // Backward reads the fused input (the rotation is recomputed from positions, nothing more kept).
-  cost.saved.inputs = {0};
-  cost.saved.extra_elements = static_cast<int64_t>(scores);  // the attention probabilities
-  if (a.dropout > 0.0) {
-    // Dropout on them keeps the dropped probabilities and a one-byte mask too.
+  if (a.fused) {
+    // The scores again, one more Q K^T (T x T x hidden MACs, 2 FLOPs each: matmul_macs, which
+    // counts the MACs of both products), and the probabilities from them.
+    cost.backward_input_flops += matmul_macs + kRecomputedProbabilityPerScore * scores;
+  }
+  if (a.dropout > 0.0) {  // one multiply per probability each way
     cost.forward_flops += scores;
     cost.backward_input_flops += scores;
-    cost.saved.extra_elements += static_cast<int64_t>(scores);
-    cost.saved.extra_bytes += static_cast<int64_t>(scores);
   }
+  // Backward reads the fused input (the rotation is recomputed from positions) and what
+  // attention_kept.h says: the probabilities, or with fused only each score row's log-sum-exp.
+  cost.saved.inputs = {0};
+  const AttentionKept kept = attention_kept_per_sample(a, in_shape[0]);
+  cost.saved.extra_elements = kept.elements;
+  cost.saved.extra_bytes = kept.bytes;
 }
 
 }  // namespace

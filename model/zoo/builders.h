@@ -29,6 +29,7 @@ struct LlamaShape {
   int64_t head_dim() const { return hidden / heads; }
 };
 
+  bool fused_attention = true;  // attention keeps only its softmax statistics (model/op.h)
 // The attention half of a Llama block on x [T, hidden]: x + wo(attention(wqkv(rms_norm(x)))),
 // layers named `prefix` + "attention_norm", "attention.wqkv", "attention.core", "attention.wo",
 // "attention.residual". A mixture-of-experts block follows it with an MLP half of its own.

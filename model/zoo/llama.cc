@@ -19,6 +19,7 @@ LlamaShape llama_shape(const std::string& name, const ZooOptions& options) {
   shape.hidden = options.at("hidden");
   shape.heads = options.at("heads");
   shape.kv_heads = options.at("kv_heads");
+  shape.fused_attention = options.at("fused") != 0;
   shape.ffn = options.at("ffn");
   shape.rope_theta = static_cast<double>(options.at("rope_theta"));
   if (shape.hidden % shape.heads != 0) {
@@ -40,7 +41,8 @@ NetBuilder::Tensor llama_attention(NetBuilder& net, const NetBuilder::Tensor& x,
   const int64_t fused = (shape.heads + 2 * shape.kv_heads) * shape.head_dim();
   auto a = net.linear(net.rms_norm(x, shape.rms_eps, prefix + "attention_norm"), fused, /*bias=*/false,
                       prefix + "attention.wqkv");
-  a = net.self_attention(a, shape.heads, prefix + "attention.core", /*dropout=*/0.0, shape.kv_heads, shape.rope_theta);
+  a = net.self_attention(a, shape.heads, prefix + "attention.core", /*dropout=*/0.0, shape.kv_heads, shape.rope_theta,
+                         shape.fused_attention);
   a = net.linear(a, shape.hidden, /*bias=*/false, prefix + "attention.wo");
   return net.add({x, a}, prefix + "attention.residual");
 }

@@ -90,9 +90,9 @@ NetBuilder::Tensor NetBuilder::embedding(const Tensor& tokens, int64_t count, in
 }
 
 NetBuilder::Tensor NetBuilder::self_attention(const Tensor& qkv, int64_t heads, const std::string& name, double dropout,
-                                              int64_t kv_heads, double rope_theta) {
+                                              int64_t kv_heads, double rope_theta, bool fused) {
   return add_layer(name, "attention", OpKind::self_attention,
-                   SelfAttentionAttrs{heads, true, dropout, kv_heads, rope_theta}, {qkv});
+                   SelfAttentionAttrs{heads, true, dropout, kv_heads, rope_theta, fused}, {qkv});
 }
 
 NetBuilder::Tensor NetBuilder::loss(const Tensor& logits, const std::string& name) {

@@ -33,9 +33,10 @@ class NetBuilder {
   Tensor swiglu(const Tensor& gate, const Tensor& up, const std::string& name = "");
   Tensor add(const std::vector<Tensor>& xs, const std::string& name = "");
   Tensor embedding(const Tensor& tokens, int64_t count, int64_t dim, bool positional, const std::string& name = "");
-  // kv_heads 0 = heads (multi-head); rope_theta 0 = no rotary positions (model/op.h).
+  // kv_heads 0 = heads (multi-head); rope_theta 0 = no rotary positions; fused keeps only the
+  // softmax statistics for backward (model/op.h).
   Tensor self_attention(const Tensor& qkv, int64_t heads, const std::string& name = "", double dropout = 0.0,
-                        int64_t kv_heads = 0, double rope_theta = 0.0);
+                        int64_t kv_heads = 0, double rope_theta = 0.0, bool fused = false);
   Tensor loss(const Tensor& logits, const std::string& name = "loss");
 
   Model build() const { return graph_.build(); }
