@@ -9,63 +9,18 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 
-#include "tests/cli/run_command.h"
+#include "tests/cli/export_files.h"
 
 namespace splitbrain::testing_support {
 namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kGoldenDir = fs::path(SPLITBRAIN_SOURCE_DIR) / "tests" / "cli" / "golden" / "export";
 constexpr const char* kTinyGpt = "gpt:layers=2,hidden=64,heads=4,seq=16,vocab=96,positions=16";
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-fs::path fresh_dir(const std::string& name) {
-  const fs::path dir = fs::path(write_temp_file(name + "-marker", "")).parent_path() / name;
-  fs::remove_all(dir);
-  return dir;
-}
-
-// Every golden file of `golden` equals the one written into `produced`; with
-// SPLITBRAIN_UPDATE_GOLDEN=1 in the environment the produced files replace the goldens instead.
-void expect_golden(const fs::path& produced, const std::string& golden, const std::vector<std::string>& files) {
-  const fs::path golden_dir = kGoldenDir / golden;
-  const char* update = std::getenv("SPLITBRAIN_UPDATE_GOLDEN");
-  for (const auto& file : files) {
-    ASSERT_TRUE(fs::exists(produced / file)) << (produced / file);
-    if (update != nullptr && std::string(update) == "1") {
-      fs::create_directories(golden_dir);
-      fs::copy_file(produced / file, golden_dir / file, fs::copy_options::overwrite_existing);
-      continue;
-    }
-    EXPECT_EQ(read_file(produced / file), read_file(golden_dir / file))
-        << (golden_dir / file) << " differs from " << (produced / file)
-        << " (bash tools/regenerate-export-goldens.sh rewrites the goldens)";
-  }
-}
-
-void expect_refused(const CommandResult& r, const std::vector<std::string>& parts) {
-  EXPECT_EQ(r.exit_code, 2) << "stdout: " << r.out << "\nstderr: " << r.err;
-  for (const auto& part : parts) EXPECT_NE(r.err.find(part), std::string::npos) << part << "\nstderr: " << r.err;
-}
-
-std::string export_command(const std::string& plan_file, const std::string& format, const fs::path& dir,
-                           const std::string& cluster = "local-cpu") {
-  return "export --plan " + plan_file + " --format " + format + " --cluster " + cluster + " -o " + dir.string();
-}
 
 // GPT-3 175B on 128 DGX A100 nodes: the planner's best plan (pipe 4, data 32, model 8, sequence
 // parallel, ZeRO 1, recompute), committed as a plan file since planning it takes seconds. Its
@@ -73,7 +28,7 @@ std::string export_command(const std::string& plan_file, const std::string& form
 // ln_2: Megatron-LM's form differs, so the plain export refuses it naming the first layer, and
 // --nearest writes Megatron-LM's form with the same sizes, the differences noted.
 TEST(CliExport, Gpt3OnThousandGpusAsMegatronFlags) {
-  const std::string plan = (kGoldenDir / "gpt3-175b-1024-top.plan.json").string();
+  const std::string plan = (kExportGoldenDir / "gpt3-175b-1024-top.plan.json").string();
   expect_refused(
       run_splitbrain(export_command(plan, "megatron", fresh_dir("export-gpt3-strict"), "dgx-a100-80g:nodes=128")),
       {"layer 'h0.attn.c_proj': splits out over 'model'", "row-parallel", "--nearest"});

@@ -18,7 +18,8 @@ enum class ExportFormat { megatron, deepspeed, torchrun };
 
 // The --nearest flag of `plan --export` and `export`.
 inline constexpr const char* kNearestHelp =
-    "megatron: for a GPT plan that splits some layers otherwise than Megatron-LM (or cuts its pipeline inside a "
+    "megatron: for a GPT or Llama plan that splits some layers otherwise than Megatron-LM (or cuts its pipeline inside "
+    "a "
     "transformer layer), write Megatron-LM's own form with the same data/tensor/pipeline sizes and note each "
     "difference, instead of refusing it";
 

@@ -1,11 +1,14 @@
 // Megatron-LM: a launch script running pretrain_gpt.py under torchrun with the plan's
-// parallelism, batch, recomputation, precision, optimizer and model shape. Flag names are those of
-// megatron/training/arguments.py.
+// parallelism, batch, recomputation, precision, optimizer and model shape, a GPT-2-style or a
+// Llama-style decoder. Flag names are those of megatron/training/arguments.py
+// (tests/cli/megatron_arguments.txt; the few that came later are listed in
+// tests/cli/megatron_flags_test.cc).
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <regex>
 
 #include "plans/recompute_scope.h"
@@ -79,7 +82,7 @@ void recompute_flags(const plans::Plan& plan, TrainerLayout& layout, Flags& flag
       seen_in_chunk = 0;
     }
     const bool first = recomputed[static_cast<size_t>(start)];
-    for (int offset = 1; offset < kGptLayersPerBlock; ++offset) {
+    for (int offset = 1; offset < gpt.layers_per_block(); ++offset) {
       if (recomputed[static_cast<size_t>(start + offset)] != first) {
         throw ExportRefusal(
             fmt::format("options.recompute_blocks: layer '{}' is {}recomputed but '{}' is {}; "
@@ -166,6 +169,56 @@ void note_form_differences(const std::vector<std::string>& differences, TrainerL
   }
 }
 
+// The network: GPT-2's blocks (learned positions, LayerNorm, GELU) are Megatron-LM's defaults;
+// Llama's are the flags of its RMSNorm, SwiGLU MLP, rotary positions and query groups.
+Flags model_flags(const plans::Plan& plan, const GptShape& gpt) {
+  Flags flags = {fmt::format("--num-layers {}", gpt.layers), fmt::format("--hidden-size {}", gpt.hidden),
+                 fmt::format("--num-attention-heads {}", gpt.heads), fmt::format("--seq-length {}", gpt.sequence),
+                 // Without a position table, Megatron-LM still asks for the longest sequence.
+                 fmt::format("--max-position-embeddings {}", gpt.positions > 0 ? gpt.positions : gpt.sequence)};
+  // With --swiglu Megatron-LM's default width is about 8/3 x hidden, not the model's.
+  if (gpt.swiglu || gpt.ffn_hidden != 4 * gpt.hidden)
+    flags.push_back(fmt::format("--ffn-hidden-size {}", gpt.ffn_hidden));
+  if (gpt.kv_heads != gpt.heads)
+    flags.push_back(fmt::format("--group-query-attention --num-query-groups {}", gpt.kv_heads));
+  if (gpt.rms_norm) flags.push_back(fmt::format("--normalization RMSNorm --norm-epsilon {}", gpt.norm_epsilon));
+  if (gpt.swiglu) flags.push_back("--swiglu");
+  if (gpt.rope_theta > 0.0) {
+    // Megatron-LM reads the base as an integer; its rotation is Hugging Face's rotate-half, ours.
+    if (gpt.rope_theta != std::floor(gpt.rope_theta) || gpt.rope_theta > 2e9) {
+      throw ExportRefusal(
+          fmt::format("layer '{}': rope_theta: {} is no whole number; Megatron-LM's --rotary-base takes one",
+                      plan.model->layer(gpt.attention_layer(0)).name, gpt.rope_theta));
+    }
+    flags.push_back(
+        fmt::format("--position-embedding-type rope --rotary-base {}", static_cast<int64_t>(gpt.rope_theta)));
+  }
+  if (!gpt.tied_head) flags.push_back("--untie-embeddings-and-output-weights");
+  if (!gpt.linear_bias) flags.push_back("--disable-bias-linear");
+  flags.push_back(fmt::format("--hidden-dropout {} --attention-dropout {}", gpt.hidden_dropout, gpt.attention_dropout));
+  return flags;
+}
+
+// Megatron-LM gives every tensor-parallel rank the same number of query heads and of whole
+// key/value groups (it does not replicate key/value heads). The plan's own split divides them
+// (the planner refuses one that does not), but Megatron-LM's nearest form of a plan that keeps
+// the attention whole may not.
+void refuse_uneven_heads(const plans::Plan& plan, const GptShape& gpt, int tensor_parallel) {
+  const std::string& attention = plan.model->layer(gpt.attention_layer(0)).name;
+  if (gpt.heads % tensor_parallel != 0) {
+    throw ExportRefusal(
+        fmt::format("layer '{}': heads: {} heads do not divide over {} tensor-parallel ranks; Megatron-LM gives "
+                    "every rank the same number of heads",
+                    attention, gpt.heads, tensor_parallel));
+  }
+  if (gpt.kv_heads % tensor_parallel != 0) {
+    throw ExportRefusal(
+        fmt::format("layer '{}': kv_heads: {} key/value heads do not divide over {} tensor-parallel ranks; "
+                    "Megatron-LM gives every rank whole query groups",
+                    attention, gpt.kv_heads, tensor_parallel));
+  }
+}
+
 std::string bash_array(std::string_view name, const Flags& flags) {
   std::string text = fmt::format("{}=(\n", name);
   for (const auto& flag : flags) text += fmt::format("  {}\n", flag);
@@ -204,13 +257,8 @@ std::vector<ExportedFile> export_megatron(const ExportRequest& request, const Tr
   const GptShape& gpt = *layout.gpt;
   const NodeLaunch launch = node_launch(plan, request.devices_per_node);
 
-  Flags shape = {fmt::format("--num-layers {}", gpt.layers), fmt::format("--hidden-size {}", gpt.hidden),
-                 fmt::format("--num-attention-heads {}", gpt.heads), fmt::format("--seq-length {}", gpt.sequence),
-                 fmt::format("--max-position-embeddings {}", gpt.positions)};
-  if (gpt.ffn_hidden != 4 * gpt.hidden) shape.push_back(fmt::format("--ffn-hidden-size {}", gpt.ffn_hidden));
-  if (!gpt.tied_head) shape.push_back("--untie-embeddings-and-output-weights");
-  if (!gpt.linear_bias) shape.push_back("--disable-bias-linear");
-  shape.push_back(fmt::format("--hidden-dropout {} --attention-dropout {}", gpt.hidden_dropout, gpt.attention_dropout));
+  refuse_uneven_heads(plan, gpt, layout.tensor_parallel);
+  Flags shape = model_flags(plan, gpt);
 
   Flags parallel = {fmt::format("--tensor-model-parallel-size {}", layout.tensor_parallel)};
   if (layout.sequence_parallel) parallel.push_back("--sequence-parallel");

@@ -14,6 +14,12 @@ namespace {
 
 void refuse_unsupported(const plans::Plan& plan, const TrainerLayout& layout) {
   if (!layout.gpt) throw ExportRefusal(layout.not_gpt);
+  if (layout.gpt->style != DecoderStyle::gpt2) {
+    throw ExportRefusal(
+        fmt::format("model '{}': a {} decoder (RMSNorm, SwiGLU, rotary positions); torchrun_train.py builds "
+                    "GPT-2-style decoders only: export megatron",
+                    plan.model->name(), decoder_style_name(layout.gpt->style)));
+  }
   if (layout.tensor_axis >= 0) {
     throw ExportRefusal(
         fmt::format("layer '{}': splits features over '{}'; torchrun_train.py runs data parallelism "

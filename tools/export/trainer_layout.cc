@@ -106,23 +106,6 @@ void classify_axes(const Plan& plan, TrainerLayout& layout) {
   }
 }
 
-// How Megatron-LM splits layer `offset` of a transformer block (layer 0 is ln_1).
-enum class MegatronSplit { column, row, per_token };
-MegatronSplit block_split(int offset) {
-  switch (offset) {
-    case 1:
-    case 2:
-    case 7:
-    case 8:
-      return MegatronSplit::column;  // c_attn, attention, c_fc, gelu
-    case 3:
-    case 9:
-      return MegatronSplit::row;  // the c_proj linears
-    default:
-      return MegatronSplit::per_token;  // norms, dropouts, residual adds
-  }
-}
-
 // Layer `index` splits features over the tensor axis exactly by `role` (and nothing else).
 bool splits_only(const Plan& plan, int index, int tensor_axis, std::optional<ShardRole> role) {
   const auto& sharding = plan.layers[static_cast<size_t>(index)];
@@ -149,7 +132,7 @@ std::string form_difference(const Plan& plan, int index, int tensor_axis, std::s
                      plan.mesh.axis(tensor_axis).name, expected);
 }
 
-// Where the GPT's layers are not split as Megatron-LM splits them (recorded, in model order);
+// Where the decoder's layers are not split as Megatron-LM splits them (recorded, in model order);
 // decides sequence parallelism (by the first block's norm) and whether the vocabulary is split.
 void compare_with_megatron_form(const Plan& plan, TrainerLayout& layout) {
   const GptShape& gpt = *layout.gpt;
@@ -172,9 +155,9 @@ void compare_with_megatron_form(const Plan& plan, TrainerLayout& layout) {
     }
   };
   for (int b = 0; b < gpt.layers; ++b) {
-    for (int offset = 0; offset < kGptLayersPerBlock; ++offset) {
+    for (int offset = 0; offset < gpt.layers_per_block(); ++offset) {
       const int index = gpt.block_starts[static_cast<size_t>(b)] + offset;
-      switch (block_split(offset)) {
+      switch (gpt.block_splits[static_cast<size_t>(offset)]) {
         case MegatronSplit::column:
           if (!splits_only(plan, index, t, ShardRole::out))
             differs(index, "splits its output features (column-parallel)");
@@ -188,7 +171,7 @@ void compare_with_megatron_form(const Plan& plan, TrainerLayout& layout) {
       }
     }
   }
-  for (int index : {0, 2, 3, 4, gpt.final_norm + 2}) per_token(index, false);
+  for (int index : gpt.outer_per_token_layers) per_token(index, false);
   per_token(gpt.final_norm, true);
   layout.sequence_parallel = sequence_split.value_or(false);
 
@@ -270,7 +253,7 @@ TrainerLayout trainer_layout(const Plan& plan) {
   layout.micro_batch_per_replica = micro_batch / layout.data_parallel;
 
   try {
-    layout.gpt = read_gpt_shape(*plan.model);
+    layout.gpt = read_decoder_shape(*plan.model);
   } catch (const ExportRefusal& e) {
     layout.not_gpt = e.what();
   }

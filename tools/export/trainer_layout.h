@@ -35,7 +35,7 @@ struct TrainerLayout {
   bool sequence_parallel = false;
   int micro_batches = 1;                // per step, per pipeline (gradient accumulation without one)
   int64_t micro_batch_per_replica = 1;  // samples per micro-batch on one data-parallel replica
-  // Set for GPT-2-style models (gpt_shape.h); the formats that build the network need it.
+  // Set for GPT-2- and Llama-style models (gpt_shape.h); the formats that build the network need it.
   // Otherwise `not_gpt` says why the model is not one (the refusal those formats give).
   std::optional<GptShape> gpt;
   std::string not_gpt;
