@@ -26,6 +26,7 @@ namespace splitbrain::model {
   X(relu)                      \
   X(gelu)                      \
   X(swiglu)                    \
+  X(moe)                       \
   X(dropout)                   \
   X(flatten)                   \
   X(batchnorm)                 \
@@ -165,6 +166,23 @@ struct SelfAttentionAttrs {
   friend bool operator==(const SelfAttentionAttrs&, const SelfAttentionAttrs&) = default;
 };
 
+// A sparse mixture-of-experts MLP (Mixtral's, Hugging Face's MixtralSparseMoeBlock) on x [T, D]:
+// a router (D x experts, no bias) gives each token softmax probabilities over the experts; the
+// top_k most likely are kept and renormalised to sum to 1, and the output is the sum of those
+// experts' outputs, each weighted by its probability. Every expert is a bias-free SwiGLU MLP
+// w2(silu(x w1) * (x w3)), ffn wide.
+//
+// capacity_factor 0: every routed token is computed. > 0: each expert computes at most
+// ceil(capacity_factor * T * top_k / experts) tokens and the rest of what is routed to it is
+// dropped (that expert adds nothing for them), as Switch Transformer's capacity does.
+struct MoeAttrs {
+  int64_t experts = 0;
+  int64_t top_k = 0;
+  int64_t ffn = 0;
+  double capacity_factor = 0.0;
+  friend bool operator==(const MoeAttrs&, const MoeAttrs&) = default;
+};
+
 // Ops with nothing to set: relu, gelu, flatten, add, softmax_cross_entropy.
 struct NoAttrs {
   friend bool operator==(const NoAttrs&, const NoAttrs&) = default;
@@ -172,7 +190,7 @@ struct NoAttrs {
 
 using OpAttrs =
     std::variant<NoAttrs, InputAttrs, Conv2dAttrs, LinearAttrs, Pool2dAttrs, AdaptiveAvgPoolAttrs, DropoutAttrs,
-                 NormAttrs, RmsNormAttrs, ConcatAttrs, EmbeddingAttrs, MatMulAttrs, SelfAttentionAttrs>;
+                 NormAttrs, RmsNormAttrs, ConcatAttrs, EmbeddingAttrs, MatMulAttrs, SelfAttentionAttrs, MoeAttrs>;
 
 // The name used in model files and tables, e.g. "conv2d".
 std::string_view op_name(OpKind kind);

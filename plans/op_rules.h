@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "model/dtype.h"
@@ -40,6 +41,9 @@ struct OpRules {
   // Megatron-LM's sequence parallelism splits by position where tensor parallelism leaves it
   // whole (plans/sequence_parallel.h).
   bool per_token = false;
+  // Why the roles role_allowed refuses are refused, where that is a limit of what is built
+  // rather than of the op (moe: expert parallelism); added to the refusal's message.
+  std::string_view refused_roles_reason = {};
 };
 
 // The rules of a kind; every kind has them.

@@ -32,8 +32,9 @@ void check_axes(const Layer& layer, const LayerSharding& sharding, const Mesh& m
       seen.push_back(axis);
     }
     if (!sharding.axes(role).empty() && !role_allowed(layer, role)) {
-      throw PlanError(fmt::format("layer '{}': role '{}': a {} layer cannot be split this way", layer.name,
-                                  role_name(role), model::op_name(layer.kind)));
+      const std::string_view reason = op_rules(layer.kind).refused_roles_reason;
+      throw PlanError(fmt::format("layer '{}': role '{}': a {} layer cannot be split this way{}{}", layer.name,
+                                  role_name(role), model::op_name(layer.kind), reason.empty() ? "" : ": ", reason));
     }
   }
 }

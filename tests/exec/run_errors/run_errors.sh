@@ -54,6 +54,13 @@ cat > "$work/attention-dropout.json" <<'JSON'
 JSON
 expect "attention dropout" "dropout on the attention probabilities (0.1) is not supported by the executor yet" -- \
   "$mpiexec" -np 2 "$binary" run --backend cpu --plan "$work/attention-dropout.json" --data tokens --iters 1
+# A mixture-of-experts layer is planned and simulated, not run: refused naming the layer and the kind.
+cat > "$work/moe.json" <<'JSON'
+{"format": "splitbrain-plan", "version": 1, "batch": 4, "mesh": {"data": 2}, "default": {"batch": ["data"]},
+ "model": "moe:layers=1,hidden=32,heads=4,kv_heads=2,ffn=48,vocab=64,seq=16,experts=4,top_k=2"}
+JSON
+expect "a mixture-of-experts layer" "layer 'h0.feed_forward.moe': the executor cannot run moe layers yet" -- \
+  "$mpiexec" -np 2 "$binary" run --backend cpu --plan "$work/moe.json" --data tokens --iters 1
 # A plan far beyond this machine's memory is refused before anything is allocated.
 sed 's/"batch": 128/"batch": 1048576/' "$plan2" > "$work/huge-batch.json"
 expect "a plan beyond the machine's memory" "pass --ignore-memory-limit to run anyway" -- \
