@@ -44,18 +44,42 @@ constexpr int64_t kLlama3RopeTheta = 500000;
 constexpr int64_t kLlama3Sequence = 8192;
 constexpr int64_t kMaxRopeTheta = 1'000'000'000;  // Llama 3 uses 500000
 
-std::vector<ZooOption> llama_options(int64_t layers, int64_t hidden, int64_t heads, int64_t kv_heads, int64_t ffn) {
-  return {{"layers", layers, 1, kMaxLayers, "transformer blocks"},
-          {"hidden", hidden, 1, kMaxWidth, "model width"},
-          {"heads", heads, 1, kMaxHeads, "query heads (they divide the width: head_dim = hidden / heads)"},
-          {"kv_heads", kv_heads, 1, kMaxHeads, "key/value heads (they divide heads; = heads: multi-head attention)"},
-          {"ffn", ffn, 1, kMaxWidth, "inner width of the SwiGLU MLP"},
-          {"seq", kLlama3Sequence, 1, kMaxTokens, "sequence length (tokens per sample)"},
-          {"vocab", kLlama3Vocabulary, 1, kMaxClasses, "vocabulary size"},
-          {"rope_theta", kLlama3RopeTheta, 0, kMaxRopeTheta,
-           "rotary position base (Llama 2: 10000, Llama 3: 500000); 0: no rotary positions"},
-          {"fused", 1, 0, 1,
-           "1: flash-style attention keeps only the softmax statistics (as FlashAttention, cuDNN SDPA)"}};
+// seq, vocab and rope_theta default to Llama 3's; Mixtral's differ.
+std::vector<ZooOption> llama_options(int64_t layers, int64_t hidden, int64_t heads, int64_t kv_heads, int64_t ffn,
+                                     int64_t sequence = kLlama3Sequence, int64_t vocabulary = kLlama3Vocabulary,
+                                     int64_t rope_theta = kLlama3RopeTheta) {
+  return {
+      {"layers", layers, 1, kMaxLayers, "transformer blocks"},
+      {"hidden", hidden, 1, kMaxWidth, "model width"},
+      {"heads", heads, 1, kMaxHeads, "query heads (they divide the width: head_dim = hidden / heads)"},
+      {"kv_heads", kv_heads, 1, kMaxHeads, "key/value heads (they divide heads; = heads: multi-head attention)"},
+      {"ffn", ffn, 1, kMaxWidth, "inner width of the SwiGLU MLP"},
+      {"seq", sequence, 1, kMaxTokens, "sequence length (tokens per sample)"},
+      {"vocab", vocabulary, 1, kMaxClasses, "vocabulary size"},
+      {"rope_theta", rope_theta, 0, kMaxRopeTheta,
+       "rotary position base (Llama 2: 10000, Llama 3: 500000); 0: no rotary positions"},
+      {"fused", 1, 0, 1, "1: flash-style attention keeps only the softmax statistics (as FlashAttention, cuDNN SDPA)"}};
+}
+
+// Mixtral 8x7B's shape: Mistral 7B's blocks (32 x 4096, 32 heads over 8 key/value heads, 4096
+// tokens, a 32000-token vocabulary, rotary base 10^6), each MLP 8 experts of 14336, top 2.
+constexpr int64_t kMixtralSequence = 4096;
+constexpr int64_t kMixtralVocabulary = 32000;
+constexpr int64_t kMixtralRopeTheta = 1'000'000;
+constexpr int64_t kMaxExperts = 4096;            // DeepSeek-V3 has 256 routed experts
+constexpr int64_t kMaxCapacityPercent = 10'000;  // Switch Transformer trains at 100-200
+
+// Llama's options and the experts'.
+std::vector<ZooOption> moe_options(int64_t layers, int64_t hidden, int64_t heads, int64_t kv_heads, int64_t ffn,
+                                   int64_t experts, int64_t top_k) {
+  std::vector<ZooOption> options =
+      llama_options(layers, hidden, heads, kv_heads, ffn, kMixtralSequence, kMixtralVocabulary, kMixtralRopeTheta);
+  options.push_back({"experts", experts, 1, kMaxExperts, "experts per MLP (each a SwiGLU MLP ffn wide)"});
+  options.push_back({"top_k", top_k, 1, kMaxExperts, "experts each token is routed to (at most experts)"});
+  options.push_back({"capacity", 0, 0, kMaxCapacityPercent,
+                     "tokens an expert computes, in percent of its balanced share (Switch Transformer's capacity "
+                     "factor x 100); those routed beyond it are dropped; 0: no limit"});
+  return options;
 }
 
 template <int Depth>
@@ -117,6 +141,13 @@ const std::vector<ZooEntry>& entries() {
        llama_options(80, 8192, 64, 8, 28672), zoo::build_llama},
       {"llama3-405b", "Llama 3.1 405B: 126 layers, 16384 wide, 128 heads (8 key/value), FFN 53248, 8192 tokens",
        llama_options(126, 16384, 128, 8, 53248), zoo::build_llama},
+      {"moe",
+       "Mixtral-style mixture of experts (Llama blocks, a sparse MLP of top_k of `experts` SwiGLU experts); set "
+       "its size with options",
+       moe_options(32, 4096, 32, 8, 14336, 8, 2), zoo::build_moe},
+      {"mixtral-8x7b",
+       "Mixtral 8x7B: 32 layers, 4096 wide, 32 heads (8 key/value), 8 experts of FFN 14336, top 2, 4096 tokens",
+       moe_options(32, 4096, 32, 8, 14336, 8, 2), zoo::build_moe},
   };
   return kEntries;
 }

@@ -1,6 +1,9 @@
 #pragma once
 // The zoo's network builders, one family per file. Registered by name in model/zoo.cc.
 
+#include <functional>
+#include <string>
+
 #include "model/model.h"
 #include "model/zoo.h"
 #include "model/zoo/net_builder.h"
@@ -26,10 +29,10 @@ struct LlamaShape {
   int64_t ffn = 0;       // the SwiGLU MLP's inner width
   double rope_theta = 0.0;
   double rms_eps = 1e-5;
+  bool fused_attention = true;  // attention keeps only its softmax statistics (model/op.h)
   int64_t head_dim() const { return hidden / heads; }
 };
 
-  bool fused_attention = true;  // attention keeps only its softmax statistics (model/op.h)
 // The attention half of a Llama block on x [T, hidden]: x + wo(attention(wqkv(rms_norm(x)))),
 // layers named `prefix` + "attention_norm", "attention.wqkv", "attention.core", "attention.wo",
 // "attention.residual". A mixture-of-experts block follows it with an MLP half of its own.
@@ -44,5 +47,22 @@ NetBuilder::Tensor llama_feed_forward(NetBuilder& net, const NetBuilder::Tensor&
 // from rotary embeddings in attention), pre-norm blocks of grouped-query attention and a SwiGLU
 // MLP, every projection without bias, a final RMSNorm and an untied output head. No dropout.
 Model build_llama(const std::string& name, const ZooOptions& options);
+
+// A Llama entry's options (hidden, heads, kv_heads, ffn, rope_theta) as a block's widths, refusing
+// those that would build another model silently, with the zoo entry and the option named.
+LlamaShape llama_shape(const std::string& name, const ZooOptions& options);
+// The MLP half of block `prefix` ("h{i}."), on the attention half's output x.
+using LlamaMlpHalf =
+    std::function<NetBuilder::Tensor(NetBuilder& net, const NetBuilder::Tensor& x, const std::string& prefix)>;
+// A Llama decoder whose blocks end with `mlp_half`: the token embedding "tok_embeddings", the
+// options' `layers` blocks of llama_attention then `mlp_half`, the final "norm" and the untied
+// head "output" over the options' `vocab`, on `seq` tokens.
+Model build_llama_decoder(const std::string& name, const ZooOptions& options, const LlamaShape& shape,
+                          const LlamaMlpHalf& mlp_half);
+
+// Mixtral-style mixture of experts (Jiang et al. 2024): Llama's blocks with the dense MLP half
+// replaced by a sparse one, h{i}.ffn_norm -> h{i}.feed_forward.moe (options experts, top_k, the
+// experts' ffn, and capacity in percent, 0 = none) -> residual.
+Model build_moe(const std::string& name, const ZooOptions& options);
 
 }  // namespace splitbrain::model::zoo

@@ -10,10 +10,8 @@
 #include "model/zoo/net_builder.h"
 
 namespace splitbrain::model::zoo {
-namespace {
 
-// The options as a block's widths, refusing those that would build another model silently
-// (a remainder of hidden / heads would shrink the attention's output) with the zoo entry named.
+// A remainder of hidden / heads would shrink the attention's output: refused, not rounded.
 LlamaShape llama_shape(const std::string& name, const ZooOptions& options) {
   LlamaShape shape;
   shape.hidden = options.at("hidden");
@@ -32,8 +30,6 @@ LlamaShape llama_shape(const std::string& name, const ZooOptions& options) {
   }
   return shape;
 }
-
-}  // namespace
 
 NetBuilder::Tensor llama_attention(NetBuilder& net, const NetBuilder::Tensor& x, const LlamaShape& shape,
                                    const std::string& prefix) {
@@ -57,8 +53,8 @@ NetBuilder::Tensor llama_feed_forward(NetBuilder& net, const NetBuilder::Tensor&
   return net.add({x, down}, prefix + "feed_forward.residual");
 }
 
-Model build_llama(const std::string& name, const ZooOptions& options) {
-  const LlamaShape shape = llama_shape(name, options);
+Model build_llama_decoder(const std::string& name, const ZooOptions& options, const LlamaShape& shape,
+                          const LlamaMlpHalf& mlp_half) {
   const int64_t layers = options.at("layers");
   const int64_t vocabulary = options.at("vocab");
 
@@ -67,11 +63,19 @@ Model build_llama(const std::string& name, const ZooOptions& options) {
   auto x = net.embedding(tokens, vocabulary, shape.hidden, /*positional=*/false, "tok_embeddings");
   for (int64_t i = 0; i < layers; ++i) {
     const std::string h = fmt::format("h{}.", i);
-    x = llama_feed_forward(net, llama_attention(net, x, shape, h), shape, h);
+    x = mlp_half(net, llama_attention(net, x, shape, h), h);
   }
   x = net.rms_norm(x, shape.rms_eps, "norm");
   net.loss(net.linear(x, vocabulary, /*bias=*/false, "output"));
   return net.build();
+}
+
+Model build_llama(const std::string& name, const ZooOptions& options) {
+  const LlamaShape shape = llama_shape(name, options);
+  return build_llama_decoder(name, options, shape,
+                             [&](NetBuilder& net, const NetBuilder::Tensor& x, const std::string& prefix) {
+                               return llama_feed_forward(net, x, shape, prefix);
+                             });
 }
 
 }  // namespace splitbrain::model::zoo

@@ -80,6 +80,11 @@ NetBuilder::Tensor NetBuilder::swiglu(const Tensor& gate, const Tensor& up, cons
   return add_layer(name, "swiglu", OpKind::swiglu, NoAttrs{}, {gate, up});
 }
 
+NetBuilder::Tensor NetBuilder::moe(const Tensor& x, int64_t experts, int64_t top_k, int64_t ffn, double capacity_factor,
+                                   const std::string& name) {
+  return add_layer(name, "moe", OpKind::moe, MoeAttrs{experts, top_k, ffn, capacity_factor}, {x});
+}
+
 NetBuilder::Tensor NetBuilder::add(const std::vector<Tensor>& xs, const std::string& name) {
   return add_layer(name, "add", OpKind::add, NoAttrs{}, xs);
 }

@@ -31,6 +31,9 @@ class NetBuilder {
   Tensor rms_norm(const Tensor& x, double eps = 1e-5, const std::string& name = "");
   // silu(gate) * up, elementwise: Llama's gated feed-forward unit.
   Tensor swiglu(const Tensor& gate, const Tensor& up, const std::string& name = "");
+  // A sparse mixture-of-experts MLP on [T, D] (model/op.h: MoeAttrs); capacity_factor 0 = no limit.
+  Tensor moe(const Tensor& x, int64_t experts, int64_t top_k, int64_t ffn, double capacity_factor,
+             const std::string& name = "");
   Tensor add(const std::vector<Tensor>& xs, const std::string& name = "");
   Tensor embedding(const Tensor& tokens, int64_t count, int64_t dim, bool positional, const std::string& name = "");
   // kv_heads 0 = heads (multi-head); rope_theta 0 = no rotary positions; fused keeps only the

@@ -109,5 +109,59 @@ TEST(CliPlan, AMillionDevicesIsRefusedQuickly) {
                   "cluster 'cori-knl' has 9688 devices");
 }
 
+// A small Mixtral-style model (4 experts, top 2) ranks on 4 devices, no emitted plan splits its
+// experts (expert parallelism is not built: they stay whole on every rank), and its
+// data-parallel plan simulates with every expert's parameters, gradients and momentum on each
+// rank and time in the sparse layers.
+TEST(CliPlan, MixtureOfExpertsRanksAndItsDataParallelPlanSimulates) {
+  const std::string dir = scratch_directory() / "moe-plans";
+  const CommandResult r = run_splitbrain(
+      "plan --model moe:layers=2,hidden=64,heads=4,kv_heads=2,ffn=128,vocab=256,seq=32,experts=4,top_k=2 "
+      "--devices 4 --batch 8 --cluster dgx-a100-80g --json - --emit-plans " +
+      dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto plans = nlohmann::json::parse(r.out).at("plans");
+  ASSERT_GE(plans.size(), 6u);
+  std::string data_parallel;
+  double previous = 0.0;
+  for (const auto& plan : plans) {
+    EXPECT_TRUE(plan.at("feasible").get<bool>()) << plan.dump();
+    EXPECT_GE(plan.at("iteration_seconds").get<double>(), previous);
+    previous = plan.at("iteration_seconds").get<double>();
+    if (plan.at("family") == "data-parallel") data_parallel = plan.at("plan_file");
+    std::ifstream in(plan.at("plan_file").get<std::string>());
+    const auto file = nlohmann::json::parse(in);
+    for (const auto& [layer, sharding] : file.at("layers").items()) {
+      if (layer.find(".moe") == std::string::npos) continue;
+      EXPECT_FALSE(sharding.contains("out")) << plan.at("plan_file") << " " << layer;
+      EXPECT_FALSE(sharding.contains("in")) << plan.at("plan_file") << " " << layer;
+    }
+  }
+  ASSERT_FALSE(data_parallel.empty()) << r.out;
+
+  const CommandResult sim = run_splitbrain("simulate --plan " + data_parallel + " --cluster dgx-a100-80g --json -");
+  ASSERT_EQ(sim.exit_code, 0) << sim.err;
+  const auto prediction = nlohmann::json::parse(sim.out);
+  EXPECT_GT(prediction.at("iteration_seconds").get<double>(), 0.0);
+  // Per block: two norms, q|k|v and o, the router and 4 experts of 3 x 64 x 128; the token
+  // table, the final norm and the head: 254,784 fp32 parameters, all of them on every rank.
+  constexpr int64_t kParameterBytes = 4 * 254'784;
+  const auto& memory = prediction.at("ranks").at(0).at("memory");
+  EXPECT_EQ(memory.at("params").get<int64_t>(), kParameterBytes);
+  EXPECT_EQ(memory.at("grads").get<int64_t>(), kParameterBytes);
+  EXPECT_EQ(memory.at("optimizer").get<int64_t>(), kParameterBytes);  // SGD's momentum
+  EXPECT_GT(memory.at("activations").get<int64_t>(), 0);
+  EXPECT_GE(prediction.at("peak_memory_bytes").get<int64_t>(), 3 * kParameterBytes);
+  bool priced = false;
+  for (const auto& layer : prediction.at("layers")) {
+    if (layer.at("name") != "h1.feed_forward.moe") continue;
+    priced = true;
+    EXPECT_GT(layer.at("forward_seconds").get<double>(), 0.0);
+    EXPECT_GT(layer.at("backward_input_seconds").get<double>(), 0.0);
+    EXPECT_GT(layer.at("backward_weight_seconds").get<double>(), 0.0);
+  }
+  EXPECT_TRUE(priced) << sim.out;
+}
+
 }  // namespace
 }  // namespace splitbrain::testing_support

@@ -92,6 +92,9 @@ std::string companions_of(const ZooEntry& entry, const std::string& option, int6
     if (option == "heads") return ",hidden=" + std::to_string(2 * value) + ",kv_heads=1";
     if (option == "kv_heads") return ",heads=" + std::to_string(value) + ",hidden=" + std::to_string(2 * value);
     if (option == "hidden") return ",heads=1,kv_heads=1,rope_theta=0";
+    // Mixture of experts: a token's top_k experts are among the experts.
+    if (option == "experts") return ",top_k=1";
+    if (option == "top_k") return ",experts=" + std::to_string(value);
     return "";
   }
   const bool gpt = has("heads");
