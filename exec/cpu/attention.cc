@@ -24,7 +24,8 @@ SelfAttentionKernel::SelfAttentionKernel(CpuContext& context, const kernels::Att
       grad_k_(context, products.grad_k) {
   const auto per_head = static_cast<std::size_t>(shape.batch * shape.heads * shape.seq * shape.head_dim);
   for (auto* buffer : {&q_, &k_, &v_, &o_, &dq_, &dk_, &dv_}) buffer->resize(per_head);
-  grad_scores_.resize(static_cast<std::size_t>(probs_elements()));
+  grad_scores_.resize(static_cast<std::size_t>(kernels::attention_probs_elements(shape)));
+  if (shape.fused) probabilities_.resize(grad_scores_.size());
   if (shape.rope_theta > 0.0) {
     // Pair i turns by t * theta^(-2i/head_dim), computed in double once for every position.
     const int64_t pairs = shape.head_dim / 2;
@@ -41,7 +42,7 @@ SelfAttentionKernel::SelfAttentionKernel(CpuContext& context, const kernels::Att
   }
 }
 
-int64_t SelfAttentionKernel::probs_elements() const { return kernels::attention_probs_elements(shape_); }
+int64_t SelfAttentionKernel::kept_elements() const { return kernels::attention_kept_elements(shape_); }
 
 void SelfAttentionKernel::unpack(const float* qkv, Part part, float* dense) const {
   const auto& s = shape_;
@@ -104,8 +105,9 @@ void SelfAttentionKernel::rotate(float* dense, int direction) const {
 }
 
 // Row-wise softmax of the scores in place; with causal, row i covers columns 0..i and the rest
-// become exact zeros (so backward needs no separate mask).
-void SelfAttentionKernel::masked_softmax(float* scores) const {
+// become exact zeros (so backward needs no separate mask). The row's log-sum-exp is
+// max + log(sum of exp(s - max)).
+void SelfAttentionKernel::masked_softmax(float* scores, float* log_sum_exp) const {
   const int64_t t_len = shape_.seq;
   for (int64_t r = 0; r < shape_.batch * shape_.heads * t_len; ++r) {
     float* row = scores + r * t_len;
@@ -115,6 +117,17 @@ void SelfAttentionKernel::masked_softmax(float* scores) const {
     for (int64_t j = 0; j < visible; ++j) sum += (row[j] = std::exp(row[j] - max));
     const float inv = 1.0f / sum;
     for (int64_t j = 0; j < visible; ++j) row[j] *= inv;
+    std::fill(row + visible, row + t_len, 0.0f);
+    if (log_sum_exp != nullptr) log_sum_exp[r] = max + std::log(sum);
+  }
+}
+
+void SelfAttentionKernel::probabilities_from_statistics(float* scores, const float* log_sum_exp) const {
+  const int64_t t_len = shape_.seq;
+  for (int64_t r = 0; r < shape_.batch * shape_.heads * t_len; ++r) {
+    float* row = scores + r * t_len;
+    const int64_t visible = shape_.causal ? r % t_len + 1 : t_len;
+    for (int64_t j = 0; j < visible; ++j) row[j] = std::exp(row[j] - log_sum_exp[r]);
     std::fill(row + visible, row + t_len, 0.0f);
   }
 }
@@ -131,12 +144,13 @@ void SelfAttentionKernel::softmax_backward(const float* probs, float* grad) cons
   }
 }
 
-void SelfAttentionKernel::forward(const float* qkv, float* y, float* probs) {
+void SelfAttentionKernel::forward(const float* qkv, float* y, float* kept) {
   unpack(qkv, Part::query, q_.data());
   unpack(qkv, Part::key, k_.data());
   unpack(qkv, Part::value, v_.data());
+  float* probs = shape_.fused ? probabilities_.data() : kept;
   scores_.run(q_.data(), k_.data(), probs);
-  masked_softmax(probs);
+  masked_softmax(probs, shape_.fused ? kept : nullptr);
   context_out_.run(probs, v_.data(), o_.data());
   // y is [head][head_dim] per position: the dense heads written back row by row.
   const auto& s = shape_;
@@ -148,11 +162,17 @@ void SelfAttentionKernel::forward(const float* qkv, float* y, float* probs) {
       }
 }
 
-void SelfAttentionKernel::backward(const float* qkv, const float* probs, const float* dy, float* dqkv) {
-  // The rotated q and k again, from the positions: nothing but the input and P was kept.
+void SelfAttentionKernel::backward(const float* qkv, const float* kept, const float* dy, float* dqkv) {
+  // The rotated q and k again, from the positions: nothing but the input and P (or L) was kept.
   unpack(qkv, Part::query, q_.data());
   unpack(qkv, Part::key, k_.data());
   unpack(qkv, Part::value, v_.data());
+  const float* probs = kept;
+  if (shape_.fused) {  // S = scale Q K^T again, then P = exp(S - L)
+    scores_.run(q_.data(), k_.data(), probabilities_.data());
+    probabilities_from_statistics(probabilities_.data(), kept);
+    probs = probabilities_.data();
+  }
   const auto& s = shape_;
   for (int64_t n = 0; n < s.batch; ++n)  // o_ holds dO here
     for (int64_t t = 0; t < s.seq; ++t)

@@ -7,6 +7,9 @@
 // k and v copied to each of its heads, so the products stay one batch of equal matrices), which
 // costs O(N T D) next to the O(N T^2 D) products; backward sums a group's dK and dV back into
 // its one k and v. The rotation is applied to those dense copies, and undone on dQ and dK.
+// With fused the caller keeps only each score row's log-sum-exp: forward writes the
+// probabilities into this object's scratch and the statistics into the kept buffer, backward
+// computes the scores again and makes the probabilities from them and the statistics.
 
 #include <cstddef>
 #include <cstdint>
@@ -23,9 +26,9 @@ class SelfAttentionKernel final : public kernels::SelfAttentionKernel {
   SelfAttentionKernel(CpuContext& context, const kernels::AttentionShape& shape);
   const kernels::AttentionShape& shape() const override { return shape_; }
 
-  int64_t probs_elements() const override;
-  void forward(const float* qkv, float* y, float* probs) override;
-  void backward(const float* qkv, const float* probs, const float* dy, float* dqkv) override;
+  int64_t kept_elements() const override;
+  void forward(const float* qkv, float* y, float* kept) override;
+  void backward(const float* qkv, const float* kept, const float* dy, float* dqkv) override;
 
  private:
   enum class Part { query, key, value };
@@ -40,7 +43,10 @@ class SelfAttentionKernel final : public kernels::SelfAttentionKernel {
   // Turns every [head_dim] row of dense [N*heads, T, head_dim] by its position's angles:
   // forward (+1) x cos + rotate_half(x) sin, or back (-1), the transpose, for gradients.
   void rotate(float* dense, int direction) const;
-  void masked_softmax(float* scores) const;
+  // The probabilities from the scores in place; with `log_sum_exp` also each row's log-sum-exp.
+  void masked_softmax(float* scores, float* log_sum_exp) const;
+  // Fused backward: the probabilities again from the scores in place, exp(S - L) row by row.
+  void probabilities_from_statistics(float* scores, const float* log_sum_exp) const;
   void softmax_backward(const float* probs, float* grad) const;
 
   kernels::AttentionShape shape_;
@@ -48,6 +54,7 @@ class SelfAttentionKernel final : public kernels::SelfAttentionKernel {
   // One per product of kernels::AttentionProducts, in its order.
   BatchedMatmulKernel scores_, context_out_, grad_v_, grad_p_, grad_q_, grad_k_;
   std::vector<float> q_, k_, v_, o_, dq_, dk_, dv_, grad_scores_;
+  std::vector<float> probabilities_;  // fused only: P of the call, not kept between them
   // cos and sin of position t's angle for pair i at [t * head_dim/2 + i] (rotary positions only).
   std::vector<float> cos_, sin_;
 };

@@ -3,6 +3,7 @@
 #include "exec/cuda/cuda_check.h"
 #include "exec/cuda/grouped_heads_kernels.h"
 #include "exec/cuda/indexing_kernels.h"
+#include "exec/cuda/softmax_statistics_kernels.h"
 #include "exec/kernels/shape_checks.h"
 #include "exec/cuda/cuda_kernel_factory.h"
 
@@ -23,10 +24,11 @@ SelfAttentionKernel::SelfAttentionKernel(CudaContext& context, const kernels::At
       products_(kernels::attention_products(shape)) {
   const int64_t per_head = shape.batch * shape.heads * shape.seq * shape.head_dim;
   for (DeviceBuffer* buffer : {&q_, &k_, &v_, &o_, &dq_, &dk_, &dv_}) *buffer = DeviceBuffer(float_bytes(per_head));
-  grad_scores_ = DeviceBuffer(float_bytes(probs_elements()));
+  grad_scores_ = DeviceBuffer(float_bytes(kernels::attention_probs_elements(shape)));
+  if (shape.fused) probabilities_ = DeviceBuffer(float_bytes(kernels::attention_probs_elements(shape)));
 }
 
-int64_t SelfAttentionKernel::probs_elements() const { return kernels::attention_probs_elements(shape_); }
+int64_t SelfAttentionKernel::kept_elements() const { return kernels::attention_kept_elements(shape_); }
 
 void SelfAttentionKernel::unpack_qkv(const float* qkv) {
   cudaStream_t stream = context_.stream();
@@ -39,24 +41,38 @@ void SelfAttentionKernel::unpack_qkv(const float* qkv) {
   }
 }
 
-void SelfAttentionKernel::forward(const float* qkv, float* y, float* probs) {
+void SelfAttentionKernel::masked_scores(float* scores) {
+  batched_matmul_on_device(context_.cublas(), products_.scores, q_.as<float>(), k_.as<float>(), scores);
+  if (shape_.causal) mask_future(context_.stream(), shape_.batch * shape_.heads, shape_.seq, scores);
+}
+
+void SelfAttentionKernel::forward(const float* qkv, float* y, float* kept) {
   cudaStream_t stream = context_.stream();
   cublasHandle_t cublas = context_.cublas();
   const float one = 1.0f, zero = 0.0f;
   unpack_qkv(qkv);
-  batched_matmul_on_device(cublas, products_.scores, q_.as<float>(), k_.as<float>(), grad_scores_.as<float>());
-  if (shape_.causal) mask_future(stream, shape_.batch * shape_.heads, shape_.seq, grad_scores_.as<float>());
+  masked_scores(grad_scores_.as<float>());
+  float* probs = shape_.fused ? probabilities_.as<float>() : kept;
   SB_CUDNN_CHECK(cudnnSoftmaxForward(context_.cudnn(), CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &one,
                                      score_rows_.get(), grad_scores_.data(), &zero, score_rows_.get(), probs));
+  if (shape_.fused)
+    row_log_sum_exp(stream, shape_.batch * shape_.heads * shape_.seq, shape_.seq, grad_scores_.as<float>(), kept);
   batched_matmul_on_device(cublas, products_.context, probs, v_.as<float>(), o_.as<float>());
   pack_heads(stream, layout(shape_), 1, 0, o_.as<float>(), y);
 }
 
-void SelfAttentionKernel::backward(const float* qkv, const float* probs, const float* dy, float* dqkv) {
+void SelfAttentionKernel::backward(const float* qkv, const float* kept, const float* dy, float* dqkv) {
   cudaStream_t stream = context_.stream();
   cublasHandle_t cublas = context_.cublas();
   const float one = 1.0f, zero = 0.0f;
   unpack_qkv(qkv);
+  const float* probs = kept;
+  if (shape_.fused) {  // S again, then P = exp(S - L) in place
+    masked_scores(probabilities_.as<float>());
+    probabilities_from_log_sum_exp(stream, shape_.batch * shape_.heads * shape_.seq, shape_.seq, kept,
+                                   probabilities_.as<float>());
+    probs = probabilities_.as<float>();
+  }
   unpack_heads(stream, layout(shape_), 1, 0, dy, o_.as<float>());  // o_ holds dO here
   batched_matmul_on_device(cublas, products_.grad_v, probs, o_.as<float>(), dv_.as<float>());
   batched_matmul_on_device(cublas, products_.grad_p, o_.as<float>(), v_.as<float>(), grad_scores_.as<float>());

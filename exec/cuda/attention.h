@@ -8,7 +8,10 @@
 // cuBLAS (batched_matmul_on_device), and the softmax with cuDNN: the causal mask sets future
 // scores to -inf, so cudnnSoftmaxForward gives them exact zeros and cudnnSoftmaxBackward's
 // P (dP - rowsum(dP P)) is the CPU's dS. Backward rotates q and k again from the positions, turns
-// dQ and dK back, and sums each group's dK and dV into its one k and v.
+// dQ and dK back, and sums each group's dK and dV into its one k and v. With fused the caller
+// keeps each score row's log-sum-exp (softmax_statistics_kernels.h) instead of the
+// probabilities: forward writes the probabilities into this object's buffer, backward computes
+// the scores again and the probabilities from them and the statistics.
 //
 // Every argument is device memory (cuda_context.h): the steps read qkv, dy and the probabilities
 // and write y, the probabilities and dqkv where the caller has them, queued on the context's
@@ -30,15 +33,17 @@ class SelfAttentionKernel final : public kernels::SelfAttentionKernel {
   SelfAttentionKernel(CudaContext& context, const kernels::AttentionShape& shape);
   const kernels::AttentionShape& shape() const override { return shape_; }
 
-  // Floats of the probabilities forward writes and backward reads: batch * heads * seq * seq.
-  int64_t probs_elements() const override;
-  void forward(const float* qkv, float* y, float* probs) override;
+  // Floats forward writes into `kept` and backward reads: kernels::attention_kept_elements.
+  int64_t kept_elements() const override;
+  void forward(const float* qkv, float* y, float* kept) override;
   // dqkv (overwritten) has the fused layout of qkv.
-  void backward(const float* qkv, const float* probs, const float* dy, float* dqkv) override;
+  void backward(const float* qkv, const float* kept, const float* dy, float* dqkv) override;
 
  private:
   // Copies Q, K and V out of the fused qkv, q and k rotated when the shape has rotary positions.
   void unpack_qkv(const float* qkv);
+  // The masked scores S = scale Q K^T of the unpacked q and k into `scores`.
+  void masked_scores(float* scores);
 
   CudaContext& context_;
   kernels::AttentionShape shape_;
@@ -46,7 +51,8 @@ class SelfAttentionKernel final : public kernels::SelfAttentionKernel {
   kernels::AttentionProducts products_;
   DeviceBuffer q_, k_, v_, o_;  // dense [N * heads, T, head_dim]; o_ holds dO in backward
   DeviceBuffer dq_, dk_, dv_;
-  DeviceBuffer grad_scores_;  // [N * heads, T, T]: the scores in forward, dP then dS in backward
+  DeviceBuffer grad_scores_;    // [N * heads, T, T]: the scores in forward, dP then dS in backward
+  DeviceBuffer probabilities_;  // fused only: [N * heads, T, T] of the call, not kept between them
 };
 
 }  // namespace splitbrain::exec::cuda

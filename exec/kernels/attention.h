@@ -8,8 +8,11 @@
 // [head][head_dim]. Every query head of a group attends with the group's k and v. Scores are
 // scaled by 1/sqrt(head_dim); causal masks future positions; with rope_theta > 0, q and k are
 // rotated by position first (Hugging Face Llama's rotate-half) and backward recomputes the
-// rotation. `heads` and `kv_heads` are LOCAL counts (kv_heads 0 = heads). Probabilities
-// P [N, heads, T, T] are kept by the caller for backward.
+// rotation. `heads` and `kv_heads` are LOCAL counts (kv_heads 0 = heads). What backward reads
+// besides qkv is kept by the caller: the probabilities P [N, heads, T, T], or with `fused` only
+// the log-sum-exp L [N, heads, T] of every (scaled, masked) score row, from which backward makes
+// P = exp(S - L) again after computing the scores S once more (FlashAttention's memory; the
+// kernels still hold the T x T matrices of one call in their own scratch).
 
 #include <cstdint>
 
@@ -25,6 +28,7 @@ struct AttentionShape {
   bool causal = true;
   int64_t kv_heads = 0;     // 0 = heads (multi-head attention)
   double rope_theta = 0.0;  // 0 = no rotary positions
+  bool fused = false;       // keep the row statistics rather than the probabilities
 };
 
 // Where each head's part sits in a fused row, in floats from the row's start. constexpr, so the
@@ -60,17 +64,21 @@ struct AttentionProducts {
 AttentionProducts attention_products(const AttentionShape& shape);
 // Floats of the probabilities: batch * heads * seq * seq.
 inline int64_t attention_probs_elements(const AttentionShape& s) { return s.batch * s.heads * s.seq * s.seq; }
+// Floats forward keeps for backward: the probabilities, or with fused a log-sum-exp per score row.
+inline int64_t attention_kept_elements(const AttentionShape& s) {
+  return s.fused ? s.batch * s.heads * s.seq : attention_probs_elements(s);
+}
 
 class SelfAttentionKernel {
  public:
   virtual ~SelfAttentionKernel() = default;
   virtual const AttentionShape& shape() const = 0;
 
-  // Floats of the probabilities forward writes and backward reads: batch * heads * seq * seq.
-  virtual int64_t probs_elements() const = 0;
-  virtual void forward(const float* qkv, float* y, float* probs) = 0;
+  // Floats forward writes into `kept` and backward reads: attention_kept_elements(shape()).
+  virtual int64_t kept_elements() const = 0;
+  virtual void forward(const float* qkv, float* y, float* kept) = 0;
   // dqkv (overwritten) has the fused layout of qkv.
-  virtual void backward(const float* qkv, const float* probs, const float* dy, float* dqkv) = 0;
+  virtual void backward(const float* qkv, const float* kept, const float* dy, float* dqkv) = 0;
 };
 
 }  // namespace splitbrain::exec::kernels

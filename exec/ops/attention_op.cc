@@ -2,7 +2,9 @@
 // positions. The rules allow the batch and `out` (the heads, whole key/value groups at a time):
 // the fused q|k|v features are group-major, so this rank's contiguous block of them is whole
 // groups, and attention never mixes groups or samples; the sequence stays whole on every rank
-// (rotary positions count from its start).
+// (rotary positions count from its start). What it keeps for backward (the probabilities, or
+// with fused each score row's log-sum-exp) is sized by model/attention_kept.h, as the memory
+// walk sizes it.
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -13,6 +15,7 @@
 #include "exec/kernels/attention.h"
 #include "exec/ops/kept_per_micro_batch.h"
 #include "exec/ops/op_factories.h"
+#include "model/attention_kept.h"
 #include "model/errors.h"
 
 namespace splitbrain::exec::ops {
@@ -20,30 +23,29 @@ namespace {
 
 class SelfAttentionOp final : public LayerOp {
  public:
-  SelfAttentionOp(std::unique_ptr<kernels::SelfAttentionKernel> kernel, kernels::KernelFactory& factory)
-      : kernel_(std::move(kernel)), probabilities_(factory) {}
+  SelfAttentionOp(std::unique_ptr<kernels::SelfAttentionKernel> kernel, int64_t kept_bytes,
+                  kernels::KernelFactory& factory)
+      : kernel_(std::move(kernel)), kept_bytes_(kept_bytes), kept_(factory) {}
 
   void forward(int micro, int64_t, std::span<const ConstTensorSpan> inputs, std::span<const ConstTensorSpan>,
                TensorSpan output) override {
-    kernels::KeptBuffer& probabilities =
-        probabilities_.keep(micro, kernel_->probs_elements() * static_cast<int64_t>(sizeof(float)));
-    kernel_->forward(inputs[0].data(), output.data(), probabilities.as<float>());
+    kernel_->forward(inputs[0].data(), output.data(), kept_.keep(micro, kept_bytes_).as<float>());
   }
 
   void backward(int micro, std::span<const ConstTensorSpan> inputs, ConstTensorSpan, ConstTensorSpan output_grad,
                 std::span<const ConstTensorSpan>, std::span<const TensorSpan> input_grads,
                 std::span<const TensorSpan>) override {
     if (input_grads.empty()) return;
-    kernel_->backward(inputs[0].data(), probabilities_.at(micro).as<float>(), output_grad.data(),
-                      input_grads[0].data());
+    kernel_->backward(inputs[0].data(), kept_.at(micro).as<float>(), output_grad.data(), input_grads[0].data());
   }
 
-  void release(int micro) override { probabilities_.release(micro); }
-  int64_t kept_bytes() const override { return probabilities_.bytes(); }
+  void release(int micro) override { kept_.release(micro); }
+  int64_t kept_bytes() const override { return kept_.bytes(); }
 
  private:
   std::unique_ptr<kernels::SelfAttentionKernel> kernel_;
-  KeptPerMicroBatch probabilities_;
+  int64_t kept_bytes_;      // per micro-batch
+  KeptPerMicroBatch kept_;  // the probabilities, or the row statistics
 };
 
 }  // namespace
@@ -77,7 +79,18 @@ std::unique_ptr<LayerOp> make_self_attention_op(kernels::KernelFactory& factory,
   shape.causal = a.causal;
   shape.kv_heads = local_heads / group;
   shape.rope_theta = a.rope_theta;
-  return std::make_unique<SelfAttentionOp>(factory.make_self_attention(shape), factory);
+  shape.fused = a.fused;
+  // The model unit's count for this rank's heads, in the executor's fp32.
+  model::SelfAttentionAttrs local = a;
+  local.heads = local_heads;
+  const model::AttentionKept kept = model::attention_kept_per_sample(local, shape.seq);
+  const int64_t kept_bytes = shape.batch * (kept.elements * static_cast<int64_t>(sizeof(float)) + kept.bytes);
+  auto kernel = factory.make_self_attention(shape);
+  if (kept_bytes != kernel->kept_elements() * static_cast<int64_t>(sizeof(float))) {
+    throw std::logic_error(fmt::format("layer '{}': the kernel keeps {} floats, the model counts {} bytes", layer.name,
+                                       kernel->kept_elements(), kept_bytes));
+  }
+  return std::make_unique<SelfAttentionOp>(std::move(kernel), kept_bytes, factory);
 }
 
 }  // namespace splitbrain::exec::ops

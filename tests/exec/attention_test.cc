@@ -86,7 +86,7 @@ TEST_P(AttentionCase, MatchesFloat64Reference) {
   const AttentionReference ref = reference_attention(s, x, dy);
   CpuContext context;
   SelfAttentionKernel kernel(context, s);
-  std::vector<float> y(dy.size()), probs(static_cast<std::size_t>(kernel.probs_elements())), dx(x.size());
+  std::vector<float> y(dy.size()), probs(static_cast<std::size_t>(kernel.kept_elements())), dx(x.size());
   kernel.forward(x.data(), y.data(), probs.data());
   kernel.backward(x.data(), probs.data(), dy.data(), dx.data());
   expect_close(y, ref.y, 1e-5, "y");

@@ -40,7 +40,7 @@ TEST(CpuKernelFactory, MakesEachKernelForItsShape) {
   EXPECT_EQ(factory.make_softmax_cross_entropy({4, 10})->shape().classes, 10);
   EXPECT_EQ(factory.make_embedding({6, 8, 100, 50, 100})->shape().row_begin, 50);
   EXPECT_EQ(factory.make_batched_matmul({2, 3, 4, 5, false, true, 1.0f})->shape().n, 5);
-  EXPECT_EQ(factory.make_self_attention({2, 5, 3, 4, true})->probs_elements(), 2 * 3 * 5 * 5);
+  EXPECT_EQ(factory.make_self_attention({2, 5, 3, 4, true})->kept_elements(), 2 * 3 * 5 * 5);
 }
 
 TEST(CpuKernelFactory, BadShapesThrowKernelArgumentError) {

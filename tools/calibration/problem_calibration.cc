@@ -189,7 +189,7 @@ class ProblemTimer {
     const int64_t y_elements = problem.batch * problem.seq * width;
     float* qkv = filled(qkv_elements, 0.5f);
     float* y = filled(y_elements, 0.0f);
-    float* probs = filled(kernel->probs_elements(), 0.0f);
+    float* probs = filled(kernel->kept_elements(), 0.0f);
     float* dy = filled(y_elements, 0.1f);
     float* dqkv = filled(qkv_elements, 0.0f);
     sim::Device::MeasuredKernel seconds;

@@ -43,7 +43,7 @@ TEST(CudaKernelFactory, MakesEveryFamilyForItsShape) {
       factory.make_embedding({.count = 4, .dim = 3, .num_embeddings = 9, .row_begin = 0, .row_end = 9})->shape().dim,
       3);
   EXPECT_EQ(factory.make_batched_matmul({.batch = 2, .m = 3, .k = 4, .n = 5})->shape().n, 5);
-  EXPECT_EQ(factory.make_self_attention({.batch = 1, .seq = 4, .heads = 2, .head_dim = 3})->probs_elements(), 32);
+  EXPECT_EQ(factory.make_self_attention({.batch = 1, .seq = 4, .heads = 2, .head_dim = 3})->kept_elements(), 32);
 }
 
 TEST(CudaKernelFactory, KernelsComputeWhatTheCpuFactorysCompute) {

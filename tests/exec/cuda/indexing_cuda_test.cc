@@ -108,11 +108,11 @@ TEST(CudaSelfAttention, ForwardAndBackwardMatchTheCpu) {
     CudaContext gpu_context(0);
     cpu::SelfAttentionKernel cpu_kernel(cpu_context, s);
     SelfAttentionKernel gpu_kernel(gpu_context, s);
-    ASSERT_EQ(gpu_kernel.probs_elements(), cpu_kernel.probs_elements());
+    ASSERT_EQ(gpu_kernel.kept_elements(), cpu_kernel.kept_elements());
     const auto qkv = random_floats(count(s.batch * s.seq * s.heads * 3 * s.head_dim), 151);
     const auto dy = random_floats(count(s.batch * s.seq * s.heads * s.head_dim), 152);
     const OnDevice<float> gpu_qkv(qkv), gpu_dy(dy);
-    std::vector<float> cpu_y(dy.size()), cpu_probs(count(cpu_kernel.probs_elements()));
+    std::vector<float> cpu_y(dy.size()), cpu_probs(count(cpu_kernel.kept_elements()));
     const OnDevice<float> gpu_y(dy.size()), gpu_probs(cpu_probs.size());
     cpu_kernel.forward(qkv.data(), cpu_y.data(), cpu_probs.data());
     gpu_kernel.forward(gpu_qkv.get(), gpu_y.get(), gpu_probs.get());
