@@ -185,9 +185,9 @@ Flags model_flags(const plans::Plan& plan, const GptShape& gpt) {
   if (gpt.swiglu) flags.push_back("--swiglu");
   if (gpt.rope_theta > 0.0) {
     // Megatron-LM reads the base as an integer; its rotation is Hugging Face's rotate-half, ours.
-    if (gpt.rope_theta != std::floor(gpt.rope_theta) || gpt.rope_theta > 2e9) {
+    if (gpt.rope_theta != std::floor(gpt.rope_theta) || gpt.rope_theta >= 1e15) {
       throw ExportRefusal(
-          fmt::format("layer '{}': rope_theta: {} is no whole number; Megatron-LM's --rotary-base takes one",
+          fmt::format("layer '{}': rope_theta: {} is not a whole number Megatron-LM's --rotary-base takes",
                       plan.model->layer(gpt.attention_layer(0)).name, gpt.rope_theta));
     }
     flags.push_back(
