@@ -146,12 +146,12 @@ struct MatMulAttrs {
 // (rotary position embedding, Hugging Face's Llama convention "rotate half"): dimension i of the
 // first half of a head pairs with dimension i + head_dim/2, both turned by the angle
 // t * rope_theta^(-2i/head_dim), i < head_dim/2. 0 = no rotation.
-struct SelfAttentionAttrs {
 //
 // fused keeps for backward, besides the input, only the log-sum-exp of every score row (heads x
 // T values in fp32) rather than the T x T probabilities of every head, and backward computes the
 // scores and probabilities again from q and k (FlashAttention's memory, as cuDNN's fused SDPA and
 // PyTorch's scaled_dot_product_attention keep it). It takes no dropout on the probabilities.
+struct SelfAttentionAttrs {
   int64_t heads = 0;
   bool causal = true;
   // Dropout on the probabilities (Megatron-LM's attention dropout, 0.1 there): it keeps a mask
@@ -159,8 +159,8 @@ struct SelfAttentionAttrs {
   double dropout = 0.0;
   int64_t kv_heads = 0;
   double rope_theta = 0.0;
-
   bool fused = false;
+
   // The key/value heads: kv_heads, or heads when it is unset.
   int64_t kv_head_count() const { return kv_heads > 0 ? kv_heads : heads; }
   friend bool operator==(const SelfAttentionAttrs&, const SelfAttentionAttrs&) = default;
