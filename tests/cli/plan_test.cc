@@ -109,11 +109,23 @@ TEST(CliPlan, AMillionDevicesIsRefusedQuickly) {
                   "cluster 'cori-knl' has 9688 devices");
 }
 
-// A small Mixtral-style model (4 experts, top 2) ranks on 4 devices, no emitted plan splits its
-// experts (expert parallelism is not built: they stay whole on every rank), and its
-// data-parallel plan simulates with every expert's parameters, gradients and momentum on each
-// rank and time in the sparse layers.
+// The mixture-of-experts entries are listed; a small one (4 experts, top 2) ranks on 4 devices,
+// no emitted plan splits its experts (expert parallelism is not built: they stay whole on every
+// rank), and its data-parallel plan simulates with every expert's parameters, gradients and
+// momentum on each rank and time in the sparse layers.
 TEST(CliPlan, MixtureOfExpertsRanksAndItsDataParallelPlanSimulates) {
+  // `models` lists the generic entry and Mixtral 8x7B with Mistral AI's parameter count.
+  const CommandResult listed = run_splitbrain("models --json -");
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  int found = 0;
+  const auto catalogue = nlohmann::json::parse(listed.out);
+  for (const auto& model : catalogue.at("models")) {
+    if (model.at("name") != "moe" && model.at("name") != "mixtral-8x7b") continue;
+    EXPECT_EQ(model.at("params").get<int64_t>(), 46'702'792'704) << model.at("name");
+    ++found;
+  }
+  EXPECT_EQ(found, 2);
+
   const std::string dir = scratch_directory() / "moe-plans";
   const CommandResult r = run_splitbrain(
       "plan --model moe:layers=2,hidden=64,heads=4,kv_heads=2,ffn=128,vocab=256,seq=32,experts=4,top_k=2 "
