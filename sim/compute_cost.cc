@@ -281,7 +281,10 @@ LayerComputeSeconds measured_seconds(const Cluster& cluster, const Layer& layer,
 // scores, scale/mask/softmax reads them and writes the probabilities, P V reads those (three
 // passes). Backward: dY V^T writes dP, the softmax gradient reads P and dP and writes dS, dQ
 // and dK read dS, P^T dY reads P (six). Dropout on the probabilities adds a pass that reads P
-// and writes the dropped copy and its one-byte mask, and one back. A single roofline over the
+// and writes the dropped copy and its one-byte mask, and one back. A fused attention's backward
+// computes the scores again first (a third product, Q K^T) and makes its probabilities from them
+// and the kept row statistics in place (three passes more: the scores written, read and
+// written). A single roofline over the
 // whole op would hide those passes behind the products; for long sequences they take as long.
 LayerComputeSeconds attention_seconds(const Cluster& cluster, const Layer& layer, const LocalBytes& b, double scale,
                                       model::DType dtype) {
@@ -297,15 +300,18 @@ LayerComputeSeconds attention_seconds(const Cluster& cluster, const Layer& layer
   // its heads: as many bytes as the output each), read and written once forward; backward turns
   // them again and turns their gradients back (exec/cpu/attention.h).
   const double rotated = a.rope_theta > 0.0 ? 2.0 * b.output : 0.0;
+  const double recomputed_product_flops = a.fused ? product_flops / 2.0 : 0.0;
+  const double recompute_passes = a.fused ? 3.0 : 0.0;
   LayerComputeSeconds seconds;
   seconds.forward = phase_seconds(cluster, layer, OpClass::gemm, KernelPass::forward, dtype, product_flops,
                                   b.inputs + 2.0 * b.output, false) +
                     streaming_pass_seconds(cluster, (3.0 + dropout_passes) * score_pass + mask_pass + 2.0 * rotated);
   if (layer.needs_input_gradient) {
-    seconds.backward_input =
-        phase_seconds(cluster, layer, OpClass::gemm, KernelPass::backward, dtype, 2.0 * product_flops,
-                      b.output_grad + b.saved_inputs + 2.0 * b.input_grads, false) +
-        streaming_pass_seconds(cluster, (6.0 + dropout_passes) * score_pass + mask_pass + 4.0 * rotated);
+    seconds.backward_input = phase_seconds(cluster, layer, OpClass::gemm, KernelPass::backward, dtype,
+                                           2.0 * product_flops + recomputed_product_flops,
+                                           b.output_grad + b.saved_inputs + 2.0 * b.input_grads, false) +
+                             streaming_pass_seconds(cluster, (6.0 + dropout_passes + recompute_passes) * score_pass +
+                                                                 mask_pass + 4.0 * rotated);
   }
   return seconds;
 }

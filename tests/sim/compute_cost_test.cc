@@ -299,6 +299,29 @@ TEST(ComputeCost, AttentionIsItsProductsPlusThePassesOverItsScores) {
   EXPECT_NEAR(t.backward_input, 83.88608e-6 + 31.45728e-6, 1e-12);
 }
 
+TEST(ComputeCost, FusedAttentionRecomputesItsScoresInBackward) {
+  // The net above with fused attention: forward as before; backward adds a third product (Q K^T
+  // again, half of the two: 8,388,608 FLOPs a sample) and three passes over the scores (the
+  // recomputed scores written, read and written as probabilities).
+  model::GraphBuilder b("fused-attention-net", "test");
+  b.add("x", OpKind::input, model::InputAttrs{{128, 768}, false}, {});
+  model::LinearAttrs qkv;
+  qkv.out_features = 768;
+  b.add("qkv", OpKind::linear, qkv, {"x"});
+  model::SelfAttentionAttrs fused{4, true};
+  fused.fused = true;
+  b.add("core", OpKind::self_attention, fused, {"qkv"});
+  const model::Model net = b.build();
+  const plans::Mesh mesh({{"data", 1}});
+  const int core = net.find("core");
+  const LayerComputeSeconds t =
+      layer_compute_seconds(flat_cluster(), net, core, layouts_of(net, core, mesh, 2), mesh, 2, model::DType::fp32);
+  EXPECT_NEAR(t.forward, 41.94304e-6 + 15.72864e-6, 1e-12);
+  // Backward: 2.5 times the products (104.8576 us, still compute-bound) and nine score passes of
+  // 524,288 B (47.18592 us).
+  EXPECT_NEAR(t.backward_input, 104.8576e-6 + 47.18592e-6, 1e-12);
+}
+
 TEST(ComputeCost, GroupedAttentionKeepsItsProductsAndRotaryPositionsAddPasses) {
   // The net above with 4 query heads over 2 key/value heads (x [128, (4 + 2 x 2) x 64]) and
   // rotary positions: the same products, a narrower input, and passes over the rotated copies.
