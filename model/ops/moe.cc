@@ -72,12 +72,14 @@ void infer(Layer& layer, std::span<const Layer* const> producers, const ErrorSit
   layer.output_shape = x.output_shape;
 }
 
-// The routed rows the experts compute for T tokens: T top_k, or E x capacity when that is less.
-double routed_rows(const MoeAttrs& a, double tokens) {
-  const double routed = tokens * static_cast<double>(a.top_k);
+// The routed rows the experts compute for T tokens: T top_k, or E x capacity when that is less
+// (a count that fits in 64 bits, checked, so the saved elements below can be counted in them).
+int64_t routed_rows(const MoeAttrs& a, int64_t tokens) {
+  const int64_t routed = checked_product(tokens, a.top_k, "routed rows");
   if (a.capacity_factor <= 0.0) return routed;
-  const double capacity = std::ceil(a.capacity_factor * routed / static_cast<double>(a.experts));
-  return std::min(routed, static_cast<double>(a.experts) * capacity);
+  const double capacity = std::ceil(a.capacity_factor * static_cast<double>(routed) / static_cast<double>(a.experts));
+  const double capped = static_cast<double>(a.experts) * capacity;
+  return capped < static_cast<double>(routed) ? static_cast<int64_t>(capped) : routed;
 }
 
 void cost(const Layer& layer, std::span<const Layer* const>, LayerCost& out) {
@@ -88,7 +90,8 @@ void cost(const Layer& layer, std::span<const Layer* const>, LayerCost& out) {
   const double e = static_cast<double>(a.experts);
   const double ffn = static_cast<double>(a.ffn);
   const double kept = tokens * static_cast<double>(a.top_k);  // routing weights, dropped or not
-  const double rows = routed_rows(a, tokens);
+  const int64_t routed = routed_rows(a, layer.output_shape.front());
+  const double rows = static_cast<double>(routed);
 
   const int64_t expert_params = checked_product(checked_product(3, features, "parameters"), a.ffn, "parameters");
   out.params = checked_sum(checked_product(features, a.experts, "parameters"),
@@ -113,8 +116,7 @@ void cost(const Layer& layer, std::span<const Layer* const>, LayerCost& out) {
   // (silu and h recomputed from them), as linear and swiglu keep their inputs.
   out.saved.inputs = {0};
   const int64_t probabilities = checked_product(layer.output_shape.front(), a.experts, "saved elements");
-  const int64_t gate_and_up =
-      checked_product(checked_product(static_cast<int64_t>(rows), 2, "saved elements"), a.ffn, "saved elements");
+  const int64_t gate_and_up = checked_product(checked_product(routed, 2, "saved elements"), a.ffn, "saved elements");
   out.saved.extra_elements = checked_sum(probabilities, gate_and_up, "saved elements");
 }
 

@@ -1,7 +1,8 @@
 // moe's model unit: the shape, parameters, FLOPs and saved tensors of a sparse MLP of 4 experts
 // (top 2) on [16 positions, 32 features], recounted here from the routing's definition, with and
 // without a capacity; the saved bytes at a batch and dtype; its JSON round trip; and errors naming
-// the layer and the field for every attribute out of range and for inputs it cannot read.
+// the layer and the field for every attribute out of range, for inputs it cannot read and for
+// counts beyond 64 bits.
 
 #include <gtest/gtest.h>
 
@@ -166,6 +167,11 @@ TEST(Moe, RefusalsNameTheLayerAndTheField) {
   EXPECT_NE(load_error(fields, R"("shape": [32])").find("layer 'm': inputs: needs a [T, D] input"), std::string::npos);
   EXPECT_NE(load_error(fields, R"("shape": [16], "tokens": true)").find("layer 'm': inputs: 'data' holds token ids"),
             std::string::npos);
+  // Counts beyond 64 bits are refused, not wrapped: 2^40 tokens each routed to 2^40 experts.
+  EXPECT_NE(
+      load_error(R"("experts": 1099511627776, "top_k": 1099511627776, "ffn": 1)", R"("shape": [1099511627776, 8])")
+          .find("layer 'm': size: routed rows: 1099511627776 x 1099511627776 does not fit in 64 bits"),
+      std::string::npos);
 }
 
 }  // namespace
