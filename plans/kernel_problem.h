@@ -93,7 +93,8 @@ struct LinearProblem {
 // backward the whole fused gradient (its input gradient; it has no weights). kv_heads is the
 // local key/value heads of grouped-query attention, 0 for multi-head attention (as many as
 // heads), so a multi-head problem and its calibrated time keep their key; `rope` rotates q and k
-// by position first (model/op.h: the angle's base does not change the work).
+// by position first (model/op.h: the angle's base does not change the work); `fused` keeps only
+// the softmax statistics, and its backward computes the scores again.
 struct AttentionProblem {
   int64_t batch = 1;
   int64_t seq = 1;
@@ -102,6 +103,7 @@ struct AttentionProblem {
   bool causal = true;
   int64_t kv_heads = 0;
   bool rope = false;
+  bool fused = false;
 
   int64_t kv_head_count() const { return kv_heads > 0 ? kv_heads : heads; }
 

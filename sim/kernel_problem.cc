@@ -37,10 +37,11 @@ std::string problem_text(const LinearProblem& p) {
 }
 
 std::string problem_text(const AttentionProblem& p) {
-  // A multi-head problem (kv_heads 0) without rotation keeps the key it had before either existed.
-  return fmt::format("attention n{} t{} heads{} d{}{}{}{}", p.batch, p.seq, p.heads, p.head_dim,
+  // A multi-head problem (kv_heads 0) without rotation or fused memory keeps the key it had
+  // before any of them existed.
+  return fmt::format("attention n{} t{} heads{} d{}{}{}{}{}", p.batch, p.seq, p.heads, p.head_dim,
                      p.causal ? " causal" : "", p.kv_heads > 0 ? fmt::format(" kv{}", p.kv_heads) : "",
-                     p.rope ? " rope" : "");
+                     p.rope ? " rope" : "", p.fused ? " fused" : "");
 }
 
 std::string problem_text(const LayerNormProblem& p) { return fmt::format("layernorm m{} k{}", p.rows, p.features); }

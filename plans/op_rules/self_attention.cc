@@ -42,6 +42,7 @@ std::optional<KernelProblem> kernel_problem(const KernelProblemRequest& request)
   AttentionProblem problem{x[0], x[1], local_heads, head_dim, attention.causal};
   if (group > 1) problem.kv_heads = local_heads / group;  // multi-head attention keeps 0
   problem.rope = attention.rope_theta > 0.0;
+  problem.fused = attention.fused;
   return problem;
 }
 

@@ -24,10 +24,11 @@ constexpr int kModel = 1;
 constexpr int64_t kHeadDim = 4;
 
 // 8 query heads of width 4 over `kv_heads` key/value heads, on 6 positions.
-model::Model attention_model(int64_t kv_heads, double rope_theta = 0.0) {
+model::Model attention_model(int64_t kv_heads, double rope_theta = 0.0, bool fused = false) {
   const int64_t width = (8 + 2 * kv_heads) * kHeadDim;
   nlohmann::json attention = {{"name", "attn"}, {"op", "self_attention"}, {"heads", 8}, {"kv_heads", kv_heads}};
   if (rope_theta > 0) attention["rope_theta"] = rope_theta;
+  if (fused) attention["fused"] = true;
   const nlohmann::json doc = {{"format", "splitbrain-model"},
                               {"version", 1},
                               {"name", "gqa"},
@@ -88,6 +89,13 @@ TEST(SelfAttentionRules, KernelProblemCarriesLocalKvHeadsAndRotation) {
   const LayerLayouts m = layer_layouts(mha, attn, LayerSharding{{kData}, {kModel}, {}, {}}, kMesh, 4, DType::fp32);
   EXPECT_EQ(std::get<AttentionProblem>(*kernel_problem(mha, attn, m, kMesh, 4)),
             (AttentionProblem{2, 6, 2, kHeadDim, true}));
+
+  // Fused attention says so: its backward computes the scores again, a kernel of its own.
+  const model::Model fused = attention_model(4, 10000.0, true);
+  const LayerLayouts f = layer_layouts(fused, attn, LayerSharding{{kData}, {kModel}, {}, {}}, kMesh, 4, DType::fp32);
+  AttentionProblem expected{2, 6, 2, kHeadDim, true, 1, true};
+  expected.fused = true;
+  EXPECT_EQ(std::get<AttentionProblem>(*kernel_problem(fused, attn, f, kMesh, 4)), expected);
 }
 
 }  // namespace

@@ -134,6 +134,9 @@ TEST(KernelProblem, AttentionKeyNamesKvHeadsAndRotation) {
   EXPECT_EQ(kernel_key(AttentionProblem{4, 16, 8, 64, true}, 1), "attention n4 t16 heads8 d64 causal, 1 busy");
   EXPECT_NE((AttentionProblem{4, 16, 8, 64, true, 2, false}), (AttentionProblem{4, 16, 8, 64, true, 4, false}));
   EXPECT_NE((AttentionProblem{4, 16, 8, 64, true, 2, false}), (AttentionProblem{4, 16, 8, 64, true, 2, true}));
+  AttentionProblem fused{4, 16, 8, 64, true, 2, true};
+  fused.fused = true;
+  EXPECT_EQ(kernel_key(fused, 1), "attention n4 t16 heads8 d64 causal kv2 rope fused, 1 busy");
 }
 
 // The loss over every local position's logits: the vocabulary is its classes.

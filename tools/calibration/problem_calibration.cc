@@ -180,22 +180,22 @@ class ProblemTimer {
   sim::Device::MeasuredKernel operator()(const sim::AttentionProblem& problem) {
     // Llama's base stands for any rotation: the angles' base does not change the work.
     constexpr double kRopeTheta = 10000.0;
-    const auto kernel =
-        kernels_.factory->make_self_attention({problem.batch, problem.seq, problem.heads, problem.head_dim,
-                                               problem.causal, problem.kv_heads, problem.rope ? kRopeTheta : 0.0});
+    const auto kernel = kernels_.factory->make_self_attention({problem.batch, problem.seq, problem.heads,
+                                                               problem.head_dim, problem.causal, problem.kv_heads,
+                                                               problem.rope ? kRopeTheta : 0.0, problem.fused});
     const int64_t width = problem.heads * problem.head_dim;
     const int64_t qkv_elements =
         problem.batch * problem.seq * (problem.heads + 2 * problem.kv_head_count()) * problem.head_dim;
     const int64_t y_elements = problem.batch * problem.seq * width;
     float* qkv = filled(qkv_elements, 0.5f);
     float* y = filled(y_elements, 0.0f);
-    float* probs = filled(kernel->kept_elements(), 0.0f);
+    float* kept = filled(kernel->kept_elements(), 0.0f);  // the probabilities or the row statistics
     float* dy = filled(y_elements, 0.1f);
     float* dqkv = filled(qkv_elements, 0.0f);
     sim::Device::MeasuredKernel seconds;
-    seconds.forward_seconds = time([&] { rewrite(qkv, qkv_elements); }, [&] { kernel->forward(qkv, y, probs); });
+    seconds.forward_seconds = time([&] { rewrite(qkv, qkv_elements); }, [&] { kernel->forward(qkv, y, kept); });
     seconds.backward_input_seconds =
-        time([&] { rewrite(dy, y_elements); }, [&] { kernel->backward(qkv, probs, dy, dqkv); });
+        time([&] { rewrite(dy, y_elements); }, [&] { kernel->backward(qkv, kept, dy, dqkv); });
     return seconds;
   }
 
