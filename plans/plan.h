@@ -43,6 +43,15 @@ std::string_view optimizer_kind_name(OptimizerKind kind);
 // As plan files spell it: "gpipe", "1f1b", "interleaved_1f1b".
 std::string_view schedule_name(PipelineSchedule schedule);
 
+// Whether selective recomputation (Megatron-LM's: attention's score terms dropped after the
+// forward, made again before the backward) has something to drop in `layer`: an attention core
+// that keeps its probabilities. A fused one keeps only its softmax statistics and makes its
+// scores again in its own backward. The step compiler, the simulator and the planner's choice of
+// recompute variants all ask this.
+inline bool selective_recompute_applies(const model::Layer& layer) {
+  return layer.kind == model::OpKind::self_attention && !layer.attr<model::SelfAttentionAttrs>().fused;
+}
+
 struct Plan {
   std::string family;  // a label such as "data-parallel" or "splitbrain g=4"
   std::string description;
@@ -98,12 +107,9 @@ struct Plan {
   int stage_of_chunk(int chunk) const { return chunk % stage_count(); }
   int64_t micro_batch_size() const { return global_batch / micro_batches; }
   // Selective recomputation reruns this layer's forward right before its backward (the
-  // attention cores; the step compiler emits it, the simulator prices it). A fused attention
-  // core keeps only its softmax statistics and makes its scores again in its own backward, so
-  // there is nothing for it to drop.
+  // attention cores; the step compiler emits it, the simulator prices it).
   bool recomputes_selectively(const model::Layer& layer) const {
-    return recompute_attention && layer.kind == model::OpKind::self_attention &&
-           !layer.attr<model::SelfAttentionAttrs>().fused;
+    return recompute_attention && selective_recompute_applies(layer);
   }
   // regather_saved_inputs applies to input `position` of `layer`, which `collectives` (its
   // redistribution's) make: it is saved for the backward and made by all-gathers alone, so its

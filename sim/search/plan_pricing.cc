@@ -31,16 +31,16 @@ struct MemoryVariant {
   Recompute recompute = Recompute::none;
 };
 
-bool has_self_attention(const model::Model& net) {
-  return std::any_of(net.layers().begin(), net.layers().end(),
-                     [](const model::Layer& l) { return l.kind == model::OpKind::self_attention; });
+// Whether a selective-recompute variant differs from the plan that keeps every activation.
+bool has_selectively_recomputable_layer(const model::Model& net) {
+  return std::any_of(net.layers().begin(), net.layers().end(), plans::selective_recompute_applies);
 }
 
 // Every variant the plan format can say, the plan itself first, in the order ties are broken:
 // ZeRO 0-3, each keeping every activation, recomputing attention's score terms (Megatron-LM's
-// selective recompute; only for models with attention), the fewest blocks of each chunk that fit
-// (Megatron-LM's block method; where a chunk holds two blocks or more), then whole chunks. A plan
-// that already recomputes in full keeps its own choice.
+// selective recompute; only where an attention core keeps its probabilities), the fewest blocks
+// of each chunk that fit (Megatron-LM's block method; where a chunk holds two blocks or more),
+// then whole chunks. A plan that already recomputes in full keeps its own choice.
 std::vector<MemoryVariant> memory_variants(const plans::Plan& plan) {
   const bool by_blocks = plan.model != nullptr && plans::most_blocks_in_a_chunk(plan) >= 2;
   std::vector<Recompute> modes = {Recompute::none};
@@ -51,7 +51,7 @@ std::vector<MemoryVariant> memory_variants(const plans::Plan& plan) {
     if (by_blocks) modes.push_back(Recompute::blocks);
     modes.push_back(Recompute::full);
   } else {
-    if (plan.model != nullptr && has_self_attention(*plan.model)) modes.push_back(Recompute::selective);
+    if (plan.model != nullptr && has_selectively_recomputable_layer(*plan.model)) modes.push_back(Recompute::selective);
     if (by_blocks) modes.push_back(Recompute::blocks);
     modes.push_back(Recompute::full);
   }
