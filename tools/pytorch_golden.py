@@ -195,6 +195,33 @@ def write_json(golden, path):
     os.replace(temporary, path)
 
 
+def sgd_run(params, loss_of_step, steps, learning_rate, momentum):
+    """SGD with momentum over `steps` steps, loss_of_step(step) giving each step's loss: the
+    parameters' summaries before the first step, their gradients' summaries at it, and every
+    step's loss (what a golden file holds)."""
+    initial = {name: summary(value) for name, value in params.items()}
+    optimizer = torch.optim.SGD(list(params.values()), lr=learning_rate, momentum=momentum)
+    losses = []
+    gradients = {}
+    for step in range(steps):
+        optimizer.zero_grad(set_to_none=False)
+        loss = loss_of_step(step)
+        loss.backward()
+        if step == 0:
+            gradients = {name: summary(value.grad) for name, value in params.items()}
+        losses.append(float(loss.item()))
+        optimizer.step()
+    return initial, gradients, losses
+
+
+def write_golden(golden, path):
+    """write_json into `path`'s folder, made if missing, and what was written on standard output."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    write_json(golden, path)
+    print("losses:", " ".join(f"{x:.7f}" for x in golden["losses"]))
+    print("wrote", os.path.normpath(path), os.path.getsize(path), "bytes")
+
+
 def golden_arguments(description, golden_name):
     """--output (default: the committed golden file), and one deterministic fp32 thread for torch."""
     parser = argparse.ArgumentParser(description=description.split("\n")[0])
@@ -213,19 +240,8 @@ def main():
     args = golden_arguments(__doc__, "fashion_vgg_golden.json")
 
     params = build_parameters()
-    initial = {name: summary(value) for name, value in params.items()}
-    optimizer = torch.optim.SGD(list(params.values()), lr=LEARNING_RATE, momentum=MOMENTUM)
-    losses = []
-    gradients = {}
-    for step in range(STEPS):
-        images, labels = batch(step)
-        optimizer.zero_grad(set_to_none=False)
-        loss = forward(params, images, labels, step)
-        loss.backward()
-        if step == 0:
-            gradients = {name: summary(value.grad) for name, value in params.items()}
-        losses.append(float(loss.item()))
-        optimizer.step()
+    initial, gradients, losses = sgd_run(params, lambda step: forward(params, *batch(step), step), STEPS,
+                                         LEARNING_RATE, MOMENTUM)
 
     golden = {
         "model": "fashion-vgg",
@@ -242,10 +258,7 @@ def main():
         "initial_parameters": initial,
         "gradients": gradients,
     }
-    os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
-    write_json(golden, args.output)
-    print("losses:", " ".join(f"{x:.7f}" for x in losses))
-    print("wrote", os.path.normpath(args.output), os.path.getsize(args.output), "bytes")
+    write_golden(golden, args.output)
     return 0
 
 

@@ -161,19 +161,8 @@ def main():
     args = common.golden_arguments(__doc__, "gpt_golden.json")
 
     params = build_parameters()
-    initial = {name: common.summary(value) for name, value in params.items()}
-    optimizer = torch.optim.SGD(list(params.values()), lr=LEARNING_RATE, momentum=MOMENTUM)
-    losses = []
-    gradients = {}
-    for step in range(STEPS):
-        tokens, labels = batch(step)
-        optimizer.zero_grad(set_to_none=False)
-        loss = forward(params, tokens, labels, step)
-        loss.backward()
-        if step == 0:
-            gradients = {name: common.summary(value.grad) for name, value in params.items()}
-        losses.append(float(loss.item()))
-        optimizer.step()
+    initial, gradients, losses = common.sgd_run(params, lambda step: forward(params, *batch(step), step), STEPS, LEARNING_RATE,
+                                                MOMENTUM)
 
     golden = {
         "model": MODEL,
@@ -189,10 +178,7 @@ def main():
         "initial_parameters": initial,
         "gradients": gradients,
     }
-    os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
-    common.write_json(golden, args.output)
-    print("losses:", " ".join(f"{x:.7f}" for x in losses))
-    print("wrote", os.path.normpath(args.output), os.path.getsize(args.output), "bytes")
+    common.write_golden(golden, args.output)
     return 0
 
 
