@@ -6,13 +6,27 @@ import json
 import os
 import sys
 
+
+
+def cpu_model():
+    """The processor's name as /proc/cpuinfo gives it (the report is made on the machine that ran)."""
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown processor"
+
+
 out_dir, title, command = sys.argv[1:4]
 note = sys.argv[4] if len(sys.argv) > 4 else ""
 data = json.load(open(os.path.join(out_dir, "benchmark.json")))
 rows = [b for b in data["benchmarks"] if b.get("aggregate_name", "median") == "median"]
 unit_to_ms = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
 lines = [f"# {title}", "", f"Command: `{command}` (Release build).",
-         f"Machine: {data['context'].get('num_cpus')} CPUs at {data['context'].get('mhz_per_cpu')} MHz, "
+         f"Machine: {cpu_model()}, {data['context'].get('num_cpus')} CPUs at {data['context'].get('mhz_per_cpu')} MHz, "
          f"shared; run {data['context'].get('date')}.", ""]
 if note:
     lines += [note, ""]
