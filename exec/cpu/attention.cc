@@ -46,14 +46,12 @@ int64_t SelfAttentionKernel::kept_elements() const { return kernels::attention_k
 
 void SelfAttentionKernel::unpack(const float* qkv, Part part, float* dense) const {
   const auto& s = shape_;
-  const int64_t width = layout_.row_width(), group = layout_.group();
+  const int64_t width = layout_.row_width();
   for (int64_t n = 0; n < s.batch; ++n)
     for (int64_t t = 0; t < s.seq; ++t) {
       const float* row = qkv + (n * s.seq + t) * width;
       for (int64_t h = 0; h < s.heads; ++h) {
-        const int64_t offset = part == Part::query ? layout_.query_offset(h)
-                               : part == Part::key ? layout_.key_offset(h / group)
-                                                   : layout_.value_offset(h / group);
+        const int64_t offset = layout_.offset_of(part, h);
         std::copy(row + offset, row + offset + s.head_dim, dense + ((n * s.heads + h) * s.seq + t) * s.head_dim);
       }
     }

@@ -31,7 +31,7 @@ class SelfAttentionKernel final : public kernels::SelfAttentionKernel {
   void backward(const float* qkv, const float* kept, const float* dy, float* dqkv) override;
 
  private:
-  enum class Part { query, key, value };
+  using Part = kernels::FusedPart;
   SelfAttentionKernel(CpuContext& context, const kernels::AttentionShape& shape,
                       const kernels::AttentionProducts& products);
   // Copies a part of every query head (a key or value: its group's) out of the fused rows into

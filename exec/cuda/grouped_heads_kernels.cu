@@ -19,16 +19,11 @@ __device__ DenseIndex dense_index(const kernels::AttentionShape& s, int64_t e) {
   return {nh / s.heads, nh % s.heads, t, j};
 }
 
-__device__ int64_t part_offset(const kernels::GroupedHeads& l, FusedPart part, int64_t head) {
-  if (part == FusedPart::query) return l.query_offset(head);
-  return part == FusedPart::key ? l.key_offset(head / l.group()) : l.value_offset(head / l.group());
-}
-
 __global__ void unpack_grouped_kernel(kernels::AttentionShape s, FusedPart part, const float* fused, float* dense) {
   const kernels::GroupedHeads l(s);
   SB_GRID_STRIDE_LOOP(e, s.batch * s.heads * s.seq * s.head_dim) {
     const DenseIndex i = dense_index(s, e);
-    dense[e] = fused[(i.n * s.seq + i.t) * l.row_width() + part_offset(l, part, i.h) + i.j];
+    dense[e] = fused[(i.n * s.seq + i.t) * l.row_width() + l.offset_of(part, i.h) + i.j];
   }
 }
 

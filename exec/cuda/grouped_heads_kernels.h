@@ -13,7 +13,7 @@
 
 namespace splitbrain::exec::cuda {
 
-enum class FusedPart { query, key, value };
+using kernels::FusedPart;
 
 // dense = the part of every query head (a key or value: its group's) of the fused rows.
 void unpack_grouped(cudaStream_t stream, const kernels::AttentionShape& shape, FusedPart part, const float* fused,

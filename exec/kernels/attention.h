@@ -31,6 +31,9 @@ struct AttentionShape {
   bool fused = false;       // keep the row statistics rather than the probabilities
 };
 
+// The three parts of a fused row a query head reads: its own q, and its group's k and v.
+enum class FusedPart { query, key, value };
+
 // Where each head's part sits in a fused row, in floats from the row's start. constexpr, so the
 // CUDA backend's own kernels run this very arithmetic on the device.
 struct GroupedHeads {
@@ -47,6 +50,11 @@ struct GroupedHeads {
   }
   constexpr int64_t key_offset(int64_t kv_head) const { return (kv_head * (group() + 2) + group()) * head_dim; }
   constexpr int64_t value_offset(int64_t kv_head) const { return key_offset(kv_head) + head_dim; }
+  // The part query head `head` reads: its own q, or the k or v of its group.
+  constexpr int64_t offset_of(FusedPart part, int64_t head) const {
+    if (part == FusedPart::query) return query_offset(head);
+    return part == FusedPart::key ? key_offset(head / group()) : value_offset(head / group());
+  }
 };
 
 // The six batched products attention is made of, over the batch x heads [T, head_dim] blocks
