@@ -6,9 +6,12 @@ against (tests/cli/megatron_flags_test.cc): a header line naming the source, the
 string starting with "--" of every add_argument(...) call in the file, sorted, one a line. The
 file is parsed, not imported, so neither torch nor Megatron-LM needs to be installed.
 
-Usage: python3 tools/megatron_argument_flags.py ARGUMENTS_PY COMMIT > tests/cli/megatron_arguments.txt
-  ARGUMENTS_PY  a copy of megatron/training/arguments.py of NVIDIA/Megatron-LM
+Usage: python3 tools/megatron_argument_flags.py ARGUMENTS_PY COMMIT [HOW] > tests/cli/megatron_arguments.txt
+  ARGUMENTS_PY  a copy of megatron/training/arguments.py of NVIDIA/Megatron-LM, or an excerpt of
+                it holding its add_argument calls (any Python file: only those calls are read)
   COMMIT        the commit it was taken from, for the header line
+  HOW           optional: how the copy was obtained, appended to the header line so that a
+                reader knows what the list stands on
 """
 
 import ast
@@ -31,15 +34,16 @@ def argument_flags(source):
 
 
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         sys.exit(__doc__)
     path, commit = sys.argv[1], sys.argv[2]
+    how = f"; {sys.argv[3]}" if len(sys.argv) == 4 else ""
     with open(path, encoding="utf-8") as source:
         flags = argument_flags(source.read())
     if not flags:
         sys.exit(f"{path}: no add_argument('--flag', ...) calls found")
     print(f"# NVIDIA/Megatron-LM megatron/training/arguments.py at commit {commit}: its add_argument flags "
-          "(tools/megatron_argument_flags.py)")
+          f"(tools/megatron_argument_flags.py){how}")
     for flag in flags:
         print(flag)
 

@@ -1,8 +1,7 @@
 // Megatron-LM: a launch script running pretrain_gpt.py under torchrun with the plan's
 // parallelism, batch, recomputation, precision, optimizer and model shape, a GPT-2-style or a
 // Llama-style decoder. Flag names are those of megatron/training/arguments.py
-// (tests/cli/megatron_arguments.txt; the few that came later are listed in
-// tests/cli/megatron_flags_test.cc).
+// (tests/cli/megatron_arguments.txt, at the commit its header names).
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
