@@ -30,6 +30,7 @@
 #include "exec/kernels/kept_buffer.h"
 #include "exec/kernels/layernorm.h"
 #include "exec/kernels/linear.h"
+#include "exec/kernels/moe.h"
 #include "exec/kernels/pooling.h"
 #include "exec/kernels/rms_norm.h"
 #include "exec/kernels/softmax_cross_entropy.h"
@@ -43,6 +44,7 @@
   X(activation, kernels::ActivationKernel, (kernels::Activation kind, int64_t elements), (kind, elements))           \
   X(add, kernels::AddKernel, (int inputs, int64_t elements), (inputs, elements))                                     \
   X(swiglu, kernels::SwigluKernel, (int64_t elements), (elements))                                                   \
+  X(moe, kernels::MoeKernel, (const kernels::MoeShape& shape), (shape))                                              \
   /* `input_dims` are the full local shapes (batch included); `axis` indexes them. */                                \
   X(concat, kernels::ConcatKernel, (std::vector<kernels::Dims> input_dims, int axis), (std::move(input_dims), axis)) \
   X(batchnorm, kernels::BatchNormKernel, (const kernels::BatchNormShape& shape), (shape))                            \

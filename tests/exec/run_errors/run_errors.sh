@@ -54,12 +54,13 @@ cat > "$work/attention-dropout.json" <<'JSON'
 JSON
 expect "attention dropout" "dropout on the attention probabilities (0.1) is not supported by the executor yet" -- \
   "$mpiexec" -np 2 "$binary" run --backend cpu --plan "$work/attention-dropout.json" --data tokens --iters 1
-# A mixture-of-experts layer is planned and simulated, not run: refused naming the layer and the kind.
+# A mixture-of-experts layer with a capacity (tokens dropped beyond it) is priced, not run: refused
+# naming the layer and the field.
 cat > "$work/moe.json" <<'JSON'
 {"format": "splitbrain-plan", "version": 1, "batch": 4, "mesh": {"data": 2}, "default": {"batch": ["data"]},
- "model": "moe:layers=1,hidden=32,heads=4,kv_heads=2,ffn=48,vocab=64,seq=16,experts=4,top_k=2"}
+ "model": "moe:layers=1,hidden=32,heads=4,kv_heads=2,ffn=48,vocab=64,seq=16,experts=4,top_k=2,capacity=125"}
 JSON
-expect "a mixture-of-experts layer" "layer 'h0.feed_forward.moe': the executor cannot run moe layers yet" -- \
+expect "a mixture-of-experts capacity" "layer 'h0.feed_forward.moe': capacity_factor 1.25 is priced but the executor does not run it" -- \
   "$mpiexec" -np 2 "$binary" run --backend cpu --plan "$work/moe.json" --data tokens --iters 1
 # A plan far beyond this machine's memory is refused before anything is allocated.
 sed 's/"batch": 128/"batch": 1048576/' "$plan2" > "$work/huge-batch.json"
