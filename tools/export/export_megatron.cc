@@ -1,7 +1,7 @@
 // Megatron-LM: a launch script running pretrain_gpt.py under torchrun with the plan's
 // parallelism, batch, recomputation, precision, optimizer and model shape, a GPT-2-style or a
-// Llama-style decoder. Flag names are those of megatron/training/arguments.py
-// (tests/cli/megatron_arguments.txt, at the commit its header names).
+// Llama-style decoder, the latter also with Mixtral's experts. Flag names are those of
+// megatron/training/arguments.py (tests/cli/megatron_arguments.txt, at the commit its header names).
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -168,6 +168,19 @@ void note_form_differences(const std::vector<std::string>& differences, TrainerL
   }
 }
 
+// Mixtral's experts in every layer. Megatron-LM's router takes the softmax of the top k logits,
+// which equals the moe op's softmax over all experts renormalised over the top k; its auxiliary
+// load-balancing loss is 0 by default (--moe-aux-loss-coeff), as the model has none.
+void expert_flags(const GptShape& gpt, Flags& flags) {
+  flags.push_back(fmt::format("--num-experts {} --moe-router-topk {} --moe-ffn-hidden-size {}", gpt.experts,
+                              gpt.expert_top_k, gpt.ffn_hidden));
+  if (gpt.expert_capacity_factor > 0.0) {
+    // Megatron-LM drops tokens past an expert's capacity only with its all-to-all dispatcher.
+    flags.push_back(fmt::format("--moe-expert-capacity-factor {} --moe-token-dispatcher-type alltoall",
+                                gpt.expert_capacity_factor));
+  }
+}
+
 // The network: GPT-2's blocks (learned positions, LayerNorm, GELU) are Megatron-LM's defaults;
 // Llama's are the flags of its RMSNorm, SwiGLU MLP, rotary positions and query groups.
 Flags model_flags(const plans::Plan& plan, const GptShape& gpt) {
@@ -192,6 +205,7 @@ Flags model_flags(const plans::Plan& plan, const GptShape& gpt) {
     flags.push_back(
         fmt::format("--position-embedding-type rope --rotary-base {}", static_cast<int64_t>(gpt.rope_theta)));
   }
+  if (gpt.experts > 0) expert_flags(gpt, flags);
   if (!gpt.tied_head) flags.push_back("--untie-embeddings-and-output-weights");
   if (!gpt.linear_bias) flags.push_back("--disable-bias-linear");
   flags.push_back(fmt::format("--hidden-dropout {} --attention-dropout {}", gpt.hidden_dropout, gpt.attention_dropout));
@@ -261,6 +275,9 @@ std::vector<ExportedFile> export_megatron(const ExportRequest& request, const Tr
 
   Flags parallel = {fmt::format("--tensor-model-parallel-size {}", layout.tensor_parallel)};
   if (layout.sequence_parallel) parallel.push_back("--sequence-parallel");
+  // Megatron-LM splits each expert over the tensor-parallel ranks unless told otherwise; the plan
+  // keeps every expert whole on every rank (expert parallelism is not built: each holds all).
+  if (gpt.experts > 0 && layout.tensor_parallel > 1) parallel.push_back("--expert-tensor-parallel-size 1");
   pipeline_flags(layout, parallel);
   if (plan.zero_stage == 1) parallel.push_back("--use-distributed-optimizer");
   if (plan.overlap_gradient_sync && layout.data_parallel > 1) parallel.push_back("--overlap-grad-reduce");

@@ -42,6 +42,13 @@ struct GptShape {
   bool linear_bias = true;    // the blocks' linears have biases
   double hidden_dropout = 0.0;
   double attention_dropout = 0.0;
+  // Mixture of experts (Mixtral-style, Llama only): every block's MLP half is one `moe` layer of
+  // `experts` SwiGLU experts ffn_hidden wide, the top `expert_top_k` of them per token, each
+  // taking at most `expert_capacity_factor` times its balanced share of tokens (0: no cap).
+  // 0 experts: a dense MLP.
+  int64_t experts = 0;
+  int64_t expert_top_k = 0;
+  double expert_capacity_factor = 0.0;
   // Index of the first layer (the attention's norm) of each block, and of the final norm.
   std::vector<int> block_starts;
   int final_norm = -1;
