@@ -120,6 +120,13 @@ struct Tensor {
   std::vector<float> values;
 };
 
+// A parameter tensor's golden name: "<layer>.weight" and "<layer>.bias", or "<layer>.<k>" for a
+// layer with more than two tensors (a mixture of experts' router and experts).
+std::string golden_name(const std::string& layer, size_t k, size_t tensors) {
+  if (tensors > 2) return layer + "." + std::to_string(k);
+  return layer + (k == 0 ? ".weight" : ".bias");
+}
+
 // The run's parameters (or, with `moments`, their momentum buffers) in registration order.
 std::vector<Tensor> tensors(Trainer& trainer, const splitbrain::model::Model& net, bool moments) {
   std::vector<Tensor> out;
@@ -128,7 +135,7 @@ std::vector<Tensor> tensors(Trainer& trainer, const splitbrain::model::Model& ne
     const auto& values = trainer.parameters()[static_cast<size_t>(v)].values;
     for (size_t k = 0; k < values.size(); ++k, ++registered) {
       Tensor t;
-      t.name = net.layer(v).name + (k == 0 ? ".weight" : ".bias");
+      t.name = golden_name(net.layer(v).name, k, values.size());
       t.layer = v;
       t.values = splitbrain::exec::host_copy(
           trainer.device().host_link(), moments ? *trainer.optimizer().first_moments().at(registered) : *values[k]);
