@@ -15,7 +15,8 @@ ExportFormat parse_export_format(std::string_view name) {
   if (name == "megatron") return ExportFormat::megatron;
   if (name == "deepspeed") return ExportFormat::deepspeed;
   if (name == "torchrun") return ExportFormat::torchrun;
-  throw InputError(fmt::format("--export: '{}' is not a format (megatron, deepspeed, torchrun)", name));
+  if (name == "torchtitan") return ExportFormat::torchtitan;
+  throw InputError(fmt::format("--export: '{}' is not a format (megatron, deepspeed, torchrun, torchtitan)", name));
 }
 
 std::vector<ExportedFile> export_plan(ExportFormat format, const ExportRequest& request) {
@@ -27,6 +28,8 @@ std::vector<ExportedFile> export_plan(ExportFormat format, const ExportRequest& 
       return export_deepspeed(request, layout);
     case ExportFormat::torchrun:
       return export_torchrun(request, layout);
+    case ExportFormat::torchtitan:
+      return export_torchtitan(request, layout);
   }
   return {};
 }

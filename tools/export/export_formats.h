@@ -1,6 +1,7 @@
 #pragma once
 // Launch configurations for other trainers, written from a plan: Megatron-LM's pretrain_gpt.py
-// arguments, a DeepSpeed config, or a torchrun command for tools/torchrun_train.py. Each format
+// arguments, a DeepSpeed config, a torchrun command for tools/torchrun_train.py, or torchtitan's
+// train config TOML for a Llama 3 model. Each format
 // takes the plan's trainer_layout() and refuses (ExportRefusal, naming the part) what it cannot
 // run.
 
@@ -14,7 +15,7 @@
 
 namespace splitbrain::tools {
 
-enum class ExportFormat { megatron, deepspeed, torchrun };
+enum class ExportFormat { megatron, deepspeed, torchrun, torchtitan };
 
 // The --nearest flag of `plan --export` and `export`.
 inline constexpr const char* kNearestHelp =
@@ -23,7 +24,7 @@ inline constexpr const char* kNearestHelp =
     "transformer layer), write Megatron-LM's own form with the same data/tensor/pipeline sizes and note each "
     "difference, instead of refusing it";
 
-ExportFormat parse_export_format(std::string_view name);  // "megatron", "deepspeed", "torchrun"
+ExportFormat parse_export_format(std::string_view name);  // "megatron", "deepspeed", "torchrun", "torchtitan"
 
 struct ExportedFile {
   std::string name;  // within the export folder
@@ -53,6 +54,7 @@ void add_exported_files(OutputFiles& outputs, std::string_view flag, const std::
 std::vector<ExportedFile> export_megatron(const ExportRequest& request, const TrainerLayout& layout);
 std::vector<ExportedFile> export_deepspeed(const ExportRequest& request, const TrainerLayout& layout);
 std::vector<ExportedFile> export_torchrun(const ExportRequest& request, const TrainerLayout& layout);
+std::vector<ExportedFile> export_torchtitan(const ExportRequest& request, const TrainerLayout& layout);
 
 struct NodeLaunch {
   int nodes = 1;

@@ -44,14 +44,16 @@ void add_export_command(CLI::App& app) {
   auto options = std::make_shared<ExportOptions>();
   CLI::App* command = app.add_subcommand(
       "export",
-      "Write a plan file as a launch configuration for Megatron-LM, DeepSpeed or torchrun (exit 2 naming the "
+      "Write a plan file as a launch configuration for Megatron-LM, DeepSpeed, torchrun or torchtitan (exit 2 naming "
+      "the "
       "part a format cannot express)");
   command->add_option("--plan", options->plan_path, "Plan file")->type_name("FILE")->required();
   command
-      ->add_option("--format", options->format,
-                   "megatron: launch.sh for pretrain_gpt.py; deepspeed: ds_config.json "
-                   "and launch.sh; torchrun: launch.sh and torchrun_train.py (DDP)")
-      ->check(CLI::IsMember({"megatron", "deepspeed", "torchrun"}))
+      ->add_option(
+          "--format", options->format,
+          "megatron: launch.sh for pretrain_gpt.py; deepspeed: ds_config.json "
+          "and launch.sh; torchrun: launch.sh and torchrun_train.py (DDP); torchtitan: torchtitan.toml (Llama 3)")
+      ->check(CLI::IsMember({"megatron", "deepspeed", "torchrun", "torchtitan"}))
       ->type_name("FORMAT")
       ->required();
   command->add_option("-o,--output-dir", options->folder, "Folder to write the files into (made if missing)")

@@ -287,9 +287,10 @@ void add_plan_command(CLI::App& app) {
           ->add_option(
               "--export", options->export_format,
               "Write launch configurations of the best ranked plans: megatron (launch.sh for pretrain_gpt.py), "
-              "deepspeed (ds_config.json, launch.sh) or torchrun (launch.sh, torchrun_train.py: data "
-              "parallel GPTs); plans the format cannot express are skipped with the reason")
-          ->check(CLI::IsMember({"megatron", "deepspeed", "torchrun"}))
+              "deepspeed (ds_config.json, launch.sh), torchrun (launch.sh, torchrun_train.py: data "
+              "parallel GPTs) or torchtitan (torchtitan.toml: Llama 3); plans the format cannot express are "
+              "skipped with the reason")
+          ->check(CLI::IsMember({"megatron", "deepspeed", "torchrun", "torchtitan"}))
           ->type_name("FORMAT");
   auto* export_dir = command
                          ->add_option("--export-dir", options->export_dir,
