@@ -22,13 +22,20 @@ struct AttentionKept {
   int64_t bytes = 0;     // whatever the dtype (SavedForBackward::extra_bytes)
 };
 
-// For `attrs.heads` heads over `tokens` positions (the executor passes its local heads).
-constexpr AttentionKept attention_kept_per_sample(const SelfAttentionAttrs& attrs, int64_t tokens) {
-  const int64_t rows = attrs.heads * tokens;
+// For `attrs.heads` heads of `query_tokens` queries against `key_tokens` keys (the executor
+// passes its local heads; under context parallelism its share of the queries).
+constexpr AttentionKept attention_kept_per_sample(const SelfAttentionAttrs& attrs, int64_t key_tokens,
+                                                  int64_t query_tokens) {
+  const int64_t rows = attrs.heads * query_tokens;
   if (attrs.fused) return {.elements = 0, .bytes = rows * kAttentionRowStatisticBytes};
-  const int64_t scores = rows * tokens;
+  const int64_t scores = rows * key_tokens;
   if (attrs.dropout > 0.0) return {.elements = 2 * scores, .bytes = scores * kAttentionDropoutMaskBytes};
   return {.elements = scores, .bytes = 0};
+}
+
+// Every position's query against every key: `tokens` of each.
+constexpr AttentionKept attention_kept_per_sample(const SelfAttentionAttrs& attrs, int64_t tokens) {
+  return attention_kept_per_sample(attrs, tokens, tokens);
 }
 
 }  // namespace splitbrain::model

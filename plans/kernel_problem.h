@@ -94,7 +94,8 @@ struct LinearProblem {
 // local key/value heads of grouped-query attention, 0 for multi-head attention (as many as
 // heads), so a multi-head problem and its calibrated time keep their key; `rope` rotates q and k
 // by position first (model/op.h: the angle's base does not change the work); `fused` keeps only
-// the softmax statistics, and its backward computes the scores again.
+// the softmax statistics, and its backward computes the scores again. `queries` is a context-
+// parallel rank's block of query positions (against all seq keys), 0 for all of them.
 struct AttentionProblem {
   int64_t batch = 1;
   int64_t seq = 1;
@@ -104,8 +105,10 @@ struct AttentionProblem {
   int64_t kv_heads = 0;
   bool rope = false;
   bool fused = false;
+  int64_t queries = 0;
 
   int64_t kv_head_count() const { return kv_heads > 0 ? kv_heads : heads; }
+  int64_t query_rows() const { return queries > 0 ? queries : seq; }
 
   bool operator==(const AttentionProblem&) const = default;
 };

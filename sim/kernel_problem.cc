@@ -37,11 +37,12 @@ std::string problem_text(const LinearProblem& p) {
 }
 
 std::string problem_text(const AttentionProblem& p) {
-  // A multi-head problem (kv_heads 0) without rotation or fused memory keeps the key it had
-  // before any of them existed.
-  return fmt::format("attention n{} t{} heads{} d{}{}{}{}{}", p.batch, p.seq, p.heads, p.head_dim,
+  // A multi-head problem (kv_heads 0) without rotation, fused memory or a share of the queries
+  // keeps the key it had before any of them existed.
+  return fmt::format("attention n{} t{} heads{} d{}{}{}{}{}{}", p.batch, p.seq, p.heads, p.head_dim,
                      p.causal ? " causal" : "", p.kv_heads > 0 ? fmt::format(" kv{}", p.kv_heads) : "",
-                     p.rope ? " rope" : "", p.fused ? " fused" : "");
+                     p.rope ? " rope" : "", p.fused ? " fused" : "",
+                     p.queries > 0 ? fmt::format(" queries{}", p.queries) : "");
 }
 
 std::string problem_text(const LayerNormProblem& p) { return fmt::format("layernorm m{} k{}", p.rows, p.features); }

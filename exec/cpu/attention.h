@@ -9,7 +9,9 @@
 // its one k and v. The rotation is applied to those dense copies, and undone on dQ and dK.
 // With fused the caller keeps only each score row's log-sum-exp: forward writes the
 // probabilities into this object's scratch and the statistics into the kept buffer, backward
-// computes the scores again and makes the probabilities from them and the statistics.
+// computes the scores again and makes the probabilities from them and the statistics. Under
+// context parallelism (AttentionShape::queries) the products run this call's queries against
+// every key: the masked scores are computed and dropped as for one whole sequence.
 
 #include <cstddef>
 #include <cstdint>
@@ -32,17 +34,26 @@ class SelfAttentionKernel final : public kernels::SelfAttentionKernel {
 
  private:
   using Part = kernels::FusedPart;
+  // The global positions a part's dense rows hold: the queries', or every position's k and v.
+  struct Positions {
+    int64_t first = 0;
+    int64_t count = 0;
+  };
+  Positions positions_of(Part part) const;
   SelfAttentionKernel(CpuContext& context, const kernels::AttentionShape& shape,
                       const kernels::AttentionProducts& products);
   // Copies a part of every query head (a key or value: its group's) out of the fused rows into
-  // dense [N*heads, T, head_dim], rotated by position when the shape has rotary positions (q, k).
+  // dense [N*heads, rows, head_dim], rotated by position when the shape has rotary positions (q, k).
   void unpack(const float* qkv, Part part, float* dense) const;
-  // Writes dense per-query-head gradients into the part's columns of dqkv: dQ as is, dK and dV
-  // summed over each group's heads; dQ and dK turned back by the rotation first.
+  // Writes dense per-query-head gradients into the part's columns of dqkv: dQ as is (zeros at
+  // positions of other calls' queries), dK and dV summed over each group's heads; dQ and dK
+  // turned back by the rotation first.
   void pack_gradient(float* dense, Part part, float* dqkv) const;
-  // Turns every [head_dim] row of dense [N*heads, T, head_dim] by its position's angles:
-  // forward (+1) x cos + rotate_half(x) sin, or back (-1), the transpose, for gradients.
-  void rotate(float* dense, int direction) const;
+  // Turns every [head_dim] row of dense [N*heads, rows, head_dim] by its global position's
+  // angles: forward (+1) x cos + rotate_half(x) sin, or back (-1), the transpose, for gradients.
+  void rotate(float* dense, Positions rows, int direction) const;
+  // The keys score row r (of batch x heads x query rows) sees: up to its query's position when causal.
+  int64_t visible_keys(int64_t score_row) const;
   // The probabilities from the scores in place; with `log_sum_exp` also each row's log-sum-exp.
   void masked_softmax(float* scores, float* log_sum_exp) const;
   // Fused backward: the probabilities again from the scores in place, exp(S - L) row by row.

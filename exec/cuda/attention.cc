@@ -4,6 +4,7 @@
 #include "exec/cuda/grouped_heads_kernels.h"
 #include "exec/cuda/indexing_kernels.h"
 #include "exec/cuda/softmax_statistics_kernels.h"
+#include "exec/kernels/kernel_argument_error.h"
 #include "exec/kernels/shape_checks.h"
 #include "exec/cuda/cuda_kernel_factory.h"
 
@@ -17,9 +18,24 @@ std::size_t float_bytes(int64_t elements) { return static_cast<std::size_t>(elem
 
 }  // namespace
 
+namespace {
+
+// The device kernels (the causal mask, the head copies, the rotation) take every query of the
+// sequence: a call for a share of them (context parallelism) is refused rather than run wrong.
+const kernels::AttentionShape& whole_sequence(const kernels::AttentionShape& shape) {
+  if (kernels::checked(shape).query_rows() != shape.seq) {
+    throw kernels::KernelArgumentError(
+        "SelfAttentionKernel (CUDA): queries of a share of the sequence (context parallelism) are not built on "
+        "the GPU yet; the CPU backend runs them");
+  }
+  return shape;
+}
+
+}  // namespace
+
 SelfAttentionKernel::SelfAttentionKernel(CudaContext& context, const kernels::AttentionShape& shape)
     : context_(context),
-      shape_(kernels::checked(shape)),
+      shape_(whole_sequence(shape)),
       score_rows_(shape.batch * shape.heads * shape.seq, shape.seq, 1, 1),
       products_(kernels::attention_products(shape)) {
   const int64_t per_head = shape.batch * shape.heads * shape.seq * shape.head_dim;

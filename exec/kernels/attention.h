@@ -29,6 +29,15 @@ struct AttentionShape {
   int64_t kv_heads = 0;     // 0 = heads (multi-head attention)
   double rope_theta = 0.0;  // 0 = no rotary positions
   bool fused = false;       // keep the row statistics rather than the probabilities
+  // Context parallelism: this call's queries are the global positions [query_start, query_start +
+  // queries) of the seq positions whose keys and values it reads (0 queries: every position). The
+  // causal mask and the queries' rotation use those global positions; y, dy and the kept values
+  // have query_rows() rows; dqkv has all seq rows (q columns zero outside this call's queries, k
+  // and v columns this call's share of their gradient: a partial sum over the callers).
+  int64_t queries = 0;
+  int64_t query_start = 0;
+
+  constexpr int64_t query_rows() const { return queries > 0 ? queries : seq; }
 };
 
 // The three parts of a fused row a query head reads: its own q, and its group's k and v.
@@ -57,8 +66,8 @@ struct GroupedHeads {
   }
 };
 
-// The six batched products attention is made of, over the batch x heads [T, head_dim] blocks
-// of Q, K, V (scale = 1/sqrt(head_dim)), the same in every backend.
+// The six batched products attention is made of, over the batch x heads blocks of Q [queries,
+// head_dim] and K, V [T, head_dim] (scale = 1/sqrt(head_dim)), the same in every backend.
 struct AttentionProducts {
   BatchedMatmulShape scores;   // S = scale Q K^T
   BatchedMatmulShape context;  // O = P V
@@ -68,13 +77,13 @@ struct AttentionProducts {
   BatchedMatmulShape grad_k;   // dK = scale dS^T Q
 };
 // Throws KernelArgumentError ("SelfAttentionKernel: ...") unless every extent is positive, kv_heads
-// divides heads and head_dim is even under rotary positions.
+// divides heads, head_dim is even under rotary positions and the queries lie within seq.
 AttentionProducts attention_products(const AttentionShape& shape);
-// Floats of the probabilities: batch * heads * seq * seq.
-inline int64_t attention_probs_elements(const AttentionShape& s) { return s.batch * s.heads * s.seq * s.seq; }
+// Floats of the probabilities: batch * heads * query rows * seq.
+inline int64_t attention_probs_elements(const AttentionShape& s) { return s.batch * s.heads * s.query_rows() * s.seq; }
 // Floats forward keeps for backward: the probabilities, or with fused a log-sum-exp per score row.
 inline int64_t attention_kept_elements(const AttentionShape& s) {
-  return s.fused ? s.batch * s.heads * s.seq : attention_probs_elements(s);
+  return s.fused ? s.batch * s.heads * s.query_rows() : attention_probs_elements(s);
 }
 
 class SelfAttentionKernel {

@@ -102,6 +102,9 @@ const AttentionShape& checked(const AttentionShape& s) {
           "kv_heads " + std::to_string(s.kv_heads) + " must divide heads " + std::to_string(s.heads));
   require(s.rope_theta >= 0.0 && (s.rope_theta == 0.0 || s.head_dim % 2 == 0), "SelfAttentionKernel",
           "rope_theta must be >= 0, and head_dim even to rotate its halves");
+  require(s.queries >= 0 && s.query_start >= 0 && s.query_start + s.query_rows() <= s.seq, "SelfAttentionKernel",
+          "queries " + std::to_string(s.queries) + " from position " + std::to_string(s.query_start) +
+              " must lie within the " + std::to_string(s.seq) + " positions");
   return s;
 }
 

@@ -1,10 +1,12 @@
 // Self-attention on the local block, multi-head or grouped-query, with optional rotary
-// positions. The rules allow the batch and `out` (the heads, whole key/value groups at a time):
-// the fused q|k|v features are group-major, so this rank's contiguous block of them is whole
-// groups, and attention never mixes groups or samples; the sequence stays whole on every rank
-// (rotary positions count from its start). What it keeps for backward (the probabilities, or
-// with fused each score row's log-sum-exp) is sized by model/attention_kept.h, as the memory
-// walk sizes it.
+// positions. The rules allow the batch, `out` (the heads, whole key/value groups at a time: the
+// fused q|k|v features are group-major, so this rank's contiguous block of them is whole groups,
+// and attention never mixes groups or samples) and `spatial` (context parallelism: the input
+// comes whole over the sequence, the output holds this rank's block of positions, so the kernel
+// runs those queries, at their global positions, against every key; its input gradient is this
+// rank's share, summed over the split by the redistribution after it). What it keeps for
+// backward (the probabilities, or with fused each score row's log-sum-exp) is sized by
+// model/attention_kept.h, as the memory walk sizes it.
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -65,7 +67,8 @@ std::unique_ptr<LayerOp> make_self_attention_op(kernels::KernelFactory& factory,
   const int64_t head_dim = global_width / a.heads;
   const int64_t group = a.heads / a.kv_head_count();  // query heads per key/value head
   const int64_t local_heads = local_width / head_dim;
-  if (x.size() != 3 || op.output_global_shape[1] != x[1] || local_width % head_dim != 0 || local_heads % group != 0 ||
+  if (x.size() != 3 || op.output_global_shape[1] != x[1] || op.output_shape.size() != 3 ||
+      local_width % head_dim != 0 || local_heads % group != 0 ||
       x[2] != (local_heads + 2 * (local_heads / group)) * head_dim) {
     throw std::logic_error(
         fmt::format("layer '{}': local input [{}] does not hold whole groups of {} heads of width {}", layer.name,
@@ -80,10 +83,14 @@ std::unique_ptr<LayerOp> make_self_attention_op(kernels::KernelFactory& factory,
   shape.kv_heads = local_heads / group;
   shape.rope_theta = a.rope_theta;
   shape.fused = a.fused;
-  // The model unit's count for this rank's heads, in the executor's fp32.
+  if (op.output_shape[1] != x[1]) {  // this rank's block of the queries
+    shape.queries = op.output_shape[1];
+    shape.query_start = op.output_offset.at(1);
+  }
+  // The model unit's count for this rank's heads and queries, in the executor's fp32.
   model::SelfAttentionAttrs local = a;
   local.heads = local_heads;
-  const model::AttentionKept kept = model::attention_kept_per_sample(local, shape.seq);
+  const model::AttentionKept kept = model::attention_kept_per_sample(local, shape.seq, shape.query_rows());
   const int64_t kept_bytes = shape.batch * (kept.elements * static_cast<int64_t>(sizeof(float)) + kept.bytes);
   auto kernel = factory.make_self_attention(shape);
   if (kept_bytes != kernel->kept_elements() * static_cast<int64_t>(sizeof(float))) {

@@ -1,4 +1,5 @@
-// self_attention: batch, and heads (out), whole key/value groups at a time.
+// self_attention: batch, heads (out), whole key/value groups at a time, and the queries' positions
+// (spatial: context parallelism).
 
 #include <fmt/format.h>
 
@@ -14,6 +15,13 @@ namespace {
 // are those groups' query heads: splitting `out` splits the groups. A split that does not divide
 // the key/value heads would need each rank to hold copies of shared k and v (Megatron-LM
 // replicates them when the tensor-parallel size exceeds the groups); that is not built.
+//
+// Context parallelism (`spatial`): each rank computes the queries of its block of positions
+// against every key and value. Its input is whole over the sequence, so the redistribution
+// before it all-gathers the fused q|k|v over the split (q included, which the rank needs only
+// in part); its output is its block of positions. Its input gradient is dQ at its own positions
+// and its queries' share of dK and dV at every position: a partial sum over the split, which the
+// redistribution after backward reduce-scatters onto the producer's sequence split.
 void layouts(const RuleContext& rule, const LayoutRequest& request, LayerLayouts& out) {
   using R = ShardRole;
   const auto& attention = rule.layer().attr<model::SelfAttentionAttrs>();
@@ -24,10 +32,15 @@ void layouts(const RuleContext& rule, const LayoutRequest& request, LayerLayouts
                                   kv_heads, attention.heads, rule.ways(R::out)));
   }
   out.inputs.push_back(rule.layout(request.input_shapes[0], {{R::batch, 0}, {R::out, 2}}));
-  out.output = rule.layout(request.output_shape, {{R::batch, 0}, {R::out, 2}});
+  out.output = rule.layout(request.output_shape, {{R::batch, 0}, {R::out, 2}, {R::spatial, 1}});
+  if (rule.splits(R::spatial))
+    out.input_gradients.push_back(rule.layout(request.input_shapes[0], {{R::batch, 0}, {R::out, 2}}, {R::spatial}));
 }
 
 // The executor runs attention without dropout on its probabilities: no problem for one with it.
+// Under context parallelism the problem is a block of the queries against every key; the dense
+// products cost the same on every rank of the split, wherever its block lies (the causal mask
+// drops scores after computing them), so the problem holds no position.
 std::optional<KernelProblem> kernel_problem(const KernelProblemRequest& request) {
   const auto& attention = request.layer.attr<model::SelfAttentionAttrs>();
   const std::vector<int64_t>& x = request.local_input;
@@ -40,6 +53,7 @@ std::optional<KernelProblem> kernel_problem(const KernelProblemRequest& request)
   const int64_t group = attention.heads / attention.kv_head_count();  // query heads per kv head
   if (group <= 0 || local_heads % group != 0) return std::nullopt;
   AttentionProblem problem{x[0], x[1], local_heads, head_dim, attention.causal};
+  if (y[1] != x[1]) problem.queries = y[1];
   if (group > 1) problem.kv_heads = local_heads / group;  // multi-head attention keeps 0
   problem.rope = attention.rope_theta > 0.0;
   problem.fused = attention.fused;
@@ -48,6 +62,6 @@ std::optional<KernelProblem> kernel_problem(const KernelProblemRequest& request)
 
 }  // namespace
 
-const OpRules self_attention = {model::OpKind::self_attention, batch_or_out, layouts, kernel_problem};
+const OpRules self_attention = {model::OpKind::self_attention, any_role_but_in, layouts, kernel_problem};
 
 }  // namespace splitbrain::plans::op_rules_of

@@ -29,8 +29,9 @@ TEST(OpRules, RolesFollowWhatEachOpComputes) {
   EXPECT_TRUE(op_rules(OpKind::relu).role_allowed(ShardRole::spatial));
   EXPECT_FALSE(op_rules(OpKind::layernorm).role_allowed(ShardRole::out));  // it normalises the features
   EXPECT_TRUE(op_rules(OpKind::layernorm).role_allowed(ShardRole::spatial));
-  EXPECT_TRUE(op_rules(OpKind::self_attention).role_allowed(ShardRole::out));  // heads
-  EXPECT_FALSE(op_rules(OpKind::self_attention).role_allowed(ShardRole::spatial));
+  EXPECT_TRUE(op_rules(OpKind::self_attention).role_allowed(ShardRole::out));      // heads
+  EXPECT_TRUE(op_rules(OpKind::self_attention).role_allowed(ShardRole::spatial));  // context parallelism
+  EXPECT_FALSE(op_rules(OpKind::self_attention).role_allowed(ShardRole::in));
   EXPECT_FALSE(op_rules(OpKind::matmul).role_allowed(ShardRole::out));
 }
 

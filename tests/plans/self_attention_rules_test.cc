@@ -1,6 +1,8 @@
 // self_attention's sharding rules with grouped-query attention: a tensor-parallel split (`out`)
 // takes whole key/value groups, so it must divide kv_heads (replicating k and v is not built),
-// and the kernel problem carries the local key/value heads and the rotation.
+// and the kernel problem carries the local key/value heads and the rotation. Context parallelism
+// (`spatial`): the queries' positions split, the fused input gathered whole over them and its
+// gradient reduce-scattered back.
 
 #include <gtest/gtest.h>
 
@@ -12,6 +14,7 @@
 #include "plans/op_rules.h"
 #include "plans/op_sharding.h"
 #include "plans/plan_error.h"
+#include "plans/redistribution.h"
 
 namespace splitbrain::plans {
 namespace {
@@ -96,6 +99,50 @@ TEST(SelfAttentionRules, KernelProblemCarriesLocalKvHeadsAndRotation) {
   AttentionProblem expected{2, 6, 2, kHeadDim, true, 1, true};
   expected.fused = true;
   EXPECT_EQ(std::get<AttentionProblem>(*kernel_problem(fused, attn, f, kMesh, 4)), expected);
+}
+
+TEST(SelfAttentionRules, ContextParallelSplitsTheQueriesAndGathersTheKeys) {
+  // 8 heads over 2 kv heads on 6 positions; the batch over `data`, the positions over `model`
+  // (a context axis of 2: 3 queries each).
+  const model::Model net = attention_model(2, 10000.0);
+  const int attn = net.find("attn");
+  const Mesh mesh({{"data", 2}, {"model", 2}});
+  const LayerSharding context{{kData}, {}, {}, {kModel}};
+  const LayerLayouts l = layer_layouts(net, attn, context, mesh, 4, DType::fp32);
+  EXPECT_EQ(l.inputs[0], (TensorLayout{{{kData}, {}, {}}, {}}));
+  EXPECT_EQ(l.output, (TensorLayout{{{kData}, {kModel}, {}}, {}}));
+  ASSERT_EQ(l.input_gradients.size(), 1u);
+  EXPECT_EQ(l.input_gradients[0], (TensorLayout{{{kData}, {}, {}}, {kModel}}));
+  EXPECT_DOUBLE_EQ(l.work_fraction, 0.25);
+  AttentionProblem expected{2, 6, 8, kHeadDim, true, 2, true};
+  expected.queries = 3;
+  EXPECT_EQ(std::get<AttentionProblem>(*kernel_problem(net, attn, l, mesh, 4)), expected);
+
+  // The fused q|k|v [4, 6, 48] of the sequence-split projection: gathered whole over the context
+  // axis before attention (2 samples x 6 positions x 48 floats = 2,304 bytes gathered), its
+  // gradient reduce-scattered back (each rank's whole-sequence share: 2,304 bytes in).
+  const std::vector<int64_t> qkv = {4, 6, 48};
+  const LayerLayouts projection = layer_layouts(net, net.find("qkv"), context, mesh, 4, DType::fp32);
+  const std::vector<Collective> gather = redistribute(projection.output, l.inputs[0], mesh, qkv, 4);
+  ASSERT_EQ(gather.size(), 1u);
+  EXPECT_EQ(gather[0].kind, CollectiveKind::all_gather);
+  EXPECT_EQ(gather[0].axes, std::vector<int>{kModel});
+  EXPECT_EQ(gather[0].dim, 1);
+  EXPECT_EQ(gather[0].buffer_bytes, 2 * 6 * 48 * 4);
+  const std::vector<Collective> scatter =
+      redistribute(l.input_gradients[0], gradient_layout(projection.output), mesh, qkv, 4);
+  ASSERT_EQ(scatter.size(), 1u);
+  EXPECT_EQ(scatter[0].kind, CollectiveKind::reduce_scatter);
+  EXPECT_EQ(scatter[0].axes, std::vector<int>{kModel});
+  EXPECT_EQ(scatter[0].dim, 1);
+  EXPECT_EQ(scatter[0].buffer_bytes, 2 * 6 * 48 * 4);
+}
+
+TEST(SelfAttentionRules, ContextParallelSplitMustDivideThePositions) {
+  // 6 positions over 4 ranks.
+  const model::Model net = attention_model(2);
+  EXPECT_THROW(layer_layouts(net, net.find("attn"), LayerSharding{{}, {}, {}, {kModel}}, kMesh, 4, DType::fp32),
+               PlanError);
 }
 
 }  // namespace

@@ -180,13 +180,15 @@ class ProblemTimer {
   sim::Device::MeasuredKernel operator()(const sim::AttentionProblem& problem) {
     // Llama's base stands for any rotation: the angles' base does not change the work.
     constexpr double kRopeTheta = 10000.0;
-    const auto kernel = kernels_.factory->make_self_attention({problem.batch, problem.seq, problem.heads,
-                                                               problem.head_dim, problem.causal, problem.kv_heads,
-                                                               problem.rope ? kRopeTheta : 0.0, problem.fused});
+    // A share of the queries is timed as the last block of positions (any block runs the same
+    // products; the last one sees the most keys in the causal softmax's loops).
+    const auto kernel = kernels_.factory->make_self_attention(
+        {problem.batch, problem.seq, problem.heads, problem.head_dim, problem.causal, problem.kv_heads,
+         problem.rope ? kRopeTheta : 0.0, problem.fused, problem.queries, problem.seq - problem.query_rows()});
     const int64_t width = problem.heads * problem.head_dim;
     const int64_t qkv_elements =
         problem.batch * problem.seq * (problem.heads + 2 * problem.kv_head_count()) * problem.head_dim;
-    const int64_t y_elements = problem.batch * problem.seq * width;
+    const int64_t y_elements = problem.batch * problem.query_rows() * width;
     float* qkv = filled(qkv_elements, 0.5f);
     float* y = filled(y_elements, 0.0f);
     float* kept = filled(kernel->kept_elements(), 0.0f);  // the probabilities or the row statistics

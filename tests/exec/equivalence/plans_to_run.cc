@@ -5,6 +5,8 @@
 #include <string>
 
 #include "plans/compiled_plan.h"
+#include "plans/op_sharding.h"
+#include "plans/plan_error.h"
 #include "plans/sequence_parallel.h"
 #include "tests/plans/interleaved_variant.h"
 
@@ -38,6 +40,37 @@ std::optional<plans::Plan> sequence_parallel_variant(const std::vector<plans::Pl
   for (const plans::Plan& plan : plans) {
     if (plan.zero_stage != 0 || plan.recompute_activations || plan.recompute_attention) continue;
     if (std::optional<plans::Plan> variant = plans::with_sequence_parallelism(plan)) return variant;
+  }
+  return std::nullopt;
+}
+
+// Context parallelism on the data-parallel plan: every layer's sequence (attention's queries
+// included) split over a `context` axis of 2, the batch over `data` on the other ranks, for models
+// with attention. None for an odd world, or a model some layer of which cannot split positions.
+std::optional<plans::Plan> context_parallel_variant(const std::vector<plans::Plan>& plans) {
+  for (const plans::Plan& plan : plans) {
+    if (!plan.family.starts_with("data-parallel") || plan.pipe_axis >= 0) continue;
+    const int ranks = plan.mesh.rank_count();
+    const auto& layers = plan.model->layers();
+    if (ranks % 2 != 0 || std::none_of(layers.begin(), layers.end(),
+                                       [](const model::Layer& l) { return l.kind == model::OpKind::self_attention; })) {
+      return std::nullopt;
+    }
+    plans::Plan variant = plan;
+    variant.mesh = plans::Mesh({{"data", ranks / 2}, {"context", 2}});
+    for (size_t v = 0; v < layers.size(); ++v) {
+      plans::LayerSharding sharding;
+      sharding.batch = {0};
+      if (plans::role_allowed(layers[v], plans::ShardRole::spatial)) sharding.spatial = {1};
+      variant.layers[v] = sharding;
+    }
+    variant.family = "context-parallel 2";
+    try {
+      plans::compile_plan(variant);
+    } catch (const plans::PlanError&) {
+      return std::nullopt;
+    }
+    return variant;
   }
   return std::nullopt;
 }
@@ -126,6 +159,13 @@ std::vector<plans::Plan> plans_to_run(const std::vector<sim::PricedPlan>& planne
   }
   if (std::optional<plans::Plan> shared = shared_reader_variant(out)) out.push_back(*shared);
   if (std::optional<plans::Plan> sequence = sequence_parallel_variant(out)) out.push_back(*sequence);
+  if (std::optional<plans::Plan> context = context_parallel_variant(bases)) {
+    out.push_back(*context);
+    plans::Plan recompute = *context;
+    recompute.recompute_activations = true;
+    recompute.family += " +recompute";
+    out.push_back(recompute);
+  }
   // Interleaved 1F1B: each 1F1B pipeline re-cut into two
   // chunks per stage, alone, with recompute and with ZeRO 3 where gradients sync over a group.
   for (const plans::Plan& plan : bases) {
