@@ -19,6 +19,9 @@
 // --golden FILE): token sequences (exec/data/token_sequences.h) in place of the image formula,
 // and the output head tied to the token embedding (the table's gradient is the sum of both uses);
 // and the small Llama of tools/pytorch_golden_llama.py (llama_golden.json) on the same sequences.
+// With --context N (under mpirun -np N) every layer splits the sequence over a `context` axis of N
+// ranks, attention's queries included (context parallelism): the parameters stay whole on every
+// rank, so the same checks apply on each.
 
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -41,6 +44,7 @@
 #include "exec/data/token_sequences.h"
 #include "exec/runtime/batch_source.h"
 #include "exec/runtime/trainer.h"
+#include "plans/op_sharding.h"
 #include "plans/plan_builder.h"
 #include "tests/support/test_plans.h"
 
@@ -54,6 +58,7 @@ constexpr double kRelative = 1e-4;  // fp32 against fp32: different kernels, dif
 constexpr double kAbsolute = 1e-6;  // floor for values near zero (cancellation in a sum)
 
 std::string golden_path = SPLITBRAIN_GOLDEN_FILE;  // --golden FILE
+int context_ranks = 1;                             // --context N
 
 Json load_golden() {
   std::ifstream in(golden_path);
@@ -100,12 +105,24 @@ class TokenBatch final : public BatchSource {
   splitbrain::exec::data::TokenSequences sequences_;
 };
 
-// A 1-rank data-parallel plan of the golden file's model with the golden file's batch and SGD settings.
+// Every layer that can split its positions does, over the mesh's one axis; the rest replicate.
+splitbrain::plans::LayerSharding sequence_on_first_axis(const splitbrain::model::Layer& layer) {
+  splitbrain::plans::LayerSharding sharding;
+  if (splitbrain::plans::role_allowed(layer, splitbrain::plans::ShardRole::spatial)) sharding.spatial = {0};
+  return sharding;
+}
+
+// A plan of the golden file's model with the golden file's batch and SGD settings: data parallel
+// on 1 rank, or the sequence split over `context_ranks`.
 splitbrain::plans::Plan golden_plan(const Json& golden) {
   using splitbrain::plans::LayerSharding;
-  splitbrain::plans::Plan plan = splitbrain::plans::build_plan(
-      golden.at("model").get<std::string>(), splitbrain::plans::Mesh({{"data", 1}}), golden.at("batch").get<int64_t>(),
-      splitbrain::testing_support::batch_on_first_axis);
+  const std::string model = golden.at("model").get<std::string>();
+  const int64_t batch = golden.at("batch").get<int64_t>();
+  splitbrain::plans::Plan plan =
+      context_ranks > 1 ? splitbrain::plans::build_plan(model, splitbrain::plans::Mesh({{"context", context_ranks}}),
+                                                        batch, sequence_on_first_axis)
+                        : splitbrain::plans::build_plan(model, splitbrain::plans::Mesh({{"data", 1}}), batch,
+                                                        splitbrain::testing_support::batch_on_first_axis);
   plan.optimizer.kind = splitbrain::plans::OptimizerKind::sgd_momentum;
   plan.optimizer.learning_rate = golden.at("learning_rate").get<double>();
   plan.optimizer.momentum = golden.at("momentum").get<double>();
@@ -268,6 +285,7 @@ int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::string(argv[i]) == "--golden") golden_path = argv[i + 1];
+    if (std::string(argv[i]) == "--context") context_ranks = std::stoi(argv[i + 1]);
   }
   const int failed = RUN_ALL_TESTS();
   return failed;
