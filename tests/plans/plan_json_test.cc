@@ -239,7 +239,7 @@ TEST(PlanJson, ExamplePlansLoadAndRoundTrip) {
     expect_same_plan(plan, load_plan_file(copy));
     ++count;
   }
-  EXPECT_EQ(count, 7);
+  EXPECT_EQ(count, 8);
 }
 
 TEST(PlanJson, ExamplePlansSayWhatTheirNamesSay) {
@@ -270,6 +270,10 @@ TEST(PlanJson, ExamplePlansSayWhatTheirNamesSay) {
   const Plan spatial = load_plan_file(kExamples / "resnet18-spatial-2.json");
   EXPECT_TRUE(sharding_of(spatial, "layer1.0.relu1") == shard({}, {}, {}, {0}));
   EXPECT_TRUE(sharding_of(spatial, "layer2.0.conv1") == shard({0}));  // stride 2
+
+  // Attention inherits the sequence split of its q|k|v projection: context parallelism.
+  const Plan context = load_plan_file(kExamples / "llama-tiny-context-parallel-4.json");
+  EXPECT_TRUE(sharding_of(context, "h1.attention.core") == shard({0}, {}, {}, {1}));
 }
 
 TEST(PlanJson, RelativeModelPathIsRelativeToThePlanFile) {
