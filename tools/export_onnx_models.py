@@ -15,6 +15,13 @@ Writes into OUTPUT_DIR, with torch.onnx.export at opset 17, nothing downloaded:
                  transposed copy of the token table, the positions a folded [T, D] table
   unsupported.onnx  a linear layer then torch.sin (ONNX Sin, node '/Sin'), which the importer
                  refuses by name
+  llama.onnx     the small Llama of tools/pytorch_golden_llama.py (the zoo's MODEL there: 2 blocks,
+                 width 64, 4 query heads over 2 key/value heads, rotary base 10000, SwiGLU 96 wide,
+                 RMSNorm, untied head) written as Hugging Face's LlamaForCausalLM writes it:
+                 LlamaRMSNorm (pow, mean, rsqrt), q/k/v/o projections, rotate-half rotary
+                 embedding from cos and sin buffers, repeat_kv by expand, silu(gate) * up
+  llama-rope-in-graph.onnx  the same Llama with the cos and sin tables computed in the forward
+                 pass (the tracer stores them as Constant nodes, read as the buffers are)
 
 The nets are exported in training mode, the graph a training step runs: batchnorm keeps its
 batch statistics and dropout stays in the graph (eval mode would fold batchnorm into the
@@ -45,6 +52,7 @@ except ImportError as missing:
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pytorch_golden_gpt as golden  # noqa: E402  (the tiny GPT's sizes and attention layout)
+import pytorch_golden_llama as llama_sizes  # noqa: E402  (the small Llama's sizes)
 
 OPSET = 17
 IMAGE_BATCH = 2
@@ -132,6 +140,100 @@ class LambdaModule(torch.nn.Module):
         return self.function(x)
 
 
+class LlamaRmsNorm(torch.nn.Module):
+    """Hugging Face's LlamaRMSNorm: x / sqrt(mean(x^2) + eps) times a weight."""
+
+    def __init__(self, hidden):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.ones(hidden))
+
+    def forward(self, x):
+        variance = x.pow(2).mean(-1, keepdim=True)
+        return self.weight * (x * torch.rsqrt(variance + llama_sizes.EPSILON))
+
+
+def rotary_tables():
+    """cos and sin [T, head_dim] of Hugging Face's rotary embedding (the frequencies twice)."""
+    head_dim = llama_sizes.HEAD_DIM
+    inverse = 1.0 / (llama_sizes.ROPE_THETA ** (torch.arange(0, head_dim, 2).float() / head_dim))
+    angles = torch.outer(torch.arange(llama_sizes.SEQ).float(), inverse)
+    both = torch.cat((angles, angles), dim=-1)
+    return both.cos(), both.sin()
+
+
+def rotate_half(x):
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+class LlamaAttention(torch.nn.Module):
+    """Hugging Face's LlamaAttention: q, k, v projections, rotary positions, k and v heads
+    repeated for their query heads (repeat_kv), causal attention, the output projection."""
+
+    def __init__(self):
+        super().__init__()
+        hidden, head_dim = llama_sizes.HIDDEN, llama_sizes.HEAD_DIM
+        self.q_proj = torch.nn.Linear(hidden, llama_sizes.HEADS * head_dim, bias=False)
+        self.k_proj = torch.nn.Linear(hidden, llama_sizes.KV_HEADS * head_dim, bias=False)
+        self.v_proj = torch.nn.Linear(hidden, llama_sizes.KV_HEADS * head_dim, bias=False)
+        self.o_proj = torch.nn.Linear(llama_sizes.HEADS * head_dim, hidden, bias=False)
+
+    def forward(self, x, cos, sin):
+        batch, tokens, _ = x.shape
+        heads, kv_heads, head_dim = llama_sizes.HEADS, llama_sizes.KV_HEADS, llama_sizes.HEAD_DIM
+        q = self.q_proj(x).view(batch, tokens, heads, head_dim).transpose(1, 2)
+        k = self.k_proj(x).view(batch, tokens, kv_heads, head_dim).transpose(1, 2)
+        v = self.v_proj(x).view(batch, tokens, kv_heads, head_dim).transpose(1, 2)
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        group = heads // kv_heads
+        k = k[:, :, None].expand(batch, kv_heads, group, tokens, head_dim).reshape(batch, heads, tokens, head_dim)
+        v = v[:, :, None].expand(batch, kv_heads, group, tokens, head_dim).reshape(batch, heads, tokens, head_dim)
+        scores = (q @ k.transpose(2, 3)) / math.sqrt(head_dim)
+        mask = torch.full((tokens, tokens), float("-inf")).triu(1)
+        probabilities = F.softmax(scores + mask, dim=-1)
+        return self.o_proj((probabilities @ v).transpose(1, 2).reshape(batch, tokens, heads * head_dim))
+
+
+class TinyHfLlama(torch.nn.Module):
+    """The zoo's small Llama as Hugging Face's LlamaForCausalLM: embed_tokens, decoder layers
+    (input_layernorm, self_attn, post_attention_layernorm, mlp with gate/up/down projections),
+    norm, an untied lm_head. rope "buffers" keeps cos and sin as buffers (stored tensors in
+    ONNX); "in_graph" computes them in forward."""
+
+    def __init__(self, rope="buffers"):
+        super().__init__()
+        hidden, ffn = llama_sizes.HIDDEN, llama_sizes.FFN
+        self.rope = rope
+        self.embed_tokens = torch.nn.Embedding(llama_sizes.VOCAB, hidden)
+        self.layers = torch.nn.ModuleList()
+        for _ in range(llama_sizes.LAYERS):
+            layer = torch.nn.Module()
+            layer.input_layernorm = LlamaRmsNorm(hidden)
+            layer.self_attn = LlamaAttention()
+            layer.post_attention_layernorm = LlamaRmsNorm(hidden)
+            layer.mlp = torch.nn.Module()
+            layer.mlp.gate_proj = torch.nn.Linear(hidden, ffn, bias=False)
+            layer.mlp.up_proj = torch.nn.Linear(hidden, ffn, bias=False)
+            layer.mlp.down_proj = torch.nn.Linear(ffn, hidden, bias=False)
+            self.layers.append(layer)
+        self.norm = LlamaRmsNorm(hidden)
+        self.lm_head = torch.nn.Linear(hidden, llama_sizes.VOCAB, bias=False)
+        cos, sin = rotary_tables()
+        self.register_buffer("cos", cos)
+        self.register_buffer("sin", sin)
+
+    def forward(self, tokens):
+        cos, sin = rotary_tables() if self.rope == "in_graph" else (self.cos, self.sin)
+        x = self.embed_tokens(tokens)
+        for layer in self.layers:
+            x = x + layer.self_attn(layer.input_layernorm(x), cos, sin)
+            mlp = layer.mlp
+            h = layer.post_attention_layernorm(x)
+            x = x + mlp.down_proj(F.silu(mlp.gate_proj(h)) * mlp.up_proj(h))
+        return self.lm_head(self.norm(x))
+
+
 class SineNet(torch.nn.Module):
     """A net with an op the importer does not map."""
 
@@ -169,6 +271,9 @@ def main():
     export(TinyGpt("separate"), tokens, os.path.join(output_dir, "gpt-separate-qkv.onnx"))
     export(TinyGpt(), tokens, os.path.join(output_dir, "gpt-folded.onnx"), constant_folding=True)
     export(SineNet(), torch.randn(IMAGE_BATCH, 8), os.path.join(output_dir, "unsupported.onnx"))
+    llama_tokens = torch.randint(0, llama_sizes.VOCAB, (llama_sizes.BATCH, llama_sizes.SEQ))
+    export(TinyHfLlama(), llama_tokens, os.path.join(output_dir, "llama.onnx"))
+    export(TinyHfLlama("in_graph"), llama_tokens, os.path.join(output_dir, "llama-rope-in-graph.onnx"))
     return 0
 
 

@@ -101,6 +101,15 @@ void NodeMapper::map_region(const NodeRegion& region) {
     state_.add_layer(named, OpKind::gelu, NoAttrs{}, inputs, region.output);
     return;
   }
+  if (region.kind == OpKind::rms_norm) {
+    state_.add_layer(named, OpKind::rms_norm, region.rms_norm, inputs, region.output);
+    return;
+  }
+  if (region.kind == OpKind::swiglu) {
+    inputs.push_back(state_.layer_for(region.second_input, named));
+    state_.add_layer(named, OpKind::swiglu, NoAttrs{}, inputs, region.output);
+    return;
+  }
   if (region.fused_projection) {
     const onnx::NodeProto& first = graph_.node(region.projection_named_after);
     inputs = {state_.add_extra_layer(first.name().empty() ? first.output(0) : first.name(), OpKind::linear,

@@ -7,7 +7,13 @@
 //    non-constant input is x;
 //  - self-attention: a Softmax between two MatMuls with no weights, with the Reshape, Transpose,
 //    Gather/Split, scaling and causal mask around it, reading one fused q|k|v tensor or three
-//    projections (linear layers of equal size) of one tensor.
+//    projections (linear layers) of one tensor: of equal size, or, grouped-query attention, k and
+//    v narrower than q (Hugging Face Llama's repeat_kv: Unsqueeze, Expand, Reshape); rotary
+//    positions inside it as Hugging Face's rotate-half (Slice, Neg, Concat) times stored cos and
+//    sin tables, its base read back from them;
+//  - RMSNorm as Hugging Face Llama's LlamaRMSNorm exports at opset 17: Pow(x, 2), ReduceMean
+//    over the last axis, Add(eps), Sqrt, Div(1, .) or Reciprocal, Mul(x, .), Mul(weight, .);
+//  - SwiGLU: silu(gate) * up with silu as Sigmoid(gate) * gate (opset 17 has no SiLU op).
 
 #include <cstdint>
 #include <optional>
@@ -21,12 +27,14 @@
 namespace splitbrain::model::onnx_import {
 
 struct NodeRegion {
-  OpKind kind = OpKind::gelu;  // gelu or self_attention
-  std::string input;           // the one tensor the region reads
+  OpKind kind = OpKind::gelu;  // gelu, self_attention, rms_norm or swiglu
+  std::string input;           // the one tensor the region reads (swiglu: the gate)
+  std::string second_input;    // swiglu: the up projection
   std::string output;          // the one tensor it gives to the rest of the graph
   std::vector<int> nodes;      // the nodes it covers
   int named_after = -1;        // the node whose name the layer takes (Erf/Tanh, Softmax)
   SelfAttentionAttrs attention;
+  RmsNormAttrs rms_norm;
   // Attention whose q, k and v are three projections of one tensor (`input`): imported as one
   // linear layer giving q|k|v (the same parameters and FLOPs), named after the first of them.
   std::optional<LinearAttrs> fused_projection;

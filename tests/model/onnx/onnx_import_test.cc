@@ -111,6 +111,49 @@ TEST(OnnxImport, ConstantFoldedGptMatchesTheZoo) {
   expect_tiny_gpt(import_onnx_model(exported("gpt-folded.onnx")));
 }
 
+// The small Llama of tools/pytorch_golden_llama.py written as Hugging Face's LlamaForCausalLM.
+// Imported attention keeps its probabilities (the zoo's fused=0).
+constexpr const char* kSmallLlama =
+    "llama:layers=2,hidden=64,heads=4,kv_heads=2,ffn=96,seq=16,vocab=96,rope_theta=10000,fused=0";
+
+// LlamaRMSNorm became rms_norm (eps 1e-5), q/k/v one fused projection before grouped-query
+// attention with rotary base 10000, silu(gate) * up one swiglu: the zoo's layers, parameters,
+// FLOPs and activation bytes.
+void expect_small_llama(const Model& net) {
+  const Model zoo = build_zoo_model(kSmallLlama);
+  EXPECT_EQ(net.parameter_count(), zoo.parameter_count());
+  expect_same_figures(net, zoo);
+  int attention_layers = 0;
+  for (const Layer& layer : net.layers()) {
+    if (layer.kind == OpKind::self_attention) {
+      ++attention_layers;
+      const auto& a = layer.attr<SelfAttentionAttrs>();
+      EXPECT_EQ(a.heads, 4);
+      EXPECT_EQ(a.kv_head_count(), 2);
+      EXPECT_EQ(a.rope_theta, 10000.0);
+      EXPECT_TRUE(a.causal);
+    }
+    if (layer.kind == OpKind::rms_norm) {
+      EXPECT_EQ(layer.attr<RmsNormAttrs>().epsilon, 1e-5) << layer.name;
+    }
+    if (layer.kind == OpKind::linear) {
+      EXPECT_TRUE(layer.attr<LinearAttrs>().tied_to.empty()) << layer.name;
+    }
+  }
+  EXPECT_EQ(attention_layers, 2);
+}
+
+TEST(OnnxImport, HuggingFaceStyleLlamaMatchesTheZoo) {
+  SKIP_WITHOUT_EXPORT("llama.onnx");
+  expect_small_llama(import_onnx_model(exported("llama.onnx")));
+}
+
+// The cos and sin tables computed in forward: the tracer stores them as Constant nodes.
+TEST(OnnxImport, LlamaWithRotaryTablesComputedInForwardMatchesTheZoo) {
+  SKIP_WITHOUT_EXPORT("llama-rope-in-graph.onnx");
+  expect_small_llama(import_onnx_model(exported("llama-rope-in-graph.onnx")));
+}
+
 TEST(OnnxImport, ResolveModelReadsOnnxOnceRegistered) {
   SKIP_WITHOUT_EXPORT("resnet18.onnx");
   register_onnx_model_reader();

@@ -72,6 +72,18 @@ TEST(OnnxRefusals, UnsupportedOpNamesTheFileTheNodeAndTheOp) {
   std::filesystem::remove(path);
 }
 
+// The ops of a Llama block outside the patterns that make them one layer (RMSNorm's Sqrt,
+// SwiGLU's Sigmoid) are refused by name like any op the importer does not map.
+TEST(OnnxRefusals, LlamaPiecesOutsideTheirPatternsNameTheNode) {
+  for (const auto& [op, name] : {std::pair{"Sigmoid", "lone_sigmoid"}, std::pair{"Sqrt", "lone_sqrt"}}) {
+    const std::filesystem::path path = write_graph_with(op, name, std::string(name) + ".onnx");
+    const std::string error = import_error(path);
+    EXPECT_NE(error.find(fmt::format("'{}'", name)), std::string::npos) << error;
+    EXPECT_NE(error.find(fmt::format("'{}'", op)), std::string::npos) << error;
+    std::filesystem::remove(path);
+  }
+}
+
 TEST(OnnxRefusals, SoftmaxOutsideAttentionAndNotAtTheOutput) {
   // A Softmax is imported as attention or as the loss at the output; here a Relu follows it.
   onnx::ModelProto model;
