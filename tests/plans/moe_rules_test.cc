@@ -1,7 +1,9 @@
 // moe's sharding rules: the batch and the sequence split, every expert whole on every rank (its
-// four parameter tensors whole, their gradients summed over both splits); a split of the experts
-// or their features refused with the reason (expert parallelism is not built); and, per token,
-// it joins the sequence split of sequence parallelism in a tensor-parallel block.
+// four parameter tensors whole, their gradients summed over both splits); expert parallelism (the
+// experts over `out`: the input whole over the group, the output a partial sum, the routing
+// weights' gradients all-reduced inside the layer); a split of an expert's features refused with
+// the reason; and, per token, it joins the sequence split of sequence parallelism in a
+// tensor-parallel block.
 
 #include <gtest/gtest.h>
 
@@ -40,11 +42,11 @@ std::shared_ptr<const model::Model> sparse_block() {
                                                                      "moe.json"));
 }
 
-TEST(MoeRules, SplitsBatchAndSequenceOnly) {
+TEST(MoeRules, SplitsBatchSequenceAndExperts) {
   const OpRules& rules = op_rules(model::OpKind::moe);
   EXPECT_TRUE(rules.role_allowed(ShardRole::batch));
   EXPECT_TRUE(rules.role_allowed(ShardRole::spatial));
-  EXPECT_FALSE(rules.role_allowed(ShardRole::out));
+  EXPECT_TRUE(rules.role_allowed(ShardRole::out));
   EXPECT_FALSE(rules.role_allowed(ShardRole::in));
   EXPECT_TRUE(rules.per_token);
   // The simulator prices it by its model unit's FLOPs as matrix products.
@@ -80,21 +82,46 @@ TEST(MoeRules, BatchSplitKeepsEveryExpertWholeOnEveryRank) {
   EXPECT_EQ(sequence.output, (TensorLayout{{{kData}, {kModel}, {}}, {}}));  // [N, T, D]: T over the model axis
 }
 
-TEST(MoeRules, ExpertOrFeatureSplitsAreRefusedWithTheReason) {
+TEST(MoeRules, ExpertParallelismSplitsTheExpertsOverOut) {
   const auto net = sparse_block();
   const int moe = net->find("experts");
-  for (const LayerSharding& sharding :
-       {LayerSharding{{kData}, {kModel}, {}, {}}, LayerSharding{{kData}, {}, {kModel}, {}}}) {
-    try {
-      layer_layouts(*net, moe, sharding, kMesh, 8, DType::fp32);
-      FAIL() << "a split of the experts accepted";
-    } catch (const PlanError& e) {
-      const std::string message = e.what();
-      EXPECT_NE(message.find("layer 'experts': role '"), std::string::npos) << message;
-      EXPECT_NE(message.find("a moe layer cannot be split this way: expert parallelism is not built yet"),
-                std::string::npos)
-          << message;
-    }
+  const LayerLayouts l = layer_layouts(*net, moe, LayerSharding{{kData}, {kModel}, {}, {}}, kMesh, 8, DType::fp32);
+  // Every rank of the model group holds the same tokens and gives its experts' share of the output.
+  ASSERT_EQ(l.inputs.size(), 1u);
+  EXPECT_EQ(l.inputs[0], (TensorLayout{{{kData}, {}, {}}, {}}));
+  EXPECT_EQ(l.output, (TensorLayout{{{kData}, {}, {}}, {kModel}}));
+  EXPECT_EQ(l.input_gradients[0], (TensorLayout{{{kData}, {}, {}}, {kModel}}));
+  // The router whole, one expert of each stacked tensor a rank (4 experts over 4 ranks).
+  ASSERT_EQ(l.parameters.size(), 4u);
+  EXPECT_EQ(l.parameters[0].local_elements, 4 * 16);
+  EXPECT_EQ(l.parameters[1].local_elements, 24 * 16);
+  EXPECT_EQ(l.parameters[2].local_elements, 24 * 16);
+  EXPECT_EQ(l.parameters[3].local_elements, 16 * 24);
+  // Gradients summed over the batch only: the router's is whole on each rank of the model group.
+  EXPECT_EQ(l.gradient_sync_axes, std::vector<int>{kData});
+  EXPECT_TRUE(l.forward_internal.empty());
+  // Backward: the routing weights' gradients of the rank's 4 samples x 8 positions over the 4
+  // experts, fp32: 32 x 4 x 4 = 512 bytes all-reduced over the model group.
+  ASSERT_EQ(l.backward_internal.size(), 1u);
+  const Collective& c = l.backward_internal[0];
+  EXPECT_EQ(c.kind, CollectiveKind::all_reduce);
+  EXPECT_EQ(c.axes, std::vector<int>{kModel});
+  EXPECT_EQ(c.group_size, 4);
+  EXPECT_EQ(c.buffer_bytes, 512);
+}
+
+TEST(MoeRules, ExpertsNotDividingTheGroupOrFeatureSplitsAreRefused) {
+  const auto net = sparse_block();
+  const int moe = net->find("experts");
+  const Mesh eight({{"data", 1}, {"model", 8}});
+  EXPECT_THROW(layer_layouts(*net, moe, LayerSharding{{}, {kModel}, {}, {}}, eight, 8, DType::fp32), PlanError);
+  try {
+    layer_layouts(*net, moe, LayerSharding{{kData}, {}, {kModel}, {}}, kMesh, 8, DType::fp32);
+    FAIL() << "a split of the experts' features accepted";
+  } catch (const PlanError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("layer 'experts': role '"), std::string::npos) << message;
+    EXPECT_NE(message.find("expert tensor parallelism) is not built yet"), std::string::npos) << message;
   }
 }
 
