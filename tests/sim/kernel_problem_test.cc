@@ -137,6 +137,10 @@ TEST(KernelProblem, AttentionKeyNamesKvHeadsAndRotation) {
   AttentionProblem fused{4, 16, 8, 64, true, 2, true};
   fused.fused = true;
   EXPECT_EQ(kernel_key(fused, 1), "attention n4 t16 heads8 d64 causal kv2 rope fused, 1 busy");
+  // A context-parallel rank's block of 4 queries against the 16 keys.
+  AttentionProblem share{4, 16, 8, 64, true, 2, true};
+  share.queries = 4;
+  EXPECT_EQ(kernel_key(share, 1), "attention n4 t16 heads8 d64 causal kv2 rope queries4, 1 busy");
 }
 
 // The loss over every local position's logits: the vocabulary is its classes.
