@@ -86,8 +86,9 @@ TEST(CliExport, TinyGptRankingInEveryFormat) {
 }
 
 TEST(CliExport, RankingSkipsWhatTheFormatCannotExpress) {
-  // On one 8-GPU node the ranking holds per-layer tilings, grids, SplitBrain groups, domain and
-  // pipeline plans: torchrun skips each with its reason and writes the one data-parallel plan.
+  // On one 8-GPU node the ranking holds per-layer tilings, grids, SplitBrain groups, domain (a
+  // GPT's sequence split in every layer: context parallelism) and pipeline plans: torchrun skips
+  // each with its reason and writes the one data-parallel plan.
   const fs::path dir = fresh_dir("export-skips");
   const CommandResult r =
       run_splitbrain(std::string("plan --model ") + kTinyGpt +
@@ -100,9 +101,10 @@ TEST(CliExport, RankingSkipsWhatTheFormatCannotExpress) {
   EXPECT_TRUE(plan_dir.filename().string().ends_with("-data-parallel")) << plan_dir;
   const std::string script = read_file(plan_dir / "launch.sh");
   EXPECT_NE(script.find("--nnodes 1 --nproc_per_node 8"), std::string::npos) << script;
-  for (const char* skipped : {"): skipped: layer 'data': is replicated over 'model'",
-                              "(domain-parallel s=2): skipped: layer 'data': spatial: splits its sequence over 'space'",
-                              "skipped: pipeline.axis: 'pipe' makes 2 stages"}) {
+  for (const char* skipped :
+       {"): skipped: layer 'data': is replicated over 'model'",
+        "(domain-parallel s=2): skipped: mesh: 'space' splits every layer's sequence (context parallelism)",
+        "skipped: pipeline.axis: 'pipe' makes 2 stages"}) {
     EXPECT_NE(r.err.find(skipped), std::string::npos) << skipped << "\n" << r.err;
   }
 }

@@ -121,6 +121,29 @@ TEST(MegatronFlags, InterleavedGptWritesMegatronLmFlags) {
   EXPECT_GT(expect_megatron_flags(dir), 20u);
 }
 
+// Context parallelism (plans/examples/llama-tiny-context-parallel-4.json: {data: 2, context: 2},
+// every layer's sequence split over 'context') is --context-parallel-size; a sequence that is no
+// multiple of 2 x CP is refused naming the axis; DeepSpeed's config cannot say it.
+TEST(MegatronFlags, ContextParallelLlamaWritesMegatronLmFlags) {
+  const std::string plan =
+      (fs::path(SPLITBRAIN_SOURCE_DIR) / "plans" / "examples" / "llama-tiny-context-parallel-4.json").string();
+  const fs::path dir = fresh_dir("flags-context-parallel");
+  const CommandResult r = run_splitbrain(export_command(plan, "megatron", dir));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string script = read_file(dir / "launch.sh");
+  EXPECT_NE(script.find("--context-parallel-size 2"), std::string::npos) << script;
+  EXPECT_NE(script.find("Data parallel 2, tensor parallel 1, context parallel 2"), std::string::npos) << script;
+  EXPECT_GT(expect_megatron_flags(dir), 20u);
+  expect_refused(run_splitbrain(export_command(plan, "deepspeed", fresh_dir("flags-context-parallel-ds"))),
+                 {"mesh: 'context'", "context parallelism"});
+  const std::string uneven = write_temp_file("flags-context-parallel-12.json",
+                                             R"({"format": "splitbrain-plan", "version": 1,
+  "model": "llama:layers=2,hidden=64,heads=4,kv_heads=2,ffn=96,seq=12,vocab=96,rope_theta=10000",
+  "batch": 8, "mesh": {"data": 2, "context": 4}, "default": {"batch": ["data"], "spatial": ["context"]}})");
+  expect_refused(run_splitbrain(export_command(uneven, "megatron", fresh_dir("flags-context-parallel-12"))),
+                 {"mesh: 'context'", "12 tokens over 4 ranks", "2 x 4"});
+}
+
 // The first plans of 8-GPU rankings Megatron-LM can run in its own form (tensor parallelism of 2
 // to 8 ranks, sequence parallelism), for GPTs and Llamas (grouped-query and multi-head), in each
 // precision and with each optimizer.

@@ -108,6 +108,23 @@ TEST(CliTorchtitanExport, InterleavedPipelineWritesSplitPoints) {
   EXPECT_GT(expect_torchtitan_fields(toml), 15u);
 }
 
+// FSDP over 8 replicas and context parallelism over 8 ranks (every layer's sequence split).
+TEST(CliTorchtitanExport, ContextParallelPlanWritesItsDegree) {
+  const std::string plan =
+      write_temp_file("torchtitan-context.json",
+                      plan_json("llama3-8b", R"("batch": 8, "dtype": "bf16", "mesh": {"data": 8, "context": 8},
+  "default": {"batch": ["data"], "spatial": ["context"]}, "optimizer": {"kind": "adam"}, "options": {"zero_stage": 3})"));
+  const fs::path dir = fresh_dir("export-torchtitan-context");
+  const CommandResult r = run_splitbrain(export_command(plan, "torchtitan", dir, "dgx-a100-80g:nodes=8"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string toml = read_file(dir / "torchtitan.toml");
+  for (const char* line : {"data_parallel_shard_degree = 8", "context_parallel_degree = 8",
+                           "local_batch_size = 1\nglobal_batch_size = 8"}) {
+    EXPECT_TRUE(contains(toml, line)) << line << "\n" << toml;
+  }
+  EXPECT_GT(expect_torchtitan_fields(toml), 15u);
+}
+
 // What torchtitan cannot express is refused, naming the plan part: a model that is none of its
 // flavors (named by the first hyperparameter that differs), a GPT, ZeRO 1 (its FSDP shards
 // everything), DDP beside a pipeline, fp16, SGD, recomputing only the first blocks of a stage.

@@ -21,6 +21,12 @@ void refuse_unsupported(const plans::Plan& plan, const TrainerLayout& layout) {
                     "runs only with Megatron-LM's layers (Megatron-DeepSpeed): export megatron",
                     plan.model->layer(layer).name, plan.mesh.axis(layout.tensor_axis).name));
   }
+  if (layout.context_axis >= 0) {
+    throw ExportRefusal(
+        fmt::format("mesh: '{}' splits every layer's sequence (context parallelism), which "
+                    "DeepSpeed's config does not express: export megatron",
+                    plan.mesh.axis(layout.context_axis).name));
+  }
   if (layout.virtual_stages > 1) {
     throw ExportRefusal("pipeline.virtual_stages: DeepSpeed's pipeline engine has no interleaved schedule");
   }

@@ -232,6 +232,23 @@ void refuse_uneven_heads(const plans::Plan& plan, const GptShape& gpt, int tenso
   }
 }
 
+// Context parallelism: Megatron-LM splits every layer's sequence in 2 x CP chunks, each rank
+// holding one from each end (balancing the causal attention's work), and passes keys and values
+// round a ring; the plan splits it in CP contiguous blocks and all-gathers q|k|v. The same
+// arithmetic, other bytes and balance.
+void context_flags(const plans::Plan& plan, const GptShape& gpt, TrainerLayout& layout, Flags& flags) {
+  if (gpt.sequence % (2 * layout.context_parallel) != 0) {
+    throw ExportRefusal(fmt::format(
+        "mesh: '{}' splits sequences of {} tokens over {} ranks; Megatron-LM's context parallelism needs the "
+        "sequence to be a multiple of 2 x {} (two chunks a rank)",
+        plan.mesh.axis(layout.context_axis).name, gpt.sequence, layout.context_parallel, layout.context_parallel));
+  }
+  flags.push_back(fmt::format("--context-parallel-size {}", layout.context_parallel));
+  layout.notes.push_back(
+      "Megatron-LM's context parallelism gives each rank two sequence chunks, one from each end, and passes keys and "
+      "values round a ring; the plan gives each rank one contiguous block and all-gathers q|k|v");
+}
+
 std::string bash_array(std::string_view name, const Flags& flags) {
   std::string text = fmt::format("{}=(\n", name);
   for (const auto& flag : flags) text += fmt::format("  {}\n", flag);
@@ -275,6 +292,7 @@ std::vector<ExportedFile> export_megatron(const ExportRequest& request, const Tr
 
   Flags parallel = {fmt::format("--tensor-model-parallel-size {}", layout.tensor_parallel)};
   if (layout.sequence_parallel) parallel.push_back("--sequence-parallel");
+  if (layout.context_parallel > 1) context_flags(plan, gpt, layout, parallel);
   // Megatron-LM splits each expert over the tensor-parallel ranks unless told otherwise; the plan
   // keeps every expert whole on every rank (expert parallelism is not built: each holds all).
   if (gpt.experts > 0 && layout.tensor_parallel > 1) parallel.push_back("--expert-tensor-parallel-size 1");

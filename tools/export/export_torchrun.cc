@@ -26,6 +26,12 @@ void refuse_unsupported(const plans::Plan& plan, const TrainerLayout& layout) {
                     "only: export megatron",
                     plan.model->layer(layout.first_tensor_layer).name, plan.mesh.axis(layout.tensor_axis).name));
   }
+  if (layout.context_axis >= 0) {
+    throw ExportRefusal(
+        fmt::format("mesh: '{}' splits every layer's sequence (context parallelism); "
+                    "torchrun_train.py runs data parallelism only: export megatron",
+                    plan.mesh.axis(layout.context_axis).name));
+  }
   if (layout.pipeline_parallel > 1) {
     throw ExportRefusal(
         fmt::format("pipeline.axis: '{}' makes {} stages; torchrun_train.py runs data parallelism "

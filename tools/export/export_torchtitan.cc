@@ -88,10 +88,10 @@ void refuse_unsupported(const plans::Plan& plan, const TrainerLayout& layout) {
         plan.zero_stage, plan.zero_stage == 2 ? " and gradients" : ""));
   }
   if (plan.zero_stage == 0 && layout.data_parallel > 1 &&
-      (layout.tensor_parallel > 1 || layout.pipeline_parallel > 1)) {
+      (layout.tensor_parallel > 1 || layout.pipeline_parallel > 1 || layout.context_parallel > 1)) {
     throw ExportRefusal(
-        "options.zero_stage: 0 (data parallelism without sharding, torchtitan's DDP) beside tensor or pipeline "
-        "parallelism; torchtitan runs DDP alone and shards with FSDP (ZeRO 3) otherwise");
+        "options.zero_stage: 0 (data parallelism without sharding, torchtitan's DDP) beside tensor, pipeline or "
+        "context parallelism; torchtitan runs DDP alone and shards with FSDP (ZeRO 3) otherwise");
   }
   if (plan.dtype == model::DType::fp16) {
     throw ExportRefusal("dtype: fp16; torchtitan's mixed_precision_param is bfloat16 or float32");
@@ -153,7 +153,7 @@ std::string parallelism_section(const plans::Plan& plan, const TrainerLayout& la
     text += fmt::format("pipeline_parallel_split_points = [{}]\n", fmt::join(split_points(layout), ", "));
     text += fmt::format("pipeline_parallel_microbatch_size = {}\n", layout.micro_batch_per_replica);
   }
-  text += "context_parallel_degree = 1\n";
+  text += fmt::format("context_parallel_degree = {}\n", layout.context_parallel);
   return text;
 }
 
@@ -185,6 +185,19 @@ std::vector<ExportedFile> export_torchtitan(const ExportRequest& request, const 
   const GptShape& gpt = *layout.gpt;
   const NodeLaunch launch = node_launch(plan, request.devices_per_node);
 
+  if (layout.context_parallel > 1) {
+    // torchtitan's load balancing gives each rank two chunks of the sequence, one from each end.
+    if (gpt.sequence % (2 * layout.context_parallel) != 0) {
+      throw ExportRefusal(fmt::format(
+          "mesh: '{}' splits sequences of {} tokens over {} ranks; torchtitan's context parallelism needs the "
+          "sequence to be a multiple of 2 x {}",
+          plan.mesh.axis(layout.context_axis).name, gpt.sequence, layout.context_parallel, layout.context_parallel));
+    }
+    layout.notes.push_back(
+        "torchtitan's context parallelism gives each rank two sequence chunks, one from each end, all-gathers keys "
+        "and values (not queries) and shards FSDP over the data and context ranks together; the plan gives each "
+        "rank one contiguous block and all-gathers q|k|v");
+  }
   if (layout.tensor_parallel > 1 && !layout.sequence_parallel) {
     layout.notes.push_back(
         "torchtitan's tensor parallelism splits the norms by sequence (sequence parallelism); the plan keeps them "

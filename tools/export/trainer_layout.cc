@@ -62,12 +62,35 @@ std::string role_of(const Plan& plan, int layer, int axis) {
   return std::string(role ? plans::role_name(*role) : "none");
 }
 
-// Every axis of size > 1 but the pipeline's is a data axis or the tensor axis.
+// Whether `axis` splits the sequence of every layer of a GPT- or Llama-style decoder (the loss's
+// positions too, or nothing of it) and nothing else: context parallelism.
+bool splits_every_sequence(const Plan& plan, const TrainerLayout& layout, int axis) {
+  if (!layout.gpt) return false;
+  for (int i = 0; i < plan.model->size(); ++i) {
+    const auto role = role_of_axis(plan.layers[static_cast<size_t>(i)], axis);
+    const bool loss = plan.model->layer(i).kind == model::OpKind::softmax_cross_entropy;
+    if (role != ShardRole::spatial && !(loss && !role)) return false;
+  }
+  return true;
+}
+
+// Every axis of size > 1 but the pipeline's is a data axis, the tensor axis or the context axis.
 void classify_axes(const Plan& plan, TrainerLayout& layout) {
   for (int axis = 0; axis < plan.mesh.axis_count(); ++axis) {
     const auto& mesh_axis = plan.mesh.axis(axis);
     if (mesh_axis.size <= 1 || axis == plan.pipe_axis) continue;
     const AxisUse use = axis_use(plan, axis);
+    if (splits_every_sequence(plan, layout, axis)) {
+      if (layout.context_axis >= 0) {
+        throw ExportRefusal(
+            fmt::format("mesh: '{}' and '{}' both split every layer's sequence; trainers have one "
+                        "context-parallel group",
+                        plan.mesh.axis(layout.context_axis).name, mesh_axis.name));
+      }
+      layout.context_axis = axis;
+      layout.context_parallel = mesh_axis.size;
+      continue;
+    }
     if (use.spatial >= 0 && use.feature < 0) {
       throw ExportRefusal(
           fmt::format("layer '{}': spatial: splits its {} over '{}' (domain parallelism); trainers "
@@ -106,12 +129,14 @@ void classify_axes(const Plan& plan, TrainerLayout& layout) {
   }
 }
 
-// Layer `index` splits features over the tensor axis exactly by `role` (and nothing else).
-bool splits_only(const Plan& plan, int index, int tensor_axis, std::optional<ShardRole> role) {
+// Layer `index` splits features over the tensor axis exactly by `role` (and nothing else but the
+// batch over the data axes and the sequence over the context axis).
+bool splits_only(const Plan& plan, int index, int tensor_axis, std::optional<ShardRole> role, int context_axis) {
   const auto& sharding = plan.layers[static_cast<size_t>(index)];
   for (ShardRole r : kRoles) {
     if (r == ShardRole::batch) continue;
-    const auto axes = splitting_axes(plan, sharding, r);
+    auto axes = splitting_axes(plan, sharding, r);
+    std::erase(axes, context_axis);
     const bool expected = role && *role == r;
     if (axes != (expected ? std::vector<int>{tensor_axis} : std::vector<int>{})) return false;
   }
@@ -119,11 +144,12 @@ bool splits_only(const Plan& plan, int index, int tensor_axis, std::optional<Sha
 }
 
 // "layer 'X': splits <roles>; Megatron-LM's tensor parallelism over 'T' <expected>".
-std::string form_difference(const Plan& plan, int index, int tensor_axis, std::string_view expected) {
+std::string form_difference(const Plan& plan, int index, int tensor_axis, int context_axis, std::string_view expected) {
   const auto& sharding = plan.layers[static_cast<size_t>(index)];
   std::vector<std::string> roles;
   for (ShardRole r : {ShardRole::out, ShardRole::in, ShardRole::spatial}) {
     for (int axis : splitting_axes(plan, sharding, r)) {
+      if (axis == context_axis) continue;
       roles.push_back(fmt::format("{} over '{}'", plans::role_name(r), plan.mesh.axis(axis).name));
     }
   }
@@ -137,13 +163,14 @@ std::string form_difference(const Plan& plan, int index, int tensor_axis, std::s
 void compare_with_megatron_form(const Plan& plan, TrainerLayout& layout) {
   const GptShape& gpt = *layout.gpt;
   const int t = layout.tensor_axis;
+  const int c = layout.context_axis;
   auto differs = [&](int index, std::string_view expected) {
-    layout.megatron_differences.push_back(form_difference(plan, index, t, expected));
+    layout.megatron_differences.push_back(form_difference(plan, index, t, c, expected));
   };
   std::optional<bool> sequence_split;  // decided by the first block's per-token layer
   auto per_token = [&](int index, bool decides) {
-    const bool split = splits_only(plan, index, t, ShardRole::spatial);
-    if (!split && !splits_only(plan, index, t, std::nullopt)) {
+    const bool split = splits_only(plan, index, t, ShardRole::spatial, c);
+    if (!split && !splits_only(plan, index, t, std::nullopt, c)) {
       differs(index, "splits the sequence of a per-token layer (sequence parallelism) or nothing");
     }
     if (!decides) return;
@@ -159,11 +186,12 @@ void compare_with_megatron_form(const Plan& plan, TrainerLayout& layout) {
       const int index = gpt.block_starts[static_cast<size_t>(b)] + offset;
       switch (gpt.block_splits[static_cast<size_t>(offset)]) {
         case MegatronSplit::column:
-          if (!splits_only(plan, index, t, ShardRole::out))
+          if (!splits_only(plan, index, t, ShardRole::out, c))
             differs(index, "splits its output features (column-parallel)");
           break;
         case MegatronSplit::row:
-          if (!splits_only(plan, index, t, ShardRole::in)) differs(index, "splits its input features (row-parallel)");
+          if (!splits_only(plan, index, t, ShardRole::in, c))
+            differs(index, "splits its input features (row-parallel)");
           break;
         case MegatronSplit::per_token:
           per_token(index, true);
@@ -176,11 +204,11 @@ void compare_with_megatron_form(const Plan& plan, TrainerLayout& layout) {
   layout.sequence_parallel = sequence_split.value_or(false);
 
   const int head = gpt.final_norm + 1;
-  const bool table_split = splits_only(plan, 1, t, ShardRole::in);
-  const bool table_whole = splits_only(plan, 1, t, std::nullopt);
+  const bool table_split = splits_only(plan, 1, t, ShardRole::in, c);
+  const bool table_whole = splits_only(plan, 1, t, std::nullopt, c);
   if (!table_split && !table_whole) differs(1, "splits the embedding's vocabulary rows or nothing");
-  const bool head_split = splits_only(plan, head, t, ShardRole::out);
-  const bool head_whole = splits_only(plan, head, t, std::nullopt);
+  const bool head_split = splits_only(plan, head, t, ShardRole::out, c);
+  const bool head_whole = splits_only(plan, head, t, std::nullopt, c);
   if (!head_split && !head_whole) differs(head, "splits the output head's vocabulary outputs or nothing");
   layout.vocabulary_split = table_split && head_split;
   if ((table_split || table_whole) && (head_split || head_whole) && !layout.vocabulary_split) {
@@ -221,13 +249,15 @@ std::vector<int> layers_per_chunk(const Plan& plan, const GptShape& gpt, Trainer
   return counts;
 }
 
-// Trainers number ranks with the tensor-parallel group innermost, then data parallelism, then the
-// pipeline stages outermost (Megatron-LM's default order; DeepSpeed's pipe-data topology): the
+// Trainers number ranks with the tensor-parallel group innermost, then context parallelism, then
+// data parallelism, then the pipeline stages outermost (Megatron-LM's default order; DeepSpeed's
+// pipe-data topology): the
 // plan's mesh places its groups on the same devices only when its axes come in that order.
 void note_rank_order(const Plan& plan, TrainerLayout& layout) {
   std::vector<int> order;
   if (plan.pipe_axis >= 0 && layout.pipeline_parallel > 1) order.push_back(plan.pipe_axis);
   order.insert(order.end(), layout.data_axes.begin(), layout.data_axes.end());
+  if (layout.context_axis >= 0) order.push_back(layout.context_axis);
   if (layout.tensor_axis >= 0) order.push_back(layout.tensor_axis);
   if (std::is_sorted(order.begin(), order.end())) return;
   layout.notes.push_back(
@@ -241,6 +271,12 @@ void note_rank_order(const Plan& plan, TrainerLayout& layout) {
 
 TrainerLayout trainer_layout(const Plan& plan) {
   TrainerLayout layout;
+  // The decoder's shape first: whether an axis splitting sequences is context parallelism depends on it.
+  try {
+    layout.gpt = read_decoder_shape(*plan.model);
+  } catch (const ExportRefusal& e) {
+    layout.not_gpt = e.what();
+  }
   classify_axes(plan, layout);
   if (plan.pipe_axis >= 0) layout.pipeline_parallel = plan.stage_count();
   layout.virtual_stages = plan.virtual_stages;
@@ -251,12 +287,6 @@ TrainerLayout trainer_layout(const Plan& plan) {
                                     micro_batch, layout.data_parallel));
   }
   layout.micro_batch_per_replica = micro_batch / layout.data_parallel;
-
-  try {
-    layout.gpt = read_decoder_shape(*plan.model);
-  } catch (const ExportRefusal& e) {
-    layout.not_gpt = e.what();
-  }
   if (layout.tensor_axis >= 0) {
     if (!layout.gpt) {
       const AxisUse use = axis_use(plan, layout.tensor_axis);

@@ -4,15 +4,16 @@
 // refuses what it cannot run (export_formats.h).
 //
 // Trainers know one kind of split per mesh axis: an axis splits the batch of every layer (data
-// parallelism) or the features of the layers Megatron-LM splits (tensor parallelism, with the
-// sequence of the per-token layers under sequence parallelism), and the pipeline axis holds
-// contiguous runs of layers. Plans outside that are refused, naming the layer and role: a
-// SplitBrain group (one axis splitting the batch of some layers and the features of others), a
-// spatial (domain) split, two feature-splitting axes (a 2-D grid), features split in a model that
-// is not a GPT (a per-layer tiling). A GPT whose tensor-parallel layers are split otherwise than
-// Megatron-LM splits them (a c_proj splitting outputs, a vocabulary split by hidden width) or whose
-// pipeline is cut inside a transformer layer has the same sizes: those differences are listed,
-// and the Megatron-LM format refuses them unless asked for its nearest form.
+// parallelism), the features of the layers Megatron-LM splits (tensor parallelism, with the
+// sequence of the per-token layers under sequence parallelism) or the sequence of every layer of
+// a GPT- or Llama-style decoder, attention's queries included (context parallelism), and the
+// pipeline axis holds contiguous runs of layers. Plans outside that are refused, naming the layer
+// and role: a SplitBrain group (one axis splitting the batch of some layers and the features of
+// others), a spatial (domain) split of anything else, two feature-splitting axes (a 2-D grid), features split in a
+// model that is not a GPT (a per-layer tiling). A GPT whose tensor-parallel layers are split otherwise than Megatron-LM
+// splits them (a c_proj splitting outputs, a vocabulary split by hidden width) or whose pipeline is cut inside a
+// transformer layer has the same sizes: those differences are listed, and the Megatron-LM format refuses them unless
+// asked for its nearest form.
 
 #include <cstdint>
 #include <optional>
@@ -25,8 +26,12 @@
 namespace splitbrain::tools {
 
 struct TrainerLayout {
-  std::vector<int> data_axes;   // mesh axes splitting every layer's batch, outermost first
-  int tensor_axis = -1;         // the mesh axis splitting features (-1: none)
+  std::vector<int> data_axes;  // mesh axes splitting every layer's batch, outermost first
+  int tensor_axis = -1;        // the mesh axis splitting features (-1: none)
+  // The mesh axis splitting the sequence of every layer of a decoder, attention's queries
+  // included (context parallelism; -1: none).
+  int context_axis = -1;
+  int context_parallel = 1;
   int first_tensor_layer = -1;  // the first layer splitting features over it
   int data_parallel = 1;
   int tensor_parallel = 1;
