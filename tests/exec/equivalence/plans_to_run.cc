@@ -75,6 +75,37 @@ std::optional<plans::Plan> context_parallel_variant(const std::vector<plans::Pla
   return std::nullopt;
 }
 
+// Context parallelism beside tensor parallelism: the first plan that splits some layer's `out`
+// over one axis and the batch over another, with the sequence split over that other axis in
+// place of the batch wherever the layer can split positions (attention then splits its heads and
+// its queries at once). None where no plan has that shape.
+std::optional<plans::Plan> context_tensor_variant(const std::vector<plans::Plan>& plans) {
+  for (const plans::Plan& plan : plans) {
+    if (plan.pipe_axis >= 0 || plan.mesh.axis_count() != 2) continue;
+    const auto& layers = plan.model->layers();
+    const bool attention = std::any_of(layers.begin(), layers.end(),
+                                       [](const model::Layer& l) { return l.kind == model::OpKind::self_attention; });
+    const bool tensor = std::any_of(plan.layers.begin(), plan.layers.end(),
+                                    [](const plans::LayerSharding& s) { return !s.out.empty(); });
+    if (!attention || !tensor) continue;
+    plans::Plan variant = plan;
+    for (size_t v = 0; v < layers.size(); ++v) {
+      plans::LayerSharding& sharding = variant.layers[v];
+      if (sharding.batch.size() != 1 || !plans::role_allowed(layers[v], plans::ShardRole::spatial)) continue;
+      sharding.spatial = sharding.batch;
+      sharding.batch.clear();
+    }
+    variant.family = "context x tensor parallel, from " + plan.family;
+    try {
+      plans::compile_plan(variant);
+    } catch (const plans::PlanError&) {
+      continue;
+    }
+    return variant;
+  }
+  return std::nullopt;
+}
+
 // The planner emits each plan with the fastest of its ZeRO and recompute variants that fits; the
 // variants below start from the plan as it was searched: ZeRO 0, every activation kept, its label
 // without the variant's suffixes.
@@ -166,6 +197,7 @@ std::vector<plans::Plan> plans_to_run(const std::vector<sim::PricedPlan>& planne
     recompute.family += " +recompute";
     out.push_back(recompute);
   }
+  if (std::optional<plans::Plan> context = context_tensor_variant(bases)) out.push_back(*context);
   // Interleaved 1F1B: each 1F1B pipeline re-cut into two
   // chunks per stage, alone, with recompute and with ZeRO 3 where gradients sync over a group.
   for (const plans::Plan& plan : bases) {
