@@ -299,6 +299,31 @@ TEST(ComputeCost, AttentionIsItsProductsPlusThePassesOverItsScores) {
   EXPECT_NEAR(t.backward_input, 83.88608e-6 + 31.45728e-6, 1e-12);
 }
 
+TEST(ComputeCost, ContextParallelAttentionIsItsShareOfTheQueries) {
+  // The net above with its 128 positions split over 2 ranks (context parallelism): each rank's 64
+  // queries against all 128 keys, so half the products and half the score passes; the fused
+  // input read (and its gradient written) whole.
+  model::GraphBuilder b("context-attention-net", "test");
+  b.add("x", OpKind::input, model::InputAttrs{{128, 768}, false}, {});
+  model::LinearAttrs qkv;
+  qkv.out_features = 768;
+  b.add("qkv", OpKind::linear, qkv, {"x"});
+  b.add("core", OpKind::self_attention, model::SelfAttentionAttrs{4, true}, {"qkv"});
+  const model::Model net = b.build();
+  const plans::Mesh mesh({{"context", 2}});
+  const int core = net.find("core");
+  const plans::LayerSharding context{{}, {}, {}, {0}};
+  const LayerComputeSeconds t = layer_compute_seconds(
+      flat_cluster(), net, core, layouts_of(net, core, mesh, 2, context), mesh, 2, model::DType::fp32);
+  // Forward, 2 samples: products 16,777,216 FLOPs at 0.8e12 = 20.97152 us, against qkv read
+  // (786,432 B) and the local y written twice (2 x 131,072 B) = 1,048,576 B at 100e9 = 10.48576
+  // us: compute-bound. Three passes over 262,144 B of local scores: 7.86432 us.
+  EXPECT_NEAR(t.forward, 20.97152e-6 + 7.86432e-6, 1e-12);
+  // Backward: products 41.94304 us (dY 131,072 + qkv 786,432 + the whole dqkv written twice
+  // 1,572,864 B = 24.90368 us: compute-bound) and six score passes (15.72864 us).
+  EXPECT_NEAR(t.backward_input, 41.94304e-6 + 15.72864e-6, 1e-12);
+}
+
 TEST(ComputeCost, FusedAttentionRecomputesItsScoresInBackward) {
   // The net above with fused attention: forward as before; backward adds a third product (Q K^T
   // again, half of the two: 8,388,608 FLOPs a sample) and three passes over the scores (the
