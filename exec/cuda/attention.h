@@ -17,6 +17,10 @@
 // and write y, the probabilities and dqkv where the caller has them, queued on the context's
 // stream, and return without waiting. This object's device buffers, allocated once, hold only
 // what has no argument: the dense per-head matrices and the scores.
+//
+// Under context parallelism (AttentionShape::queries) q, y, dy, the scores and what is kept have
+// the call's query rows only, k and v every position, and dqkv is whole (q zero outside the
+// call's queries), as on the CPU.
 
 #include <cstdint>
 
@@ -47,12 +51,12 @@ class SelfAttentionKernel final : public kernels::SelfAttentionKernel {
 
   CudaContext& context_;
   kernels::AttentionShape shape_;
-  TensorDescriptor score_rows_;  // [batch * heads * seq, seq, 1, 1]: one softmax per row
+  TensorDescriptor score_rows_;  // [batch * heads * query rows, seq, 1, 1]: one softmax per row
   kernels::AttentionProducts products_;
-  DeviceBuffer q_, k_, v_, o_;  // dense [N * heads, T, head_dim]; o_ holds dO in backward
+  DeviceBuffer q_, k_, v_, o_;  // dense [N * heads, rows, head_dim]; o_ holds dO in backward
   DeviceBuffer dq_, dk_, dv_;
-  DeviceBuffer grad_scores_;    // [N * heads, T, T]: the scores in forward, dP then dS in backward
-  DeviceBuffer probabilities_;  // fused only: [N * heads, T, T] of the call, not kept between them
+  DeviceBuffer grad_scores_;    // [N * heads, query rows, T]: the scores, then dP and dS in backward
+  DeviceBuffer probabilities_;  // fused only: as grad_scores_, of the call, not kept between them
 };
 
 }  // namespace splitbrain::exec::cuda

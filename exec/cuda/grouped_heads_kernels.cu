@@ -9,29 +9,46 @@
 namespace splitbrain::exec::cuda {
 namespace {
 
-// Dense element e of [N * heads, T, head_dim]: its sample, query head, position and column.
+// The global positions a part's dense rows hold: the queries', or every position's k and v.
+struct PartRows {
+  int64_t first, count;
+};
+
+__host__ __device__ PartRows part_rows(const kernels::AttentionShape& s, FusedPart part) {
+  if (part == FusedPart::query) return {s.query_start, s.query_rows()};
+  return {0, s.seq};
+}
+
+// Dense element e of [N * heads, rows, head_dim]: its sample, query head, dense row and column.
 struct DenseIndex {
   int64_t n, h, t, j;
 };
 
-__device__ DenseIndex dense_index(const kernels::AttentionShape& s, int64_t e) {
-  const int64_t j = e % s.head_dim, t = e / s.head_dim % s.seq, nh = e / (s.head_dim * s.seq);
+__device__ DenseIndex dense_index(const kernels::AttentionShape& s, int64_t rows, int64_t e) {
+  const int64_t j = e % s.head_dim, t = e / s.head_dim % rows, nh = e / (s.head_dim * rows);
   return {nh / s.heads, nh % s.heads, t, j};
 }
 
 __global__ void unpack_grouped_kernel(kernels::AttentionShape s, FusedPart part, const float* fused, float* dense) {
   const kernels::GroupedHeads l(s);
-  SB_GRID_STRIDE_LOOP(e, s.batch * s.heads * s.seq * s.head_dim) {
-    const DenseIndex i = dense_index(s, e);
-    dense[e] = fused[(i.n * s.seq + i.t) * l.row_width() + l.offset_of(part, i.h) + i.j];
+  const PartRows rows = part_rows(s, part);
+  SB_GRID_STRIDE_LOOP(e, s.batch * s.heads * rows.count * s.head_dim) {
+    const DenseIndex i = dense_index(s, rows.count, e);
+    dense[e] = fused[(i.n * s.seq + rows.first + i.t) * l.row_width() + l.offset_of(part, i.h) + i.j];
   }
 }
 
+// One thread per q element of every position of the fused rows: this call's queries' gradient,
+// zero at the positions of other calls' queries.
 __global__ void pack_query_gradient_kernel(kernels::AttentionShape s, const float* dense, float* fused) {
   const kernels::GroupedHeads l(s);
-  SB_GRID_STRIDE_LOOP(e, s.batch * s.heads * s.seq * s.head_dim) {
-    const DenseIndex i = dense_index(s, e);
-    fused[(i.n * s.seq + i.t) * l.row_width() + l.query_offset(i.h) + i.j] = dense[e];
+  const PartRows rows = part_rows(s, FusedPart::query);
+  SB_GRID_STRIDE_LOOP(e, s.batch * s.seq * s.heads * s.head_dim) {
+    const int64_t j = e % s.head_dim, h = e / s.head_dim % s.heads, position = e / (s.head_dim * s.heads) % s.seq;
+    const int64_t n = e / (s.head_dim * s.heads * s.seq), t = position - rows.first;
+    const bool own = t >= 0 && t < rows.count;
+    fused[(n * s.seq + position) * l.row_width() + l.query_offset(h) + j] =
+        own ? dense[((n * s.heads + h) * rows.count + t) * s.head_dim + j] : 0.0f;
   }
 }
 
@@ -51,10 +68,10 @@ __global__ void pack_shared_gradient_kernel(kernels::AttentionShape s, FusedPart
 }
 
 // One thread per pair (i, i + head_dim/2) of a row; the angle in double, as the CPU's table.
-__global__ void rotate_positions_kernel(kernels::AttentionShape s, float sign, float* dense) {
+__global__ void rotate_positions_kernel(kernels::AttentionShape s, PartRows rows, float sign, float* dense) {
   const int64_t pairs = s.head_dim / 2;
-  SB_GRID_STRIDE_LOOP(p, s.batch * s.heads * s.seq * pairs) {
-    const int64_t i = p % pairs, row = p / pairs, t = row % s.seq;
+  SB_GRID_STRIDE_LOOP(p, s.batch * s.heads * rows.count * pairs) {
+    const int64_t i = p % pairs, row = p / pairs, t = rows.first + row % rows.count;
     const double angle =
         static_cast<double>(t) * pow(s.rope_theta, -2.0 * static_cast<double>(i) / static_cast<double>(s.head_dim));
     const float c = static_cast<float>(cos(angle)), turn = sign * static_cast<float>(sin(angle));
@@ -69,7 +86,7 @@ __global__ void rotate_positions_kernel(kernels::AttentionShape s, float sign, f
 
 void unpack_grouped(cudaStream_t stream, const kernels::AttentionShape& shape, FusedPart part, const float* fused,
                     float* dense) {
-  const int64_t n = shape.batch * shape.heads * shape.seq * shape.head_dim;
+  const int64_t n = shape.batch * shape.heads * part_rows(shape, part).count * shape.head_dim;
   unpack_grouped_kernel<<<blocks_for(n), kThreadsPerBlock, 0, stream>>>(shape, part, fused, dense);
   SB_CUDA_CHECK(cudaGetLastError());
 }
@@ -86,9 +103,12 @@ void pack_grouped_gradient(cudaStream_t stream, const kernels::AttentionShape& s
   SB_CUDA_CHECK(cudaGetLastError());
 }
 
-void rotate_positions(cudaStream_t stream, const kernels::AttentionShape& shape, int direction, float* dense) {
-  const int64_t n = shape.batch * shape.heads * shape.seq * (shape.head_dim / 2);
-  rotate_positions_kernel<<<blocks_for(n), kThreadsPerBlock, 0, stream>>>(shape, static_cast<float>(direction), dense);
+void rotate_positions(cudaStream_t stream, const kernels::AttentionShape& shape, FusedPart part, int direction,
+                      float* dense) {
+  const PartRows rows = part_rows(shape, part);
+  const int64_t n = shape.batch * shape.heads * rows.count * (shape.head_dim / 2);
+  rotate_positions_kernel<<<blocks_for(n), kThreadsPerBlock, 0, stream>>>(shape, rows, static_cast<float>(direction),
+                                                                          dense);
   SB_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -86,9 +86,9 @@ __global__ void pack_heads_kernel(HeadLayout l, int64_t parts, int64_t part, con
   SB_GRID_STRIDE_LOOP(d, l.batch * l.heads * l.seq * l.head_dim) { fused[fused_index(l, parts, part, d)] = dense[d]; }
 }
 
-__global__ void mask_future_kernel(int64_t matrices, int64_t seq, float* scores) {
-  SB_GRID_STRIDE_LOOP(e, matrices * seq * seq) {
-    if (e % seq > e / seq % seq) scores[e] = -::cuda::std::numeric_limits<float>::infinity();
+__global__ void mask_future_kernel(int64_t matrices, int64_t rows, int64_t seq, int64_t first_row, float* scores) {
+  SB_GRID_STRIDE_LOOP(e, matrices * rows * seq) {
+    if (e % seq > first_row + e / seq % rows) scores[e] = -::cuda::std::numeric_limits<float>::infinity();
   }
 }
 
@@ -133,8 +133,9 @@ void pack_heads(cudaStream_t stream, const HeadLayout& layout, int64_t parts, in
   SB_CUDA_CHECK(cudaGetLastError());
 }
 
-void mask_future(cudaStream_t stream, int64_t matrices, int64_t seq, float* scores) {
-  mask_future_kernel<<<blocks_for(matrices * seq * seq), kThreadsPerBlock, 0, stream>>>(matrices, seq, scores);
+void mask_future(cudaStream_t stream, int64_t matrices, int64_t rows, int64_t seq, int64_t first_row, float* scores) {
+  mask_future_kernel<<<blocks_for(matrices * rows * seq), kThreadsPerBlock, 0, stream>>>(matrices, rows, seq, first_row,
+                                                                                         scores);
   SB_CUDA_CHECK(cudaGetLastError());
 }
 

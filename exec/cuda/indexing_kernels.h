@@ -53,7 +53,8 @@ void unpack_heads(cudaStream_t stream, const HeadLayout& layout, int64_t parts, 
 // Writes dense into part `part` of the fused rows (the other parts are left as they are).
 void pack_heads(cudaStream_t stream, const HeadLayout& layout, int64_t parts, int64_t part, const float* dense,
                 float* fused);
-// scores [rows, seq, seq]: every column after the row's position becomes -inf (exp gives 0).
-void mask_future(cudaStream_t stream, int64_t matrices, int64_t seq, float* scores);
+// scores [matrices, rows, seq], row i of each the query at position first_row + i of the seq
+// keys: every column after the row's position becomes -inf (exp gives 0).
+void mask_future(cudaStream_t stream, int64_t matrices, int64_t rows, int64_t seq, int64_t first_row, float* scores);
 
 }  // namespace splitbrain::exec::cuda

@@ -86,5 +86,34 @@ TEST(CudaGroupedAttention, FusedKeepsRowStatisticsAndMatchesTheCpu) {
   }
 }
 
+// Context parallelism: a call for a block of the queries (the middle one of 3, so both a leading
+// and a trailing block of positions are another call's) against every key, unfused and fused.
+TEST(CudaGroupedAttention, ShareOfTheQueriesMatchesTheCpu) {
+  if (exec::cuda::visible_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
+  for (const bool fused : {false, true}) {
+    kernels::AttentionShape s{2, 6, 4, 6, true, 2, 10000.0, fused, 2, 2};
+    SCOPED_TRACE(std::string("fused ") + (fused ? "yes" : "no"));
+    cpu::CpuContext cpu_context;
+    CudaContext gpu_context(0);
+    cpu::SelfAttentionKernel cpu_kernel(cpu_context, s);
+    SelfAttentionKernel gpu_kernel(gpu_context, s);
+    ASSERT_EQ(gpu_kernel.kept_elements(), cpu_kernel.kept_elements());
+    const auto qkv = random_floats(count(s.batch * s.seq * (s.heads + 2 * s.kv_heads) * s.head_dim), 165);
+    const auto dy = random_floats(count(s.batch * s.queries * s.heads * s.head_dim), 166);
+    const OnDevice<float> gpu_qkv(qkv), gpu_dy(dy);
+    std::vector<float> cpu_y(dy.size()), cpu_kept(count(cpu_kernel.kept_elements()));
+    const OnDevice<float> gpu_y(dy.size()), gpu_kept(cpu_kept.size());
+    cpu_kernel.forward(qkv.data(), cpu_y.data(), cpu_kept.data());
+    gpu_kernel.forward(gpu_qkv.get(), gpu_y.get(), gpu_kept.get());
+    expect_matches_cpu(gpu_y.host(), cpu_y, "y");
+    expect_matches_cpu(gpu_kept.host(), cpu_kept, "kept");
+    const OnDevice<float> cpu_kept_on_gpu(cpu_kept), gpu_dqkv(std::vector<float>(qkv.size(), 7.0f));
+    std::vector<float> cpu_dqkv(qkv.size());
+    cpu_kernel.backward(qkv.data(), cpu_kept.data(), dy.data(), cpu_dqkv.data());
+    gpu_kernel.backward(gpu_qkv.get(), cpu_kept_on_gpu.get(), gpu_dy.get(), gpu_dqkv.get());
+    expect_matches_cpu(gpu_dqkv.host(), cpu_dqkv, "dqkv");
+  }
+}
+
 }  // namespace
 }  // namespace splitbrain::exec::cuda
