@@ -22,6 +22,8 @@ Writes into OUTPUT_DIR, with torch.onnx.export at opset 17, nothing downloaded:
                  embedding from cos and sin buffers, repeat_kv by expand, silu(gate) * up
   llama-rope-in-graph.onnx  the same Llama with the cos and sin tables computed in the forward
                  pass (the tracer stores them as Constant nodes, read as the buffers are)
+  llama-rope-500k.onnx  the same Llama 256 wide, 2 query heads 128 wide over 1 key/value head,
+                 rotary base 500000: Llama 3's base and head width
 
 The nets are exported in training mode, the graph a training step runs: batchnorm keeps its
 batch statistics and dropout stays in the graph (eval mode would fold batchnorm into the
@@ -52,7 +54,7 @@ except ImportError as missing:
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pytorch_golden_gpt as golden  # noqa: E402  (the tiny GPT's sizes and attention layout)
-import pytorch_golden_llama as llama_sizes  # noqa: E402  (the small Llama's sizes)
+import pytorch_golden_llama as small_llama  # noqa: E402  (the small Llama's sizes)
 
 OPSET = 17
 IMAGE_BATCH = 2
@@ -140,23 +142,39 @@ class LambdaModule(torch.nn.Module):
         return self.function(x)
 
 
+class LlamaSizes:
+    """A Llama's sizes, by default those of tools/pytorch_golden_llama.py."""
+
+    def __init__(self, **changes):
+        for name in ("LAYERS", "HIDDEN", "HEADS", "KV_HEADS", "FFN", "SEQ", "VOCAB", "ROPE_THETA", "EPSILON",
+                     "BATCH"):
+            setattr(self, name, changes.get(name, getattr(small_llama, name)))
+        self.HEAD_DIM = self.HIDDEN // self.HEADS
+
+
+# Llama 3's rotary base and head width (128) on a small net: reading the base back from float
+# tables is exact only at the lowest frequency.
+LLAMA3_ROPE = LlamaSizes(HIDDEN=256, HEADS=2, KV_HEADS=1, FFN=96, ROPE_THETA=500000.0)
+
+
 class LlamaRmsNorm(torch.nn.Module):
     """Hugging Face's LlamaRMSNorm: x / sqrt(mean(x^2) + eps) times a weight."""
 
-    def __init__(self, hidden):
+    def __init__(self, sizes):
         super().__init__()
-        self.weight = torch.nn.Parameter(torch.ones(hidden))
+        self.epsilon = sizes.EPSILON
+        self.weight = torch.nn.Parameter(torch.ones(sizes.HIDDEN))
 
     def forward(self, x):
         variance = x.pow(2).mean(-1, keepdim=True)
-        return self.weight * (x * torch.rsqrt(variance + llama_sizes.EPSILON))
+        return self.weight * (x * torch.rsqrt(variance + self.epsilon))
 
 
-def rotary_tables():
+def rotary_tables(sizes):
     """cos and sin [T, head_dim] of Hugging Face's rotary embedding (the frequencies twice)."""
-    head_dim = llama_sizes.HEAD_DIM
-    inverse = 1.0 / (llama_sizes.ROPE_THETA ** (torch.arange(0, head_dim, 2).float() / head_dim))
-    angles = torch.outer(torch.arange(llama_sizes.SEQ).float(), inverse)
+    head_dim = sizes.HEAD_DIM
+    inverse = 1.0 / (sizes.ROPE_THETA ** (torch.arange(0, head_dim, 2).float() / head_dim))
+    angles = torch.outer(torch.arange(sizes.SEQ).float(), inverse)
     both = torch.cat((angles, angles), dim=-1)
     return both.cos(), both.sin()
 
@@ -170,17 +188,18 @@ class LlamaAttention(torch.nn.Module):
     """Hugging Face's LlamaAttention: q, k, v projections, rotary positions, k and v heads
     repeated for their query heads (repeat_kv), causal attention, the output projection."""
 
-    def __init__(self):
+    def __init__(self, sizes):
         super().__init__()
-        hidden, head_dim = llama_sizes.HIDDEN, llama_sizes.HEAD_DIM
-        self.q_proj = torch.nn.Linear(hidden, llama_sizes.HEADS * head_dim, bias=False)
-        self.k_proj = torch.nn.Linear(hidden, llama_sizes.KV_HEADS * head_dim, bias=False)
-        self.v_proj = torch.nn.Linear(hidden, llama_sizes.KV_HEADS * head_dim, bias=False)
-        self.o_proj = torch.nn.Linear(llama_sizes.HEADS * head_dim, hidden, bias=False)
+        self.sizes = sizes
+        hidden, head_dim = sizes.HIDDEN, sizes.HEAD_DIM
+        self.q_proj = torch.nn.Linear(hidden, sizes.HEADS * head_dim, bias=False)
+        self.k_proj = torch.nn.Linear(hidden, sizes.KV_HEADS * head_dim, bias=False)
+        self.v_proj = torch.nn.Linear(hidden, sizes.KV_HEADS * head_dim, bias=False)
+        self.o_proj = torch.nn.Linear(sizes.HEADS * head_dim, hidden, bias=False)
 
     def forward(self, x, cos, sin):
         batch, tokens, _ = x.shape
-        heads, kv_heads, head_dim = llama_sizes.HEADS, llama_sizes.KV_HEADS, llama_sizes.HEAD_DIM
+        heads, kv_heads, head_dim = self.sizes.HEADS, self.sizes.KV_HEADS, self.sizes.HEAD_DIM
         q = self.q_proj(x).view(batch, tokens, heads, head_dim).transpose(1, 2)
         k = self.k_proj(x).view(batch, tokens, kv_heads, head_dim).transpose(1, 2)
         v = self.v_proj(x).view(batch, tokens, kv_heads, head_dim).transpose(1, 2)
@@ -201,30 +220,31 @@ class TinyHfLlama(torch.nn.Module):
     norm, an untied lm_head. rope "buffers" keeps cos and sin as buffers (stored tensors in
     ONNX); "in_graph" computes them in forward."""
 
-    def __init__(self, rope="buffers"):
+    def __init__(self, rope="buffers", sizes=LlamaSizes()):
         super().__init__()
-        hidden, ffn = llama_sizes.HIDDEN, llama_sizes.FFN
+        hidden, ffn = sizes.HIDDEN, sizes.FFN
         self.rope = rope
-        self.embed_tokens = torch.nn.Embedding(llama_sizes.VOCAB, hidden)
+        self.sizes = sizes
+        self.embed_tokens = torch.nn.Embedding(sizes.VOCAB, hidden)
         self.layers = torch.nn.ModuleList()
-        for _ in range(llama_sizes.LAYERS):
+        for _ in range(sizes.LAYERS):
             layer = torch.nn.Module()
-            layer.input_layernorm = LlamaRmsNorm(hidden)
-            layer.self_attn = LlamaAttention()
-            layer.post_attention_layernorm = LlamaRmsNorm(hidden)
+            layer.input_layernorm = LlamaRmsNorm(sizes)
+            layer.self_attn = LlamaAttention(sizes)
+            layer.post_attention_layernorm = LlamaRmsNorm(sizes)
             layer.mlp = torch.nn.Module()
             layer.mlp.gate_proj = torch.nn.Linear(hidden, ffn, bias=False)
             layer.mlp.up_proj = torch.nn.Linear(hidden, ffn, bias=False)
             layer.mlp.down_proj = torch.nn.Linear(ffn, hidden, bias=False)
             self.layers.append(layer)
-        self.norm = LlamaRmsNorm(hidden)
-        self.lm_head = torch.nn.Linear(hidden, llama_sizes.VOCAB, bias=False)
-        cos, sin = rotary_tables()
+        self.norm = LlamaRmsNorm(sizes)
+        self.lm_head = torch.nn.Linear(hidden, sizes.VOCAB, bias=False)
+        cos, sin = rotary_tables(sizes)
         self.register_buffer("cos", cos)
         self.register_buffer("sin", sin)
 
     def forward(self, tokens):
-        cos, sin = rotary_tables() if self.rope == "in_graph" else (self.cos, self.sin)
+        cos, sin = rotary_tables(self.sizes) if self.rope == "in_graph" else (self.cos, self.sin)
         x = self.embed_tokens(tokens)
         for layer in self.layers:
             x = x + layer.self_attn(layer.input_layernorm(x), cos, sin)
@@ -271,9 +291,10 @@ def main():
     export(TinyGpt("separate"), tokens, os.path.join(output_dir, "gpt-separate-qkv.onnx"))
     export(TinyGpt(), tokens, os.path.join(output_dir, "gpt-folded.onnx"), constant_folding=True)
     export(SineNet(), torch.randn(IMAGE_BATCH, 8), os.path.join(output_dir, "unsupported.onnx"))
-    llama_tokens = torch.randint(0, llama_sizes.VOCAB, (llama_sizes.BATCH, llama_sizes.SEQ))
+    llama_tokens = torch.randint(0, small_llama.VOCAB, (small_llama.BATCH, small_llama.SEQ))
     export(TinyHfLlama(), llama_tokens, os.path.join(output_dir, "llama.onnx"))
     export(TinyHfLlama("in_graph"), llama_tokens, os.path.join(output_dir, "llama-rope-in-graph.onnx"))
+    export(TinyHfLlama(sizes=LLAMA3_ROPE), llama_tokens, os.path.join(output_dir, "llama-rope-500k.onnx"))
     return 0
 
 

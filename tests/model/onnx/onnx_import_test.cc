@@ -117,10 +117,10 @@ constexpr const char* kSmallLlama =
     "llama:layers=2,hidden=64,heads=4,kv_heads=2,ffn=96,seq=16,vocab=96,rope_theta=10000,fused=0";
 
 // LlamaRMSNorm became rms_norm (eps 1e-5), q/k/v one fused projection before grouped-query
-// attention with rotary base 10000, silu(gate) * up one swiglu: the zoo's layers, parameters,
-// FLOPs and activation bytes.
-void expect_small_llama(const Model& net) {
-  const Model zoo = build_zoo_model(kSmallLlama);
+// attention with `heads` over `kv_heads` and rotary base `rope_theta`, silu(gate) * up one
+// swiglu: the zoo model `zoo_spec`'s layers, parameters, FLOPs and activation bytes.
+void expect_llama(const Model& net, const char* zoo_spec, int64_t heads, int64_t kv_heads, double rope_theta) {
+  const Model zoo = build_zoo_model(zoo_spec);
   EXPECT_EQ(net.parameter_count(), zoo.parameter_count());
   expect_same_figures(net, zoo);
   int attention_layers = 0;
@@ -128,9 +128,9 @@ void expect_small_llama(const Model& net) {
     if (layer.kind == OpKind::self_attention) {
       ++attention_layers;
       const auto& a = layer.attr<SelfAttentionAttrs>();
-      EXPECT_EQ(a.heads, 4);
-      EXPECT_EQ(a.kv_head_count(), 2);
-      EXPECT_EQ(a.rope_theta, 10000.0);
+      EXPECT_EQ(a.heads, heads);
+      EXPECT_EQ(a.kv_head_count(), kv_heads);
+      EXPECT_EQ(a.rope_theta, rope_theta);
       EXPECT_TRUE(a.causal);
     }
     if (layer.kind == OpKind::rms_norm) {
@@ -145,13 +145,21 @@ void expect_small_llama(const Model& net) {
 
 TEST(OnnxImport, HuggingFaceStyleLlamaMatchesTheZoo) {
   SKIP_WITHOUT_EXPORT("llama.onnx");
-  expect_small_llama(import_onnx_model(exported("llama.onnx")));
+  expect_llama(import_onnx_model(exported("llama.onnx")), kSmallLlama, 4, 2, 10000.0);
 }
 
 // The cos and sin tables computed in forward: the tracer stores them as Constant nodes.
 TEST(OnnxImport, LlamaWithRotaryTablesComputedInForwardMatchesTheZoo) {
   SKIP_WITHOUT_EXPORT("llama-rope-in-graph.onnx");
-  expect_small_llama(import_onnx_model(exported("llama-rope-in-graph.onnx")));
+  expect_llama(import_onnx_model(exported("llama-rope-in-graph.onnx")), kSmallLlama, 4, 2, 10000.0);
+}
+
+// Llama 3's rotary base and head width (128): the base read back exactly from float tables.
+TEST(OnnxImport, LlamaThreeRotaryBaseReadExactly) {
+  SKIP_WITHOUT_EXPORT("llama-rope-500k.onnx");
+  expect_llama(import_onnx_model(exported("llama-rope-500k.onnx")),
+               "llama:layers=2,hidden=256,heads=2,kv_heads=1,ffn=96,seq=16,vocab=96,rope_theta=500000,fused=0", 2, 1,
+               500000.0);
 }
 
 TEST(OnnxImport, ResolveModelReadsOnnxOnceRegistered) {
