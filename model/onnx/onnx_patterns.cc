@@ -337,7 +337,10 @@ void find_rms_norms(const OnnxGraph& graph, GraphPatterns& patterns) {
     const onnx::NodeProto& reduce = graph.node(mean);
     if (reduce.op_type() != "ReduceMean" || patterns.region_of_node.count(mean) != 0) continue;
     const int pow = graph.producer(reduce.input(0));
-    if (pow < 0 || graph.node(pow).op_type() != "Pow" || !stored_scalar(graph, graph.node(pow).input(1), 2.0)) continue;
+    if (pow < 0 || graph.node(pow).op_type() != "Pow" || !stored_scalar(graph, graph.node(pow).input(1), 2.0) ||
+        graph.consumers(reduce.input(0)).size() != 1) {
+      continue;
+    }
     const std::string x = graph.node(pow).input(0);
     // The mean over the last axis, kept as a dimension of 1.
     const std::optional<Shape> x_shape = graph.full_shape(x);
