@@ -1,7 +1,8 @@
 // Mixture-of-experts plans as Megatron-LM launches: Mixtral 8x7B's export pinned by a golden file
 // (a committed plan file: 4 pipeline stages, 16 data-parallel replicas, ZeRO 1, recomputation),
 // the expert flags of a small MoE's ranked plans (capacity, tensor parallelism with whole
-// experts), and the refusal of blocks whose experts differ.
+// experts), expert parallelism over the data-parallel ranks, and the refusal of blocks whose
+// experts differ.
 //
 // The golden lives in tests/cli/golden/export/; `bash tools/regenerate-export-goldens.sh`
 // rewrites it with the others.
@@ -66,6 +67,39 @@ TEST(CliMoeExport, RankedMoePlansWriteExpertFlags) {
     tensor_parallel = tensor_parallel || split;
   }
   EXPECT_TRUE(tensor_parallel) << "no tensor-parallel plan written\n" << r.err;
+}
+
+// A tiny MoE whose moe layers split their 4 experts over the 4 data-parallel ranks (each rank
+// routes the gathered tokens of all 4 through its expert): Megatron-LM's expert parallelism,
+// --expert-model-parallel-size 4. fp16 and DeepSpeed are refused naming the moe layer.
+std::string expert_parallel_plan(const std::string& dtype) {
+  std::string layers;
+  for (int block = 0; block < 4; ++block) {
+    layers += std::string(block == 0 ? "" : ", ") + "\"h" + std::to_string(block) +
+              ".feed_forward.moe\": {\"out\": [\"data\"]}";
+  }
+  return write_temp_file("export-moe-ep-" + dtype + ".json",
+                         R"({"format": "splitbrain-plan", "version": 1, "model": ")" + std::string(kTinyMoe) +
+                             R"(", "batch": 8, "dtype": ")" + dtype +
+                             R"(", "mesh": {"data": 4}, "default": {"batch": ["data"]}, "layers": {)" + layers +
+                             R"(}, "optimizer": {"kind": "adam"}})");
+}
+
+TEST(CliMoeExport, ExpertParallelPlanWritesExpertModelParallelSize) {
+  const fs::path dir = fresh_dir("export-moe-ep");
+  const CommandResult r = run_splitbrain(export_command(expert_parallel_plan("bf16"), "megatron", dir));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string script = read_file(dir / "launch.sh");
+  for (const char* part : {"--expert-model-parallel-size 4", "--num-experts 4 --moe-router-topk 2",
+                           "Data parallel 4 (the experts split over 4 of them)"}) {
+    EXPECT_TRUE(contains(script, part)) << part << "\n" << script;
+  }
+  expect_refused(
+      run_splitbrain(export_command(expert_parallel_plan("bf16"), "deepspeed", fresh_dir("export-moe-ep-ds"))),
+      {"layer 'h0.feed_forward.moe'", "expert parallelism"});
+  expect_refused(
+      run_splitbrain(export_command(expert_parallel_plan("fp16"), "megatron", fresh_dir("export-moe-ep-fp16"))),
+      {"layer 'h0.feed_forward.moe'", "fp16"});
 }
 
 // Megatron-LM's --num-experts and --moe-* flags hold for every layer: a block whose experts

@@ -21,6 +21,12 @@ void refuse_unsupported(const plans::Plan& plan, const TrainerLayout& layout) {
                     "runs only with Megatron-LM's layers (Megatron-DeepSpeed): export megatron",
                     plan.model->layer(layer).name, plan.mesh.axis(layout.tensor_axis).name));
   }
+  if (layout.expert_parallel > 1) {
+    throw ExportRefusal(
+        fmt::format("layer '{}': out: splits its experts over {} ranks (expert parallelism), which "
+                    "DeepSpeed's config does not express: export megatron",
+                    plan.model->layer(layout.first_expert_layer).name, layout.expert_parallel));
+  }
   if (layout.context_axis >= 0) {
     throw ExportRefusal(
         fmt::format("mesh: '{}' splits every layer's sequence (context parallelism), which "

@@ -52,8 +52,10 @@ std::string header_comment(const ExportRequest& request, const TrainerLayout& la
   std::string text = fmt::format("{}{}\n{}Written by `splitbrain` from {}: {} on mesh {}.\n", comment, what, comment,
                                  request.origin, plan.family, plan.mesh.to_string());
   text += fmt::format(
-      "{}Data parallel {}, tensor parallel {}{}{}, pipeline {}{}; {} micro-batch(es) of {} per replica.\n", comment,
-      layout.data_parallel, layout.tensor_parallel, layout.sequence_parallel ? " with sequence parallelism" : "",
+      "{}Data parallel {}{}, tensor parallel {}{}{}, pipeline {}{}; {} micro-batch(es) of {} per replica.\n", comment,
+      layout.data_parallel,
+      layout.expert_parallel > 1 ? fmt::format(" (the experts split over {} of them)", layout.expert_parallel) : "",
+      layout.tensor_parallel, layout.sequence_parallel ? " with sequence parallelism" : "",
       layout.context_parallel > 1 ? fmt::format(", context parallel {}", layout.context_parallel) : "",
       layout.pipeline_parallel,
       layout.virtual_stages > 1 ? fmt::format(" x {} virtual stages", layout.virtual_stages) : "", layout.micro_batches,

@@ -249,6 +249,26 @@ void context_flags(const plans::Plan& plan, const GptShape& gpt, TrainerLayout& 
       "values round a ring; the plan gives each rank one contiguous block and all-gathers q|k|v");
 }
 
+// Expert parallelism: the moe layers split their experts over data-parallel ranks, each holding
+// the tokens of the whole group (gathered) and giving its experts' share of the output, as
+// Megatron-LM's all-gather token dispatcher does.
+void expert_parallel_flags(const plans::Plan& plan, const TrainerLayout& layout, Flags& flags) {
+  const std::string& moe = plan.model->layer(layout.first_expert_layer).name;
+  if (plan.dtype == model::DType::fp16) {
+    throw ExportRefusal(
+        fmt::format("layer '{}': out: splits its experts over {} ranks in fp16; Megatron-LM runs "
+                    "expert parallelism in bf16 or fp32 only",
+                    moe, layout.expert_parallel));
+  }
+  if (layout.tensor_parallel > 1 && !layout.sequence_parallel) {
+    throw ExportRefusal(
+        fmt::format("layer '{}': out: splits its experts over {} ranks beside tensor parallelism "
+                    "without sequence parallelism; Megatron-LM needs sequence parallelism there",
+                    moe, layout.expert_parallel));
+  }
+  flags.push_back(fmt::format("--expert-model-parallel-size {}", layout.expert_parallel));
+}
+
 std::string bash_array(std::string_view name, const Flags& flags) {
   std::string text = fmt::format("{}=(\n", name);
   for (const auto& flag : flags) text += fmt::format("  {}\n", flag);
@@ -293,6 +313,7 @@ std::vector<ExportedFile> export_megatron(const ExportRequest& request, const Tr
   Flags parallel = {fmt::format("--tensor-model-parallel-size {}", layout.tensor_parallel)};
   if (layout.sequence_parallel) parallel.push_back("--sequence-parallel");
   if (layout.context_parallel > 1) context_flags(plan, gpt, layout, parallel);
+  if (layout.expert_parallel > 1) expert_parallel_flags(plan, layout, parallel);
   // Megatron-LM splits each expert over the tensor-parallel ranks unless told otherwise; the plan
   // keeps every expert whole on every rank (expert parallelism is not built: each holds all).
   if (gpt.experts > 0 && layout.tensor_parallel > 1) parallel.push_back("--expert-tensor-parallel-size 1");

@@ -74,7 +74,24 @@ bool splits_every_sequence(const Plan& plan, const TrainerLayout& layout, int ax
   return true;
 }
 
-// Every axis of size > 1 but the pipeline's is a data axis, the tensor axis or the context axis.
+// Whether `axis` splits the batch of every layer but the moe layers, which split their experts
+// over it (`out`): expert parallelism over a data axis.
+bool splits_batch_and_experts(const Plan& plan, int axis, int& first_moe) {
+  first_moe = -1;
+  for (int i = 0; i < plan.model->size(); ++i) {
+    const auto role = role_of_axis(plan.layers[static_cast<size_t>(i)], axis);
+    const bool moe = plan.model->layer(i).kind == model::OpKind::moe;
+    if (moe && role == ShardRole::out) {
+      if (first_moe < 0) first_moe = i;
+      continue;
+    }
+    if (role != ShardRole::batch) return false;
+  }
+  return first_moe >= 0;
+}
+
+// Every axis of size > 1 but the pipeline's is a data axis (perhaps also splitting experts), the
+// tensor axis or the context axis.
 void classify_axes(const Plan& plan, TrainerLayout& layout) {
   for (int axis = 0; axis < plan.mesh.axis_count(); ++axis) {
     const auto& mesh_axis = plan.mesh.axis(axis);
@@ -97,6 +114,15 @@ void classify_axes(const Plan& plan, TrainerLayout& layout) {
                       "split the batch, Megatron-LM's tensor features and the pipeline only",
                       layer_name(plan, use.spatial),
                       plan.model->layer(use.spatial).output_shape.size() == 3 ? "height" : "sequence", mesh_axis.name));
+    }
+    int first_moe = -1;
+    if (splits_batch_and_experts(plan, axis, first_moe)) {
+      layout.data_axes.push_back(axis);
+      layout.data_parallel *= mesh_axis.size;
+      layout.expert_axes.push_back(axis);
+      layout.expert_parallel *= mesh_axis.size;
+      if (layout.first_expert_layer < 0) layout.first_expert_layer = first_moe;
+      continue;
     }
     if (use.feature >= 0 && use.batch >= 0) {
       throw ExportRefusal(fmt::format(
@@ -137,6 +163,10 @@ bool splits_only(const Plan& plan, int index, int tensor_axis, std::optional<Sha
     if (r == ShardRole::batch) continue;
     auto axes = splitting_axes(plan, sharding, r);
     std::erase(axes, context_axis);
+    // A moe layer's experts split over a data axis are expert parallelism, not a tensor split.
+    if (r == ShardRole::out && plan.model->layer(index).kind == model::OpKind::moe) {
+      std::erase_if(axes, [&](int axis) { return plan.mesh.axis(axis).size > 1 && axis != tensor_axis; });
+    }
     const bool expected = role && *role == r;
     if (axes != (expected ? std::vector<int>{tensor_axis} : std::vector<int>{})) return false;
   }

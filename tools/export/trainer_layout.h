@@ -7,7 +7,8 @@
 // parallelism), the features of the layers Megatron-LM splits (tensor parallelism, with the
 // sequence of the per-token layers under sequence parallelism) or the sequence of every layer of
 // a GPT- or Llama-style decoder, attention's queries included (context parallelism), and the
-// pipeline axis holds contiguous runs of layers. Plans outside that are refused, naming the layer
+// pipeline axis holds contiguous runs of layers; a data axis may also split the experts of the
+// moe layers (expert parallelism). Plans outside that are refused, naming the layer
 // and role: a SplitBrain group (one axis splitting the batch of some layers and the features of
 // others), a spatial (domain) split of anything else, two feature-splitting axes (a 2-D grid), features split in a
 // model that is not a GPT (a per-layer tiling). A GPT whose tensor-parallel layers are split otherwise than Megatron-LM
@@ -32,6 +33,12 @@ struct TrainerLayout {
   // included (context parallelism; -1: none).
   int context_axis = -1;
   int context_parallel = 1;
+  // Data axes over which the moe layers split their experts (`out`) while every other layer
+  // splits the batch: expert parallelism inside the data-parallel group (Megatron-LM's
+  // --expert-model-parallel-size with its all-gather token dispatcher). First such moe layer.
+  std::vector<int> expert_axes;
+  int expert_parallel = 1;
+  int first_expert_layer = -1;
   int first_tensor_layer = -1;  // the first layer splitting features over it
   int data_parallel = 1;
   int tensor_parallel = 1;
