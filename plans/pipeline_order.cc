@@ -89,6 +89,12 @@ std::vector<PipelinePass> pass_order(int stage, int stages, int micro_batches, P
   return order;
 }
 
+bool receives_next_pass_ahead(PipelineSchedule schedule, int warmup, const std::vector<PipelinePass>& passes,
+                              size_t index) {
+  return schedule == PipelineSchedule::interleaved_one_f_one_b && index < passes.size() &&
+         passes[index].kind == PassKind::forward && index >= static_cast<size_t>(warmup) && index + 1 < passes.size();
+}
+
 std::vector<PipelinePass> pass_order(const Plan& plan, int stage) {
   return pass_order(stage, plan.stage_count(), plan.micro_batches, plan.schedule, plan.virtual_stages);
 }

@@ -35,6 +35,13 @@ std::vector<PipelinePass> pass_order(int stage, int stages, int micro_batches, P
 // The same for a plan's stage.
 std::vector<PipelinePass> pass_order(const Plan& plan, int stage);
 
+// Whether a stage receives what pass `index + 1` of its pass_order needs together with what pass
+// `index` needs, before running pass `index`: interleaved 1F1B's steady-state forwards also wait
+// for the backward after them, as Megatron-LM posts them (send-forward-backward-receive-forward-
+// backward). `warmup`: warmup_forwards of the stage.
+bool receives_next_pass_ahead(PipelineSchedule schedule, int warmup, const std::vector<PipelinePass>& passes,
+                              size_t index);
+
 // The forwards the stage runs before its steady state, in which each forward runs back to back
 // with the backward after it (all of them under GPipe, and under interleaved 1F1B when there are
 // as many micro-batches as stages). Arguments as pass_order's, unchecked.

@@ -31,6 +31,7 @@ std::string ProgramWriter::name_of(int buffer) const {
 
 void ProgramWriter::count(int buffer, bool allocate) {
   counter_.change(program_.buffers[static_cast<size_t>(buffer)], allocate);
+  if (allocate && counter_.peaks().total > limit_bytes_) throw MemoryLimitReached{};
 }
 
 int ProgramWriter::resident(StepBuffer buffer) {

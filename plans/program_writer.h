@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -17,6 +18,9 @@
 #include "plans/step_program.h"
 
 namespace splitbrain::plans {
+
+// What ProgramWriter::stop_above throws at the first byte over its limit.
+struct MemoryLimitReached {};
 
 class ProgramWriter {
  public:
@@ -31,6 +35,10 @@ class ProgramWriter {
   // One holder lets go (-1: nothing); the last one emits the free.
   void drop(int buffer);
   bool keeps_instructions() const { return keep_instructions_; }
+  // From here on, an alloc that takes the live bytes over `limit_bytes` throws MemoryLimitReached:
+  // whether a plan fits is decided there (its walk's peak is above the limit), and most plans a
+  // search weighs that do not fit are over long before their step's end.
+  void stop_above(int64_t limit_bytes) { limit_bytes_ = limit_bytes; }
   // What comes next completes the step (StepProgram::passes_end).
   void mark_passes_end() { program_.passes_end = static_cast<int>(program_.instructions.size()); }
   // Appends an instruction; returns its index.
@@ -56,6 +64,7 @@ class ProgramWriter {
   int emitted_ = 0;
   std::map<int, SmallIndexList> unkept_reads_;  // instructions not kept that a wait will release
   MemoryCounter counter_;
+  int64_t limit_bytes_ = std::numeric_limits<int64_t>::max();
 };
 
 }  // namespace splitbrain::plans

@@ -29,7 +29,7 @@ StepProgram StepCompiler::compile() {
   const ReceivesAhead ahead{.passes = passes,
                             .warmup = warmup_forwards(facts_.stage(), plan_.stage_count(), plan_.micro_batches,
                                                       plan_.schedule, plan_.virtual_stages),
-                            .with_next_backward = plan_.schedule == PipelineSchedule::interleaved_one_f_one_b};
+                            .schedule = plan_.schedule};
   std::vector<bool> posted(passes.size(), false);
   for (size_t i = 0; i < passes.size(); ++i) {
     const PipelinePass& pass = passes[i];
@@ -423,6 +423,18 @@ MemoryPeaks step_memory(const Plan& plan, const CompiledPlan& compiled, int rank
   StepCompiler compiler(plan, compiled, rank, /*keep_instructions=*/false);
   compiler.compile();
   return compiler.peaks();
+}
+
+bool step_memory_within(const Plan& plan, const CompiledPlan& compiled, int rank, int64_t limit_bytes) {
+  check_step_request(plan, compiled, rank);
+  StepCompiler compiler(plan, compiled, rank, /*keep_instructions=*/false);
+  compiler.stop_above(limit_bytes);
+  try {
+    compiler.compile();
+  } catch (const MemoryLimitReached&) {
+    return false;
+  }
+  return true;
 }
 
 }  // namespace splitbrain::plans

@@ -30,6 +30,10 @@ StepProgram compile_evaluation(const Plan& plan, const CompiledPlan& compiled, i
 // what the simulator reports, cheap enough for the planner's many candidates.
 MemoryPeaks step_memory(const Plan& plan, const CompiledPlan& compiled, int rank);
 
+// Whether step_memory(plan, compiled, rank).total stays within `limit_bytes`, the compilation
+// stopped at the first byte over it (what a search asks of most plans, which do not fit).
+bool step_memory_within(const Plan& plan, const CompiledPlan& compiled, int rank, int64_t limit_bytes);
+
 // compile_step's program and its memory walk from one compilation: the simulator needs both, and
 // compiling is most of its cost.
 struct StepWithMemory {

@@ -60,6 +60,8 @@ class StepCompiler {
   // its last layer has run, then lets go of it all.
   StepProgram compile_evaluation();
   const MemoryPeaks& peaks() const { return writer_.peaks(); }
+  // compile() throws MemoryLimitReached at the first byte over `limit_bytes`.
+  void stop_above(int64_t limit_bytes) { writer_.stop_above(limit_bytes); }
 
  private:
   void reset(MicroBatchBuffers& state) const;
@@ -119,8 +121,8 @@ class StepCompiler {
   // another. `posted` marks the passes whose receives are out.
   struct ReceivesAhead {
     const std::vector<PipelinePass>& passes;
-    int warmup = 0;                   // warmup_forwards: the passes before the steady state
-    bool with_next_backward = false;  // interleaved 1F1B
+    int warmup = 0;  // warmup_forwards: the passes before the steady state
+    PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   };
   void post_receives_ahead(const ReceivesAhead& schedule, size_t next, std::vector<bool>& posted,
                            std::vector<MicroBatchBuffers>& states);

@@ -120,8 +120,7 @@ void StepCompiler::post_receives_ahead(const ReceivesAhead& schedule, size_t nex
   const std::vector<PipelinePass>& passes = schedule.passes;
   std::vector<size_t> ahead;
   if (!posted[next]) ahead.push_back(next);
-  const bool steady_forward = passes[next].kind == PassKind::forward && next >= static_cast<size_t>(schedule.warmup);
-  if (schedule.with_next_backward && steady_forward && next + 1 < passes.size() && !posted[next + 1]) {
+  if (receives_next_pass_ahead(schedule.schedule, schedule.warmup, passes, next) && !posted[next + 1]) {
     ahead.push_back(next + 1);
   }
   std::vector<StepInstruction> receives;

@@ -26,15 +26,23 @@ int micro_batches_in_flight(const plans::Plan& plan, int stage) {
   return std::min(plan.micro_batches, (passes + chunks - 1) / chunks);
 }
 
-MemoryBreakdown stage_memory(const plans::Plan& plan, const plans::CompiledPlan& compiled, int stage) {
+namespace {
+
+// The first rank of the stage: ranks of a stage hold alike.
+int first_rank_of(const plans::Plan& plan, int stage) {
   if (stage < 0 || stage >= plan.stage_count()) {
     throw plans::PlanError(
         fmt::format("stage {} is out of range: the plan has {} stage(s)", stage, plan.stage_count()));
   }
-  // The first rank of the stage: ranks of a stage hold alike.
   int rank = 0;
   while (plan.pipe_axis >= 0 && plan.mesh.coordinate(rank, plan.pipe_axis) != stage) ++rank;
-  return memory_breakdown(plans::step_memory(plan, compiled, rank));
+  return rank;
+}
+
+}  // namespace
+
+MemoryBreakdown stage_memory(const plans::Plan& plan, const plans::CompiledPlan& compiled, int stage) {
+  return memory_breakdown(plans::step_memory(plan, compiled, first_rank_of(plan, stage)));
 }
 
 MemoryBreakdown memory_breakdown(const plans::MemoryPeaks& walk) {
@@ -81,13 +89,14 @@ plans::Plan memory_equivalent_cut(const plans::Plan& plan) {
 bool plan_fits_memory(const plans::Plan& plan, const plans::CompiledPlan& compiled, int64_t limit_bytes) {
   const plans::Plan shorter = memory_equivalent_cut(plan);
   for (int stage = 0; stage < plan.stage_count(); ++stage) {
-    if (stage_memory(shorter, compiled, stage).total() > limit_bytes) return false;
+    if (!plans::step_memory_within(shorter, compiled, first_rank_of(shorter, stage), limit_bytes)) return false;
   }
   return true;
 }
 
 bool stage_fits_memory(const plans::Plan& plan, const plans::CompiledPlan& compiled, int stage, int64_t limit_bytes) {
-  return stage_memory(memory_equivalent_cut(plan), compiled, stage).total() <= limit_bytes;
+  const plans::Plan shorter = memory_equivalent_cut(plan);
+  return plans::step_memory_within(shorter, compiled, first_rank_of(shorter, stage), limit_bytes);
 }
 
 }  // namespace splitbrain::sim

@@ -21,14 +21,29 @@
 // stage's term is left out, so the bound only gets weaker, never wrong. Hand-overs past the
 // chain, gradient reductions and the update are left out too.
 //
+// A pipeline is also bounded pass by pass, in the schedule's order (plans::pass_order): a stage
+// runs its passes one after another, each taking at least its layers' work, and a pass starts no
+// earlier than the messages it receives have arrived (and, where the stage receives them a pass
+// ahead, plans::receives_next_pass_ahead, those of the pass after it): a message leaves once its
+// producer has run in its own pass (the work of the producing pass up to the producer, forward;
+// from its last layer down to the sender, backward) and the one before it on the same edge has
+// arrived, the sender waiting for that, and takes its transfer. The latest stage's last pass,
+// plus its after(s), bounds the step too. This follows every hand-over, not one chain: the stages
+// of an interleaved pipeline wait inside its steady state for the gradients of their next
+// backward, and the chain alone misses that by several percent. Recompute's work counts in its
+// pass, not before its sends. Both bounds count a sequence-parallel plan's gathers of kept inputs
+// again before the backward (Plan::regathers_input).
+//
 // Cluster files with measured kernels (calibrate) are priced by how busy the node's neighbours
 // are, which the simulator settles by iteration: for them the bound is 0.
 
 #include <vector>
 
 #include "plans/compiled_plan.h"
+#include "plans/pipeline_order.h"
 #include "plans/plan.h"
 #include "sim/cluster.h"
+#include "sim/collective_prices.h"
 
 namespace splitbrain::sim {
 
@@ -55,13 +70,49 @@ class StepTimeBound {
     // and a full recompute's forward runs them again (a selective one reuses the kept inputs).
     double forward_moves = 0.0;
     double backward_moves = 0.0;
+    // Inputs gathered for the forward that a sequence-parallel plan may keep split and gather
+    // again before the backward (Plan::regathers_input decides, per variant).
+    struct Regather {
+      size_t position = 0;
+      std::vector<plans::Collective> gathers;
+      double seconds = 0.0;
+    };
+    std::vector<Regather> regathers;
   };
+  // One micro-batch's work of a layer in its forward and its backward pass under `variant` (a
+  // recompute's forward again belongs to the backward).
+  struct PassWork {
+    double forward = 0.0;
+    double backward = 0.0;
+  };
+  std::vector<PassWork> pass_work(const plans::Plan& variant) const;
+  // A pipeline message (one edge: a consumer's input, forward or its gradient back), sent by the
+  // pass of one chunk to the pass of the same kind and micro-batch of another: its send follows
+  // `offset_seconds` of the sending pass's work at the earliest and takes `transfer_seconds`.
+  struct Message {
+    int from_chunk = 0;
+    int to_chunk = 0;
+    plans::PassKind kind = plans::PassKind::forward;
+    double offset_seconds = 0.0;
+    double transfer_seconds = 0.0;
+  };
+  // Fills chunk_of_layer_ and the messages (a pipeline's).
+  void bound_messages(const plans::Plan& plan, const plans::CompiledPlan& compiled, CollectivePrices& prices,
+                      const std::vector<int>& first_rank);
+  // The schedule's bound (the header's pass-by-pass one) for `variant`; 0 when unpipelined.
+  double pass_by_pass_seconds(const plans::Plan& variant) const;
+
   bool bounded_ = true;  // false: kernels priced by measurement (the bound is 0)
   std::vector<LayerWork> layers_;
   std::vector<double> start_;  // per stage
   std::vector<double> after_;  // per stage
   std::vector<double> tail_;   // per stage: the last gradient's walk down the chain
   std::vector<int> tail_end_;  // per stage: the stage where that walk ends
+  std::vector<int> chunk_of_layer_;
+  std::vector<Message> messages_;
+  // Per pass kind (forward, backward) and chunk: the messages its passes receive, and send.
+  std::vector<std::vector<int>> received_by_;
+  std::vector<std::vector<int>> sent_by_;
 };
 
 // StepTimeBound(plan, compiled, cluster).seconds(plan).

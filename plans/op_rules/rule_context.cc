@@ -46,8 +46,12 @@ TensorLayout RuleContext::layout(const std::vector<int64_t>& shape,
     if (dim < 0 || dim >= static_cast<int>(shape.size())) {
       fail(role, fmt::format("the tensor {} has no dimension for it", shape_text(shape)));
     }
-    require_divisible(role, fmt::format("elements of dimension {} of {}", dim, shape_text(shape)),
-                      shape[static_cast<size_t>(dim)]);
+    // The message is formatted only for a split that fails: every plan the planner weighs lays
+    // out each of its layers' tensors here.
+    if (shape[static_cast<size_t>(dim)] % ways(role) != 0) {
+      require_divisible(role, fmt::format("elements of dimension {} of {}", dim, shape_text(shape)),
+                        shape[static_cast<size_t>(dim)]);
+    }
     auto& list = result.dim_axes[static_cast<size_t>(dim)];
     list.insert(list.end(), axes(role).begin(), axes(role).end());
   }

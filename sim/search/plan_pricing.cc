@@ -241,9 +241,16 @@ std::optional<double> lowest_step_time_bound(const PlannerRequest& request, plan
   SearchStats uncounted;  // price_plan_against counts what it leaves out
   const std::optional<plans::Plan> runnable = with_shared_tied_weights(std::move(plan), uncounted);
   if (!runnable) return std::nullopt;
-  // The plan itself is its lowest variant: the others only add to the bound (a ZeRO stage from the
-  // plan's own up, of which stage 3 adds parameter gathers; recomputation adds forward passes).
-  return iteration_seconds_lower_bound(*runnable, plans::compile_plan(*runnable), request.cluster);
+  // Its lowest variant is one of its own ZeRO stage: a higher stage only adds to the bound (stage 3
+  // parameter gathers, stages 1-2 the gathers after the update). Recomputation adds forward passes,
+  // but recomputing blocks also ends a sequence-parallel plan's gathers again before the backward
+  // (Plan::regathers_input), which can cost more than the first block's forward: each is bounded.
+  const StepTimeBound terms(*runnable, plans::compile_plan(*runnable), request.cluster);
+  double lowest = terms.seconds(*runnable);
+  for (MemoryVariant v : memory_variants(*runnable)) {
+    if (v.zero == runnable->zero_stage) lowest = std::min(lowest, terms.seconds(variant_of(*runnable, v)));
+  }
+  return lowest;
 }
 
 std::optional<PricedPlan> price_plan(const PlannerRequest& request, plans::Plan plan, SearchStats& stats) {

@@ -98,6 +98,35 @@ TEST(StepProgramMemory, FewerMicroBatchesReachTheSamePeaks) {
   EXPECT_GT(compared, 50);
 }
 
+// stage_fits_memory stops the walk at the first byte over the limit: it answers as the whole
+// walk's peak does, at the peak, a byte below it and well below (where it stops early), on every
+// stage of every family and variant.
+TEST(StepProgramMemory, AWalkStoppedAtTheLimitAnswersAsTheWholeWalk) {
+  const std::string gpt = "gpt:layers=4,hidden=64,heads=4,seq=16,vocab=96,positions=16";
+  int compared = 0;
+  for (const std::string& model : {std::string("fashion-vgg"), gpt}) {
+    for (const plans::Plan& plan : plans_with_variants(model, 4, 64)) {
+      const plans::CompiledPlan compiled = plans::compile_plan(plan);
+      for (int stage = 0; stage < plan.stage_count(); ++stage) {
+        const int64_t peak = stage_memory(plan, compiled, stage).total();
+        for (const int64_t limit : {peak, peak - 1, peak / 2, int64_t{0}}) {
+          EXPECT_EQ(stage_fits_memory(plan, compiled, stage, limit), peak <= limit)
+              << plan.family << " " << plan.mesh.to_string() << " stage " << stage << " limit " << limit;
+          ++compared;
+        }
+      }
+      const int64_t highest = [&] {
+        int64_t most = 0;
+        for (int s = 0; s < plan.stage_count(); ++s) most = std::max(most, stage_memory(plan, compiled, s).total());
+        return most;
+      }();
+      EXPECT_TRUE(plan_fits_memory(plan, compiled, highest)) << plan.family;
+      EXPECT_FALSE(plan_fits_memory(plan, compiled, highest - 1)) << plan.family;
+    }
+  }
+  EXPECT_GT(compared, 100);
+}
+
 // The interleaved variants above exist (the planner's pipelines on 2 and 4 devices have them), so
 // the two tests before check them too.
 TEST(StepProgramMemory, InterleavedVariantsAreChecked) {
