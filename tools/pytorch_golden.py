@@ -214,6 +214,27 @@ def sgd_run(params, loss_of_step, steps, learning_rate, momentum):
     return initial, gradients, losses
 
 
+def token_model_golden(model, script, hyper, layer_indices, run):
+    """The golden of a model trained on exec/data/token_sequences.h's batches (GPT, Llama, MoE):
+    `run` is sgd_run's (initial parameters, first-step gradients, losses), `hyper` the SEED, BATCH,
+    STEPS, LEARNING_RATE and MOMENTUM of the module that made them."""
+    initial, gradients, losses = run
+    return {
+        "model": model,
+        "generator": script + ", torch " + torch.__version__,
+        "seed": hyper.SEED,
+        "batch": hyper.BATCH,
+        "steps": hyper.STEPS,
+        "learning_rate": hyper.LEARNING_RATE,
+        "momentum": hyper.MOMENTUM,
+        "batch_formula": "token sequences of exec/data/token_sequences.h with the seed above",
+        "layer_indices": layer_indices,
+        "losses": losses,
+        "initial_parameters": initial,
+        "gradients": gradients,
+    }
+
+
 def write_golden(golden, path):
     """write_json into `path`'s folder, made if missing, and what was written on standard output."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)

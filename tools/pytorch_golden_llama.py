@@ -163,23 +163,8 @@ def main():
     args = common.golden_arguments(__doc__, "llama_golden.json")
 
     params = build_parameters()
-    initial, gradients, losses = common.sgd_run(params, lambda step: forward(params, *batch(step)), STEPS, LEARNING_RATE,
-                                                MOMENTUM)
-
-    golden = {
-        "model": MODEL,
-        "generator": "tools/pytorch_golden_llama.py, torch " + torch.__version__,
-        "seed": SEED,
-        "batch": BATCH,
-        "steps": STEPS,
-        "learning_rate": LEARNING_RATE,
-        "momentum": MOMENTUM,
-        "batch_formula": "token sequences of exec/data/token_sequences.h with the seed above",
-        "layer_indices": INDEX,
-        "losses": losses,
-        "initial_parameters": initial,
-        "gradients": gradients,
-    }
+    run = common.sgd_run(params, lambda step: forward(params, *batch(step)), STEPS, LEARNING_RATE, MOMENTUM)
+    golden = common.token_model_golden(MODEL, "tools/pytorch_golden_llama.py", sys.modules[__name__], INDEX, run)
     common.write_golden(golden, args.output)
     return 0
 

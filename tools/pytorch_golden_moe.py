@@ -120,23 +120,9 @@ def main():
     args = common.golden_arguments(__doc__, "moe_golden.json")
 
     params = build_parameters()
-    initial, gradients, losses = common.sgd_run(params, lambda step: forward(params, *llama.batch(step)),
-                                                llama.STEPS, llama.LEARNING_RATE, llama.MOMENTUM)
-
-    golden = {
-        "model": MODEL,
-        "generator": "tools/pytorch_golden_moe.py, torch " + torch.__version__,
-        "seed": llama.SEED,
-        "batch": llama.BATCH,
-        "steps": llama.STEPS,
-        "learning_rate": llama.LEARNING_RATE,
-        "momentum": llama.MOMENTUM,
-        "batch_formula": "token sequences of exec/data/token_sequences.h with the seed above",
-        "layer_indices": INDEX,
-        "losses": losses,
-        "initial_parameters": initial,
-        "gradients": gradients,
-    }
+    run = common.sgd_run(params, lambda step: forward(params, *llama.batch(step)), llama.STEPS,
+                         llama.LEARNING_RATE, llama.MOMENTUM)
+    golden = common.token_model_golden(MODEL, "tools/pytorch_golden_moe.py", llama, INDEX, run)
     common.write_golden(golden, args.output)
     return 0
 
