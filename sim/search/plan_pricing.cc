@@ -244,9 +244,11 @@ std::optional<double> lowest_step_time_bound(const PlannerRequest& request, plan
   // Its lowest variant is one of its own ZeRO stage: a higher stage only adds to the bound (stage 3
   // parameter gathers, stages 1-2 the gathers after the update). Recomputation adds forward passes,
   // but recomputing blocks also ends a sequence-parallel plan's gathers again before the backward
-  // (Plan::regathers_input), which can cost more than the first block's forward: each is bounded.
+  // (Plan::regathers_input), which can cost more than the first block's forward: there each
+  // recompute variant is bounded.
   const StepTimeBound terms(*runnable, plans::compile_plan(*runnable), request.cluster);
   double lowest = terms.seconds(*runnable);
+  if (!runnable->regather_saved_inputs) return lowest;
   for (MemoryVariant v : memory_variants(*runnable)) {
     if (v.zero == runnable->zero_stage) lowest = std::min(lowest, terms.seconds(variant_of(*runnable, v)));
   }
