@@ -11,6 +11,7 @@
 #include "plans/sequence_parallel.h"
 #include "sim/search/families.h"
 #include "sim/search/mesh_search.h"
+#include "sim/search/parallel_search.h"
 #include "sim/search/plan_pricing.h"
 
 namespace splitbrain::sim {
@@ -34,6 +35,21 @@ void add_unique(std::vector<PricedPlan>& plans, PricedPlan plan) {
     }
   }
   plans.push_back(std::move(plan));
+}
+
+// Prices `count` plans on the search's threads, `price(i, counts)` each into its own slot and
+// counts, then lists them in order: what add_unique keeps, and the counts, are those of pricing
+// them one after another.
+template <typename Price>
+void price_in_parallel(const PlannerRequest& request, size_t count, const Price& price, SearchStats& stats,
+                       std::vector<PricedPlan>& listed) {
+  std::vector<std::vector<PricedPlan>> found(count);
+  std::vector<SearchStats> counts(count);
+  run_in_parallel(count, search_thread_count(request), [&](size_t i) { found[i] = price(i, counts[i]); });
+  for (size_t i = 0; i < count; ++i) {
+    add_stats(stats, counts[i]);
+    for (PricedPlan& plan : found[i]) add_unique(listed, std::move(plan));
+  }
 }
 
 }  // namespace
@@ -68,12 +84,14 @@ PlannerResult plan_training(const PlannerRequest& request, const std::function<v
   }
   // A named family is listed as it is when it fits (the baseline a user compares with, and what a
   // trainer without ZeRO can run), and as its fastest variant that fits when that is another.
-  for (plans::Plan& plan : named) {
-    if (std::optional<PricedPlan> as_is = price_as_is(request, plan, stats); as_is && as_is->feasible)
-      add_unique(result.plans, std::move(*as_is));
-    if (std::optional<PricedPlan> priced = price_plan(request, std::move(plan), stats))
-      add_unique(result.plans, std::move(*priced));
-  }
+  const auto price_named = [&](size_t i, SearchStats& counts) {
+    std::vector<PricedPlan> listed;
+    if (std::optional<PricedPlan> as_is = price_as_is(request, named[i], counts); as_is && as_is->feasible)
+      listed.push_back(std::move(*as_is));
+    if (std::optional<PricedPlan> priced = price_plan(request, named[i], counts)) listed.push_back(std::move(*priced));
+    return listed;
+  };
+  price_in_parallel(request, named.size(), price_named, stats, result.plans);
 
   say("searched: soybean per-layer tilings");
   for (PricedPlan& plan : soybean_plans(request, stats)) add_unique(result.plans, std::move(plan));
@@ -85,14 +103,17 @@ PlannerResult plan_training(const PlannerRequest& request, const std::function<v
   // layouts with the per-token layers split along the sequence (plans/sequence_parallel.h),
   // priced as a plan of its own (with ZeRO or recomputation only if it needs them to fit).
   say("sequence parallelism for the plans with tensor parallelism");
-  const size_t found = result.plans.size();
-  for (size_t i = 0; i < found; ++i) {
-    if (result.plans[i].plan.regather_saved_inputs) continue;  // already sequence-parallel
-    if (std::optional<plans::Plan> sequence = plans::with_sequence_parallelism(result.plans[i].plan)) {
-      if (std::optional<PricedPlan> priced = price_plan(request, std::move(*sequence), stats))
-        add_unique(result.plans, std::move(*priced));
+  const std::vector<PricedPlan> found = result.plans;
+  const auto price_twin = [&](size_t i, SearchStats& counts) {
+    std::vector<PricedPlan> listed;
+    if (found[i].plan.regather_saved_inputs) return listed;  // already sequence-parallel
+    if (std::optional<plans::Plan> sequence = plans::with_sequence_parallelism(found[i].plan)) {
+      if (std::optional<PricedPlan> priced = price_plan(request, std::move(*sequence), counts))
+        listed.push_back(std::move(*priced));
     }
-  }
+    return listed;
+  };
+  price_in_parallel(request, found.size(), price_twin, stats, result.plans);
   if (result.plans.empty()) {
     throw InputError(fmt::format("batch: no plan can split a batch of {} over {} devices of {}", request.global_batch,
                                  request.devices, request.model_spec));
