@@ -57,13 +57,14 @@ BLOCK_LAYERS = ["attention_norm", "attention.wqkv", "attention.core", "attention
                 "feed_forward.residual"]
 
 
-def layer_indices():
+def layer_indices(block_layers=BLOCK_LAYERS, layers=LAYERS):
+    """The zoo's layer index of each named layer of a decoder of `layers` blocks of `block_layers`."""
     index = {"tok_embeddings": 1}
-    for block in range(LAYERS):
-        for k, name in enumerate(BLOCK_LAYERS):
-            index[f"h{block}.{name}"] = 2 + len(BLOCK_LAYERS) * block + k
-    index["norm"] = 2 + len(BLOCK_LAYERS) * LAYERS
-    index["output"] = 3 + len(BLOCK_LAYERS) * LAYERS
+    for block in range(layers):
+        for k, name in enumerate(block_layers):
+            index[f"h{block}.{name}"] = 2 + len(block_layers) * block + k
+    index["norm"] = 2 + len(block_layers) * layers
+    index["output"] = 3 + len(block_layers) * layers
     return index
 
 

@@ -45,17 +45,7 @@ BLOCK_LAYERS = ["attention_norm", "attention.wqkv", "attention.core", "attention
                 "ffn_norm", "feed_forward.moe", "feed_forward.residual"]
 
 
-def layer_indices():
-    index = {"tok_embeddings": 1}
-    for block in range(LAYERS):
-        for k, name in enumerate(BLOCK_LAYERS):
-            index[f"h{block}.{name}"] = 2 + len(BLOCK_LAYERS) * block + k
-    index["norm"] = 2 + len(BLOCK_LAYERS) * LAYERS
-    index["output"] = 3 + len(BLOCK_LAYERS) * LAYERS
-    return index
-
-
-INDEX = layer_indices()
+INDEX = llama.layer_indices(BLOCK_LAYERS, LAYERS)
 
 
 def build_parameters():

@@ -1,6 +1,6 @@
 // layer_compute_seconds, optimizer_step_seconds and op_class_of against hand arithmetic on a
-// cluster with flat efficiency curves (half_efficiency_size 0: the asymptote at any size), so
-// every golden value below is a division worked out in the comment next to it.
+// cluster with flat efficiency curves (tests/sim/flat_cluster.h), so every golden value below is
+// a division worked out in the comment next to it. Attention's pricing: attention_cost_test.cc.
 
 #include <gtest/gtest.h>
 
@@ -11,29 +11,14 @@
 #include "plans/compiled_plan.h"
 #include "sim/compute_cost.h"
 #include "sim/kernel_problem.h"
+#include "tests/sim/flat_cluster.h"
 
 namespace splitbrain::sim {
 namespace {
 
 using model::OpKind;
-
-// fp32 peak 1 TFLOP/s; conv reaches 50%, gemm 80%, elementwise 50%; memory 100 GB/s at 100%.
-Cluster flat_cluster() {
-  Cluster cluster;
-  cluster.name = "flat";
-  cluster.device.name = "flat-device";
-  cluster.device.peak_fp32_flops_per_second = 1e12;
-  cluster.device.peak_fp16_flops_per_second = 4e12;
-  cluster.device.peak_bf16_flops_per_second = 4e12;
-  cluster.device.memory_capacity_bytes = 16'000'000'000;
-  cluster.device.memory_bandwidth_bytes_per_second = 100e9;
-  cluster.device.gemm_efficiency = {0.8, 0.0};
-  cluster.device.conv_efficiency = {0.5, 0.0};
-  cluster.device.elementwise_efficiency = {0.5, 0.0};
-  cluster.device.memory_efficiency = {1.0, 0.0};
-  cluster.levels = {{"node", 8, {100e9, 1e-6}, {}}};
-  return cluster;
-}
+using testing::flat_cluster;
+using testing::layouts_of;
 
 // data [3, 32, 32] -> conv (16 channels, 3x3, padding 1) -> relu -> flatten.
 model::Model conv_net() {
@@ -58,11 +43,6 @@ model::Model linear_net() {
   b.add("fc1", OpKind::linear, fc, {"data"});
   b.add("fc2", OpKind::linear, fc, {"fc1"});
   return b.build();
-}
-
-plans::LayerLayouts layouts_of(const model::Model& net, int index, const plans::Mesh& mesh, int64_t batch,
-                               const plans::LayerSharding& sharding = {}) {
-  return plans::layer_layouts(net, index, sharding, mesh, batch, model::DType::fp32);
 }
 
 TEST(ComputeCost, ConvIsComputeBoundAndMatchesHandArithmetic) {
@@ -274,100 +254,6 @@ TEST(ComputeCost, ATiedHeadIsTimedLikeAHeadWithItsOwnWeight) {
     EXPECT_DOUBLE_EQ(t.backward_input, o.backward_input);
     EXPECT_DOUBLE_EQ(t.backward_weight, o.backward_weight);
   }
-}
-
-TEST(ComputeCost, AttentionIsItsProductsPlusThePassesOverItsScores) {
-  // x [128, 3 x 256] -> attention (4 heads): per sample, Q K^T and P V are 2 x 128 x 128 x 256
-  // MACs = 16,777,216 FLOPs; the scores are 4 x 128 x 128 = 65,536 fp32 = 262,144 B.
-  model::GraphBuilder b("attention-net", "test");
-  b.add("x", OpKind::input, model::InputAttrs{{128, 768}, false}, {});
-  model::LinearAttrs qkv;
-  qkv.out_features = 768;
-  b.add("qkv", OpKind::linear, qkv, {"x"});
-  b.add("core", OpKind::self_attention, model::SelfAttentionAttrs{4, true}, {"qkv"});
-  const model::Model net = b.build();
-  const plans::Mesh mesh({{"data", 1}});
-  const int core = net.find("core");
-  const LayerComputeSeconds t =
-      layer_compute_seconds(flat_cluster(), net, core, layouts_of(net, core, mesh, 2), mesh, 2, model::DType::fp32);
-  // Forward, 2 samples: products 33,554,432 FLOPs at 0.8e12 = 41.94304 us, against qkv read
-  // (2 x 128 x 768 x 4 = 786,432 B) and y written twice (2 x 262,144 B) = 1,310,720 B at 100e9 =
-  // 13.1072 us: compute-bound. Then three passes over 524,288 B of scores: 15.72864 us.
-  EXPECT_NEAR(t.forward, 41.94304e-6 + 15.72864e-6, 1e-12);
-  // Backward: twice the products (83.88608 us; dY 262,144 + qkv 786,432 + dqkv written twice
-  // 1,572,864 B = 26.2144 us: compute-bound) and six passes (31.45728 us).
-  EXPECT_NEAR(t.backward_input, 83.88608e-6 + 31.45728e-6, 1e-12);
-}
-
-TEST(ComputeCost, ContextParallelAttentionIsItsShareOfTheQueries) {
-  // The net above with its 128 positions split over 2 ranks (context parallelism): each rank's 64
-  // queries against all 128 keys, so half the products and half the score passes; the fused
-  // input read (and its gradient written) whole.
-  model::GraphBuilder b("context-attention-net", "test");
-  b.add("x", OpKind::input, model::InputAttrs{{128, 768}, false}, {});
-  model::LinearAttrs qkv;
-  qkv.out_features = 768;
-  b.add("qkv", OpKind::linear, qkv, {"x"});
-  b.add("core", OpKind::self_attention, model::SelfAttentionAttrs{4, true}, {"qkv"});
-  const model::Model net = b.build();
-  const plans::Mesh mesh({{"context", 2}});
-  const int core = net.find("core");
-  const plans::LayerSharding context{{}, {}, {}, {0}};
-  const LayerComputeSeconds t = layer_compute_seconds(
-      flat_cluster(), net, core, layouts_of(net, core, mesh, 2, context), mesh, 2, model::DType::fp32);
-  // Forward, 2 samples: products 16,777,216 FLOPs at 0.8e12 = 20.97152 us, against qkv read
-  // (786,432 B) and the local y written twice (2 x 131,072 B) = 1,048,576 B at 100e9 = 10.48576
-  // us: compute-bound. Three passes over 262,144 B of local scores: 7.86432 us.
-  EXPECT_NEAR(t.forward, 20.97152e-6 + 7.86432e-6, 1e-12);
-  // Backward: products 41.94304 us (dY 131,072 + qkv 786,432 + the whole dqkv written twice
-  // 1,572,864 B = 24.90368 us: compute-bound) and six score passes (15.72864 us).
-  EXPECT_NEAR(t.backward_input, 41.94304e-6 + 15.72864e-6, 1e-12);
-}
-
-TEST(ComputeCost, FusedAttentionRecomputesItsScoresInBackward) {
-  // The net above with fused attention: forward as before; backward adds a third product (Q K^T
-  // again, half of the two: 8,388,608 FLOPs a sample) and three passes over the scores (the
-  // recomputed scores written, read and written as probabilities).
-  model::GraphBuilder b("fused-attention-net", "test");
-  b.add("x", OpKind::input, model::InputAttrs{{128, 768}, false}, {});
-  model::LinearAttrs qkv;
-  qkv.out_features = 768;
-  b.add("qkv", OpKind::linear, qkv, {"x"});
-  model::SelfAttentionAttrs fused{4, true};
-  fused.fused = true;
-  b.add("core", OpKind::self_attention, fused, {"qkv"});
-  const model::Model net = b.build();
-  const plans::Mesh mesh({{"data", 1}});
-  const int core = net.find("core");
-  const LayerComputeSeconds t =
-      layer_compute_seconds(flat_cluster(), net, core, layouts_of(net, core, mesh, 2), mesh, 2, model::DType::fp32);
-  EXPECT_NEAR(t.forward, 41.94304e-6 + 15.72864e-6, 1e-12);
-  // Backward: 2.5 times the products (104.8576 us, still compute-bound) and nine score passes of
-  // 524,288 B (47.18592 us).
-  EXPECT_NEAR(t.backward_input, 104.8576e-6 + 47.18592e-6, 1e-12);
-}
-
-TEST(ComputeCost, GroupedAttentionKeepsItsProductsAndRotaryPositionsAddPasses) {
-  // The net above with 4 query heads over 2 key/value heads (x [128, (4 + 2 x 2) x 64]) and
-  // rotary positions: the same products, a narrower input, and passes over the rotated copies.
-  model::GraphBuilder b("gqa-net", "test");
-  b.add("x", OpKind::input, model::InputAttrs{{128, 512}, false}, {});
-  model::LinearAttrs qkv;
-  qkv.out_features = 512;
-  b.add("qkv", OpKind::linear, qkv, {"x"});
-  b.add("core", OpKind::self_attention, model::SelfAttentionAttrs{4, true, 0.0, 2, 10000.0}, {"qkv"});
-  const model::Model net = b.build();
-  const plans::Mesh mesh({{"data", 1}});
-  const int core = net.find("core");
-  const LayerComputeSeconds t =
-      layer_compute_seconds(flat_cluster(), net, core, layouts_of(net, core, mesh, 2), mesh, 2, model::DType::fp32);
-  // Forward: products 41.94304 us (compute-bound: qkv 524,288 B + y twice 524,288 B = 10.48576
-  // us), three score passes 15.72864 us, and the rotation reading and writing the copies of q
-  // and k (2 x 262,144 B each way: 1,048,576 B) 10.48576 us.
-  EXPECT_NEAR(t.forward, 41.94304e-6 + 15.72864e-6 + 10.48576e-6, 1e-12);
-  // Backward: products 83.88608 us, six score passes 31.45728 us, the rotation again and back
-  // (2,097,152 B) 20.97152 us.
-  EXPECT_NEAR(t.backward_input, 83.88608e-6 + 31.45728e-6 + 20.97152e-6, 1e-12);
 }
 
 TEST(ComputeCost, ViewsCostNothingAndElementwiseOpsAreBandwidthBound) {

@@ -8,29 +8,13 @@
 #include "model/graph_builder.h"
 #include "plans/op_sharding.h"
 #include "sim/compute_cost.h"
+#include "tests/sim/flat_cluster.h"
 
 namespace splitbrain::sim {
 namespace {
 
 using model::OpKind;
-
-// fp32 peak 1 TFLOP/s, gemm at 80% of it, everything else at 50%; memory 100 GB/s.
-Cluster flat_cluster() {
-  Cluster cluster;
-  cluster.name = "flat";
-  cluster.device.name = "flat-device";
-  cluster.device.peak_fp32_flops_per_second = 1e12;
-  cluster.device.peak_fp16_flops_per_second = 4e12;
-  cluster.device.peak_bf16_flops_per_second = 4e12;
-  cluster.device.memory_capacity_bytes = 16'000'000'000;
-  cluster.device.memory_bandwidth_bytes_per_second = 100e9;
-  cluster.device.gemm_efficiency = {0.8, 0.0};
-  cluster.device.conv_efficiency = {0.5, 0.0};
-  cluster.device.elementwise_efficiency = {0.5, 0.0};
-  cluster.device.memory_efficiency = {1.0, 0.0};
-  cluster.levels = {{"node", 8, {100e9, 1e-6}, {}}};
-  return cluster;
-}
+using testing::flat_cluster;
 
 // [256 positions, 256 features] -> a projection (so the input needs a gradient) -> 8 experts
 // of 512, top 2: about 0.4 GFLOP a sample forward against about 13 MB of weights.
