@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <stdexcept>
 #include <vector>
 
 #include "exec/comm/local_array.h"
@@ -60,6 +61,16 @@ class CollectiveEngine {
   // The same in fp64 and in place: batchnorm's statistics over a split batch, which the plan
   // sums in double precision (its internal all_reduce).
   virtual void all_reduce_statistics(const std::vector<int>& axes, std::span<double> values) = 0;
+  // The two reductions on bf16 data (LocalBytes of 16-bit words, bf16.h), each partial sum
+  // rounded to bf16 as a bf16 reduction rounds: a bf16 plan's activation partial sums and
+  // gradients (without fp32 main gradients). By default refused: the GPU's NCCL engine has no
+  // bf16 path built (exec/README.md).
+  virtual LocalBytes all_reduce_bf16(const std::vector<int>& /*axes*/, const LocalBytes& /*input*/) {
+    throw std::invalid_argument("this collective engine has no bf16 reductions (bf16 runs on the CPU backend only)");
+  }
+  virtual LocalBytes reduce_scatter_bf16(const std::vector<int>& /*axes*/, const LocalBytes& /*input*/, int /*dim*/) {
+    throw std::invalid_argument("this collective engine has no bf16 reductions (bf16 runs on the CPU backend only)");
+  }
   // Block j along `other_dim` goes to member j; the output concatenates what arrives along `dim`,
   // in sender order.
   virtual LocalBytes all_to_all(const std::vector<int>& axes, const LocalBytes& input, int dim, int other_dim) = 0;

@@ -127,6 +127,7 @@ LocalBytes Communicator::run(const plans::Collective& c, const LocalBytes& input
 
 LocalArray Communicator::run(const plans::Collective& c, const LocalArray& input, std::string_view label) {
   check_size(input, "Communicator::run");
+  if (c.element_bytes == 2) return run_bf16(c, input, label);
   if (c.kind == CollectiveKind::reduce_scatter || c.kind == CollectiveKind::all_reduce) {
     check(c, input.shape, static_cast<int64_t>(sizeof(float)));
     LocalArray out = c.kind == CollectiveKind::all_reduce ? engine_.all_reduce(c.axes, input)

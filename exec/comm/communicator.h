@@ -27,7 +27,9 @@ class Communicator {
   // `engine` must outlive this object.
   explicit Communicator(CollectiveEngine& engine) : engine_(engine) {}
 
-  // fp32 data: every kind. Label keys the byte count ("conv3/forward", say).
+  // fp32 data: every kind. Label keys the byte count ("conv3/forward", say). A collective of
+  // 2-byte elements (a bf16 plan's) moves the values as bf16 words (bf16.h: rounded, packed,
+  // unpacked after) and reduces them in bf16, so what crosses MPI is what the plan counts.
   LocalArray run(const plans::Collective& collective, const LocalArray& input, std::string_view label);
   // Raw elements of any width (int32 token ids, say): every kind that only moves data
   // (all_gather, all_to_all, halo_exchange, send_recv); the reductions throw
@@ -57,6 +59,8 @@ class Communicator {
   const ByteCounter& counter() const { return counter_; }
 
  private:
+  // run() of a collective of 2-byte elements (communicator_bf16.cc).
+  LocalArray run_bf16(const plans::Collective& collective, const LocalArray& input, std::string_view label);
   // Checks `collective` against an input of `shape` and `element_bytes`; returns the member index.
   int check(const plans::Collective& collective, const std::vector<int64_t>& shape, int64_t element_bytes) const;
 

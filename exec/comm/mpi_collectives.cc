@@ -5,6 +5,7 @@
 #include <climits>
 #include <stdexcept>
 
+#include "exec/comm/bf16_reductions.h"
 #include "exec/comm/collective_algorithms.h"
 #include "exec/comm/collective_ops.h"
 #include "exec/comm/mpi_check.h"
@@ -66,6 +67,14 @@ LocalArray MpiCollectives::reduce_scatter(const std::vector<int>& axes, const Lo
 
 LocalArray MpiCollectives::all_reduce(const std::vector<int>& axes, const LocalArray& input) {
   return ops::all_reduce(comm_for(axes), group_size(axes), input);
+}
+
+LocalBytes MpiCollectives::all_reduce_bf16(const std::vector<int>& axes, const LocalBytes& input) {
+  return ops::all_reduce_bf16(comm_for(axes), group_size(axes), input);
+}
+
+LocalBytes MpiCollectives::reduce_scatter_bf16(const std::vector<int>& axes, const LocalBytes& input, int dim) {
+  return ops::reduce_scatter_bf16(comm_for(axes), group_size(axes), input, dim);
 }
 
 void MpiCollectives::all_reduce_statistics(const std::vector<int>& axes, std::span<double> values) {

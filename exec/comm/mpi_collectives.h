@@ -16,6 +16,8 @@ class MpiCollectives final : public CollectiveEngine {
   LocalArray all_gather_floats(const std::vector<int>& axes, const LocalArray& input, int dim) override;
   LocalArray reduce_scatter(const std::vector<int>& axes, const LocalArray& input, int dim) override;
   LocalArray all_reduce(const std::vector<int>& axes, const LocalArray& input) override;
+  LocalBytes all_reduce_bf16(const std::vector<int>& axes, const LocalBytes& input) override;
+  LocalBytes reduce_scatter_bf16(const std::vector<int>& axes, const LocalBytes& input, int dim) override;
   void all_reduce_statistics(const std::vector<int>& axes, std::span<double> values) override;
   LocalBytes all_to_all(const std::vector<int>& axes, const LocalBytes& input, int dim, int other_dim) override;
   LocalBytes halo_exchange(const std::vector<int>& axes, const LocalBytes& input, int dim, int64_t halo_rows) override;
