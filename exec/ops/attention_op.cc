@@ -26,8 +26,11 @@ namespace {
 class SelfAttentionOp final : public LayerOp {
  public:
   SelfAttentionOp(std::unique_ptr<kernels::SelfAttentionKernel> kernel, int64_t kept_bytes,
-                  kernels::KernelFactory& factory)
-      : kernel_(std::move(kernel)), kept_bytes_(kept_bytes), kept_(factory) {}
+                  int64_t kept_model_type_elements, kernels::KernelFactory& factory)
+      : kernel_(std::move(kernel)),
+        kept_bytes_(kept_bytes),
+        kept_model_type_elements_(kept_model_type_elements),
+        kept_(factory) {}
 
   void forward(int micro, int64_t, std::span<const ConstTensorSpan> inputs, std::span<const ConstTensorSpan>,
                TensorSpan output) override {
@@ -43,11 +46,15 @@ class SelfAttentionOp final : public LayerOp {
 
   void release(int micro) override { kept_.release(micro); }
   int64_t kept_bytes() const override { return kept_.bytes(); }
+  int64_t kept_model_type_elements() const override {
+    return kept_bytes_ > 0 ? kept_.bytes() / kept_bytes_ * kept_model_type_elements_ : 0;
+  }
 
  private:
   std::unique_ptr<kernels::SelfAttentionKernel> kernel_;
-  int64_t kept_bytes_;      // per micro-batch
-  KeptPerMicroBatch kept_;  // the probabilities, or the row statistics
+  int64_t kept_bytes_;                // per micro-batch
+  int64_t kept_model_type_elements_;  // per micro-batch: of those, elements the model counts in its dtype
+  KeptPerMicroBatch kept_;            // the probabilities, or the row statistics
 };
 
 }  // namespace
@@ -97,7 +104,7 @@ std::unique_ptr<LayerOp> make_self_attention_op(kernels::KernelFactory& factory,
     throw std::logic_error(fmt::format("layer '{}': the kernel keeps {} floats, the model counts {} bytes", layer.name,
                                        kernel->kept_elements(), kept_bytes));
   }
-  return std::make_unique<SelfAttentionOp>(std::move(kernel), kept_bytes, factory);
+  return std::make_unique<SelfAttentionOp>(std::move(kernel), kept_bytes, shape.batch * kept.elements, factory);
 }
 
 }  // namespace splitbrain::exec::ops

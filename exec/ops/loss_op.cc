@@ -70,6 +70,9 @@ class LossOp final : public LayerOp {
   }
   // The probabilities and labels each micro-batch keeps for its backward.
   int64_t kept_bytes() const override { return probabilities_.bytes() + labels_.bytes(); }
+  int64_t kept_model_type_elements() const override {
+    return probabilities_.bytes() / static_cast<int64_t>(sizeof(float));
+  }
   std::function<double()> download_loss(int micro) override {
     std::shared_ptr<kernels::QueuedDownload> download = array_->download_queued(losses_.at(micro).as<double>());
     return [download] { return download->wait(); };

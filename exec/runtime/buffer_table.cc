@@ -11,7 +11,7 @@ using plans::BufferRole;
 
 BufferTable::BufferTable(const plans::StepProgram& program, const plans::CompiledPlan& compiled,
                          const std::vector<OpContext>& contexts, std::vector<LayerParameters>& parameters,
-                         const ZeroSlices& zero, DeviceMemory& device, MemoryTracker& memory)
+                         const ZeroSlices& zero, DeviceMemory& device, MemoryTracker& memory, MixedPrecision precision)
     : program_(program),
       compiled_(compiled),
       contexts_(contexts),
@@ -19,6 +19,7 @@ BufferTable::BufferTable(const plans::StepProgram& program, const plans::Compile
       zero_(zero),
       device_(device),
       memory_(memory),
+      precision_(precision),
       arrays_(program.buffers.size()),
       resident_(program.buffers.size(), false) {
   for (int b : program.resident) resident_[static_cast<size_t>(b)] = true;
@@ -98,8 +99,9 @@ void BufferTable::allocate(int buffer) {
   if (described.role == BufferRole::kept_by_op) return;  // the op's own storage
   TrackedArray& array = arrays_[static_cast<size_t>(buffer)];
   if (array) throw std::logic_error(fmt::format("step program: buffer {} allocated twice", buffer));
+  const model::Model& model = *contexts_.front().model;
   array = make_tracked(device_, memory_, described.category, shape_of(described),
-                       plans::allocated_zeroed(*contexts_.front().model, described));
+                       plans::allocated_zeroed(model, described), precision_.buffer_bytes(model, described));
   if (TrackedArray* state = model_state_of(described)) *state = array;
 }
 

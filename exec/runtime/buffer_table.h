@@ -14,6 +14,7 @@
 #include "exec/runtime/layer_op.h"
 #include "exec/runtime/layer_parameters.h"
 #include "exec/runtime/memory_tracker.h"
+#include "exec/runtime/mixed_precision.h"
 #include "exec/runtime/zero_sharding.h"
 #include "plans/compiled_plan.h"
 #include "plans/step_program.h"
@@ -24,7 +25,7 @@ class BufferTable {
  public:
   BufferTable(const plans::StepProgram& program, const plans::CompiledPlan& compiled,
               const std::vector<OpContext>& contexts, std::vector<LayerParameters>& parameters, const ZeroSlices& zero,
-              DeviceMemory& device, MemoryTracker& memory);
+              DeviceMemory& device, MemoryTracker& memory, MixedPrecision precision = {});
 
   // Binds the resident buffers to the model states (at the start of every run: ZeRO 3 and
   // checkpoints may have replaced them).
@@ -51,6 +52,7 @@ class BufferTable {
   const ZeroSlices& zero_;
   DeviceMemory& device_;
   MemoryTracker& memory_;
+  MixedPrecision precision_;          // the element size each buffer is counted at
   std::vector<TrackedArray> arrays_;  // per buffer; empty while it does not exist
   std::vector<bool> resident_;        // per buffer: a model state, bound rather than allocated
 };

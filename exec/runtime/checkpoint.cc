@@ -39,6 +39,8 @@ std::vector<DeviceArray*> state_arrays(Trainer& trainer) {
   for (DeviceArray* slice : trainer.sharded_state()) arrays.push_back(slice);
   for (const TrackedArray& moment : trainer.optimizer().first_moments()) arrays.push_back(moment.get());
   for (const TrackedArray& moment : trainer.optimizer().second_moments()) arrays.push_back(moment.get());
+  // A bf16 run's fp32 master copies: the parameters above are only their rounding.
+  for (const TrackedArray& master : trainer.optimizer().master_copies()) arrays.push_back(master.get());
   return arrays;
 }
 
@@ -79,6 +81,9 @@ std::vector<std::string> state_layout(Trainer& trainer, const plans::Plan& plan)
   }
   for (const TrackedArray& moment : trainer.optimizer().second_moments()) {
     lines.push_back(fmt::format("second moment: {} values", elements_of(moment.get())));
+  }
+  for (const TrackedArray& master : trainer.optimizer().master_copies()) {
+    lines.push_back(fmt::format("fp32 master copy: {} values", elements_of(master.get())));
   }
   return lines;
 }

@@ -58,4 +58,8 @@ void check_block_inside(const DeviceArray& block, const DeviceArray& whole, std:
   }
 }
 
+void DeviceMemory::round_to_bf16(DeviceArray& /*array*/) {
+  throw std::logic_error("this device does not emulate bf16 (bf16 plans run on the CPU backend only)");
+}
+
 }  // namespace splitbrain::exec

@@ -58,6 +58,10 @@ class DeviceMemory {
   // array; a device that queues its work does them in one pass (DeviceKernels::arrays_per_update_pass
   // arrays at a time), so the host queues one kernel, not one per array.
   virtual void zero_all(std::span<DeviceArray* const> arrays);
+  // Every element rounded to the nearest bf16 (comm/bf16.h), kept in the array's fp32 storage: a
+  // bf16 plan's values on a device that emulates bf16 (HostDevice). By default refused: a device
+  // without that emulation (a GPU's: no bf16 path built).
+  virtual void round_to_bf16(DeviceArray& array);
 };
 
 // The checks every device makes of its arguments: std::logic_error naming the call (`what`) when

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "exec/comm/bf16.h"
 #include "exec/kernels/array_kernel.h"
 
 namespace splitbrain::exec {
@@ -90,5 +91,7 @@ void HostMemory::pack(std::span<const DeviceArray* const> parts, DeviceArray& fl
   }
   host.resize(size, 0.0f);
 }
+
+void HostMemory::round_to_bf16(DeviceArray& array) { comm::round_to_bf16(HostArray::storage(array).values); }
 
 }  // namespace splitbrain::exec

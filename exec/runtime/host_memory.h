@@ -23,6 +23,7 @@ class HostMemory : public DeviceMemory {
                  const kernels::RowCopy& rows) override;
   // Appends the parts to the flat array's storage: written once, with no zero-fill first.
   void pack(std::span<const DeviceArray* const> parts, DeviceArray& flat) override;
+  void round_to_bf16(DeviceArray& array) override;
 };
 
 }  // namespace splitbrain::exec

@@ -69,6 +69,9 @@ class LayerOp {
   virtual void set_training(bool /*training*/) {}
   // Bytes kept for backward beyond the tensors the runtime holds (masks, pooling indices).
   virtual int64_t kept_bytes() const { return 0; }
+  // How many of those are fp32 elements of values the model counts in its own element type (the
+  // loss's probabilities, attention's): a bf16 run counts them at 2 bytes (mixed_precision.h).
+  virtual int64_t kept_model_type_elements() const { return 0; }
   // The loss op's share of the step's mean loss from `micro` on this rank: the sum of its rows'
   // losses divided by the number of rows in the whole step (0 for every other op). Its copy to the
   // host is queued when this is called (the step program's loss_out); the function returned gives

@@ -26,7 +26,7 @@ using plans::StepOp;
 StepInterpreter::StepInterpreter(plans::StepProgram program, RankResources resources)
     : program_(std::move(program)),
       r_(resources),
-      buffers_(program_, r_.compiled, r_.contexts, r_.parameters, r_.zero, r_.device.memory(), r_.memory),
+      buffers_(program_, r_.compiled, r_.contexts, r_.parameters, r_.zero, r_.device.memory(), r_.memory, r_.precision),
       clock_(r_.device.clock().make_step_clock()) {}
 
 StepRun StepInterpreter::run(int64_t step, BatchSource& data, const LogitsObserver& on_logits) {
@@ -191,6 +191,7 @@ void StepInterpreter::execute(int index) {
       return;
     case StepOp::accumulate:
       r_.device.memory().add(buffers_.at(instruction.reads.at(0)), buffers_.at(instruction.writes.at(0)));
+      if (r_.precision.bf16) r_.device.memory().round_to_bf16(buffers_.at(instruction.writes.at(0)));
       return;
     case StepOp::send:
       send(index, instruction);
@@ -243,6 +244,7 @@ void StepInterpreter::load_input(const StepInstruction& instruction) {
     const std::span<const float> held = data_->images_held(step_, first, whole[0]);
     if (!held.empty()) {
       r_.device.host_link().upload_queued(held, into);
+      if (r_.precision.rounds_output(r_.plan.model->layer(instruction.layer))) r_.device.memory().round_to_bf16(into);
       return;
     }
   }
@@ -254,17 +256,24 @@ void StepInterpreter::load_input(const StepInstruction& instruction) {
     samples = comm::sub_array(samples, offset, ctx.output_shape);
   }
   r_.device.host_link().upload_queued(copied_inputs_.emplace_back(std::move(samples.values)), into);
+  if (r_.precision.rounds_output(r_.plan.model->layer(instruction.layer))) r_.device.memory().round_to_bf16(into);
+}
+
+int64_t StepInterpreter::kept_bytes(int layer) const {
+  const LayerOp& op = *r_.ops[static_cast<size_t>(layer)];
+  // A bf16 run keeps values of the model's type in fp32 storage (mixed_precision.h): counted at 2 bytes.
+  return op.kept_bytes() - op.kept_model_type_elements() * (4 - r_.precision.activation_bytes());
 }
 
 void StepInterpreter::count_kept_change(int layer, int64_t kept_before) {
-  const int64_t kept_after = r_.ops[static_cast<size_t>(layer)]->kept_bytes();
+  const int64_t kept_after = kept_bytes(layer);
   if (kept_after > kept_before) r_.memory.allocate(MemoryCategory::activations, kept_after - kept_before);
   if (kept_after < kept_before) r_.memory.release(MemoryCategory::activations, kept_before - kept_after);
 }
 
 void StepInterpreter::release_kept(int layer, int micro) {
   LayerOp& op = *r_.ops[static_cast<size_t>(layer)];
-  const int64_t kept = op.kept_bytes();
+  const int64_t kept = kept_bytes(layer);
   op.release(micro);
   count_kept_change(layer, kept);
 }
@@ -278,8 +287,10 @@ void StepInterpreter::forward(const StepInstruction& instruction) {
   // parameters are bound (and a tied head finds its table).
   const ParameterViews params = parameter_views(r_.device.memory(), r_.plan, r_.compiled, r_.rank, r_.parameters, v);
   LayerOp& op = *r_.ops[static_cast<size_t>(v)];
-  const int64_t kept = op.kept_bytes();
+  const int64_t kept = kept_bytes(v);
   r_.device.kernels().forward(op, instruction.micro_batch, step_, inputs, params.values, buffers_.at(operands.output));
+  if (r_.precision.rounds_output(r_.plan.model->layer(v)))
+    r_.device.memory().round_to_bf16(buffers_.at(operands.output));
   count_kept_change(v, kept);
   r_.link.progress();
 }
@@ -307,6 +318,13 @@ void StepInterpreter::backward(const StepInstruction& instruction) {
   r_.device.kernels().backward(*r_.ops[static_cast<size_t>(v)], micro, inputs, *output,
                                buffers_.at(operands.output_gradient), params.values, input_grads, params.grads);
   params.add_tied_gradient(r_.device.memory());
+  if (r_.precision.bf16) {
+    for (DeviceArray* grad : input_grads) r_.device.memory().round_to_bf16(*grad);
+  }
+  if (r_.precision.bf16_gradients) {
+    for (DeviceArray* grad : params.grads) r_.device.memory().round_to_bf16(*grad);
+    if (params.table_grad != nullptr) r_.device.memory().round_to_bf16(*params.table_grad);
+  }
   if (operands.kept < 0) release_kept(v, micro);  // whatever the op kept without the program knowing
   for (auto& [instruction_index, pending] : pending_reductions_) pending->test();
   r_.link.progress();

@@ -48,6 +48,7 @@ struct RankResources {
   comm::Communicator& communicator;
   comm::CollectiveEngine& engine;
   StageLink& link;
+  MixedPrecision precision{};  // how the plan's element types run (mixed_precision.h)
 };
 
 struct StepRun {
@@ -92,6 +93,8 @@ class StepInterpreter {
   void gather_bucket(const plans::StepInstruction& instruction);
   void release_kept(int layer, int micro);
   void count_kept_change(int layer, int64_t kept_before);
+  // What `layer`'s op keeps now, in bytes at the plan's element sizes (LayerOp::kept_bytes).
+  int64_t kept_bytes(int layer) const;
   std::string label_of(const plans::StepInstruction& instruction) const;
 
   plans::StepProgram program_;

@@ -55,7 +55,9 @@ void StepInterpreter::reduce(int index, const StepInstruction& instruction) {
   DeviceArray& flat = buffers_.at(instruction.reads.at(0));
   DeviceArray& into = buffers_.at(instruction.writes.at(0));
   const bool in_place = instruction.reads[0] == instruction.writes[0];
-  if (plans::waited_at_once(program_, index)) {
+  // A bf16 bucket (2-byte elements) reduces blocking through the Communicator's bf16 path: the
+  // engines' started reductions are fp32 only.
+  if (plans::waited_at_once(program_, index) || instruction.collectives.at(0).element_bytes != 4) {
     r_.device.collectives().run_collectives(r_.communicator, instruction.collectives, flat, into, "gradients");
     return;
   }

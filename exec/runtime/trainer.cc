@@ -57,14 +57,8 @@ Trainer::Trainer(const plans::Plan& plan, Backend backend, uint64_t seed)
       communicators_(engine_of(backend_).communicators()),
       communicator_(engine_of(backend_)),
       seed_(seed) {
-  // The kernels compute in fp32: a plan of other element types is the simulator's only.
-  const model::DType gradients = plan.gradient_dtype.value_or(plan.dtype);
-  if (plan.dtype != model::DType::fp32 || gradients != model::DType::fp32) {
-    throw InputError(
-        fmt::format("plan dtype {} (gradients {}): the executor computes in fp32 only; write \"dtype\": "
-                    "\"fp32\" to run this plan (simulate prices the others)",
-                    model::dtype_name(plan.dtype), model::dtype_name(gradients)));
-  }
+  // The kernels compute in fp32; a bf16 plan runs emulated on the CPU, the others are refused.
+  precision_ = MixedPrecision::of(plan, backend_.name);
   const model::Model& net = *plan.model;
   const plans::Mesh& mesh = plan.mesh;
   const int rank = communicators_.rank();
@@ -93,7 +87,7 @@ Trainer::Trainer(const plans::Plan& plan, Backend backend, uint64_t seed)
   link_ = std::make_unique<StageLink>(communicator_, device.collectives(), plan.pipe_axis, plan.micro_batches);
   device.collectives().allow_grouped_hand_overs(plans::hand_overs_complete_in_groups(plan, compiled_));
 
-  optimizer_ = std::make_unique<Optimizer>(plan.optimizer, device, memory_);
+  optimizer_ = std::make_unique<Optimizer>(plan.optimizer, device, memory_, precision_.bf16);
   ops_.resize(static_cast<size_t>(net.size()));
   contexts_.resize(static_cast<size_t>(net.size()));
   parameters_.resize(static_cast<size_t>(net.size()));
@@ -149,13 +143,15 @@ Trainer::Trainer(const plans::Plan& plan, Backend backend, uint64_t seed)
       initialize_parameter(net.layer(source), source, static_cast<int>(k), shard,
                            plans::local_offset(shard.layout, mesh, shard.global_shape, rank), seed, initial);
       TrackedArray value = cut_at_setup ? TrackedArray(device.memory().allocate(shape, false))
-                                        : make_tracked(device.memory(), memory_, MemoryCategory::params, shape, false);
+                                        : make_tracked(device.memory(), memory_, MemoryCategory::params, shape, false,
+                                                       precision_.parameter_bytes());
       device.host_link().upload(initial.values, *value);
       params.values.push_back(value);
       params.grads.push_back(sharded && plan.zero_stage >= 2
                                  ? nullptr
-                                 : make_tracked(device.memory(), memory_, MemoryCategory::grads, shape));
-      if (!sharded) optimizer_->add_parameter(value->elements());
+                                 : make_tracked(device.memory(), memory_, MemoryCategory::grads, shape, true,
+                                                precision_.gradient_bytes()));
+      if (!sharded) optimizer_->add_parameter(*value);
     }
     if (layer.kind != model::OpKind::input) ops_[static_cast<size_t>(v)] = backend_.ops(ctx);
     if (layer.kind == model::OpKind::softmax_cross_entropy) {
@@ -169,9 +165,9 @@ Trainer::Trainer(const plans::Plan& plan, Backend backend, uint64_t seed)
   zero_ = make_zero_slices(plan, compiled_, stage_, communicator_, parameters_, *optimizer_, device.memory(), memory_);
   // The step's order is the rank's step program (plans/step_compiler.h), the one the simulator
   // prices and walks for memory; evaluation runs the forward passes' program.
-  const RankResources resources{plan_, compiled_,   rank,   ops_,    contexts_,     parameters_,
-                                zero_, *optimizer_, device, memory_, communicator_, *backend_.collectives,
-                                *link_};
+  const RankResources resources{plan_,  compiled_,   rank,   ops_,    contexts_,     parameters_,
+                                zero_,  *optimizer_, device, memory_, communicator_, *backend_.collectives,
+                                *link_, precision_};
   training_ = std::make_unique<StepInterpreter>(plans::compile_step(plan, compiled_, rank), resources);
   evaluation_ = std::make_unique<StepInterpreter>(plans::compile_evaluation(plan, compiled_, rank), resources);
 }

@@ -19,6 +19,7 @@
 #include "exec/runtime/layer_op.h"
 #include "exec/runtime/layer_parameters.h"
 #include "exec/runtime/memory_tracker.h"
+#include "exec/runtime/mixed_precision.h"
 #include "exec/runtime/optimizer.h"
 #include "exec/runtime/stage_link.h"
 #include "exec/runtime/step_interpreter.h"
@@ -92,6 +93,7 @@ class Trainer {
   comm::Communicator communicator_;
   MemoryTracker memory_;
   uint64_t seed_;
+  MixedPrecision precision_;  // how the plan's element types run (mixed_precision.h)
   int64_t steps_ = 0;
   BatchSource* data_ = nullptr;                // during a step (the loss op reads its labels)
   std::vector<std::unique_ptr<LayerOp>> ops_;  // per layer

@@ -43,10 +43,14 @@ expect "synthetic samples beyond the limit" "samples=1099511627776 must be betwe
   "$mpiexec" -np 2 "$binary" run --backend cpu --plan "$plan2" --data synthetic:samples=1099511627776 --iters 1
 expect "threads beyond the range" "--threads" -- \
   "$mpiexec" -np 2 "$binary" run --backend cpu --plan "$plan2" --data synthetic --iters 1 --threads 1000000
-# The kernels compute in fp32: a bf16 plan is the simulator's.
-sed 's/"dtype": "fp32"/"dtype": "bf16"/' "$plan2" > "$work/bf16.json"
-expect "a plan in bf16" "plan dtype bf16 (gradients bf16): the executor computes in fp32 only" -- \
-  "$mpiexec" -np 2 "$binary" run --backend cpu --plan "$work/bf16.json" --data synthetic --iters 1
+# bf16 runs emulated on the CPU (exec/runtime/mixed_precision.h); fp16 (loss scaling) and bf16
+# under ZeRO are the simulator's only.
+sed 's/"dtype": "fp32"/"dtype": "fp16"/' "$plan2" > "$work/fp16.json"
+expect "a plan in fp16" "plan dtype fp16 (gradients fp16): the executor has no fp16" -- \
+  "$mpiexec" -np 2 "$binary" run --backend cpu --plan "$work/fp16.json" --data synthetic --iters 1
+sed -e 's/"dtype": "fp32"/"dtype": "bf16"/' -e 's/"optimizer": {/"options": {"zero_stage": 1}, "optimizer": {/' "$plan2" > "$work/bf16-zero.json"
+expect "a bf16 plan under ZeRO" "bf16 under ZeRO is not built" -- \
+  "$mpiexec" -np 2 "$binary" run --backend cpu --plan "$work/bf16-zero.json" --data synthetic --iters 1
 # Dropout on the attention probabilities is priced by the simulator, not run by the executor.
 cat > "$work/attention-dropout.json" <<'JSON'
 {"format": "splitbrain-plan", "version": 1, "batch": 4, "mesh": {"data": 2}, "default": {"batch": ["data"]},
