@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "model/alike_layers.h"
+
 namespace splitbrain::model {
 
 Model::Model(std::string name, std::vector<Layer> layers)
@@ -9,6 +11,11 @@ Model::Model(std::string name, std::vector<Layer> layers)
   for (size_t consumer = 0; consumer < layers_.size(); ++consumer) {
     for (int producer : layers_[consumer].inputs) boost::add_edge(static_cast<size_t>(producer), consumer, graph_);
   }
+}
+
+std::span<const int> Model::alike_classes() const {
+  std::call_once(alike_->worked_out, [this] { alike_->classes = alike_layer_classes(*this); });
+  return alike_->classes;
 }
 
 int Model::tied_table_layer(int index) const {

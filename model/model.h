@@ -5,6 +5,8 @@
 
 #include <boost/graph/adjacency_list.hpp>
 
+#include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -34,11 +36,19 @@ class Model {
   // The embedding layer whose table layer `index` uses as its weight (GPT's lm_head reads wte's
   // table), or -1 when `index` is not a tied linear.
   int tied_table_layer(int index) const;
+  // Each layer's class of alike layers (model/alike_layers.h). Worked out on first use, on any
+  // thread, and kept: planning asks on every candidate, while reading a model file need not pay.
+  std::span<const int> alike_classes() const;
 
  private:
+  struct AlikeClasses {
+    std::once_flag worked_out;
+    std::vector<int> classes;
+  };
   std::string name_;
   std::vector<Layer> layers_;
   LayerGraph graph_;
+  std::shared_ptr<AlikeClasses> alike_ = std::make_shared<AlikeClasses>();
 };
 
 }  // namespace splitbrain::model

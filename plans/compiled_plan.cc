@@ -2,7 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <deque>
+#include <map>
 #include <set>
+#include <span>
+#include <tuple>
 
 #include "model/statistics.h"
 #include "plans/plan_error.h"
@@ -36,8 +40,12 @@ Collective flat_collective(CollectiveKind kind, const Mesh& mesh, const std::vec
 
 }  // namespace
 
-InputTransfer compile_input(const Plan& plan, const CompiledLayer& from, const CompiledLayer& to, int consumer,
-                            int position) {
+namespace {
+
+// The part of an input's transfer that depends only on the two layers' layouts: the
+// redistributions on the consumer's stage, forward and backward.
+InputTransfer input_redistributions(const Plan& plan, const LayerLayouts& from, const LayerLayouts& to, int consumer,
+                                    int position) {
   const model::Model& net = *plan.model;
   const model::Layer& layer = net.layer(consumer);
   const int producer = layer.inputs[static_cast<size_t>(position)];
@@ -47,24 +55,91 @@ InputTransfer compile_input(const Plan& plan, const CompiledLayer& from, const C
   InputTransfer transfer;
   transfer.producer = producer;
   transfer.input_position = position;
-  transfer.from_other_stage = from.stage != to.stage;
-  if (from.stage != to.stage) {
-    transfer.forward_send =
-        pipeline_send(plan.mesh, plan.pipe_axis, from.stage, to.stage, from.layouts.output, shape, element_bytes);
-  }
-  const TensorLayout& needed = to.layouts.inputs[static_cast<size_t>(position)];
-  transfer.forward = redistribute(from.layouts.output, needed, plan.mesh, shape, element_bytes);
+  const TensorLayout& needed = to.inputs[static_cast<size_t>(position)];
+  transfer.forward = redistribute(from.output, needed, plan.mesh, shape, element_bytes);
 
   // A gradient flows back when the producer, or something before it, has parameters.
   transfer.gradient_flows = layer.needs_input_gradient;
   if (transfer.gradient_flows) {
-    const TensorLayout& produced = to.layouts.input_gradients[static_cast<size_t>(position)];
-    transfer.backward = redistribute(produced, gradient_layout(from.layouts.output), plan.mesh, shape, element_bytes);
-    if (from.stage != to.stage) {
-      transfer.backward_send =
-          pipeline_send(plan.mesh, plan.pipe_axis, to.stage, from.stage, from.layouts.output, shape, element_bytes);
-    }
+    const TensorLayout& produced = to.input_gradients[static_cast<size_t>(position)];
+    transfer.backward = redistribute(produced, gradient_layout(from.output), plan.mesh, shape, element_bytes);
   }
+  return transfer;
+}
+
+// The pipeline sends when the producer sits on another stage than the consumer.
+void add_stage_sends(const Plan& plan, const CompiledLayer& from, const CompiledLayer& to, InputTransfer& transfer) {
+  transfer.from_other_stage = from.stage != to.stage;
+  if (!transfer.from_other_stage) return;
+  const model::Model& net = *plan.model;
+  const model::Layer& producer = net.layer(transfer.producer);
+  const std::vector<int64_t> shape = activation_shape(producer, plan.micro_batch_size());
+  const int64_t element_bytes = model::output_element_bytes(producer, plan.dtype);
+  transfer.forward_send =
+      pipeline_send(plan.mesh, plan.pipe_axis, from.stage, to.stage, from.layouts.output, shape, element_bytes);
+  if (transfer.gradient_flows) {
+    transfer.backward_send =
+        pipeline_send(plan.mesh, plan.pipe_axis, to.stage, from.stage, from.layouts.output, shape, element_bytes);
+  }
+}
+
+// compile_plan's memo. A plan fixes the mesh, the micro-batch and the dtype, so a layer's layouts
+// depend only on its class of alike layers (model/alike_layers.h), its sharding and whether it
+// holds a tied copy, and an edge's redistributions only on its two ends' layouts and the input
+// position: each is worked out once per plan instead of once per layer of every block.
+class AlikeLayerMemo {
+ public:
+  explicit AlikeLayerMemo(const Plan& plan) : plan_(plan), classes_(plan.model->alike_classes()) {}
+
+  // The layouts of `layer` and an id equal for every layer whose layouts the memo shares.
+  std::pair<int, const LayerLayouts*> layouts(int layer, bool holds_copy) {
+    const int alike = classes_[static_cast<size_t>(layer)];
+    const LayerSharding& sharding = plan_.layers[static_cast<size_t>(layer)];
+    for (size_t id = 0; id < choices_.size(); ++id) {
+      const Choice& c = choices_[id];
+      if (c.alike_class == alike && c.holds_copy == holds_copy && *c.sharding == sharding) {
+        return {static_cast<int>(id), &c.layouts};
+      }
+    }
+    choices_.push_back(
+        {alike, holds_copy, &sharding,
+         layer_layouts(*plan_.model, layer, sharding, plan_.mesh, plan_.micro_batch_size(), plan_.dtype, holds_copy)});
+    return {static_cast<int>(choices_.size()) - 1, &choices_.back().layouts};
+  }
+
+  InputTransfer transfer(const CompiledLayer& from, int from_id, const CompiledLayer& to, int to_id, int consumer,
+                         int position) {
+    const std::tuple<int, int, int> key{from_id, to_id, position};
+    auto it = transfers_.find(key);
+    if (it == transfers_.end()) {
+      it = transfers_.emplace(key, input_redistributions(plan_, from.layouts, to.layouts, consumer, position)).first;
+    }
+    InputTransfer transfer = it->second;
+    // Alike consumers read alike producers, but not the same one.
+    transfer.producer = plan_.model->layer(consumer).inputs[static_cast<size_t>(position)];
+    add_stage_sends(plan_, from, to, transfer);
+    return transfer;
+  }
+
+ private:
+  struct Choice {
+    int alike_class;
+    bool holds_copy;
+    const LayerSharding* sharding;  // the plan's, which outlives the memo
+    LayerLayouts layouts;
+  };
+  const Plan& plan_;
+  std::span<const int> classes_;
+  std::deque<Choice> choices_;  // a deque: the pointers layouts() returns stay valid as it grows
+  std::map<std::tuple<int, int, int>, InputTransfer> transfers_;
+};
+
+}  // namespace
+
+InputTransfer compile_input(const Plan& plan, const CompiledLayer& from, const CompiledLayer& to, int consumer,
+                            int position) {
+  InputTransfer transfer = input_redistributions(plan, from.layouts, to.layouts, consumer, position);
+  add_stage_sends(plan, from, to, transfer);
   return transfer;
 }
 
@@ -211,18 +286,22 @@ CompiledPlan compile_plan(const Plan& plan) {
   CompiledPlan compiled;
   compiled.micro_batch = plan.micro_batch_size();
   compiled.layers.resize(static_cast<size_t>(net.size()));
+  AlikeLayerMemo memo(plan);
+  std::vector<int> layouts_id(static_cast<size_t>(net.size()));
   for (int i = 0; i < net.size(); ++i) {
     CompiledLayer& layer = compiled.layers[static_cast<size_t>(i)];
     layer.chunk = plan.stage_of_layer.empty() ? 0 : plan.stage_of_layer[static_cast<size_t>(i)];
     layer.stage = plan.stage_of_chunk(layer.chunk);
     const int table = net.tied_table_layer(i);
     const bool holds_copy = table >= 0 && compiled.layers[static_cast<size_t>(table)].stage != layer.stage;
-    layer.layouts = layer_layouts(net, i, plan.layers[static_cast<size_t>(i)], plan.mesh, compiled.micro_batch,
-                                  plan.dtype, holds_copy);
+    const auto [id, layouts] = memo.layouts(i, holds_copy);
+    layouts_id[static_cast<size_t>(i)] = id;
+    layer.layouts = *layouts;
     if (holds_copy) layer.tied_copy = tied_copy(plan, layer, compiled.layers[static_cast<size_t>(table)], table);
     for (int position = 0; position < static_cast<int>(net.layer(i).inputs.size()); ++position) {
       const int producer = net.layer(i).inputs[static_cast<size_t>(position)];
-      layer.inputs.push_back(compile_input(plan, compiled.layers[static_cast<size_t>(producer)], layer, i, position));
+      layer.inputs.push_back(memo.transfer(compiled.layers[static_cast<size_t>(producer)],
+                                           layouts_id[static_cast<size_t>(producer)], layer, id, i, position));
     }
     if (shared_tied_table(plan, compiled, i) >= 0) {
       // A tied head computes with its table: where ZeRO 3 slices the table, the head's passes

@@ -2,10 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <map>
 #include <stdexcept>
 
-#include "model/model_json.h"
 #include "model/statistics.h"
 #include "plans/compiled_plan.h"
 #include "plans/plan_error.h"
@@ -16,30 +14,6 @@ namespace splitbrain::sim {
 namespace {
 
 constexpr int kRoleBits = 15;  // 3 bits of length + 4 axes x 3 bits
-
-// Layers with the same op, attributes, input and output shapes cost the same under the same
-// sharding: number them by that signature.
-std::vector<int> shape_classes(const model::Model& net) {
-  std::map<std::string, int> ids;
-  std::vector<int> classes;
-  for (const model::Layer& layer : net.layers()) {
-    nlohmann::json signature = {{"op", model::op_name(layer.kind)},
-                                {"out", layer.output_shape},
-                                {"tokens", layer.output_is_tokens},
-                                {"grad", layer.needs_input_gradient},
-                                {"params", layer.cost.params}};
-    model::write_attrs(layer.attrs, signature);
-    for (int producer : layer.inputs) {
-      signature["in"].push_back(net.layer(producer).output_shape);
-      signature["in_tokens"].push_back(net.layer(producer).output_is_tokens);
-    }
-    // Which of the producers' outputs backward keeps depends on the producer too; it only moves
-    // memory, which the planner re-checks with the exact model, so it is left out here.
-    const auto [it, inserted] = ids.emplace(signature.dump(), static_cast<int>(ids.size()));
-    classes.push_back(it->second);
-  }
-  return classes;
-}
 
 double sum_seconds(const Cluster& cluster, const plans::Mesh& mesh, const std::vector<plans::Collective>& list) {
   double seconds = 0.0;
@@ -70,7 +44,7 @@ CostTable::CostTable(const plans::Plan& skeleton, const Cluster& cluster, int mi
     : skeleton_(skeleton),
       cluster_(cluster),
       in_flight_(micro_batches_in_flight),
-      shape_class_(shape_classes(*skeleton.model)) {}
+      shape_class_(skeleton.model->alike_classes().begin(), skeleton.model->alike_classes().end()) {}
 
 size_t ChoiceKeyHash::operator()(const LayerChoiceKey& k) const {
   return std::hash<uint64_t>{}(k.sharding * 0x9E3779B97F4A7C15ULL ^ static_cast<uint64_t>(k.shape_class));

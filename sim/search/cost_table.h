@@ -3,7 +3,7 @@
 // pieces of a step as simulate() prices it when gradient synchronisation is not overlapped and
 // every layer has its own bucket. Searching many plans touches the same (layer, sharding) pairs
 // again and again, and deep models repeat identical blocks, so every price is memoised by the
-// layer's "shape class" (layers with equal op, attributes and shapes cost the same) and a
+// layer's class of alike layers (model/alike_layers.h: they cost the same) and a
 // compact code of the sharding.
 
 #include <cstdint>
@@ -75,7 +75,9 @@ class CostTable {
   plans::Plan skeleton_;
   const Cluster& cluster_;
   int in_flight_;
-  std::vector<int> shape_class_;  // per layer
+  // Per layer (model::Model::alike_classes). Alike layers may differ in which of their producers'
+  // outputs backward keeps; that moves memory only, which the planner re-checks on the exact plan.
+  std::vector<int> shape_class_;
   std::unordered_map<LayerChoiceKey, std::optional<plans::LayerLayouts>, ChoiceKeyHash> layouts_;
   std::unordered_map<LayerChoiceKey, ChoiceCost, ChoiceKeyHash> layer_costs_;
   std::unordered_map<EdgeChoiceKey, double, ChoiceKeyHash> edge_costs_;

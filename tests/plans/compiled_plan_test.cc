@@ -154,5 +154,83 @@ TEST(CompiledPlan, RejectsMicroBatchesThatDoNotDivide) {
   EXPECT_THROW(compile_plan(plan), PlanError);
 }
 
+void expect_same_layouts(const LayerLayouts& got, const LayerLayouts& want) {
+  EXPECT_EQ(got.inputs, want.inputs);
+  EXPECT_EQ(got.output, want.output);
+  EXPECT_EQ(got.input_gradients, want.input_gradients);
+  ASSERT_EQ(got.parameters.size(), want.parameters.size());
+  for (size_t p = 0; p < got.parameters.size(); ++p) {
+    EXPECT_EQ(got.parameters[p].global_shape, want.parameters[p].global_shape);
+    EXPECT_EQ(got.parameters[p].layout, want.parameters[p].layout);
+    EXPECT_EQ(got.parameters[p].local_elements, want.parameters[p].local_elements);
+  }
+  EXPECT_EQ(got.gradient_sync_axes, want.gradient_sync_axes);
+  EXPECT_EQ(got.forward_internal, want.forward_internal);
+  EXPECT_EQ(got.backward_internal, want.backward_internal);
+  EXPECT_EQ(got.work_fraction, want.work_fraction);
+}
+
+TEST(CompiledPlan, AlikeLayersSharingWorkGetWhatEachWouldAlone) {
+  // compile_plan works layouts and redistributions out once per class of alike layers
+  // (model/alike_layers.h), sharding and layouts. Here alike blocks differ in sharding (tensor
+  // parallel or replicated) and in stage: every layer must get what working it out alone gives.
+  const Mesh mesh({{"pipe", 2}, {"model", 2}});
+  Plan plan =
+      build_plan("gpt:layers=4,hidden=64,heads=4,seq=16,vocab=96,positions=16", mesh, 8, [](const model::Layer& layer) {
+        LayerSharding sharding;
+        const bool tensor_parallel = layer.name.starts_with("h0.") || layer.name.starts_with("h2.");
+        if (!tensor_parallel) return sharding;
+        if (layer.name.ends_with("c_attn") || layer.name.ends_with("c_fc")) sharding.out = {1};
+        if (layer.name.ends_with("c_proj")) sharding.in = {1};
+        return sharding;
+      });
+  plan.pipe_axis = 0;
+  plan.micro_batches = 2;
+  for (int i = plan.model->find("h2.ln_1"); i < plan.model->size(); ++i)
+    plan.stage_of_layer[static_cast<size_t>(i)] = 1;
+  const CompiledPlan compiled = compile_plan(plan);
+  const model::Model& net = *plan.model;
+  int sends = 0;
+  for (int i = 0; i < net.size(); ++i) {
+    SCOPED_TRACE(net.layer(i).name);
+    const CompiledLayer& layer = compiled.layers[static_cast<size_t>(i)];
+    expect_same_layouts(layer.layouts, layer_layouts(net, i, plan.layers[static_cast<size_t>(i)], plan.mesh,
+                                                     compiled.micro_batch, plan.dtype, layer.tied_copy.has_value()));
+    ASSERT_EQ(layer.inputs.size(), net.layer(i).inputs.size());
+    for (int position = 0; position < static_cast<int>(layer.inputs.size()); ++position) {
+      const InputTransfer& got = layer.inputs[static_cast<size_t>(position)];
+      const int producer = net.layer(i).inputs[static_cast<size_t>(position)];
+      const InputTransfer want =
+          compile_input(plan, compiled.layers[static_cast<size_t>(producer)], layer, i, position);
+      EXPECT_EQ(got.producer, want.producer);
+      EXPECT_EQ(got.from_other_stage, want.from_other_stage);
+      EXPECT_EQ(got.forward, want.forward);
+      EXPECT_EQ(got.backward, want.backward);
+      EXPECT_EQ(got.gradient_flows, want.gradient_flows);
+      // A tensor read by several layers of a later stage crosses once (the first reader's send).
+      if (got.forward_send) {
+        EXPECT_EQ(got.forward_send, want.forward_send);
+      }
+      if (got.backward_send) {
+        EXPECT_EQ(got.backward_send, want.backward_send);
+      }
+      sends += got.forward_send ? 1 : 0;
+    }
+  }
+  EXPECT_GT(sends, 0);
+  // The tensor-parallel blocks move activations where the replicated ones do not.
+  auto collectives_in = [&](const std::string& block) {
+    size_t count = 0;
+    for (int i = 0; i < net.size(); ++i) {
+      if (!net.layer(i).name.starts_with(block)) continue;
+      for (const InputTransfer& input : compiled.layers[static_cast<size_t>(i)].inputs) count += input.forward.size();
+    }
+    return count;
+  };
+  EXPECT_GT(collectives_in("h0."), 0u);
+  EXPECT_GT(collectives_in("h2."), 0u);
+  EXPECT_EQ(collectives_in("h1."), 0u);
+}
+
 }  // namespace
 }  // namespace splitbrain::plans
