@@ -9,6 +9,7 @@ packages=(
   nlohmann-json3-dev libboost-graph-dev libfmt-dev libcli11-dev
   openmpi-bin libopenmpi-dev
   libdnnl-dev libopenblas-dev
+  libmimalloc-dev  # the splitbrain command's allocator (tools/CMakeLists.txt)
   ocl-icd-opencl-dev  # oneDNN's CMake config looks for OpenCL; apt only recommends it
   zlib1g-dev dataset-fashion-mnist
   python3-matplotlib
