@@ -24,10 +24,15 @@
 
 namespace splitbrain::sim {
 
+// The best plan; then, where it is not context-parallel, the best of the context-parallel
+// candidates (context_parallel_search.h), priced until its own best is below every bound of
+// theirs left, so that the ranking shows what context parallelism gives. Empty when nothing can
+// be built.
+//
 // `progress` (when set) hears a line per mesh as its candidates are built, then a line per tenth
 // of the candidates priced, with the best so far. It is called from the search threads, one
 // call at a time.
-std::optional<PricedPlan> best_plan(const PlannerRequest& request, SearchStats& stats,
-                                    const std::function<void(std::string_view)>& progress = {});
+std::vector<PricedPlan> best_plans(const PlannerRequest& request, SearchStats& stats,
+                                   const std::function<void(std::string_view)>& progress = {});
 
 }  // namespace splitbrain::sim

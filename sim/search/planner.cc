@@ -8,7 +8,7 @@
 
 #include "model/errors.h"
 #include "plans/compiled_plan.h"
-#include "plans/sequence_parallel.h"
+#include "sim/search/context_parallel_search.h"
 #include "sim/search/families.h"
 #include "sim/search/mesh_search.h"
 #include "sim/search/parallel_search.h"
@@ -98,7 +98,7 @@ PlannerResult plan_training(const PlannerRequest& request, const std::function<v
   say("searched: pipelines (stage partition and micro-batches)");
   for (PricedPlan& plan : pipeline_plans(request, stats)) add_unique(result.plans, std::move(plan));
   say("searched: every mesh for the overall best");
-  if (auto best = best_plan(request, stats, progress)) add_unique(result.plans, std::move(*best));
+  for (PricedPlan& best : best_plans(request, stats, progress)) add_unique(result.plans, std::move(best));
   // Megatron's sequence parallelism for every plan found with tensor parallelism: the same
   // layouts with the per-token layers split along the sequence (plans/sequence_parallel.h),
   // priced as a plan of its own (with ZeRO or recomputation only if it needs them to fit).
@@ -107,7 +107,7 @@ PlannerResult plan_training(const PlannerRequest& request, const std::function<v
   const auto price_twin = [&](size_t i, SearchStats& counts) {
     std::vector<PricedPlan> listed;
     if (found[i].plan.regather_saved_inputs) return listed;  // already sequence-parallel
-    if (std::optional<plans::Plan> sequence = plans::with_sequence_parallelism(found[i].plan)) {
+    if (std::optional<plans::Plan> sequence = sequence_parallel_twin(found[i].plan)) {
       if (std::optional<PricedPlan> priced = price_plan(request, std::move(*sequence), counts))
         listed.push_back(std::move(*priced));
     }

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "sim/search/context_parallel_search.h"
+
 namespace splitbrain::sim {
 namespace {
 
@@ -259,7 +261,11 @@ std::vector<LayerSharding> decision_candidates(CostTable& table, int layer, cons
   using plans::ShardRole;
   const bool is_input = table.model().layer(layer).kind == model::OpKind::input;
   std::vector<std::optional<ShardRole>> space_roles = {std::nullopt};
+  // A token model's space axis is context parallelism: it splits the sequence. Splitting the
+  // batch over it is a larger data axis (another mesh), and replicating over it repeats the work.
+  const bool context_parallel = mesh.space >= 0 && searches_context_parallelism(table.model());
   if (mesh.space >= 0) space_roles = {ShardRole::spatial, ShardRole::batch, std::nullopt};
+  if (context_parallel) space_roles = {ShardRole::spatial};
   std::vector<std::optional<ShardRole>> model_roles = {std::nullopt};
   if (mesh.model >= 0) {
     model_roles =
@@ -267,15 +273,20 @@ std::vector<LayerSharding> decision_candidates(CostTable& table, int layer, cons
                  : std::vector<std::optional<ShardRole>>{ShardRole::batch, ShardRole::out, ShardRole::in, std::nullopt};
   }
   std::vector<LayerSharding> result;
-  for (const auto& space_role : space_roles) {
-    for (const auto& model_role : model_roles) {
-      // Batch axes in mesh order (data, space, model), so the batch blocks follow rank order.
-      LayerSharding sharding = with_role({}, ShardRole::batch, mesh.data);
-      if (space_role) sharding = with_role(sharding, *space_role, mesh.space);
-      if (model_role) sharding = with_role(sharding, *model_role, mesh.model);
-      if (table.layouts(layer, sharding) != nullptr) result.push_back(sharding);
+  const auto add_candidates = [&](const std::vector<std::optional<ShardRole>>& roles) {
+    for (const auto& space_role : roles) {
+      for (const auto& model_role : model_roles) {
+        // Batch axes in mesh order (data, space, model), so the batch blocks follow rank order.
+        LayerSharding sharding = with_role({}, ShardRole::batch, mesh.data);
+        if (space_role) sharding = with_role(sharding, *space_role, mesh.space);
+        if (model_role) sharding = with_role(sharding, *model_role, mesh.model);
+        if (table.layouts(layer, sharding) != nullptr) result.push_back(sharding);
+      }
     }
-  }
+  };
+  add_candidates(space_roles);
+  // A layer that cannot split its sequence takes the other space roles.
+  if (context_parallel && result.empty()) add_candidates({ShardRole::batch, std::nullopt});
   return result;
 }
 
