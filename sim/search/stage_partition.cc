@@ -55,13 +55,21 @@ std::optional<std::vector<int>> partition_stages(const StagePartitionInput& in) 
     const auto first_start = std::lower_bound(starts.begin(), starts.end(), s);
     for (auto stage_end = std::upper_bound(ends.begin(), ends.end(), s); stage_end != ends.end(); ++stage_end) {
       const int j = *stage_end;
-      for (auto it = first_start; it != starts.end() && *it < j; ++it) {
-        const int i = *it;
+      // Starts from the nearest down: a stage that starts earlier holds more layers, so once it
+      // does not fit, or its layers alone (hand-overs cost >= 0) are slower than the best found,
+      // no earlier start can do better. `<=` keeps, among equals, the earliest start.
+      double& best_here = best[S][static_cast<size_t>(j)];
+      const auto last_start = std::lower_bound(first_start, starts.end(), j);
+      for (auto it = last_start; it != first_start;) {
+        const int i = *--it;
+        if (time_prefix[static_cast<size_t>(j)] - time_prefix[static_cast<size_t>(i)] > best_here || !fits(s, i, j)) {
+          break;
+        }
         const double before = best[S - 1][static_cast<size_t>(i)];
-        if (before == kImpossible || !fits(s, i, j)) continue;
+        if (before == kImpossible) continue;
         const double slowest = std::max(before, stage_seconds(i, j));
-        if (slowest < best[S][static_cast<size_t>(j)]) {
-          best[S][static_cast<size_t>(j)] = slowest;
+        if (slowest <= best_here) {
+          best_here = slowest;
           from[S][static_cast<size_t>(j)] = i;
         }
       }
