@@ -140,7 +140,9 @@ TEST(Bf16, EveryPlanMatchesTheOneRankRunWithThePredictedBytesAndMemory) {
     }
   }
   EXPECT_GT(ran, 0);
-  if (world_size() > 1) EXPECT_GT(split, 0) << "no partitioned plan ran";
+  if (world_size() > 1) {
+    EXPECT_GT(split, 0) << "no partitioned plan ran";
+  }
   if (rank == 0) std::printf("%d plans ran; worst loss difference %.2e (relative)\n", ran, worst);
 }
 
