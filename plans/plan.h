@@ -80,9 +80,11 @@ struct Plan {
   // Megatron-LM's main_grad under bf16 (2 + 4 + 4 + 8 = 18 bytes per parameter with Adam).
   std::optional<model::DType> gradient_dtype;
   bool recompute_activations = false;  // keep only stage inputs; recompute in backward
-  // With recompute_activations: 0 reruns every layer of a chunk; N > 0 only those of its first N
-  // blocks (Megatron-LM's --recompute-method block --recompute-num-layers N), the rest keep their
-  // activations (recompute_scope.h).
+  // With recompute_activations: 0 reruns every layer of a chunk from the chunk's input, all at
+  // once; N > 0 only those of its first N blocks, each checkpointed on its own (its input kept,
+  // rerun right before its own backward: Megatron-LM's --recompute-method block
+  // --recompute-num-layers N, torchtitan's full activation checkpointing where N covers every
+  // block); the rest keep their activations (recompute_scope.h).
   int recompute_blocks = 0;
   // Selective recomputation (Korthikanti et al. 2022): the attention core's kept tensors (its
   // probabilities, the s x s terms) are let go after its forward and recomputed right before

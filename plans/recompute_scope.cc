@@ -6,9 +6,6 @@
 
 namespace splitbrain::plans {
 
-namespace {
-
-// Per layer: the number of its block within its chunk, from 1 (a chunk's first layer begins one).
 std::vector<int> block_number_in_chunk(const Plan& plan) {
   const model::Model& net = *plan.model;
   const auto n = static_cast<size_t>(net.size());
@@ -27,8 +24,6 @@ std::vector<int> block_number_in_chunk(const Plan& plan) {
   }
   return number;
 }
-
-}  // namespace
 
 std::vector<bool> recomputed_layers(const Plan& plan) {
   const model::Model& net = *plan.model;

@@ -30,28 +30,33 @@ StepProgram StepCompiler::compile() {
                             .warmup = warmup_forwards(facts_.stage(), plan_.stage_count(), plan_.micro_batches,
                                                       plan_.schedule, plan_.virtual_stages),
                             .schedule = plan_.schedule};
+  std::vector<std::vector<Segment>> segments;
+  segments.reserve(passes.size());
+  for (const PipelinePass& pass : passes) segments.push_back(segments_of(pass));
+  plan_gathers(passes, segments);
   std::vector<bool> posted(passes.size(), false);
   for (size_t i = 0; i < passes.size(); ++i) {
-    const PipelinePass& pass = passes[i];
     post_receives_ahead(ahead, i, posted, states);  // a forward's state is reset there
-    const int micro = pass.micro_batch;
-    MicroBatchBuffers& state = state_of(pass, states);
-    const std::vector<int>& layers = facts_.chunk_layers(pass.chunk);
-    if (pass.kind == PassKind::forward) {
-      forward(layers, micro, state, /*recomputing=*/false);
-      if (plan_.recompute_activations) drop_recomputable(rerun_part(layers), state);
-    } else if (plan_.recompute_activations) {
-      // The chunk's last blocks kept their activations: their backward comes first, then the
-      // first blocks run forward again from the chunk's input and their backward follows.
-      const std::vector<int> rerun = rerun_part(layers);
-      backward(std::vector<int>(layers.begin() + static_cast<std::ptrdiff_t>(rerun.size()), layers.end()), micro,
-               state);
-      forward(rerun, micro, state, /*recomputing=*/true);
-      backward(rerun, micro, state);
-      release_all(layers, state);
-    } else {
-      backward(layers, micro, state);
-      release_all(layers, state);
+    const int micro = passes[i].micro_batch;
+    MicroBatchBuffers& state = state_of(passes[i], states);
+    for (const Segment& segment : segments[i]) {
+      switch (segment.run) {
+        case SegmentRun::forward:
+          forward(segment.layers, micro, state, /*recomputing=*/false);
+          break;
+        case SegmentRun::recompute:
+          forward(segment.layers, micro, state, /*recomputing=*/true);
+          break;
+        case SegmentRun::backward:
+          backward(segment.layers, micro, state);
+          break;
+        case SegmentRun::drop_recomputable:
+          drop_recomputable(segment.layers, state);
+          break;
+        case SegmentRun::release_all:
+          release_all(segment.layers, state);
+          break;
+      }
     }
   }
   writer_.mark_passes_end();
@@ -59,6 +64,39 @@ StepProgram StepCompiler::compile() {
   pending_sends_.clear();
   sync_.finish_step();
   return writer_.finish();
+}
+
+std::vector<StepCompiler::Segment> StepCompiler::segments_of(const PipelinePass& pass) const {
+  const std::vector<int>& layers = facts_.chunk_layers(pass.chunk);
+  std::vector<Segment> segments;
+  if (!plan_.recompute_activations) {
+    segments.push_back({pass.kind == PassKind::forward ? SegmentRun::forward : SegmentRun::backward, layers});
+    if (pass.kind != PassKind::forward) segments.push_back({SegmentRun::release_all, layers});
+    return segments;
+  }
+  const std::vector<int> rerun = rerun_part(layers);
+  const std::vector<int> kept(layers.begin() + static_cast<std::ptrdiff_t>(rerun.size()), layers.end());
+  const std::vector<std::vector<int>> blocks = rerun_blocks(rerun);
+  if (pass.kind == PassKind::forward) {
+    // Block by block, each letting go of all but its checkpoints as soon as it has run (the
+    // forward of a checkpointed block keeps nothing for the backward), then the kept blocks.
+    for (const std::vector<int>& block : blocks) {
+      segments.push_back({SegmentRun::forward, block});
+      segments.push_back({SegmentRun::drop_recomputable, block});
+    }
+    segments.push_back({SegmentRun::forward, kept});
+    return segments;
+  }
+  // The chunk's last blocks kept their activations: their backward comes first; then each
+  // recomputed block, last first, runs forward again from its checkpoint right before its own
+  // backward.
+  segments.push_back({SegmentRun::backward, kept});
+  for (auto block = blocks.rbegin(); block != blocks.rend(); ++block) {
+    segments.push_back({SegmentRun::recompute, *block});
+    segments.push_back({SegmentRun::backward, *block});
+  }
+  segments.push_back({SegmentRun::release_all, layers});
+  return segments;
 }
 
 StepProgram StepCompiler::compile_evaluation() {
@@ -143,6 +181,8 @@ void StepCompiler::forward(const std::vector<int>& layers, int micro, MicroBatch
       }
       inputs.push_back(input);
     }
+    // A checkpoint still held (a later block's input, checkpointed_) is made again by its rerun.
+    if (recomputing) writer_.drop(std::exchange(state.outputs[static_cast<size_t>(v)], -1));
     const int out = activation(facts_.output_bytes(v), BufferRole::output, v, -1, micro);
     const SmallIndexList gathered = gather_parameters(v, micro);
     emit_kept([&] {
@@ -175,11 +215,11 @@ void StepCompiler::forward(const std::vector<int>& layers, int micro, MicroBatch
         });
       }
     }
-    release_after_forward(v, state);
+    release_after_forward(v, state, recomputing);
   }
 }
 
-void StepCompiler::release_after_forward(int v, MicroBatchBuffers& state) {
+void StepCompiler::release_after_forward(int v, MicroBatchBuffers& state, bool recomputing) {
   if (evaluating_) return;
   const model::Layer& layer = net_.layer(v);
   auto& inputs = state.inputs[static_cast<size_t>(v)];
@@ -191,6 +231,7 @@ void StepCompiler::release_after_forward(int v, MicroBatchBuffers& state) {
   auto release_output = [&](int u) {
     if (plan_.recompute_activations && net_.layer(u).kind == model::OpKind::input) return;
     if (net_.layer(u).cost.saved.output) return;
+    if (checkpointed_[static_cast<size_t>(u)] && !recomputing) return;
     writer_.drop(std::exchange(state.outputs[static_cast<size_t>(u)], -1));
   };
   for (int u : layer.inputs) {
@@ -242,48 +283,10 @@ void StepCompiler::drop_recomputable(const std::vector<int>& layers, MicroBatchB
     const auto i = static_cast<size_t>(v);
     for (int& b : state.inputs[i]) writer_.drop(std::exchange(b, -1));
     state.inputs[i].clear();
-    if (net_.layer(v).kind == model::OpKind::input) continue;
-    writer_.drop(std::exchange(state.outputs[i], -1));
     writer_.drop(std::exchange(state.kept_by_op[i], -1));
+    if (net_.layer(v).kind == model::OpKind::input || checkpointed_[i]) continue;
+    writer_.drop(std::exchange(state.outputs[i], -1));
   }
-}
-
-SmallIndexList StepCompiler::gather_parameters(int v, int micro) {
-  const CompiledLayer& layer = compiled_.layers[static_cast<size_t>(v)];
-  SmallIndexList whole;  // one object returned on every path (no copy)
-  if (!gathers_parameters_per_pass(plan_, layer)) return whole;
-  const int64_t element_bytes = model::bytes_per_element(plan_.dtype);
-  const std::vector<int> owners = parameter_gather_owners(plan_, compiled_, v);
-  for (size_t g = 0; g < layer.parameter_gathers.size(); ++g) {
-    // The buffers belong to the layer whose parameters they hold (a tied head's: its table's
-    // embedding), so the executor finds them where that layer's parameters are; the gather is
-    // this pass's, and is counted under this layer.
-    const int owner = owners[g];
-    const Collective& gather = layer.parameter_gathers[g];
-    const int flat = working_buffer(gather.buffer_bytes, BufferRole::gathered_parameters, owner, -1, micro);
-    emit_kept([&] {
-      return StepInstruction{.op = StepOp::redistribute,
-                             .stream = Stream::communication,
-                             .layer = v,
-                             .micro_batch = micro,
-                             .reads = facts_.parameter_buffers(owner),
-                             .writes = {flat},
-                             .collectives = {gather}};
-    });
-    const std::vector<ParameterShard>& shards = compiled_.layers[static_cast<size_t>(owner)].layouts.parameters;
-    SmallIndexList unpacked;
-    for (size_t k = 0; k < shards.size(); ++k) {
-      unpacked.push_back(working_buffer(shards[k].local_elements * element_bytes, BufferRole::whole_parameter, owner,
-                                        static_cast<int>(k), micro));
-    }
-    emit_kept([&] {
-      return StepInstruction{
-          .op = StepOp::unpack, .layer = v, .micro_batch = micro, .reads = {flat}, .writes = unpacked};
-    });
-    writer_.drop(flat);
-    for (int b : unpacked) whole.push_back(b);
-  }
-  return whole;
 }
 
 SmallIndexList StepCompiler::pass_parameters(int v, const SmallIndexList& gathered) const {
@@ -380,6 +383,37 @@ std::vector<int> StepCompiler::rerun_part(const std::vector<int>& layers) const 
     throw PlanError("step program: the recomputed layers of a chunk do not lead it");
   }
   return {layers.begin(), kept};
+}
+
+std::vector<std::vector<int>> StepCompiler::rerun_blocks(const std::vector<int>& rerun) const {
+  // Every layer of the chunk (recompute_blocks 0) reruns as one, from the chunk's input.
+  if (plan_.recompute_blocks == 0) {
+    return rerun.empty() ? std::vector<std::vector<int>>{} : std::vector<std::vector<int>>{rerun};
+  }
+  std::vector<std::vector<int>> blocks;
+  for (int v : rerun) {
+    const int block = block_in_chunk_[static_cast<size_t>(v)];
+    if (blocks.empty() || block_in_chunk_[static_cast<size_t>(blocks.back().front())] != block) blocks.emplace_back();
+    blocks.back().push_back(v);
+  }
+  return blocks;
+}
+
+std::vector<bool> StepCompiler::checkpointed_outputs() const {
+  std::vector<bool> checkpointed(static_cast<size_t>(net_.size()), false);
+  if (plan_.recompute_blocks == 0) return checkpointed;  // the chunk's input is all it keeps
+  auto chunk_of = [&](int v) {
+    return plan_.stage_of_layer.empty() ? 0 : plan_.stage_of_layer[static_cast<size_t>(v)];
+  };
+  for (int v = 0; v < net_.size(); ++v) {
+    for (int u : net_.layer(v).inputs) {
+      const bool earlier_block = block_in_chunk_[static_cast<size_t>(u)] < block_in_chunk_[static_cast<size_t>(v)];
+      if (recomputed_[static_cast<size_t>(u)] && chunk_of(u) == chunk_of(v) && earlier_block) {
+        checkpointed[static_cast<size_t>(u)] = true;
+      }
+    }
+  }
+  return checkpointed;
 }
 
 }  // namespace detail

@@ -3,6 +3,7 @@
 // built pass by pass (step_compiler.cc: forward, backward, recompute, ZeRO gathers) and message
 // by message between pipeline stages (step_compiler_messages.cc).
 
+#include <deque>
 #include <map>
 #include <tuple>
 #include <utility>
@@ -51,7 +52,9 @@ class StepCompiler {
         writer_(plan, rank, keep_instructions),
         facts_(plan, compiled, rank),
         sync_(plan, compiled, facts_, writer_),
-        recomputed_(recomputed_layers(plan)) {}
+        recomputed_(recomputed_layers(plan)),
+        block_in_chunk_(block_number_in_chunk(plan)),
+        checkpointed_(checkpointed_outputs()) {}
 
   // The program; writer().peaks() is its memory walk.
   StepProgram compile();
@@ -65,6 +68,16 @@ class StepCompiler {
 
  private:
   void reset(MicroBatchBuffers& state) const;
+
+  // A pass as the segments it runs, in program order: the one place that orders forward,
+  // recompute and backward within a pass (compile() runs them; plan_gathers() reads them to know
+  // which parameter gather comes next).
+  enum class SegmentRun { forward, recompute, backward, drop_recomputable, release_all };
+  struct Segment {
+    SegmentRun run = SegmentRun::forward;
+    std::vector<int> layers;  // in model order (a backward runs them last first)
+  };
+  std::vector<Segment> segments_of(const PipelinePass& pass) const;
 
   // After a micro-batch's backward of `layers` (a chunk, or the whole stage in evaluation).
   void release_all(const std::vector<int>& layers, MicroBatchBuffers& state);
@@ -159,8 +172,9 @@ class StepCompiler {
                            .steps = steps};
   }
 
-  // After layer v's forward: let go of what no backward reads (the header's rule).
-  void release_after_forward(int v, MicroBatchBuffers& state);
+  // After layer v's forward: let go of what no backward reads (the header's rule). The first
+  // forward keeps the recomputed blocks' checkpoints (checkpointed_); their rerun lets them go.
+  void release_after_forward(int v, MicroBatchBuffers& state, bool recomputing);
 
   // Selective recompute (Plan::recompute_attention) lets go of what this layer keeps for its
   // backward after its forward: the attention core's probabilities.
@@ -177,12 +191,48 @@ class StepCompiler {
   // The leading layers of a chunk that full recomputation reruns (recompute_scope.h).
   std::vector<int> rerun_part(const std::vector<int>& layers) const;
 
-  // Recompute: between forward and backward only the chunk's inputs stay.
+  // `rerun` cut into its blocks (block_in_chunk_), in model order: under recompute_blocks N > 0
+  // (Megatron-LM's block method) each block is checkpointed on its own and runs forward again
+  // right before its own backward, so one block's activations are alive at a time; under 0 the
+  // chunk's rerun is one piece, from the chunk's input alone (Plan::recompute_blocks).
+  std::vector<std::vector<int>> rerun_blocks(const std::vector<int>& rerun) const;
+
+  // Per layer, under recompute_blocks N > 0: a recomputed layer whose output a later block of its
+  // chunk reads, so it is that block's checkpoint (its input), kept from the forward to the rerun
+  // of its own block (Megatron-LM's block method and torchtitan keep each checkpointed layer's
+  // input so). None under 0.
+  std::vector<bool> checkpointed_outputs() const;
+
+  // Recompute: between forward and backward only the chunk's inputs and its blocks' checkpoints
+  // stay.
   void drop_recomputable(const std::vector<int>& layers, MicroBatchBuffers& state);
 
   // ZeRO 3: the layer's whole parameters for one pass: gathered from the slices into a flat
-  // buffer (padded to the group), then unpacked into one buffer per parameter.
+  // buffer (padded to the group), then unpacked into one buffer per parameter. In a training
+  // step the gathers are posted a block ahead, as FSDP prefetches the next block's all-gather on
+  // a stream of its own while the current block computes: the first gathering pass of a block
+  // posts the gathers of the next block's passes, and each pass waits for its own right before
+  // use (so those flat buffers are alive while this block computes). Evaluation gathers where it
+  // uses (step_compiler_gathers.cc).
   SmallIndexList gather_parameters(int v, int micro);
+  struct PostedGather {
+    int layer = -1;
+    int micro = -1;
+    SmallIndexList flats{};    // per parameter gather of the layer's pass
+    SmallIndexList gathers{};  // their redistribute instructions (-1 where instructions are not kept)
+  };
+  // Posts the gathers of layer v's pass on micro-batch `micro` into `posted` (filled anew).
+  void post_gather(int v, int micro, PostedGather& posted);
+  // A pass that gathers, in program order: its layer, micro-batch and prefetch group (the passes
+  // of one block in one segment; a group's gathers go out when the group before it begins).
+  struct PlannedGather {
+    int layer = -1;
+    int micro = -1;
+    int group = 0;
+  };
+  // The passes that gather, in program order, read from the passes' segments.
+  void plan_gathers(const std::vector<PipelinePass>& passes, const std::vector<std::vector<Segment>>& segments);
+
   // What a pass of layer v computes with: the parameters gathered for it (gather_parameters),
   // then the resident ones of its tied table (plans::shared_tied_table) and its own that are not.
   SmallIndexList pass_parameters(int v, const SmallIndexList& gathered) const;
@@ -209,8 +259,13 @@ class StepCompiler {
   ProgramWriter writer_;
   StepFacts facts_;
   GradientSync sync_;
-  std::vector<bool> recomputed_;       // per layer: full recomputation reruns it
-  std::map<Edge, int> pending_sends_;  // per edge, the send instruction not yet waited for
+  std::vector<bool> recomputed_;             // per layer: full recomputation reruns it
+  std::vector<int> block_in_chunk_;          // per layer: its block's number in its chunk (recompute_scope.h)
+  std::vector<bool> checkpointed_;           // per layer: checkpointed_outputs()
+  std::map<Edge, int> pending_sends_;        // per edge, the send instruction not yet waited for
+  std::vector<PlannedGather> gather_order_;  // each pass that gathers, in program order
+  size_t gathers_taken_ = 0;                 // of gather_order_
+  std::deque<PostedGather> posted_gathers_;  // gather_order_'s next, posted ahead
   bool evaluating_ = false;
 };
 

@@ -61,6 +61,14 @@ bool GradientSync::holds_swapped_gradient(const GradientBucket& bucket) const {
 
 void GradientSync::start(size_t b) {
   const GradientBucket& bucket = compiled_.buckets[b];
+  // ZeRO 3 as FSDP2 runs it: before the next bucket's input is made, the reduce-scatter started
+  // before is waited for and its input let go, so one bucket's input is alive at a time instead
+  // of every bucket's until the end of the passes.
+  if (plan_.zero_stage >= 3) {
+    for (Started& earlier : started_) {
+      if (!earlier.finished) finish(earlier);
+    }
+  }
   Started started{.bucket = b};
   started.flat = writer_.make({.bytes = bucket.padded_elements * kBucketElementBytes,
                                .category = MemoryCategory::buffers,
@@ -100,7 +108,8 @@ void GradientSync::start(size_t b) {
   started_.push_back(started);
 }
 
-void GradientSync::finish(const Started& started) {
+void GradientSync::finish(Started& started) {
+  started.finished = true;
   writer_.emit(
       {.op = StepOp::wait, .stream = Stream::communication, .waits_for = started.reduce, .after = {started.reduce}});
   if (plan_.zero_stage == 0) {
@@ -163,7 +172,9 @@ void GradientSync::finish_step() {
     for (size_t b = 0; b < compiled_.buckets.size(); ++b) {
       if (compiled_.buckets[b].stage == facts_.stage() && !bucket_started_[b]) start(b);
     }
-    for (const Started& started : started_) finish(started);
+    for (Started& started : started_) {
+      if (!started.finished) finish(started);
+    }
   } else {
     for (size_t b = 0; b < compiled_.buckets.size(); ++b) {
       if (compiled_.buckets[b].stage != facts_.stage()) continue;

@@ -6,7 +6,9 @@
 // working buffers from the layer's backward to the bucket's reduce-scatter), stage 3 also keeps
 // only the parameter slice; stages 1-2 gather the updated slices back into whole parameters.
 // Where the buckets overlap the backward, each starts right after the last micro-batch's
-// backward of its last layer and is waited for after the passes; otherwise all run after them.
+// backward of its last layer and is waited for after the passes (ZeRO 3: when the next one
+// starts, as FSDP2 frees each reduce-scatter's input once it is done); otherwise all run after
+// them.
 
 #include <vector>
 
@@ -33,12 +35,13 @@ class GradientSync {
  private:
   struct Started {
     size_t bucket = 0;
-    int reduce = -1;   // the reduce instruction
-    int flat = -1;     // the packed bucket
-    int reduced = -1;  // ZeRO 1: where this rank's reduced slice lands
+    int reduce = -1;        // the reduce instruction
+    int flat = -1;          // the packed bucket
+    int reduced = -1;       // ZeRO 1: where this rank's reduced slice lands
+    bool finished = false;  // waited for, its input let go
   };
   void start(size_t bucket);
-  void finish(const Started& started);
+  void finish(Started& started);
   // Megatron's embedding group: this stage's gradient of a table a tied head on another stage
   // copies, swapped with that stage's, each adding the other's (CompiledLayer::tied_copy).
   void swap_tied_gradients();

@@ -41,6 +41,14 @@ class StageRun {
         arrivals_(arrivals),
         computes_at_once_(computes_at_once) {
     completes_.assign(program.instructions.size(), 0.0);
+    // A redistribution that a later wait completes is posted ahead (ZeRO 3's prefetched
+    // parameter gathers): it runs on the communication stream while the host goes on.
+    posted_ahead_.assign(program.instructions.size(), false);
+    for (const StepInstruction& instruction : program.instructions) {
+      if (instruction.op != StepOp::wait) continue;
+      const auto target = static_cast<size_t>(instruction.waits_for);
+      if (program.instructions.at(target).op == StepOp::redistribute) posted_ahead_[target] = true;
+    }
   }
 
   bool done() const { return next_ >= program_.instructions.size() && !compute_; }
@@ -183,13 +191,22 @@ class StageRun {
         arrivals_[message_of(program_, instruction)] = completes_[static_cast<size_t>(index)];
         return;
       case StepOp::wait: {
+        // For a message: the pipeline's waiting; for a reduction or a gather: communication.
         const auto target = static_cast<size_t>(instruction.waits_for);
-        const bool reduction = program_.instructions.at(target).op == StepOp::reduce;
-        wait_until(completes_[target], reduction ? phases.comm_exposed : phases.waiting);
+        const StepOp awaited = program_.instructions.at(target).op;
+        const bool message = awaited == StepOp::send || awaited == StepOp::recv;
+        wait_until(completes_[target], message ? phases.waiting : phases.comm_exposed);
         return;
       }
       case StepOp::reduce:
         reduce(index, instruction, cost.communication_seconds);
+        return;
+      case StepOp::redistribute:
+        if (posted_ahead_[static_cast<size_t>(index)]) {
+          post_on_stream(index, cost.communication_seconds);
+          return;
+        }
+        spend(cost.communication_seconds, phases.comm_exposed);
         return;
       default:  // redistributions, copies, parameter gathers, the input and the loss
         spend(cost.communication_seconds, phases.comm_exposed);
@@ -228,13 +245,21 @@ class StageRun {
       completes_[static_cast<size_t>(index)] = host_;
       return;
     }
+    const double start = post_on_stream(index, seconds);
+    gradient_sync_.push_back({stage_, instruction.bucket, start, stream_free_});
+  }
+
+  // Communication on the stage's communication stream, behind what was posted there before it,
+  // for its whole time, completing at completes_[index]; the host goes on less the share the
+  // compute does not hide (reduce()). Returns when it starts.
+  double post_on_stream(int index, double seconds) {
     const double start = std::max(host_, stream_free_);
     stream_free_ = start + seconds;
     completes_[static_cast<size_t>(index)] = stream_free_;
-    gradient_sync_.push_back({stage_, instruction.bucket, start, stream_free_});
     const double not_hidden = (1.0 - overlap_) * seconds;
     spend(std::min(not_hidden, seconds), timeline_.phases.comm_exposed);
     if (not_hidden > seconds) spend(not_hidden - seconds, timeline_.phases.compute_backward);
+    return start;
   }
 
   void note_other(const StepInstruction& instruction, double start_seconds) {
@@ -285,8 +310,9 @@ class StageRun {
   double issued_ = 0.0;       // when the host has queued the instructions run so far (host_seconds)
   double queued_from_ = 0.0;  // when the host began to queue the last instruction
   double stream_free_ = 0.0;
-  InstructionCost untimed_;        // of the allocs and frees since the last instruction run
-  std::vector<double> completes_;  // per send or reduce: when it completes
+  InstructionCost untimed_;         // of the allocs and frees since the last instruction run
+  std::vector<double> completes_;   // per send, reduce or gather posted ahead: when it completes
+  std::vector<bool> posted_ahead_;  // per instruction: a redistribution a later wait completes
   StageTimeline timeline_;
   std::vector<ScheduledPass> passes_;
   std::vector<SyncInterval> gradient_sync_;

@@ -3,7 +3,8 @@
 // program per pipeline stage (its first rank's), run instruction by instruction as the executor
 // runs it. Each stage has a host, which runs its instructions one after another (an op's
 // kernels, blocking collectives, copies), and a communication stream for the gradient
-// reductions the program overlaps with the backward. Where the device runs behind a queue (a
+// reductions the program overlaps with the backward and the parameter gathers it posts ahead
+// (a redistribution a later wait completes: ZeRO 3's prefetch). Where the device runs behind a queue (a
 // GPU), the host queues each instruction first (InstructionCost::host_seconds) and the device
 // runs it once it is queued and the instruction before is done: a host slower than the kernels
 // paces the step, and one ahead of them is caught up with where it waits for the device. A pipeline receive waits for

@@ -104,12 +104,15 @@ TEST_P(TiedHeadUnderZero3, EachPassOfTheHeadGathersTheTableAndFreesItAfter) {
       EXPECT_EQ(whole_buffer.layer, table);
       EXPECT_EQ(whole_buffer.bytes, block_bytes);
       EXPECT_EQ(whole_buffer.micro_batch, pass.micro_batch);
-      // Made since the head's previous instruction of another kind: the gather of the head's
-      // pass (counted under the head), then the unpack.
-      const auto alloc = std::find_if(
-          ins.begin(), ins.end(), [&](const StepInstruction& i) { return i.op == StepOp::alloc && i.buffer == whole; });
-      ASSERT_NE(alloc, ins.end());
-      const auto gather = std::find_if(std::make_reverse_iterator(alloc), ins.rend(), is_parameter_gather);
+      // Unpacked from the flat buffer of the gather of the head's pass (counted under the head;
+      // posted ahead, so other instructions may come between them).
+      const auto unpack = std::find_if(ins.begin(), ins.end(), [&](const StepInstruction& i) {
+        return i.op == StepOp::unpack && std::find(i.writes.begin(), i.writes.end(), whole) != i.writes.end();
+      });
+      ASSERT_NE(unpack, ins.end());
+      const auto gather = std::find_if(std::make_reverse_iterator(unpack), ins.rend(), [&](const StepInstruction& i) {
+        return is_parameter_gather(i) && i.writes.at(0) == unpack->reads.at(0);
+      });
       ASSERT_NE(gather, ins.rend());
       EXPECT_EQ(gather->layer, head);
       EXPECT_EQ(gather->micro_batch, pass.micro_batch);

@@ -221,8 +221,10 @@ TEST(MemoryModel, ATransformerLayerKeepsKorthikantiEtAlsActivations) {
 // their input, the others all they save. Blocks are cut where one tensor crosses: the input, the
 // two embeddings and their sum, the embedding dropout, then each transformer layer's attention
 // and MLP halves (residual blocks). Rerunning two more blocks keeps exactly one layer's
-// Korthikanti bytes less (sbh(34 + 5as/h) and the layer norms' statistics) when the backward
-// starts, and rerunning every block keeps what full recomputation keeps.
+// Korthikanti bytes (sbh(34 + 5as/h) and the layer norms' statistics) less when the backward
+// starts, but for the two blocks' inputs (each block is checkpointed on its own: 2sbh in bf16
+// each); rerunning every block so keeps less then than rerunning the chunk as one, which has
+// made all its activations again before its first backward.
 TEST(MemoryModel, RecomputingTheFirstBlocksDropsTheirActivations) {
   constexpr int64_t s = 32, b = 2, h = 32, a = 4;
   const std::string spec =
@@ -238,10 +240,10 @@ TEST(MemoryModel, RecomputingTheFirstBlocksDropsTheirActivations) {
   const int64_t layer = s * b * h * (34 + 5 * a * s / h) + 2 * 8 * s * b;
   for (int blocks : {3, 5, 7}) {
     SCOPED_TRACE(blocks);
-    EXPECT_EQ(kept(true, blocks) - kept(true, blocks + 2), layer);
+    EXPECT_EQ(kept(true, blocks) - kept(true, blocks + 2), layer - 2 * (2 * s * b * h));
   }
   EXPECT_EQ(kept(true, 2) - kept(true, 3), s * b * h);  // the embedding dropout's mask
-  EXPECT_EQ(kept(true, 50), kept(true, 0));             // more blocks than the model has: all of them
+  EXPECT_LT(kept(true, 50), kept(true, 0));             // more blocks than the model has: all of them
   EXPECT_EQ(kept(true, 1), kept(false, 0));             // block 1 is the input alone: nothing to rerun
 }
 

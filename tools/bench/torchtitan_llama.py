@@ -13,12 +13,15 @@ scaled_dot_product_attention). Tokens per second per GPU:
 The simulator was never fitted to these: dgx-a100-80g is the cluster file as shipped (its figures
 are the vendor's and SC21's). Each job is a splitbrain plan: data parallelism over 64 ranks with
 ZeRO 3 (FSDP), gradients reduced in fp32, the zoo's llama3-8b / llama3-70b (fused attention,
-8,192 tokens). Checkpointing as the plan format says it: per-layer selective = `recompute` of 16
-of the 32 blocks (`recompute_blocks`: the first 16; torchtitan recomputes every second one, the
-same count), per-op selective = nothing recomputed (a fused attention core leaves Megatron-LM's
-selective recomputation nothing to drop; torchtitan's per-op policy also reruns the elementwise
-ops between the saved matrix products, a few percent of the work), full = `recompute` of every
-block. Predicted tokens/s per GPU = 8,192 / iteration seconds (one sample per GPU).
+8,192 tokens). Checkpointing as the plan format says it: `recompute_blocks` N checkpoints each of
+a chunk's first N blocks on its own (Megatron-LM's block method), and a Llama's blocks are its
+input, its embedding, then each layer's attention and MLP halves (model/block_boundaries.h), so
+L transformer layers are 2 + 2L blocks. Per-layer selective = the first 16 of the 32 layers
+(torchtitan recomputes every second one, the same count), per-op selective = nothing recomputed
+(a fused attention core leaves Megatron-LM's selective recomputation nothing to drop;
+torchtitan's per-op policy also reruns the elementwise ops between the saved matrix products, a
+few percent of the work), full = every layer. Predicted tokens/s per GPU = 8,192 / iteration
+seconds (one sample per GPU).
 
 Usage: torchtitan_llama.py SPLITBRAIN OUT_DIR. Writes OUT_DIR/results.json, README.md and
 plans/ (the caller renames a temporary folder into place).
@@ -35,18 +38,24 @@ TOKENS = 8192
 GPUS = 64
 CLUSTER = "dgx-a100-80g:nodes=8"
 MEMORY_BYTES = 80 * 2**30  # A100 80GB
-# name, model, recompute option, recompute_blocks (None: every block), published tokens/s per GPU
+# name, model, transformer layers checkpointed (each on its own; None: none), published tokens/s per GPU
 ROWS = [
-    ("llama3-8b selective per-layer", "llama3-8b", True, 16, 2904),
-    ("llama3-8b selective per-op", "llama3-8b", False, None, 2973),
-    ("llama3-70b full", "llama3-70b", True, None, 331),
+    ("llama3-8b selective per-layer", "llama3-8b", 16, 2904),
+    ("llama3-8b selective per-op", "llama3-8b", None, 2973),
+    ("llama3-70b full", "llama3-70b", 80, 331),
 ]
 
 
-def fsdp_plan(name, model, recompute, blocks):
-    options = {"recompute": recompute, "zero_stage": 3, "gradient_dtype": "fp32"}
-    if blocks is not None:
-        options["recompute_blocks"] = blocks
+def checkpointed_blocks(layers):
+    """recompute_blocks that checkpoints the first `layers` transformer layers each on its own: the
+    input and the embedding blocks, then two blocks (attention, MLP) per layer."""
+    return 2 + 2 * layers
+
+
+def fsdp_plan(name, model, layers):
+    options = {"recompute": layers is not None, "zero_stage": 3, "gradient_dtype": "fp32"}
+    if layers is not None:
+        options["recompute_blocks"] = checkpointed_blocks(layers)
     return {"format": "splitbrain-plan", "version": 1, "family": f"torchtitan fsdp ({name})", "model": model,
             "batch": GPUS, "dtype": "bf16", "mesh": {"data": GPUS}, "default": {"batch": ["data"]}, "layers": {},
             "optimizer": {"kind": "adam", "learning_rate": 3e-4, "weight_decay": 0.1}, "options": options}
@@ -65,11 +74,11 @@ def main():
     binary, out_dir = sys.argv[1], sys.argv[2]
     os.makedirs(os.path.join(out_dir, "plans"), exist_ok=True)
     rows = []
-    for name, model, recompute, blocks, published in ROWS:
+    for name, model, layers, published in ROWS:
         slug = name.replace(" ", "-")
         plan_path = os.path.join(out_dir, "plans", f"{slug}.json")
         with open(plan_path, "w") as f:
-            json.dump(fsdp_plan(name, model, recompute, blocks), f, indent=1)
+            json.dump(fsdp_plan(name, model, layers), f, indent=1)
         prediction = simulate(binary, plan_path, os.path.join(out_dir, f".{slug}.prediction.json"))
         os.remove(os.path.join(out_dir, f".{slug}.prediction.json"))
         seconds = prediction["iteration_seconds"]
@@ -111,24 +120,21 @@ def main():
 
 NOTES = """## What the simulator does not model yet (why the error is this large)
 
-- **FSDP's overlap.** ZeRO 3's per-layer parameter all-gathers are instructions of the step
-  program that the host runs in turn before each layer's forward and backward, and the
-  gradients' reduce-scatters wait for the end of the passes to free their inputs. FSDP2
-  prefetches the next layer's all-gather on a separate stream while the current layer computes,
-  and frees each reduce-scatter's input as soon as it is done: the exposed communication above.
 - **The fused attention's backward as the executor runs it.** The simulator prices a fused core
   the way the executor's kernel computes it: the scores made again and passed through memory
   three more times (8,192^2 per head), where FlashAttention keeps them on chip. That and the
   GEMM curve put the compute alone of the 8B rows above the published step (the column "compute
   against the published step": forward + backward against 8,192 / published tokens/s).
-- **Checkpoint granularity.** `recompute` reruns the recomputed blocks of a chunk together (all of
-  their activations alive at once before their backward); torchtitan and Megatron-LM checkpoint
-  every block on its own (one block's activations at a time). With one chunk of 80 blocks (70B,
-  no pipeline) the whole forward's activations are alive again, so the 70B row does not fit the
-  simulator's memory where torchtitan ran it.
-- The first and the last are changes to the step program (plans/step_compiler), which the
-  executor runs too; the second wants a price for a fused kernel that keeps its scores on chip
-  (a GPU cluster file's attention kernel), apart from the executor's.
+- **FSDP's units.** The step program gathers ZeRO 3's parameters op by op, a block (a layer's
+  attention or MLP half) ahead while the block before computes, and gathers them again for a
+  recomputed block's backward; FSDP2 gathers a whole transformer layer at once, one layer
+  ahead, and once for a checkpointed layer's recompute and backward together (a third fewer
+  gathers in the 70B row). Where a block's compute is shorter than the next block's gathers
+  (an attention half before an MLP half) the pass waits for them: most of the communication
+  still exposed above, with the step's first gathers and its last reduce-scatter.
+- Done in the step program (plans/step_compiler, which the executor runs too): the gathers
+  posted ahead on the communication stream, each reduce-scatter's input let go once the next
+  starts, and each checkpointed block rerun right before its own backward (the 70B row fits).
 """
 
 if __name__ == "__main__":
