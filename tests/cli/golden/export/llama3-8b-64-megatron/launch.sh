@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Megatron-LM launch (pretrain_gpt.py under torchrun), one per node.
-# Written by `splitbrain` from rank 20 of `splitbrain plan --model llama3-8b --cluster dgx-a100-80g:nodes=8 --devices 64 --batch 64 --dtype bf16 --optimizer adam`: pipeline 4 stages on mesh {pipe: 4, data: 16}.
+# Written by `splitbrain` from rank 26 of `splitbrain plan --model llama3-8b --cluster dgx-a100-80g:nodes=8 --devices 64 --batch 64 --dtype bf16 --optimizer adam`: pipeline 4 stages on mesh {pipe: 4, data: 16}.
 # Data parallel 16, tensor parallel 1, pipeline 4; 4 micro-batch(es) of 1 per replica.
 # Note: nearest Megatron-LM form: pipeline.stage_starts: chunk 1 starts at layer 'h8.ffn_norm', inside a transformer layer; Megatron-LM cuts pipelines between whole transformer layers.
 # Note: nearest Megatron-LM form: pipeline.stage_starts: chunk 2 starts at layer 'h16.ffn_norm', inside a transformer layer; Megatron-LM cuts pipelines between whole transformer layers.
