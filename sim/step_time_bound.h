@@ -19,7 +19,8 @@
 // the first input of each stage's first layer; where the step compiler's order does not give
 // such a chain (an input layer first on a stage, a message that skips a stage's send) that
 // stage's term is left out, so the bound only gets weaker, never wrong. Hand-overs past the
-// chain, gradient reductions and the update are left out too.
+// chain, gradient reductions, ZeRO 3's parameter gathers (posted a block ahead on the
+// communication stream, so they may hide under compute) and the update are left out too.
 //
 // A pipeline is also bounded pass by pass, in the schedule's order (plans::pass_order): a stage
 // runs its passes one after another, each taking at least its layers' work, and a pass starts no
@@ -64,10 +65,9 @@ class StepTimeBound {
     bool computes = false;  // not an input layer
     double forward = 0.0;   // a forward (or recompute) instruction: compute and the op's collectives
     double backward = 0.0;  // a backward instruction
-    // The redistributions before each forward (its inputs' layout changes, a ZeRO-3 parameter
-    // gather) and before or after each backward (its input gradients' layout changes, the gather
-    // again): a stage's timeline spends them in turn between its kernels (program_timeline.cc),
-    // and a full recompute's forward runs them again (a selective one reuses the kept inputs).
+    // The redistributions before each forward (its inputs' layout changes) and before or after
+    // each backward (its input gradients' layout changes): a stage's timeline spends them in turn between its kernels
+    // (program_timeline.cc), and a full recompute's forward runs them again (a selective one reuses the kept inputs).
     double forward_moves = 0.0;
     double backward_moves = 0.0;
     // Inputs gathered for the forward that a sequence-parallel plan may keep split and gather
