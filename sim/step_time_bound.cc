@@ -24,6 +24,7 @@ StepTimeBound::StepTimeBound(const plans::Plan& plan, const plans::CompiledPlan&
   CollectivePrices prices(cluster, plan.mesh);
 
   layers_.resize(static_cast<size_t>(layers));
+  gathers_.assign(static_cast<size_t>(stages), 0.0);
   std::vector<int> first_layer(static_cast<size_t>(stages), -1);  // per stage: its lowest layer
   for (int v = 0; v < layers; ++v) {
     const plans::CompiledLayer& layer = compiled.layers[static_cast<size_t>(v)];
@@ -47,8 +48,11 @@ StepTimeBound::StepTimeBound(const plans::Plan& plan, const plans::CompiledPlan&
       if (input.gradient_flows) w.backward_moves += prices.seconds_of(input.backward, rank);
       if (plan.regather_saved_inputs && !input.forward.empty()) w.regathers.push_back({p, input.forward, gathers});
     }
-    // ZeRO 3's per-pass parameter gathers are left out: the step program posts each a block ahead
-    // on the communication stream (plans/step_compiler_gathers.cc), so they may hide under compute.
+    // ZeRO 3's per-pass parameter gathers run on the communication stream, posted a block ahead
+    // (plans/step_compiler_gathers.cc): not on the host's path, a bound of their own.
+    if (plans::gathers_parameters_per_pass(plan, layer)) {
+      gathers_[stage] += 2 * prices.seconds_of(layer.parameter_gathers, rank);
+    }
   }
 
   // The message into stage s that its first instruction waits for: the first input of its first
@@ -280,8 +284,8 @@ double StepTimeBound::seconds(const plans::Plan& variant) const {
   double bound = 0.0;
   for (size_t s = 0; s < start_.size(); ++s) {
     const double passes_end = start_[s] + stage_seconds[s];
-    bound =
-        std::max({bound, passes_end + after_[s], passes_end + tail_[s] + after_[static_cast<size_t>(tail_end_[s])]});
+    bound = std::max({bound, passes_end + after_[s], passes_end + tail_[s] + after_[static_cast<size_t>(tail_end_[s])],
+                      variant.micro_batches * gathers_[s]});
   }
   return std::max(bound, pass_by_pass_seconds(variant));
 }

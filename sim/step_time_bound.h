@@ -19,8 +19,9 @@
 // the first input of each stage's first layer; where the step compiler's order does not give
 // such a chain (an input layer first on a stage, a message that skips a stage's send) that
 // stage's term is left out, so the bound only gets weaker, never wrong. Hand-overs past the
-// chain, gradient reductions, ZeRO 3's parameter gathers (posted a block ahead on the
-// communication stream, so they may hide under compute) and the update are left out too.
+// chain, gradient reductions and the update are left out too. ZeRO 3's parameter gathers are
+// posted a block ahead on the communication stream, where they may hide under compute: they
+// bound a stage apart, M x (every layer's forward and backward gathers) in turn on that stream.
 //
 // A pipeline is also bounded pass by pass, in the schedule's order (plans::pass_order): a stage
 // runs its passes one after another, each taking at least its layers' work, and a pass starts no
@@ -106,6 +107,9 @@ class StepTimeBound {
   std::vector<LayerWork> layers_;
   std::vector<double> start_;  // per stage
   std::vector<double> after_;  // per stage
+  // Per stage: one micro-batch's ZeRO-3 parameter gathers, forward and backward, which the stage's
+  // communication stream runs one after another.
+  std::vector<double> gathers_;
   std::vector<double> tail_;   // per stage: the last gradient's walk down the chain
   std::vector<int> tail_end_;  // per stage: the stage where that walk ends
   std::vector<int> chunk_of_layer_;
