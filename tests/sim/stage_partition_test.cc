@@ -19,7 +19,6 @@ struct Outcome {
 // Seconds of the slowest stage of `stage_of_layer`, infinity when a stage is over the memory limit
 // or starts where it may not.
 double slowest_stage(const StagePartitionInput& in, const std::vector<int>& stage_of_layer) {
-  const int n = static_cast<int>(stage_of_layer.size());
   double slowest = 0;
   for (int s = 0; s < in.stages; ++s) {
     const auto first = std::find(stage_of_layer.begin(), stage_of_layer.end(), s) - stage_of_layer.begin();
@@ -40,7 +39,6 @@ double slowest_stage(const StagePartitionInput& in, const std::vector<int>& stag
     if (fixed + in_flight * activations > in.memory_limit_bytes) return std::numeric_limits<double>::infinity();
     slowest = std::max(slowest, seconds);
   }
-  (void)n;
   return slowest;
 }
 
