@@ -27,6 +27,7 @@
 #include "sim/search/planner.h"
 #include "tests/exec/bf16/bf16_options.h"
 #include "tests/exec/equivalence/plan_run.h"
+#include "tests/exec/equivalence/tracked_memory.h"
 
 namespace splitbrain::equivalence {
 namespace {
@@ -117,13 +118,7 @@ TEST(Bf16, EveryPlanMatchesTheOneRankRunWithThePredictedBytesAndMemory) {
     const int64_t predicted = o.prediction.ranks.at(static_cast<size_t>(rank)).comm_bytes_sent;
     EXPECT_EQ(o.bytes.total().bytes, kSteps * predicted) << name << " rank " << rank;
     // Memory: the tracked peaks are the walk of the rank's step program, which the simulator reports.
-    const plans::MemoryPeaks walk = plans::walk_memory(plans::compile_step(plan, plans::compile_plan(plan), rank));
-    EXPECT_EQ(o.params_bytes, walk.of(plans::MemoryCategory::params)) << name;
-    EXPECT_EQ(o.grads_bytes, walk.of(plans::MemoryCategory::grads)) << name;
-    EXPECT_EQ(o.optimizer_bytes, walk.of(plans::MemoryCategory::optimizer)) << name;
-    EXPECT_EQ(o.activations_bytes, walk.of(plans::MemoryCategory::activations)) << name;
-    EXPECT_EQ(o.buffers_bytes, walk.of(plans::MemoryCategory::buffers)) << name;
-    EXPECT_EQ(o.peak_bytes, walk.total) << name;
+    expect_tracked_memory_is_the_walk(o, rank, name);
     const sim::MemoryBreakdown& memory = o.prediction.ranks.at(static_cast<size_t>(rank)).memory;
     EXPECT_EQ(o.params_bytes, memory.params) << name;
     EXPECT_EQ(o.grads_bytes, memory.grads) << name;

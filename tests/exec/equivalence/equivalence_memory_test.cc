@@ -12,6 +12,7 @@
 #include "plans/step_compiler.h"
 #include "sim/memory_model.h"
 #include "tests/exec/equivalence/equivalence_suite.h"
+#include "tests/exec/equivalence/tracked_memory.h"
 
 namespace splitbrain::equivalence {
 namespace {
@@ -115,14 +116,8 @@ TEST(Equivalence, TrackedMemoryIsTheStepProgramsWalk) {
   int compared = 0;
   for (const PlanOutcome& o : suite().outcomes) {
     if (o.status != RunStatus::ran) continue;
-    const plans::MemoryPeaks walk = plans::walk_memory(plans::compile_step(o.plan, plans::compile_plan(o.plan), rank));
     const std::string name = plan_name(o.plan) + " rank " + std::to_string(rank);
-    EXPECT_EQ(o.params_bytes, walk.of(plans::MemoryCategory::params)) << name;
-    EXPECT_EQ(o.grads_bytes, walk.of(plans::MemoryCategory::grads)) << name;
-    EXPECT_EQ(o.optimizer_bytes, walk.of(plans::MemoryCategory::optimizer)) << name;
-    EXPECT_EQ(o.activations_bytes, walk.of(plans::MemoryCategory::activations)) << name;
-    EXPECT_EQ(o.buffers_bytes, walk.of(plans::MemoryCategory::buffers)) << name;
-    EXPECT_EQ(o.peak_bytes, walk.total) << name;
+    const plans::MemoryPeaks walk = expect_tracked_memory_is_the_walk(o, rank, name);
     const sim::MemoryBreakdown& predicted = o.prediction.ranks.at(static_cast<size_t>(rank)).memory;
     EXPECT_EQ(predicted.activations, walk.of(plans::MemoryCategory::activations)) << name;
     EXPECT_EQ(predicted.buffers, walk.of(plans::MemoryCategory::buffers)) << name;
